@@ -1,0 +1,199 @@
+// cli.cpp: the command line. One function per subcommand; each loads its input through
+// LoadScenarioArg, runs the core, and writes its output atomically.
+//
+//   attention-lab dump SCENARIO.json|PRESET_ID -o OUT.json   every stage as JSON
+//   attention-lab presets                                    one line per preset: id, title
+//   attention-lab variance --dims 5,100 --trials 20000 --seed 0
+//   attention-lab show SCENARIO.json|PRESET_ID [--stage S]   stages printed as PyTorch does
+#include "cli/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "attnlab/experiments.h"
+#include "attnlab/file_io.h"
+#include "attnlab/pipeline.h"
+#include "attnlab/presets.h"
+#include "attnlab/scenario.h"
+#include "attnlab/stages_json.h"
+
+namespace attnlab::cli {
+namespace {
+
+/// Bad input: reported as one line on stderr with exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// A scenario from a file path, or else a preset id. Errors name the file or the id.
+Scenario LoadScenarioArg(const std::string& arg) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(arg, ec)) {
+    try {
+      return ParseScenario(ReadFile(arg));
+    } catch (const ScenarioError& e) {
+      throw UsageError(arg + ": " + e.what());
+    }
+  }
+  if (IsPreset(arg)) return LoadPreset(arg);
+  if (std::filesystem::exists(arg, ec)) throw UsageError(arg + ": not a regular file");
+  std::string known;
+  for (const PresetInfo& p : Presets()) known += (known.empty() ? "" : ", ") + p.id;
+  throw UsageError(arg + ": no such file, and not a preset id (presets: " + known + ")");
+}
+
+/// Writes `text` to `path` atomically, or to stdout when path is "-".
+void WriteOutput(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text << std::flush;
+    return;
+  }
+  WriteFileAtomic(path, text);
+}
+
+int Dump(const std::string& input, const std::string& out) {
+  const Stages stages = RunScenario(LoadScenarioArg(input));
+  WriteOutput(out, DumpStages(stages));
+  return 0;
+}
+
+int ListPresets() {
+  size_t width = 0;
+  for (const PresetInfo& p : Presets()) width = std::max(width, p.id.size());
+  for (const PresetInfo& p : Presets())
+    std::cout << p.id << std::string(width + 2 - p.id.size(), ' ') << p.title << "\n";
+  return 0;
+}
+
+int Variance(const std::vector<int64_t>& dims, int64_t trials, uint64_t seed,
+             const std::string& out) {
+  std::vector<VariancePoint> points;
+  try {
+    points = VarianceExperiment(dims, trials, seed);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--") + e.what());
+  }
+  nlohmann::json j = {{"trials", trials}, {"seed", seed}, {"dims", nlohmann::json::array()}};
+  for (const VariancePoint& p : points)
+    j["dims"].push_back({{"d", p.d}, {"var_unscaled", p.var_unscaled}, {"var_scaled", p.var_scaled}});
+  WriteOutput(out, j.dump() + "\n");
+  return 0;
+}
+
+// One matrix the way torch prints it at its default precision: 4 decimals, aligned.
+std::string FormatMatrix(const Matrix& m) {
+  std::ostringstream os;
+  char buf[64];
+  os << "tensor([";
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    os << (r ? ",\n        [" : "[");
+    for (Eigen::Index c = 0; c < m.cols(); ++c) {
+      std::snprintf(buf, sizeof buf, "%s%8.4f", c ? "," : "", m(r, c));
+      os << buf;
+    }
+    os << "]";
+  }
+  os << "])";
+  return os.str();
+}
+
+int Show(const std::string& input, const std::string& stage) {
+  const Scenario s = LoadScenarioArg(input);
+  const Stages st = RunScenario(s);
+  const auto& sh = st.shape;
+  std::cout << (s.title.empty() ? input : s.title) << "\n";
+  std::cout << "B=" << sh.B << " T=" << sh.T << " d_in=" << sh.d_in << " d_out=" << sh.d_out
+            << " heads=" << sh.H << " d_k=" << sh.dh << "\ntokens:";
+  for (const std::string& t : st.tokens) std::cout << " [" << t << "]";
+  std::cout << "\n";
+  auto print_stack = [&](const char* name, const MatrixStack& stack, bool per_head) {
+    if (!stage.empty() && stage != name) return;
+    for (size_t i = 0; i < stack.size(); ++i) {
+      std::cout << "\n" << name;
+      if (stack.size() > 1) {
+        if (per_head) std::cout << " (batch " << i / sh.H << ", head " << i % sh.H << ")";
+        else std::cout << " (batch " << i << ")";
+      }
+      std::cout << ":\n" << FormatMatrix(stack[i]) << "\n";
+    }
+  };
+  print_stack("X", st.X, false);
+  for (int w = 0; w < 3; ++w) {
+    const char* names[3] = {"W_query", "W_key", "W_value"};
+    if (stage.empty() || stage == names[w])
+      std::cout << "\n" << names[w] << ":\n" << FormatMatrix(st.W[w]) << "\n";
+  }
+  print_stack("scores", st.scores, true);
+  print_stack("weights", st.weights, true);
+  print_stack("weights_dropped", st.weights_dropped, true);
+  print_stack("context", st.context, false);
+  return 0;
+}
+
+}  // namespace
+
+bool IsSubcommand(const std::string& arg) {
+  return arg == "dump" || arg == "presets" || arg == "variance" || arg == "show" ||
+         arg == "-h" || arg == "--help";
+}
+
+int Run(int argc, char** argv) {
+  CLI::App app{"Attention Lab: self-attention you can play with, PyTorch-exact.", "attention-lab"};
+  app.require_subcommand(1);
+
+  std::string input, out, stage;
+  CLI::App* dump = app.add_subcommand("dump", "Run a scenario and write every stage as JSON");
+  dump->add_option("scenario", input, "Scenario file (.json) or preset id")->required();
+  dump->add_option("-o,--output", out, "Output JSON file ('-' for standard output)")->required();
+
+  CLI::App* presets = app.add_subcommand("presets", "List the shipped presets: id, then title");
+
+  std::vector<int64_t> dims = {5, 100};
+  int64_t trials = 1000;
+  uint64_t seed = 0;
+  std::string var_out = "-";
+  CLI::App* variance = app.add_subcommand(
+      "variance", "Variance of q.k for random q, k of dimension d, before and after 1/sqrt(d)");
+  variance->add_option("--dims", dims, "Dimensions d, comma separated")->delimiter(',');
+  variance->add_option("--trials", trials, "Random (q, k) pairs per dimension");
+  variance->add_option("--seed", seed, "torch.manual_seed before each dimension");
+  variance->add_option("-o,--output", var_out, "Output JSON file ('-' for standard output)");
+
+  CLI::App* show = app.add_subcommand("show", "Print the stages of a scenario as PyTorch prints them");
+  show->add_option("scenario", input, "Scenario file (.json) or preset id")->required();
+  show->add_option("--stage", stage, "Only this stage (X, W_query, scores, weights, context, ...)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "attention-lab: error: " << e.what() << " (see attention-lab --help)\n";
+    return 2;
+  }
+  try {
+    if (*dump) return Dump(input, out);
+    if (*presets) return ListPresets();
+    if (*variance) return Variance(dims, trials, seed, var_out);
+    if (*show) return Show(input, stage);
+  } catch (const UsageError& e) {
+    std::cerr << "attention-lab: error: " << e.what() << "\n";
+  } catch (const ScenarioError& e) {
+    std::cerr << "attention-lab: error: " << e.what() << "\n";
+  } catch (const FileError& e) {
+    std::cerr << "attention-lab: error: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "attention-lab: error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "attention-lab: error: " << e.what() << "\n";
+  }
+  return 2;
+}
+
+}  // namespace attnlab::cli

@@ -1,0 +1,67 @@
+// experiments.h: the notebooks' two experiments on why attention scales its logits.
+//
+// 1. Variance (raschka-ch03 "But why sqrt?", numpy-scaled-masked-attention,
+//    self-attention-from-scratch): for random q, k ~ N(0, 1)^d the dot product q.k has variance
+//    d; dividing by sqrt(d) brings it back to 1.
+// 2. Softmax peaking (self-attention-from-scratch, "almost one-hot"): as the logits grow
+//    (a larger multiplier, or no 1/sqrt(d_k)), a softmax row collapses onto its largest entry.
+//
+// Legend: d = vector dimension, N = number of trials, T = entries in one attention row.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "attnlab/tensor.h"
+
+namespace attnlab {
+
+/// The largest trials * d the variance experiment accepts (two N x d float tables): 5e7.
+inline constexpr double kMaxVarianceElements = 5e7;
+
+/// Variance of q.k at one dimension d.
+struct VariancePoint {
+  int64_t d = 0;
+  double var_unscaled = 0.0;  ///< population variance of q.k (np.var, ddof = 0); about d
+  double var_scaled = 0.0;    ///< population variance of q.k / sqrt(d); about 1
+  std::vector<float> dots;    ///< the N dot products (unscaled), when samples were asked for
+};
+
+/// For each d: torch.manual_seed(seed); q = torch.randn(N, d); k = torch.randn(N, d);
+/// dots = (q * k).sum(-1) in float32; then the population variance (ddof = 0, as the notebooks'
+/// np.var) of dots and of dots / sqrt(d), accumulated in double. keep_samples keeps the dots
+/// for a histogram. Errors: std::invalid_argument when dims is empty, a d < 1, N < 2, or
+/// N * d > kMaxVarianceElements (the message names the culprit).
+std::vector<VariancePoint> VarianceExperiment(const std::vector<int64_t>& dims, int64_t trials,
+                                              uint64_t seed, bool keep_samples = false);
+
+/// How peaked one row of attention weights is.
+struct PeakStats {
+  double max_weight = 0.0;        ///< largest weight, in [0, 1]
+  int64_t argmax = -1;            ///< its column (the key attended to most)
+  double entropy = 0.0;           ///< -sum w log w, in nats (0 for one-hot, log n for uniform)
+  double effective_tokens = 0.0;  ///< exp(entropy): how many keys the row effectively averages
+};
+
+/// Statistics of one row of weights (1 x T); zero weights add nothing to the entropy. A row
+/// holding nan gives nan statistics and argmax -1.
+PeakStats RowPeakStats(const RowVector& weights);
+
+/// One point of a peaking curve: the row's softmax at one multiplier.
+struct PeakingPoint {
+  double multiplier = 1.0;
+  PeakStats stats;
+};
+
+/// The softmax of one row of scores (1 x T, before scaling) at each multiplier m:
+/// softmax(scores * m * scale) over the entries where allowed is non-zero (allowed: 1 x T of
+/// 0/1, or empty for all), scale = 1/sqrt(d_k) or 1. Computed in double for a smooth curve.
+std::vector<PeakingPoint> PeakingCurve(const RowVector& scores,
+                                       const std::vector<uint8_t>& allowed, double scale,
+                                       const std::vector<double>& multipliers);
+
+/// n multipliers spaced evenly in log scale from lo to hi (both > 0), n >= 2.
+std::vector<double> LogSpace(double lo, double hi, int n);
+
+}  // namespace attnlab

@@ -1,0 +1,94 @@
+// pipeline.h: the attention engine. Runs a scenario through every stage and keeps them all.
+//
+// Legend: B batch, H heads, T tokens, d_in input width, d_out projection width,
+// dh = d_out / H (d_k, the head size). Per-head stages are stacks of B*H matrices of T x T,
+// index b * H + h; the others are stacks of B matrices (see tensor.h).
+//
+//   X (B x T x d_in) --W_query/W_key/W_value (d_in x d_out)--> Q, K, V (B x T x d_out)
+//   scores[b,h]  = Q_h K_h^T                                  (T x T, before scaling)
+//   logits[b,h]  = scores * multiplier / sqrt(dh), -inf where the mask forbids
+//   weights[b,h] = normalization(logits) row by row           (softmax, naive, sum, mean)
+//   weights_dropped = nn.Dropout(p)(weights), training mode    (only when p > 0)
+//   context[b]   = concat_h(weights_used[b,h] V_h), then out_proj if any  (T x d_out)
+//
+// Every stage equals what ../shared/spec/reference/torch_scenario.py computes with PyTorch,
+// generator draws bit for bit, arithmetic to float32 rounding (matmul summation order differs).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attnlab/rng.h"
+#include "attnlab/scenario.h"
+#include "attnlab/tensor.h"
+
+namespace attnlab {
+
+/// Every intermediate of one run, kept for display. Shapes in the comments.
+struct Stages {
+  Shape shape;                      ///< B, T, d_in, d_out, H, dh
+  std::vector<std::string> tokens;  ///< T labels (text tokens, matrix tokens, or "x1".."xT")
+  std::vector<int> token_ids;       ///< text input only: T ids into vocab
+  std::vector<std::string> vocab;   ///< text input only: V entries
+  MatrixStack X;                    ///< B x T x d_in
+  std::array<Matrix, 3> W;          ///< W_query, W_key, W_value: d_in x d_out (x @ W)
+  std::array<RowVector, 3> bias;    ///< 1 x d_out each, empty without bias
+  Matrix out_proj_W;                ///< d_out x d_out (x @ W convention), empty without out_proj
+  RowVector out_proj_bias;          ///< 1 x d_out, empty without out_proj
+  MatrixStack Q, K, V;              ///< B x T x d_out
+  MatrixStack scores;               ///< (B*H) x T x T, Q_h K_h^T
+  MatrixStack logits;               ///< (B*H) x T x T, scaled, -inf where masked
+  MaskMatrix mask;                  ///< T x T, 1 where attention is allowed
+  MatrixStack weights;              ///< (B*H) x T x T, attention weights
+  MatrixStack weights_dropped;      ///< (B*H) x T x T, empty when dropout p == 0
+  MatrixStack context;              ///< B x T x d_out (after out_proj when present)
+  double var_K = 0.0;               ///< K.var() over all elements, unbiased (torch.Tensor.var)
+
+  /// The T x T matrix of a per-head stage for batch b, head h.
+  const Matrix& Head(const MatrixStack& stage, int64_t b, int64_t h) const {
+    return stage[static_cast<size_t>(b * shape.H + h)];
+  }
+};
+
+/// How many times each stage group has been computed (to show and test that a temperature
+/// change does not recompute the projections or the scores).
+struct RecomputeCounts {
+  int input = 0, projections = 0, scores = 0, logits = 0, weights = 0, dropout = 0, context = 0;
+};
+
+/// Runs scenarios and keeps the stages of the last one. Recomputes only from the first stage
+/// whose settings changed: input -> projections -> scores -> logits (scaling, mask) -> weights
+/// (normalization) -> dropout -> context.
+class Engine {
+ public:
+  /// Runs `scenario` and returns its stages. Errors: ScenarioError (from ValidateScenario)
+  /// before anything is changed, so the previous stages stay intact; std::bad_alloc.
+  const Stages& Run(const Scenario& scenario);
+
+  /// The stages of the last successful Run (empty before the first).
+  const Stages& stages() const { return stages_; }
+  const RecomputeCounts& counts() const { return counts_; }
+  bool has_result() const { return has_result_; }
+
+ private:
+  void ComputeInput(const Scenario& s);
+  void ComputeProjections(const Scenario& s);
+  void ComputeScores();
+  void ComputeLogits(const Scenario& s);
+  void ComputeWeights(const Scenario& s);
+  void ComputeDropout(const Scenario& s);
+  void ComputeContext();
+
+  Scenario last_;
+  bool has_result_ = false;
+  Stages stages_;
+  RecomputeCounts counts_;
+  TorchGenerator gen_after_input_;        // generator state where the projections start
+  TorchGenerator gen_after_projections_;  // generator state where dropout starts
+  bool upper_is_zero_ = false;  // weights are exactly 0 above the diagonal (causal fast path)
+};
+
+/// One-shot convenience: validates and runs `scenario` in a fresh engine.
+Stages RunScenario(const Scenario& scenario);
+
+}  // namespace attnlab

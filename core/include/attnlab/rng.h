@@ -1,0 +1,90 @@
+// rng.h: PyTorch's default CPU generator, bit for bit, for the float32 calls the notebooks use.
+//
+// Legend: n = number of elements of the tensor being filled, always in flat row-major order
+// (element 0 first, last dimension fastest), exactly as PyTorch fills a contiguous tensor.
+//
+// Specification: ../shared/spec/pytorch-rng.md (written from the PyTorch 1.13 sources and checked
+// against Debian's python3-torch). Section numbers below (§n) refer to it. This file must be
+// compiled with -ffp-contract=off: every fused multiply-add PyTorch's kernels perform is written
+// here as an explicit std::fma, and no other operation may be fused.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+namespace attnlab {
+
+/// Which normal-distribution kernel to reproduce for tensors of 16 or more elements (§5B).
+enum class NormalKernel {
+  kAvx2,    ///< x86-64 AVX2 kernels (§5B-1): the default, portable and libm-free.
+  kScalar,  ///< no-AVX2 kernels (§5B-2), also used on ARM64 / Apple silicon; uses libm.
+};
+
+/// A PyTorch-compatible CPU generator: one MT19937 engine plus the cached double normal.
+///
+/// Matches torch.Generator (CPU) of PyTorch 1.13 and 2.x for the calls below. Copyable, so the
+/// engine can keep the state between pipeline stages and redraw only what changed.
+class TorchGenerator {
+ public:
+  /// PyTorch's default seed (default_rng_seed_val): the state of a fresh Python process.
+  static constexpr uint64_t kDefaultSeed = 67280421310721ULL;
+
+  explicit TorchGenerator(uint64_t seed = kDefaultSeed, NormalKernel kernel = NormalKernel::kAvx2);
+
+  /// torch.manual_seed(seed): reseeds from the low 32 bits and clears the normal cache (§1).
+  /// A negative Python seed is passed as its two's-complement uint64, as PyTorch does.
+  void ManualSeed(uint64_t seed);
+
+  /// The next 32-bit word of the MT19937 stream (`W()` in §1).
+  uint32_t NextWord();
+
+  /// torch.rand(n) / Tensor.uniform_(low, high) on float32 (§3), with the AVX2 build's FMA.
+  std::vector<float> Uniform(int64_t n, double low = 0.0, double high = 1.0);
+
+  /// torch.randn(n) / Tensor.normal_(mean, std) on float32 (§5): the scalar path (double
+  /// Box-Muller with a one-value cache) when n < 16, the block path of 16 otherwise.
+  std::vector<float> Normal(int64_t n, double mean = 0.0, double std = 1.0);
+
+  /// torch.randint(low, high, (n,)) (§4): plain modulo, one word per element when
+  /// high - low < 2^32, two otherwise. Error: std::invalid_argument when high <= low.
+  std::vector<int64_t> Randint(int64_t low, int64_t high, int64_t n);
+
+  /// Tensor.bernoulli_(p) with the default (mt19937) kernel (§8): 1 when U53 < p, else 0.
+  std::vector<float> Bernoulli(int64_t n, double p);
+
+  /// nn.Dropout(p) in training mode applied in place to x[0..n-1], mt19937 mask (§8): each
+  /// element is kept with probability 1 - p and then scaled by fl(1 / fl(1 - p)). Several calls
+  /// in a row draw exactly as one call on the concatenated data. p == 0 leaves x unchanged and
+  /// draws nothing; p == 1 zeroes it. Error: std::invalid_argument when p is outside [0, 1].
+  void Dropout(float* x, int64_t n, double p);
+
+  /// The weight (out_features x in_features, row-major) and bias of a freshly built
+  /// nn.Linear(in_features, out_features, bias), as Linear.reset_parameters draws them (§7):
+  /// kaiming_uniform_(a=sqrt(5)) on the weight, then uniform_(-1/sqrt(in), 1/sqrt(in)) on the bias.
+  struct LinearInit {
+    std::vector<float> weight;  ///< out_features * in_features, row-major (out, in)
+    std::vector<float> bias;    ///< out_features, empty when bias == false
+  };
+  LinearInit Linear(int64_t in_features, int64_t out_features, bool bias);
+
+  /// nn.Embedding(num_embeddings, dim).weight (§6): normal_(0, 1) over num_embeddings * dim
+  /// floats, row-major (num_embeddings, dim).
+  std::vector<float> Embedding(int64_t num_embeddings, int64_t dim);
+
+  NormalKernel kernel() const { return kernel_; }
+
+ private:
+  uint64_t NextWord64();       // W64(): (first << 32) | second
+  float U24();                 // §2: low 24 bits of one word, in [0, 1)
+  double U53();                // §2: low 53 bits of W64(), in [0, 1)
+  double NormalDoubleScalar();  // §5A: one standard normal, with the sine half cached
+  void Block16(float* d, float mean, float std) const;  // §5B: in place on d[0..15]
+
+  std::mt19937 engine_;
+  std::optional<double> cached_normal_;
+  NormalKernel kernel_;
+};
+
+}  // namespace attnlab

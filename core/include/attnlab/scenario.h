@@ -1,0 +1,142 @@
+// scenario.h: the scenario file format attention-lab/scenario@1: read, validate, write.
+//
+// A scenario is everything a learner can set: input, seeds, projections, scaling, mask,
+// normalization and dropout. Specification: ../shared/spec/scenario-format.md, whose executable
+// oracle is ../shared/spec/reference/torch_scenario.py (the oracle wins where they disagree).
+//
+// Legend: B batch, T tokens, d_in input width, d_out projection width, H heads, dh = d_out / H.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attnlab/tensor.h"
+#include "attnlab/tokenizer.h"
+
+namespace attnlab {
+
+/// The format tag every scenario file carries.
+inline constexpr const char* kScenarioFormat = "attention-lab/scenario@1";
+
+/// The largest amount of memory one scenario's stages may take: 2 GiB. A scenario whose
+/// estimated size (EstimateStageBytes) is larger is refused before anything is allocated.
+inline constexpr double kMaxStageBytes = 2.0 * 1024 * 1024 * 1024;
+
+/// A scenario that cannot be run. `field()` is the dotted path of the culprit
+/// ("projections.heads", "input.values[2]"), or "" for JSON syntax errors, whose message
+/// gives the line and column. what() is one line: "<field>: <what is wrong>".
+class ScenarioError : public std::runtime_error {
+ public:
+  ScenarioError(std::string field, const std::string& message);
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+enum class InputSource { kMatrix, kText, kRandn };
+enum class ProjectionInit { kIdentity, kTorchRand, kRandn, kLinear, kMatrix };
+enum class Projection { kQuery = 0, kKey = 1, kValue = 2 };
+enum class MaskKind { kNone, kCausal, kCustom };
+enum class Normalization { kSoftmax, kSoftmaxNaive, kSum, kMean };
+
+/// The spec's names: "matrix", "torch_rand", "query", "causal", "softmax_naive", ...
+const char* Name(InputSource v);
+const char* Name(ProjectionInit v);
+const char* Name(Projection v);
+const char* Name(MaskKind v);
+const char* Name(Normalization v);
+
+/// 0/1 matrix, T x T, row-major: 1 where query i may attend to key j.
+using MaskMatrix = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// "input": where X (B x T x d_in) comes from.
+struct InputSpec {
+  InputSource source = InputSource::kMatrix;
+  // matrix: B matrices of T x d_in; tokens: T labels or empty for "x1".."xT".
+  MatrixStack values;
+  std::vector<std::string> tokens;
+  // text: X = rows of nn.Embedding(V, d_in) created right after torch.manual_seed(seed).
+  std::string text;
+  TokenizerKind tokenizer = TokenizerKind::kWords;
+  std::vector<std::string> special_tokens = {"<|endoftext|>", "<|unk|>"};
+  // text and randn
+  int64_t d_in = 0;
+  uint64_t seed = 0;
+  // randn: X = torch.randn(batch, length, d_in) right after torch.manual_seed(seed).
+  int64_t batch = 1;
+  int64_t length = 0;
+};
+
+/// "projections": how W_query, W_key, W_value (d_in x d_out, x @ W convention) are made.
+struct ProjectionSpec {
+  ProjectionInit init = ProjectionInit::kIdentity;
+  int64_t d_out = 0;              ///< ignored for identity (d_out = d_in); for matrix, from W
+  std::optional<uint64_t> seed;   ///< nullopt: the generator goes on from the input's draws
+  std::array<Projection, 3> order = {Projection::kQuery, Projection::kKey, Projection::kValue};
+  bool bias = false;              ///< linear only
+  int64_t heads = 1;              ///< must divide d_out
+  bool out_proj = false;          ///< linear only: nn.Linear(d_out, d_out, bias=True) after Q,K,V
+  std::array<Matrix, 3> W;        ///< matrix only, indexed by Projection
+};
+
+struct ScalingSpec {
+  bool sqrt_dk = true;      ///< divide by sqrt(dh)
+  double multiplier = 1.0;  ///< the temperature knob (1/T): logits = scores * multiplier [/ sqrt(dh)]
+};
+
+struct MaskSpec {
+  MaskKind kind = MaskKind::kNone;
+  MaskMatrix allowed;  ///< custom only: T x T of 0/1
+};
+
+struct DropoutSpec {
+  double p = 0.0;                ///< in [0, 1)
+  std::optional<uint64_t> seed;  ///< nullopt: the generator goes on from the projections' draws
+};
+
+/// A whole scenario. Default-constructed fields equal the spec's defaults.
+struct Scenario {
+  std::string title;
+  InputSpec input;
+  ProjectionSpec projections;
+  ScalingSpec scaling;
+  MaskSpec mask;
+  Normalization normalization = Normalization::kSoftmax;
+  DropoutSpec dropout;
+};
+
+/// The sizes a scenario resolves to. For text input this tokenizes the text.
+struct Shape {
+  int64_t B = 1, T = 0, d_in = 0, d_out = 0, H = 1, dh = 0;
+  int64_t vocab = 0;  ///< V for text input, else 0
+};
+
+/// Parses and validates a scenario from JSON text.
+/// Errors: ScenarioError naming the field (unknown field, wrong type, impossible shape,
+/// out-of-range value, too large for kMaxStageBytes), or, for broken JSON, the line and column.
+Scenario ParseScenario(const std::string& json_text);
+
+/// Validates a scenario built in code (the GUI's edits) exactly as ParseScenario does, and
+/// returns its shape. Errors: ScenarioError naming the field.
+Shape ValidateScenario(const Scenario& s);
+
+/// Serialises to the scenario@1 JSON text (2-space indent, only fields that differ from their
+/// defaults besides the required ones). ParseScenario(WriteScenario(s)) == s.
+std::string WriteScenario(const Scenario& s);
+
+/// Bytes the engine will allocate for this shape's stages (X, W, Q, K, V, per-head T x T
+/// stages, mask, context), counted as float32. Compared with kMaxStageBytes.
+double EstimateStageBytes(const Shape& shape, bool with_dropout, bool text_input);
+
+/// Settings of one stage group equal? Used by the engine to recompute only what changed.
+bool SameInput(const InputSpec& a, const InputSpec& b);
+bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b);
+bool SameLogitSettings(const Scenario& a, const Scenario& b);  ///< scaling and mask
+bool operator==(const Scenario& a, const Scenario& b);
+
+}  // namespace attnlab

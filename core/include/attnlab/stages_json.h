@@ -1,0 +1,24 @@
+// stages_json.h: the stages of a run as JSON, the output of `attention-lab dump`.
+//
+// Keys and shapes as in ../shared/spec/scenario-format.md, "Stages": X (B x T x d_in), W_query,
+// W_key, W_value (d_in x d_out), Q, K, V (B x T x d_out), scores, logits, weights and
+// weights_dropped (B x H x T x T), mask (T x T of 0/1), context (B x T x d_out), tokens, and for
+// text input token_ids and vocab. Also var_K (K.var(), as the oracle prints it) and, when
+// present, b_query, b_key, b_value (d_out), out_proj_W (d_out x d_out, x @ W) and out_proj_b.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "attnlab/pipeline.h"
+
+namespace attnlab {
+
+/// The stages as a JSON object. Floats are written with the shortest decimal text that reads
+/// back as the same float32; inf, -inf and nan as the strings "inf", "-inf" and "nan".
+nlohmann::json StagesToJson(const Stages& stages);
+
+/// StagesToJson(stages).dump() followed by a newline.
+std::string DumpStages(const Stages& stages);
+
+}  // namespace attnlab

@@ -1,0 +1,260 @@
+// rng.cpp: PyTorch's CPU generator (see rng.h and ../shared/spec/pytorch-rng.md).
+//
+// Compiled with -ffp-contract=off (core/CMakeLists.txt): the FMAs PyTorch's AVX2 kernels perform
+// are written out with std::fma; every other float operation rounds on its own.
+//
+// [SECTION] engine and uniform primitives
+// [SECTION] uniform_, randint, bernoulli, dropout
+// [SECTION] normal_: scalar path (§5A)
+// [SECTION] normal_: block path, AVX2 Cephes log / sincos (§5B-1) and libm variant (§5B-2)
+// [SECTION] nn.Linear and nn.Embedding initialisers
+#include "attnlab/rng.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace attnlab {
+namespace {
+
+uint32_t Bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+float FromBits(uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] engine and uniform primitives
+// ---------------------------------------------------------------------------------------------
+
+TorchGenerator::TorchGenerator(uint64_t seed, NormalKernel kernel) : kernel_(kernel) {
+  ManualSeed(seed);
+}
+
+void TorchGenerator::ManualSeed(uint64_t seed) {
+  // Only the low 32 bits seed the engine; std::mt19937's seeding is init_genrand, as at::mt19937.
+  engine_.seed(static_cast<uint32_t>(seed & 0xFFFFFFFFu));
+  cached_normal_.reset();
+}
+
+uint32_t TorchGenerator::NextWord() { return static_cast<uint32_t>(engine_()); }
+
+uint64_t TorchGenerator::NextWord64() {
+  const uint64_t hi = NextWord();
+  const uint64_t lo = NextWord();
+  return (hi << 32) | lo;
+}
+
+float TorchGenerator::U24() {
+  // The low 24 bits of one word, scaled by 2^-24: exact in float32.
+  return static_cast<float>(NextWord() & 0xFFFFFFu) * (1.0f / 16777216.0f);
+}
+
+double TorchGenerator::U53() {
+  constexpr uint64_t kMask53 = (uint64_t{1} << 53) - 1;
+  return static_cast<double>(NextWord64() & kMask53) * (1.0 / 9007199254740992.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] uniform_, randint, bernoulli, dropout
+// ---------------------------------------------------------------------------------------------
+
+std::vector<float> TorchGenerator::Uniform(int64_t n, double low, double high) {
+  // The double bounds become floats first; the AVX2 build contracts x * width + lo into one FMA.
+  const float lo = static_cast<float>(low);
+  const float hi = static_cast<float>(high);
+  const float width = hi - lo;
+  std::vector<float> out(static_cast<size_t>(n));
+  for (float& v : out) v = std::fma(U24(), width, lo);
+  return out;
+}
+
+std::vector<int64_t> TorchGenerator::Randint(int64_t low, int64_t high, int64_t n) {
+  if (high <= low) throw std::invalid_argument("randint: high must be greater than low");
+  const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t& v : out) {
+    const uint64_t word = range < (uint64_t{1} << 32) ? NextWord() : NextWord64();
+    v = static_cast<int64_t>(word % range + static_cast<uint64_t>(low));
+  }
+  return out;
+}
+
+std::vector<float> TorchGenerator::Bernoulli(int64_t n, double p) {
+  std::vector<float> out(static_cast<size_t>(n));
+  for (float& v : out) v = U53() < p ? 1.0f : 0.0f;
+  return out;
+}
+
+void TorchGenerator::Dropout(float* x, int64_t n, double p) {
+  if (!(p >= 0.0 && p <= 1.0)) throw std::invalid_argument("dropout: p must be in [0, 1]");
+  if (p == 0.0) return;
+  if (p == 1.0) {
+    for (int64_t i = 0; i < n; ++i) x[i] *= 0.0f;  // x * 0 keeps nan, as PyTorch does
+    return;
+  }
+  // bernoulli_(1 - p) in flat order, then mask / fl(1 - p): the kept value is fl(1 / fl(1 - p)).
+  const double keep = 1.0 - p;
+  const float keep_f = static_cast<float>(keep);
+  for (int64_t i = 0; i < n; ++i) {
+    const float m = U53() < keep ? 1.0f : 0.0f;
+    x[i] = x[i] * (m / keep_f);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] normal_: scalar path (§5A)
+// ---------------------------------------------------------------------------------------------
+
+double TorchGenerator::NormalDoubleScalar() {
+  if (cached_normal_) {
+    const double z = *cached_normal_;
+    cached_normal_.reset();
+    return z;
+  }
+  const double u1 = U53();  // the angle
+  const double u2 = U53();  // the radius
+  // 1.13 writes log(1 - u2), 2.x log1p(-u2); no float32 output differs between them (§10).
+  const double r = std::sqrt(-2.0 * std::log(1.0 - u2));
+  const double theta = 2.0 * M_PI * u1;
+  cached_normal_ = r * std::sin(theta);
+  return r * std::cos(theta);
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] normal_: block path (§5B)
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+// Cephes-style natural logarithm of avx_mathfun.h, one lane, with the FMAs GCC 12 contracts.
+float AvxLog(float x) {
+  x = std::max(x, FromBits(0x00800000u));
+  const int k = static_cast<int>(Bits(x) >> 23) - 127;
+  float m = FromBits((Bits(x) & 0x807FFFFFu) | 0x3F000000u);  // mantissa in [0.5, 1)
+  float e = static_cast<float>(k) + 1.0f;
+  if (m < FromBits(0x3F3504F3u)) {  // sqrt(1/2)
+    e = e - 1.0f;
+    x = (m - 1.0f) + m;
+  } else {
+    x = m - 1.0f;
+  }
+  const float z = x * x;
+  static constexpr float kP[9] = {7.0376836292E-2f,  -1.1514610310E-1f, 1.1676998740E-1f,
+                                  -1.2420140846E-1f, 1.4249322787E-1f,  -1.6668057665E-1f,
+                                  2.0000714765E-1f,  -2.4999993993E-1f, 3.3333331174E-1f};
+  float y = kP[0];
+  for (int i = 1; i < 9; ++i) y = std::fma(y, x, kP[i]);
+  y = y * x;
+  y = std::fma(y, z, e * -2.12194440e-4f);
+  y = y - z * 0.5f;
+  x = x + y;
+  return x + e * 0.693359375f;
+}
+
+// Cephes sin/cos pair of avx_mathfun.h for x >= 0, one lane, with GCC 12's FMAs.
+void AvxSinCos(float x, float* sin_out, float* cos_out) {
+  int j = static_cast<int>(x * 1.27323954473516f);  // 4/pi; truncation as cvttps
+  j = (j + 1) & ~1;
+  const float y = static_cast<float>(j);
+  float r = std::fma(y, -0.78515625f, x);
+  r = std::fma(y, -2.4187564849853515625e-4f, r);
+  r = std::fma(y, -3.77489497744594108e-8f, r);
+  const float z = r * r;
+
+  float c = std::fma(2.443315711809948E-5f, z, -1.388731625493765E-3f);
+  c = std::fma(c, z, 4.166664568298827E-2f);
+  c = c * z;
+  c = std::fma(c, z, -(z * 0.5f));
+  c = c + 1.0f;
+
+  float q = std::fma(-1.9515295891E-4f, z, 8.3321608736E-3f);
+  q = std::fma(q, z, -1.6666654611E-1f);
+  q = q * z;
+  q = std::fma(q, r, r);
+
+  float s_val = q, c_val = c;
+  if ((j & 2) != 0) std::swap(s_val, c_val);
+  uint32_t s_bits = Bits(s_val), c_bits = Bits(c_val);
+  if (j & 4) s_bits ^= 0x80000000u;
+  if (((j - 2) & 4) == 0) c_bits ^= 0x80000000u;
+  *sin_out = FromBits(s_bits);
+  *cos_out = FromBits(c_bits);
+}
+
+}  // namespace
+
+void TorchGenerator::Block16(float* d, float mean, float std) const {
+  // Element j (first half) feeds the radius, element j + 8 the angle; j gets the cosine output
+  // and j + 8 the sine output.
+  for (int j = 0; j < 8; ++j) {
+    const float a = 1.0f - d[j];
+    const float b = d[j + 8];
+    if (kernel_ == NormalKernel::kAvx2) {
+      const float rad = std::sqrt(-2.0f * AvxLog(a));
+      const float th = 6.2831855f * b;  // fl(2*pi) * b, in float
+      float s, c;
+      AvxSinCos(th, &s, &c);
+      d[j] = std::fma(rad * c, std, mean);
+      d[j + 8] = std::fma(rad * s, std, mean);
+    } else {
+      const float rad = std::sqrt(-2.0f * std::log(a));
+      const float th = static_cast<float>(2.0 * M_PI * static_cast<double>(b));
+      d[j] = (rad * std::cos(th)) * std + mean;
+      d[j + 8] = (rad * std::sin(th)) * std + mean;
+    }
+  }
+}
+
+std::vector<float> TorchGenerator::Normal(int64_t n, double mean, double std) {
+  std::vector<float> d(static_cast<size_t>(n));
+  if (n < 16) {
+    for (float& v : d) v = static_cast<float>(NormalDoubleScalar() * std + mean);
+    return d;
+  }
+  const float mean_f = static_cast<float>(mean), std_f = static_cast<float>(std);
+  for (float& v : d) v = U24();
+  for (int64_t k = 0; k + 16 <= n; k += 16) Block16(d.data() + k, mean_f, std_f);
+  if (n % 16 != 0) {
+    // The tail: 16 fresh uniforms overwrite the last 16 elements, then one more block.
+    float* tail = d.data() + (n - 16);
+    for (int i = 0; i < 16; ++i) tail[i] = U24();
+    Block16(tail, mean_f, std_f);
+  }
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] nn.Linear and nn.Embedding initialisers
+// ---------------------------------------------------------------------------------------------
+
+TorchGenerator::LinearInit TorchGenerator::Linear(int64_t in_features, int64_t out_features,
+                                                  bool bias) {
+  // kaiming_uniform_(a=sqrt(5)) in Python doubles, step by step: the last bit of `bound` can
+  // differ from 1/sqrt(in) computed directly.
+  const double a = std::sqrt(5.0);
+  const double gain = std::sqrt(2.0 / (1.0 + a * a));
+  const double std_dev = gain / std::sqrt(static_cast<double>(in_features));
+  const double bound = std::sqrt(3.0) * std_dev;
+  LinearInit init;
+  init.weight = Uniform(out_features * in_features, -bound, bound);
+  if (bias) {
+    const double bb = in_features > 0 ? 1.0 / std::sqrt(static_cast<double>(in_features)) : 0.0;
+    init.bias = Uniform(out_features, -bb, bb);
+  }
+  return init;
+}
+
+std::vector<float> TorchGenerator::Embedding(int64_t num_embeddings, int64_t dim) {
+  return Normal(num_embeddings * dim, 0.0, 1.0);
+}
+
+}  // namespace attnlab

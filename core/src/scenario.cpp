@@ -1,0 +1,681 @@
+// scenario.cpp: reading, validating and writing attention-lab/scenario@1 (see scenario.h).
+//
+// [SECTION] names and errors
+// [SECTION] JSON field readers (each error names the dotted field path)
+// [SECTION] ParseScenario
+// [SECTION] ValidateScenario and the memory estimate
+// [SECTION] WriteScenario
+// [SECTION] comparisons
+#include "attnlab/scenario.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace attnlab {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] names and errors
+// ---------------------------------------------------------------------------------------------
+
+ScenarioError::ScenarioError(std::string field, const std::string& message)
+    : std::runtime_error(field.empty() ? message : field + ": " + message),
+      field_(std::move(field)) {}
+
+const char* Name(InputSource v) {
+  switch (v) {
+    case InputSource::kMatrix: return "matrix";
+    case InputSource::kText: return "text";
+    case InputSource::kRandn: return "randn";
+  }
+  return "";
+}
+const char* Name(ProjectionInit v) {
+  switch (v) {
+    case ProjectionInit::kIdentity: return "identity";
+    case ProjectionInit::kTorchRand: return "torch_rand";
+    case ProjectionInit::kRandn: return "randn";
+    case ProjectionInit::kLinear: return "linear";
+    case ProjectionInit::kMatrix: return "matrix";
+  }
+  return "";
+}
+const char* Name(Projection v) {
+  switch (v) {
+    case Projection::kQuery: return "query";
+    case Projection::kKey: return "key";
+    case Projection::kValue: return "value";
+  }
+  return "";
+}
+const char* Name(MaskKind v) {
+  switch (v) {
+    case MaskKind::kNone: return "none";
+    case MaskKind::kCausal: return "causal";
+    case MaskKind::kCustom: return "custom";
+  }
+  return "";
+}
+const char* Name(Normalization v) {
+  switch (v) {
+    case Normalization::kSoftmax: return "softmax";
+    case Normalization::kSoftmaxNaive: return "softmax_naive";
+    case Normalization::kSum: return "sum";
+    case Normalization::kMean: return "mean";
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] JSON field readers
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+const char* TypeName(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    case json::value_t::number_float: return "a non-integer number";
+    default: return "a number";
+  }
+}
+
+[[noreturn]] void Fail(const std::string& field, const std::string& message) {
+  throw ScenarioError(field, message);
+}
+
+std::string Join(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+std::string Index(const std::string& path, size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+// Refuses any key of `obj` not in `allowed`.
+void CheckKeys(const json& obj, const std::string& path, std::initializer_list<const char*> allowed) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || it.key() == a;
+    if (!ok) {
+      std::string list;
+      for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + a;
+      Fail(Join(path, it.key()), "unknown field (expected one of: " + list + ")");
+    }
+  }
+}
+
+const json& Require(const json& obj, const std::string& path, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end()) Fail(Join(path, key), "missing required field");
+  return *it;
+}
+
+const json& Object(const json& j, const std::string& path) {
+  if (!j.is_object()) Fail(path, std::string("must be an object, not ") + TypeName(j));
+  return j;
+}
+
+std::string String(const json& j, const std::string& path) {
+  if (!j.is_string()) Fail(path, std::string("must be a string, not ") + TypeName(j));
+  return j.get<std::string>();
+}
+
+bool Bool(const json& j, const std::string& path) {
+  if (!j.is_boolean()) Fail(path, std::string("must be true or false, not ") + TypeName(j));
+  return j.get<bool>();
+}
+
+double Number(const json& j, const std::string& path) {
+  if (!j.is_number()) Fail(path, std::string("must be a number, not ") + TypeName(j));
+  const double v = j.get<double>();
+  if (!std::isfinite(v)) Fail(path, "must be a finite number");
+  return v;
+}
+
+int64_t Integer(const json& j, const std::string& path, int64_t lo, int64_t hi) {
+  if (j.is_number_float()) {
+    const double v = j.get<double>();
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) {
+      // 2.0 is accepted as 2, as Python would after int(); 2.5 is not.
+    } else {
+      Fail(path, "must be a whole number, not " + json(v).dump());
+    }
+  } else if (!j.is_number()) {
+    Fail(path, std::string("must be a whole number, not ") + TypeName(j));
+  }
+  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(hi))
+    Fail(path, "must be at most " + std::to_string(hi) + ", got " + j.dump());
+  const int64_t v = j.is_number_float() ? static_cast<int64_t>(j.get<double>()) : j.get<int64_t>();
+  if (v < lo || v > hi)
+    Fail(path, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
+                   std::to_string(v));
+  return v;
+}
+
+// A torch.manual_seed value: any integer from -2^63 to 2^64 - 1; negatives wrap as in PyTorch.
+uint64_t Seed(const json& j, const std::string& path) {
+  if (j.is_number_unsigned()) return j.get<uint64_t>();
+  if (j.is_number_integer()) return static_cast<uint64_t>(j.get<int64_t>());
+  Fail(path, std::string("must be a whole number (a torch.manual_seed value), not ") + TypeName(j));
+}
+
+std::optional<uint64_t> OptionalSeed(const json& obj, const std::string& path) {
+  auto it = obj.find("seed");
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  return Seed(*it, Join(path, "seed"));
+}
+
+template <typename Enum, size_t N>
+Enum Choice(const json& j, const std::string& path, const std::array<Enum, N>& options) {
+  const std::string s = String(j, path);
+  std::string list;
+  for (Enum e : options) {
+    if (s == Name(e)) return e;
+    list += std::string(list.empty() ? "" : ", ") + Name(e);
+  }
+  Fail(path, "unknown value \"" + s + "\" (expected one of: " + list + ")");
+}
+
+std::vector<std::string> StringList(const json& j, const std::string& path) {
+  if (!j.is_array()) Fail(path, std::string("must be an array of strings, not ") + TypeName(j));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < j.size(); ++i) out.push_back(String(j[i], Index(path, i)));
+  return out;
+}
+
+// A float32 that is finite after rounding to float (1e39 is a finite double but inf in float).
+float FiniteFloat(const json& j, const std::string& path) {
+  const double v = Number(j, path);
+  if (std::fabs(v) > std::numeric_limits<float>::max())
+    Fail(path, "is " + j.dump() + ", which is not finite in float32");
+  return static_cast<float>(v);
+}
+
+// A rows x cols array of numbers; ragged rows, non-numbers and non-finite values are refused.
+Matrix NumberMatrix(const json& j, const std::string& path) {
+  if (!j.is_array() || j.empty()) Fail(path, "must be a non-empty array of rows of numbers");
+  const size_t rows = j.size();
+  if (!j[0].is_array() || j[0].empty())
+    Fail(Index(path, 0), "must be a non-empty array of numbers (a row)");
+  const size_t cols = j[0].size();
+  if (static_cast<double>(rows) * static_cast<double>(cols) * 4 > kMaxStageBytes)
+    Fail(path, "is larger than the 2 GiB limit of a scenario");
+  Matrix m(rows, cols);
+  for (size_t r = 0; r < rows; ++r) {
+    const json& row = j[r];
+    if (!row.is_array()) Fail(Index(path, r), std::string("must be a row (an array), not ") + TypeName(row));
+    if (row.size() != cols)
+      Fail(Index(path, r), "has " + std::to_string(row.size()) + " entries but row 0 has " +
+                               std::to_string(cols) + " (ragged rows)");
+    for (size_t c = 0; c < cols; ++c) m(r, c) = FiniteFloat(row[c], Index(Index(path, r), c));
+  }
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] ParseScenario
+// ---------------------------------------------------------------------------------------------
+
+InputSpec ParseInput(const json& j) {
+  const std::string path = "input";
+  Object(j, path);
+  InputSpec in;
+  in.source = Choice(Require(j, path, "source"), "input.source",
+                     std::array{InputSource::kMatrix, InputSource::kText, InputSource::kRandn});
+  switch (in.source) {
+    case InputSource::kMatrix: {
+      CheckKeys(j, path, {"source", "values", "tokens"});
+      const json& v = Require(j, path, "values");
+      if (v.is_array() && !v.empty() && v[0].is_array() && !v[0].empty() && v[0][0].is_array()) {
+        for (size_t b = 0; b < v.size(); ++b) {
+          in.values.push_back(NumberMatrix(v[b], Index("input.values", b)));
+          if (in.values.back().rows() != in.values[0].rows() ||
+              in.values.back().cols() != in.values[0].cols())
+            Fail(Index("input.values", b), "batch entries must all have the same T x d_in shape");
+        }
+      } else {
+        in.values.push_back(NumberMatrix(v, "input.values"));
+      }
+      in.batch = static_cast<int64_t>(in.values.size());
+      in.d_in = in.values[0].cols();
+      if (j.contains("tokens")) in.tokens = StringList(j["tokens"], "input.tokens");
+      break;
+    }
+    case InputSource::kText: {
+      CheckKeys(j, path, {"source", "text", "tokenizer", "d_in", "seed", "special_tokens"});
+      in.text = String(Require(j, path, "text"), "input.text");
+      if (j.contains("tokenizer"))
+        in.tokenizer = Choice(j["tokenizer"], "input.tokenizer",
+                              std::array{TokenizerKind::kWords, TokenizerKind::kWordsAndSpaces,
+                                         TokenizerKind::kChars});
+      in.d_in = Integer(Require(j, path, "d_in"), "input.d_in", 1, int64_t{1} << 40);
+      in.seed = Seed(Require(j, path, "seed"), "input.seed");
+      if (j.contains("special_tokens"))
+        in.special_tokens = StringList(j["special_tokens"], "input.special_tokens");
+      break;
+    }
+    case InputSource::kRandn: {
+      CheckKeys(j, path, {"source", "batch", "length", "d_in", "seed"});
+      if (j.contains("batch")) in.batch = Integer(j["batch"], "input.batch", 1, int64_t{1} << 40);
+      in.length = Integer(Require(j, path, "length"), "input.length", 1, int64_t{1} << 40);
+      in.d_in = Integer(Require(j, path, "d_in"), "input.d_in", 1, int64_t{1} << 40);
+      in.seed = Seed(Require(j, path, "seed"), "input.seed");
+      break;
+    }
+  }
+  return in;
+}
+
+ProjectionSpec ParseProjections(const json& j) {
+  const std::string path = "projections";
+  Object(j, path);
+  CheckKeys(j, path,
+            {"init", "d_out", "seed", "order", "bias", "heads", "out_proj", "W_query", "W_key",
+             "W_value"});
+  ProjectionSpec p;
+  p.init = Choice(Require(j, path, "init"), "projections.init",
+                  std::array{ProjectionInit::kIdentity, ProjectionInit::kTorchRand,
+                             ProjectionInit::kRandn, ProjectionInit::kLinear,
+                             ProjectionInit::kMatrix});
+  const bool needs_d_out = p.init == ProjectionInit::kTorchRand ||
+                           p.init == ProjectionInit::kRandn || p.init == ProjectionInit::kLinear;
+  if (j.contains("d_out")) {
+    p.d_out = Integer(j["d_out"], "projections.d_out", 1, int64_t{1} << 40);
+  } else if (needs_d_out) {
+    Fail("projections.d_out", std::string("missing required field (init \"") + Name(p.init) + "\")");
+  }
+  p.seed = OptionalSeed(j, path);
+  if (j.contains("order")) {
+    const json& o = j["order"];
+    if (!o.is_array() || o.size() != 3)
+      Fail("projections.order", "must list \"query\", \"key\" and \"value\" once each");
+    std::set<Projection> seen;
+    for (size_t i = 0; i < 3; ++i) {
+      p.order[i] = Choice(o[i], Index("projections.order", i),
+                          std::array{Projection::kQuery, Projection::kKey, Projection::kValue});
+      if (!seen.insert(p.order[i]).second)
+        Fail(Index("projections.order", i),
+             std::string("\"") + Name(p.order[i]) + "\" appears twice; list query, key, value once each");
+    }
+  }
+  if (j.contains("bias")) p.bias = Bool(j["bias"], "projections.bias");
+  if (j.contains("heads")) p.heads = Integer(j["heads"], "projections.heads", 1, int64_t{1} << 40);
+  if (j.contains("out_proj")) p.out_proj = Bool(j["out_proj"], "projections.out_proj");
+  for (Projection w : {Projection::kQuery, Projection::kKey, Projection::kValue}) {
+    const std::string key = std::string("W_") + Name(w);
+    if (p.init == ProjectionInit::kMatrix) {
+      p.W[static_cast<int>(w)] = NumberMatrix(Require(j, path, key.c_str()), Join(path, key));
+    } else if (j.contains(key)) {
+      Fail(Join(path, key), std::string("is only read when init is \"matrix\", not \"") +
+                                Name(p.init) + "\"");
+    }
+  }
+  if (p.init == ProjectionInit::kMatrix && !j.contains("d_out"))
+    p.d_out = p.W[0].cols();
+  return p;
+}
+
+}  // namespace
+
+Scenario ParseScenario(const std::string& json_text) {
+  json j;
+  try {
+    j = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    // Line and column of the byte where parsing stopped (1-based, as editors count).
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < json_text.size(); ++i) {
+      if (json_text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    std::string detail = e.what();
+    const size_t colon = detail.find(": ", detail.find("parse error"));
+    if (colon != std::string::npos) detail = detail.substr(colon + 2);
+    throw ScenarioError("", "JSON syntax error at line " + std::to_string(line) + ", column " +
+                                std::to_string(col) + ": " + detail);
+  }
+  Object(j, "(scenario)");
+  CheckKeys(j, "",
+            {"format", "title", "input", "projections", "scaling", "mask", "normalization",
+             "dropout"});
+  const std::string format = String(Require(j, "", "format"), "format");
+  if (format != kScenarioFormat)
+    Fail("format", "must be \"" + std::string(kScenarioFormat) + "\", got \"" + format + "\"");
+  Scenario s;
+  if (j.contains("title")) s.title = String(j["title"], "title");
+  s.input = ParseInput(Require(j, "", "input"));
+  s.projections = ParseProjections(Require(j, "", "projections"));
+  if (j.contains("scaling")) {
+    const json& sc = Object(j["scaling"], "scaling");
+    CheckKeys(sc, "scaling", {"sqrt_dk", "multiplier"});
+    if (sc.contains("sqrt_dk")) s.scaling.sqrt_dk = Bool(sc["sqrt_dk"], "scaling.sqrt_dk");
+    if (sc.contains("multiplier"))
+      s.scaling.multiplier = Number(sc["multiplier"], "scaling.multiplier");
+  }
+  if (j.contains("mask")) {
+    const json& m = Object(j["mask"], "mask");
+    CheckKeys(m, "mask", {"kind", "allowed"});
+    if (m.contains("kind"))
+      s.mask.kind = Choice(m["kind"], "mask.kind",
+                           std::array{MaskKind::kNone, MaskKind::kCausal, MaskKind::kCustom});
+    if (s.mask.kind == MaskKind::kCustom) {
+      const Matrix a = NumberMatrix(Require(m, "mask", "allowed"), "mask.allowed");
+      for (Eigen::Index r = 0; r < a.rows(); ++r)
+        for (Eigen::Index c = 0; c < a.cols(); ++c)
+          if (a(r, c) != 0.0f && a(r, c) != 1.0f)
+            Fail("mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) + "]",
+                 "must be 0 or 1");
+      s.mask.allowed = a.cast<uint8_t>();
+    } else if (m.contains("allowed")) {
+      Fail("mask.allowed", std::string("is only read when kind is \"custom\", not \"") +
+                               Name(s.mask.kind) + "\"");
+    }
+  }
+  if (j.contains("normalization"))
+    s.normalization =
+        Choice(j["normalization"], "normalization",
+               std::array{Normalization::kSoftmax, Normalization::kSoftmaxNaive,
+                          Normalization::kSum, Normalization::kMean});
+  if (j.contains("dropout")) {
+    const json& d = Object(j["dropout"], "dropout");
+    CheckKeys(d, "dropout", {"p", "seed"});
+    if (d.contains("p")) s.dropout.p = Number(d["p"], "dropout.p");
+    s.dropout.seed = OptionalSeed(d, "dropout");
+  }
+  ValidateScenario(s);
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] ValidateScenario and the memory estimate
+// ---------------------------------------------------------------------------------------------
+
+double EstimateStageBytes(const Shape& sh, bool with_dropout, bool text_input) {
+  const double B = sh.B, T = sh.T, d_in = sh.d_in, d_out = sh.d_out, H = sh.H;
+  double floats = B * T * d_in                      // X
+                  + 4 * d_in * d_out + 4 * d_out    // W_query, W_key, W_value, out_proj
+                  + 3 * B * T * d_out               // Q, K, V
+                  + T * T                           // mask
+                  + (with_dropout ? 4 : 3) * B * H * T * T  // scores, logits, weights, dropped
+                  + 2 * B * T * d_out;              // context (and before out_proj)
+  if (text_input) floats += static_cast<double>(sh.vocab) * d_in;  // the embedding table
+  return floats * 4.0;
+}
+
+namespace {
+
+std::string Gib(double bytes) {
+  std::ostringstream os;
+  os.precision(3);
+  os << bytes / (1024.0 * 1024 * 1024) << " GiB";
+  return os.str();
+}
+
+}  // namespace
+
+Shape ValidateScenario(const Scenario& s) {
+  Shape sh;
+  const InputSpec& in = s.input;
+  switch (in.source) {
+    case InputSource::kMatrix: {
+      if (in.values.empty() || in.values[0].size() == 0)
+        Fail("input.values", "must hold at least one token of at least one number");
+      sh.B = static_cast<int64_t>(in.values.size());
+      sh.T = in.values[0].rows();
+      sh.d_in = in.values[0].cols();
+      for (size_t b = 0; b < in.values.size(); ++b) {
+        const std::string field = sh.B > 1 ? Index("input.values", b) : "input.values";
+        if (in.values[b].rows() != sh.T || in.values[b].cols() != sh.d_in)
+          Fail(field, "batch entries must all have the same T x d_in shape");
+        for (Eigen::Index r = 0; r < sh.T; ++r)
+          for (Eigen::Index c = 0; c < sh.d_in; ++c)
+            if (!std::isfinite(in.values[b](r, c)))
+              Fail(Index(Index(field, r), c), "must be a finite number");
+      }
+      if (!in.tokens.empty() && static_cast<int64_t>(in.tokens.size()) != sh.T)
+        Fail("input.tokens", "has " + std::to_string(in.tokens.size()) + " labels but there are " +
+                                 std::to_string(sh.T) + " tokens (rows of input.values)");
+      break;
+    }
+    case InputSource::kText: {
+      if (in.text.empty()) Fail("input.text", "must not be empty");
+      if (in.d_in < 1) Fail("input.d_in", "must be at least 1");
+      const std::vector<std::string> tokens = Tokenize(in.text, in.tokenizer);
+      if (tokens.empty())
+        Fail("input.text", std::string("has no tokens with the \"") +
+                               TokenizerName(in.tokenizer) + "\" tokenizer");
+      sh.T = static_cast<int64_t>(tokens.size());
+      sh.d_in = in.d_in;
+      sh.vocab = static_cast<int64_t>(BuildVocabulary(tokens, in.special_tokens).vocab.size());
+      break;
+    }
+    case InputSource::kRandn: {
+      if (in.batch < 1) Fail("input.batch", "must be at least 1");
+      if (in.length < 1) Fail("input.length", "must be at least 1");
+      if (in.d_in < 1) Fail("input.d_in", "must be at least 1");
+      sh.B = in.batch;
+      sh.T = in.length;
+      sh.d_in = in.d_in;
+      break;
+    }
+  }
+  const ProjectionSpec& p = s.projections;
+  if (p.init == ProjectionInit::kIdentity) {
+    if (p.d_out != 0 && p.d_out != sh.d_in)
+      Fail("projections.d_out", "is " + std::to_string(p.d_out) + " but init \"identity\" needs d_out = d_in = " +
+                                    std::to_string(sh.d_in));
+    sh.d_out = sh.d_in;
+  } else if (p.init == ProjectionInit::kMatrix) {
+    sh.d_out = p.W[0].cols();
+    for (Projection w : {Projection::kQuery, Projection::kKey, Projection::kValue}) {
+      const Matrix& m = p.W[static_cast<int>(w)];
+      const std::string field = std::string("projections.W_") + Name(w);
+      if (m.rows() != sh.d_in || m.cols() != sh.d_out || m.size() == 0)
+        Fail(field, "is " + std::to_string(m.rows()) + " x " + std::to_string(m.cols()) +
+                        " but must be d_in x d_out = " + std::to_string(sh.d_in) + " x " +
+                        std::to_string(sh.d_out));
+      if (!m.allFinite()) Fail(field, "must hold finite numbers only");
+    }
+    if (p.d_out != 0 && p.d_out != sh.d_out)
+      Fail("projections.d_out", "is " + std::to_string(p.d_out) +
+                                    " but the W matrices have " + std::to_string(sh.d_out) + " columns");
+  } else {
+    if (p.d_out < 1) Fail("projections.d_out", "must be at least 1");
+    sh.d_out = p.d_out;
+  }
+  if (p.heads < 1) Fail("projections.heads", "must be at least 1");
+  if (sh.d_out % p.heads != 0)
+    Fail("projections.heads", std::to_string(p.heads) + " heads do not divide d_out = " +
+                                  std::to_string(sh.d_out) + " (each head takes d_out / heads columns)");
+  if (p.out_proj && p.init != ProjectionInit::kLinear)
+    Fail("projections.out_proj", std::string("needs init \"linear\", not \"") + Name(p.init) + "\"");
+  sh.H = p.heads;
+  sh.dh = sh.d_out / sh.H;
+  if (!std::isfinite(s.scaling.multiplier)) Fail("scaling.multiplier", "must be a finite number");
+  if (s.mask.kind == MaskKind::kCustom) {
+    if (s.mask.allowed.rows() != sh.T || s.mask.allowed.cols() != sh.T)
+      Fail("mask.allowed", "is " + std::to_string(s.mask.allowed.rows()) + " x " +
+                               std::to_string(s.mask.allowed.cols()) + " but must be T x T = " +
+                               std::to_string(sh.T) + " x " + std::to_string(sh.T));
+    for (Eigen::Index r = 0; r < sh.T; ++r)
+      for (Eigen::Index c = 0; c < sh.T; ++c)
+        if (s.mask.allowed(r, c) > 1)
+          Fail("mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) + "]", "must be 0 or 1");
+  }
+  if (!(s.dropout.p >= 0.0 && s.dropout.p < 1.0))
+    Fail("dropout.p", "must be in [0, 1), got " + json(s.dropout.p).dump());
+  const double bytes = EstimateStageBytes(sh, s.dropout.p > 0, in.source == InputSource::kText);
+  if (bytes > kMaxStageBytes) {
+    const std::string field = in.source == InputSource::kRandn   ? "input.length"
+                              : in.source == InputSource::kText  ? "input.text"
+                                                                 : "input.values";
+    Fail(field, "T = " + std::to_string(sh.T) + " (B = " + std::to_string(sh.B) + ", H = " +
+                    std::to_string(sh.H) + ", d_in = " + std::to_string(sh.d_in) + ", d_out = " +
+                    std::to_string(sh.d_out) + ") needs about " + Gib(bytes) +
+                    ", more than the " + Gib(kMaxStageBytes) + " limit of a scenario");
+  }
+  return sh;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] WriteScenario
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+json MatrixJson(const Matrix& m) {
+  json rows = json::array();
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    json row = json::array();
+    for (Eigen::Index c = 0; c < m.cols(); ++c) row.push_back(m(r, c));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+json SeedJson(uint64_t seed) { return json(seed); }
+
+}  // namespace
+
+std::string WriteScenario(const Scenario& s) {
+  json j = json::object();
+  j["format"] = kScenarioFormat;
+  if (!s.title.empty()) j["title"] = s.title;
+  json in = json::object();
+  in["source"] = Name(s.input.source);
+  switch (s.input.source) {
+    case InputSource::kMatrix:
+      if (s.input.values.size() == 1) {
+        in["values"] = MatrixJson(s.input.values[0]);
+      } else {
+        in["values"] = json::array();
+        for (const Matrix& m : s.input.values) in["values"].push_back(MatrixJson(m));
+      }
+      if (!s.input.tokens.empty()) in["tokens"] = s.input.tokens;
+      break;
+    case InputSource::kText:
+      in["text"] = s.input.text;
+      in["tokenizer"] = TokenizerName(s.input.tokenizer);
+      in["d_in"] = s.input.d_in;
+      in["seed"] = SeedJson(s.input.seed);
+      if (s.input.special_tokens != InputSpec{}.special_tokens)
+        in["special_tokens"] = s.input.special_tokens;
+      break;
+    case InputSource::kRandn:
+      in["batch"] = s.input.batch;
+      in["length"] = s.input.length;
+      in["d_in"] = s.input.d_in;
+      in["seed"] = SeedJson(s.input.seed);
+      break;
+  }
+  j["input"] = in;
+  const ProjectionSpec& p = s.projections;
+  json pj = json::object();
+  pj["init"] = Name(p.init);
+  if (p.init != ProjectionInit::kIdentity) {
+    pj["d_out"] = p.init == ProjectionInit::kMatrix ? p.W[0].cols() : p.d_out;
+  }
+  pj["seed"] = p.seed ? SeedJson(*p.seed) : json(nullptr);
+  pj["order"] = {Name(p.order[0]), Name(p.order[1]), Name(p.order[2])};
+  if (p.init == ProjectionInit::kLinear) {
+    pj["bias"] = p.bias;
+    pj["out_proj"] = p.out_proj;
+  }
+  pj["heads"] = p.heads;
+  if (p.init == ProjectionInit::kMatrix) {
+    pj["W_query"] = MatrixJson(p.W[0]);
+    pj["W_key"] = MatrixJson(p.W[1]);
+    pj["W_value"] = MatrixJson(p.W[2]);
+  }
+  j["projections"] = pj;
+  j["scaling"] = {{"sqrt_dk", s.scaling.sqrt_dk}, {"multiplier", s.scaling.multiplier}};
+  json mj = {{"kind", Name(s.mask.kind)}};
+  if (s.mask.kind == MaskKind::kCustom) {
+    json rows = json::array();
+    for (Eigen::Index r = 0; r < s.mask.allowed.rows(); ++r) {
+      json row = json::array();
+      for (Eigen::Index c = 0; c < s.mask.allowed.cols(); ++c) row.push_back(int(s.mask.allowed(r, c)));
+      rows.push_back(row);
+    }
+    mj["allowed"] = rows;
+  }
+  j["mask"] = mj;
+  j["normalization"] = Name(s.normalization);
+  j["dropout"] = {{"p", s.dropout.p},
+                  {"seed", s.dropout.seed ? SeedJson(*s.dropout.seed) : json(nullptr)}};
+  return j.dump(2) + "\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] comparisons
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+template <typename M>
+bool SameMatrix(const M& a, const M& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return false;
+  // Bitwise, so that -0.0 and 0.0 differ exactly as they would in a file.
+  return a.size() == 0 ||
+         std::memcmp(a.data(), b.data(), sizeof(typename M::Scalar) * a.size()) == 0;
+}
+
+}  // namespace
+
+bool SameInput(const InputSpec& a, const InputSpec& b) {
+  if (a.source != b.source) return false;
+  switch (a.source) {
+    case InputSource::kMatrix:
+      if (a.values.size() != b.values.size() || a.tokens != b.tokens) return false;
+      for (size_t i = 0; i < a.values.size(); ++i)
+        if (!SameMatrix(a.values[i], b.values[i])) return false;
+      return true;
+    case InputSource::kText:
+      return a.text == b.text && a.tokenizer == b.tokenizer && a.d_in == b.d_in &&
+             a.seed == b.seed && a.special_tokens == b.special_tokens;
+    case InputSource::kRandn:
+      return a.batch == b.batch && a.length == b.length && a.d_in == b.d_in && a.seed == b.seed;
+  }
+  return false;
+}
+
+bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
+  if (a.init != b.init || a.heads != b.heads || a.seed != b.seed || a.order != b.order)
+    return false;
+  switch (a.init) {
+    case ProjectionInit::kIdentity: return true;
+    case ProjectionInit::kMatrix:
+      for (int i = 0; i < 3; ++i)
+        if (!SameMatrix(a.W[i], b.W[i])) return false;
+      return true;
+    case ProjectionInit::kLinear:
+      return a.d_out == b.d_out && a.bias == b.bias && a.out_proj == b.out_proj;
+    default: return a.d_out == b.d_out;
+  }
+}
+
+bool SameLogitSettings(const Scenario& a, const Scenario& b) {
+  return a.scaling.sqrt_dk == b.scaling.sqrt_dk && a.scaling.multiplier == b.scaling.multiplier &&
+         a.mask.kind == b.mask.kind &&
+         (a.mask.kind != MaskKind::kCustom || SameMatrix(a.mask.allowed, b.mask.allowed));
+}
+
+bool operator==(const Scenario& a, const Scenario& b) {
+  return a.title == b.title && SameInput(a.input, b.input) &&
+         SameProjections(a.projections, b.projections) && SameLogitSettings(a, b) &&
+         a.normalization == b.normalization && a.dropout.p == b.dropout.p &&
+         a.dropout.seed == b.dropout.seed;
+}
+
+}  // namespace attnlab
