@@ -79,7 +79,8 @@ int Variance(const std::vector<int64_t>& dims, int64_t trials, uint64_t seed,
   }
   nlohmann::json j = {{"trials", trials}, {"seed", seed}, {"dims", nlohmann::json::array()}};
   for (const VariancePoint& p : points)
-    j["dims"].push_back({{"d", p.d}, {"var_unscaled", p.var_unscaled}, {"var_scaled", p.var_scaled}});
+    j["dims"].push_back(
+        {{"d", p.d}, {"var_unscaled", p.var_unscaled}, {"var_scaled", p.var_scaled}});
   WriteOutput(out, j.dump() + "\n");
   return 0;
 }
@@ -115,8 +116,10 @@ int Show(const std::string& input, const std::string& stage) {
     for (size_t i = 0; i < stack.size(); ++i) {
       std::cout << "\n" << name;
       if (stack.size() > 1) {
-        if (per_head) std::cout << " (batch " << i / sh.H << ", head " << i % sh.H << ")";
-        else std::cout << " (batch " << i << ")";
+        if (per_head)
+          std::cout << " (batch " << i / sh.H << ", head " << i % sh.H << ")";
+        else
+          std::cout << " (batch " << i << ")";
       }
       std::cout << ":\n" << FormatMatrix(stack[i]) << "\n";
     }
@@ -137,8 +140,8 @@ int Show(const std::string& input, const std::string& stage) {
 }  // namespace
 
 bool IsSubcommand(const std::string& arg) {
-  return arg == "dump" || arg == "presets" || arg == "variance" || arg == "show" ||
-         arg == "-h" || arg == "--help";
+  return arg == "dump" || arg == "presets" || arg == "variance" || arg == "show" || arg == "-h" ||
+         arg == "--help";
 }
 
 int Run(int argc, char** argv) {
@@ -163,7 +166,8 @@ int Run(int argc, char** argv) {
   variance->add_option("--seed", seed, "torch.manual_seed before each dimension");
   variance->add_option("-o,--output", var_out, "Output JSON file ('-' for standard output)");
 
-  CLI::App* show = app.add_subcommand("show", "Print the stages of a scenario as PyTorch prints them");
+  CLI::App* show =
+      app.add_subcommand("show", "Print the stages of a scenario as PyTorch prints them");
   show->add_option("scenario", input, "Scenario file (.json) or preset id")->required();
   show->add_option("--stage", stage, "Only this stage (X, W_query, scores, weights, context, ...)");
 

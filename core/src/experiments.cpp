@@ -12,9 +12,12 @@ namespace attnlab {
 std::vector<VariancePoint> VarianceExperiment(const std::vector<int64_t>& dims, int64_t trials,
                                               uint64_t seed, bool keep_samples) {
   if (dims.empty()) throw std::invalid_argument("dims: give at least one dimension");
-  if (trials < 2) throw std::invalid_argument("trials: must be at least 2, got " + std::to_string(trials));
+  if (trials < 2)
+    throw std::invalid_argument("trials: must be at least 2, got " + std::to_string(trials));
   for (int64_t d : dims) {
-    if (d < 1) throw std::invalid_argument("dims: " + std::to_string(d) + " is not a dimension (must be at least 1)");
+    if (d < 1)
+      throw std::invalid_argument("dims: " + std::to_string(d) +
+                                  " is not a dimension (must be at least 1)");
     if (static_cast<double>(d) * static_cast<double>(trials) > kMaxVarianceElements)
       throw std::invalid_argument("trials x dims: " + std::to_string(trials) + " x " +
                                   std::to_string(d) + " is more than the limit of 5e7 numbers");
@@ -68,9 +71,8 @@ PeakStats RowPeakStats(const RowVector& w) {
   return s;
 }
 
-std::vector<PeakingPoint> PeakingCurve(const RowVector& scores,
-                                       const std::vector<uint8_t>& allowed, double scale,
-                                       const std::vector<double>& multipliers) {
+std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vector<uint8_t>& allowed,
+                                       double scale, const std::vector<double>& multipliers) {
   std::vector<PeakingPoint> out;
   const Eigen::Index n = scores.size();
   for (double m : multipliers) {
@@ -96,7 +98,8 @@ std::vector<PeakingPoint> PeakingCurve(const RowVector& scores,
 }
 
 std::vector<double> LogSpace(double lo, double hi, int n) {
-  if (!(lo > 0 && hi > 0) || n < 2) throw std::invalid_argument("LogSpace: needs lo, hi > 0 and n >= 2");
+  if (!(lo > 0 && hi > 0) || n < 2)
+    throw std::invalid_argument("LogSpace: needs lo, hi > 0 and n >= 2");
   std::vector<double> out(static_cast<size_t>(n));
   const double a = std::log(lo), b = std::log(hi);
   for (int i = 0; i < n; ++i) out[i] = std::exp(a + (b - a) * i / (n - 1));

@@ -8,6 +8,7 @@
 #include "attnlab/pipeline.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace attnlab {
@@ -33,7 +34,8 @@ const Stages& Engine::Run(const Scenario& s) {
     if (!SameInput(s.input, last_.input)) from = 0;
     if (from == 7 && s.title == last_.title) return stages_;
   }
-  if (from == 0) stages_ = Stages{};
+  // Stages are overwritten in place: a full recompute of the same size reuses every buffer
+  // instead of faulting in fresh pages for each T x T matrix.
   stages_.shape = shape;
   if (from <= 0) ComputeInput(s);
   if (from <= 1) ComputeProjections(s);
@@ -79,8 +81,7 @@ void Engine::ComputeInput(const Scenario& s) {
       // torch.manual_seed(seed); nn.Embedding(V, d_in): the whole V x d_in table is drawn
       // (its size decides the randn path and tail), then the rows of the token ids are taken.
       gen.ManualSeed(s.input.seed);
-      const Matrix table =
-          MatrixFromFlat(gen.Embedding(sh.vocab, sh.d_in), sh.vocab, sh.d_in);
+      const Matrix table = MatrixFromFlat(gen.Embedding(sh.vocab, sh.d_in), sh.vocab, sh.d_in);
       Matrix x(sh.T, sh.d_in);
       for (int64_t t = 0; t < sh.T; ++t) x.row(t) = table.row(st.token_ids[t]);
       st.X.push_back(std::move(x));
@@ -90,8 +91,7 @@ void Engine::ComputeInput(const Scenario& s) {
       gen.ManualSeed(s.input.seed);
       const std::vector<float> flat = gen.Normal(sh.B * sh.T * sh.d_in);
       for (int64_t b = 0; b < sh.B; ++b)
-        st.X.push_back(
-            Eigen::Map<const Matrix>(flat.data() + b * sh.T * sh.d_in, sh.T, sh.d_in));
+        st.X.push_back(Eigen::Map<const Matrix>(flat.data() + b * sh.T * sh.d_in, sh.T, sh.d_in));
       break;
     }
   }
@@ -178,8 +178,8 @@ void Engine::ComputeScores() {
   for (int64_t b = 0; b < sh.B; ++b)
     for (int64_t h = 0; h < sh.H; ++h) {
       // scores = q @ k.transpose(-2, -1) for head h's columns h*dh .. (h+1)*dh - 1.
-      st.scores[b * sh.H + h].noalias() = st.Q[b].middleCols(h * sh.dh, sh.dh) *
-                                          st.K[b].middleCols(h * sh.dh, sh.dh).transpose();
+      st.scores[b * sh.H + h].noalias() =
+          st.Q[b].middleCols(h * sh.dh, sh.dh) * st.K[b].middleCols(h * sh.dh, sh.dh).transpose();
     }
 }
 
@@ -198,12 +198,21 @@ void Engine::ComputeLogits(const Scenario& s) {
   Stages& st = stages_;
   const Shape& sh = st.shape;
   const int64_t T = sh.T;
-  switch (s.mask.kind) {
-    case MaskKind::kNone: st.mask = MaskMatrix::Ones(T, T); break;
-    case MaskKind::kCausal:
-      st.mask = MaskMatrix::Ones(T, T).triangularView<Eigen::Lower>();
-      break;
-    case MaskKind::kCustom: st.mask = s.mask.allowed; break;
+  // The mask only changes with its kind (or T); a temperature drag must not rebuild it.
+  const bool same_mask =
+      st.mask.rows() == T && mask_kind_ == s.mask.kind && s.mask.kind != MaskKind::kCustom;
+  if (!same_mask) {
+    if (s.mask.kind == MaskKind::kCustom) {
+      st.mask = s.mask.allowed;
+    } else {
+      st.mask.resize(T, T);
+      for (int64_t i = 0; i < T; ++i) {
+        const int64_t len = ActiveLength(s.mask.kind, i, T);
+        std::memset(st.mask.data() + i * T, 1, len);
+        std::memset(st.mask.data() + i * T + len, 0, T - len);
+      }
+    }
+    mask_kind_ = s.mask.kind;
   }
   // logits = scores * multiplier, then / sqrt(dh): two float32 roundings, as PyTorch does
   // (the divisor is float32(sqrt(dh)); x * 1 is exact, so a multiplier of 1 is skipped).
@@ -300,11 +309,14 @@ void Engine::ComputeWeights(const Scenario& s) {
 void Engine::ComputeDropout(const Scenario& s) {
   ++counts_.dropout;
   Stages& st = stages_;
-  st.weights_dropped.clear();
-  if (s.dropout.p <= 0.0) return;
+  if (s.dropout.p <= 0.0) {
+    st.weights_dropped.clear();
+    return;
+  }
   TorchGenerator gen = gen_after_projections_;
   if (s.dropout.seed) gen.ManualSeed(*s.dropout.seed);
-  st.weights_dropped = st.weights;
+  st.weights_dropped.resize(st.weights.size());
+  for (size_t m = 0; m < st.weights.size(); ++m) st.weights_dropped[m] = st.weights[m];
   // One mask over the B x H x T x T tensor in flat order: matrix after matrix, row-major.
   for (Matrix& m : st.weights_dropped) gen.Dropout(m.data(), m.size(), s.dropout.p);
 }

@@ -29,44 +29,62 @@ ScenarioError::ScenarioError(std::string field, const std::string& message)
 
 const char* Name(InputSource v) {
   switch (v) {
-    case InputSource::kMatrix: return "matrix";
-    case InputSource::kText: return "text";
-    case InputSource::kRandn: return "randn";
+    case InputSource::kMatrix:
+      return "matrix";
+    case InputSource::kText:
+      return "text";
+    case InputSource::kRandn:
+      return "randn";
   }
   return "";
 }
 const char* Name(ProjectionInit v) {
   switch (v) {
-    case ProjectionInit::kIdentity: return "identity";
-    case ProjectionInit::kTorchRand: return "torch_rand";
-    case ProjectionInit::kRandn: return "randn";
-    case ProjectionInit::kLinear: return "linear";
-    case ProjectionInit::kMatrix: return "matrix";
+    case ProjectionInit::kIdentity:
+      return "identity";
+    case ProjectionInit::kTorchRand:
+      return "torch_rand";
+    case ProjectionInit::kRandn:
+      return "randn";
+    case ProjectionInit::kLinear:
+      return "linear";
+    case ProjectionInit::kMatrix:
+      return "matrix";
   }
   return "";
 }
 const char* Name(Projection v) {
   switch (v) {
-    case Projection::kQuery: return "query";
-    case Projection::kKey: return "key";
-    case Projection::kValue: return "value";
+    case Projection::kQuery:
+      return "query";
+    case Projection::kKey:
+      return "key";
+    case Projection::kValue:
+      return "value";
   }
   return "";
 }
 const char* Name(MaskKind v) {
   switch (v) {
-    case MaskKind::kNone: return "none";
-    case MaskKind::kCausal: return "causal";
-    case MaskKind::kCustom: return "custom";
+    case MaskKind::kNone:
+      return "none";
+    case MaskKind::kCausal:
+      return "causal";
+    case MaskKind::kCustom:
+      return "custom";
   }
   return "";
 }
 const char* Name(Normalization v) {
   switch (v) {
-    case Normalization::kSoftmax: return "softmax";
-    case Normalization::kSoftmaxNaive: return "softmax_naive";
-    case Normalization::kSum: return "sum";
-    case Normalization::kMean: return "mean";
+    case Normalization::kSoftmax:
+      return "softmax";
+    case Normalization::kSoftmaxNaive:
+      return "softmax_naive";
+    case Normalization::kSum:
+      return "sum";
+    case Normalization::kMean:
+      return "mean";
   }
   return "";
 }
@@ -78,13 +96,20 @@ namespace {
 
 const char* TypeName(const json& j) {
   switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    case json::value_t::number_float: return "a non-integer number";
-    default: return "a number";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::number_float:
+      return "a non-integer number";
+    default:
+      return "a number";
   }
 }
 
@@ -101,7 +126,8 @@ std::string Index(const std::string& path, size_t i) {
 }
 
 // Refuses any key of `obj` not in `allowed`.
-void CheckKeys(const json& obj, const std::string& path, std::initializer_list<const char*> allowed) {
+void CheckKeys(const json& obj, const std::string& path,
+               std::initializer_list<const char*> allowed) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     bool ok = false;
     for (const char* a : allowed) ok = ok || it.key() == a;
@@ -212,7 +238,8 @@ Matrix NumberMatrix(const json& j, const std::string& path) {
   Matrix m(rows, cols);
   for (size_t r = 0; r < rows; ++r) {
     const json& row = j[r];
-    if (!row.is_array()) Fail(Index(path, r), std::string("must be a row (an array), not ") + TypeName(row));
+    if (!row.is_array())
+      Fail(Index(path, r), std::string("must be a row (an array), not ") + TypeName(row));
     if (row.size() != cols)
       Fail(Index(path, r), "has " + std::to_string(row.size()) + " entries but row 0 has " +
                                std::to_string(cols) + " (ragged rows)");
@@ -282,16 +309,17 @@ ProjectionSpec ParseProjections(const json& j) {
             {"init", "d_out", "seed", "order", "bias", "heads", "out_proj", "W_query", "W_key",
              "W_value"});
   ProjectionSpec p;
-  p.init = Choice(Require(j, path, "init"), "projections.init",
-                  std::array{ProjectionInit::kIdentity, ProjectionInit::kTorchRand,
-                             ProjectionInit::kRandn, ProjectionInit::kLinear,
-                             ProjectionInit::kMatrix});
+  p.init =
+      Choice(Require(j, path, "init"), "projections.init",
+             std::array{ProjectionInit::kIdentity, ProjectionInit::kTorchRand,
+                        ProjectionInit::kRandn, ProjectionInit::kLinear, ProjectionInit::kMatrix});
   const bool needs_d_out = p.init == ProjectionInit::kTorchRand ||
                            p.init == ProjectionInit::kRandn || p.init == ProjectionInit::kLinear;
   if (j.contains("d_out")) {
     p.d_out = Integer(j["d_out"], "projections.d_out", 1, int64_t{1} << 40);
   } else if (needs_d_out) {
-    Fail("projections.d_out", std::string("missing required field (init \"") + Name(p.init) + "\")");
+    Fail("projections.d_out",
+         std::string("missing required field (init \"") + Name(p.init) + "\")");
   }
   p.seed = OptionalSeed(j, path);
   if (j.contains("order")) {
@@ -304,7 +332,8 @@ ProjectionSpec ParseProjections(const json& j) {
                           std::array{Projection::kQuery, Projection::kKey, Projection::kValue});
       if (!seen.insert(p.order[i]).second)
         Fail(Index("projections.order", i),
-             std::string("\"") + Name(p.order[i]) + "\" appears twice; list query, key, value once each");
+             std::string("\"") + Name(p.order[i]) +
+                 "\" appears twice; list query, key, value once each");
     }
   }
   if (j.contains("bias")) p.bias = Bool(j["bias"], "projections.bias");
@@ -315,12 +344,11 @@ ProjectionSpec ParseProjections(const json& j) {
     if (p.init == ProjectionInit::kMatrix) {
       p.W[static_cast<int>(w)] = NumberMatrix(Require(j, path, key.c_str()), Join(path, key));
     } else if (j.contains(key)) {
-      Fail(Join(path, key), std::string("is only read when init is \"matrix\", not \"") +
-                                Name(p.init) + "\"");
+      Fail(Join(path, key),
+           std::string("is only read when init is \"matrix\", not \"") + Name(p.init) + "\"");
     }
   }
-  if (p.init == ProjectionInit::kMatrix && !j.contains("d_out"))
-    p.d_out = p.W[0].cols();
+  if (p.init == ProjectionInit::kMatrix && !j.contains("d_out")) p.d_out = p.W[0].cols();
   return p;
 }
 
@@ -348,9 +376,9 @@ Scenario ParseScenario(const std::string& json_text) {
                                 std::to_string(col) + ": " + detail);
   }
   Object(j, "(scenario)");
-  CheckKeys(j, "",
-            {"format", "title", "input", "projections", "scaling", "mask", "normalization",
-             "dropout"});
+  CheckKeys(
+      j, "",
+      {"format", "title", "input", "projections", "scaling", "mask", "normalization", "dropout"});
   const std::string format = String(Require(j, "", "format"), "format");
   if (format != kScenarioFormat)
     Fail("format", "must be \"" + std::string(kScenarioFormat) + "\", got \"" + format + "\"");
@@ -358,6 +386,14 @@ Scenario ParseScenario(const std::string& json_text) {
   if (j.contains("title")) s.title = String(j["title"], "title");
   s.input = ParseInput(Require(j, "", "input"));
   s.projections = ParseProjections(Require(j, "", "projections"));
+  if (s.projections.init == ProjectionInit::kIdentity && s.projections.d_out != 0) {
+    const int64_t d_in =
+        ValidateScenario(Scenario{"", s.input, ProjectionSpec{}, {}, {}, {}, {}}).d_in;
+    if (s.projections.d_out != d_in)
+      Fail("projections.d_out",
+           "is " + std::to_string(s.projections.d_out) +
+               " but init \"identity\" needs d_out = d_in = " + std::to_string(d_in));
+  }
   if (j.contains("scaling")) {
     const json& sc = Object(j["scaling"], "scaling");
     CheckKeys(sc, "scaling", {"sqrt_dk", "multiplier"});
@@ -380,15 +416,14 @@ Scenario ParseScenario(const std::string& json_text) {
                  "must be 0 or 1");
       s.mask.allowed = a.cast<uint8_t>();
     } else if (m.contains("allowed")) {
-      Fail("mask.allowed", std::string("is only read when kind is \"custom\", not \"") +
-                               Name(s.mask.kind) + "\"");
+      Fail("mask.allowed",
+           std::string("is only read when kind is \"custom\", not \"") + Name(s.mask.kind) + "\"");
     }
   }
   if (j.contains("normalization"))
-    s.normalization =
-        Choice(j["normalization"], "normalization",
-               std::array{Normalization::kSoftmax, Normalization::kSoftmaxNaive,
-                          Normalization::kSum, Normalization::kMean});
+    s.normalization = Choice(j["normalization"], "normalization",
+                             std::array{Normalization::kSoftmax, Normalization::kSoftmaxNaive,
+                                        Normalization::kSum, Normalization::kMean});
   if (j.contains("dropout")) {
     const json& d = Object(j["dropout"], "dropout");
     CheckKeys(d, "dropout", {"p", "seed"});
@@ -405,12 +440,12 @@ Scenario ParseScenario(const std::string& json_text) {
 
 double EstimateStageBytes(const Shape& sh, bool with_dropout, bool text_input) {
   const double B = sh.B, T = sh.T, d_in = sh.d_in, d_out = sh.d_out, H = sh.H;
-  double floats = B * T * d_in                      // X
-                  + 4 * d_in * d_out + 4 * d_out    // W_query, W_key, W_value, out_proj
-                  + 3 * B * T * d_out               // Q, K, V
-                  + T * T                           // mask
+  double floats = B * T * d_in                              // X
+                  + 4 * d_in * d_out + 4 * d_out            // W_query, W_key, W_value, out_proj
+                  + 3 * B * T * d_out                       // Q, K, V
+                  + T * T                                   // mask
                   + (with_dropout ? 4 : 3) * B * H * T * T  // scores, logits, weights, dropped
-                  + 2 * B * T * d_out;              // context (and before out_proj)
+                  + 2 * B * T * d_out;                      // context (and before out_proj)
   if (text_input) floats += static_cast<double>(sh.vocab) * d_in;  // the embedding table
   return floats * 4.0;
 }
@@ -455,8 +490,8 @@ Shape ValidateScenario(const Scenario& s) {
       if (in.d_in < 1) Fail("input.d_in", "must be at least 1");
       const std::vector<std::string> tokens = Tokenize(in.text, in.tokenizer);
       if (tokens.empty())
-        Fail("input.text", std::string("has no tokens with the \"") +
-                               TokenizerName(in.tokenizer) + "\" tokenizer");
+        Fail("input.text", std::string("has no tokens with the \"") + TokenizerName(in.tokenizer) +
+                               "\" tokenizer");
       sh.T = static_cast<int64_t>(tokens.size());
       sh.d_in = in.d_in;
       sh.vocab = static_cast<int64_t>(BuildVocabulary(tokens, in.special_tokens).vocab.size());
@@ -474,10 +509,7 @@ Shape ValidateScenario(const Scenario& s) {
   }
   const ProjectionSpec& p = s.projections;
   if (p.init == ProjectionInit::kIdentity) {
-    if (p.d_out != 0 && p.d_out != sh.d_in)
-      Fail("projections.d_out", "is " + std::to_string(p.d_out) + " but init \"identity\" needs d_out = d_in = " +
-                                    std::to_string(sh.d_in));
-    sh.d_out = sh.d_in;
+    sh.d_out = sh.d_in;  // a d_out left over from another init is ignored (the GUI keeps it)
   } else if (p.init == ProjectionInit::kMatrix) {
     sh.d_out = p.W[0].cols();
     for (Projection w : {Projection::kQuery, Projection::kKey, Projection::kValue}) {
@@ -490,18 +522,20 @@ Shape ValidateScenario(const Scenario& s) {
       if (!m.allFinite()) Fail(field, "must hold finite numbers only");
     }
     if (p.d_out != 0 && p.d_out != sh.d_out)
-      Fail("projections.d_out", "is " + std::to_string(p.d_out) +
-                                    " but the W matrices have " + std::to_string(sh.d_out) + " columns");
+      Fail("projections.d_out", "is " + std::to_string(p.d_out) + " but the W matrices have " +
+                                    std::to_string(sh.d_out) + " columns");
   } else {
     if (p.d_out < 1) Fail("projections.d_out", "must be at least 1");
     sh.d_out = p.d_out;
   }
   if (p.heads < 1) Fail("projections.heads", "must be at least 1");
   if (sh.d_out % p.heads != 0)
-    Fail("projections.heads", std::to_string(p.heads) + " heads do not divide d_out = " +
-                                  std::to_string(sh.d_out) + " (each head takes d_out / heads columns)");
+    Fail("projections.heads", std::to_string(p.heads) +
+                                  " heads do not divide d_out = " + std::to_string(sh.d_out) +
+                                  " (each head takes d_out / heads columns)");
   if (p.out_proj && p.init != ProjectionInit::kLinear)
-    Fail("projections.out_proj", std::string("needs init \"linear\", not \"") + Name(p.init) + "\"");
+    Fail("projections.out_proj",
+         std::string("needs init \"linear\", not \"") + Name(p.init) + "\"");
   sh.H = p.heads;
   sh.dh = sh.d_out / sh.H;
   if (!std::isfinite(s.scaling.multiplier)) Fail("scaling.multiplier", "must be a finite number");
@@ -513,18 +547,19 @@ Shape ValidateScenario(const Scenario& s) {
     for (Eigen::Index r = 0; r < sh.T; ++r)
       for (Eigen::Index c = 0; c < sh.T; ++c)
         if (s.mask.allowed(r, c) > 1)
-          Fail("mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) + "]", "must be 0 or 1");
+          Fail("mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) + "]",
+               "must be 0 or 1");
   }
   if (!(s.dropout.p >= 0.0 && s.dropout.p < 1.0))
     Fail("dropout.p", "must be in [0, 1), got " + json(s.dropout.p).dump());
   const double bytes = EstimateStageBytes(sh, s.dropout.p > 0, in.source == InputSource::kText);
   if (bytes > kMaxStageBytes) {
-    const std::string field = in.source == InputSource::kRandn   ? "input.length"
-                              : in.source == InputSource::kText  ? "input.text"
-                                                                 : "input.values";
-    Fail(field, "T = " + std::to_string(sh.T) + " (B = " + std::to_string(sh.B) + ", H = " +
-                    std::to_string(sh.H) + ", d_in = " + std::to_string(sh.d_in) + ", d_out = " +
-                    std::to_string(sh.d_out) + ") needs about " + Gib(bytes) +
+    const std::string field = in.source == InputSource::kRandn  ? "input.length"
+                              : in.source == InputSource::kText ? "input.text"
+                                                                : "input.values";
+    Fail(field, "T = " + std::to_string(sh.T) + " (B = " + std::to_string(sh.B) +
+                    ", H = " + std::to_string(sh.H) + ", d_in = " + std::to_string(sh.d_in) +
+                    ", d_out = " + std::to_string(sh.d_out) + ") needs about " + Gib(bytes) +
                     ", more than the " + Gib(kMaxStageBytes) + " limit of a scenario");
   }
   return sh;
@@ -606,7 +641,8 @@ std::string WriteScenario(const Scenario& s) {
     json rows = json::array();
     for (Eigen::Index r = 0; r < s.mask.allowed.rows(); ++r) {
       json row = json::array();
-      for (Eigen::Index c = 0; c < s.mask.allowed.cols(); ++c) row.push_back(int(s.mask.allowed(r, c)));
+      for (Eigen::Index c = 0; c < s.mask.allowed.cols(); ++c)
+        row.push_back(int(s.mask.allowed(r, c)));
       rows.push_back(row);
     }
     mj["allowed"] = rows;
@@ -654,14 +690,16 @@ bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
   if (a.init != b.init || a.heads != b.heads || a.seed != b.seed || a.order != b.order)
     return false;
   switch (a.init) {
-    case ProjectionInit::kIdentity: return true;
+    case ProjectionInit::kIdentity:
+      return true;
     case ProjectionInit::kMatrix:
       for (int i = 0; i < 3; ++i)
         if (!SameMatrix(a.W[i], b.W[i])) return false;
       return true;
     case ProjectionInit::kLinear:
       return a.d_out == b.d_out && a.bias == b.bias && a.out_proj == b.out_proj;
-    default: return a.d_out == b.d_out;
+    default:
+      return a.d_out == b.d_out;
   }
 }
 

@@ -28,7 +28,8 @@ json MatrixJson(const M& m) {
   json rows = json::array();
   for (Eigen::Index r = 0; r < m.rows(); ++r) {
     json row = json::array();
-    for (Eigen::Index c = 0; c < m.cols(); ++c) row.push_back(FloatJson(static_cast<float>(m(r, c))));
+    for (Eigen::Index c = 0; c < m.cols(); ++c)
+      row.push_back(FloatJson(static_cast<float>(m(r, c))));
     rows.push_back(std::move(row));
   }
   return rows;
@@ -94,7 +95,7 @@ json StagesToJson(const Stages& st) {
     j["vocab"] = st.vocab;
   }
   j["var_K"] = std::isfinite(st.var_K) ? json(st.var_K) : json("nan");
-  j["shape"] = {{"B", B}, {"T", st.shape.T}, {"d_in", st.shape.d_in}, {"d_out", st.shape.d_out},
+  j["shape"] = {{"B", B}, {"T", st.shape.T},   {"d_in", st.shape.d_in}, {"d_out", st.shape.d_out},
                 {"H", H}, {"d_k", st.shape.dh}};
   return j;
 }

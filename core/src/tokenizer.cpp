@@ -16,8 +16,17 @@ bool IsSpace(unsigned char c) {
 
 bool IsPunct(char c) {
   switch (c) {
-    case ',': case '.': case ':': case ';': case '?': case '_': case '!': case '"':
-    case '(': case ')': case '\'':
+    case ',':
+    case '.':
+    case ':':
+    case ';':
+    case '?':
+    case '_':
+    case '!':
+    case '"':
+    case '(':
+    case ')':
+    case '\'':
       return true;
     default:
       return false;
@@ -45,9 +54,12 @@ std::string Strip(const std::string& s) {
 
 const char* TokenizerName(TokenizerKind kind) {
   switch (kind) {
-    case TokenizerKind::kWords: return "words";
-    case TokenizerKind::kWordsAndSpaces: return "words_and_spaces";
-    case TokenizerKind::kChars: return "chars";
+    case TokenizerKind::kWords:
+      return "words";
+    case TokenizerKind::kWordsAndSpaces:
+      return "words_and_spaces";
+    case TokenizerKind::kChars:
+      return "chars";
   }
   return "words";
 }

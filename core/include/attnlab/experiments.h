@@ -57,9 +57,8 @@ struct PeakingPoint {
 /// The softmax of one row of scores (1 x T, before scaling) at each multiplier m:
 /// softmax(scores * m * scale) over the entries where allowed is non-zero (allowed: 1 x T of
 /// 0/1, or empty for all), scale = 1/sqrt(d_k) or 1. Computed in double for a smooth curve.
-std::vector<PeakingPoint> PeakingCurve(const RowVector& scores,
-                                       const std::vector<uint8_t>& allowed, double scale,
-                                       const std::vector<double>& multipliers);
+std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vector<uint8_t>& allowed,
+                                       double scale, const std::vector<double>& multipliers);
 
 /// n multipliers spaced evenly in log scale from lo to hi (both > 0), n >= 2.
 std::vector<double> LogSpace(double lo, double hi, int n);

@@ -85,7 +85,9 @@ class Engine {
   RecomputeCounts counts_;
   TorchGenerator gen_after_input_;        // generator state where the projections start
   TorchGenerator gen_after_projections_;  // generator state where dropout starts
-  bool upper_is_zero_ = false;  // weights are exactly 0 above the diagonal (causal fast path)
+  bool upper_is_zero_ = false;
+  MaskKind mask_kind_ = MaskKind::kNone;  // the kind stages_.mask was built for  // weights are
+                                          // exactly 0 above the diagonal (causal fast path)
 };
 
 /// One-shot convenience: validates and runs `scenario` in a fresh engine.

@@ -76,9 +76,9 @@ class TorchGenerator {
   NormalKernel kernel() const { return kernel_; }
 
  private:
-  uint64_t NextWord64();       // W64(): (first << 32) | second
-  float U24();                 // §2: low 24 bits of one word, in [0, 1)
-  double U53();                // §2: low 53 bits of W64(), in [0, 1)
+  uint64_t NextWord64();        // W64(): (first << 32) | second
+  float U24();                  // §2: low 24 bits of one word, in [0, 1)
+  double U53();                 // §2: low 53 bits of W64(), in [0, 1)
   double NormalDoubleScalar();  // §5A: one standard normal, with the sine half cached
   void Block16(float* d, float mean, float std) const;  // §5B: in place on d[0..15]
 

@@ -75,18 +75,19 @@ struct InputSpec {
 /// "projections": how W_query, W_key, W_value (d_in x d_out, x @ W convention) are made.
 struct ProjectionSpec {
   ProjectionInit init = ProjectionInit::kIdentity;
-  int64_t d_out = 0;              ///< ignored for identity (d_out = d_in); for matrix, from W
-  std::optional<uint64_t> seed;   ///< nullopt: the generator goes on from the input's draws
+  int64_t d_out = 0;             ///< ignored for identity (d_out = d_in); for matrix, from W
+  std::optional<uint64_t> seed;  ///< nullopt: the generator goes on from the input's draws
   std::array<Projection, 3> order = {Projection::kQuery, Projection::kKey, Projection::kValue};
-  bool bias = false;              ///< linear only
-  int64_t heads = 1;              ///< must divide d_out
-  bool out_proj = false;          ///< linear only: nn.Linear(d_out, d_out, bias=True) after Q,K,V
-  std::array<Matrix, 3> W;        ///< matrix only, indexed by Projection
+  bool bias = false;        ///< linear only
+  int64_t heads = 1;        ///< must divide d_out
+  bool out_proj = false;    ///< linear only: nn.Linear(d_out, d_out, bias=True) after Q,K,V
+  std::array<Matrix, 3> W;  ///< matrix only, indexed by Projection
 };
 
 struct ScalingSpec {
-  bool sqrt_dk = true;      ///< divide by sqrt(dh)
-  double multiplier = 1.0;  ///< the temperature knob (1/T): logits = scores * multiplier [/ sqrt(dh)]
+  bool sqrt_dk = true;  ///< divide by sqrt(dh)
+  double multiplier =
+      1.0;  ///< the temperature knob (1/T): logits = scores * multiplier [/ sqrt(dh)]
 };
 
 struct MaskSpec {

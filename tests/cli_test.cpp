@@ -1,0 +1,139 @@
+// cli_test.cpp: the attention-lab command line end to end: outputs, and for every kind of bad
+// input exit status 2, one clear line on stderr naming the culprit, and no output file.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "attnlab/file_io.h"
+#include "test_util.h"
+
+namespace attnlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+// A per-test name, so that ctest -j can run the tests of this file side by side.
+std::string TestName() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return std::string(info->test_suite_name()) + "_" + info->name() + "_" + std::to_string(getpid());
+}
+
+Result RunCli(const std::string& args) {
+  const fs::path err_path = fs::temp_directory_path() / ("attnlab_stderr_" + TestName() + ".txt");
+  const std::string cmd = std::string(ATTNLAB_CLI) + " " + args + " 2>" + err_path.string();
+  FILE* p = popen(cmd.c_str(), "r");
+  Result r{-1, "", ""};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = ReadFile(err_path.string());
+  fs::remove(err_path);
+  return r;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("attnlab_cli_" + TestName());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::ofstream(Path(name)) << text;
+    return Path(name);
+  }
+  fs::path dir_;
+};
+
+TEST_F(Cli, PresetsListsIdThenTitle) {
+  const Result r = RunCli("presets");
+  EXPECT_EQ(r.status, 0);
+  for (const char* id :
+       {"raschka-journey", "dog-attacks-cat", "karpathy-trick", "karpathy-head", "scaling-demo"})
+    EXPECT_NE(r.out.find(std::string(id) + " "), std::string::npos) << id;
+  EXPECT_NE(r.out.find("raschka-journey  Raschka ch. 3"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, DumpPresetWritesEveryStage) {
+  const Result r = RunCli("dump raschka-journey -o " + Path("out.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(Path("out.json")));
+  EXPECT_NEAR(j["scores"][0][0][1][0].get<double>(), 1.2705, 5e-5);
+  EXPECT_NEAR(j["context"][0][1][1].get<double>(), 0.8210, 5e-5);
+  EXPECT_EQ(j["tokens"][1], "journey");
+}
+
+TEST_F(Cli, DumpScenarioFile) {
+  const std::string f = Write("s.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 3, "d_in": 2, "seed": 0},
+    "projections": {"init": "identity"}, "mask": {"kind": "causal"}})");
+  const Result r = RunCli("dump " + f + " -o " + Path("out.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(ReadFile(Path("out.json")));
+  EXPECT_EQ(j["weights"][0][0][0][0], 1.0);
+  EXPECT_EQ(j["logits"][0][0][0][2], "-inf");
+}
+
+TEST_F(Cli, VarianceJson) {
+  const Result r = RunCli("variance --dims 5,100 --trials 20000 --seed 0");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["dims"].size(), 2u);
+  EXPECT_EQ(j["dims"][0]["d"], 5);
+  EXPECT_NEAR(j["dims"][0]["var_unscaled"].get<double>(), 5.0, 0.25);
+  EXPECT_NEAR(j["dims"][1]["var_unscaled"].get<double>(), 100.0, 5.0);
+  EXPECT_NEAR(j["dims"][1]["var_scaled"].get<double>(), 1.0, 0.05);
+}
+
+TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
+  const std::string ragged = Write("ragged.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "matrix", "values": [[1, 2], [3]]}, "projections": {"init": "identity"}})");
+  const std::string broken = Write("broken.json", "{\n  \"format\": \n}");
+  const std::string big = Write("big.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 10000000, "d_in": 4, "seed": 1},
+    "projections": {"init": "identity"}})");
+  const std::string out = Path("out.json");
+  struct Case {
+    std::string args, expect;
+  };
+  const std::vector<Case> cases = {
+      {"dump no-such-preset -o " + out, "no-such-preset: no such file, and not a preset id"},
+      {"dump " + ragged + " -o " + out,
+       ragged + ": input.values[1]: has 1 entries but row 0 has 2"},
+      {"dump " + broken + " -o " + out, broken + ": JSON syntax error at line 3, column 1"},
+      {"dump " + big + " -o " + out, "input.length: T = 10000000"},
+      {"dump raschka-journey -o /nonexistent-dir/out.json",
+       "/nonexistent-dir/out.json: cannot write (No such file or directory)"},
+      {"dump raschka-journey", "--output is required"},
+      {"variance --dims 5,x", "--dims"},
+      {"variance --dims 0", "dims: 0 is not a dimension"},
+      {"variance --trials 1", "trials: must be at least 2"},
+      {"frobnicate", "frobnicate"},
+  };
+  for (const Case& c : cases) {
+    const Result r = RunCli(c.args);
+    EXPECT_EQ(r.status, 2) << c.args;
+    EXPECT_EQ(r.err.rfind("attention-lab: error: ", 0), 0u) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << "\n" << r.err;
+    EXPECT_FALSE(fs::exists(out)) << c.args;
+  }
+  int files = 0;  // no temporary left behind either
+  for (const auto& e : fs::directory_iterator(dir_)) files += e.is_regular_file();
+  EXPECT_EQ(files, 3);
+}
+
+}  // namespace
+}  // namespace attnlab

@@ -1,0 +1,79 @@
+// experiments_test.cpp: the variance experiment against PyTorch (golden/variance.json, relative
+// tolerance 1e-5: float32 dot products summed in a different order) and the peaking statistics.
+#include "attnlab/experiments.h"
+
+#include "test_util.h"
+
+namespace attnlab {
+namespace {
+
+TEST(VarianceExperiment, MatchesPyTorch) {
+  const nlohmann::json golden = test::LoadGolden("variance.json");
+  for (const auto& c : golden["cases"]) {
+    const auto got = VarianceExperiment(c["dims"].get<std::vector<int64_t>>(), c["trials"],
+                                        c["seed"].get<uint64_t>());
+    ASSERT_EQ(got.size(), c["expected"].size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double vu = c["expected"][i]["var_unscaled"], vs = c["expected"][i]["var_scaled"];
+      EXPECT_NEAR(got[i].var_unscaled, vu, 1e-5 * vu) << "d = " << got[i].d;
+      EXPECT_NEAR(got[i].var_scaled, vs, 1e-5 * vs) << "d = " << got[i].d;
+    }
+  }
+}
+
+TEST(VarianceExperiment, UnscaledGrowsLikeDScaledStaysNearOne) {
+  const auto got = VarianceExperiment({5, 100}, 20000, 0, true);
+  EXPECT_NEAR(got[0].var_unscaled / 5, 1.0, 0.05);
+  EXPECT_NEAR(got[1].var_unscaled / 100, 1.0, 0.05);
+  EXPECT_NEAR(got[1].var_scaled, 1.0, 0.05);
+  EXPECT_EQ(got[1].dots.size(), 20000u);
+}
+
+TEST(VarianceExperiment, RefusesBadArgumentsNamingThem) {
+  auto message = [](std::vector<int64_t> dims, int64_t trials) {
+    try {
+      VarianceExperiment(dims, trials, 0);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(message({}, 10), "dims: give at least one dimension");
+  EXPECT_EQ(message({0}, 10), "dims: 0 is not a dimension (must be at least 1)");
+  EXPECT_EQ(message({5}, 1), "trials: must be at least 2, got 1");
+  EXPECT_EQ(message({100000}, 1000),
+            "trials x dims: 1000 x 100000 is more than the limit of 5e7 numbers");
+}
+
+TEST(PeakStats, OneHotAndUniformRows) {
+  RowVector one_hot(4);
+  one_hot << 0, 1, 0, 0;
+  const PeakStats a = RowPeakStats(one_hot);
+  EXPECT_EQ(a.max_weight, 1.0);
+  EXPECT_EQ(a.argmax, 1);
+  EXPECT_EQ(a.entropy, 0.0);
+  EXPECT_EQ(a.effective_tokens, 1.0);
+  const PeakStats u = RowPeakStats(RowVector::Constant(4, 0.25f));
+  EXPECT_NEAR(u.entropy, std::log(4.0), 1e-7);
+  EXPECT_NEAR(u.effective_tokens, 4.0, 1e-6);
+}
+
+TEST(PeakingCurve, SoftmaxPeaksAsTheMultiplierGrows) {
+  // scaling-demo's row, in miniature: entropy falls and the max weight rises with m.
+  RowVector scores(4);
+  scores << 1.0f, 3.0f, 2.5f, -1.0f;
+  const auto curve = PeakingCurve(scores, {}, 0.5, LogSpace(0.1, 100, 25));
+  for (size_t i = 1; i < curve.size(); ++i) {
+    EXPECT_LE(curve[i].stats.entropy, curve[i - 1].stats.entropy + 1e-12);
+    EXPECT_GE(curve[i].stats.max_weight, curve[i - 1].stats.max_weight - 1e-7);
+  }
+  EXPECT_NEAR(curve.front().stats.effective_tokens, 4.0, 0.1);  // m = 0.1: nearly uniform
+  EXPECT_NEAR(curve.back().stats.max_weight, 1.0, 1e-6);        // m = 100: one-hot on key 1
+  EXPECT_EQ(curve.back().stats.argmax, 1);
+  // Masked entries take no weight at all.
+  const auto masked = PeakingCurve(scores, {1, 0, 1, 1}, 0.5, {1000.0});
+  EXPECT_EQ(masked[0].stats.argmax, 2);
+}
+
+}  // namespace
+}  // namespace attnlab

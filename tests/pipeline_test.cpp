@@ -1,0 +1,283 @@
+// pipeline_test.cpp: the engine against the scenario spec's oracle run by real PyTorch
+// (golden/scenarios/*.json), plus properties and the recompute-only-what-changed promise.
+//
+// Tolerances: X and W are drawn by the generator and compared exactly (bit for bit). Every
+// other stage differs from PyTorch only by float32 summation order and exp's last bit:
+// |a - e| <= 2e-6 + 2e-5 * |e| + 2 ulp of the matrix's largest magnitude (a dot product that
+// cancels to a small value keeps the rounding error of its large terms). The largest
+// difference is reported on failure.
+#include "attnlab/pipeline.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "test_util.h"
+
+namespace attnlab {
+namespace {
+
+using nlohmann::json;
+using test::JsonMatrix;
+using test::MatrixNear;
+
+constexpr double kAtol = 2e-6, kRtol = 2e-5;
+
+// kAtol plus two float32 ulps of the largest finite magnitude in `expected`.
+double StageAtol(const Matrix& expected) {
+  double mx = 0;
+  for (Eigen::Index i = 0; i < expected.size(); ++i)
+    if (std::isfinite(expected.data()[i])) mx = std::max(mx, std::fabs(double(expected.data()[i])));
+  return kAtol + 2.0 * mx * 1.1920929e-7;
+}
+
+std::vector<std::string> GoldenScenarios() {
+  std::vector<std::string> names;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(ATTNLAB_GOLDEN_DIR) + "/scenarios"))
+    names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class GoldenScenario : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenScenario, EveryStageMatchesPyTorch) {
+  const json golden = test::LoadGolden("scenarios/" + GetParam() + ".json");
+  const json& ex = golden["expected"];
+  const Stages st = RunScenario(ParseScenario(golden["scenario"].dump()));
+  const int64_t B = st.shape.B, H = st.shape.H;
+
+  auto stack3 = [&](const char* key, const MatrixStack& got, double atol, double rtol) {
+    ASSERT_EQ(static_cast<int64_t>(ex[key].size()), B) << key;
+    for (int64_t b = 0; b < B; ++b) {
+      const Matrix want = JsonMatrix(ex[key][b]);
+      EXPECT_TRUE(MatrixNear(std::string(key) + " batch " + std::to_string(b), got[b], want,
+                             atol == 0 ? 0 : StageAtol(want), rtol));
+    }
+  };
+  auto stack4 = [&](const char* key, const MatrixStack& got) {
+    ASSERT_EQ(static_cast<int64_t>(ex[key].size()), B) << key;
+    for (int64_t b = 0; b < B; ++b) {
+      ASSERT_EQ(static_cast<int64_t>(ex[key][b].size()), H) << key;
+      for (int64_t h = 0; h < H; ++h) {
+        const Matrix want = JsonMatrix(ex[key][b][h]);
+        EXPECT_TRUE(
+            MatrixNear(std::string(key) + " b" + std::to_string(b) + " h" + std::to_string(h),
+                       got[b * H + h], want, StageAtol(want), kRtol));
+      }
+    }
+  };
+  stack3("X", st.X, 0, 0);
+  EXPECT_TRUE(MatrixNear("W_query", st.W[0], JsonMatrix(ex["W_query"]), 0, 0));
+  EXPECT_TRUE(MatrixNear("W_key", st.W[1], JsonMatrix(ex["W_key"]), 0, 0));
+  EXPECT_TRUE(MatrixNear("W_value", st.W[2], JsonMatrix(ex["W_value"]), 0, 0));
+  stack3("Q", st.Q, kAtol, kRtol);
+  stack3("K", st.K, kAtol, kRtol);
+  stack3("V", st.V, kAtol, kRtol);
+  stack4("scores", st.scores);
+  stack4("logits", st.logits);
+  stack4("weights", st.weights);
+  if (ex.contains("weights_dropped")) {
+    stack4("weights_dropped", st.weights_dropped);
+  } else {
+    EXPECT_TRUE(st.weights_dropped.empty());
+  }
+  stack3("context", st.context, kAtol, kRtol);
+  EXPECT_TRUE(MatrixNear("mask", st.mask.cast<float>(), JsonMatrix(ex["mask"]), 0, 0));
+  EXPECT_EQ(st.tokens, ex["tokens"].get<std::vector<std::string>>());
+  if (ex.contains("vocab")) {
+    EXPECT_EQ(st.vocab, ex["vocab"].get<std::vector<std::string>>());
+    EXPECT_EQ(st.token_ids, ex["token_ids"].get<std::vector<int>>());
+  }
+  EXPECT_NEAR(st.var_K, ex["var_K"].get<double>(), 1e-5 * std::fabs(ex["var_K"].get<double>()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Goldens, GoldenScenario, ::testing::ValuesIn(GoldenScenarios()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+TEST(GoldenScenarios, CoverEveryOptionOfTheFormat) {
+  // The spread of goldens must exercise every init, mask, normalization, heads > 1, batch > 1,
+  // dropout and out_proj; a golden set that lost one would let a regression through.
+  std::set<std::string> seen;
+  for (const std::string& name : GoldenScenarios()) {
+    const Scenario s =
+        ParseScenario(test::LoadGolden("scenarios/" + name + ".json")["scenario"].dump());
+    seen.insert(std::string("source:") + Name(s.input.source));
+    seen.insert(std::string("init:") + Name(s.projections.init));
+    seen.insert(std::string("mask:") + Name(s.mask.kind));
+    seen.insert(std::string("norm:") + Name(s.normalization));
+    if (s.input.source == InputSource::kText)
+      seen.insert(std::string("tokenizer:") + TokenizerName(s.input.tokenizer));
+    if (s.projections.heads > 1) seen.insert("heads>1");
+    if (s.projections.bias) seen.insert("bias");
+    if (s.projections.out_proj) seen.insert("out_proj");
+    if (s.dropout.p > 0) seen.insert(s.dropout.seed ? "dropout:seeded" : "dropout:continued");
+    if (ValidateScenario(s).B > 1) seen.insert("batch>1");
+  }
+  for (const char* want : {"source:matrix",
+                           "source:text",
+                           "source:randn",
+                           "init:identity",
+                           "init:torch_rand",
+                           "init:randn",
+                           "init:linear",
+                           "init:matrix",
+                           "mask:none",
+                           "mask:causal",
+                           "mask:custom",
+                           "norm:softmax",
+                           "norm:softmax_naive",
+                           "norm:sum",
+                           "norm:mean",
+                           "tokenizer:words",
+                           "tokenizer:words_and_spaces",
+                           "tokenizer:chars",
+                           "heads>1",
+                           "bias",
+                           "out_proj",
+                           "dropout:seeded",
+                           "dropout:continued",
+                           "batch>1"})
+    EXPECT_TRUE(seen.count(want)) << "no golden scenario covers " << want;
+}
+
+Scenario Journey() {
+  Scenario s;
+  s.input.source = InputSource::kMatrix;
+  Matrix x(6, 3);
+  x << 0.43f, 0.15f, 0.89f, 0.55f, 0.87f, 0.66f, 0.57f, 0.85f, 0.64f, 0.22f, 0.58f, 0.33f, 0.77f,
+      0.25f, 0.10f, 0.05f, 0.80f, 0.55f;
+  s.input.values = {x};
+  s.projections.init = ProjectionInit::kTorchRand;
+  s.projections.d_out = 2;
+  s.projections.seed = 123;
+  return s;
+}
+
+TEST(Engine, SoftmaxRowsSumToOneAndMaskedEntriesAreZero) {
+  Scenario s = Journey();
+  s.mask.kind = MaskKind::kCausal;
+  s.scaling.multiplier = 7.0;
+  const Stages st = RunScenario(s);
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_NEAR(st.weights[0].row(i).sum(), 1.0f, 1e-6);
+    for (int64_t j = i + 1; j < 6; ++j) {
+      EXPECT_EQ(st.weights[0](i, j), 0.0f);
+      EXPECT_EQ(st.logits[0](i, j), -INFINITY);
+    }
+  }
+  EXPECT_EQ(st.weights[0](0, 0), 1.0f);  // the first token can only attend to itself
+}
+
+TEST(Engine, TemperatureChangeRecomputesOnlyFromLogits) {
+  Engine engine;
+  Scenario s = Journey();
+  engine.Run(s);
+  const Matrix scores_before = engine.stages().scores[0];
+  s.scaling.multiplier = 4.0;
+  engine.Run(s);
+  EXPECT_EQ(engine.counts().input, 1);
+  EXPECT_EQ(engine.counts().projections, 1);
+  EXPECT_EQ(engine.counts().scores, 1);
+  EXPECT_EQ(engine.counts().logits, 2);
+  EXPECT_EQ(engine.counts().context, 2);
+  // And the result equals a fresh full run of the same scenario.
+  const Stages fresh = RunScenario(s);
+  EXPECT_TRUE(MatrixNear("weights", engine.stages().weights[0], fresh.weights[0], 0, 0));
+  EXPECT_TRUE(MatrixNear("scores", engine.stages().scores[0], scores_before, 0, 0));
+  s.normalization = Normalization::kMean;  // normalization only: logits stay
+  engine.Run(s);
+  EXPECT_EQ(engine.counts().logits, 2);
+  EXPECT_EQ(engine.counts().weights, 3);
+  s.mask.kind = MaskKind::kCausal;  // mask: from logits on
+  engine.Run(s);
+  EXPECT_EQ(engine.counts().scores, 1);
+  EXPECT_EQ(engine.counts().logits, 3);
+  EXPECT_EQ(engine.counts().context, 4);
+  engine.Run(s);  // nothing changed: nothing recomputed
+  EXPECT_EQ(engine.counts().context, 4);
+}
+
+TEST(Engine, DropoutSeedChangeRedrawsOnlyTheMask) {
+  Engine engine;
+  Scenario s = Journey();
+  s.dropout.p = 0.5;
+  s.dropout.seed = 123;
+  engine.Run(s);
+  s.dropout.seed = 124;
+  engine.Run(s);
+  EXPECT_EQ(engine.counts().weights, 1);
+  EXPECT_EQ(engine.counts().dropout, 2);
+  const Stages fresh = RunScenario(s);
+  EXPECT_TRUE(MatrixNear("weights_dropped", engine.stages().weights_dropped[0],
+                         fresh.weights_dropped[0], 0, 0));
+}
+
+TEST(Engine, ContinuedSeedsAfterAPartialRecomputeEqualAFreshRun) {
+  // projections.seed = null continues the generator after the input's draws; dropout.seed =
+  // null continues after the projections'. A recompute from the middle must resume there.
+  Engine engine;
+  Scenario s;
+  s.input.source = InputSource::kRandn;
+  s.input.length = 5;
+  s.input.d_in = 4;
+  s.input.seed = 3;
+  s.projections.init = ProjectionInit::kLinear;
+  s.projections.d_out = 4;
+  s.dropout.p = 0.25;
+  engine.Run(s);
+  s.projections.bias = true;  // redo projections (and dropout) from the saved generator
+  engine.Run(s);
+  const Stages fresh = RunScenario(s);
+  EXPECT_EQ(engine.counts().input, 1);
+  EXPECT_TRUE(MatrixNear("W_key", engine.stages().W[1], fresh.W[1], 0, 0));
+  EXPECT_TRUE(MatrixNear("weights_dropped", engine.stages().weights_dropped[0],
+                         fresh.weights_dropped[0], 0, 0));
+}
+
+TEST(Engine, BadEditKeepsTheLastGoodStages) {
+  Engine engine;
+  Scenario s = Journey();
+  engine.Run(s);
+  const Matrix weights = engine.stages().weights[0];
+  s.projections.heads = 3;  // 3 does not divide d_out = 2
+  EXPECT_THROW(engine.Run(s), ScenarioError);
+  s.projections.heads = 1;
+  s.input.values[0](2, 1) = NAN;
+  try {
+    engine.Run(s);
+    FAIL() << "a non-finite cell was accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.field(), "input.values[2][1]");
+  }
+  EXPECT_TRUE(MatrixNear("weights", engine.stages().weights[0], weights, 0, 0));
+  EXPECT_EQ(engine.counts().input, 1);
+}
+
+TEST(Engine, MultiHeadSplitsColumnsAndConcatenatesContext) {
+  Scenario s;
+  s.input.source = InputSource::kRandn;
+  s.input.length = 4;
+  s.input.d_in = 6;
+  s.input.seed = 1;
+  s.projections.init = ProjectionInit::kRandn;
+  s.projections.d_out = 6;
+  s.projections.seed = 2;
+  s.projections.heads = 3;
+  const Stages st = RunScenario(s);
+  ASSERT_EQ(st.scores.size(), 3u);
+  // Head 1 uses columns 2..3 of Q and K, and writes columns 2..3 of the context.
+  const Matrix q1 = st.Q[0].middleCols(2, 2), k1 = st.K[0].middleCols(2, 2);
+  EXPECT_TRUE(MatrixNear("scores head 1", st.scores[1], q1 * k1.transpose(), 1e-6, 1e-6));
+  const Matrix ctx1 = st.weights[1] * st.V[0].middleCols(2, 2);
+  EXPECT_TRUE(MatrixNear("context head 1", st.context[0].middleCols(2, 2), ctx1, 1e-6, 1e-6));
+}
+
+}  // namespace
+}  // namespace attnlab

@@ -1,0 +1,194 @@
+// scenario_test.cpp: reading, validating and writing scenario@1. Every refusal names its field
+// and says what is wrong; these tests check the message, not just that something was thrown.
+#include "attnlab/scenario.h"
+
+#include "attnlab/presets.h"
+#include "test_util.h"
+
+namespace attnlab {
+namespace {
+
+const char* kJourney = R"({
+  "format": "attention-lab/scenario@1",
+  "input": {"source": "matrix", "values": [[0.43, 0.15, 0.89], [0.55, 0.87, 0.66]]},
+  "projections": {"init": "torch_rand", "d_out": 2, "seed": 123}
+})";
+
+// Parses kJourney with `from` replaced by `to`, expecting a refusal; returns its message.
+std::string ErrorOf(const std::string& json) {
+  try {
+    ParseScenario(json);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+std::string Edit(const std::string& from, const std::string& to) {
+  std::string s = kJourney;
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+TEST(ParseScenario, ReadsTheDefaults) {
+  const Scenario s = ParseScenario(kJourney);
+  EXPECT_EQ(s.input.source, InputSource::kMatrix);
+  EXPECT_EQ(s.input.values[0].rows(), 2);
+  EXPECT_EQ(s.projections.d_out, 2);
+  EXPECT_EQ(s.projections.seed, 123u);
+  EXPECT_EQ(s.projections.heads, 1);
+  EXPECT_TRUE(s.scaling.sqrt_dk);
+  EXPECT_EQ(s.scaling.multiplier, 1.0);
+  EXPECT_EQ(s.mask.kind, MaskKind::kNone);
+  EXPECT_EQ(s.normalization, Normalization::kSoftmax);
+  EXPECT_EQ(s.dropout.p, 0.0);
+  EXPECT_FALSE(s.dropout.seed.has_value());
+}
+
+TEST(ParseScenario, RefusesBadInputNamingTheField) {
+  struct Case {
+    std::string json, message;
+  };
+  const std::vector<Case> cases = {
+      {R"({"format": "attention-lab/scenario@1", "projections": {"init": "identity"}})",
+       "input: missing required field"},
+      {Edit("\"matrix\"", "\"image\""),
+       "input.source: unknown value \"image\" (expected one of: matrix, text, randn)"},
+      {Edit("[0.55, 0.87, 0.66]", "[0.55, 0.87]"),
+       "input.values[1]: has 2 entries but row 0 has 3 (ragged rows)"},
+      {Edit("0.87", "1e39"), "input.values[1][1]: is 1e+39, which is not finite in float32"},
+      {Edit("0.87", "\"nan\""), "input.values[1][1]: must be a number, not a string"},
+      {Edit("\"d_out\": 2", "\"d_out\": 2, \"heads\": 3"),
+       "projections.heads: 3 heads do not divide d_out = 2 (each head takes d_out / heads "
+       "columns)"},
+      {Edit("\"d_out\": 2", "\"d_out\": \"2\""),
+       "projections.d_out: must be a whole number, not a string"},
+      {Edit("\"d_out\": 2", "\"d_out\": 2.5"),
+       "projections.d_out: must be a whole number, not 2.5"},
+      {Edit("\"d_out\": 2", "\"d_out\": 0"),
+       "projections.d_out: must be between 1 and 1099511627776, got 0"},
+      {Edit("\"d_out\": 2, ", ""),
+       "projections.d_out: missing required field (init \"torch_rand\")"},
+      {Edit("\"seed\": 123", "\"seed\": 123, \"colour\": \"red\""),
+       "projections.colour: unknown field (expected one of: init, d_out, seed, order, bias, heads, "
+       "out_proj, W_query, W_key, W_value)"},
+      {Edit("\"input\"", "\"temperature\": 2, \"input\""),
+       "temperature: unknown field (expected one of: format, title, input, projections, scaling, "
+       "mask, normalization, dropout)"},
+      {Edit("\"seed\": 123", "\"seed\": 123, \"order\": [\"key\", \"key\", \"value\"]"),
+       "projections.order[1]: \"key\" appears twice; list query, key, value once each"},
+      {Edit("scenario@1", "scenario@2"),
+       "format: must be \"attention-lab/scenario@1\", got \"attention-lab/scenario@2\""},
+      {Edit("\"seed\": 123}", "\"seed\": 123}, \"dropout\": {\"p\": 1.0}"),
+       "dropout.p: must be in [0, 1), got 1.0"},
+      {Edit("\"seed\": 123}",
+            "\"seed\": 123}, \"mask\": {\"kind\": \"custom\", \"allowed\": [[1]]}"),
+       "mask.allowed: is 1 x 1 but must be T x T = 2 x 2"},
+      {Edit("\"seed\": 123}",
+            "\"seed\": 123}, \"mask\": {\"kind\": \"custom\", \"allowed\": [[1, 2], [1, 1]]}"),
+       "mask.allowed[0][1]: must be 0 or 1"},
+      {Edit("\"seed\": 123}", "\"seed\": 123}, \"mask\": {\"kind\": \"upper\"}"),
+       "mask.kind: unknown value \"upper\" (expected one of: none, causal, custom)"},
+      {Edit("\"seed\": 123}", "\"seed\": 123}, \"normalization\": \"softermax\""),
+       "normalization: unknown value \"softermax\" (expected one of: softmax, softmax_naive, sum, "
+       "mean)"},
+      {Edit("\"seed\": 123}", "\"seed\": 123}, \"scaling\": {\"sqrt_dk\": \"yes\"}"),
+       "scaling.sqrt_dk: must be true or false, not a string"},
+      {R"({"format": "attention-lab/scenario@1",
+           "input": {"source": "text", "text": "", "d_in": 3, "seed": 1},
+           "projections": {"init": "identity"}})",
+       "input.text: must not be empty"},
+      {R"({"format": "attention-lab/scenario@1",
+           "input": {"source": "text", "text": "   ", "d_in": 3, "seed": 1},
+           "projections": {"init": "identity"}})",
+       "input.text: has no tokens with the \"words\" tokenizer"},
+      {R"({"format": "attention-lab/scenario@1",
+           "input": {"source": "text", "text": "a b", "tokenizer": "bpe", "d_in": 3, "seed": 1},
+           "projections": {"init": "identity"}})",
+       "input.tokenizer: unknown value \"bpe\" (expected one of: words, words_and_spaces, chars)"},
+      {R"({"format": "attention-lab/scenario@1",
+           "input": {"source": "text", "text": "a b", "d_in": 0, "seed": 1},
+           "projections": {"init": "identity"}})",
+       "input.d_in: must be between 1 and 1099511627776, got 0"},
+      {R"({"format": "attention-lab/scenario@1",
+           "input": {"source": "randn", "length": 10000000, "d_in": 4, "seed": 1},
+           "projections": {"init": "identity"}})",
+       "input.length: T = 10000000 (B = 1, H = 1, d_in = 4, d_out = 4) needs about 1.49e+06 GiB, "
+       "more than the 2 GiB limit of a scenario"},
+      {R"({"format": "attention-lab/scenario@1",
+           "input": {"source": "matrix", "values": [[1, 2]]},
+           "projections": {"init": "identity", "out_proj": true}})",
+       "projections.out_proj: needs init \"linear\", not \"identity\""},
+      {R"({"format": "attention-lab/scenario@1",
+           "input": {"source": "matrix", "values": [[1, 2]]},
+           "projections": {"init": "identity", "d_out": 5}})",
+       "projections.d_out: is 5 but init \"identity\" needs d_out = d_in = 2"},
+      {R"({"format": "attention-lab/scenario@1",
+           "input": {"source": "matrix", "values": [[1, 2]]},
+           "projections": {"init": "matrix", "W_query": [[1], [2]], "W_key": [[1], [2]], "W_value": [[1, 0]]}})",
+       "projections.W_value: is 1 x 2 but must be d_in x d_out = 2 x 1"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(ErrorOf(c.json), c.message) << c.json;
+}
+
+TEST(ParseScenario, BrokenJsonGivesLineAndColumn) {
+  const std::string broken =
+      "{\n  \"format\": \"attention-lab/scenario@1\",\n  \"input\": {\"source\": matrix}\n}";
+  const std::string msg = ErrorOf(broken);
+  EXPECT_EQ(msg.rfind("JSON syntax error at line 3, column 23: ", 0), 0u) << msg;
+}
+
+TEST(ParseScenario, HugeSizeIsRefusedBeforeAllocating) {
+  // 10^12 tokens would need petabytes; the refusal must come from the estimate, not bad_alloc.
+  const std::string json = R"({"format": "attention-lab/scenario@1",
+      "input": {"source": "randn", "batch": 1000, "length": 1000000000, "d_in": 1000, "seed": 1},
+      "projections": {"init": "linear", "d_out": 1000}})";
+  try {
+    ParseScenario(json);
+    FAIL() << "accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.field(), "input.length");
+    EXPECT_NE(std::string(e.what()).find("2 GiB limit"), std::string::npos) << e.what();
+  }
+}
+
+TEST(WriteScenario, RoundTripsEveryPreset) {
+  for (const PresetInfo& p : Presets()) {
+    const Scenario a = ParseScenario(p.json);
+    const Scenario b = ParseScenario(WriteScenario(a));
+    EXPECT_TRUE(a == b) << p.id;
+  }
+}
+
+TEST(WriteScenario, RoundTripsEveryOption) {
+  Scenario s;
+  s.title = "all options";
+  s.input.source = InputSource::kText;
+  s.input.text = "a b -- c";
+  s.input.tokenizer = TokenizerKind::kChars;
+  s.input.d_in = 4;
+  s.input.seed = 18446744073709551615ull;  // torch.manual_seed(-1)
+  s.input.special_tokens = {"<pad>"};
+  s.projections.init = ProjectionInit::kLinear;
+  s.projections.d_out = 4;
+  s.projections.order = {Projection::kKey, Projection::kValue, Projection::kQuery};
+  s.projections.bias = true;
+  s.projections.out_proj = true;
+  s.projections.heads = 2;
+  s.scaling = {false, 0.37};
+  s.mask.kind = MaskKind::kCausal;
+  s.normalization = Normalization::kSum;
+  s.dropout = {0.25, 77};
+  const Scenario back = ParseScenario(WriteScenario(s));
+  EXPECT_TRUE(back == s) << WriteScenario(s);
+  EXPECT_EQ(back.input.seed, 18446744073709551615ull);
+}
+
+TEST(ParseScenario, NegativeSeedWrapsAsInPyTorch) {
+  const Scenario s = ParseScenario(Edit("\"seed\": 123", "\"seed\": -1"));
+  EXPECT_EQ(*s.projections.seed, 18446744073709551615ull);
+}
+
+}  // namespace
+}  // namespace attnlab

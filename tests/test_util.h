@@ -1,0 +1,81 @@
+// test_util.h: helpers shared by the tests: golden files and matrix comparisons that report
+// the largest difference.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "attnlab/tensor.h"
+
+namespace attnlab::test {
+
+inline nlohmann::json LoadGolden(const std::string& relative) {
+  const std::string path = std::string(ATTNLAB_GOLDEN_DIR) + "/" + relative;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("missing golden file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+/// A JSON number or one of "inf", "-inf", "nan" as a float.
+inline float JsonFloat(const nlohmann::json& j) {
+  if (j.is_string()) {
+    const std::string s = j.get<std::string>();
+    if (s == "inf") return INFINITY;
+    if (s == "-inf") return -INFINITY;
+    return NAN;
+  }
+  return static_cast<float>(j.get<double>());
+}
+
+inline Matrix JsonMatrix(const nlohmann::json& j) {
+  Matrix m(j.size(), j.empty() ? 0 : j[0].size());
+  for (size_t r = 0; r < j.size(); ++r)
+    for (size_t c = 0; c < j[r].size(); ++c) m(r, c) = JsonFloat(j[r][c]);
+  return m;
+}
+
+/// Compares actual with expected: equal non-finite values (inf with inf of the same sign, nan
+/// with nan), and |a - e| <= atol + rtol * |e| for the finite ones. On failure the message
+/// names the stage, the worst element and the largest difference.
+inline ::testing::AssertionResult MatrixNear(const std::string& what, const Matrix& actual,
+                                             const Matrix& expected, double atol, double rtol) {
+  if (actual.rows() != expected.rows() || actual.cols() != expected.cols())
+    return ::testing::AssertionFailure()
+           << what << ": shape " << actual.rows() << "x" << actual.cols() << ", expected "
+           << expected.rows() << "x" << expected.cols();
+  double worst = 0.0;
+  Eigen::Index wr = -1, wc = -1;
+  for (Eigen::Index r = 0; r < actual.rows(); ++r)
+    for (Eigen::Index c = 0; c < actual.cols(); ++c) {
+      const float a = actual(r, c), e = expected(r, c);
+      if (!std::isfinite(e) || !std::isfinite(a)) {
+        const bool same = (std::isnan(a) && std::isnan(e)) || a == e;
+        if (!same)
+          return ::testing::AssertionFailure()
+                 << what << "[" << r << "][" << c << "] = " << a << ", expected " << e;
+        continue;
+      }
+      const double excess = std::fabs(double(a) - e) - (atol + rtol * std::fabs(e));
+      if (excess > worst) {
+        worst = excess;
+        wr = r;
+        wc = c;
+      }
+    }
+  if (wr >= 0)
+    return ::testing::AssertionFailure()
+           << what << "[" << wr << "][" << wc << "] = " << actual(wr, wc) << ", expected "
+           << expected(wr, wc) << " (difference "
+           << std::fabs(double(actual(wr, wc)) - expected(wr, wc)) << ", tolerance " << atol
+           << " + " << rtol << " * |expected|)";
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace attnlab::test

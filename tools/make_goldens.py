@@ -1,0 +1,250 @@
+#!/usr/bin/python3
+"""Writes the golden files of tests/golden/ with real PyTorch (Debian's python3-torch).
+
+Run with Debian's interpreter, which has torch:   /usr/bin/python3 tools/make_goldens.py
+The tests read the committed goldens and never need torch.
+
+  tests/golden/rng.json         generator calls: seed, a sequence of calls, and every value
+                                they return (float32 as uint32 bit patterns: compared exactly)
+  tests/golden/variance.json    the variance experiment as torch computes it
+  tests/golden/scenarios/*.json one scenario each ({"scenario": ..., "expected": ...}), the
+                                expected stages printed by the scenario spec's oracle
+                                (torch_scenario.py, found with --oracle)
+
+usage: tools/make_goldens.py [--oracle DIR_OF_torch_scenario.py] [--out tests/golden]
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def bits(t):
+    a = t.detach().contiguous().numpy()
+    if a.dtype == np.float32:
+        return a.view(np.uint32).ravel().tolist()
+    return a.ravel().tolist()
+
+
+# --------------------------------------------------------------------------------------------
+# Generator calls. Each case: a seed, then a list of calls made in order on the same generator
+# (so the randn cache and the word stream carry over between them, as in a notebook).
+# --------------------------------------------------------------------------------------------
+def run_call(c):
+    op = c["op"]
+    if op == "rand":
+        return bits(torch.rand(c["n"]))
+    if op == "uniform":
+        return bits(torch.empty(c["n"]).uniform_(c["low"], c["high"]))
+    if op == "randn":
+        return bits(torch.randn(c["n"]))
+    if op == "normal":
+        return bits(torch.empty(c["n"]).normal_(c["mean"], c["std"]))
+    if op == "randint":
+        return bits(torch.randint(c["low"], c["high"], (c["n"],)))
+    if op == "bernoulli":
+        return bits(torch.empty(c["n"]).bernoulli_(c["p"]))
+    if op == "linear":
+        lin = torch.nn.Linear(c["in"], c["out"], bias=c["bias"])
+        out = bits(lin.weight)
+        if c["bias"]:
+            out += bits(lin.bias)
+        return out
+    if op == "embedding":
+        return bits(torch.nn.Embedding(c["num"], c["dim"]).weight)
+    if op == "dropout":  # dropout of torch.rand(n) drawn just before, in training mode
+        x = torch.rand(c["n"])
+        d = torch.nn.Dropout(c["p"])
+        d.train()
+        return bits(d(x))
+    raise ValueError(op)
+
+
+def rng_cases():
+    cases = []
+    seeds = [0, 1, 42, 123, 1337, 2**32 + 7]
+    for s in seeds:
+        for n in range(1, 41):
+            cases.append({"seed": s, "calls": [{"op": "rand", "n": n}]})
+            cases.append({"seed": s, "calls": [{"op": "randn", "n": n}]})
+        cases.append({"seed": s, "calls": [{"op": "randn", "n": k} for k in (3, 1, 2, 17, 1, 5, 33)]})
+        cases.append({"seed": s, "calls": [{"op": "normal", "n": n, "mean": m, "std": sd}
+                                           for n in (6, 21, 48) for (m, sd) in ((0.5, 0.02), (-1.0, 3.0))]})
+        cases.append({"seed": s, "calls": [{"op": "uniform", "n": 30, "low": -0.7, "high": 0.3}]})
+        for (i, o, b) in ((3, 2, False), (3, 2, True), (5, 7, True), (32, 16, False), (768, 64, True)):
+            cases.append({"seed": s, "calls": [{"op": "linear", "in": i, "out": o, "bias": b}]})
+        cases.append({"seed": s, "calls": [{"op": "linear", "in": 3, "out": 2, "bias": False}] * 3})
+        for (v, d) in ((9, 3), (7, 3), (4, 3), (50, 16)):
+            cases.append({"seed": s, "calls": [{"op": "embedding", "num": v, "dim": d}]})
+        for p in (0.5, 0.1, 0.2):
+            cases.append({"seed": s, "calls": [{"op": "dropout", "n": 36, "p": p}]})
+        cases.append({"seed": s, "calls": [{"op": "bernoulli", "n": 20, "p": 0.3}]})
+        cases.append({"seed": s, "calls": [{"op": "randint", "low": 0, "high": 10, "n": 6},
+                                           {"op": "randint", "low": -5, "high": 2**40, "n": 7}]})
+    cases.append({"seed": -1, "calls": [{"op": "rand", "n": 4}]})
+    for c in cases:
+        torch.manual_seed(c["seed"])
+        c["expected"] = [run_call(call) for call in c["calls"]]
+    return cases
+
+
+# --------------------------------------------------------------------------------------------
+# The variance experiment, as experiments.h defines it.
+# --------------------------------------------------------------------------------------------
+def variance_cases():
+    out = []
+    for (dims, trials, seed) in (([5, 100], 1000, 0), ([1, 2, 16, 64], 500, 123)):
+        rows = []
+        for d in dims:
+            torch.manual_seed(seed)
+            q = torch.randn(trials, d)
+            k = torch.randn(trials, d)
+            dots = (q * k).sum(-1).double()
+            rows.append({"d": d, "var_unscaled": dots.var(unbiased=False).item(),
+                         "var_scaled": (dots / math.sqrt(d)).var(unbiased=False).item()})
+        out.append({"dims": dims, "trials": trials, "seed": seed, "expected": rows})
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Scenarios: the presets plus a spread of every init, mask, normalization, heads, batch and
+# dropout setting.
+# --------------------------------------------------------------------------------------------
+F = "attention-lab/scenario@1"
+JOURNEY = [[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64],
+           [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]]
+
+
+def spread():
+    s = {}
+    s["simplified-identity"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "identity"}, "scaling": {"sqrt_dk": False}}
+    s["batch2-randn-heads2-causal-naive"] = {
+        "format": F,
+        "input": {"source": "matrix", "values": [JOURNEY[:4], [[r[2], r[0], r[1]] for r in JOURNEY[2:]]]},
+        "projections": {"init": "randn", "d_out": 4, "seed": 7, "heads": 2},
+        "mask": {"kind": "causal"}, "normalization": "softmax_naive"}
+    s["text-words-linear-bias-outproj-custom"] = {
+        "format": F,
+        "input": {"source": "text", "text": "Your journey starts with one step, doesn't it?",
+                  "tokenizer": "words", "d_in": 6, "seed": 3},
+        "projections": {"init": "linear", "d_out": 4, "seed": 3, "bias": True, "out_proj": True,
+                        "heads": 2},
+        "mask": {"kind": "custom", "allowed": [[1 if (i + j) % 3 != 1 or i == j else 0
+                                                for j in range(12)] for i in range(12)]}}
+    s["text-chars-randn-sum-mult"] = {
+        "format": F,
+        "input": {"source": "text", "text": "hello, attention", "tokenizer": "chars", "d_in": 3,
+                  "seed": 11},
+        "projections": {"init": "randn", "d_out": 3, "seed": None},
+        "scaling": {"sqrt_dk": False, "multiplier": 3.5}, "normalization": "sum"}
+    s["randn-batch2-linear-dropout-causal"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 5, "d_in": 4, "seed": 5},
+        "projections": {"init": "linear", "d_out": 4, "seed": None},
+        "mask": {"kind": "causal"}, "dropout": {"p": 0.5, "seed": 123}}
+    s["randn-t20-heads4-dropout-continue"] = {
+        "format": F, "input": {"source": "randn", "length": 20, "d_in": 16, "seed": 2024},
+        "projections": {"init": "linear", "d_out": 16, "seed": 99, "heads": 4},
+        "scaling": {"multiplier": 0.25}, "dropout": {"p": 0.1, "seed": None}}
+    s["naive-overflow"] = {
+        "format": F, "input": {"source": "matrix", "values": [[30.0, -2.0], [25.0, 40.0], [-30.0, 12.0]]},
+        "projections": {"init": "identity"}, "scaling": {"sqrt_dk": True, "multiplier": 100.0},
+        "normalization": "softmax_naive"}
+    s["stable-softmax-large"] = dict(s["naive-overflow"], normalization="softmax")
+    s["order-value-query-key"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "torch_rand", "d_out": 2, "seed": 123,
+                        "order": ["value", "query", "key"]}}
+    s["custom-mask-empty-row"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY[:3]},
+        "projections": {"init": "torch_rand", "d_out": 2, "seed": 1},
+        "mask": {"kind": "custom", "allowed": [[1, 0, 1], [0, 0, 0], [1, 1, 1]]}}
+    s["mean-custom"] = {
+        "format": F, "input": {"source": "randn", "length": 4, "d_in": 2, "seed": 42},
+        "projections": {"init": "identity"}, "normalization": "mean",
+        "mask": {"kind": "custom", "allowed": [[1, 1, 0, 0], [0, 1, 0, 1], [1, 1, 1, 1], [0, 0, 0, 1]]}}
+    s["text-specials-negative-seed"] = {
+        "format": F,
+        "input": {"source": "text", "text": "the cat sat on the mat", "tokenizer": "words_and_spaces",
+                  "d_in": 4, "seed": -1, "special_tokens": ["<pad>"]},
+        "projections": {"init": "torch_rand", "d_out": 3, "seed": -5}}
+    s["matrix-W"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY, "tokens": list("abcdef")},
+        "projections": {"init": "matrix", "d_out": 2,
+                        "W_query": [[0.5, -1.0], [0.25, 0.0], [1.0, 2.0]],
+                        "W_key": [[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]],
+                        "W_value": [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]]},
+        "mask": {"kind": "causal"}}
+    s["randn-t40-randnW"] = {
+        "format": F, "input": {"source": "randn", "length": 40, "d_in": 8, "seed": 8},
+        "projections": {"init": "randn", "d_out": 8, "seed": None}, "mask": {"kind": "causal"}}
+    s["linear-bias-outproj-dropout"] = {
+        "format": F, "input": {"source": "randn", "batch": 3, "length": 6, "d_in": 5, "seed": 0},
+        "projections": {"init": "linear", "d_out": 6, "seed": 12, "bias": True, "out_proj": True,
+                        "heads": 3},
+        "dropout": {"p": 0.2, "seed": 9}}
+    s["karpathy-head-scaled-dropout"] = {
+        "format": F, "input": {"source": "randn", "batch": 4, "length": 8, "d_in": 32, "seed": 1337},
+        "projections": {"init": "linear", "d_out": 16, "order": ["key", "query", "value"]},
+        "mask": {"kind": "causal"}, "dropout": {"p": 0.3, "seed": None}}
+    s["mean-none"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "torch_rand", "d_out": 2, "seed": 123}, "normalization": "mean"}
+    s["sum-causal-heads2"] = {
+        "format": F, "input": {"source": "randn", "length": 7, "d_in": 4, "seed": 31},
+        "projections": {"init": "torch_rand", "d_out": 4, "seed": 4, "heads": 2},
+        "mask": {"kind": "causal"}, "normalization": "sum"}
+    return s
+
+
+def scenario_cases(oracle_dir):
+    sys.path.insert(0, oracle_dir)
+    import torch_scenario  # the spec's executable oracle
+    cases = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "assets", "presets", "*.json"))):
+        with open(path) as f:
+            cases["preset-" + os.path.basename(path)[:-5]] = json.load(f)
+    cases.update(spread())
+    out = {}
+    for name, scn in cases.items():
+        res = torch_scenario.run(json.loads(json.dumps(scn)))
+        out[name] = {"scenario": scn,
+                     "expected": {k: torch_scenario.to_json(v) for k, v in res.items()}}
+    return out
+
+
+def write(path, obj):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(obj, f, separators=(",", ":"))
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--oracle", default=os.path.join(ROOT, "..", "shared", "spec", "reference"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "tests", "golden"))
+    a = ap.parse_args()
+    torch.set_grad_enabled(False)
+    write(os.path.join(a.out, "rng.json"), {"torch": torch.__version__, "cases": rng_cases()})
+    write(os.path.join(a.out, "variance.json"), {"torch": torch.__version__, "cases": variance_cases()})
+    for old in glob.glob(os.path.join(a.out, "scenarios", "*.json")):
+        os.remove(old)
+    for name, case in scenario_cases(a.oracle).items():
+        case["torch"] = torch.__version__
+        write(os.path.join(a.out, "scenarios", name + ".json"), case)
+    print("goldens written to", a.out, "with torch", torch.__version__)
+
+
+if __name__ == "__main__":
+    main()
