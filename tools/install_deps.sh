@@ -8,8 +8,12 @@ packages=(
   g++ make cmake pkg-config
   # core and command line
   libeigen3-dev nlohmann-json3-dev libcli11-dev
-  # tests and benchmarks
-  libgtest-dev libbenchmark-dev
+  # figures: PNG writing and TrueType text (stb), the font
+  libstb-dev fonts-dejavu-core
+  # the window: Dear ImGui 1.86 (GLFW + OpenGL3 backends), GLFW, glad 2 (loader made at build time)
+  libimgui-dev libglfw3-dev python3-glad libgl-dev
+  # tests and benchmarks; the GUI tests run under a virtual X server with Mesa's llvmpipe
+  libgtest-dev libbenchmark-dev xvfb xauth libgl1-mesa-dri
 )
 
 missing=()
