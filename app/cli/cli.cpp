@@ -5,6 +5,9 @@
 //   attention-lab presets                                    one line per preset: id, title
 //   attention-lab variance --dims 5,100 --trials 20000 --seed 0
 //   attention-lab show SCENARIO.json|PRESET_ID [--stage S]   stages printed as PyTorch does
+//   attention-lab export SCENARIO.json|PRESET_ID --stage S [--head H] [--batch B]
+//                [--colormap NAME] [--scale N] [--values auto|on|off] [--format png|csv|npy]
+//                -o OUT.png    (or --all -o DIR: every stage, head and batch)
 #include "cli/cli.h"
 
 #include <CLI/CLI.hpp>
@@ -15,6 +18,7 @@
 #include <sstream>
 
 #include "attnlab/experiments.h"
+#include "attnlab/figure.h"
 #include "attnlab/file_io.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/presets.h"
@@ -58,6 +62,75 @@ void WriteOutput(const std::string& path, const std::string& text) {
 int Dump(const std::string& input, const std::string& out) {
   const Stages stages = RunScenario(LoadScenarioArg(input));
   WriteOutput(out, DumpStages(stages));
+  return 0;
+}
+
+struct ExportArgs {
+  std::string input, out, stage, colormap, values = "auto", format;
+  int64_t head = 0, batch = 0;
+  int scale = 1;
+  bool all = false;
+};
+
+int Export(const ExportArgs& a) {
+  FigureOptions opt;
+  opt.scale = a.scale;
+  if (a.scale < 1 || a.scale > 8)
+    throw UsageError("--scale " + std::to_string(a.scale) + " is outside 1..8");
+  if (!a.colormap.empty()) {
+    try {
+      FindColormap(a.colormap);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--colormap: ") + e.what());
+    }
+    opt.colormap = a.colormap;
+  }
+  if (a.values == "auto")
+    opt.values = ValuesMode::kAuto;
+  else if (a.values == "on")
+    opt.values = ValuesMode::kOn;
+  else if (a.values == "off")
+    opt.values = ValuesMode::kOff;
+  else
+    throw UsageError("--values \"" + a.values + "\" is not one of auto, on, off");
+  // The format: --format, else the output's extension, else PNG.
+  std::string fmt = a.format;
+  if (fmt.empty()) {
+    const std::string ext = std::filesystem::path(a.out).extension().string();
+    fmt = ext == ".csv" ? "csv" : ext == ".npy" ? "npy" : "png";
+  }
+  ExportFormat format;
+  if (fmt == "png")
+    format = ExportFormat::kPng;
+  else if (fmt == "csv")
+    format = ExportFormat::kCsv;
+  else if (fmt == "npy")
+    format = ExportFormat::kNpy;
+  else
+    throw UsageError("--format \"" + fmt + "\" is not one of png, csv, npy");
+  if (!a.all && a.stage.empty()) throw UsageError("--stage is required (or --all)");
+  if (a.all && !a.stage.empty()) throw UsageError("--stage and --all exclude each other");
+  std::optional<Stage> stage;
+  if (!a.all) {
+    stage = ParseStage(a.stage);
+    if (!stage) {
+      std::string known;
+      for (Stage s : AllStages()) known += (known.empty() ? "" : ", ") + std::string(StageName(s));
+      throw UsageError("--stage \"" + a.stage + "\" is not a stage (" + known + ")");
+    }
+  }
+  const Scenario scenario = LoadScenarioArg(a.input);
+  const Stages stages = RunScenario(scenario);
+  try {
+    if (a.all) {
+      for (const std::string& p : ExportAll(stages, scenario, opt, format, a.out))
+        std::cout << p << "\n";
+    } else {
+      ExportView(ExtractStage(stages, scenario, *stage, a.head, a.batch), opt, format, a.out);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   return 0;
 }
 
@@ -140,8 +213,8 @@ int Show(const std::string& input, const std::string& stage) {
 }  // namespace
 
 bool IsSubcommand(const std::string& arg) {
-  return arg == "dump" || arg == "presets" || arg == "variance" || arg == "show" || arg == "-h" ||
-         arg == "--help";
+  return arg == "dump" || arg == "presets" || arg == "variance" || arg == "show" ||
+         arg == "export" || arg == "-h" || arg == "--help";
 }
 
 int Run(int argc, char** argv) {
@@ -171,6 +244,19 @@ int Run(int argc, char** argv) {
   show->add_option("scenario", input, "Scenario file (.json) or preset id")->required();
   show->add_option("--stage", stage, "Only this stage (X, W_query, scores, weights, context, ...)");
 
+  ExportArgs ex;
+  CLI::App* exp = app.add_subcommand("export", "Render a stage's heatmap to PNG (or CSV / NPY)");
+  exp->add_option("scenario", ex.input, "Scenario file (.json) or preset id")->required();
+  exp->add_option("--stage", ex.stage, "scores, mask, logits, weights, weights_dropped or context");
+  exp->add_option("--head", ex.head, "Head (per-head stages), from 0");
+  exp->add_option("--batch", ex.batch, "Batch entry, from 0");
+  exp->add_option("--colormap", ex.colormap, "viridis, magma, gray, coolwarm or rdbu");
+  exp->add_option("--scale", ex.scale, "Size multiplier 1..8 (2 for slides)");
+  exp->add_option("--values", ex.values, "Print cell values: auto (T <= 12), on, off");
+  exp->add_option("--format", ex.format, "png, csv or npy (default: from the output's extension)");
+  exp->add_flag("--all", ex.all, "Every stage, head and batch into the folder given by -o");
+  exp->add_option("-o,--output", ex.out, "Output file (or folder with --all)")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -186,9 +272,12 @@ int Run(int argc, char** argv) {
     if (*presets) return ListPresets();
     if (*variance) return Variance(dims, trials, seed, var_out);
     if (*show) return Show(input, stage);
+    if (*exp) return Export(ex);
   } catch (const UsageError& e) {
     std::cerr << "attention-lab: error: " << e.what() << "\n";
   } catch (const ScenarioError& e) {
+    std::cerr << "attention-lab: error: " << e.what() << "\n";
+  } catch (const FontError& e) {
     std::cerr << "attention-lab: error: " << e.what() << "\n";
   } catch (const FileError& e) {
     std::cerr << "attention-lab: error: " << e.what() << "\n";

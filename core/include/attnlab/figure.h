@@ -38,10 +38,10 @@ struct StageView {
   Matrix values;                        ///< T x T (context: T x d_out)
   std::vector<std::string> row_labels;  ///< T query tokens
   std::vector<std::string> col_labels;  ///< T key tokens (context: "d0".."d{d_out-1}")
-  MaskMatrix masked;                    ///< 1 where the cell is masked (drawn hatched); may be empty
-  bool diverging = false;               ///< signed data: a diverging colormap centred on zero
-  std::string title;                    ///< e.g. "weights, head 0, batch 0 (scaled, multiplier 1)"
-  std::string row_axis, col_axis;       ///< "query", "key" (context: "query", "dimension")
+  MaskMatrix masked;               ///< 1 where the cell is masked (drawn hatched); may be empty
+  bool diverging = false;          ///< signed data: a diverging colormap centred on zero
+  std::string title;               ///< e.g. "weights, head 0, batch 0 (scaled, multiplier 1)"
+  std::string row_axis, col_axis;  ///< "query", "key" (context: "query", "dimension")
 };
 
 /// The view of `stage` for `head` (per-head stages only) and `batch` of a run of `scenario`.
@@ -49,6 +49,11 @@ struct StageView {
 /// 2 heads (0..1)", "weights_dropped needs dropout p > 0").
 StageView ExtractStage(const Stages& stages, const Scenario& scenario, Stage stage, int64_t head,
                        int64_t batch);
+
+/// The value range a view's colours span, the same on screen and in figures: [0, 1] for the
+/// mask, [0, max(1, largest weight)] for weights on a sequential map (so a temperature change
+/// shows as brighter or darker cells), symmetric [-a, a] around zero for diverging data.
+ValueRange FigureRange(const StageView& view);
 
 /// When cell values are printed: auto prints them when the grid is at most 12 x 12.
 enum class ValuesMode { kAuto, kOn, kOff };
