@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "attnlab/figure.h"
 #include "attnlab/file_io.h"
+#include "attnlab/presets.h"
 #include "test_util.h"
 
 namespace attnlab {
@@ -86,6 +88,22 @@ TEST_F(Cli, DumpScenarioFile) {
   EXPECT_EQ(j["logits"][0][0][0][2], "-inf");
 }
 
+TEST_F(Cli, ExportWritesThePngTheLibraryRenders) {
+  const Result r = RunCli("export dog-attacks-cat --stage weights --scale 2 -o " + Path("w.png"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario s = LoadPreset("dog-attacks-cat");
+  const std::string want = EncodePng(RenderFigure(
+      ExtractStage(RunScenario(s), s, Stage::kWeights, 0, 0), {"", 2, ValuesMode::kAuto}));
+  EXPECT_TRUE(ReadFile(Path("w.png")) == want);  // the command line adds nothing of its own
+  const Result csv = RunCli("export raschka-journey --stage context -o " + Path("c.csv"));
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(ReadFile(Path("c.csv")).substr(0, 13), "query,d0,d1\nY");
+  const Result all = RunCli("export karpathy-trick --all -o " + Path("all"));
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_TRUE(fs::exists(Path("all/weights_b3.png")));
+  EXPECT_TRUE(fs::exists(Path("all/mask.png")));
+}
+
 TEST_F(Cli, VarianceJson) {
   const Result r = RunCli("variance --dims 5,100 --trials 20000 --seed 0");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -121,6 +139,21 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
       {"variance --dims 0", "dims: 0 is not a dimension"},
       {"variance --trials 1", "trials: must be at least 2"},
       {"frobnicate", "frobnicate"},
+      {"export raschka-journey --stage attention -o " + out,
+       "--stage \"attention\" is not a stage (scores, mask, logits, weights, weights_dropped, "
+       "context)"},
+      {"export raschka-journey --stage weights --head 2 -o " + out,
+       "head 2 is out of range: the scenario has 1 head (0)"},
+      {"export karpathy-head --stage weights --batch 4 -o " + out,
+       "batch 4 is out of range: the scenario has a batch of 4 (0..3)"},
+      {"export raschka-journey --stage weights_dropped -o " + out,
+       "weights_dropped needs dropout p > 0"},
+      {"export raschka-journey --stage weights --colormap jet -o " + out,
+       "--colormap: unknown colormap \"jet\""},
+      {"export raschka-journey --stage weights --scale 0 -o " + out, "--scale 0 is outside 1..8"},
+      {"export raschka-journey --stage weights -o /nonexistent-dir/w.png",
+       "/nonexistent-dir/w.png: cannot write (No such file or directory)"},
+      {"export raschka-journey -o " + out, "--stage is required (or --all)"},
   };
   for (const Case& c : cases) {
     const Result r = RunCli(c.args);

@@ -386,7 +386,7 @@ ValueRange FigureRange(const StageView& view) {
   return AutoRange(view.values, view.diverging);
 }
 
-Image RenderFigure(const StageView& view, const FigureOptions& options) {
+Image RenderFigure(const StageView& view, const FigureOptions& options, FigureLayout* layout) {
   if (options.scale < 1 || options.scale > 8)
     throw std::invalid_argument("scale " + std::to_string(options.scale) + " is outside 1..8");
   const Colormap& cmap =
@@ -452,6 +452,10 @@ Image RenderFigure(const StageView& view, const FigureOptions& options) {
                               grid_y + bar_h + (any_masked || any_nan ? 44 * s : 0)) +
                      pad;
 
+  if (layout) {
+    *layout = FigureLayout{grid_x,          grid_y, cell,     rows,     cols,   bar_x,      grid_y,
+                           m.bar_width * s, bar_h,  row_step, col_step, rotate, show_values};
+  }
   Image im;
   im.width = width;
   im.height = height;

@@ -70,6 +70,16 @@ struct Image {
   std::vector<uint8_t> rgb;
 };
 
+/// Where RenderFigure put things, in pixels (for tests and for mapping a click to a cell).
+struct FigureLayout {
+  int grid_x = 0, grid_y = 0, cell = 0;  ///< top-left of the grid; cell side
+  int rows = 0, cols = 0;
+  int bar_x = 0, bar_y = 0, bar_w = 0, bar_h = 0;  ///< the colorbar (top = high end)
+  int row_label_step = 1, col_label_step = 1;      ///< every n-th label drawn
+  bool col_labels_rotated = false;
+  bool values_shown = false;
+};
+
 /// A font could not be found or read; what() says where it looked and which package to install.
 class FontError : public std::runtime_error {
  public:
@@ -80,7 +90,8 @@ class FontError : public std::runtime_error {
 /// in well under 2 s. Errors: FontError when no TrueType font is found (DejaVu Sans from
 /// fonts-dejavu-core, or the file named by $ATTNLAB_FONT); std::invalid_argument for an unknown
 /// colormap or a scale outside 1..8.
-Image RenderFigure(const StageView& view, const FigureOptions& options);
+Image RenderFigure(const StageView& view, const FigureOptions& options,
+                   FigureLayout* layout = nullptr);
 
 /// PNG bytes of an image (stb_image_write).
 std::string EncodePng(const Image& image);

@@ -1,0 +1,224 @@
+// figure_test.cpp: exported figures, checked by their pixels: size and layout, cell colours
+// equal to the shared colormap, masked cells hatched, colorbar ends, text in the label margins,
+// thinned labels at T = 2048, and one golden image per preset (compared with a tolerance, since
+// a different build of the DejaVu font may move a few text pixels). Set ATTNLAB_UPDATE_GOLDENS=1
+// to rewrite the golden images after a deliberate change of the figure design.
+#include "attnlab/figure.h"
+
+#include <stb_image.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "attnlab/file_io.h"
+#include "attnlab/presets.h"
+#include "test_util.h"
+
+namespace attnlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+Rgb Pixel(const Image& im, int x, int y) {
+  const uint8_t* p = &im.rgb[(static_cast<size_t>(y) * im.width + x) * 3];
+  return {p[0], p[1], p[2]};
+}
+
+Image Decode(const std::string& png) {
+  int w, h, n;
+  unsigned char* data = stbi_load_from_memory(reinterpret_cast<const unsigned char*>(png.data()),
+                                              static_cast<int>(png.size()), &w, &h, &n, 3);
+  Image im;
+  if (!data) return im;
+  im.width = w;
+  im.height = h;
+  im.rgb.assign(data, data + static_cast<size_t>(w) * h * 3);
+  stbi_image_free(data);
+  return im;
+}
+
+StageView View(const std::string& preset, Stage stage, int64_t head = 0, int64_t batch = 0) {
+  const Scenario s = LoadPreset(preset);
+  return ExtractStage(RunScenario(s), s, stage, head, batch);
+}
+
+// Counts non-white pixels in a rectangle: text was drawn there.
+int Ink(const Image& im, int x0, int y0, int x1, int y1) {
+  int n = 0;
+  for (int y = std::max(0, y0); y < std::min(im.height, y1); ++y)
+    for (int x = std::max(0, x0); x < std::min(im.width, x1); ++x)
+      n += !(Pixel(im, x, y) == Rgb{255, 255, 255});
+  return n;
+}
+
+TEST(RenderFigure, CellsUseTheSharedColormapAndTheMaskIsHatched) {
+  const StageView v = View("karpathy-head", Stage::kWeights);
+  FigureLayout lay;
+  const Image im = RenderFigure(v, {}, &lay);
+  EXPECT_EQ(lay.rows, 8);
+  EXPECT_EQ(lay.cols, 8);
+  ASSERT_GE(lay.cell, 20);
+  const ValueRange range = FigureRange(v);
+  EXPECT_EQ(range.lo, 0.0f);
+  EXPECT_EQ(range.hi, 1.0f);
+  const Colormap& cmap = DefaultColormap(false);
+  // An allowed cell, sampled near its corner (away from the printed value and the grid lines).
+  const int x = lay.grid_x + 2 * lay.cell + 3, y = lay.grid_y + 5 * lay.cell + 3;
+  EXPECT_EQ(Pixel(im, x, y), cmap.lut[LutIndex(v.values(5, 2), range)]);
+  // A masked cell (row 1, column 6): the hatch, pixel by pixel, never a colormap colour.
+  for (int dy = 3; dy < lay.cell - 3; ++dy)
+    for (int dx = 3; dx < lay.cell - 3; ++dx) {
+      const int mx = lay.grid_x + 6 * lay.cell + dx, my = lay.grid_y + 1 * lay.cell + dy;
+      ASSERT_EQ(Pixel(im, mx, my), MaskedColorAt(mx, my));
+    }
+  // Colorbar: high end at the top, low end at the bottom.
+  EXPECT_EQ(Pixel(im, lay.bar_x + 5, lay.bar_y), cmap.lut[255]);
+  EXPECT_EQ(Pixel(im, lay.bar_x + 5, lay.bar_y + lay.bar_h - 1), cmap.lut[0]);
+  // Text in the margins: the title, the row labels, the column labels, the tick labels.
+  EXPECT_GT(Ink(im, 0, 0, im.width, lay.grid_y - 4), 200);
+  EXPECT_GT(Ink(im, lay.grid_x - 40, lay.grid_y, lay.grid_x - 2, lay.grid_y + 8 * lay.cell), 100);
+  EXPECT_GT(
+      Ink(im, lay.grid_x, lay.grid_y + 8 * lay.cell + 2, lay.grid_x + 8 * lay.cell, im.height),
+      100);
+  EXPECT_GT(Ink(im, lay.bar_x + lay.bar_w + 2, lay.bar_y, im.width, lay.bar_y + lay.bar_h), 100);
+  EXPECT_TRUE(lay.values_shown);
+}
+
+TEST(RenderFigure, DivergingStagesAreCentredOnZero) {
+  const StageView v = View("raschka-journey", Stage::kScores);
+  EXPECT_TRUE(v.diverging);
+  const ValueRange r = FigureRange(v);
+  EXPECT_EQ(r.lo, -r.hi);
+  FigureLayout lay;
+  const Image im = RenderFigure(v, {}, &lay);
+  const Colormap& cmap = DefaultColormap(true);
+  EXPECT_EQ(Pixel(im, lay.grid_x + 3, lay.grid_y + 3), cmap.lut[LutIndex(v.values(0, 0), r)]);
+  const Rgb zero = Pixel(im, lay.bar_x + 5, lay.bar_y + lay.bar_h / 2);  // the value 0
+  EXPECT_TRUE(zero == cmap.lut[127] || zero == cmap.lut[128]);
+}
+
+TEST(RenderFigure, NanCellsAreMagenta) {
+  Scenario s = LoadPreset("raschka-journey");
+  s.scaling.multiplier = 1e6;
+  s.normalization = Normalization::kSoftmaxNaive;  // overflow: inf / inf
+  const StageView v = ExtractStage(RunScenario(s), s, Stage::kWeights, 0, 0);
+  ASSERT_TRUE(std::isnan(v.values(1, 1)));
+  FigureLayout lay;
+  const Image im = RenderFigure(v, {}, &lay);
+  EXPECT_EQ(Pixel(im, lay.grid_x + lay.cell + 3, lay.grid_y + lay.cell + 3), kNanColor);
+}
+
+TEST(RenderFigure, LargeGridsUseOnePixelPerCellAndThinTheLabels) {
+  Scenario s;
+  s.input.source = InputSource::kRandn;
+  s.input.length = 2048;
+  s.input.d_in = 8;
+  s.projections.init = ProjectionInit::kIdentity;
+  s.mask.kind = MaskKind::kCausal;
+  const StageView v = ExtractStage(RunScenario(s), s, Stage::kLogits, 0, 0);
+  FigureLayout lay;
+  const Image im = RenderFigure(v, {}, &lay);
+  EXPECT_EQ(lay.cell, 1);
+  EXPECT_GE(im.width, 2048);
+  EXPECT_GE(lay.row_label_step, 10);  // labels at least a line apart, not 2048 on top of each other
+  EXPECT_TRUE(lay.col_labels_rotated);
+  EXPECT_FALSE(lay.values_shown);
+}
+
+TEST(RenderFigure, ScaleDoublesEverything) {
+  const StageView v = View("raschka-journey", Stage::kWeights);
+  FigureLayout a, b;
+  const Image one = RenderFigure(v, {}, &a);
+  const Image two = RenderFigure(v, {"", 2, ValuesMode::kAuto}, &b);
+  EXPECT_EQ(b.cell, 2 * a.cell);
+  EXPECT_NEAR(two.width, 2 * one.width, 8);
+  EXPECT_THROW(RenderFigure(v, {"", 9, ValuesMode::kAuto}), std::invalid_argument);
+  EXPECT_THROW(RenderFigure(v, {"jet", 1, ValuesMode::kAuto}), std::invalid_argument);
+}
+
+TEST(ExtractStage, RefusesWhatTheScenarioDoesNotHave) {
+  const Scenario s = LoadPreset("raschka-journey");
+  const Stages st = RunScenario(s);
+  auto message = [&](Stage stage, int64_t h, int64_t b) {
+    try {
+      ExtractStage(st, s, stage, h, b);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(message(Stage::kWeights, 1, 0), "head 1 is out of range: the scenario has 1 head (0)");
+  EXPECT_EQ(message(Stage::kWeights, 0, 2),
+            "batch 2 is out of range: the scenario has a batch of 1 (0..0)");
+  EXPECT_EQ(message(Stage::kWeightsDropped, 0, 0),
+            "weights_dropped needs dropout p > 0 (this scenario has none)");
+}
+
+TEST(StageData, CsvAndNpyHoldTheMatrix) {
+  const StageView v = View("raschka-journey", Stage::kScores);
+  const std::string csv = StageCsv(v);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "query,Your,journey,starts,with,one,step");
+  EXPECT_EQ(csv.substr(csv.find('\n') + 1, 5), "Your,");
+  const std::string npy = StageNpy(v);
+  EXPECT_EQ(npy.substr(0, 6), "\x93NUMPY");
+  const size_t header =
+      static_cast<unsigned char>(npy[8]) | (static_cast<unsigned char>(npy[9]) << 8);
+  EXPECT_EQ((10 + header) % 64, 0u);
+  EXPECT_NE(npy.find("'shape': (6, 6)"), std::string::npos);
+  ASSERT_EQ(npy.size(), 10 + header + 36 * 4);
+  float first;
+  std::memcpy(&first, npy.data() + 10 + header, 4);
+  EXPECT_EQ(first, v.values(0, 0));
+}
+
+TEST(ExportAll, OneFilePerStageHeadAndBatch) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnlab_export_all_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  Scenario s = LoadPreset("karpathy-head");  // B = 4, H = 1
+  s.dropout.p = 0.1;
+  const std::vector<std::string> files =
+      ExportAll(RunScenario(s), s, {}, ExportFormat::kCsv, dir.string());
+  // scores, logits, weights, weights_dropped, context: 4 batches each; mask: one.
+  EXPECT_EQ(files.size(), 21u);
+  EXPECT_TRUE(fs::exists(dir / "weights_dropped_b3.csv"));
+  EXPECT_TRUE(fs::exists(dir / "mask.csv"));
+  fs::remove_all(dir);
+}
+
+class GoldenFigure : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenFigure, MatchesTheCommittedImage) {
+  const std::string path =
+      std::string(ATTNLAB_GOLDEN_DIR) + "/figures/" + GetParam() + "-weights.png";
+  const Image im = RenderFigure(View(GetParam(), Stage::kWeights), {});
+  if (std::getenv("ATTNLAB_UPDATE_GOLDENS")) {
+    fs::create_directories(fs::path(path).parent_path());
+    WriteFileAtomic(path, EncodePng(im));
+  }
+  const Image want = Decode(ReadFile(path));
+  ASSERT_EQ(im.width, want.width);
+  ASSERT_EQ(im.height, want.height);
+  size_t differing = 0;
+  for (size_t i = 0; i < im.rgb.size(); i += 3)
+    for (int c = 0; c < 3; ++c)
+      if (std::abs(int(im.rgb[i + c]) - int(want.rgb[i + c])) > 24) {
+        ++differing;
+        break;
+      }
+  // At most 0.5% of the pixels may differ noticeably (text antialiasing of another font build).
+  EXPECT_LE(differing, im.rgb.size() / 3 / 200) << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, GoldenFigure,
+                         ::testing::Values("raschka-journey", "dog-attacks-cat", "karpathy-trick",
+                                           "karpathy-head", "scaling-demo"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace attnlab
