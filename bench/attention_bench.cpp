@@ -3,6 +3,7 @@
 //   BM_Pipeline/T/d        one full recompute: randn input (1 x T x d), nn.Linear d -> d for
 //                          Q, K, V, causal mask, stable softmax, context (every stage kept)
 //   BM_MultiplierChange/T  the temperature slider: only logits, weights and context redone
+//   BM_ExportFigure/T      render a T x T scores heatmap and encode it as PNG
 //   BM_DenseFloor/T/d      two Eigen GEMMs (Q K^T and W V, T x T x d each) plus one stable
 //                          softmax pass over T x T: the work of dense attention, nothing kept
 //
@@ -11,6 +12,7 @@
 // product, so it can beat the dense floor.
 #include <benchmark/benchmark.h>
 
+#include "attnlab/figure.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/rng.h"
 
@@ -75,6 +77,18 @@ void BM_DenseFloor(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * T * T);
 }
 BENCHMARK(BM_DenseFloor)->ArgsProduct({{64, 256, 1024, 2048}, {64}})->Unit(benchmark::kMillisecond);
+
+// Exporting a T x T heatmap: render the figure, then encode the PNG (issue: T = 2048 < 2 s).
+void BM_ExportFigure(benchmark::State& state) {
+  const Scenario s = BenchScenario(state.range(0), 64);
+  const Stages st = RunScenario(s);
+  const StageView view = ExtractStage(st, s, Stage::kScores, 0, 0);
+  for (auto _ : state) {
+    const std::string png = EncodePng(RenderFigure(view, {}));
+    benchmark::DoNotOptimize(png.data());
+  }
+}
+BENCHMARK(BM_ExportFigure)->Arg(64)->Arg(2048)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace attnlab
