@@ -5,6 +5,7 @@
 //   attention-lab presets                                    one line per preset: id, title
 //   attention-lab variance --dims 5,100 --trials 20000 --seed 0
 //   attention-lab show SCENARIO.json|PRESET_ID [--stage S]   stages printed as PyTorch does
+//   attention-lab code SCENARIO.json|PRESET_ID [-o OUT.py]     the PyTorch program behind it
 //   attention-lab export SCENARIO.json|PRESET_ID --stage S [--head H] [--batch B]
 //                [--colormap NAME] [--scale N] [--values auto|on|off] [--format png|csv|npy]
 //                -o OUT.png    (or --all -o DIR: every stage, head and batch)
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "attnlab/codegen.h"
 #include "attnlab/experiments.h"
 #include "attnlab/figure.h"
 #include "attnlab/file_io.h"
@@ -134,6 +136,11 @@ int Export(const ExportArgs& a) {
   return 0;
 }
 
+int Code(const std::string& input, const std::string& out) {
+  WriteOutput(out, GeneratePyTorchCode(LoadScenarioArg(input)));
+  return 0;
+}
+
 int ListPresets() {
   size_t width = 0;
   for (const PresetInfo& p : Presets()) width = std::max(width, p.id.size());
@@ -214,7 +221,7 @@ int Show(const std::string& input, const std::string& stage) {
 
 bool IsSubcommand(const std::string& arg) {
   return arg == "dump" || arg == "presets" || arg == "variance" || arg == "show" ||
-         arg == "export" || arg == "-h" || arg == "--help";
+         arg == "export" || arg == "code" || arg == "-h" || arg == "--help";
 }
 
 int Run(int argc, char** argv) {
@@ -243,6 +250,11 @@ int Run(int argc, char** argv) {
       app.add_subcommand("show", "Print the stages of a scenario as PyTorch prints them");
   show->add_option("scenario", input, "Scenario file (.json) or preset id")->required();
   show->add_option("--stage", stage, "Only this stage (X, W_query, scores, weights, context, ...)");
+
+  std::string code_out = "-";
+  CLI::App* code = app.add_subcommand("code", "Print the PyTorch program that computes a scenario");
+  code->add_option("scenario", input, "Scenario file (.json) or preset id")->required();
+  code->add_option("-o,--output", code_out, "Output .py file ('-' for standard output)");
 
   ExportArgs ex;
   CLI::App* exp = app.add_subcommand("export", "Render a stage's heatmap to PNG (or CSV / NPY)");
@@ -273,6 +285,7 @@ int Run(int argc, char** argv) {
     if (*variance) return Variance(dims, trials, seed, var_out);
     if (*show) return Show(input, stage);
     if (*exp) return Export(ex);
+    if (*code) return Code(input, code_out);
   } catch (const UsageError& e) {
     std::cerr << "attention-lab: error: " << e.what() << "\n";
   } catch (const ScenarioError& e) {

@@ -1,0 +1,21 @@
+// codegen.h: the PyTorch program that computes a scenario, in the notebooks' own style
+// (torch.manual_seed, torch.rand or nn.Linear, masked_fill(..., float('-inf')),
+// torch.softmax(scores / d_k**0.5, dim=-1), ...). Pasted into Python with PyTorch it prints the
+// numbers the app shows: it follows ../shared/spec/reference/torch_scenario.py operation for
+// operation, so the generator draws and the arithmetic are the same.
+//
+// The program leaves the spec's stage names as variables: X, Q, K, V, scores, logits, weights
+// (and weights_dropped), context, holding those tensors. Dimensions of size one are dropped when
+// the batch is 1 and there is one head (X is T x d_in, scores T x T), as a notebook writes it.
+#pragma once
+
+#include <string>
+
+#include "attnlab/scenario.h"
+
+namespace attnlab {
+
+/// The program for `scenario` (validated first). Errors: ScenarioError as ValidateScenario.
+std::string GeneratePyTorchCode(const Scenario& scenario);
+
+}  // namespace attnlab

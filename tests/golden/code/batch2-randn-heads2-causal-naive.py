@@ -1,0 +1,42 @@
+# Attention Lab: a scenario
+# The PyTorch program behind what the app shows. Run it with PyTorch installed.
+import torch
+
+torch.set_grad_enabled(False)  # no training here: plain tensors
+
+# Input embeddings, one row per token
+X = torch.tensor([
+    [[0.43, 0.15, 0.89],
+     [0.55, 0.87, 0.66],
+     [0.57, 0.85, 0.64],
+     [0.22, 0.58, 0.33]],
+    [[0.64, 0.57, 0.85],
+     [0.33, 0.22, 0.58],
+     [0.1, 0.77, 0.25],
+     [0.55, 0.05, 0.8]]
+])
+
+d_in, d_out = 3, 4
+torch.manual_seed(7)
+W_query = torch.nn.Parameter(torch.randn(d_in, d_out))
+W_key = torch.nn.Parameter(torch.randn(d_in, d_out))
+W_value = torch.nn.Parameter(torch.randn(d_in, d_out))
+Q = X @ W_query
+K = X @ W_key
+V = X @ W_value
+
+# 2 heads: head h uses columns h*head_size .. (h+1)*head_size - 1
+B, T, heads, head_size = 2, 4, 2, 2
+q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)
+k = K.view(B, T, heads, head_size).transpose(1, 2)
+v = V.view(B, T, heads, head_size).transpose(1, 2)
+scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)
+d_k = head_size
+logits = scores / d_k**0.5  # keeps the variance of q.k near 1
+mask = torch.tril(torch.ones(4, 4))  # causal: no peeking ahead
+logits = logits.masked_fill(mask == 0, float('-inf'))
+weights = torch.exp(logits) / torch.exp(logits).sum(dim=-1, keepdim=True)  # overflows for large logits
+context = (weights @ v).transpose(1, 2).contiguous().view(B, T, d_out)
+
+print("weights:", weights, sep="\n")
+print("context:", context, sep="\n")

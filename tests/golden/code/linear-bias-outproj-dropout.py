@@ -1,0 +1,36 @@
+# Attention Lab: a scenario
+# The PyTorch program behind what the app shows. Run it with PyTorch installed.
+import torch
+
+torch.set_grad_enabled(False)  # no training here: plain tensors
+
+torch.manual_seed(0)
+X = torch.randn(3, 6, 5)  # (B, T, d_in)
+
+d_in, d_out = 5, 6
+torch.manual_seed(12)
+query = torch.nn.Linear(d_in, d_out, bias=True)
+key = torch.nn.Linear(d_in, d_out, bias=True)
+value = torch.nn.Linear(d_in, d_out, bias=True)
+out_proj = torch.nn.Linear(d_out, d_out)
+Q = query(X)
+K = key(X)
+V = value(X)
+
+# 3 heads: head h uses columns h*head_size .. (h+1)*head_size - 1
+B, T, heads, head_size = 3, 6, 3, 2
+q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)
+k = K.view(B, T, heads, head_size).transpose(1, 2)
+v = V.view(B, T, heads, head_size).transpose(1, 2)
+scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)
+d_k = head_size
+logits = scores / d_k**0.5  # keeps the variance of q.k near 1
+weights = torch.softmax(logits, dim=-1)
+torch.manual_seed(9)
+dropout = torch.nn.Dropout(0.2)  # training mode
+weights_dropped = dropout(weights)
+context = (weights_dropped @ v).transpose(1, 2).contiguous().view(B, T, d_out)
+context = out_proj(context)
+
+print("weights:", weights, sep="\n")
+print("context:", context, sep="\n")

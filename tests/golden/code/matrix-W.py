@@ -1,0 +1,39 @@
+# Attention Lab: a scenario
+# The PyTorch program behind what the app shows. Run it with PyTorch installed.
+import torch
+
+torch.set_grad_enabled(False)  # no training here: plain tensors
+
+# Input embeddings, one row per token
+tokens = ["a", "b", "c", "d", "e", "f"]
+X = torch.tensor([[0.43, 0.15, 0.89],
+                 [0.55, 0.87, 0.66],
+                 [0.57, 0.85, 0.64],
+                 [0.22, 0.58, 0.33],
+                 [0.77, 0.25, 0.1],
+                 [0.05, 0.8, 0.55]])
+
+d_in, d_out = 3, 2
+W_query = torch.tensor([[0.5, -1.0],
+                        [0.25, 0.0],
+                        [1.0, 2.0]])
+W_key = torch.tensor([[1.0, 0.0],
+                      [0.0, 1.0],
+                      [0.5, 0.5]])
+W_value = torch.tensor([[0.1, 0.2],
+                        [0.3, 0.4],
+                        [0.5, 0.6]])
+Q = X @ W_query
+K = X @ W_key
+V = X @ W_value
+
+scores = Q @ K.T  # (T, T)
+d_k = K.shape[-1]
+logits = scores / d_k**0.5  # keeps the variance of q.k near 1
+mask = torch.tril(torch.ones(6, 6))  # causal: no peeking ahead
+logits = logits.masked_fill(mask == 0, float('-inf'))
+weights = torch.softmax(logits, dim=-1)
+context = weights @ V
+
+print("weights:", weights, sep="\n")
+print("context:", context, sep="\n")

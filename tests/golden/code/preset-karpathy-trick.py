@@ -1,0 +1,23 @@
+# Attention Lab: Karpathy's mathematical trick (v2/v3): averaging the past with a tril mask, randn 4x8x2 seed 1337
+# The PyTorch program behind what the app shows. Run it with PyTorch installed.
+import torch
+
+torch.set_grad_enabled(False)  # no training here: plain tensors
+
+torch.manual_seed(1337)
+X = torch.randn(4, 8, 2)  # (B, T, d_in)
+
+d_in, d_out = 2, 2
+# Simplified self-attention: no trainable weights, the embeddings themselves
+Q, K, V = X, X, X
+
+scores = Q @ K.transpose(-2, -1)  # (B, T, T)
+d_k = K.shape[-1]
+logits = scores / d_k**0.5  # keeps the variance of q.k near 1
+mask = torch.tril(torch.ones(8, 8))  # causal: no peeking ahead
+logits = logits.masked_fill(mask == 0, float('-inf'))
+weights = (mask / mask.sum(dim=-1, keepdim=True)).expand_as(scores)  # averaging: every allowed key alike
+context = weights @ V
+
+print("weights:", weights, sep="\n")
+print("context:", context, sep="\n")

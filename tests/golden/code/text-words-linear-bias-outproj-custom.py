@@ -1,0 +1,53 @@
+# Attention Lab: a scenario
+# The PyTorch program behind what the app shows. Run it with PyTorch installed.
+import re
+import torch
+
+torch.set_grad_enabled(False)  # no training here: plain tensors
+
+# Tokenize, build the vocabulary (sorted, then the special tokens), embed
+text = "Your journey starts with one step, doesn't it?"
+tokens = [t.strip() for t in re.split(r'([,.:;?_!"()\']|--|\s)', text) if t.strip()]
+vocab = sorted(set(tokens)) + ["<|endoftext|>", "<|unk|>"]
+token_ids = torch.tensor([vocab.index(t) for t in tokens])
+torch.manual_seed(3)
+embedding = torch.nn.Embedding(len(vocab), 6)
+X = embedding(token_ids).unsqueeze(0)  # (B, T, d_in)
+
+d_in, d_out = 6, 4
+torch.manual_seed(3)
+query = torch.nn.Linear(d_in, d_out, bias=True)
+key = torch.nn.Linear(d_in, d_out, bias=True)
+value = torch.nn.Linear(d_in, d_out, bias=True)
+out_proj = torch.nn.Linear(d_out, d_out)
+Q = query(X)
+K = key(X)
+V = value(X)
+
+# 2 heads: head h uses columns h*head_size .. (h+1)*head_size - 1
+B, T, heads, head_size = 1, 12, 2, 2
+q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)
+k = K.view(B, T, heads, head_size).transpose(1, 2)
+v = V.view(B, T, heads, head_size).transpose(1, 2)
+scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)
+d_k = head_size
+logits = scores / d_k**0.5  # keeps the variance of q.k near 1
+mask = torch.tensor([[1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1],
+                     [0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1],
+                     [1, 1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 0],
+                     [1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1],
+                     [0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1],
+                     [1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 0],
+                     [1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1],
+                     [0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1],
+                     [1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 0],
+                     [1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1],
+                     [0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1],
+                     [1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 1]])
+logits = logits.masked_fill(mask == 0, float('-inf'))
+weights = torch.softmax(logits, dim=-1)
+context = (weights @ v).transpose(1, 2).contiguous().view(B, T, d_out)
+context = out_proj(context)
+
+print("weights:", weights, sep="\n")
+print("context:", context, sep="\n")
