@@ -77,3 +77,35 @@ TEST(PeakingCurve, SoftmaxPeaksAsTheMultiplierGrows) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+TEST(AveragingTrick, V1V2V3AreEqualAndV4Differs) {
+  // karpathy-mathematical-trick: torch.allclose(xbow, xbow2) is True, and v3 gives the same.
+  Scenario s;
+  s.input.source = InputSource::kRandn;
+  s.input.batch = 4;
+  s.input.length = 8;
+  s.input.d_in = 2;
+  s.input.seed = 1337;
+  s.projections.init = ProjectionInit::kLinear;
+  s.projections.d_out = 16;
+  const Stages st = RunScenario(s);
+  const std::vector<TrickStep> steps = AveragingTrick(st, s, 1);
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_TRUE(steps[1].allclose_to_v1);
+  EXPECT_TRUE(steps[2].allclose_to_v1);
+  EXPECT_LT(steps[2].max_diff_from_v1, 1e-6);
+  EXPECT_FALSE(steps[3].allclose_to_v1);  // a real head averages V, not x, by q.k weights
+  // v3's weights are the printed wei of self-attention-from-scratch V3.
+  EXPECT_NEAR(steps[2].weights(2, 0), 0.3333, 5e-5);
+  EXPECT_EQ(steps[2].weights(2, 3), 0.0f);
+  EXPECT_NEAR(steps[2].weights(7, 7), 0.1250, 5e-5);
+  // The first token can only attend to itself in every version.
+  for (const TrickStep& step : steps) EXPECT_EQ(step.weights(0, 0), 1.0f) << step.name;
+  EXPECT_THROW(AveragingTrick(st, s, 4), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace attnlab

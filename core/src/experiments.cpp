@@ -97,6 +97,95 @@ std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vecto
   return out;
 }
 
+namespace {
+
+void CompareToV1(TrickStep& step, const Matrix& v1) {
+  if (step.result.rows() != v1.rows() || step.result.cols() != v1.cols()) {
+    step.max_diff_from_v1 = std::numeric_limits<double>::infinity();
+    step.allclose_to_v1 = false;
+    return;
+  }
+  double worst = 0.0;
+  bool close = true;
+  for (Eigen::Index i = 0; i < v1.size(); ++i) {
+    const double a = step.result.data()[i], b = v1.data()[i];
+    worst = std::max(worst, std::fabs(a - b));
+    close = close && std::fabs(a - b) <= 1e-8 + 1e-5 * std::fabs(b);
+  }
+  step.max_diff_from_v1 = worst;
+  step.allclose_to_v1 = close;
+}
+
+// Row-wise stable softmax of a T x T matrix whose masked entries are -inf.
+Matrix RowSoftmax(const Matrix& z) {
+  Matrix w(z.rows(), z.cols());
+  for (Eigen::Index i = 0; i < z.rows(); ++i) {
+    const float mx = z.row(i).maxCoeff();
+    w.row(i) = (z.row(i).array() - mx).exp().matrix();
+    w.row(i) /= w.row(i).sum();
+  }
+  return w;
+}
+
+}  // namespace
+
+std::vector<TrickStep> AveragingTrick(const Stages& st, const Scenario& sc, int64_t batch) {
+  if (batch < 0 || batch >= st.shape.B)
+    throw std::invalid_argument("batch " + std::to_string(batch) + " is out of range (0.." +
+                                std::to_string(st.shape.B - 1) + ")");
+  const Matrix& x = st.X[batch];
+  const Eigen::Index T = x.rows();
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  std::vector<TrickStep> steps(4);
+
+  // v1: for t: xbow[t] = mean of x[:t+1], the loop of the notebooks.
+  TrickStep& v1 = steps[0];
+  v1.name = "v1: explicit loop";
+  v1.code =
+      "xbow = torch.zeros((T, C))\nfor t in range(T):\n    xprev = x[:t+1]\n    xbow[t] = "
+      "torch.mean(xprev, 0)";
+  v1.result.resize(T, x.cols());
+  v1.weights = Matrix::Zero(T, T);
+  for (Eigen::Index t = 0; t < T; ++t) {
+    v1.result.row(t) = x.topRows(t + 1).colwise().mean();
+    v1.weights.row(t).head(t + 1).setConstant(1.0f / static_cast<float>(t + 1));
+  }
+  // v2: the same averages as one matrix product with a row-normalised lower triangle.
+  TrickStep& v2 = steps[1];
+  v2.name = "v2: tril matrix multiply";
+  v2.code =
+      "wei = torch.tril(torch.ones(T, T))\nwei = wei / wei.sum(1, keepdim=True)\nxbow2 = wei @ x";
+  v2.weights = Matrix::Ones(T, T).triangularView<Eigen::Lower>();
+  for (Eigen::Index t = 0; t < T; ++t) v2.weights.row(t) /= v2.weights.row(t).sum();
+  v2.result = v2.weights * x;
+  // v3: start from zeros, forbid the future with -inf, softmax: the same weights.
+  TrickStep& v3 = steps[2];
+  v3.name = "v3: masked_fill + softmax";
+  v3.code =
+      "tril = torch.tril(torch.ones(T, T))\nwei = torch.zeros((T, T))\n"
+      "wei = wei.masked_fill(tril == 0, float('-inf'))\nwei = F.softmax(wei, dim=-1)\nxbow3 = wei "
+      "@ x";
+  Matrix z = Matrix::Zero(T, T);
+  for (Eigen::Index i = 0; i < T; ++i) z.row(i).tail(T - i - 1).setConstant(neg_inf);
+  v3.weights = RowSoftmax(z);
+  v3.result = v3.weights * x;
+  // v4: a real head: the zeros become q.k, so each token picks whom to listen to.
+  TrickStep& v4 = steps[3];
+  v4.name = "v4: self-attention head";
+  v4.code =
+      "wei = q @ k.transpose(-2, -1) * multiplier / d_k**0.5\n"
+      "wei = wei.masked_fill(tril == 0, float('-inf'))\nwei = F.softmax(wei, dim=-1)\nout = wei @ "
+      "v";
+  const int64_t dh = st.shape.dh;
+  Matrix logits = st.Head(st.scores, batch, 0) * static_cast<float>(sc.scaling.multiplier);
+  if (sc.scaling.sqrt_dk) logits /= static_cast<float>(std::sqrt(static_cast<double>(dh)));
+  for (Eigen::Index i = 0; i < T; ++i) logits.row(i).tail(T - i - 1).setConstant(neg_inf);
+  v4.weights = RowSoftmax(logits);
+  v4.result = v4.weights * st.V[batch].leftCols(dh);
+  for (TrickStep& s : steps) CompareToV1(s, v1.result);
+  return steps;
+}
+
 std::vector<double> LogSpace(double lo, double hi, int n) {
   if (!(lo > 0 && hi > 0) || n < 2)
     throw std::invalid_argument("LogSpace: needs lo, hi > 0 and n >= 2");

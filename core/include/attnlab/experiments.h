@@ -11,8 +11,10 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "attnlab/pipeline.h"
 #include "attnlab/tensor.h"
 
 namespace attnlab {
@@ -59,6 +61,26 @@ struct PeakingPoint {
 /// 0/1, or empty for all), scale = 1/sqrt(d_k) or 1. Computed in double for a smooth curve.
 std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vector<uint8_t>& allowed,
                                        double scale, const std::vector<double>& multipliers);
+
+/// One version of the notebooks' "mathematical trick" (karpathy-mathematical-trick,
+/// self-attention-from-scratch): how token t comes to average the tokens 0..t.
+struct TrickStep {
+  std::string name;               ///< "v1: explicit loop", ...
+  std::string code;               ///< the notebook's lines for this version
+  Matrix weights;                 ///< T x T: the averaging weights it amounts to
+  Matrix result;                  ///< T x C: what it computes (xbow, xbow2, xbow3, out)
+  double max_diff_from_v1 = 0.0;  ///< max |result - v1's result|
+  bool allclose_to_v1 = false;    ///< torch.allclose(result, xbow): rtol 1e-5, atol 1e-8
+};
+
+/// The four versions for batch entry `batch` of a run: v1 the explicit loop of running means
+/// over X, v2 tril(ones) normalised by its row sums times X, v3 masked_fill(-inf) then softmax
+/// times X, v4 a real head: softmax of the causal-masked logits of the run's head 0 (its
+/// scaling and multiplier) times V's head-0 columns. v1, v2 and v3 are equal; v4 differs (it
+/// weights the past by q.k, and averages V, not X). Errors: std::invalid_argument for a batch
+/// out of range.
+std::vector<TrickStep> AveragingTrick(const Stages& stages, const Scenario& scenario,
+                                      int64_t batch);
 
 /// n multipliers spaced evenly in log scale from lo to hi (both > 0), n >= 2.
 std::vector<double> LogSpace(double lo, double hi, int n);
