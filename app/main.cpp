@@ -1,15 +1,243 @@
-// main.cpp: dispatch. With a subcommand (dump, presets, variance, show) attention-lab is a
-// command-line tool built on the core; without one it is the desktop app.
+// main.cpp: dispatch. With a subcommand (dump, presets, variance, show, ...) attention-lab is a
+// command-line tool built on the core; without one it opens the window. The window part reads
+// like Dear ImGui's example_glfw_opengl3: set-up, main loop, clean-up, each step commented;
+// everything the app does lives in gui/ (AppState, actions, panels).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
+#include <vector>
 
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include "attnlab/file_io.h"
 #include "cli/cli.h"
+#include "gui/actions.h"
+#include "gui/app_state.h"
+#include "gui/gfx/gl.h"
+#include "gui/gfx/screenshot.h"
+#include "gui/options.h"
+#include "gui/script.h"
+#include "gui/session.h"
+#include "gui/window.h"
+
+namespace {
+
+void GlfwErrorCallback(int error, const char* description) {
+  std::fprintf(stderr, "attention-lab: GLFW error %d: %s\n", error, description);
+}
+
+/// DejaVu Sans at a readable size, with the glyphs the labels use (Latin, Greek, arrows,
+/// math symbols such as the square root). Falls back to ImGui's built-in font, with a warning.
+attnlab::gui::Fonts LoadFonts() {
+  ImGuiIO& io = ImGui::GetIO();
+  attnlab::gui::Fonts fonts;
+  static const ImWchar ranges[] = {0x0020, 0x024F,   // Latin, Latin-1, Latin Extended
+                                   0x0370, 0x03FF,   // Greek (Sigma)
+                                   0x0400, 0x04FF,   // Cyrillic (tokens of any text)
+                                   0x1D00, 0x1DBF,   // phonetic extensions (superscript T)
+                                   0x2000, 0x22FF,   // punctuation, arrows, math operators
+                                   0x2400, 0x243F,   // control pictures (the visible space)
+                                   0};
+  const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    fonts.regular = io.Fonts->AddFontFromFileTTF(path, 16.0f, nullptr, ranges);
+    fonts.small = io.Fonts->AddFontFromFileTTF(path, 13.0f, nullptr, ranges);
+  }
+  if (!fonts.regular) {
+    fonts.warning = std::string("Font ") + path +
+                    " not found (install fonts-dejavu-core); using ImGui's small built-in font.";
+    std::fprintf(stderr, "attention-lab: %s\n", fonts.warning.c_str());
+    ImFontConfig config;
+    config.SizePixels = 13.0f;
+    fonts.regular = io.Fonts->AddFontDefault(&config);
+    fonts.small = fonts.regular;
+  }
+  return fonts;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int RunWindow(int argc, char** argv) {
+  namespace gui = attnlab::gui;
+  using Clock = std::chrono::steady_clock;
+
+  // Options: a scenario file or preset, and the testing switches.
+  gui::GuiOptions options;
+  try {
+    bool exit_now = false;
+    options = gui::ParseGuiOptions(argc, argv, &exit_now);
+    if (exit_now) return 0;
+  } catch (const gui::OptionsError& e) {
+    std::cerr << "attention-lab: error: " << e.what() << " (see attention-lab --help)\n";
+    return 2;
+  }
+  gui::StartPoint start;
+  try {
+    start = gui::ChooseStart(options);
+  } catch (const gui::StartError& e) {
+    std::cerr << "attention-lab: error: " << e.what() << "\n";
+    return 2;
+  }
+  gui::ScriptRunner script;
+  if (!options.script.empty()) {
+    try {
+      script.Load(options.script);
+    } catch (const std::exception& e) {
+      std::cerr << "attention-lab: error: " << e.what() << "\n";
+      return 2;
+    }
+  }
+
+  // Setup window (GL 3.3 core: float textures, framebuffer objects, texelFetch).
+  glfwSetErrorCallback(GlfwErrorCallback);
+  if (!glfwInit()) {
+    std::cerr << "attention-lab: error: cannot open a window (no display? try xvfb-run)\n";
+    return 1;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
+  GLFWwindow* window =
+      glfwCreateWindow(options.width, options.height, "Attention Lab", nullptr, nullptr);
+  if (!window) {
+    std::cerr << "attention-lab: error: cannot create an OpenGL 3.3 window\n";
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  if (!gladLoadGL(glfwGetProcAddress)) {
+    std::cerr << "attention-lab: error: cannot load OpenGL 3.3 functions\n";
+    return 1;
+  }
+  glfwSwapInterval(options.Headless() ? 0 : 1);  // vsync, except when measuring
+
+  // Setup Dear ImGui context, style and fonts (no imgui.ini: the layout is fixed).
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  gui::ApplyStyle();
+
+  // Setup Platform/Renderer backends.
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+
+  // Our state: the start scenario, the heatmap renderer.
+  auto state = std::make_unique<gui::AppState>();
+  state->fonts = LoadFonts();
+  gui::HeatmapRenderer renderer;
+  try {
+    renderer.Init();
+  } catch (const std::exception& e) {
+    std::cerr << "attention-lab: error: " << e.what() << "\n";
+    return 1;
+  }
+  state->renderer = &renderer;
+  gui::StartScenario(*state, start.scenario, start.preset_id);
+  state->scenario_path = start.path;
+  if (!start.message.empty()) {
+    state->status = start.message;
+    state->status_is_error = true;
+    std::cerr << "attention-lab: " << start.message << "\n";
+  }
+
+  // Main loop
+  std::vector<double> frame_ms;
+  bool script_running = script.loaded();
+  int exit_status = 0;
+  while (!glfwWindowShouldClose(window) && !state->quit_requested) {
+    const Clock::time_point frame_start = Clock::now();
+    glfwPollEvents();
+
+    // A script emits this frame's actions before the widgets do.
+    if (script_running) {
+      script_running = script.Step(*state);
+      if (!script.failure().empty()) {
+        std::cerr << "attention-lab: script failed: " << script.failure() << "\n";
+        exit_status = 3;
+        break;
+      }
+    }
+
+    // Start the Dear ImGui frame (a script may stand in for the mouse).
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    if (state->script_mouse.active) {
+      io.MousePos = state->script_mouse.pos;
+      io.MouseDown[0] = state->script_mouse.down;
+    }
+    ImGui::NewFrame();
+
+    // The window, then every action of this frame applied in one place.
+    gui::DrawMainWindow(*state);
+    gui::ApplyPendingActions(*state);
+
+    // Rendering
+    ImGui::Render();
+    int display_w = 0, display_h = 0;
+    glfwGetFramebufferSize(window, &display_w, &display_h);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glViewport(0, 0, display_w, display_h);
+    glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    ++state->frame;
+
+    // Headless runs end after their frames and their script; the screenshot is the last frame.
+    const bool frames_done = options.frames == 0 || state->frame >= options.frames;
+    const bool last_frame = options.Headless() && frames_done && !script_running;
+    if (last_frame && !options.screenshot.empty()) {
+      try {
+        attnlab::WriteFileAtomic(options.screenshot, gui::ReadFramebufferPng(display_w, display_h));
+      } catch (const std::exception& e) {
+        std::cerr << "attention-lab: error: " << e.what() << "\n";
+        exit_status = 2;
+      }
+    }
+    glfwSwapBuffers(window);
+    if (options.frame_stats) glFinish();
+    frame_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - frame_start).count());
+    if (last_frame) break;
+  }
+
+  if (options.frame_stats) {
+    // The first frames build the font atlas and the first textures: leave them out.
+    const size_t skip = std::min<size_t>(frame_ms.size() / 10 + 2, frame_ms.size());
+    const std::vector<double> steady(frame_ms.begin() + skip, frame_ms.end());
+    std::printf("{\"frames\": %zu, \"median_ms\": %.3f, \"T\": %lld}\n", steady.size(),
+                Median(steady), static_cast<long long>(gui::ShownStages(*state).shape.T));
+  }
+  if (options.autosave && exit_status == 0) {
+    const std::string problem = gui::SaveSession(*state);
+    if (!problem.empty()) std::cerr << "attention-lab: " << problem << "\n";
+  }
+
+  // Cleanup
+  for (gui::HeatmapSlot& slot : state->heatmaps) slot.gpu.Release();
+  renderer.Shutdown();
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return exit_status;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1 && attnlab::cli::IsSubcommand(argv[1])) return attnlab::cli::Run(argc, argv);
-  // The window lands with its own issue; until then the app shows the first preset's stages.
-  std::cout << "Attention Lab (command-line preview; the window is on its way)\n\n";
-  char prog[] = "attention-lab", cmd[] = "show", preset[] = "raschka-journey";
-  char* args[] = {prog, cmd, argc > 1 ? argv[1] : preset, nullptr};
-  return attnlab::cli::Run(3, args);
+  return RunWindow(argc, argv);
 }

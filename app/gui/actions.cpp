@@ -1,0 +1,326 @@
+// actions.cpp: the one place where actions change AppState (see actions.h).
+//
+// [SECTION] Helpers: masks, selection, which stages changed
+// [SECTION] Edits: one undoable action -> the edited scenario
+// [SECTION] Running the engine
+// [SECTION] Apply: undo/redo, files, export, view
+#include "gui/actions.h"
+
+#include <filesystem>
+#include <new>
+#include <type_traits>
+
+#include "attnlab/file_io.h"
+#include "attnlab/presets.h"
+#include "gui/app_state.h"
+#include "gui/export.h"
+#include "gui/session.h"
+
+namespace attnlab::gui {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Helpers: masks, selection, which stages changed
+
+/// T of a scenario, or -1 when it does not validate.
+int64_t TokenCount(const Scenario& s) {
+  try {
+    return ValidateScenario(s).T;
+  } catch (const ScenarioError&) {
+    return -1;
+  }
+}
+
+/// The allowed matrix a custom mask starts from: the mask on screen when it has the right size
+/// (so causal -> custom keeps the triangle), else everything allowed.
+MaskMatrix StartingMask(const AppState& state, const Scenario& s) {
+  const int64_t T = TokenCount(s);
+  const MaskMatrix& shown = ShownStages(state).mask;
+  if (T > 0 && shown.rows() == T && shown.cols() == T) return shown;
+  if (s.mask.allowed.rows() == T && s.mask.allowed.cols() == T) return s.mask.allowed;
+  return MaskMatrix::Ones(std::max<int64_t>(T, 0), std::max<int64_t>(T, 0));
+}
+
+bool SameMask(const MaskSpec& a, const MaskSpec& b) {
+  if (a.kind != b.kind) return false;
+  if (a.kind != MaskKind::kCustom) return true;
+  return a.allowed.rows() == b.allowed.rows() && a.allowed.cols() == b.allowed.cols() &&
+         a.allowed == b.allowed;
+}
+
+void ClampSelection(AppState& state) {
+  const Shape& sh = ShownStages(state).shape;
+  state.head = std::clamp<int64_t>(state.head, 0, std::max<int64_t>(sh.H - 1, 0));
+  state.batch = std::clamp<int64_t>(state.batch, 0, std::max<int64_t>(sh.B - 1, 0));
+  state.row = std::clamp<int64_t>(state.row, 0, std::max<int64_t>(sh.T - 1, 0));
+}
+
+void MarkDirty(AppState& state, Stage stage) { state.heatmaps[StageIndex(stage)].dirty = true; }
+
+/// After a head or batch change every per-head view shows another matrix.
+void MarkSelectionDirty(AppState& state) {
+  for (Stage s : {Stage::kScores, Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped,
+                  Stage::kContext})
+    MarkDirty(state, s);
+  state.hover = state.hover_next = HoverCell{};
+}
+
+/// Marks the heatmaps whose stage the engine just recomputed, and says which groups ran.
+void MarkRecomputed(AppState& state, const RecomputeCounts& a, const RecomputeCounts& b,
+                    bool mask_changed) {
+  std::string ran;
+  auto note = [&](bool changed, const char* name) {
+    if (changed) ran += (ran.empty() ? "" : ", ") + std::string(name);
+  };
+  note(a.input != b.input, "input");
+  note(a.projections != b.projections, "projections");
+  note(a.scores != b.scores, "scores");
+  note(a.logits != b.logits, "logits");
+  note(a.weights != b.weights, "weights");
+  note(a.dropout != b.dropout, "dropout");
+  note(a.context != b.context, "context");
+  state.recomputed = ran;
+  if (a.scores != b.scores) MarkDirty(state, Stage::kScores);
+  if (a.logits != b.logits) MarkDirty(state, Stage::kLogits);
+  if (a.weights != b.weights) MarkDirty(state, Stage::kWeights);
+  if (a.weights != b.weights || a.dropout != b.dropout) MarkDirty(state, Stage::kWeightsDropped);
+  if (a.context != b.context) MarkDirty(state, Stage::kContext);
+  if (mask_changed) {
+    state.mask_dirty = true;
+    MarkDirty(state, Stage::kMask);
+  }
+}
+
+void SetStatus(AppState& state, std::string message, bool is_error) {
+  state.status = std::move(message);
+  state.status_is_error = is_error;
+  if (is_error) state.action_error = state.status;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Edits: one undoable action -> the edited scenario
+
+template <class T>
+constexpr bool kIsEdit =
+    std::is_same_v<T, SetMultiplier> || std::is_same_v<T, SetSqrtDk> ||
+    std::is_same_v<T, SetMaskKind> || std::is_same_v<T, SetMaskCell> ||
+    std::is_same_v<T, SetNormalization> || std::is_same_v<T, SetDropout> ||
+    std::is_same_v<T, LoadPresetAction> || std::is_same_v<T, OpenScenario> ||
+    std::is_same_v<T, EditScenario>;
+
+/// The scenario after an edit. Errors: ScenarioError / FileError (a preset or file that cannot
+/// be loaded), reported by the caller; nothing is changed then.
+Scenario Edited(AppState& state, const Action& action) {
+  Scenario s = state.scenario;
+  std::visit(
+      [&](const auto& a) {
+        using T = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<T, SetMultiplier>) {
+          s.scaling.multiplier = a.value;
+        } else if constexpr (std::is_same_v<T, SetSqrtDk>) {
+          s.scaling.sqrt_dk = a.on;
+        } else if constexpr (std::is_same_v<T, SetMaskKind>) {
+          if (a.kind == MaskKind::kCustom && s.mask.kind != MaskKind::kCustom)
+            s.mask.allowed = StartingMask(state, s);
+          if (a.kind != MaskKind::kCustom) s.mask.allowed = MaskMatrix();
+          s.mask.kind = a.kind;
+        } else if constexpr (std::is_same_v<T, SetMaskCell>) {
+          if (s.mask.kind != MaskKind::kCustom) {
+            s.mask.allowed = StartingMask(state, s);
+            s.mask.kind = MaskKind::kCustom;
+          }
+          if (a.row >= 0 && a.col >= 0 && a.row < s.mask.allowed.rows() &&
+              a.col < s.mask.allowed.cols())
+            s.mask.allowed(a.row, a.col) = a.allowed ? 1 : 0;
+        } else if constexpr (std::is_same_v<T, SetNormalization>) {
+          s.normalization = a.value;
+        } else if constexpr (std::is_same_v<T, SetDropout>) {
+          s.dropout.p = a.p;
+        } else if constexpr (std::is_same_v<T, LoadPresetAction>) {
+          s = LoadPreset(a.id);
+        } else if constexpr (std::is_same_v<T, OpenScenario>) {
+          const std::string path = ExpandPath(a.path);
+          try {
+            s = ParseScenario(ReadFile(path));
+          } catch (const ScenarioError& e) {
+            throw ScenarioError(e.field(), path + ": " + e.what());
+          }
+        } else if constexpr (std::is_same_v<T, EditScenario>) {
+          if (a.edit) a.edit(s);
+        }
+      },
+      action);
+  return s;
+}
+
+/// Applies an undoable action; returns true when the scenario changed.
+bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_key) {
+  Scenario after;
+  try {
+    after = Edited(state, action);
+  } catch (const std::exception& e) {
+    SetStatus(state, e.what(), true);
+    return false;
+  }
+  // Loading a preset or a file always counts (it also names what is shown).
+  if (const auto* p = std::get_if<LoadPresetAction>(&action)) {
+    state.preset_id = p->id;
+    state.preset_scenario = after;
+    SetStatus(state, "Loaded preset " + p->id, false);
+  } else if (const auto* o = std::get_if<OpenScenario>(&action)) {
+    state.scenario_path = AbsolutePath(ExpandPath(o->path));
+    state.preset_id.clear();
+    SetStatus(state, "Opened " + state.scenario_path, false);
+  }
+  if (after == state.scenario) return false;
+
+  History& h = state.history;
+  const bool merge = !merge_key.empty() && merge_key == h.open_merge_key && !h.undo.empty();
+  if (!merge) {
+    h.undo.push_back(state.scenario);
+    if (h.undo.size() > History::kLimit) h.undo.erase(h.undo.begin());
+  }
+  h.redo.clear();
+  h.open_merge_key = merge_key;
+  state.scenario = std::move(after);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Running the engine
+
+/// Runs the engine on state.scenario. On failure the last good stages stay on screen and
+/// state.error says why.
+void Recompute(AppState& state) {
+  const RecomputeCounts before = state.engine.counts();
+  const bool had_result = state.engine.has_result();
+  try {
+    state.engine.Run(state.scenario);
+  } catch (const ScenarioError& e) {
+    state.error = e.what();
+    return;
+  } catch (const std::bad_alloc&) {
+    state.error = "out of memory: the stages of this scenario do not fit; try a smaller T or d";
+    return;
+  } catch (const std::exception& e) {
+    state.error = e.what();
+    return;
+  }
+  state.error.clear();
+  const Stages& st = ShownStages(state);
+  const bool mask_changed = !had_result || !SameMask(state.shown.mask, state.scenario.mask) ||
+                            state.mask_values.rows() != st.mask.rows();
+  state.shown = state.scenario;
+  MarkRecomputed(state, before, state.engine.counts(), mask_changed);
+  if (mask_changed) state.mask_values = st.mask.cast<float>();
+  ClampSelection(state);
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Apply: undo/redo, files, export, view
+
+/// Applies one action; returns true when the scenario changed.
+bool Apply(AppState& state, const PendingAction& pending) {
+  const Action& action = pending.action;
+  bool changed = false;
+  std::visit(
+      [&](const auto& a) {
+        using T = std::decay_t<decltype(a)>;
+        if constexpr (kIsEdit<T>) {
+          changed = ApplyEdit(state, action, pending.merge_key);
+        } else if constexpr (std::is_same_v<T, Undo> || std::is_same_v<T, Redo>) {
+          constexpr bool undo = std::is_same_v<T, Undo>;
+          auto& from = undo ? state.history.undo : state.history.redo;
+          auto& to = undo ? state.history.redo : state.history.undo;
+          CloseUndoStep(state);
+          if (from.empty()) {
+            SetStatus(state, undo ? "Nothing to undo" : "Nothing to redo", false);
+            return;
+          }
+          to.push_back(std::move(state.scenario));
+          state.scenario = std::move(from.back());
+          from.pop_back();
+          SetStatus(state, undo ? "Undone" : "Redone", false);
+          changed = true;
+        } else if constexpr (std::is_same_v<T, SaveScenario>) {
+          if (!state.error.empty()) {
+            SetStatus(state, "Not saved: the scenario does not run (" + state.error + ")", true);
+            return;
+          }
+          const std::string path = ExpandPath(a.path);
+          try {
+            WriteFileAtomic(path, WriteScenario(state.scenario));
+            state.scenario_path = AbsolutePath(path);
+            SetStatus(state, "Saved scenario to " + state.scenario_path, false);
+          } catch (const std::exception& e) {
+            SetStatus(state, std::string("Not saved: ") + e.what(), true);
+          }
+        } else if constexpr (std::is_same_v<T, ExportStage>) {
+          std::string message;
+          const bool ok = ExportOneStage(state, a.stage, ExpandPath(a.path), &message);
+          SetStatus(state, message, !ok);
+        } else if constexpr (std::is_same_v<T, ExportAllStages>) {
+          std::string message;
+          const bool ok = ExportEveryStage(state, ExpandPath(a.dir), &message);
+          SetStatus(state, message, !ok);
+        } else if constexpr (std::is_same_v<T, SelectHead>) {
+          if (a.head != state.head) {
+            state.head = a.head;
+            ClampSelection(state);
+            MarkSelectionDirty(state);
+          }
+        } else if constexpr (std::is_same_v<T, SelectBatch>) {
+          if (a.batch != state.batch) {
+            state.batch = a.batch;
+            ClampSelection(state);
+            MarkSelectionDirty(state);
+          }
+        } else if constexpr (std::is_same_v<T, SelectRow>) {
+          state.row = a.row;
+          ClampSelection(state);
+        } else if constexpr (std::is_same_v<T, SetColormap>) {
+          (a.diverging ? state.view.diverging_colormap : state.view.sequential_colormap) =
+              a.index;
+        } else if constexpr (std::is_same_v<T, Quit>) {
+          state.quit_requested = true;
+        }
+      },
+      action);
+  return changed;
+}
+
+}  // namespace
+
+void Emit(AppState& state, Action action, std::string merge_key) {
+  state.pending.push_back(PendingAction{std::move(action), std::move(merge_key)});
+}
+
+void CloseUndoStep(AppState& state) { state.history.open_merge_key.clear(); }
+
+void ApplyPendingActions(AppState& state) {
+  if (state.pending.empty()) return;
+  // Actions may emit nothing themselves, but take the queue first all the same.
+  std::vector<PendingAction> queue;
+  queue.swap(state.pending);
+  bool changed = false;
+  for (const PendingAction& p : queue) {
+    // An undo, redo or file action sees the stages of the edits before it.
+    const bool needs_stages = !std::visit(
+        [](const auto& a) { return kIsEdit<std::decay_t<decltype(a)>>; }, p.action);
+    if (needs_stages && changed) {
+      Recompute(state);
+      changed = false;
+    }
+    changed |= Apply(state, p);
+  }
+  if (changed) Recompute(state);
+}
+
+void StartScenario(AppState& state, const Scenario& scenario, const std::string& preset_id) {
+  state.scenario = scenario;
+  state.preset_id = preset_id;
+  state.preset_scenario = scenario;
+  Recompute(state);
+}
+
+}  // namespace attnlab::gui

@@ -1,0 +1,87 @@
+// actions.h: everything the learner (or a --script) can do to the window, as values. Panels
+// Emit() actions; ApplyPendingActions applies them in one place, once per frame, which is where
+// undo/redo, the engine rerun and scripted tests plug in.
+//
+// Undoable actions change the scenario; each takes one undo step, except that consecutive edits
+// with the same merge key fold into one while the widget is held (a slider drag is one step).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "attnlab/figure.h"
+#include "attnlab/scenario.h"
+
+namespace attnlab::gui {
+
+struct AppState;
+
+// -- edits of the scenario (undoable)
+struct SetMultiplier { double value = 1.0; };             ///< scaling.multiplier (1/temperature)
+struct SetSqrtDk { bool on = true; };                     ///< scaling.sqrt_dk
+struct SetMaskKind { MaskKind kind = MaskKind::kNone; };  ///< custom starts from the current mask
+struct SetMaskCell { int64_t row = 0, col = 0; bool allowed = true; };  ///< custom mask only
+struct SetNormalization { Normalization value = Normalization::kSoftmax; };
+struct SetDropout { double p = 0.0; };
+struct LoadPresetAction { std::string id; };
+struct OpenScenario { std::string path; };
+/// Any other edit: a function applied to a copy of the scenario; label names it.
+struct EditScenario {
+  std::string label;
+  std::function<void(Scenario&)> edit;
+};
+
+// -- history
+struct Undo {};
+struct Redo {};
+
+// -- files (not undoable)
+struct SaveScenario { std::string path; };
+/// One heatmap of the current head and batch as PNG, through attnlab::ExportView.
+struct ExportStage {
+  Stage stage = Stage::kWeights;
+  std::string path;
+};
+/// Every stage, head and batch as PNGs into a folder, through attnlab::ExportAll.
+struct ExportAllStages { std::string dir; };
+
+// -- view (not undoable)
+struct SelectHead { int64_t head = 0; };
+struct SelectBatch { int64_t batch = 0; };
+struct SelectRow { int64_t row = 0; };
+struct SetColormap {
+  bool diverging = false;
+  int index = 0;
+};
+struct Quit {};
+
+using Action = std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization,
+                            SetDropout, LoadPresetAction, OpenScenario, EditScenario, Undo, Redo,
+                            SaveScenario, ExportStage, ExportAllStages, SelectHead, SelectBatch,
+                            SelectRow, SetColormap, Quit>;
+
+/// An action waiting for ApplyPendingActions.
+struct PendingAction {
+  Action action;
+  std::string merge_key;
+};
+
+/// Queues an action. merge_key: edits with the same key fold into one undo step while the
+/// edit goes on (see History::open_merge_key).
+void Emit(AppState& state, Action action, std::string merge_key = "");
+
+/// Applies the queued actions in order, then reruns the engine if the scenario changed.
+/// Never throws: a scenario that cannot run sets state.error (the last good stages stay on
+/// screen); a failed file or export action sets state.status and state.action_error.
+void ApplyPendingActions(AppState& state);
+
+/// Ends the open undo step (the mouse and keyboard let go of the widget being edited).
+void CloseUndoStep(AppState& state);
+
+/// Sets the scenario as the starting point (no undo step) and runs it.
+void StartScenario(AppState& state, const Scenario& scenario, const std::string& preset_id);
+
+}  // namespace attnlab::gui

@@ -1,0 +1,160 @@
+// app_state.h: everything the window knows, in one struct passed by reference to every panel
+// (hello_imgui's AppState pattern: no function-static state anywhere in the GUI).
+//
+// Data flow: panels read AppState and Emit() actions (actions.h); ApplyPendingActions applies
+// them once per frame, keeps the undo history and reruns the one persistent Engine, which
+// recomputes only the stages after what changed. The heatmaps panel re-uploads only the
+// textures whose stage was recomputed (HeatmapSlot::dirty).
+//
+// Legend: B batch, H heads, T tokens, d_in input width, d_out projection width, dh = d_k.
+#pragma once
+
+#include <imgui.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnlab/colormap.h"
+#include "attnlab/experiments.h"
+#include "attnlab/figure.h"
+#include "attnlab/pipeline.h"
+#include "attnlab/scenario.h"
+#include "gui/actions.h"
+#include "gui/gfx/heatmap_gpu.h"
+
+namespace attnlab::gui {
+
+/// The heatmaps, in pipeline order (the order of figure.h's Stage enum).
+inline constexpr int kStageCount = 6;
+inline int StageIndex(Stage s) { return static_cast<int>(s); }
+inline Stage StageAt(int index) { return static_cast<Stage>(index); }
+
+/// One heatmap on screen: its GPU textures and what was derived when it was uploaded.
+struct HeatmapSlot {
+  HeatmapTexture gpu;
+  bool dirty = true;      ///< the stage matrix changed: upload again before drawing
+  ValueRange range;       ///< StageRange of the uploaded matrix (the colorbar's ends)
+  bool diverging = false; ///< signed colours (weights only when some are negative)
+  bool has_nan = false;   ///< some cell is NaN (drawn magenta; the legend says so)
+  bool has_inf = false;   ///< some unmasked cell is +-inf (softmax_naive overflow)
+  ImVec2 image_min{0, 0}, image_max{0, 0};  ///< where the image was drawn last frame
+};
+
+/// The cell under the mouse (any heatmap), or none.
+struct HoverCell {
+  bool active = false;
+  Stage stage = Stage::kWeights;
+  int64_t row = -1, col = -1;
+};
+
+/// Undo and redo stacks of whole scenarios (a scenario is small next to its stages).
+struct History {
+  std::vector<Scenario> undo, redo;
+  /// Edits carrying this merge key fold into the last undo step (a slider drag, painting the
+  /// mask, typing in a field); cleared when the mouse and keyboard let go.
+  std::string open_merge_key;
+  static constexpr size_t kLimit = 500;
+};
+
+/// Custom-mask painting by dragging over heatmap cells.
+struct MaskPaint {
+  bool active = false;
+  bool value = false;  ///< what the drag paints: allowed (true) or masked (false)
+};
+
+/// How the heatmaps are coloured and labelled.
+struct ViewOptions {
+  int sequential_colormap = 0;  ///< index into Colormaps(): viridis
+  int diverging_colormap = 3;   ///< coolwarm
+  ValuesMode values = ValuesMode::kAuto;
+};
+
+/// The variance experiment of the variance panel.
+struct VarianceState {
+  std::vector<int64_t> dims = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+  int64_t trials = 2000;
+  uint64_t seed = 0;
+  int histogram_dim = 6;  ///< index into dims of the histogram's d (64)
+  std::vector<VariancePoint> points;
+  bool dirty = true;  ///< rerun before the next draw
+  std::string error;
+};
+
+/// The peaking panel's curve and what it was computed from (recomputed when those change).
+struct PeakingCache {
+  RowVector scores;
+  std::vector<uint8_t> allowed;
+  double scale = 0.0;
+  std::vector<PeakingPoint> curve;
+};
+
+/// Which modal dialog is up.
+enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll };
+struct DialogState {
+  DialogKind kind = DialogKind::kNone;
+  bool just_opened = false;  ///< open the ImGui popup this frame
+  std::string path;          ///< the path being typed
+  int stage = StageIndex(Stage::kWeights);
+};
+
+/// Fonts loaded at start-up (nullptr: ImGui's default).
+struct Fonts {
+  ImFont* regular = nullptr;
+  ImFont* small = nullptr;  ///< cell values, ticks
+  std::string warning;      ///< shown when DejaVu Sans was missing
+};
+
+struct AppState {
+  // -- the scenario and its stages
+  Scenario scenario;        ///< what the learner edits; may be invalid (see error)
+  Scenario shown;           ///< the last scenario that ran: what the heatmaps show
+  Engine engine;            ///< the one engine; engine.stages() belong to `shown`
+  std::string error;        ///< ScenarioError text when `scenario` cannot run, else ""
+  std::string preset_id;    ///< the preset last loaded ("" after opening a file)
+  Scenario preset_scenario;  ///< that preset as loaded (the picker says "edited" when different)
+  std::string scenario_path;  ///< the file last opened or saved
+  RecomputeCounts last_counts;  ///< engine counts before the last run
+  std::string recomputed;   ///< which stage groups the last run recomputed, for the status bar
+  Matrix mask_values;       ///< stages.mask as floats, for the mask heatmap
+
+  // -- what is looked at
+  int64_t head = 0, batch = 0;
+  int64_t row = 0;        ///< the query row of the peaking panel (follows the hovered row)
+  HoverCell hover;        ///< hovered cell of the last frame (highlights are drawn from it)
+  HoverCell hover_next;   ///< filled while drawing this frame
+  std::array<HeatmapSlot, kStageCount> heatmaps;
+  bool mask_dirty = true;  ///< upload stages.mask again
+  ViewOptions view;
+  VarianceState variance;
+  PeakingCache peaking;
+  MaskPaint paint;
+
+  // -- actions and history
+  std::vector<PendingAction> pending;
+  History history;
+  bool script_drag = false;  ///< a script is dragging a slider (keeps the undo step open)
+  struct ScriptMouse {
+    bool active = false;  ///< replace the real mouse (set after the backend's NewFrame)
+    ImVec2 pos{0, 0};
+    bool down = false;
+  } script_mouse;
+
+  // -- messages and dialogs
+  std::string status;        ///< the last message (a saved path, ...)
+  bool status_is_error = false;
+  std::string action_error;  ///< the last file or export action that failed (scripts stop)
+  DialogState dialog;
+  bool quit_requested = false;
+
+  // -- graphics (owned by main)
+  HeatmapRenderer* renderer = nullptr;
+  Fonts fonts;
+  int64_t frame = 0;
+};
+
+/// The stages on screen (the engine's last good run).
+inline const Stages& ShownStages(const AppState& state) { return state.engine.stages(); }
+
+}  // namespace attnlab::gui

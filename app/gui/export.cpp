@@ -1,0 +1,84 @@
+// export.cpp: see export.h.
+#include "gui/export.h"
+
+#include <filesystem>
+
+#include "gui/app_state.h"
+#include "gui/session.h"
+#include "gui/stage_info.h"
+
+namespace attnlab::gui {
+namespace {
+
+/// The figure colormap for one kind of data: "" when the screen uses the default, so a
+/// default export is the same file as `attention-lab export` writes.
+std::string FigureColormap(const AppState& state, bool diverging) {
+  const int index = diverging ? state.view.diverging_colormap : state.view.sequential_colormap;
+  const Colormap& cm = Colormaps().at(index);
+  return &cm == &DefaultColormap(diverging) ? "" : cm.name;
+}
+
+/// "out" -> "out.png"; paths with an extension are left alone.
+std::string WithPng(const std::string& path) {
+  return std::filesystem::path(path).has_extension() ? path : path + ".png";
+}
+
+}  // namespace
+
+FigureOptions ScreenFigureOptions(const AppState& state, Stage stage) {
+  FigureOptions options;
+  options.colormap = FigureColormap(state, StageIsDiverging(state, stage));
+  options.values = state.view.values;
+  return options;
+}
+
+bool ExportOneStage(const AppState& state, Stage stage, const std::string& path,
+                    std::string* message) {
+  if (!state.engine.has_result()) {
+    *message = "Not exported: nothing has run yet";
+    return false;
+  }
+  const std::string file = WithPng(path);
+  try {
+    const int64_t head = StageIsPerHead(stage) ? state.head : 0;
+    const StageView view = ExtractStage(ShownStages(state), state.shown, stage, head, state.batch);
+    ExportView(view, ScreenFigureOptions(state, stage), ExportFormat::kPng, file);
+  } catch (const std::exception& e) {
+    *message = std::string("Not exported: ") + e.what();
+    return false;
+  }
+  *message = std::string("Saved the ") + StageName(stage) + " heatmap to " + AbsolutePath(file);
+  return true;
+}
+
+bool ExportEveryStage(const AppState& state, const std::string& dir, std::string* message) {
+  if (!state.engine.has_result()) {
+    *message = "Not exported: nothing has run yet";
+    return false;
+  }
+  // ExportAll takes one colormap for every stage, so it gets the defaults; the message says so
+  // when the screen uses others.
+  FigureOptions options;
+  options.values = state.view.values;
+  const bool custom = !FigureColormap(state, false).empty() || !FigureColormap(state, true).empty();
+  std::vector<std::string> written;
+  try {
+    written = ExportAll(ShownStages(state), state.shown, options, ExportFormat::kPng, dir);
+  } catch (const std::exception& e) {
+    *message = std::string("Not exported: ") + e.what();
+    return false;
+  }
+  *message = "Saved " + std::to_string(written.size()) + " figures to " + AbsolutePath(dir) +
+             (custom ? " (in the default colours)" : "");
+  return true;
+}
+
+std::string DefaultExportName(const AppState& state, Stage stage) {
+  const Shape& sh = ShownStages(state).shape;
+  std::string name = StageName(stage);
+  if (StageIsPerHead(stage) && sh.H > 1) name += "_h" + std::to_string(state.head);
+  if (sh.B > 1) name += "_b" + std::to_string(state.batch);
+  return name + ".png";
+}
+
+}  // namespace attnlab::gui

@@ -1,0 +1,223 @@
+// heatmap_gpu.cpp: see heatmap_gpu.h.
+#include "gui/gfx/heatmap_gpu.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "gui/gfx/gl.h"
+#include "gui/gfx/shader_sources.h"
+
+namespace attnlab::gui {
+namespace {
+
+GLuint CompileShader(GLenum kind, const char* source, const char* name) {
+  const GLuint shader = glCreateShader(kind);
+  glShaderSource(shader, 1, &source, nullptr);
+  glCompileShader(shader);
+  GLint ok = 0;
+  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    char log[2048] = {};
+    glGetShaderInfoLog(shader, sizeof log, nullptr, log);
+    glDeleteShader(shader);
+    throw std::runtime_error(std::string("shader ") + name + " does not compile: " + log);
+  }
+  return shader;
+}
+
+// Nearest sampling, clamped: every texel is one matrix cell or one colormap entry.
+void SetNearestClamp() {
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+}
+
+void SetRgb(GLint location, Rgb c) {
+  glUniform3f(location, c.r / 255.0f, c.g / 255.0f, c.b / 255.0f);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// HeatmapTexture
+
+HeatmapTexture::~HeatmapTexture() { Release(); }
+
+void HeatmapTexture::Release() {
+  if (values_) glDeleteTextures(1, &values_);
+  if (color_) glDeleteTextures(1, &color_);
+  if (fbo_) glDeleteFramebuffers(1, &fbo_);
+  values_ = color_ = fbo_ = 0;
+  rows_ = cols_ = image_w_ = image_h_ = 0;
+  drawn_valid_ = false;
+}
+
+void HeatmapTexture::UploadValues(const Matrix& m) {
+  const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
+  if (!values_) glGenTextures(1, &values_);
+  glBindTexture(GL_TEXTURE_2D, values_);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  if (rows != rows_ || cols != cols_) {
+    SetNearestClamp();
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, m.data());
+    rows_ = rows;
+    cols_ = cols;
+  } else if (rows > 0 && cols > 0) {
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, cols, rows, GL_RED, GL_FLOAT, m.data());
+  }
+  ++version_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HeatmapRenderer
+
+void HeatmapRenderer::Init() {
+  const GLuint vs = CompileShader(GL_VERTEX_SHADER, kHeatmapVertexShader, "heatmap.vert");
+  const GLuint fs = CompileShader(GL_FRAGMENT_SHADER, kHeatmapFragmentShader, "heatmap.frag");
+  program_ = glCreateProgram();
+  glAttachShader(program_, vs);
+  glAttachShader(program_, fs);
+  glLinkProgram(program_);
+  glDeleteShader(vs);
+  glDeleteShader(fs);
+  GLint ok = 0;
+  glGetProgramiv(program_, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    char log[2048] = {};
+    glGetProgramInfoLog(program_, sizeof log, nullptr, log);
+    throw std::runtime_error(std::string("heatmap shaders do not link: ") + log);
+  }
+  u_values_ = glGetUniformLocation(program_, "u_values");
+  u_lut_ = glGetUniformLocation(program_, "u_lut");
+  u_mask_ = glGetUniformLocation(program_, "u_mask");
+  u_use_mask_ = glGetUniformLocation(program_, "u_use_mask");
+  u_range_ = glGetUniformLocation(program_, "u_range");
+  u_cells_ = glGetUniformLocation(program_, "u_cells");
+  u_target_height_ = glGetUniformLocation(program_, "u_target_height");
+  // The constants of colormap.h, set once.
+  glUseProgram(program_);
+  glUniform1i(u_values_, 0);
+  glUniform1i(u_lut_, 1);
+  glUniform1i(u_mask_, 2);
+  SetRgb(glGetUniformLocation(program_, "u_masked_light"), kMaskedLight);
+  SetRgb(glGetUniformLocation(program_, "u_masked_stripe"), kMaskedStripe);
+  SetRgb(glGetUniformLocation(program_, "u_nan_color"), kNanColor);
+  glUniform1i(glGetUniformLocation(program_, "u_masked_period"), kMaskedPeriod);
+  glUniform1i(glGetUniformLocation(program_, "u_masked_stripe_width"), kMaskedStripeWidth);
+  glUseProgram(0);
+
+  glGenVertexArrays(1, &vao_);
+
+  // One RGBA8 256 x 1 texture per colormap, from the same LUT the figure renderer uses.
+  for (const Colormap& cm : Colormaps()) {
+    std::vector<uint8_t> rgba(256 * 4);
+    for (int i = 0; i < 256; ++i) {
+      rgba[i * 4 + 0] = cm.lut[i].r;
+      rgba[i * 4 + 1] = cm.lut[i].g;
+      rgba[i * 4 + 2] = cm.lut[i].b;
+      rgba[i * 4 + 3] = 255;
+    }
+    GLuint tex = 0;
+    glGenTextures(1, &tex);
+    glBindTexture(GL_TEXTURE_2D, tex);
+    SetNearestClamp();
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, 256, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+    luts_.push_back(tex);
+  }
+  glBindTexture(GL_TEXTURE_2D, 0);
+}
+
+void HeatmapRenderer::Shutdown() {
+  if (program_) glDeleteProgram(program_);
+  if (vao_) glDeleteVertexArrays(1, &vao_);
+  if (mask_) glDeleteTextures(1, &mask_);
+  for (GLuint t : luts_) glDeleteTextures(1, &t);
+  luts_.clear();
+  program_ = vao_ = mask_ = 0;
+}
+
+void HeatmapRenderer::UploadMask(const MaskMatrix& mask) {
+  const int rows = static_cast<int>(mask.rows()), cols = static_cast<int>(mask.cols());
+  if (!mask_) glGenTextures(1, &mask_);
+  glBindTexture(GL_TEXTURE_2D, mask_);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);  // rows of bytes are not 4-aligned; 0/1 reads 0, 1/255
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  if (rows != mask_rows_ || cols != mask_cols_) {
+    SetNearestClamp();
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R8, cols, rows, 0, GL_RED, GL_UNSIGNED_BYTE, mask.data());
+    mask_rows_ = rows;
+    mask_cols_ = cols;
+  } else if (rows > 0 && cols > 0) {
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, cols, rows, GL_RED, GL_UNSIGNED_BYTE, mask.data());
+  }
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  ++mask_version_;
+}
+
+void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look) {
+  if (!hm.has_values() || look.width <= 0 || look.height <= 0) return;
+  look.values_version = hm.version_;
+  if (look.use_mask) look.mask_version = mask_version_;
+  if (hm.drawn_valid_ && hm.drawn_ == look) return;
+
+  // (Re)create the image texture and its framebuffer at the on-screen size.
+  if (!hm.color_ || hm.image_w_ != look.width || hm.image_h_ != look.height) {
+    if (!hm.color_) glGenTextures(1, &hm.color_);
+    glBindTexture(GL_TEXTURE_2D, hm.color_);
+    SetNearestClamp();
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, look.width, look.height, 0, GL_RGBA,
+                 GL_UNSIGNED_BYTE, nullptr);
+    if (!hm.fbo_) glGenFramebuffers(1, &hm.fbo_);
+    glBindFramebuffer(GL_FRAMEBUFFER, hm.fbo_);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, hm.color_, 0);
+    hm.image_w_ = look.width;
+    hm.image_h_ = look.height;
+  }
+
+  GLint old_fbo = 0, old_viewport[4] = {};
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &old_fbo);
+  glGetIntegerv(GL_VIEWPORT, old_viewport);
+  const GLboolean scissor = glIsEnabled(GL_SCISSOR_TEST), blend = glIsEnabled(GL_BLEND);
+
+  glBindFramebuffer(GL_FRAMEBUFFER, hm.fbo_);
+  glViewport(0, 0, look.width, look.height);
+  glDisable(GL_SCISSOR_TEST);
+  glDisable(GL_BLEND);
+  glUseProgram(program_);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, hm.values_);
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, LutTexture(look.colormap));
+  glActiveTexture(GL_TEXTURE2);
+  const bool mask_fits = mask_ && mask_rows_ == hm.rows_ && mask_cols_ == hm.cols_;
+  glBindTexture(GL_TEXTURE_2D, mask_fits ? mask_ : 0);
+  glUniform1i(u_use_mask_, look.use_mask && mask_fits ? 1 : 0);
+  glUniform2f(u_range_, look.range.lo, look.range.hi);
+  glUniform2i(u_cells_, hm.cols_, hm.rows_);
+  glUniform1i(u_target_height_, look.height);
+  glBindVertexArray(vao_);
+  glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+
+  // Leave the state as found (ImGui's renderer sets its own, but be a good neighbour).
+  glBindVertexArray(0);
+  glUseProgram(0);
+  glActiveTexture(GL_TEXTURE2);
+  glBindTexture(GL_TEXTURE_2D, 0);
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, 0);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, 0);
+  glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(old_fbo));
+  glViewport(old_viewport[0], old_viewport[1], old_viewport[2], old_viewport[3]);
+  if (scissor) glEnable(GL_SCISSOR_TEST);
+  if (blend) glEnable(GL_BLEND);
+
+  hm.drawn_ = look;
+  hm.drawn_valid_ = true;
+}
+
+}  // namespace attnlab::gui

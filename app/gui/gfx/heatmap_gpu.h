@@ -1,0 +1,94 @@
+// heatmap_gpu.h: heatmaps on the GPU. A stage matrix (T x T, or T x d_out for the context) is
+// uploaded once per change as a float texture (GL_R32F, texel (c, r) = matrix(r, c)); the
+// fragment shader of shaders/heatmap.frag colours it through the colormap's 256 x 1 lookup
+// texture into an RGBA8 texture of exactly the on-screen size (a framebuffer object), which
+// ImGui then draws as an image. So a 2048 x 2048 stage costs one texture upload when it changes
+// and one small quad per frame, not four million ImGui rectangles.
+//
+// Needs a current OpenGL 3.3 core context (glad loaded). No ImGui here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "attnlab/colormap.h"
+#include "attnlab/scenario.h"
+#include "attnlab/tensor.h"
+
+namespace attnlab::gui {
+
+/// What a heatmap image shows; the image is redrawn only when this changes.
+struct HeatmapLook {
+  uint64_t values_version = 0;  ///< bumped by each UploadValues
+  uint64_t mask_version = 0;    ///< the renderer's mask version when masked cells are shown
+  bool use_mask = false;        ///< hatch the cells the mask forbids
+  ValueRange range;
+  int colormap = 0;  ///< index into Colormaps()
+  int width = 0, height = 0;
+  bool operator==(const HeatmapLook& o) const {
+    return values_version == o.values_version && mask_version == o.mask_version &&
+           use_mask == o.use_mask && range.lo == o.range.lo && range.hi == o.range.hi &&
+           colormap == o.colormap && width == o.width && height == o.height;
+  }
+};
+
+/// One heatmap's textures: the values (R32F) and the coloured image (RGBA8 through an FBO).
+class HeatmapTexture {
+ public:
+  HeatmapTexture() = default;
+  HeatmapTexture(const HeatmapTexture&) = delete;
+  HeatmapTexture& operator=(const HeatmapTexture&) = delete;
+  ~HeatmapTexture();
+
+  /// Uploads a rows x cols matrix (row-major, so the data goes up as it is stored).
+  void UploadValues(const Matrix& m);
+  int rows() const { return rows_; }
+  int cols() const { return cols_; }
+  uint64_t values_version() const { return version_; }
+  bool has_values() const { return values_ != 0 && rows_ > 0 && cols_ > 0; }
+
+  /// The coloured image's GL texture name (0 before the first Render).
+  unsigned image() const { return color_; }
+  /// Frees the GL objects (also done by the destructor; call it while the context is alive).
+  void Release();
+
+ private:
+  friend class HeatmapRenderer;
+  unsigned values_ = 0, fbo_ = 0, color_ = 0;
+  int rows_ = 0, cols_ = 0, image_w_ = 0, image_h_ = 0;
+  uint64_t version_ = 0;
+  HeatmapLook drawn_;
+  bool drawn_valid_ = false;
+};
+
+/// The GL objects every heatmap shares: the shader program, a lookup texture per colormap, the
+/// mask texture (stages.mask, T x T) and an empty vertex array.
+class HeatmapRenderer {
+ public:
+  /// Compiles shaders/heatmap.* and builds the lookup textures from Colormaps().
+  /// Errors: std::runtime_error with the GLSL compiler's log.
+  void Init();
+  /// Frees everything (call while the context is alive).
+  void Shutdown();
+
+  /// The 256 x 1 RGBA8 lookup texture of Colormaps()[index] (also drawn as colorbars).
+  unsigned LutTexture(int index) const { return luts_.at(static_cast<size_t>(index)); }
+
+  /// Uploads the mask (T x T of 0/1) that hatched heatmaps read.
+  void UploadMask(const MaskMatrix& mask);
+  uint64_t mask_version() const { return mask_version_; }
+
+  /// Makes hm.image() show `look` (redrawing only when the look changed). Restores the
+  /// framebuffer and viewport it found.
+  void Render(HeatmapTexture& hm, HeatmapLook look);
+
+ private:
+  unsigned program_ = 0, vao_ = 0, mask_ = 0;
+  int mask_rows_ = 0, mask_cols_ = 0;
+  uint64_t mask_version_ = 0;
+  std::vector<unsigned> luts_;
+  int u_values_ = -1, u_lut_ = -1, u_mask_ = -1, u_use_mask_ = -1, u_range_ = -1, u_cells_ = -1,
+      u_target_height_ = -1;
+};
+
+}  // namespace attnlab::gui

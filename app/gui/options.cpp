@@ -1,0 +1,43 @@
+// options.cpp: see options.h.
+#include "gui/options.h"
+
+#include <CLI/CLI.hpp>
+
+namespace attnlab::gui {
+
+GuiOptions ParseGuiOptions(int argc, char** argv, bool* exit_now) {
+  *exit_now = false;
+  GuiOptions o;
+  CLI::App app{
+      "Attention Lab: self-attention you can play with, PyTorch-exact.\n"
+      "Without a subcommand it opens the window. Subcommands: dump, presets, variance, show "
+      "(see attention-lab --help).",
+      "attention-lab"};
+  app.add_option("scenario", o.file, "Scenario file (.json) to open");
+  app.add_option("--preset", o.preset, "Open a shipped preset (ids: attention-lab presets)");
+  app.add_option("--screenshot", o.screenshot, "Write the window's pixels to this PNG and exit");
+  app.add_option("--frames", o.frames, "Render this many frames, then exit")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--script", o.script, "Run the actions in this file, one per frame, then exit");
+  app.add_flag("--frame-stats", o.frame_stats, "Print the median frame time as JSON at exit");
+  bool no_autosave = false;
+  app.add_flag("--no-autosave", no_autosave, "Do not save the session at exit");
+  app.add_option("--size", o.width, "Window width (height follows at 16:10)")
+      ->check(CLI::Range(640, 8192));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    app.exit(e);
+    *exit_now = true;
+    return o;
+  } catch (const CLI::ParseError& e) {
+    throw OptionsError(e.what());
+  }
+  if (!o.file.empty() && !o.preset.empty())
+    throw OptionsError("give a scenario file or --preset, not both");
+  o.autosave = !no_autosave;
+  o.height = o.width * 10 / 16;
+  return o;
+}
+
+}  // namespace attnlab::gui

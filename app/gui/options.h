@@ -1,0 +1,41 @@
+// options.h: the window's command line (everything that is not a subcommand).
+//
+//   attention-lab                         the last session (or raschka-journey the first time)
+//   attention-lab FILE.json               a scenario file
+//   attention-lab --preset ID             a shipped preset
+// Testing and measuring (all exit on their own):
+//   --screenshot OUT.png   write the window's pixels after the last frame
+//   --frames N             render N frames, then exit
+//   --script FILE          run actions from FILE, one per frame (see script.h)
+//   --frame-stats          print {"frames":..,"median_ms":..} on stdout at exit
+//   --no-autosave          do not write the last session at exit
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace attnlab::gui {
+
+struct GuiOptions {
+  std::string file;        ///< scenario file to open
+  std::string preset;      ///< preset id to open
+  std::string screenshot;  ///< PNG path
+  int frames = 0;          ///< 0: run until closed (or until the script ends)
+  std::string script;
+  bool frame_stats = false;
+  bool autosave = true;
+  int width = 1280, height = 800;
+
+  /// True when the run ends by itself (a test or a measurement), not by the learner.
+  bool Headless() const { return frames > 0 || !screenshot.empty() || !script.empty(); }
+};
+
+/// Bad command line: one line for stderr.
+struct OptionsError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Parses argv. Errors: OptionsError. --help prints the usage and sets *exit_now.
+GuiOptions ParseGuiOptions(int argc, char** argv, bool* exit_now);
+
+}  // namespace attnlab::gui

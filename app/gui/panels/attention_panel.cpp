@@ -1,0 +1,124 @@
+// attention_panel.cpp: the knobs between the scores and the weights: 1/sqrt(d_k), the
+// multiplier (1/temperature), the mask, the normalization and dropout.
+#include <cmath>
+
+#include "gui/app_state.h"
+#include "gui/panels/panels.h"
+#include "gui/widgets.h"
+
+namespace attnlab::gui {
+
+void DrawAttentionPanel(AppState& state) {
+  const Scenario& s = state.scenario;
+  const Stages& st = ShownStages(state);
+
+  // -- scaling
+  bool sqrt_dk = s.scaling.sqrt_dk;
+  char label[64];
+  std::snprintf(label, sizeof label, "divide by \xE2\x88\x9A" "d_k  (\xE2\x88\x9A%lld = %.3g)",
+                static_cast<long long>(st.shape.dh), std::sqrt(static_cast<double>(st.shape.dh)));
+  if (ImGui::Checkbox(label, &sqrt_dk)) Emit(state, SetSqrtDk{sqrt_dk});
+  Tip("Scaled dot-product attention divides the scores by sqrt(d_k). Without it, large d_k "
+      "makes the logits large and softmax almost one-hot (see the peaking and variance panels).");
+
+  // -- multiplier on a log scale
+  float m = static_cast<float>(s.scaling.multiplier);
+  ImGui::SetNextItemWidth(ImGui::CalcItemWidth() - ImGui::GetFrameHeight() * 1.6f);
+  const bool dragged = ImGui::SliderFloat("##multiplier", &m, 0.01f, 100.0f, "x %.3g",
+                                          ImGuiSliderFlags_Logarithmic);
+  if (dragged && m > 0) Emit(state, SetMultiplier{m}, "scaling.multiplier");
+  Tip("The multiplier m = 1/temperature: logits = scores x m (/ sqrt(d_k)). Drag right to "
+      "sharpen (cold), left to flatten (hot). Log scale; Ctrl+click to type a value. A whole "
+      "drag is one undo step.");
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  if (ImGui::Button("1", ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) Emit(state, SetMultiplier{1.0});
+  Tip("Back to multiplier 1 (temperature 1).");
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::TextUnformatted("multiplier");
+  ImGui::TextDisabled("temperature = 1/m = %.3g", 1.0 / s.scaling.multiplier);
+
+  // -- mask
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("mask");
+  const struct {
+    MaskKind kind;
+    const char* label;
+    const char* tip;
+  } masks[] = {
+      {MaskKind::kNone, "none", "Every query attends to every key (an encoder)."},
+      {MaskKind::kCausal, "causal",
+       "Query i sees keys 0..i only (a decoder/GPT): torch.tril, masked_fill(-inf)."},
+      {MaskKind::kCustom, "custom",
+       "Your own mask: click or drag on the mask (or logits, weights) heatmap to forbid or "
+       "allow cells. Starts from the mask on screen."},
+  };
+  for (const auto& mk : masks) {
+    ImGui::SameLine();
+    if (ImGui::RadioButton(mk.label, s.mask.kind == mk.kind) && s.mask.kind != mk.kind)
+      Emit(state, SetMaskKind{mk.kind});
+    Tip(mk.tip);
+  }
+  if (s.mask.kind == MaskKind::kCustom) {
+    const int64_t T = st.shape.T;
+    if (ImGui::SmallButton("allow all"))
+      Emit(state, EditScenario{"allow all", [T](Scenario& x) {
+                                 x.mask.allowed = MaskMatrix::Ones(T, T);
+                               }});
+    Tip("Every cell allowed.");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("causal")) {
+      Emit(state, EditScenario{"causal pattern", [T](Scenario& x) {
+                                 x.mask.allowed = MaskMatrix::Ones(T, T).triangularView<Eigen::Lower>();
+                               }});
+    }
+    Tip("Start again from the causal triangle.");
+    ImGui::SameLine();
+    ImGui::TextDisabled("paint on the heatmaps");
+  }
+
+  // -- normalization
+  const struct {
+    Normalization value;
+    const char* label;
+    const char* tip;
+  } norms[] = {
+      {Normalization::kSoftmax, "softmax (stable)",
+       "exp(z - max) / sum exp(z - max): what torch.softmax does. Never overflows."},
+      {Normalization::kSoftmaxNaive, "naive exp / sum",
+       "exp(z) / sum exp(z) as first written in the notebooks: with large logits exp overflows "
+       "to inf and the weights become NaN (magenta). Try multiplier 100."},
+      {Normalization::kSum, "divide by sum",
+       "z / sum(z) over the allowed keys: the notebooks' first \"normalize so they sum to 1\". "
+       "Weights can be negative or blow up."},
+      {Normalization::kMean, "mean (uniform)",
+       "1 / n over the allowed keys: every key weighs the same (Karpathy's averaging with tril)."},
+  };
+  int current = 0;
+  for (int i = 0; i < 4; ++i)
+    if (norms[i].value == s.normalization) current = i;
+  if (ImGui::BeginCombo("normalize", norms[current].label)) {
+    for (int i = 0; i < 4; ++i) {
+      if (ImGui::Selectable(norms[i].label, i == current) && i != current)
+        Emit(state, SetNormalization{norms[i].value});
+      Tip(norms[i].tip);
+    }
+    ImGui::EndCombo();
+  }
+  Tip(norms[current].tip);
+
+  // -- dropout
+  float p = static_cast<float>(s.dropout.p);
+  if (ImGui::SliderFloat("dropout p", &p, 0.0f, 0.9f, "%.2f"))
+    Emit(state, SetDropout{std::round(p * 100.0) / 100.0}, "dropout.p");
+  Tip("nn.Dropout(p) in training mode on the weights: each is zeroed with probability p, the "
+      "rest divided by 1 - p. 0 turns it off.");
+  if (s.dropout.p > 0) {
+    std::optional<uint64_t> seed = s.dropout.seed;
+    if (OptionalSeedInput("dropout seed", &seed,
+                          "torch.manual_seed(seed) before the dropout mask is drawn."))
+      Emit(state, EditScenario{"dropout seed", [seed](Scenario& x) { x.dropout.seed = seed; }},
+           "dropout.seed");
+  }
+}
+
+}  // namespace attnlab::gui

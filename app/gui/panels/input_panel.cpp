@@ -1,0 +1,225 @@
+// input_panel.cpp: where X (B x T x d_in) comes from: a preset, text through a tokenizer and
+// nn.Embedding, an embedding matrix edited cell by cell, or torch.randn.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "attnlab/presets.h"
+#include "attnlab/tokenizer.h"
+#include "gui/app_state.h"
+#include "gui/panels/panels.h"
+#include "gui/widgets.h"
+
+namespace attnlab::gui {
+namespace {
+
+void Edit(AppState& state, const char* label, std::function<void(Scenario&)> f,
+          std::string merge_key = "") {
+  Emit(state, EditScenario{label, std::move(f)}, std::move(merge_key));
+}
+
+void DrawPresetPicker(AppState& state) {
+  std::string preview = "(your own scenario)";
+  if (!state.preset_id.empty())
+    preview = state.preset_id + (state.scenario == state.preset_scenario ? "" : "  (edited)");
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  if (ImGui::BeginCombo("##preset", preview.c_str())) {
+    for (const PresetInfo& p : Presets()) {
+      if (ImGui::Selectable(p.id.c_str(), p.id == state.preset_id))
+        Emit(state, LoadPresetAction{p.id});
+      if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+        ImGui::TextUnformatted(p.title.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+      }
+    }
+    ImGui::EndCombo();
+  }
+  Tip("Presets: the notebooks' examples, number for number. Loading one is a single undo "
+      "step (Ctrl+Z brings your scenario back).");
+  if (!state.scenario.title.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(state.scenario.title.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+  }
+}
+
+/// Switches the input source, carrying over what makes sense (the current X becomes the
+/// matrix; the current sizes go to randn).
+void DrawSourceChoice(AppState& state) {
+  const Scenario& s = state.scenario;
+  const Stages& st = ShownStages(state);
+  const InputSource now = s.input.source;
+  struct Choice {
+    InputSource source;
+    const char* label;
+    const char* tip;
+  };
+  const Choice choices[] = {
+      {InputSource::kText, "text",
+       "Type a sentence: it is split into tokens, and each token's embedding is a row of "
+       "nn.Embedding(vocab, d_in) drawn after torch.manual_seed(seed)."},
+      {InputSource::kMatrix, "matrix",
+       "Edit the embedding matrix itself, one row per token (switching keeps the current X)."},
+      {InputSource::kRandn, "randn",
+       "X = torch.randn(batch, T, d_in) after torch.manual_seed(seed): random tokens, any size."},
+  };
+  for (const Choice& c : choices) {
+    if (&c != choices) ImGui::SameLine();
+    if (ImGui::RadioButton(c.label, now == c.source) && now != c.source) {
+      const MatrixStack X = st.X;
+      const std::vector<std::string> tokens = st.tokens;
+      const int64_t d_in = std::max<int64_t>(st.shape.d_in, 1);
+      const int64_t T = std::max<int64_t>(st.shape.T, 1), B = std::max<int64_t>(st.shape.B, 1);
+      const InputSource to = c.source;
+      Edit(state, "input source", [=](Scenario& x) {
+        InputSpec& in = x.input;
+        in.source = to;
+        if (to == InputSource::kMatrix) {
+          in.values = X;
+          in.tokens = tokens;
+        } else if (to == InputSource::kText) {
+          if (in.text.empty()) in.text = "Your journey starts with one step";
+          in.d_in = d_in;
+        } else {
+          in.batch = B;
+          in.length = T;
+          in.d_in = d_in;
+        }
+      });
+    }
+    Tip(c.tip);
+  }
+}
+
+void DrawTextInput(AppState& state) {
+  const InputSpec& in = state.scenario.input;
+  std::string text = in.text;
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  if (ImGui::InputTextWithHint("##text", "type a sentence", &text))
+    Edit(state, "text", [text](Scenario& s) { s.input.text = text; }, "input.text");
+  Tip("The input sentence. Every keystroke reruns attention.");
+
+  int kind = static_cast<int>(in.tokenizer);
+  const char* kinds[] = {"words", "words_and_spaces", "chars"};
+  if (ImGui::Combo("tokenizer", &kind, kinds, 3))
+    Edit(state, "tokenizer",
+         [kind](Scenario& s) { s.input.tokenizer = static_cast<TokenizerKind>(kind); });
+  Tip("words: split on spaces and punctuation, keep the punctuation (the notebooks' "
+      "SimpleTokenizer).\nwords_and_spaces: the spaces are tokens too.\nchars: one token per "
+      "character.");
+
+  const std::vector<std::string> tokens = Tokenize(in.text, in.tokenizer);
+  ImGui::TextDisabled("T = %zu tokens:", tokens.size());
+  ImGui::SameLine();
+  std::string line;
+  for (const std::string& t : tokens) line += "[" + (t == " " ? std::string("\xE2\x90\xA3") : t) + "] ";
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(line.c_str());
+  ImGui::PopTextWrapPos();
+
+  int64_t d_in = in.d_in;
+  if (IntInput("d_in", &d_in, 1, 1024, "Embedding width: each token becomes a vector of d_in numbers."))
+    Edit(state, "d_in", [d_in](Scenario& s) { s.input.d_in = d_in; }, "input.d_in");
+  uint64_t seed = in.seed;
+  if (SeedInput("embedding seed", &seed,
+                "torch.manual_seed(seed) right before nn.Embedding(vocab, d_in) is created."))
+    Edit(state, "embedding seed", [seed](Scenario& s) { s.input.seed = seed; }, "input.seed");
+}
+
+void DrawMatrixInput(AppState& state) {
+  const InputSpec& in = state.scenario.input;
+  if (in.values.empty()) return;
+  const int64_t B = static_cast<int64_t>(in.values.size());
+  const int64_t b = std::min<int64_t>(state.batch, B - 1);
+  const Matrix& X = in.values[b];
+  const int64_t T = X.rows(), d_in = X.cols();
+  ImGui::Text("T = %lld tokens, d_in = %lld", static_cast<long long>(T),
+              static_cast<long long>(d_in));
+  if (B > 1) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(batch %lld of %lld)", static_cast<long long>(b), static_cast<long long>(B));
+  }
+  // Size buttons: a new token is a row of zeros, a new dimension a column of zeros.
+  auto resize = [&](const char* label, int64_t dt, int64_t dd) {
+    Edit(state, label, [dt, dd](Scenario& s) {
+      for (Matrix& m : s.input.values) {
+        Matrix r = Matrix::Zero(std::max<int64_t>(m.rows() + dt, 1), std::max<int64_t>(m.cols() + dd, 1));
+        const int64_t rr = std::min(r.rows(), m.rows()), cc = std::min(r.cols(), m.cols());
+        r.topLeftCorner(rr, cc) = m.topLeftCorner(rr, cc);
+        m = r;
+      }
+      if (!s.input.tokens.empty()) {
+        const int64_t T = s.input.values[0].rows();
+        while (static_cast<int64_t>(s.input.tokens.size()) < T)
+          s.input.tokens.push_back("x" + std::to_string(s.input.tokens.size() + 1));
+        s.input.tokens.resize(T);
+      }
+    });
+  };
+  if (ImGui::SmallButton("+ token")) resize("add token", 1, 0);
+  Tip("Add a token: a new row of zeros at the end.");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("- token") && T > 1) resize("remove token", -1, 0);
+  Tip("Remove the last token.");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("+ dim")) resize("add dimension", 0, 1);
+  Tip("Add an embedding dimension: a new column of zeros (d_in + 1).");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("- dim") && d_in > 1) resize("remove dimension", 0, -1);
+  Tip("Remove the last embedding dimension (d_in - 1).");
+
+  MatrixEditorCallbacks cb;
+  cb.row_label = [&](int64_t i) {
+    return i < static_cast<int64_t>(in.tokens.size()) ? in.tokens[i] : "x" + std::to_string(i + 1);
+  };
+  cb.col_label = [](int64_t j) { return "d" + std::to_string(j); };
+  cb.edit_row_label = [&](int64_t i, const std::string& label) {
+    Edit(state, "token label", [i, label, T](Scenario& s) {
+      auto& tokens = s.input.tokens;
+      while (static_cast<int64_t>(tokens.size()) < T)
+        tokens.push_back("x" + std::to_string(tokens.size() + 1));
+      if (i < static_cast<int64_t>(tokens.size())) tokens[i] = label;
+    }, "input.tokens." + std::to_string(i));
+  };
+  cb.on_cell = [&](int64_t i, int64_t j, float v) {
+    Edit(state, "embedding cell", [b, i, j, v](Scenario& s) {
+      if (b < static_cast<int64_t>(s.input.values.size()) && i < s.input.values[b].rows() &&
+          j < s.input.values[b].cols())
+        s.input.values[b](i, j) = v;
+    },
+         "input.values." + std::to_string(i) + "." + std::to_string(j));
+  };
+  MatrixEditor("##X", X, 180.0f, cb);
+}
+
+void DrawRandnInput(AppState& state) {
+  const InputSpec& in = state.scenario.input;
+  int64_t batch = in.batch, length = in.length, d_in = in.d_in;
+  if (IntInput("batch (B)", &batch, 1, 64, "How many independent sequences (torch.randn(B, T, d_in))."))
+    Edit(state, "batch", [batch](Scenario& s) { s.input.batch = batch; }, "input.batch");
+  if (IntInput("tokens (T)", &length, 1, 8192, "Sequence length T. The heatmaps are T x T."))
+    Edit(state, "T", [length](Scenario& s) { s.input.length = length; }, "input.length");
+  if (IntInput("d_in", &d_in, 1, 1024, "Embedding width of each token."))
+    Edit(state, "d_in", [d_in](Scenario& s) { s.input.d_in = d_in; }, "input.d_in");
+  uint64_t seed = in.seed;
+  if (SeedInput("input seed", &seed, "torch.manual_seed(seed) right before torch.randn(B, T, d_in)."))
+    Edit(state, "input seed", [seed](Scenario& s) { s.input.seed = seed; }, "input.seed");
+}
+
+}  // namespace
+
+void DrawInputPanel(AppState& state) {
+  DrawPresetPicker(state);
+  DrawSourceChoice(state);
+  switch (state.scenario.input.source) {
+    case InputSource::kText: DrawTextInput(state); break;
+    case InputSource::kMatrix: DrawMatrixInput(state); break;
+    case InputSource::kRandn: DrawRandnInput(state); break;
+  }
+}
+
+}  // namespace attnlab::gui

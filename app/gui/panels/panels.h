@@ -1,0 +1,28 @@
+// panels.h: one function per panel, one panel per file (panels/<name>_panel.cpp). Each reads
+// AppState and emits actions; none changes the scenario itself. window.cpp lays them out.
+#pragma once
+
+namespace attnlab::gui {
+
+struct AppState;
+
+/// Preset picker; text with tokenizer, an editable embedding matrix, or randn; seeds; sizes.
+void DrawInputPanel(AppState& state);
+/// W_query, W_key, W_value: how they are made (init, seed, order, heads) and their values.
+void DrawProjectionPanel(AppState& state);
+/// Scaling by 1/sqrt(d_k), the multiplier (1/temperature), mask, normalization, dropout.
+void DrawAttentionPanel(AppState& state);
+/// The six heatmaps with head and batch selectors, colorbars, tooltips and export.
+void DrawHeatmapsPanel(AppState& state);
+/// The chosen query row's weights as bars, and its entropy against the multiplier.
+void DrawPeakingPanel(AppState& state);
+/// var(q.k) against d, unscaled and scaled, and the histogram of the dot products.
+void DrawVariancePanel(AppState& state);
+/// File, Edit, Presets, View menus.
+void DrawMenuBar(AppState& state);
+/// The Open, Save As and Export dialogs (ImGui popups with a path field).
+void DrawFileDialogs(AppState& state);
+/// The error of the current edit, or the last message, and the sizes of what is shown.
+void DrawStatusBar(AppState& state);
+
+}  // namespace attnlab::gui

@@ -1,0 +1,155 @@
+// peaking_panel.cpp: softmax peaking. The chosen query row's weights as bars at the current
+// multiplier, its largest weight and entropy, and the entropy of that row's softmax against the
+// multiplier (experiments.h PeakingCurve) with the current setting marked: turning the
+// multiplier up (or dropping 1/sqrt(d_k)) collapses the row onto one key.
+#include <cmath>
+
+#include "attnlab/experiments.h"
+#include "gui/app_state.h"
+#include "gui/panels/panels.h"
+#include "gui/plot.h"
+#include "gui/stage_info.h"
+#include "gui/widgets.h"
+
+namespace attnlab::gui {
+namespace {
+
+constexpr double kLowMultiplier = 0.01, kHighMultiplier = 100.0;
+
+/// The query picker: a combo of the tokens (clipped, so T = 2048 is fine).
+void DrawRowPicker(AppState& state, int64_t T) {
+  char preview[96];
+  std::snprintf(preview, sizeof preview, "%lld: %s", static_cast<long long>(state.row),
+                RowLabel(state, state.row).c_str());
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
+  if (ImGui::BeginCombo("query row", preview, ImGuiComboFlags_HeightLarge)) {
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(T));
+    while (clipper.Step())
+      for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+        std::snprintf(preview, sizeof preview, "%d: %s", i, RowLabel(state, i).c_str());
+        if (ImGui::Selectable(preview, i == state.row)) Emit(state, SelectRow{i});
+      }
+    ImGui::EndCombo();
+  }
+  Tip("The query whose attention row is shown. It follows the mouse over the heatmaps (the "
+      "orange triangle marks it there).");
+}
+
+}  // namespace
+
+void DrawPeakingPanel(AppState& state) {
+  if (!state.engine.has_result()) return;
+  const Stages& st = ShownStages(state);
+  const Scenario& s = state.shown;
+  const int64_t T = st.shape.T;
+  const int64_t i = std::min(state.row, T - 1);
+
+  ImGui::TextUnformatted("Softmax peaking");
+  Tip("How concentrated one query's attention is. Entropy is -\xCE\xA3 w log w: log n when the "
+      "n allowed keys share equally, 0 when one key takes everything.");
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  DrawRowPicker(state, T);
+
+  const Matrix& weights = st.Head(st.weights, state.batch, state.head);
+  const RowVector w = weights.row(i);
+  const PeakStats stats = RowPeakStats(w);
+  const MaskMatrix& mask = st.mask;
+  int64_t n = 0;
+  std::vector<uint8_t> allowed(T, 1);
+  for (int64_t j = 0; j < T; ++j) {
+    allowed[j] = mask.rows() == T ? mask(i, j) : 1;
+    n += allowed[j];
+  }
+  ImGui::Text("max %.3f (\"%s\")   entropy %.3f nats = %.1f of %lld keys",
+              stats.max_weight, stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-",
+              stats.entropy, stats.effective_tokens, static_cast<long long>(n));
+  Tip("Effective keys = exp(entropy): how many keys the query averages over, in effect.");
+
+  // The curve, recomputed only when its inputs change (row, head, scores, mask, scaling).
+  const double scale = s.scaling.sqrt_dk ? 1.0 / std::sqrt(static_cast<double>(st.shape.dh)) : 1.0;
+  const RowVector scores = st.Head(st.scores, state.batch, state.head).row(i);
+  PeakingCache& cache = state.peaking;
+  if (cache.curve.empty() || cache.scale != scale || cache.allowed != allowed ||
+      cache.scores.size() != scores.size() || cache.scores != scores) {
+    cache.scores = scores;
+    cache.allowed = allowed;
+    cache.scale = scale;
+    cache.curve = PeakingCurve(scores, allowed, scale, LogSpace(kLowMultiplier, kHighMultiplier, 121));
+  }
+
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = ImGui::GetFontSize();
+  const ImVec2 plot_size((avail.x - gap) * 0.5f, avail.y);
+
+  // -- left: the row's weights as bars
+  std::vector<double> bars(w.data(), w.data() + w.size());
+  double lo = 0, hi = 1;
+  for (double b : bars)
+    if (std::isfinite(b)) {
+      lo = std::min(lo, b);
+      hi = std::max(hi, b);
+    }
+  PlotSpec bar_spec;
+  bar_spec.id = "bars";
+  bar_spec.size = plot_size;
+  bar_spec.x0 = -0.5;
+  bar_spec.x1 = T - 0.5;
+  bar_spec.y0 = lo;
+  bar_spec.y1 = hi;
+  bar_spec.x_label = "key";
+  bar_spec.y_label = "weight";
+  if (T <= 24)
+    for (int64_t j = 0; j < T; ++j) bar_spec.x_tick_labels.push_back(RowLabel(state, j));
+  const PlotAxes bar_axes = BeginPlot(bar_spec);
+  PlotBars(bar_axes, bars, IM_COL32(90, 150, 230, 255), static_cast<int>(stats.argmax),
+           IM_COL32(255, 200, 60, 255));
+  if (n > 0) {
+    char uniform[32];
+    std::snprintf(uniform, sizeof uniform, "uniform 1/%lld", static_cast<long long>(n));
+    PlotHLine(bar_axes, 1.0 / n, IM_COL32(200, 200, 200, 180), uniform);
+  }
+  if (bar_axes.hovered) {
+    const int j = std::clamp(static_cast<int>(std::lround(bar_axes.XAt(ImGui::GetIO().MousePos.x))), 0,
+                             static_cast<int>(T - 1));
+    ImGui::SetTooltip("key %d \"%s\": weight %.4g", j, RowLabel(state, j).c_str(), bars[j]);
+  }
+
+  // -- right: entropy against the multiplier, the current point on it
+  ImGui::SameLine(0, gap);
+  std::vector<double> xs, ys;
+  for (const PeakingPoint& p : cache.curve) {
+    xs.push_back(p.multiplier);
+    ys.push_back(p.stats.entropy);
+  }
+  PlotSpec curve_spec;
+  curve_spec.id = "curve";
+  curve_spec.size = plot_size;
+  curve_spec.x0 = kLowMultiplier;
+  curve_spec.x1 = kHighMultiplier;
+  curve_spec.log_x = true;
+  curve_spec.y0 = 0;
+  curve_spec.y1 = std::max(0.1, std::log(static_cast<double>(std::max<int64_t>(n, 1))) * 1.1);
+  curve_spec.x_label = "multiplier = 1/temperature";
+  curve_spec.y_label = "entropy (nats)";
+  const PlotAxes axes = BeginPlot(curve_spec);
+  const bool dragging = ImGui::IsItemActive();
+  if (n > 1) PlotHLine(axes, std::log(static_cast<double>(n)), IM_COL32(200, 200, 200, 180), "uniform: log n");
+  PlotLine(axes, xs, ys, IM_COL32(90, 150, 230, 255), 2.0f);
+  const double m = s.scaling.multiplier;
+  if (s.normalization == Normalization::kSoftmax) {
+    PlotPoint(axes, std::clamp(m, kLowMultiplier, kHighMultiplier), stats.entropy, IM_COL32(255, 200, 60, 255));
+  } else {
+    PlotVLine(axes, m, IM_COL32(255, 200, 60, 255), "now (not softmax)");
+  }
+  if (axes.hovered) {
+    const double at = axes.XAt(ImGui::GetIO().MousePos.x);
+    ImGui::SetTooltip("multiplier %.3g (temperature %.3g)\nclick or drag to set it", at, 1.0 / at);
+  }
+  if (dragging) {
+    const double at = axes.XAt(ImGui::GetIO().MousePos.x);
+    Emit(state, SetMultiplier{std::clamp(at, kLowMultiplier, kHighMultiplier)}, "scaling.multiplier");
+  }
+}
+
+}  // namespace attnlab::gui

@@ -1,0 +1,165 @@
+// projection_panel.cpp: how W_query, W_key and W_value (d_in x d_out, x @ W) are made, and their
+// values. Editing a value switches the init to "matrix" holding the current values, so the
+// learner can start from the notebook's torch.rand weights and nudge one number.
+#include <array>
+
+#include "gui/app_state.h"
+#include "gui/panels/panels.h"
+#include "gui/widgets.h"
+
+namespace attnlab::gui {
+namespace {
+
+void Edit(AppState& state, const char* label, std::function<void(Scenario&)> f,
+          std::string merge_key = "") {
+  Emit(state, EditScenario{label, std::move(f)}, std::move(merge_key));
+}
+
+const char* InitTip(ProjectionInit init) {
+  switch (init) {
+    case ProjectionInit::kIdentity:
+      return "W = I: Q = K = V = X, the notebooks' \"simplified self-attention\" without "
+             "trainable weights (d_out = d_in).";
+    case ProjectionInit::kTorchRand:
+      return "W = torch.rand(d_in, d_out): uniform in [0, 1), as nn.Parameter(torch.rand(...)) "
+             "in Raschka's SelfAttention_v1.";
+    case ProjectionInit::kRandn: return "W = torch.randn(d_in, d_out): standard normal.";
+    case ProjectionInit::kLinear:
+      return "nn.Linear(d_in, d_out, bias) per projection (kaiming-uniform weights), as in "
+             "SelfAttention_v2 and Karpathy's Head. Options: bias, out_proj.";
+    case ProjectionInit::kMatrix:
+      return "Your own W_query, W_key, W_value: edit the cells below.";
+  }
+  return "";
+}
+
+/// The six draw orders, as the notebooks write them.
+const std::array<std::array<Projection, 3>, 6> kOrders = {{
+    {Projection::kQuery, Projection::kKey, Projection::kValue},
+    {Projection::kQuery, Projection::kValue, Projection::kKey},
+    {Projection::kKey, Projection::kQuery, Projection::kValue},
+    {Projection::kKey, Projection::kValue, Projection::kQuery},
+    {Projection::kValue, Projection::kQuery, Projection::kKey},
+    {Projection::kValue, Projection::kKey, Projection::kQuery},
+}};
+
+std::string OrderName(const std::array<Projection, 3>& o) {
+  return std::string(Name(o[0])) + ", " + Name(o[1]) + ", " + Name(o[2]);
+}
+
+}  // namespace
+
+void DrawProjectionPanel(AppState& state) {
+  const ProjectionSpec& p = state.scenario.projections;
+  const Stages& st = ShownStages(state);
+
+  // -- init kind
+  const ProjectionInit inits[] = {ProjectionInit::kIdentity, ProjectionInit::kTorchRand,
+                                  ProjectionInit::kRandn, ProjectionInit::kLinear,
+                                  ProjectionInit::kMatrix};
+  if (ImGui::BeginCombo("init", Name(p.init))) {
+    for (ProjectionInit init : inits) {
+      if (ImGui::Selectable(Name(init), init == p.init) && init != p.init) {
+        const std::array<Matrix, 3> W = st.W;
+        const int64_t d_out = std::max<int64_t>(st.shape.d_out, 1);
+        Edit(state, "init", [init, W, d_out](Scenario& s) {
+          s.projections.init = init;
+          if (init == ProjectionInit::kMatrix) s.projections.W = W;  // start from what is shown
+          if (init != ProjectionInit::kMatrix) s.projections.W = {};
+          if (s.projections.d_out <= 0) s.projections.d_out = d_out;
+          if (init != ProjectionInit::kLinear) s.projections.bias = s.projections.out_proj = false;
+        });
+      }
+      Tip(InitTip(init));
+    }
+    ImGui::EndCombo();
+  }
+  Tip(InitTip(p.init));
+
+  // -- sizes
+  const bool identity = p.init == ProjectionInit::kIdentity;
+  const bool matrix = p.init == ProjectionInit::kMatrix;
+  int64_t d_out = matrix ? st.shape.d_out : (identity ? st.shape.d_in : p.d_out);
+  ImGui::BeginDisabled(identity);
+  if (IntInput("d_out", &d_out, 1, 1024,
+               identity ? "identity keeps d_out = d_in."
+                        : "Width of q, k and v: W is d_in x d_out. With several heads each "
+                          "head gets d_out / heads columns (d_k).")) {
+    Edit(state, "d_out", [d_out](Scenario& s) {
+      s.projections.d_out = d_out;
+      if (s.projections.init == ProjectionInit::kMatrix)  // keep W's columns in step
+        for (Matrix& W : s.projections.W) {
+          Matrix r = Matrix::Zero(W.rows(), d_out);
+          const int64_t c = std::min<int64_t>(W.cols(), d_out);
+          r.leftCols(c) = W.leftCols(c);
+          W = r;
+        }
+    }, "projections.d_out");
+  }
+  ImGui::EndDisabled();
+  int64_t heads = p.heads;
+  if (IntInput("heads", &heads, 1, 64,
+               "Number of attention heads H. d_out must be divisible by H; head h uses columns "
+               "h*d_k .. (h+1)*d_k - 1 of Q, K and V (d_k = d_out / H)."))
+    Edit(state, "heads", [heads](Scenario& s) { s.projections.heads = heads; }, "projections.heads");
+  ImGui::TextDisabled("d_k = d_out / heads = %lld", static_cast<long long>(st.shape.dh));
+
+  // -- drawing: seed and order
+  const bool drawn = !identity && !matrix;
+  if (drawn) {
+    std::optional<uint64_t> seed = p.seed;
+    if (OptionalSeedInput("W seed", &seed,
+                          "torch.manual_seed(seed) before the three projections are drawn."))
+      Edit(state, "W seed", [seed](Scenario& s) { s.projections.seed = seed; }, "projections.seed");
+    if (ImGui::BeginCombo("draw order", OrderName(p.order).c_str())) {
+      for (const auto& o : kOrders)
+        if (ImGui::Selectable(OrderName(o).c_str(), o == p.order))
+          Edit(state, "draw order", [o](Scenario& s) { s.projections.order = o; });
+      ImGui::EndCombo();
+    }
+    Tip("Which projection is drawn from the generator first. Karpathy's Head draws key, "
+        "query, value; the same seed in another order gives other weights.");
+  }
+  if (p.init == ProjectionInit::kLinear) {
+    bool bias = p.bias, out_proj = p.out_proj;
+    if (ImGui::Checkbox("bias", &bias))
+      Edit(state, "bias", [bias](Scenario& s) { s.projections.bias = bias; });
+    Tip("nn.Linear(..., bias=True): q = x W + b (qkv_bias in Raschka's code).");
+    ImGui::SameLine();
+    if (ImGui::Checkbox("out_proj", &out_proj))
+      Edit(state, "out_proj", [out_proj](Scenario& s) { s.projections.out_proj = out_proj; });
+    Tip("nn.Linear(d_out, d_out) applied to the context (MultiHeadAttention's out_proj), drawn "
+        "after the three projections.");
+  }
+
+  // -- the matrices, editable
+  if (ImGui::BeginTabBar("##W")) {
+    const char* names[3] = {"W_query", "W_key", "W_value"};
+    for (int w = 0; w < 3; ++w) {
+      if (!ImGui::BeginTabItem(names[w])) continue;
+      MatrixEditorCallbacks cb;
+      cb.row_label = [](int64_t i) { return "in" + std::to_string(i); };
+      cb.col_label = [](int64_t j) { return "d" + std::to_string(j); };
+      cb.on_cell = [&, w](int64_t i, int64_t j, float v) {
+        const std::array<Matrix, 3> W = st.W;
+        Edit(state, "W cell", [W, w, i, j, v](Scenario& s) {
+          if (s.projections.init != ProjectionInit::kMatrix) {
+            s.projections.init = ProjectionInit::kMatrix;
+            s.projections.W = W;
+            s.projections.bias = s.projections.out_proj = false;
+          }
+          Matrix& m = s.projections.W[w];
+          if (i < m.rows() && j < m.cols()) m(i, j) = v;
+        }, "projections.W." + std::to_string(w) + "." + std::to_string(i) + "." + std::to_string(j));
+      };
+      MatrixEditor("##Wm", st.W[w], 150.0f, cb);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  if (!matrix)
+    ImGui::TextDisabled("Editing a cell switches init to \"matrix\"%s.",
+                        p.init == ProjectionInit::kLinear ? " (without bias and out_proj)" : "");
+}
+
+}  // namespace attnlab::gui

@@ -1,0 +1,52 @@
+// status_bar_panel.cpp: one line at the bottom: the error of the current edit (the heatmaps
+// keep the last good result), else the last message; on the right the sizes on screen and
+// which stages the last edit recomputed.
+#include "gui/app_state.h"
+#include "gui/panels/panels.h"
+#include "gui/widgets.h"
+
+namespace attnlab::gui {
+
+void DrawStatusBar(AppState& state) {
+  const Shape& sh = ShownStages(state).shape;
+  char sizes[160];
+  std::snprintf(sizes, sizeof sizes, "B=%lld T=%lld d_in=%lld d_out=%lld heads=%lld d_k=%lld",
+                static_cast<long long>(sh.B), static_cast<long long>(sh.T),
+                static_cast<long long>(sh.d_in), static_cast<long long>(sh.d_out),
+                static_cast<long long>(sh.H), static_cast<long long>(sh.dh));
+  const std::string right = state.recomputed.empty() ? sizes : std::string(sizes) + "   recomputed: " + state.recomputed;
+  const float right_w = ImGui::CalcTextSize(right.c_str()).x;
+  const float x0 = ImGui::GetCursorPosX();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float room = avail - right_w - ImGui::GetFontSize();
+
+  std::string left;
+  ImVec4 color = ImGui::GetStyleColorVec4(ImGuiCol_Text);
+  const ImVec4 red(1.0f, 0.45f, 0.4f, 1.0f);
+  if (!state.error.empty()) {
+    left = "Cannot run this edit: " + state.error +
+           "   (the heatmaps show the last result that ran; Ctrl+Z undoes)";
+    color = red;
+  } else if (!state.status.empty()) {
+    left = state.status;
+    if (state.status_is_error) color = red;
+  } else if (!state.fonts.warning.empty()) {
+    left = state.fonts.warning;
+  } else {
+    left = "Hover a cell to see how its number was made.";
+    color = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+  }
+  ImGui::AlignTextToFramePadding();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::PushClipRect(p, ImVec2(p.x + room, p.y + ImGui::GetFrameHeight()), true);
+  ImGui::TextColored(color, "%s", left.c_str());
+  ImGui::PopClipRect();
+  if (ImGui::IsItemHovered() && ImGui::CalcTextSize(left.c_str()).x > room)
+    ImGui::SetTooltip("%s", left.c_str());
+  ImGui::SameLine(x0 + avail - right_w);
+  ImGui::TextDisabled("%s", right.c_str());
+  Tip("What is on screen, and which stage groups the last edit recomputed: the engine redoes "
+      "only the stages after the setting that changed.");
+}
+
+}  // namespace attnlab::gui

@@ -1,0 +1,160 @@
+// variance_panel.cpp: why 1/sqrt(d_k). For random q, k ~ N(0, 1)^d the dot product q.k has
+// variance d, so logits grow with the head size; dividing by sqrt(d) brings the variance back
+// to 1 (experiments.h VarianceExperiment). Left: var(q.k) against d, unscaled and scaled, the
+// current d_k marked. Right: the histogram of the dot products at one d, unscaled and scaled.
+#include <cmath>
+
+#include "attnlab/experiments.h"
+#include "gui/app_state.h"
+#include "gui/panels/panels.h"
+#include "gui/plot.h"
+#include "gui/widgets.h"
+
+namespace attnlab::gui {
+namespace {
+
+const ImU32 kUnscaledColor = IM_COL32(235, 110, 80, 255);
+const ImU32 kScaledColor = IM_COL32(90, 150, 230, 255);
+
+/// Reruns the experiment when its seed or trials changed (a few tens of milliseconds).
+void RunIfDirty(VarianceState& v) {
+  if (!v.dirty) return;
+  v.dirty = false;
+  try {
+    v.points = VarianceExperiment(v.dims, v.trials, v.seed, /*keep_samples=*/true);
+    v.error.clear();
+  } catch (const std::exception& e) {
+    v.points.clear();
+    v.error = e.what();
+  }
+}
+
+/// counts of values in `bins` equal bins over [lo, hi).
+std::vector<double> Histogram(const std::vector<float>& values, double scale, double lo, double hi,
+                              int bins) {
+  std::vector<double> counts(bins, 0.0);
+  for (float x : values) {
+    const double v = x * scale;
+    const int b = static_cast<int>(std::floor((v - lo) / (hi - lo) * bins));
+    if (b >= 0 && b < bins) counts[b] += 1;
+  }
+  return counts;
+}
+
+}  // namespace
+
+void DrawVariancePanel(AppState& state) {
+  VarianceState& v = state.variance;
+  const int64_t dk = ShownStages(state).shape.dh;
+
+  ImGui::TextUnformatted("Why 1/\xE2\x88\x9A" "d_k");
+  Tip("Draw q and k from N(0, 1) in d dimensions (torch.randn, the seed below): the dot "
+      "product q\xC2\xB7k has variance d. Divided by \xE2\x88\x9A" "d it is back to 1, whatever d.");
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.5f);
+  uint64_t seed = v.seed;
+  if (SeedInput("seed", &seed, "torch.manual_seed(seed) before drawing q and k for each d.")) {
+    v.seed = seed;
+    v.dirty = true;
+  }
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
+  int trials = static_cast<int>(v.trials);
+  if (ImGui::InputInt("trials", &trials, 500, 5000)) {
+    v.trials = std::clamp(trials, 100, 50000);
+    v.dirty = true;
+  }
+  Tip("How many random (q, k) pairs per d. More trials: smoother histogram, steadier variance.");
+  RunIfDirty(v);
+  if (!v.error.empty()) {
+    ErrorText(v.error);
+    return;
+  }
+  if (v.points.empty()) return;
+
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = ImGui::GetFontSize();
+  const ImVec2 plot_size((avail.x - gap) * 0.5f, avail.y);
+
+  // -- left: variance against d on log-log axes
+  std::vector<double> ds, un, sc;
+  for (const VariancePoint& p : v.points) {
+    ds.push_back(static_cast<double>(p.d));
+    un.push_back(p.var_unscaled);
+    sc.push_back(p.var_scaled);
+  }
+  PlotSpec spec;
+  spec.id = "variance";
+  spec.size = plot_size;
+  spec.x0 = ds.front();
+  spec.x1 = ds.back();
+  spec.log_x = spec.log_y = true;
+  spec.y0 = 0.25;
+  spec.y1 = ds.back() * 2;
+  spec.x_label = "dimension d";
+  spec.y_label = "variance";
+  const PlotAxes axes = BeginPlot(spec);
+  if (dk > 0) {
+    char label[32];
+    std::snprintf(label, sizeof label, "d_k = %lld", static_cast<long long>(dk));
+    PlotVLine(axes, static_cast<double>(dk), IM_COL32(255, 200, 60, 200), label, true);
+  }
+  PlotLine(axes, ds, un, kUnscaledColor, 2.0f);
+  PlotLine(axes, ds, sc, kScaledColor, 2.0f);
+  for (size_t k = 0; k < ds.size(); ++k) {
+    PlotPoint(axes, ds[k], un[k], kUnscaledColor, 2.5f);
+    PlotPoint(axes, ds[k], sc[k], kScaledColor, 2.5f);
+  }
+  PlotLegend(axes, {{"var(q\xC2\xB7k) \xE2\x89\x88 d", kUnscaledColor},
+                    {"var(q\xC2\xB7k / \xE2\x88\x9A" "d) \xE2\x89\x88 1", kScaledColor}});
+  if (axes.hovered) {
+    const double at = axes.XAt(ImGui::GetIO().MousePos.x);
+    size_t best = 0;
+    for (size_t k = 1; k < ds.size(); ++k)
+      if (std::fabs(std::log(ds[k] / at)) < std::fabs(std::log(ds[best] / at))) best = k;
+    ImGui::SetTooltip("d = %g: var(q.k) = %.3f, var(q.k / sqrt(d)) = %.3f\n%lld trials, seed %llu",
+                      ds[best], un[best], sc[best], static_cast<long long>(v.trials),
+                      static_cast<unsigned long long>(v.seed));
+  }
+
+  // -- right: histogram of the dot products at one d
+  ImGui::SameLine(0, gap);
+  ImGui::BeginGroup();
+  v.histogram_dim = std::clamp(v.histogram_dim, 0, static_cast<int>(v.points.size()) - 1);
+  const VariancePoint& p = v.points[v.histogram_dim];
+  const double sd = std::sqrt(std::max(p.var_unscaled, 1e-9));
+  const double lo = -3.5 * sd, hi = 3.5 * sd;
+  const int bins = 41;
+  std::vector<double> edges;
+  for (int b = 0; b <= bins; ++b) edges.push_back(lo + (hi - lo) * b / bins);
+  const std::vector<double> counts_un = Histogram(p.dots, 1.0, lo, hi, bins);
+  const std::vector<double> counts_sc =
+      Histogram(p.dots, 1.0 / std::sqrt(static_cast<double>(p.d)), lo, hi, bins);
+  double top = 1;
+  for (double c : counts_un) top = std::max(top, c);
+  for (double c : counts_sc) top = std::max(top, c);
+  PlotSpec hs;
+  hs.id = "histogram";
+  hs.size = ImVec2(plot_size.x, plot_size.y - ImGui::GetFrameHeightWithSpacing());
+  hs.x0 = lo;
+  hs.x1 = hi;
+  hs.y0 = 0;
+  hs.y1 = top * 1.08;
+  hs.x_label = "q\xC2\xB7k";
+  hs.y_label = "count";
+  const PlotAxes ha = BeginPlot(hs);
+  PlotHistogram(ha, edges, counts_un, IM_COL32(235, 110, 80, 110), kUnscaledColor);
+  PlotHistogram(ha, edges, counts_sc, IM_COL32(90, 150, 230, 110), kScaledColor);
+  PlotLegend(ha, {{"q\xC2\xB7k", kUnscaledColor}, {"q\xC2\xB7k / \xE2\x88\x9A" "d", kScaledColor}}, true);
+  int dim = v.histogram_dim;
+  char fmt[32];
+  std::snprintf(fmt, sizeof fmt, "d = %lld", static_cast<long long>(p.d));
+  ImGui::SetNextItemWidth(plot_size.x);
+  if (ImGui::SliderInt("##hist_d", &dim, 0, static_cast<int>(v.points.size()) - 1, fmt))
+    v.histogram_dim = dim;
+  Tip("The dimension d of the histogram. The unscaled dot products spread out as \xE2\x88\x9A" "d; "
+      "the scaled ones keep a spread of 1.");
+  ImGui::EndGroup();
+}
+
+}  // namespace attnlab::gui

@@ -1,0 +1,289 @@
+// plot.cpp: see plot.h.
+#include "gui/plot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attnlab::gui {
+namespace {
+
+double Forward(double v, bool log) { return log ? std::log10(std::max(v, 1e-300)) : v; }
+
+ImU32 TextColor() { return ImGui::GetColorU32(ImGuiCol_Text); }
+ImU32 DimColor() { return ImGui::GetColorU32(ImGuiCol_TextDisabled); }
+ImU32 GridColor() { return IM_COL32(255, 255, 255, 28); }
+
+/// Ticks of a log axis: the powers of 10 inside (or of 2 when there are too few).
+std::vector<double> LogTicks(double lo, double hi) {
+  std::vector<double> ticks;
+  for (int e = static_cast<int>(std::floor(std::log10(lo))); e <= std::ceil(std::log10(hi)); ++e) {
+    const double v = std::pow(10.0, e);
+    if (v >= lo * 0.999 && v <= hi * 1.001) ticks.push_back(v);
+  }
+  if (ticks.size() < 3) {
+    ticks.clear();
+    for (int e = static_cast<int>(std::floor(std::log2(lo))); e <= std::ceil(std::log2(hi)); ++e) {
+      const double v = std::pow(2.0, e);
+      if (v >= lo * 0.999 && v <= hi * 1.001) ticks.push_back(v);
+    }
+    while (ticks.size() > 6) {  // every other one
+      std::vector<double> half;
+      for (size_t i = 0; i < ticks.size(); i += 2) half.push_back(ticks[i]);
+      ticks = half;
+    }
+  }
+  return ticks;
+}
+
+}  // namespace
+
+ImVec2 PlotAxes::ToScreen(double x, double y) const {
+  const double fx = (Forward(x, log_x) - Forward(x0, log_x)) /
+                    (Forward(x1, log_x) - Forward(x0, log_x));
+  const double fy = (Forward(y, log_y) - Forward(y0, log_y)) /
+                    (Forward(y1, log_y) - Forward(y0, log_y));
+  return ImVec2(static_cast<float>(min.x + fx * (max.x - min.x)),
+                static_cast<float>(max.y - fy * (max.y - min.y)));
+}
+
+double PlotAxes::XAt(float sx) const {
+  const double f = (sx - min.x) / std::max(1.0f, max.x - min.x);
+  const double a = Forward(x0, log_x), b = Forward(x1, log_x);
+  const double v = a + f * (b - a);
+  return log_x ? std::pow(10.0, v) : v;
+}
+
+void AddUpwardText(ImDrawList* dl, ImFont* font, float size, ImVec2 start, ImU32 color,
+                   const char* text) {
+  if (!font) {
+    font = ImGui::GetFont();
+    size = ImGui::GetFontSize();
+  }
+  // Made at (0, 0) under a full-screen clip rect (ImGui drops glyphs outside the clip rect
+  // before we get to rotate them), then turned about the origin and moved to `start`.
+  dl->PushClipRectFullScreen();
+  const int first = dl->VtxBuffer.Size;
+  dl->AddText(font, size, ImVec2(0, 0), color, text);
+  for (int k = first; k < dl->VtxBuffer.Size; ++k) {
+    ImDrawVert& v = dl->VtxBuffer[k];
+    v.pos = ImVec2(start.x + v.pos.y - size * 0.5f, start.y - v.pos.x);
+  }
+  dl->PopClipRect();
+}
+
+std::vector<double> NiceTicks(double lo, double hi, int target) {
+  std::vector<double> ticks;
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return {lo};
+  const double raw = (hi - lo) / std::max(target, 1);
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
+    ticks.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
+  return ticks;
+}
+
+std::string ShortNumber(double v) {
+  char buf[32];
+  if (v != 0 && (std::fabs(v) >= 1e4 || std::fabs(v) < 1e-3))
+    std::snprintf(buf, sizeof buf, "%.2g", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+PlotAxes BeginPlot(const PlotSpec& spec) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImVec2 size = spec.size;
+  if (size.x <= 0) size.x = ImGui::GetContentRegionAvail().x;
+  if (size.y <= 0) size.y = ImGui::GetContentRegionAvail().y;
+  const float line = ImGui::GetTextLineHeight();
+
+  PlotAxes axes;
+  axes.x0 = spec.x0;
+  axes.x1 = spec.x1;
+  axes.y0 = spec.y0;
+  axes.y1 = spec.y1;
+  axes.log_x = spec.log_x;
+  axes.log_y = spec.log_y;
+
+  std::vector<double> yticks = spec.log_y ? LogTicks(spec.y0, spec.y1)
+                                          : NiceTicks(spec.y0, spec.y1, 4);
+  float ytick_w = 0;
+  for (double t : yticks) ytick_w = std::max(ytick_w, ImGui::CalcTextSize(ShortNumber(t).c_str()).x);
+  const float left = line + 4 + ytick_w + 6;  // rotated y label, tick labels
+  const float bottom = line * 2 + 4;           // tick labels, x label
+  axes.min = ImVec2(origin.x + left, origin.y + line * 0.5f);
+  axes.max = ImVec2(origin.x + size.x - 8, origin.y + size.y - bottom);
+
+  ImGui::InvisibleButton(spec.id, size);
+  axes.hovered = ImGui::IsItemHovered() && ImGui::IsMouseHoveringRect(axes.min, axes.max);
+
+  dl->AddRectFilled(axes.min, axes.max, IM_COL32(0, 0, 0, 60));
+  dl->AddRect(axes.min, axes.max, ImGui::GetColorU32(ImGuiCol_Border));
+  // y ticks and grid
+  for (double t : yticks) {
+    const float y = axes.ToScreen(spec.x0, t).y;
+    if (y < axes.min.y - 1 || y > axes.max.y + 1) continue;
+    dl->AddLine(ImVec2(axes.min.x, y), ImVec2(axes.max.x, y), GridColor());
+    const std::string s = ShortNumber(t);
+    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    dl->AddText(ImVec2(axes.min.x - 4 - ts.x, y - ts.y * 0.5f), DimColor(), s.c_str());
+  }
+  // x ticks and grid
+  if (!spec.x_tick_labels.empty()) {
+    const int n = static_cast<int>(spec.x_tick_labels.size());
+    float max_w = 0;
+    for (const std::string& s : spec.x_tick_labels) max_w = std::max(max_w, ImGui::CalcTextSize(s.c_str()).x);
+    const float slot = (axes.max.x - axes.min.x) / std::max(n, 1);
+    const int every = std::max(1, static_cast<int>(std::ceil((max_w + 6) / std::max(slot, 1.0f))));
+    for (int i = 0; i < n; i += every) {
+      const float x = axes.ToScreen(i, 0).x;
+      const ImVec2 ts = ImGui::CalcTextSize(spec.x_tick_labels[i].c_str());
+      dl->AddText(ImVec2(x - ts.x * 0.5f, axes.max.y + 2), DimColor(), spec.x_tick_labels[i].c_str());
+    }
+  } else {
+    const std::vector<double> xticks = spec.log_x ? LogTicks(spec.x0, spec.x1)
+                                                  : NiceTicks(spec.x0, spec.x1, 5);
+    for (double t : xticks) {
+      const float x = axes.ToScreen(t, spec.y0).x;
+      if (x < axes.min.x - 1 || x > axes.max.x + 1) continue;
+      dl->AddLine(ImVec2(x, axes.min.y), ImVec2(x, axes.max.y), GridColor());
+      const std::string s = ShortNumber(t);
+      const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+      dl->AddText(ImVec2(x - ts.x * 0.5f, axes.max.y + 2), DimColor(), s.c_str());
+    }
+  }
+  // axis labels: x centred below, y written upwards along the left edge
+  const ImVec2 xl = ImGui::CalcTextSize(spec.x_label);
+  dl->AddText(ImVec2((axes.min.x + axes.max.x - xl.x) * 0.5f, axes.max.y + line + 3), TextColor(),
+              spec.x_label);
+  if (*spec.y_label) {
+    const float w = ImGui::CalcTextSize(spec.y_label).x;
+    AddUpwardText(dl, nullptr, 0, ImVec2(origin.x + line * 0.5f + 1, (axes.min.y + axes.max.y + w) * 0.5f),
+                  TextColor(), spec.y_label);
+  }
+  return axes;
+}
+
+void PlotLine(const PlotAxes& axes, const std::vector<double>& x, const std::vector<double>& y,
+              ImU32 color, float thickness, float dash) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(axes.min, axes.max, true);
+  const size_t n = std::min(x.size(), y.size());
+  std::vector<ImVec2> pts;
+  for (size_t i = 0; i < n; ++i)
+    if (std::isfinite(x[i]) && std::isfinite(y[i]) && (!axes.log_y || y[i] > 0))
+      pts.push_back(axes.ToScreen(x[i], y[i]));
+  if (dash <= 0) {
+    dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), color, 0, thickness);
+  } else {
+    float carry = 0;  // distance into the current dash period
+    for (size_t i = 1; i < pts.size(); ++i) {
+      const ImVec2 a = pts[i - 1], b = pts[i];
+      const float len = std::hypot(b.x - a.x, b.y - a.y);
+      for (float s = 0; s < len;) {
+        const float phase = std::fmod(carry + s, 2 * dash);
+        const float seg = std::min(len - s, (phase < dash ? dash : 2 * dash) - phase);
+        if (phase < dash) {
+          const float t0 = s / len, t1 = (s + seg) / len;
+          dl->AddLine(ImVec2(a.x + (b.x - a.x) * t0, a.y + (b.y - a.y) * t0),
+                      ImVec2(a.x + (b.x - a.x) * t1, a.y + (b.y - a.y) * t1), color, thickness);
+        }
+        s += std::max(seg, 0.5f);
+      }
+      carry += len;
+    }
+  }
+  dl->PopClipRect();
+}
+
+void PlotPoint(const PlotAxes& axes, double x, double y, ImU32 color, float radius) {
+  if (!std::isfinite(x) || !std::isfinite(y)) return;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p = axes.ToScreen(x, y);
+  dl->AddCircleFilled(p, radius, color);
+  dl->AddCircle(p, radius + 1.5f, IM_COL32(255, 255, 255, 230), 0, 1.5f);
+}
+
+void PlotVLine(const PlotAxes& axes, double x, ImU32 color, const char* label, bool label_at_bottom) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float sx = axes.ToScreen(x, axes.y0).x;
+  if (sx < axes.min.x || sx > axes.max.x) return;
+  dl->AddLine(ImVec2(sx, axes.min.y), ImVec2(sx, axes.max.y), color, 1.5f);
+  if (label) {
+    const ImVec2 ts = ImGui::CalcTextSize(label);
+    const float tx = sx + 3 + ts.x > axes.max.x ? sx - 3 - ts.x : sx + 3;
+    dl->AddText(ImVec2(tx, label_at_bottom ? axes.max.y - ts.y - 2 : axes.min.y + 2), color, label);
+  }
+}
+
+void PlotHLine(const PlotAxes& axes, double y, ImU32 color, const char* label) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float sy = axes.ToScreen(axes.x0, y).y;
+  if (sy < axes.min.y || sy > axes.max.y) return;
+  const float dash = 5;
+  for (float x = axes.min.x; x < axes.max.x; x += 2 * dash)
+    dl->AddLine(ImVec2(x, sy), ImVec2(std::min(x + dash, axes.max.x), sy), color, 1.0f);
+  if (label) {
+    const ImVec2 ts = ImGui::CalcTextSize(label);
+    dl->AddText(ImVec2(axes.max.x - ts.x - 3, sy - ts.y - 1), color, label);
+  }
+}
+
+void PlotBars(const PlotAxes& axes, const std::vector<double>& y, ImU32 color, int highlight,
+              ImU32 highlight_color) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(axes.min, axes.max, true);
+  const int n = static_cast<int>(y.size());
+  const float slot = (axes.max.x - axes.min.x) / std::max(n, 1);
+  const float gap = slot > 6 ? slot * 0.15f : 0.0f;
+  const float base = axes.ToScreen(0, std::max(axes.y0, 0.0)).y;
+  for (int i = 0; i < n; ++i) {
+    if (!std::isfinite(y[i])) continue;
+    const float x0 = axes.min.x + slot * i + gap, x1 = axes.min.x + slot * (i + 1) - gap;
+    const float top = axes.ToScreen(0, y[i]).y;
+    dl->AddRectFilled(ImVec2(x0, std::min(top, base)), ImVec2(std::max(x1, x0 + 1), std::max(top, base)),
+                      i == highlight && highlight_color ? highlight_color : color);
+  }
+  dl->PopClipRect();
+}
+
+void PlotHistogram(const PlotAxes& axes, const std::vector<double>& edges,
+                   const std::vector<double>& counts, ImU32 fill, ImU32 outline) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(axes.min, axes.max, true);
+  for (size_t i = 0; i + 1 < edges.size() && i < counts.size(); ++i) {
+    if (counts[i] <= 0) continue;
+    const ImVec2 a = axes.ToScreen(edges[i], counts[i]);
+    const ImVec2 b = axes.ToScreen(edges[i + 1], 0);
+    dl->AddRectFilled(a, b, fill);
+    dl->AddRect(a, b, outline);
+  }
+  dl->PopClipRect();
+}
+
+void PlotLegend(const PlotAxes& axes, const std::vector<std::pair<std::string, ImU32>>& items,
+                bool right) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float line = ImGui::GetTextLineHeight();
+  float w = 0;
+  for (const auto& [name, color] : items) w = std::max(w, ImGui::CalcTextSize(name.c_str()).x);
+  const float box_w = w + 30, box_h = line * items.size() + 6;
+  const ImVec2 p = right ? ImVec2(axes.max.x - box_w - 4, axes.min.y + 4)
+                         : ImVec2(axes.min.x + 4, axes.min.y + 4);
+  dl->AddRectFilled(p, ImVec2(p.x + box_w, p.y + box_h), IM_COL32(20, 20, 24, 210), 3);
+  for (size_t i = 0; i < items.size(); ++i) {
+    const float y = p.y + 3 + line * i + line * 0.5f;
+    dl->AddLine(ImVec2(p.x + 5, y), ImVec2(p.x + 21, y), items[i].second, 3);
+    dl->AddText(ImVec2(p.x + 26, y - line * 0.5f), TextColor(), items[i].first.c_str());
+  }
+}
+
+}  // namespace attnlab::gui

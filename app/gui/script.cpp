@@ -1,0 +1,251 @@
+// script.cpp: see script.h.
+#include "gui/script.h"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "gui/actions.h"
+#include "gui/app_state.h"
+
+namespace attnlab::gui {
+namespace {
+
+/// Argument counts per command (-1: any).
+const std::map<std::string, int>& Arity() {
+  static const std::map<std::string, int> arity = {
+      {"preset", 1},     {"open", 1},        {"save", 1},          {"export", 2},
+      {"export-all", 1}, {"temperature", 1}, {"drag-temperature", 3}, {"scaling", 1},
+      {"mask", 1},       {"mask-cell", 3},   {"normalization", 1}, {"dropout", 1},
+      {"heads", 1},      {"d_out", 1},       {"input-seed", 1},    {"length", 1},
+      {"head", 1},       {"batch", 1},       {"row", 1},           {"undo", 0},
+      {"redo", 0},       {"hover", 3},       {"click", 3},         {"wait", 1},
+      {"expect-error", -1}, {"expect-ok", 0}, {"quit", 0}};
+  return arity;
+}
+
+double Number(const std::string& w) {
+  size_t used = 0;
+  const double v = std::stod(w, &used);
+  if (used != w.size() || !std::isfinite(v)) throw std::invalid_argument("not a number: " + w);
+  return v;
+}
+
+int64_t Integer(const std::string& w) {
+  size_t used = 0;
+  const long long v = std::stoll(w, &used);
+  if (used != w.size()) throw std::invalid_argument("not an integer: " + w);
+  return v;
+}
+
+Stage StageArg(const std::string& w) {
+  if (const std::optional<Stage> s = ParseStage(w)) return *s;
+  throw std::invalid_argument("unknown stage: " + w +
+                              " (scores, mask, logits, weights, weights_dropped, context)");
+}
+
+Normalization NormalizationArg(const std::string& w) {
+  for (Normalization n : {Normalization::kSoftmax, Normalization::kSoftmaxNaive,
+                          Normalization::kSum, Normalization::kMean})
+    if (w == Name(n)) return n;
+  throw std::invalid_argument("unknown normalization: " + w +
+                              " (softmax, softmax_naive, sum, mean)");
+}
+
+/// Checks a command's arguments by building what it would emit (throws when they are bad).
+void CheckArguments(const std::vector<std::string>& w) {
+  const std::string& c = w[0];
+  if (c == "temperature" || c == "dropout") Number(w[1]);
+  if (c == "drag-temperature") {
+    if (Number(w[1]) <= 0 || Number(w[2]) <= 0) throw std::invalid_argument("must be > 0");
+    if (Integer(w[3]) < 1) throw std::invalid_argument("FRAMES must be >= 1");
+  }
+  if (c == "scaling" && w[1] != "on" && w[1] != "off") throw std::invalid_argument("on or off");
+  if (c == "mask" && w[1] != "none" && w[1] != "causal" && w[1] != "custom" && w[1] != "toggle")
+    throw std::invalid_argument("none, causal, custom or toggle");
+  if (c == "mask-cell") {
+    Integer(w[1]);
+    Integer(w[2]);
+    if (w[3] != "0" && w[3] != "1") throw std::invalid_argument("0 or 1");
+  }
+  if (c == "normalization") NormalizationArg(w[1]);
+  if (c == "heads" || c == "d_out" || c == "input-seed" || c == "length" || c == "head" ||
+      c == "batch" || c == "row" || c == "wait")
+    Integer(w[1]);
+  if (c == "export") StageArg(w[1]);
+  if (c == "hover" || c == "click") {
+    StageArg(w[1]);
+    Integer(w[2]);
+    Integer(w[3]);
+  }
+}
+
+/// The centre of a heatmap cell on screen, from where the heatmap was drawn last frame.
+bool CellCentre(const AppState& state, Stage stage, int64_t row, int64_t col, ImVec2* pos) {
+  const HeatmapSlot& slot = state.heatmaps[StageIndex(stage)];
+  const int rows = slot.gpu.rows(), cols = slot.gpu.cols();
+  if (rows <= 0 || cols <= 0 || row < 0 || col < 0 || row >= rows || col >= cols) return false;
+  const ImVec2 a = slot.image_min, b = slot.image_max;
+  *pos = ImVec2(a.x + (b.x - a.x) * (col + 0.5f) / cols, a.y + (b.y - a.y) * (row + 0.5f) / rows);
+  return b.x > a.x && b.y > a.y;
+}
+
+}  // namespace
+
+void ScriptRunner::Load(const std::string& path) {
+  path_ = path;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot read the script");
+  std::string text;
+  int line_no = 0;
+  while (std::getline(in, text)) {
+    ++line_no;
+    if (const size_t hash = text.find('#'); hash != std::string::npos) text.resize(hash);
+    std::istringstream words(text);
+    Command c{line_no, {}};
+    for (std::string w; words >> w;) c.words.push_back(w);
+    if (c.words.empty()) continue;
+    const auto it = Arity().find(c.words[0]);
+    const std::string where = path + ":" + std::to_string(line_no) + ": ";
+    if (it == Arity().end()) throw std::runtime_error(where + "unknown command " + c.words[0]);
+    const int n = static_cast<int>(c.words.size()) - 1;
+    if (it->second >= 0 && n != it->second)
+      throw std::runtime_error(where + c.words[0] + " takes " + std::to_string(it->second) +
+                               " argument(s), got " + std::to_string(n));
+    try {
+      CheckArguments(c.words);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(where + c.words[0] + ": " + e.what());
+    }
+    commands_.push_back(std::move(c));
+  }
+  if (commands_.empty()) throw std::runtime_error(path + ": the script has no commands");
+}
+
+bool ScriptRunner::Fail(const Command& c, const std::string& why) {
+  failure_ = path_ + ":" + std::to_string(c.line) + ": " + why;
+  return false;
+}
+
+bool ScriptRunner::Step(AppState& state) {
+  if (!failure_.empty()) return false;
+  // The previous command's file or export action failed?
+  if (current_ && !state.action_error.empty()) return Fail(*current_, state.action_error);
+
+  // Commands that span frames.
+  if (releasing_) {
+    state.script_mouse.down = false;
+    releasing_ = false;
+    return true;
+  }
+  if (frames_left_ > 0) {
+    --frames_left_;
+    if (dragging_) {
+      const int i = frames_total_ - frames_left_;  // 1..frames_total_
+      const double t = frames_total_ > 1 ? (i - 1.0) / (frames_total_ - 1.0) : 1.0;
+      const double v = drag_from_ * std::pow(drag_to_ / drag_from_, t);
+      Emit(state, SetMultiplier{v}, "scaling.multiplier");
+      if (frames_left_ == 0) dragging_ = false;
+    }
+    return true;
+  }
+  state.script_drag = false;
+  if (next_ >= commands_.size()) return false;
+  current_ = &commands_[next_++];
+  state.action_error.clear();
+  Start(state, *current_);
+  return failure_.empty();
+}
+
+void ScriptRunner::Start(AppState& state, const Command& c) {
+  const std::vector<std::string>& w = c.words;
+  const std::string& cmd = w[0];
+  auto edit = [&](std::string label, std::function<void(Scenario&)> f) {
+    Emit(state, EditScenario{std::move(label), std::move(f)});
+  };
+  if (cmd == "preset") {
+    Emit(state, LoadPresetAction{w[1]});
+  } else if (cmd == "open") {
+    Emit(state, OpenScenario{w[1]});
+  } else if (cmd == "save") {
+    Emit(state, SaveScenario{w[1]});
+  } else if (cmd == "export") {
+    Emit(state, ExportStage{StageArg(w[1]), w[2]});
+  } else if (cmd == "export-all") {
+    Emit(state, ExportAllStages{w[1]});
+  } else if (cmd == "temperature") {
+    Emit(state, SetMultiplier{Number(w[1])});
+  } else if (cmd == "drag-temperature") {
+    drag_from_ = Number(w[1]);
+    drag_to_ = Number(w[2]);
+    frames_total_ = static_cast<int>(Integer(w[3]));
+    frames_left_ = frames_total_ - 1;
+    dragging_ = frames_left_ > 0;
+    state.script_drag = true;
+    Emit(state, SetMultiplier{drag_from_}, "scaling.multiplier");
+  } else if (cmd == "scaling") {
+    Emit(state, SetSqrtDk{w[1] == "on"});
+  } else if (cmd == "mask") {
+    MaskKind kind = MaskKind::kNone;
+    if (w[1] == "causal") kind = MaskKind::kCausal;
+    if (w[1] == "custom") kind = MaskKind::kCustom;
+    if (w[1] == "toggle")
+      kind = state.scenario.mask.kind == MaskKind::kNone ? MaskKind::kCausal : MaskKind::kNone;
+    Emit(state, SetMaskKind{kind});
+  } else if (cmd == "mask-cell") {
+    Emit(state, SetMaskCell{Integer(w[1]), Integer(w[2]), w[3] == "1"});
+  } else if (cmd == "normalization") {
+    Emit(state, SetNormalization{NormalizationArg(w[1])});
+  } else if (cmd == "dropout") {
+    Emit(state, SetDropout{Number(w[1])});
+  } else if (cmd == "heads") {
+    const int64_t v = Integer(w[1]);
+    edit("heads", [v](Scenario& s) { s.projections.heads = v; });
+  } else if (cmd == "d_out") {
+    const int64_t v = Integer(w[1]);
+    edit("d_out", [v](Scenario& s) { s.projections.d_out = v; });
+  } else if (cmd == "input-seed") {
+    const uint64_t v = static_cast<uint64_t>(Integer(w[1]));
+    edit("input seed", [v](Scenario& s) { s.input.seed = v; });
+  } else if (cmd == "length") {
+    const int64_t v = Integer(w[1]);
+    edit("length", [v](Scenario& s) { s.input.length = v; });
+  } else if (cmd == "head") {
+    Emit(state, SelectHead{Integer(w[1])});
+  } else if (cmd == "batch") {
+    Emit(state, SelectBatch{Integer(w[1])});
+  } else if (cmd == "row") {
+    Emit(state, SelectRow{Integer(w[1])});
+  } else if (cmd == "undo") {
+    Emit(state, Undo{});
+  } else if (cmd == "redo") {
+    Emit(state, Redo{});
+  } else if (cmd == "hover" || cmd == "click") {
+    ImVec2 pos;
+    if (!CellCentre(state, StageArg(w[1]), Integer(w[2]), Integer(w[3]), &pos)) {
+      Fail(c, "no cell " + w[2] + ", " + w[3] + " on the " + w[1] + " heatmap");
+      return;
+    }
+    state.script_mouse.active = true;
+    state.script_mouse.pos = pos;
+    state.script_mouse.down = cmd == "click";
+    releasing_ = cmd == "click";
+  } else if (cmd == "wait") {
+    frames_left_ = static_cast<int>(std::max<int64_t>(Integer(w[1]) - 1, 0));
+  } else if (cmd == "expect-error") {
+    std::string text;
+    for (size_t i = 1; i < w.size(); ++i) text += (i > 1 ? " " : "") + w[i];
+    if (state.error.empty())
+      Fail(c, "expected an error containing \"" + text + "\", but the scenario runs");
+    else if (state.error.find(text) == std::string::npos)
+      Fail(c, "expected an error containing \"" + text + "\", got: " + state.error);
+  } else if (cmd == "expect-ok") {
+    if (!state.error.empty()) Fail(c, "expected no error, got: " + state.error);
+  } else if (cmd == "quit") {
+    Emit(state, Quit{});
+  }
+}
+
+}  // namespace attnlab::gui

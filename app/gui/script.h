@@ -1,0 +1,66 @@
+// script.h: --script FILE, actions from a text file, one command per frame, emitted through
+// the same Emit() the widgets use, so undo/redo, export and save are tested end to end.
+//
+// One command per line; '#' starts a comment. STAGE is scores, mask, logits, weights,
+// weights_dropped or context.
+//   preset ID | open FILE | save FILE | export STAGE FILE.png | export-all DIR
+//   temperature X                    scaling.multiplier (the slider "multiplier = 1/temperature")
+//   drag-temperature FROM TO FRAMES  one edit per frame, log-spaced, held like a slider: one undo step
+//   scaling on|off                   divide by sqrt(d_k)
+//   mask none|causal|custom|toggle   toggle: none <-> causal
+//   mask-cell ROW COL 0|1            paint one cell of the custom mask
+//   normalization softmax|softmax_naive|sum|mean
+//   dropout P
+//   heads N | d_out N | input-seed N | length N
+//   head H | batch B | row R
+//   undo | redo
+//   hover STAGE ROW COL              move the mouse over a cell (tooltip, row highlight)
+//   click STAGE ROW COL              press and release the left button there (two frames)
+//   wait N                           render N frames
+//   expect-error TEXT                the window shows an error containing TEXT
+//   expect-ok                        the window shows no error
+//   quit
+// A file or export action that fails, or an expect that does not hold, fails the script: the
+// app prints "script FILE:LINE: reason" and exits with status 3.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace attnlab::gui {
+
+struct AppState;
+
+class ScriptRunner {
+ public:
+  /// Reads and checks every line. Errors: std::runtime_error "FILE:LINE: what is wrong".
+  void Load(const std::string& path);
+
+  /// Runs at the start of each frame: checks the previous command's outcome, then emits this
+  /// frame's actions. Returns false once the script is over (or failed; see failure()).
+  bool Step(AppState& state);
+
+  bool loaded() const { return !commands_.empty(); }
+  const std::string& failure() const { return failure_; }
+
+ private:
+  struct Command {
+    int line = 0;
+    std::vector<std::string> words;
+  };
+  bool Fail(const Command& c, const std::string& why);
+  void Start(AppState& state, const Command& c);
+
+  std::string path_;
+  std::vector<Command> commands_;
+  size_t next_ = 0;
+  std::string failure_;
+  // A command spanning frames: drag-temperature, wait, click (release on the next frame).
+  int frames_left_ = 0;
+  int frames_total_ = 0;
+  double drag_from_ = 1.0, drag_to_ = 1.0;
+  bool dragging_ = false, releasing_ = false;
+  const Command* current_ = nullptr;
+};
+
+}  // namespace attnlab::gui

@@ -1,0 +1,96 @@
+// session.cpp: see session.h.
+#include "gui/session.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "attnlab/file_io.h"
+#include "attnlab/presets.h"
+#include "gui/app_state.h"
+
+namespace attnlab::gui {
+
+std::string LastSessionPath() {
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path dir;
+  if (xdg && *xdg)
+    dir = xdg;
+  else if (home && *home)
+    dir = std::filesystem::path(home) / ".config";
+  else
+    return "";
+  return (dir / "attention-lab" / "last-session.json").string();
+}
+
+StartPoint ChooseStart(const GuiOptions& options) {
+  StartPoint start;
+  if (!options.file.empty()) {
+    const std::string path = ExpandPath(options.file);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      std::string known;
+      for (const PresetInfo& p : Presets()) known += (known.empty() ? "" : ", ") + p.id;
+      throw StartError(options.file +
+                       ": no such file, and not a subcommand (dump, presets, variance, show, "
+                       "export, code; see --help); presets open with --preset ID (" + known + ")");
+    }
+    try {
+      start.scenario = ParseScenario(ReadFile(path));
+    } catch (const std::exception& e) {
+      throw StartError(options.file + ": " + e.what());
+    }
+    start.path = AbsolutePath(path);
+    return start;
+  }
+  if (!options.preset.empty()) {
+    try {
+      start.scenario = LoadPreset(options.preset);
+    } catch (const std::exception& e) {
+      throw StartError(std::string("--preset: ") + e.what());
+    }
+    start.preset_id = options.preset;
+    return start;
+  }
+  const std::string last = LastSessionPath();
+  std::error_code ec;
+  if (!last.empty() && std::filesystem::exists(last, ec)) {
+    try {
+      start.scenario = ParseScenario(ReadFile(last));
+      return start;
+    } catch (const std::exception& e) {
+      start.message = "last session not restored: " + last + ": " + e.what();
+    }
+  }
+  start.scenario = LoadPreset(kFirstPreset);
+  start.preset_id = kFirstPreset;
+  return start;
+}
+
+std::string SaveSession(const AppState& state) {
+  const std::string path = LastSessionPath();
+  if (path.empty()) return "no place for the session: neither XDG_CONFIG_HOME nor HOME is set";
+  const Scenario& s = state.error.empty() ? state.scenario : state.shown;
+  try {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    WriteFileAtomic(path, WriteScenario(s));
+  } catch (const std::exception& e) {
+    return std::string("session not saved: ") + e.what();
+  }
+  return "";
+}
+
+std::string ExpandPath(const std::string& path) {
+  if (path.size() >= 2 && path[0] == '~' && path[1] == '/') {
+    if (const char* home = std::getenv("HOME")) return std::string(home) + path.substr(1);
+  }
+  return path;
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+}  // namespace attnlab::gui

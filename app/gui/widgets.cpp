@@ -1,0 +1,162 @@
+// widgets.cpp: see widgets.h.
+#include "gui/widgets.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <random>
+
+namespace attnlab::gui {
+
+void Tip(const char* text) {
+  if (!ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) return;
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+void HelpMarker(const char* text) {
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  Tip(text);
+}
+
+bool SeedInput(const char* label, uint64_t* seed, const char* tip) {
+  bool changed = false;
+  ImGui::PushID(label);
+  const float button = ImGui::GetFrameHeight();
+  const float spacing = ImGui::GetStyle().ItemInnerSpacing.x;
+  const float new_w = ImGui::CalcTextSize("new").x + ImGui::GetStyle().FramePadding.x * 2;
+  ImGui::SetNextItemWidth(std::max(60.0f, ImGui::CalcItemWidth() - 2 * (button + spacing) -
+                                              new_w - spacing));
+  changed |= ImGui::InputScalar("##seed", ImGuiDataType_U64, seed);
+  Tip(tip);
+  ImGui::SameLine(0, spacing);
+  if (ImGui::Button("-", ImVec2(button, 0)) && *seed > 0) {
+    --*seed;
+    changed = true;
+  }
+  Tip("Previous seed (seed - 1)");
+  ImGui::SameLine(0, spacing);
+  if (ImGui::Button("+", ImVec2(button, 0))) {
+    ++*seed;
+    changed = true;
+  }
+  Tip("Next seed (seed + 1)");
+  ImGui::SameLine(0, spacing);
+  if (ImGui::Button("new")) {
+    static std::mt19937_64 dice{std::random_device{}()};
+    *seed = dice() % 100000;
+    changed = true;
+  }
+  Tip("A random new seed (0 to 99999)");
+  ImGui::SameLine(0, spacing);
+  ImGui::TextUnformatted(label);
+  ImGui::PopID();
+  return changed;
+}
+
+bool OptionalSeedInput(const char* label, std::optional<uint64_t>* seed, const char* tip) {
+  bool changed = false;
+  ImGui::PushID(label);
+  bool reseed = seed->has_value();
+  if (ImGui::Checkbox("##reseed", &reseed)) {
+    *seed = reseed ? std::optional<uint64_t>(0) : std::nullopt;
+    changed = true;
+  }
+  Tip("Ticked: torch.manual_seed(seed) right before these draws.\nUnticked: no reseed, the "
+      "generator goes on from the previous draws, as a notebook does when it does not reseed.");
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  if (seed->has_value()) {
+    uint64_t v = **seed;
+    if (SeedInput(label, &v, tip)) {
+      *seed = v;
+      changed = true;
+    }
+  } else {
+    ImGui::TextDisabled("%s: continues the generator", label);
+    Tip(tip);
+  }
+  ImGui::PopID();
+  return changed;
+}
+
+bool IntInput(const char* label, int64_t* value, int64_t lo, int64_t hi, const char* tip) {
+  const int64_t step = 1;
+  int64_t v = *value;
+  const bool edited = ImGui::InputScalar(label, ImGuiDataType_S64, &v, &step);
+  Tip(tip);
+  v = std::clamp(v, lo, hi);
+  if (edited && v != *value) {
+    *value = v;
+    return true;
+  }
+  return false;
+}
+
+void MatrixEditor(const char* id, const Matrix& m, float height,
+                  const MatrixEditorCallbacks& cb) {
+  const int64_t rows = m.rows(), cols = m.cols();
+  if (rows == 0 || cols == 0) {
+    ImGui::TextDisabled("(empty)");
+    return;
+  }
+  const float cell_w = ImGui::CalcTextSize("-0.0000").x + 8;
+  const float label_w = cb.edit_row_label ? ImGui::CalcTextSize("journey__").x
+                                          : ImGui::CalcTextSize("x000").x;
+  const ImGuiTableFlags flags = ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_SizingFixedFit;
+  const float row_h = ImGui::GetFrameHeight() + ImGui::GetStyle().CellPadding.y * 2;
+  height = std::min(height, row_h * (rows + 1) + ImGui::GetStyle().ScrollbarSize + 4);
+  if (!ImGui::BeginTable(id, static_cast<int>(cols + 1), flags, ImVec2(0, height))) return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, label_w);
+  for (int64_t j = 0; j < cols; ++j)
+    ImGui::TableSetupColumn(cb.col_label(j).c_str(), ImGuiTableColumnFlags_WidthFixed, cell_w);
+  ImGui::TableHeadersRow();
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(rows));
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      ImGui::TableNextRow();
+      ImGui::PushID(i);
+      ImGui::TableSetColumnIndex(0);
+      if (cb.edit_row_label) {
+        std::string label = cb.row_label(i);
+        ImGui::SetNextItemWidth(-FLT_MIN);
+        if (ImGui::InputText("##label", &label)) cb.edit_row_label(i, label);
+        Tip("The token's label (shown on the heatmaps' axes)");
+      } else {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(cb.row_label(i).c_str());
+      }
+      for (int64_t j = 0; j < cols; ++j) {
+        ImGui::TableSetColumnIndex(static_cast<int>(j + 1));
+        ImGui::PushID(static_cast<int>(j));
+        float v = m(i, j);
+        ImGui::SetNextItemWidth(-FLT_MIN);
+        if (ImGui::DragFloat("##v", &v, 0.01f, 0.0f, 0.0f, "%.4f")) cb.on_cell(i, j, v);
+        if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
+          ImGui::SetTooltip("row %d (%s), column %s: %.6g\nDrag to change, double-click to type.",
+                            i, cb.row_label(i).c_str(), cb.col_label(j).c_str(), m(i, j));
+        ImGui::PopID();
+      }
+      ImGui::PopID();
+    }
+  }
+  ImGui::EndTable();
+}
+
+void ErrorText(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+}  // namespace attnlab::gui

@@ -1,0 +1,49 @@
+// widgets.h: small ImGui helpers the panels share: tooltips, seeds, integers, matrices.
+// Each returns true when the learner changed the value this frame; the caller turns that into
+// an action (the widgets themselves never touch AppState).
+#pragma once
+
+#include <imgui.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "attnlab/tensor.h"
+
+namespace attnlab::gui {
+
+/// A wrapped tooltip on the last item when it is hovered.
+void Tip(const char* text);
+
+/// A "(?)" marker with a tooltip, on the same line.
+void HelpMarker(const char* text);
+
+/// A seed: the number (typed), "-" and "+" steps, and "new" for a random seed.
+bool SeedInput(const char* label, uint64_t* seed, const char* tip);
+
+/// An optional seed: "reseed" ticked gives torch.manual_seed(seed) before the draws; unticked,
+/// the generator goes on from the previous draws (nullopt).
+bool OptionalSeedInput(const char* label, std::optional<uint64_t>* seed, const char* tip);
+
+/// An integer with - and + buttons, kept within [lo, hi].
+bool IntInput(const char* label, int64_t* value, int64_t lo, int64_t hi, const char* tip);
+
+/// A matrix of drag-or-type cells (double-click or Ctrl+click to type). Rows are labelled by
+/// row_label(i), columns by col_label(j). A row label editable by the learner gives
+/// edit_row_label (nullptr: fixed labels). Calls on_cell(i, j, value) for each edited cell.
+/// Only the visible rows are submitted, so a 2048-row matrix stays fast.
+struct MatrixEditorCallbacks {
+  std::function<std::string(int64_t)> row_label;
+  std::function<std::string(int64_t)> col_label;
+  std::function<void(int64_t, const std::string&)> edit_row_label;  ///< may be empty
+  std::function<void(int64_t, int64_t, float)> on_cell;
+};
+void MatrixEditor(const char* id, const Matrix& m, float height,
+                  const MatrixEditorCallbacks& callbacks);
+
+/// Text in the colour used for errors, wrapped.
+void ErrorText(const std::string& text);
+
+}  // namespace attnlab::gui

@@ -1,0 +1,16 @@
+// window.h: the main window: one full-screen ImGui window holding the menu bar, the controls
+// on the left (input, projections, attention), the heatmaps on the right, the peaking and
+// variance panels under them and a status line; plus the dialogs and keyboard shortcuts.
+#pragma once
+
+namespace attnlab::gui {
+
+struct AppState;
+
+/// Draws the whole window for this frame (panels emit actions; nothing is applied here).
+void DrawMainWindow(AppState& state);
+
+/// The ImGui style of the app: dark, rounded, a little roomier than the default.
+void ApplyStyle();
+
+}  // namespace attnlab::gui

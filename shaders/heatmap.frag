@@ -1,0 +1,44 @@
+// heatmap.frag: colours one stage matrix the way the CPU figure renderer does (core/colormap.h),
+// so the screen and an exported PNG agree:
+//   masked cell          -> stripes along x + y (kMaskedLight / kMaskedStripe, period, width)
+//   NaN                  -> magenta (kNanColor)
+//   finite or +-inf v    -> lut[round(clamp((v - lo) / (hi - lo), 0, 1) * 255)]  (LutIndex)
+// Each fragment reads exactly one cell with texelFetch (no filtering), so a T = 2048 matrix is
+// one texture and one quad, however many cells it has.
+#version 330 core
+in vec2 v_uv;
+out vec4 frag_color;
+
+uniform sampler2D u_values;  // R32F, cols x rows texels: texel (c, r) = matrix(r, c)
+uniform sampler2D u_lut;     // 256 x 1 RGBA8: the colormap
+uniform sampler2D u_mask;    // R8 of 0/1 bytes, cols x rows: reads 1/255 allowed, 0 masked
+uniform int u_use_mask;
+uniform vec2 u_range;        // lo, hi of the colorbar
+uniform ivec2 u_cells;       // cols, rows
+uniform int u_target_height; // pixel rows of the target, to count y from the top like figures
+uniform vec3 u_masked_light;
+uniform vec3 u_masked_stripe;
+uniform vec3 u_nan_color;
+uniform int u_masked_period;
+uniform int u_masked_stripe_width;
+
+void main() {
+  ivec2 cell = clamp(ivec2(floor(v_uv * vec2(u_cells))), ivec2(0), u_cells - 1);
+  if (u_use_mask != 0 && texelFetch(u_mask, cell, 0).r < 0.5 / 255.0) {
+    // MaskedColorAt(x, y): pixel coordinates from the heatmap's top-left corner.
+    int x = int(gl_FragCoord.x);
+    int y = u_target_height - 1 - int(gl_FragCoord.y);
+    bool stripe = ((x + y) % u_masked_period) < u_masked_stripe_width;
+    frag_color = vec4(stripe ? u_masked_stripe : u_masked_light, 1.0);
+    return;
+  }
+  float v = texelFetch(u_values, cell, 0).r;
+  if (isnan(v)) {
+    frag_color = vec4(u_nan_color, 1.0);
+    return;
+  }
+  // +inf and -inf clamp to the ends, as LutIndex does.
+  float t = clamp((v - u_range.x) / (u_range.y - u_range.x), 0.0, 1.0);
+  int index = int(floor(t * 255.0 + 0.5));
+  frag_color = vec4(texelFetch(u_lut, ivec2(index, 0), 0).rgb, 1.0);
+}
