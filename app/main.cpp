@@ -198,9 +198,12 @@ int RunWindow(int argc, char** argv) {
     // Headless runs end after their frames and their script; the screenshot is the last frame.
     const bool frames_done = options.frames == 0 || state->frame >= options.frames;
     const bool last_frame = options.Headless() && frames_done && !script_running;
-    if (last_frame && !options.screenshot.empty()) {
+    if (last_frame && (!options.screenshot.empty() || !options.layout.empty())) {
       try {
-        attnlab::WriteFileAtomic(options.screenshot, gui::ReadFramebufferPng(display_w, display_h));
+        if (!options.screenshot.empty())
+          attnlab::WriteFileAtomic(options.screenshot, gui::ReadFramebufferPng(display_w, display_h));
+        if (!options.layout.empty())
+          attnlab::WriteFileAtomic(options.layout, gui::HeatmapLayoutJson(*state));
       } catch (const std::exception& e) {
         std::cerr << "attention-lab: error: " << e.what() << "\n";
         exit_status = 2;

@@ -16,6 +16,8 @@ GuiOptions ParseGuiOptions(int argc, char** argv, bool* exit_now) {
   app.add_option("scenario", o.file, "Scenario file (.json) to open");
   app.add_option("--preset", o.preset, "Open a shipped preset (ids: attention-lab presets)");
   app.add_option("--screenshot", o.screenshot, "Write the window's pixels to this PNG and exit");
+  app.add_option("--layout", o.layout,
+                 "Write where each heatmap was drawn in the last frame (JSON) and exit");
   app.add_option("--frames", o.frames, "Render this many frames, then exit")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--script", o.script, "Run the actions in this file, one per frame, then exit");

@@ -5,6 +5,7 @@
 //   attention-lab --preset ID             a shipped preset
 // Testing and measuring (all exit on their own):
 //   --screenshot OUT.png   write the window's pixels after the last frame
+//   --layout OUT.json      write where each heatmap was drawn in the last frame
 //   --frames N             render N frames, then exit
 //   --script FILE          run actions from FILE, one per frame (see script.h)
 //   --frame-stats          print {"frames":..,"median_ms":..} on stdout at exit
@@ -20,6 +21,7 @@ struct GuiOptions {
   std::string file;        ///< scenario file to open
   std::string preset;      ///< preset id to open
   std::string screenshot;  ///< PNG path
+  std::string layout;      ///< JSON path: the heatmaps' rectangles in the last frame
   int frames = 0;          ///< 0: run until closed (or until the script ends)
   std::string script;
   bool frame_stats = false;
@@ -27,7 +29,7 @@ struct GuiOptions {
   int width = 1280, height = 800;
 
   /// True when the run ends by itself (a test or a measurement), not by the learner.
-  bool Headless() const { return frames > 0 || !screenshot.empty() || !script.empty(); }
+  bool Headless() const { return frames > 0 || !screenshot.empty() || !layout.empty() || !script.empty(); }
 };
 
 /// Bad command line: one line for stderr.

@@ -14,6 +14,7 @@
 #include "gui/window.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "gui/app_state.h"
 #include "gui/export.h"
@@ -56,6 +57,22 @@ bool Section(const char* title, const char* tip, bool open_at_start) {
 }
 
 }  // namespace
+
+std::string HeatmapLayoutJson(const AppState& state) {
+  nlohmann::json maps = nlohmann::json::array();
+  for (int i = 0; i < kStageCount; ++i) {
+    const HeatmapSlot& slot = state.heatmaps[i];
+    if (!slot.gpu.has_values() || slot.image_max.x <= slot.image_min.x) continue;
+    maps.push_back({{"stage", StageName(StageAt(i))},
+                    {"x0", slot.image_min.x},
+                    {"y0", slot.image_min.y},
+                    {"x1", slot.image_max.x},
+                    {"y1", slot.image_max.y},
+                    {"rows", slot.gpu.rows()},
+                    {"cols", slot.gpu.cols()}});
+  }
+  return nlohmann::json{{"heatmaps", maps}}.dump(1) + "\n";
+}
 
 void ApplyStyle() {
   ImGui::StyleColorsDark();
