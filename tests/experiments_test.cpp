@@ -109,3 +109,18 @@ TEST(AveragingTrick, V1V2V3AreEqualAndV4Differs) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+TEST(RowsPeakStats, OnePerRow) {
+  Matrix w(2, 2);
+  w << 1, 0, 0.5f, 0.5f;
+  const auto stats = RowsPeakStats(w);
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats[0].entropy, 0.0);
+  EXPECT_NEAR(stats[1].entropy, std::log(2.0), 1e-7);
+}
+
+}  // namespace
+}  // namespace attnlab

@@ -222,3 +222,27 @@ INSTANTIATE_TEST_SUITE_P(Presets, GoldenFigure,
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+TEST(DifferenceView, ScaledAgainstUnscaled) {
+  Scenario a = LoadPreset("karpathy-head");
+  Scenario b = a;
+  a.scaling.sqrt_dk = true;
+  const StageView va = ExtractStage(RunScenario(a), a, Stage::kWeights, 0, 0);
+  const StageView vb = ExtractStage(RunScenario(b), b, Stage::kWeights, 0, 0);
+  const StageView d = DifferenceView(va, vb, "scaled", "unscaled");
+  EXPECT_TRUE(d.diverging);
+  EXPECT_EQ(d.title, "weights: scaled \u2212 unscaled");
+  EXPECT_FLOAT_EQ(d.values(3, 1), va.values(3, 1) - vb.values(3, 1));
+  EXPECT_EQ(d.values(0, 0), 0.0f);  // the first token attends only to itself either way
+  EXPECT_EQ(d.masked(0, 5), 1);     // causal: still masked
+  // Each row of the difference sums to 0: both rows sum to 1.
+  EXPECT_NEAR(d.values.row(7).sum(), 0.0f, 1e-6);
+  const StageView ctx = ExtractStage(RunScenario(a), a, Stage::kContext, 0, 0);
+  EXPECT_THROW(DifferenceView(va, ctx, "a", "b"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace attnlab

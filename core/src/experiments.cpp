@@ -71,6 +71,12 @@ PeakStats RowPeakStats(const RowVector& w) {
   return s;
 }
 
+std::vector<PeakStats> RowsPeakStats(const Matrix& weights) {
+  std::vector<PeakStats> out;
+  for (Eigen::Index r = 0; r < weights.rows(); ++r) out.push_back(RowPeakStats(weights.row(r)));
+  return out;
+}
+
 std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vector<uint8_t>& allowed,
                                        double scale, const std::vector<double>& multipliers) {
   std::vector<PeakingPoint> out;

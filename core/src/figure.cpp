@@ -151,6 +151,26 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
   return v;
 }
 
+StageView DifferenceView(const StageView& a, const StageView& b, const std::string& name_a,
+                         const std::string& name_b) {
+  if (a.values.rows() != b.values.rows() || a.values.cols() != b.values.cols())
+    throw std::invalid_argument("cannot compare a " + std::to_string(a.values.rows()) + " x " +
+                                std::to_string(a.values.cols()) + " " + StageName(a.stage) +
+                                " with a " + std::to_string(b.values.rows()) + " x " +
+                                std::to_string(b.values.cols()) + " one");
+  StageView d = a;
+  d.values = a.values - b.values;
+  d.diverging = true;
+  if (a.masked.size() > 0 && b.masked.size() > 0) {
+    d.masked = a.masked.cwiseMax(b.masked);
+  } else if (b.masked.size() > 0) {
+    d.masked = b.masked;
+  }
+  // -inf - -inf is nan; a masked cell is drawn hatched whatever its value.
+  d.title = std::string(StageName(a.stage)) + ": " + name_a + " \u2212 " + name_b;
+  return d;
+}
+
 // ---------------------------------------------------------------------------------------------
 // [SECTION] text
 // ---------------------------------------------------------------------------------------------

@@ -50,6 +50,9 @@ struct PeakStats {
 /// holding nan gives nan statistics and argmax -1.
 PeakStats RowPeakStats(const RowVector& weights);
 
+/// RowPeakStats of every row of a T x T weights matrix (the compare view's row entropies).
+std::vector<PeakStats> RowsPeakStats(const Matrix& weights);
+
 /// One point of a peaking curve: the row's softmax at one multiplier.
 struct PeakingPoint {
   double multiplier = 1.0;

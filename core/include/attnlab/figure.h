@@ -50,6 +50,12 @@ struct StageView {
 StageView ExtractStage(const Stages& stages, const Scenario& scenario, Stage stage, int64_t head,
                        int64_t batch);
 
+/// The compare view's difference: a - b cell by cell (same shape required), drawn on a
+/// diverging map; masked where either is masked; titled "<stage>: A - B" with the two given
+/// names. Errors: std::invalid_argument when the shapes differ (naming both).
+StageView DifferenceView(const StageView& a, const StageView& b, const std::string& name_a,
+                         const std::string& name_b);
+
 /// The value range a view's colours span, the same on screen and in figures: [0, 1] for the
 /// mask, [0, max(1, largest weight)] for weights on a sequential map (so a temperature change
 /// shows as brighter or darker cells), symmetric [-a, a] around zero for diverging data.

@@ -38,10 +38,15 @@ class ScenarioError : public std::runtime_error {
   std::string field_;
 };
 
+/// input.source: where X comes from (see InputSpec).
 enum class InputSource { kMatrix, kText, kRandn };
+/// projections.init: how W_query, W_key, W_value are made (see ProjectionSpec).
 enum class ProjectionInit { kIdentity, kTorchRand, kRandn, kLinear, kMatrix };
+/// One of the three projections; also the index into ProjectionSpec::W and Stages::W.
 enum class Projection { kQuery = 0, kKey = 1, kValue = 2 };
+/// mask.kind: none (all allowed), causal (key j <= query i), custom (MaskSpec::allowed).
 enum class MaskKind { kNone, kCausal, kCustom };
+/// normalization: how logits become weights, row by row (see pipeline.h).
 enum class Normalization { kSoftmax, kSoftmaxNaive, kSum, kMean };
 
 /// The spec's names: "matrix", "torch_rand", "query", "causal", "softmax_naive", ...
