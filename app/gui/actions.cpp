@@ -212,7 +212,10 @@ void Recompute(AppState& state) {
                             state.mask_values.rows() != st.mask.rows();
   state.shown = state.scenario;
   MarkRecomputed(state, before, state.engine.counts(), mask_changed);
-  if (mask_changed) state.mask_values = st.mask.cast<float>();
+  if (mask_changed) {
+    state.mask_values = st.mask.cast<float>();
+    state.any_masked = (st.mask.array() == 0).any();
+  }
   ClampSelection(state);
 }
 

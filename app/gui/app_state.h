@@ -118,6 +118,7 @@ struct AppState {
   RecomputeCounts last_counts;  ///< engine counts before the last run
   std::string recomputed;   ///< which stage groups the last run recomputed, for the status bar
   Matrix mask_values;       ///< stages.mask as floats, for the mask heatmap
+  bool any_masked = false;  ///< stages.mask forbids some cell (legends show the hatch)
 
   // -- what is looked at
   int64_t head = 0, batch = 0;

@@ -68,13 +68,6 @@ bool StageIsDiverging(const AppState& state, Stage stage) {
   return stage == Stage::kScores || stage == Stage::kLogits || stage == Stage::kContext;
 }
 
-ValueRange StageRange(Stage stage, const Matrix& m, bool diverging) {
-  if (stage == Stage::kMask) return {0, 1};
-  if ((stage == Stage::kWeights || stage == Stage::kWeightsDropped) && !diverging)
-    return {0, std::max(1.0f, AutoRange(m, false).hi)};
-  return AutoRange(m, diverging);
-}
-
 bool StageIsPerHead(Stage stage) {
   return stage == Stage::kScores || stage == Stage::kLogits || stage == Stage::kWeights ||
          stage == Stage::kWeightsDropped;

@@ -36,11 +36,6 @@ const Matrix* StageMatrix(const AppState& state, Stage stage);
 const std::string& RowLabel(const AppState& state, int64_t i);
 std::string ColumnLabel(const AppState& state, Stage stage, int64_t j);
 
-/// The colour range of a stage matrix, by the rule of FigureRange (figure.h) so the screen and
-/// exported figures agree: [0, 1] for the mask, [0, max(1, largest)] for sequential weights,
-/// AutoRange otherwise. (FigureRange takes a StageView, a copy; this reads the matrix in place.)
-ValueRange StageRange(Stage stage, const Matrix& m, bool diverging);
-
 /// The colormap index the stage is drawn with.
 int StageColormap(const AppState& state, Stage stage);
 

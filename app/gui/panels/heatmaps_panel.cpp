@@ -13,12 +13,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <future>
+#include <vector>
 
 #include "gui/app_state.h"
 #include "gui/export.h"
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
 #include "gui/stage_info.h"
+#include "gui/stage_scan.h"
 #include "gui/widgets.h"
 
 namespace attnlab::gui {
@@ -27,41 +30,56 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Uploads: only the stages the engine recomputed
 
-/// Uploads the dirty stages and the mask; derives each one's colour range and NaN flags.
+/// Uploads the dirty stages and the mask; derives each one's colour range and flags. The scans
+/// run on a helper thread while this thread (the GL one) uploads: at T = 2048 each takes about
+/// a millisecond, as does each upload.
 void UploadDirty(AppState& state) {
   if (!state.renderer || !state.engine.has_result()) return;
   if (state.mask_dirty) {
     state.renderer->UploadMask(ShownStages(state).mask);
     state.mask_dirty = false;
   }
+  std::vector<std::pair<int, const Matrix*>> jobs;
+  Eigen::Index cells = 0;
   for (int i = 0; i < kStageCount; ++i) {
     HeatmapSlot& slot = state.heatmaps[i];
     if (!slot.dirty) continue;
     slot.dirty = false;
-    const Stage stage = StageAt(i);
-    const Matrix* m = StageMatrix(state, stage);
+    const Matrix* m = StageMatrix(state, StageAt(i));
     if (!m || m->size() == 0) {
       slot.gpu.Release();
       continue;
     }
-    slot.gpu.UploadValues(*m);
-    // NaN and inf only arise after normalization (naive overflow, a zero sum); negative
-    // weights ("sum") switch the weights to a diverging map, as ExtractStage does.
-    slot.has_nan = slot.has_inf = false;
-    bool negative = false;
-    if (stage == Stage::kWeights || stage == Stage::kWeightsDropped || stage == Stage::kContext) {
-      const float* d = m->data();
-      for (Eigen::Index k = 0; k < m->size(); ++k) {
-        if (std::isnan(d[k])) slot.has_nan = true;
-        else if (std::isinf(d[k])) slot.has_inf = true;
-        else if (d[k] < 0) negative = true;
-      }
-    }
+    jobs.emplace_back(i, m);
+    cells += m->size();
+  }
+  if (jobs.empty()) return;
+  auto scan_all = [jobs] {
+    std::vector<StageScan> scans;
+    for (const auto& [i, m] : jobs) scans.push_back(ScanStage(*m));
+    return scans;
+  };
+  std::future<std::vector<StageScan>> pending;
+  std::vector<StageScan> scans;
+  const bool helper = cells > (1 << 20);
+  if (helper) pending = std::async(std::launch::async, scan_all);
+  for (const auto& [i, m] : jobs) state.heatmaps[i].gpu.UploadValues(*m);
+  scans = helper ? pending.get() : scan_all();
+
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const int i = jobs[k].first;
+    const Stage stage = StageAt(i);
+    const StageScan& scan = scans[k];
+    HeatmapSlot& slot = state.heatmaps[i];
+    // NaN and inf arise after normalization (naive overflow, a zero sum); negative weights
+    // ("sum") switch the weights to a diverging map, as ExtractStage does.
+    slot.has_nan = scan.has_nan;
+    slot.has_inf = scan.has_inf && stage != Stage::kLogits;  // logits: -inf is the mask
     slot.diverging = stage == Stage::kWeights || stage == Stage::kWeightsDropped
-                         ? negative
+                         ? scan.has_negative
                          : stage == Stage::kScores || stage == Stage::kLogits ||
                                stage == Stage::kContext;
-    slot.range = StageRange(stage, *m, slot.diverging);
+    slot.range = StageRangeFromScan(stage, scan, slot.diverging);
   }
 }
 
@@ -482,8 +500,7 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
     ly += small.size + 2;
   };
   const MaskMatrix& mask = ShownStages(state).mask;
-  const bool any_masked = mask.size() > 0 && (mask.array() == 0).any();
-  if (stage != Stage::kMask && look.use_mask && any_masked)
+  if (stage != Stage::kMask && look.use_mask && state.any_masked)
     legend([&](ImVec2 a, ImVec2 b) { AddMaskedSwatch(dl, a, b); }, "masked");
   if (slot.has_nan)
     legend([&](ImVec2 a, ImVec2 b) { dl->AddRectFilled(a, b, ToU32(kNanColor)); }, "NaN");
