@@ -90,6 +90,10 @@ std::vector<double> NiceTicks(double lo, double hi, int target) {
 
 std::string ShortNumber(double v) {
   char buf[32];
+  if (v == std::round(v) && std::fabs(v) < 1e5) {  // 500, 1000, 2048: no exponent
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
   if (v != 0 && (std::fabs(v) >= 1e4 || std::fabs(v) < 1e-3))
     std::snprintf(buf, sizeof buf, "%.2g", v);
   else
@@ -149,8 +153,9 @@ PlotAxes BeginPlot(const PlotSpec& spec) {
       dl->AddText(ImVec2(x - ts.x * 0.5f, axes.max.y + 2), DimColor(), spec.x_tick_labels[i].c_str());
     }
   } else {
+    const int room = std::clamp(static_cast<int>((axes.max.x - axes.min.x) / (line * 3.5f)), 3, 6);
     const std::vector<double> xticks = spec.log_x ? LogTicks(spec.x0, spec.x1)
-                                                  : NiceTicks(spec.x0, spec.x1, 5);
+                                                  : NiceTicks(spec.x0, spec.x1, room);
     for (double t : xticks) {
       const float x = axes.ToScreen(t, spec.y0).x;
       if (x < axes.min.x - 1 || x > axes.max.x + 1) continue;
@@ -224,7 +229,7 @@ void PlotVLine(const PlotAxes& axes, double x, ImU32 color, const char* label, b
   }
 }
 
-void PlotHLine(const PlotAxes& axes, double y, ImU32 color, const char* label) {
+void PlotHLine(const PlotAxes& axes, double y, ImU32 color, const char* label, bool label_left) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float sy = axes.ToScreen(axes.x0, y).y;
   if (sy < axes.min.y || sy > axes.max.y) return;
@@ -233,7 +238,7 @@ void PlotHLine(const PlotAxes& axes, double y, ImU32 color, const char* label) {
     dl->AddLine(ImVec2(x, sy), ImVec2(std::min(x + dash, axes.max.x), sy), color, 1.0f);
   if (label) {
     const ImVec2 ts = ImGui::CalcTextSize(label);
-    dl->AddText(ImVec2(axes.max.x - ts.x - 3, sy - ts.y - 1), color, label);
+    dl->AddText(ImVec2(label_left ? axes.min.x + 3 : axes.max.x - ts.x - 3, sy - ts.y - 1), color, label);
   }
 }
 

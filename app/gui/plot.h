@@ -44,8 +44,9 @@ void PlotPoint(const PlotAxes& axes, double x, double y, ImU32 color, float radi
 void PlotVLine(const PlotAxes& axes, double x, ImU32 color, const char* label = nullptr,
                bool label_at_bottom = false);
 
-/// A horizontal line at y across the plot, with an optional label at its right end.
-void PlotHLine(const PlotAxes& axes, double y, ImU32 color, const char* label = nullptr);
+/// A horizontal line at y across the plot, with an optional label at its right (or left) end.
+void PlotHLine(const PlotAxes& axes, double y, ImU32 color, const char* label = nullptr,
+               bool label_left = false);
 
 /// Bars of height y[i] over slots i = 0..n-1 (x from -0.5 to n-0.5); highlight one bar.
 void PlotBars(const PlotAxes& axes, const std::vector<double>& y, ImU32 color,

@@ -22,7 +22,8 @@ const std::map<std::string, int>& Arity() {
       {"heads", 1},      {"d_out", 1},       {"input-seed", 1},    {"length", 1},
       {"head", 1},       {"batch", 1},       {"row", 1},           {"undo", 0},
       {"redo", 0},       {"hover", 3},       {"click", 3},         {"wait", 1},
-      {"expect-error", -1}, {"expect-ok", 0}, {"quit", 0}};
+      {"expect-error", -1}, {"expect-ok", 0}, {"quit", 0},
+      {"dialog", 1}};
   return arity;
 }
 
@@ -75,6 +76,8 @@ void CheckArguments(const std::vector<std::string>& w) {
       c == "batch" || c == "row" || c == "wait")
     Integer(w[1]);
   if (c == "export") StageArg(w[1]);
+  if (c == "dialog" && w[1] != "open" && w[1] != "save" && w[1] != "export" && w[1] != "export-all")
+    throw std::invalid_argument("open, save, export or export-all");
   if (c == "hover" || c == "click") {
     StageArg(w[1]);
     Integer(w[2]);
@@ -243,6 +246,12 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
       Fail(c, "expected an error containing \"" + text + "\", got: " + state.error);
   } else if (cmd == "expect-ok") {
     if (!state.error.empty()) Fail(c, "expected no error, got: " + state.error);
+  } else if (cmd == "dialog") {
+    const DialogKind kind = w[1] == "open"     ? DialogKind::kOpen
+                            : w[1] == "save"   ? DialogKind::kSaveAs
+                            : w[1] == "export" ? DialogKind::kExport
+                                               : DialogKind::kExportAll;
+    state.dialog = DialogState{kind, true, kind == DialogKind::kExportAll ? "attention-figures" : "scenario.json"};
   } else if (cmd == "quit") {
     Emit(state, Quit{});
   }

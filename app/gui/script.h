@@ -16,6 +16,7 @@
 //   undo | redo
 //   hover STAGE ROW COL              move the mouse over a cell (tooltip, row highlight)
 //   click STAGE ROW COL              press and release the left button there (two frames)
+//   dialog open|save|export|export-all   open that dialog (to look at it in a screenshot)
 //   wait N                           render N frames
 //   expect-error TEXT                the window shows an error containing TEXT
 //   expect-ok                        the window shows no error

@@ -98,10 +98,14 @@ const Matrix* StageMatrix(const AppState& state, Stage stage) {
   return nullptr;
 }
 
-const std::string& RowLabel(const AppState& state, int64_t i) {
-  static const std::string kNone;
+std::string RowLabel(const AppState& state, int64_t i) {
   const auto& tokens = ShownStages(state).tokens;
-  return i >= 0 && static_cast<size_t>(i) < tokens.size() ? tokens[i] : kNone;
+  if (i < 0 || static_cast<size_t>(i) >= tokens.size()) return "";
+  const std::string& t = tokens[i];
+  if (t.find_first_not_of(" \t\r\n") != std::string::npos) return t;
+  std::string shown;  // one sign per whitespace character: " " -> U+2423, "\n" -> U+2424
+  for (char c : t) shown += c == '\n' ? "\xE2\x90\xA4" : "\xE2\x90\xA3";
+  return shown.empty() ? "\"\"" : shown;
 }
 
 std::string ColumnLabel(const AppState& state, Stage stage, int64_t j) {

@@ -33,7 +33,8 @@ bool StageHatchesMask(Stage stage);
 const Matrix* StageMatrix(const AppState& state, Stage stage);
 
 /// Row i's label (query token i) and column j's (key token j, or "d<j>" for the context).
-const std::string& RowLabel(const AppState& state, int64_t i);
+/// Whitespace tokens (words_and_spaces, chars) show as the visible space sign.
+std::string RowLabel(const AppState& state, int64_t i);
 std::string ColumnLabel(const AppState& state, Stage stage, int64_t j);
 
 /// The colormap index the stage is drawn with.

@@ -206,6 +206,7 @@ void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
     std::string how = "logit = " + Num(scores(i, j));
     if (s.scaling.multiplier != 1.0) how += " \xC3\x97 " + Num(s.scaling.multiplier);
     if (s.scaling.sqrt_dk) how += " / \xE2\x88\x9A" + std::to_string(st.shape.dh);
+    if (s.scaling.multiplier == 1.0 && !s.scaling.sqrt_dk) how += " (no scaling)";
     how += " = " + Num(logits(i, j));
     ImGui::TextUnformatted(how.c_str());
   };
@@ -367,12 +368,13 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
   const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
 
   // -- layout: row labels | image | colorbar; column labels above the image
+  // Label widths from up to ~256 labels spread over the whole range (T may be 2048).
   float row_label_w = 0, col_label_w = 0;
-  const int probe = std::min(rows, 256), probe_c = std::min(cols, 256);
-  for (int i = 0; i < probe; ++i) row_label_w = std::max(row_label_w, small.Measure(RowLabel(state, i)).x);
-  for (int j = 0; j < probe_c; ++j)
+  for (int i = 0; i < rows; i += std::max(1, rows / 256))
+    row_label_w = std::max(row_label_w, small.Measure(RowLabel(state, i)).x);
+  for (int j = 0; j < cols; j += std::max(1, cols / 256))
     col_label_w = std::max(col_label_w, small.Measure(ColumnLabel(state, stage, j)).x);
-  row_label_w = std::clamp(row_label_w, small.size, small.size * 6.0f) + 8;
+  row_label_w = std::clamp(row_label_w, small.size, small.size * 6.0f) + 10;
   const float bar_w = 12, bar_gap = 6;
   const float tick_w = small.Measure("-0.000").x + 4;
   const float right_w = bar_gap + bar_w + 4 + tick_w;
@@ -381,13 +383,15 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
   // Column labels: horizontal when they fit the cells, else rotated (and then taller).
   const float first_guess_cw = avail_w / cols;
   const bool rotate = col_label_w + 4 > first_guess_cw;
-  const float col_label_h = rotate ? std::min(col_label_w, small.size * 4.5f) + 4 : small.size + 4;
+  const float col_label_h = rotate ? std::min(col_label_w, small.size * 5.0f) + 8 : small.size + 4;
   const float avail_h = size.y - (top - origin.y) - col_label_h - 2;
   if (avail_w < 20 || avail_h < 20) return;
+  // Square cells when they fit; otherwise cells up to 3:1, and a very tall or wide matrix (the
+  // context, T x d_out) still gets at least 60% of the room along its short side.
   float cw = avail_w / cols, ch = avail_h / rows;
   const float c = std::min(cw, ch);
-  cw = std::min(cw, 3 * c);
-  ch = std::min(ch, 3 * c);
+  cw = std::min(cw, std::max(3 * c, 0.6f * avail_w / cols));
+  ch = std::min(ch, std::max(3 * c, 0.6f * avail_h / rows));
   const int img_w = std::max(1, static_cast<int>(std::floor(cw * cols)));
   const int img_h = std::max(1, static_cast<int>(std::floor(ch * rows)));
   cw = static_cast<float>(img_w) / cols;
@@ -436,7 +440,7 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
   // -- row labels (queries), thinned so they never overlap; the peaking row is marked
   const int row_step = std::max(1, static_cast<int>(std::ceil(small.size / ch)));
   for (int i = 0; i < rows; i += row_step) {
-    const std::string t = Fit(small, RowLabel(state, i), row_label_w - 8);
+    const std::string t = Fit(small, RowLabel(state, i), row_label_w - 9);
     const ImVec2 ts = small.Measure(t);
     const bool selected = i == state.row;
     dl->AddText(small.font, small.size, ImVec2(p0.x - 6 - ts.x, p0.y + ch * (i + 0.5f) - ts.y * 0.5f),
@@ -448,12 +452,12 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
                           IM_COL32(255, 200, 60, 255));
   }
   // -- column labels (keys, or dimensions for the context)
-  const float col_slot = rotate ? small.size : col_label_w + 6;
+  const float col_slot = rotate ? small.size * 1.3f : col_label_w + 6;
   const int col_step = std::max(1, static_cast<int>(std::ceil(col_slot / cw)));
   for (int j = 0; j < cols; j += col_step) {
     const float x = p0.x + cw * (j + 0.5f);
     if (rotate) {
-      const std::string t = Fit(small, ColumnLabel(state, stage, j), col_label_h - 6);
+      const std::string t = Fit(small, ColumnLabel(state, stage, j), col_label_h - 5);
       AddUpwardText(dl, small.font, small.size, ImVec2(x, p0.y - 4), dim_color, t.c_str());
     } else {
       const std::string t = ColumnLabel(state, stage, j);
@@ -462,9 +466,12 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
     }
   }
 
-  // -- colorbar with ticks (the mask gets a two-entry legend instead)
+  // -- colorbar with ticks (the mask gets a two-entry legend instead), legends under it
+  const bool legend_masked = stage != Stage::kMask && look.use_mask && state.any_masked;
+  const int legends = legend_masked + slot.has_nan + slot.has_inf;
+  const float legend_h = legends * (small.size + 2) + (legends ? 4 : 0);
   const float bx = p1.x + bar_gap;
-  const float bar_h = std::max<float>(img_h, std::min(80.0f, avail_h));
+  const float bar_h = std::max(std::min<float>(img_h, avail_h - legend_h), std::min(60.0f, avail_h - legend_h));
   const ImVec2 b0(bx, p0.y), b1(bx + bar_w, p0.y + bar_h);
   if (stage == Stage::kMask) {
     const Colormap& cm = Colormaps()[look.colormap];
@@ -492,15 +499,14 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
     }
   }
   // Legend entries under the bar: masked hatch, NaN, inf.
-  float ly = std::min(b1.y + 6, origin.y + size.y - small.size);
+  float ly = b1.y + 6;
   auto legend = [&](auto swatch, const char* text) {
-    if (ly + small.size > origin.y + size.y + 2) return;
     swatch(ImVec2(bx, ly), ImVec2(bx + bar_w, ly + small.size - 2));
     dl->AddText(small.font, small.size, ImVec2(bx + bar_w + 4, ly - 1), dim_color, text);
     ly += small.size + 2;
   };
   const MaskMatrix& mask = ShownStages(state).mask;
-  if (stage != Stage::kMask && look.use_mask && state.any_masked)
+  if (legend_masked)
     legend([&](ImVec2 a, ImVec2 b) { AddMaskedSwatch(dl, a, b); }, "masked");
   if (slot.has_nan)
     legend([&](ImVec2 a, ImVec2 b) { dl->AddRectFilled(a, b, ToU32(kNanColor)); }, "NaN");
@@ -572,6 +578,18 @@ void DrawHeatmapsPanel(AppState& state) {
   if (!state.engine.has_result()) {
     ErrorText("Nothing to show yet: " + state.error);
     return;
+  }
+  if (!state.error.empty()) {
+    // Loud, above the maps: the edit did not run, and what is shown is the last one that did.
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0.45f, 0.12f, 0.12f, 1.0f));
+    const float h = ImGui::GetTextLineHeightWithSpacing() * 2 + ImGui::GetStyle().WindowPadding.y * 2;
+    ImGui::BeginChild("error", ImVec2(0, h), false, ImGuiWindowFlags_NoScrollbar);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::Text("This edit cannot run: %s", state.error.c_str());
+    ImGui::TextDisabled("The heatmaps show the last settings that ran. Fix the setting, or undo (Ctrl+Z).");
+    ImGui::PopTextWrapPos();
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
   }
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();

@@ -125,7 +125,7 @@ void DrawTextInput(AppState& state) {
   if (IntInput("d_in", &d_in, 1, 1024, "Embedding width: each token becomes a vector of d_in numbers."))
     Edit(state, "d_in", [d_in](Scenario& s) { s.input.d_in = d_in; }, "input.d_in");
   uint64_t seed = in.seed;
-  if (SeedInput("embedding seed", &seed,
+  if (SeedInput("seed", &seed,
                 "torch.manual_seed(seed) right before nn.Embedding(vocab, d_in) is created."))
     Edit(state, "embedding seed", [seed](Scenario& s) { s.input.seed = seed; }, "input.seed");
 }

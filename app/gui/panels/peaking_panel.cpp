@@ -61,9 +61,20 @@ void DrawPeakingPanel(AppState& state) {
     allowed[j] = mask.rows() == T ? mask(i, j) : 1;
     n += allowed[j];
   }
-  ImGui::Text("max %.3f (\"%s\")   entropy %.3f nats = %.1f of %lld keys",
-              stats.max_weight, stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-",
-              stats.entropy, stats.effective_tokens, static_cast<long long>(n));
+  if (std::isnan(stats.max_weight) || std::isnan(stats.entropy)) {
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 1.0f, 1.0f), "NaN weights: %s",
+                       s.normalization == Normalization::kSoftmaxNaive
+                           ? "exp overflowed (inf / inf)"
+                           : "nothing to normalise");
+    Tip(s.normalization == Normalization::kSoftmaxNaive
+            ? "exp(z) overflows float32 above z = 88.7: the sum is inf and inf / inf is NaN. "
+              "The stable softmax subtracts the row's max first, so it never overflows."
+            : "Every key of this row is masked, or the weights sum to zero: 0 / 0 is NaN.");
+  } else {
+    ImGui::Text("max %.3f (\"%s\")   entropy %.3f nats = %.1f of %lld keys", stats.max_weight,
+                stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-", stats.entropy,
+                stats.effective_tokens, static_cast<long long>(n));
+  }
   Tip("Effective keys = exp(entropy): how many keys the query averages over, in effect.");
 
   // The curve, recomputed only when its inputs change (row, head, scores, mask, scaling).
@@ -84,12 +95,14 @@ void DrawPeakingPanel(AppState& state) {
 
   // -- left: the row's weights as bars
   std::vector<double> bars(w.data(), w.data() + w.size());
-  double lo = 0, hi = 1;
+  // 0..1 shows peaking best; a row of many tiny weights (large T) is scaled up to be seen.
+  double lo = 0, top = 0;
   for (double b : bars)
     if (std::isfinite(b)) {
       lo = std::min(lo, b);
-      hi = std::max(hi, b);
+      top = std::max(top, b);
     }
+  const double hi = top > 0.25 ? std::max(1.0, top) : (top > 0 ? top * 1.2 : 1.0);
   PlotSpec bar_spec;
   bar_spec.id = "bars";
   bar_spec.size = plot_size;
@@ -134,7 +147,7 @@ void DrawPeakingPanel(AppState& state) {
   curve_spec.y_label = "entropy (nats)";
   const PlotAxes axes = BeginPlot(curve_spec);
   const bool dragging = ImGui::IsItemActive();
-  if (n > 1) PlotHLine(axes, std::log(static_cast<double>(n)), IM_COL32(200, 200, 200, 180), "uniform: log n");
+  if (n > 1) PlotHLine(axes, std::log(static_cast<double>(n)), IM_COL32(200, 200, 200, 180), "uniform: log n", true);
   PlotLine(axes, xs, ys, IM_COL32(90, 150, 230, 255), 2.0f);
   const double m = s.scaling.multiplier;
   if (s.normalization == Normalization::kSoftmax) {
