@@ -164,10 +164,12 @@ bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_k
   }
   // Loading a preset or a file always counts (it also names what is shown).
   if (const auto* p = std::get_if<LoadPresetAction>(&action)) {
+    state.pick_default_row = true;
     state.preset_id = p->id;
     state.preset_scenario = after;
     SetStatus(state, "Loaded preset " + p->id, false);
   } else if (const auto* o = std::get_if<OpenScenario>(&action)) {
+    state.pick_default_row = true;
     state.scenario_path = AbsolutePath(ExpandPath(o->path));
     state.preset_id.clear();
     SetStatus(state, "Opened " + state.scenario_path, false);
@@ -212,6 +214,12 @@ void Recompute(AppState& state) {
                             state.mask_values.rows() != st.mask.rows();
   state.shown = state.scenario;
   MarkRecomputed(state, before, state.engine.counts(), mask_changed);
+  if (state.pick_default_row) {
+    // The row a lesson starts from: the last query of a causal mask (it sees every key),
+    // else query 1 (Raschka's "journey").
+    state.row = state.scenario.mask.kind == MaskKind::kCausal ? st.shape.T - 1 : 1;
+    state.pick_default_row = false;
+  }
   if (mask_changed) {
     state.mask_values = st.mask.cast<float>();
     state.any_masked = (st.mask.array() == 0).any();
@@ -320,6 +328,7 @@ void ApplyPendingActions(AppState& state) {
 }
 
 void StartScenario(AppState& state, const Scenario& scenario, const std::string& preset_id) {
+  state.pick_default_row = true;
   state.scenario = scenario;
   state.preset_id = preset_id;
   state.preset_scenario = scenario;

@@ -123,6 +123,7 @@ struct AppState {
   // -- what is looked at
   int64_t head = 0, batch = 0;
   int64_t row = 0;        ///< the query row of the peaking panel (follows the hovered row)
+  bool pick_default_row = false;  ///< after a preset or file loads: choose a telling row
   HoverCell hover;        ///< hovered cell of the last frame (highlights are drawn from it)
   HoverCell hover_next;   ///< filled while drawing this frame
   std::array<HeatmapSlot, kStageCount> heatmaps;

@@ -157,9 +157,12 @@ void DrawProjectionPanel(AppState& state) {
     }
     ImGui::EndTabBar();
   }
-  if (!matrix)
-    ImGui::TextDisabled("Editing a cell switches init to \"matrix\"%s.",
-                        p.init == ProjectionInit::kLinear ? " (without bias and out_proj)" : "");
+  if (!matrix) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("Editing a cell switches init to \"matrix\"%s.",
+                       p.init == ProjectionInit::kLinear ? " (without bias and out_proj)" : "");
+    ImGui::PopStyleColor();
+  }
 }
 
 }  // namespace attnlab::gui
