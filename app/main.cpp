@@ -241,6 +241,11 @@ int RunWindow(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && attnlab::cli::IsSubcommand(argv[1])) return attnlab::cli::Run(argc, argv);
+  if (argc > 1 && attnlab::cli::IsSubcommand(argv[1])) {
+    const int status = attnlab::cli::Run(argc, argv);
+    const std::string first = argv[1];
+    if (argc == 2 && (first == "-h" || first == "--help")) std::cout << attnlab::gui::WindowUsage();
+    return status;
+  }
   return RunWindow(argc, argv);
 }

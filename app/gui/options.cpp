@@ -5,6 +5,21 @@
 
 namespace attnlab::gui {
 
+const char* WindowUsage() {
+  return R"(Without a subcommand attention-lab opens the window:
+  attention-lab                    the last session (raschka-journey the first time)
+  attention-lab FILE.json          a scenario file
+  attention-lab --preset ID        a shipped preset (ids: attention-lab presets)
+Testing and measuring (the run ends by itself):
+  --screenshot OUT.png             write the window's pixels after the last frame
+  --layout OUT.json                write where each heatmap was drawn
+  --frames N                       render N frames
+  --script FILE                    run actions, one per frame (app/gui/script.h lists them)
+  --frame-stats                    print {"frames": .., "median_ms": ..} at exit
+  --no-autosave                    do not save the session at exit
+)";
+}
+
 GuiOptions ParseGuiOptions(int argc, char** argv, bool* exit_now) {
   *exit_now = false;
   GuiOptions o;

@@ -37,6 +37,9 @@ struct OptionsError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The window's usage, printed after the command line's --help.
+const char* WindowUsage();
+
 /// Parses argv. Errors: OptionsError. --help prints the usage and sets *exit_now.
 GuiOptions ParseGuiOptions(int argc, char** argv, bool* exit_now);
 
