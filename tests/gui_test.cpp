@@ -17,7 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/colormap.h"
+#include "attnlab/figure.h"
 #include "attnlab/file_io.h"
+#include "attnlab/pipeline.h"
 #include "attnlab/presets.h"
 #include "attnlab/scenario.h"
 
@@ -214,6 +216,47 @@ INSTANTIATE_TEST_SUITE_P(Presets, GuiPreset, ::testing::ValuesIn(PresetIds()),
                              if (c == '-') c = '_';
                            return n;
                          });
+
+// The screen colours each cell exactly as a figure does: the same lookup table, the same range
+// (FigureRange), the same hatch on masked cells.
+TEST_F(Gui, CellsHaveTheFigureColours) {
+  const std::string shot = Path("shot.png"), layout = Path("layout.json");
+  const std::string script = Write("colours.script", "preset karpathy-head\nnumbers off\nwait 3\n");
+  const Result r = RunApp("--script " + script + " --screenshot " + shot + " --layout " + layout +
+                          " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Png png = LoadPng(shot);
+  const nlohmann::json maps = nlohmann::json::parse(ReadFile(layout))["heatmaps"];
+  const Scenario scenario = LoadPreset("karpathy-head");
+  const Stages stages = RunScenario(scenario);
+  int checked = 0;
+  for (const nlohmann::json& m : maps) {
+    const Stage stage = *ParseStage(m["stage"].get<std::string>());
+    const StageView view = ExtractStage(stages, scenario, stage, 0, 0);
+    const ValueRange range = FigureRange(view);
+    const Colormap& cm = DefaultColormap(view.diverging);
+    const double x0 = m["x0"], y0 = m["y0"], x1 = m["x1"], y1 = m["y1"];
+    const int rows = m["rows"], cols = m["cols"];
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        const int x = static_cast<int>(x0 + (x1 - x0) * (j + 0.5) / cols);
+        const int y = static_cast<int>(y0 + (y1 - y0) * (i + 0.5) / rows);
+        const Rgb got = png.At(x, y);
+        const std::string where = StageName(stage) + std::string(" cell ") + std::to_string(i) +
+                                  "," + std::to_string(j);
+        if (view.masked.size() && view.masked(i, j)) {
+          EXPECT_TRUE(got == kMaskedLight || got == kMaskedStripe) << where;
+        } else {
+          const Rgb want = cm.lut[LutIndex(view.values(i, j), range)];
+          EXPECT_TRUE(got == want) << where << ": (" << int(got.r) << "," << int(got.g) << ","
+                                   << int(got.b) << ") instead of (" << int(want.r) << ","
+                                   << int(want.g) << "," << int(want.b) << ")";
+        }
+        ++checked;
+      }
+  }
+  EXPECT_EQ(checked, 4 * 64 + 8 * 16);  // scores, mask, logits, weights; context 8 x 16
+}
 
 // ---------------------------------------------------------------------------------------------
 // Scripted: edits, undo/redo, export and save through the same actions as the widgets.

@@ -23,7 +23,7 @@ const std::map<std::string, int>& Arity() {
       {"head", 1},       {"batch", 1},       {"row", 1},           {"undo", 0},
       {"redo", 0},       {"hover", 3},       {"click", 3},         {"wait", 1},
       {"expect-error", -1}, {"expect-ok", 0}, {"quit", 0},
-      {"dialog", 1}};
+      {"dialog", 1},     {"numbers", 1}};
   return arity;
 }
 
@@ -76,6 +76,8 @@ void CheckArguments(const std::vector<std::string>& w) {
       c == "batch" || c == "row" || c == "wait")
     Integer(w[1]);
   if (c == "export") StageArg(w[1]);
+  if (c == "numbers" && w[1] != "auto" && w[1] != "on" && w[1] != "off")
+    throw std::invalid_argument("auto, on or off");
   if (c == "dialog" && w[1] != "open" && w[1] != "save" && w[1] != "export" && w[1] != "export-all")
     throw std::invalid_argument("open, save, export or export-all");
   if (c == "hover" || c == "click") {
@@ -246,6 +248,8 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
       Fail(c, "expected an error containing \"" + text + "\", got: " + state.error);
   } else if (cmd == "expect-ok") {
     if (!state.error.empty()) Fail(c, "expected no error, got: " + state.error);
+  } else if (cmd == "numbers") {
+    state.view.values = w[1] == "on" ? ValuesMode::kOn : w[1] == "off" ? ValuesMode::kOff : ValuesMode::kAuto;
   } else if (cmd == "dialog") {
     const DialogKind kind = w[1] == "open"     ? DialogKind::kOpen
                             : w[1] == "save"   ? DialogKind::kSaveAs

@@ -13,6 +13,7 @@
 //   dropout P
 //   heads N | d_out N | input-seed N | length N
 //   head H | batch B | row R
+//   numbers auto|on|off              print cell values on the heatmaps
 //   undo | redo
 //   hover STAGE ROW COL              move the mouse over a cell (tooltip, row highlight)
 //   click STAGE ROW COL              press and release the left button there (two frames)
