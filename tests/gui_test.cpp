@@ -314,6 +314,10 @@ heads 3
 expect-error heads
 undo
 expect-ok
+input-cell 2 1 nan         # a non-finite embedding is refused too
+expect-error input.values
+undo
+expect-ok
 save )" + Path("fixed.json") + "\n");
   const Result f = RunApp("--script " + fix + " --no-autosave");
   ASSERT_EQ(f.status, 0) << f.err;

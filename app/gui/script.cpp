@@ -23,7 +23,7 @@ const std::map<std::string, int>& Arity() {
       {"head", 1},       {"batch", 1},       {"row", 1},           {"undo", 0},
       {"redo", 0},       {"hover", 3},       {"click", 3},         {"wait", 1},
       {"expect-error", -1}, {"expect-ok", 0}, {"quit", 0},
-      {"dialog", 1},     {"numbers", 1}};
+      {"dialog", 1},     {"numbers", 1},     {"input-cell", 3}};
   return arity;
 }
 
@@ -76,6 +76,11 @@ void CheckArguments(const std::vector<std::string>& w) {
       c == "batch" || c == "row" || c == "wait")
     Integer(w[1]);
   if (c == "export") StageArg(w[1]);
+  if (c == "input-cell") {
+    Integer(w[1]);
+    Integer(w[2]);
+    std::stof(w[3]);  // nan and inf are allowed: the point is to see them refused
+  }
   if (c == "numbers" && w[1] != "auto" && w[1] != "on" && w[1] != "off")
     throw std::invalid_argument("auto, on or off");
   if (c == "dialog" && w[1] != "open" && w[1] != "save" && w[1] != "export" && w[1] != "export-all")
@@ -217,6 +222,14 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
   } else if (cmd == "length") {
     const int64_t v = Integer(w[1]);
     edit("length", [v](Scenario& s) { s.input.length = v; });
+  } else if (cmd == "input-cell") {
+    const int64_t i = Integer(w[1]), j = Integer(w[2]);
+    const float v = std::stof(w[3]);
+    edit("embedding cell", [i, j, v](Scenario& s) {
+      if (!s.input.values.empty() && i >= 0 && j >= 0 && i < s.input.values[0].rows() &&
+          j < s.input.values[0].cols())
+        s.input.values[0](i, j) = v;
+    });
   } else if (cmd == "head") {
     Emit(state, SelectHead{Integer(w[1])});
   } else if (cmd == "batch") {

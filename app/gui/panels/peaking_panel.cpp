@@ -102,7 +102,7 @@ void DrawPeakingPanel(AppState& state) {
       lo = std::min(lo, b);
       top = std::max(top, b);
     }
-  const double hi = top > 0.25 ? std::max(1.0, top) : (top > 0 ? top * 1.2 : 1.0);
+  const double hi = top > 0.05 ? std::max(1.0, top) : (top > 0 ? top * 1.2 : 1.0);
   PlotSpec bar_spec;
   bar_spec.id = "bars";
   bar_spec.size = plot_size;
