@@ -40,6 +40,8 @@ struct HeatmapSlot {
   bool has_nan = false;   ///< some cell is NaN (drawn magenta; the legend says so)
   bool has_inf = false;   ///< some unmasked cell is +-inf (softmax_naive overflow)
   ImVec2 image_min{0, 0}, image_max{0, 0};  ///< where the image was drawn last frame
+  float row_label_w = 0, col_label_w = 0;     ///< widest labels, measured once per input run
+  int labels_input_run = -1, labels_rows = 0, labels_cols = 0;
 };
 
 /// The cell under the mouse (any heatmap), or none.

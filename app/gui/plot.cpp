@@ -247,15 +247,37 @@ void PlotBars(const PlotAxes& axes, const std::vector<double>& y, ImU32 color, i
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->PushClipRect(axes.min, axes.max, true);
   const int n = static_cast<int>(y.size());
-  const float slot = (axes.max.x - axes.min.x) / std::max(n, 1);
-  const float gap = slot > 6 ? slot * 0.15f : 0.0f;
+  const float width = axes.max.x - axes.min.x;
+  const float slot = width / std::max(n, 1);
   const float base = axes.ToScreen(0, std::max(axes.y0, 0.0)).y;
-  for (int i = 0; i < n; ++i) {
-    if (!std::isfinite(y[i])) continue;
-    const float x0 = axes.min.x + slot * i + gap, x1 = axes.min.x + slot * (i + 1) - gap;
-    const float top = axes.ToScreen(0, y[i]).y;
-    dl->AddRectFilled(ImVec2(x0, std::min(top, base)), ImVec2(std::max(x1, x0 + 1), std::max(top, base)),
-                      i == highlight && highlight_color ? highlight_color : color);
+  if (slot >= 1.0f) {
+    const float gap = slot > 6 ? slot * 0.15f : 0.0f;
+    for (int i = 0; i < n; ++i) {
+      if (!std::isfinite(y[i])) continue;
+      const float x0 = axes.min.x + slot * i + gap, x1 = axes.min.x + slot * (i + 1) - gap;
+      const float top = axes.ToScreen(0, y[i]).y;
+      dl->AddRectFilled(ImVec2(x0, std::min(top, base)), ImVec2(std::max(x1, x0 + 1), std::max(top, base)),
+                        i == highlight && highlight_color ? highlight_color : color);
+    }
+  } else {
+    // More bars than pixels (T = 2048): one bar per pixel column, as tall as its tallest.
+    const int columns = std::max(1, static_cast<int>(width));
+    for (int c = 0; c < columns; ++c) {
+      const int i0 = static_cast<int>(static_cast<int64_t>(c) * n / columns);
+      const int i1 = std::max(i0 + 1, static_cast<int>(static_cast<int64_t>(c + 1) * n / columns));
+      double v = -INFINITY, lo = INFINITY;
+      for (int i = i0; i < i1 && i < n; ++i)
+        if (std::isfinite(y[i])) {
+          v = std::max(v, y[i]);
+          lo = std::min(lo, y[i]);
+        }
+      if (!std::isfinite(v)) continue;
+      if (v < 0) v = lo;  // a column of negative weights hangs below the axis
+      const float top = axes.ToScreen(0, v).y;
+      const bool hit = highlight >= i0 && highlight < i1 && highlight_color;
+      dl->AddRectFilled(ImVec2(axes.min.x + c, std::min(top, base)),
+                        ImVec2(axes.min.x + c + 1, std::max(top, base)), hit ? highlight_color : color);
+    }
   }
   dl->PopClipRect();
 }

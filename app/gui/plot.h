@@ -48,7 +48,8 @@ void PlotVLine(const PlotAxes& axes, double x, ImU32 color, const char* label = 
 void PlotHLine(const PlotAxes& axes, double y, ImU32 color, const char* label = nullptr,
                bool label_left = false);
 
-/// Bars of height y[i] over slots i = 0..n-1 (x from -0.5 to n-0.5); highlight one bar.
+/// Bars of height y[i] over slots i = 0..n-1 (x from -0.5 to n-0.5); highlight one bar. With
+/// more bars than pixels, each pixel column shows the tallest bar it covers.
 void PlotBars(const PlotAxes& axes, const std::vector<double>& y, ImU32 color,
               int highlight = -1, ImU32 highlight_color = 0);
 

@@ -368,13 +368,21 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
   const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
 
   // -- layout: row labels | image | colorbar; column labels above the image
-  // Label widths from up to ~256 labels spread over the whole range (T may be 2048).
-  float row_label_w = 0, col_label_w = 0;
-  for (int i = 0; i < rows; i += std::max(1, rows / 256))
-    row_label_w = std::max(row_label_w, small.Measure(RowLabel(state, i)).x);
-  for (int j = 0; j < cols; j += std::max(1, cols / 256))
-    col_label_w = std::max(col_label_w, small.Measure(ColumnLabel(state, stage, j)).x);
-  row_label_w = std::clamp(row_label_w, small.size, small.size * 6.0f) + 10;
+  // Label widths from up to ~256 labels spread over the whole range (T may be 2048), measured
+  // again only when the tokens change (a new input run).
+  const int input_runs = state.engine.counts().input;
+  if (slot.labels_input_run != input_runs || slot.labels_rows != rows || slot.labels_cols != cols) {
+    slot.row_label_w = slot.col_label_w = 0;
+    for (int i = 0; i < rows; i += std::max(1, rows / 256))
+      slot.row_label_w = std::max(slot.row_label_w, small.Measure(RowLabel(state, i)).x);
+    for (int j = 0; j < cols; j += std::max(1, cols / 256))
+      slot.col_label_w = std::max(slot.col_label_w, small.Measure(ColumnLabel(state, stage, j)).x);
+    slot.labels_input_run = input_runs;
+    slot.labels_rows = rows;
+    slot.labels_cols = cols;
+  }
+  const float row_label_w = std::clamp(slot.row_label_w, small.size, small.size * 6.0f) + 10;
+  const float col_label_w = slot.col_label_w;
   const float bar_w = 12, bar_gap = 6;
   const float tick_w = small.Measure("-0.000").x + 4;
   const float right_w = bar_gap + bar_w + 4 + tick_w;
