@@ -2,6 +2,10 @@
 // command-line tool built on the core; without one it opens the window. The window part reads
 // like Dear ImGui's example_glfw_opengl3: set-up, main loop, clean-up, each step commented;
 // everything the app does lives in gui/ (AppState, actions, panels).
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,10 +13,6 @@
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include <imgui.h>
-#include <backends/imgui_impl_glfw.h>
-#include <backends/imgui_impl_opengl3.h>
 
 #include "attnlab/file_io.h"
 #include "cli/cli.h"
@@ -36,12 +36,12 @@ void GlfwErrorCallback(int error, const char* description) {
 attnlab::gui::Fonts LoadFonts() {
   ImGuiIO& io = ImGui::GetIO();
   attnlab::gui::Fonts fonts;
-  static const ImWchar ranges[] = {0x0020, 0x024F,   // Latin, Latin-1, Latin Extended
-                                   0x0370, 0x03FF,   // Greek (Sigma)
-                                   0x0400, 0x04FF,   // Cyrillic (tokens of any text)
-                                   0x1D00, 0x1DBF,   // phonetic extensions (superscript T)
-                                   0x2000, 0x22FF,   // punctuation, arrows, math operators
-                                   0x2400, 0x243F,   // control pictures (the visible space)
+  static const ImWchar ranges[] = {0x0020, 0x024F,  // Latin, Latin-1, Latin Extended
+                                   0x0370, 0x03FF,  // Greek (Sigma)
+                                   0x0400, 0x04FF,  // Cyrillic (tokens of any text)
+                                   0x1D00, 0x1DBF,  // phonetic extensions (superscript T)
+                                   0x2000, 0x22FF,  // punctuation, arrows, math operators
+                                   0x2400, 0x243F,  // control pictures (the visible space)
                                    0};
   const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
   std::error_code ec;
@@ -201,7 +201,8 @@ int RunWindow(int argc, char** argv) {
     if (last_frame && (!options.screenshot.empty() || !options.layout.empty())) {
       try {
         if (!options.screenshot.empty())
-          attnlab::WriteFileAtomic(options.screenshot, gui::ReadFramebufferPng(display_w, display_h));
+          attnlab::WriteFileAtomic(options.screenshot,
+                                   gui::ReadFramebufferPng(display_w, display_h));
         if (!options.layout.empty())
           attnlab::WriteFileAtomic(options.layout, gui::HeatmapLayoutJson(*state));
       } catch (const std::exception& e) {
@@ -211,7 +212,8 @@ int RunWindow(int argc, char** argv) {
     }
     glfwSwapBuffers(window);
     if (options.frame_stats) glFinish();
-    frame_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - frame_start).count());
+    frame_ms.push_back(
+        std::chrono::duration<double, std::milli>(Clock::now() - frame_start).count());
     if (last_frame) break;
   }
 

@@ -3,6 +3,11 @@
 // the heatmaps (colormap colours, the mask's hatch), and for scripted runs the saved scenario,
 // the exported PNG (byte-identical to `attention-lab export`) and the restored session.
 // Each run takes about a second; the tests are skipped when xvfb-run is not installed.
+//
+// [SECTION] Running the app under xvfb-run
+// [SECTION] Reading screenshots: colormap colours and the hatch inside each heatmap
+// [SECTION] Every preset opens and shows its heatmaps; cells have the figure's colours
+// [SECTION] Scripted: undo/redo, export, save, bad edits, painting, session, stats
 #include <gtest/gtest.h>
 #include <stb_image.h>
 #include <sys/wait.h>
@@ -11,10 +16,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "attnlab/colormap.h"
 #include "attnlab/figure.h"
@@ -27,6 +31,9 @@ namespace attnlab {
 namespace {
 
 namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Running the app under xvfb-run
 
 struct Result {
   int status = -1;
@@ -87,6 +94,9 @@ class Gui : public ::testing::Test {
   fs::path dir_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Reading screenshots: colormap colours and the hatch inside each heatmap
+
 struct Png {
   int w = 0, h = 0;
   std::vector<uint8_t> rgb;
@@ -138,8 +148,10 @@ std::vector<HeatmapStats> Analyse(const Png& png, const std::string& layout_json
     s.rows = m["rows"];
     s.cols = m["cols"];
     // One pixel in from the edges: the frame and the row highlight sit there.
-    const int x0 = static_cast<int>(m["x0"].get<double>()) + 1, x1 = static_cast<int>(m["x1"].get<double>()) - 1;
-    const int y0 = static_cast<int>(m["y0"].get<double>()) + 1, y1 = static_cast<int>(m["y1"].get<double>()) - 1;
+    const int x0 = static_cast<int>(m["x0"].get<double>()) + 1,
+              x1 = static_cast<int>(m["x1"].get<double>()) - 1;
+    const int y0 = static_cast<int>(m["y0"].get<double>()) + 1,
+              y1 = static_cast<int>(m["y1"].get<double>()) - 1;
     std::set<uint32_t> seen;
     int64_t in_map = 0, hatch = 0;
     for (int y = std::max(y0, 0); y < std::min(y1, png.h); ++y)
@@ -169,7 +181,7 @@ std::vector<std::string> PresetIds() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Every preset opens and shows its heatmaps.
+// [SECTION] Every preset opens and shows its heatmaps; cells have the figure's colours
 
 class GuiPreset : public Gui, public ::testing::WithParamInterface<std::string> {};
 
@@ -242,15 +254,15 @@ TEST_F(Gui, CellsHaveTheFigureColours) {
         const int x = static_cast<int>(x0 + (x1 - x0) * (j + 0.5) / cols);
         const int y = static_cast<int>(y0 + (y1 - y0) * (i + 0.5) / rows);
         const Rgb got = png.At(x, y);
-        const std::string where = StageName(stage) + std::string(" cell ") + std::to_string(i) +
-                                  "," + std::to_string(j);
+        const std::string where =
+            StageName(stage) + std::string(" cell ") + std::to_string(i) + "," + std::to_string(j);
         if (view.masked.size() && view.masked(i, j)) {
           EXPECT_TRUE(got == kMaskedLight || got == kMaskedStripe) << where;
         } else {
           const Rgb want = cm.lut[LutIndex(view.values(i, j), range)];
-          EXPECT_TRUE(got == want) << where << ": (" << int(got.r) << "," << int(got.g) << ","
-                                   << int(got.b) << ") instead of (" << int(want.r) << ","
-                                   << int(want.g) << "," << int(want.b) << ")";
+          EXPECT_TRUE(got == want)
+              << where << ": (" << int(got.r) << "," << int(got.g) << "," << int(got.b)
+              << ") instead of (" << int(want.r) << "," << int(want.g) << "," << int(want.b) << ")";
         }
         ++checked;
       }
@@ -259,7 +271,8 @@ TEST_F(Gui, CellsHaveTheFigureColours) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scripted: edits, undo/redo, export and save through the same actions as the widgets.
+// [SECTION] Scripted: undo/redo, export, save, bad edits, painting, session, stats
+// The script's actions go through the same Emit() as the widgets.
 
 TEST_F(Gui, ScriptUndoRedoExportSave) {
   const std::string script = Write("edits.script", R"(# temperature, mask, undo, redo
@@ -281,12 +294,14 @@ save )" + Path("after.json") + "\n");
   const Scenario s = ParseScenario(ReadFile(Path("after.json")));
   EXPECT_DOUBLE_EQ(s.scaling.multiplier, 2.5);
   EXPECT_EQ(s.mask.kind, MaskKind::kNone);
-  EXPECT_TRUE(s.input.tokens == std::vector<std::string>({"Your", "journey", "starts", "with", "one", "step"}));
+  EXPECT_TRUE(s.input.tokens ==
+              std::vector<std::string>({"Your", "journey", "starts", "with", "one", "step"}));
 
   // The window's export is a valid PNG, the very bytes the command line writes.
   const Png png = LoadPng(Path("weights.png"));
   ASSERT_GT(png.w, 100) << "not a PNG";
-  const Result cli = RunApp("export " + Path("after.json") + " --stage weights -o " + Path("cli.png"), false);
+  const Result cli =
+      RunApp("export " + Path("after.json") + " --stage weights -o " + Path("cli.png"), false);
   ASSERT_EQ(cli.status, 0) << cli.err;
   EXPECT_EQ(ReadFile(Path("weights.png")), ReadFile(Path("cli.png")));
   // One figure per stage (no dropout: five).

@@ -59,8 +59,8 @@ void MarkDirty(AppState& state, Stage stage) { state.heatmaps[StageIndex(stage)]
 
 /// After a head or batch change every per-head view shows another matrix.
 void MarkSelectionDirty(AppState& state) {
-  for (Stage s : {Stage::kScores, Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped,
-                  Stage::kContext})
+  for (Stage s :
+       {Stage::kScores, Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped, Stage::kContext})
     MarkDirty(state, s);
   state.hover = state.hover_next = HoverCell{};
 }
@@ -101,12 +101,11 @@ void SetStatus(AppState& state, std::string message, bool is_error) {
 // [SECTION] Edits: one undoable action -> the edited scenario
 
 template <class T>
-constexpr bool kIsEdit =
-    std::is_same_v<T, SetMultiplier> || std::is_same_v<T, SetSqrtDk> ||
-    std::is_same_v<T, SetMaskKind> || std::is_same_v<T, SetMaskCell> ||
-    std::is_same_v<T, SetNormalization> || std::is_same_v<T, SetDropout> ||
-    std::is_same_v<T, LoadPresetAction> || std::is_same_v<T, OpenScenario> ||
-    std::is_same_v<T, EditScenario>;
+constexpr bool kIsEdit = std::is_same_v<T, SetMultiplier> || std::is_same_v<T, SetSqrtDk> ||
+                         std::is_same_v<T, SetMaskKind> || std::is_same_v<T, SetMaskCell> ||
+                         std::is_same_v<T, SetNormalization> || std::is_same_v<T, SetDropout> ||
+                         std::is_same_v<T, LoadPresetAction> || std::is_same_v<T, OpenScenario> ||
+                         std::is_same_v<T, EditScenario>;
 
 /// The scenario after an edit. Errors: ScenarioError / FileError (a preset or file that cannot
 /// be loaded), reported by the caller; nothing is changed then.
@@ -290,8 +289,7 @@ bool Apply(AppState& state, const PendingAction& pending) {
           state.row = a.row;
           ClampSelection(state);
         } else if constexpr (std::is_same_v<T, SetColormap>) {
-          (a.diverging ? state.view.diverging_colormap : state.view.sequential_colormap) =
-              a.index;
+          (a.diverging ? state.view.diverging_colormap : state.view.sequential_colormap) = a.index;
         } else if constexpr (std::is_same_v<T, Quit>) {
           state.quit_requested = true;
         }
@@ -316,8 +314,8 @@ void ApplyPendingActions(AppState& state) {
   bool changed = false;
   for (const PendingAction& p : queue) {
     // An undo, redo or file action sees the stages of the edits before it.
-    const bool needs_stages = !std::visit(
-        [](const auto& a) { return kIsEdit<std::decay_t<decltype(a)>>; }, p.action);
+    const bool needs_stages =
+        !std::visit([](const auto& a) { return kIsEdit<std::decay_t<decltype(a)>>; }, p.action);
     if (needs_stages && changed) {
       Recompute(state);
       changed = false;

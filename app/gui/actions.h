@@ -20,14 +20,31 @@ namespace attnlab::gui {
 struct AppState;
 
 // -- edits of the scenario (undoable)
-struct SetMultiplier { double value = 1.0; };             ///< scaling.multiplier (1/temperature)
-struct SetSqrtDk { bool on = true; };                     ///< scaling.sqrt_dk
-struct SetMaskKind { MaskKind kind = MaskKind::kNone; };  ///< custom starts from the current mask
-struct SetMaskCell { int64_t row = 0, col = 0; bool allowed = true; };  ///< custom mask only
-struct SetNormalization { Normalization value = Normalization::kSoftmax; };
-struct SetDropout { double p = 0.0; };
-struct LoadPresetAction { std::string id; };
-struct OpenScenario { std::string path; };
+struct SetMultiplier {
+  double value = 1.0;
+};  ///< scaling.multiplier (1/temperature)
+struct SetSqrtDk {
+  bool on = true;
+};  ///< scaling.sqrt_dk
+struct SetMaskKind {
+  MaskKind kind = MaskKind::kNone;
+};  ///< custom starts from the current mask
+struct SetMaskCell {
+  int64_t row = 0, col = 0;
+  bool allowed = true;
+};  ///< custom mask only
+struct SetNormalization {
+  Normalization value = Normalization::kSoftmax;
+};
+struct SetDropout {
+  double p = 0.0;
+};
+struct LoadPresetAction {
+  std::string id;
+};
+struct OpenScenario {
+  std::string path;
+};
 /// Any other edit: a function applied to a copy of the scenario; label names it.
 struct EditScenario {
   std::string label;
@@ -39,19 +56,29 @@ struct Undo {};
 struct Redo {};
 
 // -- files (not undoable)
-struct SaveScenario { std::string path; };
+struct SaveScenario {
+  std::string path;
+};
 /// One heatmap of the current head and batch as PNG, through attnlab::ExportView.
 struct ExportStage {
   Stage stage = Stage::kWeights;
   std::string path;
 };
 /// Every stage, head and batch as PNGs into a folder, through attnlab::ExportAll.
-struct ExportAllStages { std::string dir; };
+struct ExportAllStages {
+  std::string dir;
+};
 
 // -- view (not undoable)
-struct SelectHead { int64_t head = 0; };
-struct SelectBatch { int64_t batch = 0; };
-struct SelectRow { int64_t row = 0; };
+struct SelectHead {
+  int64_t head = 0;
+};
+struct SelectBatch {
+  int64_t batch = 0;
+};
+struct SelectRow {
+  int64_t row = 0;
+};
 struct SetColormap {
   bool diverging = false;
   int index = 0;

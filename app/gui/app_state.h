@@ -34,13 +34,13 @@ inline Stage StageAt(int index) { return static_cast<Stage>(index); }
 /// One heatmap on screen: its GPU textures and what was derived when it was uploaded.
 struct HeatmapSlot {
   HeatmapTexture gpu;
-  bool dirty = true;      ///< the stage matrix changed: upload again before drawing
-  ValueRange range;       ///< StageRange of the uploaded matrix (the colorbar's ends)
-  bool diverging = false; ///< signed colours (weights only when some are negative)
-  bool has_nan = false;   ///< some cell is NaN (drawn magenta; the legend says so)
-  bool has_inf = false;   ///< some unmasked cell is +-inf (softmax_naive overflow)
+  bool dirty = true;       ///< the stage matrix changed: upload again before drawing
+  ValueRange range;        ///< StageRange of the uploaded matrix (the colorbar's ends)
+  bool diverging = false;  ///< signed colours (weights only when some are negative)
+  bool has_nan = false;    ///< some cell is NaN (drawn magenta; the legend says so)
+  bool has_inf = false;    ///< some unmasked cell is +-inf (softmax_naive overflow)
   ImVec2 image_min{0, 0}, image_max{0, 0};  ///< where the image was drawn last frame
-  float row_label_w = 0, col_label_w = 0;     ///< widest labels, measured once per input run
+  float row_label_w = 0, col_label_w = 0;   ///< widest labels, measured once per input run
   int labels_input_run = -1, labels_rows = 0, labels_cols = 0;
 };
 
@@ -110,24 +110,24 @@ struct Fonts {
 
 struct AppState {
   // -- the scenario and its stages
-  Scenario scenario;        ///< what the learner edits; may be invalid (see error)
-  Scenario shown;           ///< the last scenario that ran: what the heatmaps show
-  Engine engine;            ///< the one engine; engine.stages() belong to `shown`
-  std::string error;        ///< ScenarioError text when `scenario` cannot run, else ""
-  std::string preset_id;    ///< the preset last loaded ("" after opening a file)
-  Scenario preset_scenario;  ///< that preset as loaded (the picker says "edited" when different)
-  std::string scenario_path;  ///< the file last opened or saved
+  Scenario scenario;            ///< what the learner edits; may be invalid (see error)
+  Scenario shown;               ///< the last scenario that ran: what the heatmaps show
+  Engine engine;                ///< the one engine; engine.stages() belong to `shown`
+  std::string error;            ///< ScenarioError text when `scenario` cannot run, else ""
+  std::string preset_id;        ///< the preset last loaded ("" after opening a file)
+  Scenario preset_scenario;     ///< that preset as loaded (the picker says "edited" when different)
+  std::string scenario_path;    ///< the file last opened or saved
   RecomputeCounts last_counts;  ///< engine counts before the last run
-  std::string recomputed;   ///< which stage groups the last run recomputed, for the status bar
-  Matrix mask_values;       ///< stages.mask as floats, for the mask heatmap
-  bool any_masked = false;  ///< stages.mask forbids some cell (legends show the hatch)
+  std::string recomputed;       ///< which stage groups the last run recomputed, for the status bar
+  Matrix mask_values;           ///< stages.mask as floats, for the mask heatmap
+  bool any_masked = false;      ///< stages.mask forbids some cell (legends show the hatch)
 
   // -- what is looked at
   int64_t head = 0, batch = 0;
-  int64_t row = 0;        ///< the query row of the peaking panel (follows the hovered row)
+  int64_t row = 0;                ///< the query row of the peaking panel (follows the hovered row)
   bool pick_default_row = false;  ///< after a preset or file loads: choose a telling row
-  HoverCell hover;        ///< hovered cell of the last frame (highlights are drawn from it)
-  HoverCell hover_next;   ///< filled while drawing this frame
+  HoverCell hover;                ///< hovered cell of the last frame (highlights are drawn from it)
+  HoverCell hover_next;           ///< filled while drawing this frame
   std::array<HeatmapSlot, kStageCount> heatmaps;
   bool mask_dirty = true;  ///< upload stages.mask again
   ViewOptions view;
@@ -146,7 +146,7 @@ struct AppState {
   } script_mouse;
 
   // -- messages and dialogs
-  std::string status;        ///< the last message (a saved path, ...)
+  std::string status;  ///< the last message (a saved path, ...)
   bool status_is_error = false;
   std::string action_error;  ///< the last file or export action that failed (scripts stop)
   DialogState dialog;

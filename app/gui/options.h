@@ -29,7 +29,9 @@ struct GuiOptions {
   int width = 1280, height = 800;
 
   /// True when the run ends by itself (a test or a measurement), not by the learner.
-  bool Headless() const { return frames > 0 || !screenshot.empty() || !layout.empty() || !script.empty(); }
+  bool Headless() const {
+    return frames > 0 || !screenshot.empty() || !layout.empty() || !script.empty();
+  }
 };
 
 /// Bad command line: one line for stderr.

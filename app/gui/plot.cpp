@@ -1,4 +1,8 @@
 // plot.cpp: see plot.h.
+//
+// [SECTION] Axes: mapping, ticks, numbers, upward text
+// [SECTION] BeginPlot: frame, grid, tick labels, axis labels
+// [SECTION] Series: lines, points, reference lines, bars, histograms, legends
 #include "gui/plot.h"
 
 #include <algorithm>
@@ -38,11 +42,14 @@ std::vector<double> LogTicks(double lo, double hi) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Axes: mapping, ticks, numbers, upward text
+
 ImVec2 PlotAxes::ToScreen(double x, double y) const {
-  const double fx = (Forward(x, log_x) - Forward(x0, log_x)) /
-                    (Forward(x1, log_x) - Forward(x0, log_x));
-  const double fy = (Forward(y, log_y) - Forward(y0, log_y)) /
-                    (Forward(y1, log_y) - Forward(y0, log_y));
+  const double fx =
+      (Forward(x, log_x) - Forward(x0, log_x)) / (Forward(x1, log_x) - Forward(x0, log_x));
+  const double fy =
+      (Forward(y, log_y) - Forward(y0, log_y)) / (Forward(y1, log_y) - Forward(y0, log_y));
   return ImVec2(static_cast<float>(min.x + fx * (max.x - min.x)),
                 static_cast<float>(max.y - fy * (max.y - min.y)));
 }
@@ -101,6 +108,9 @@ std::string ShortNumber(double v) {
   return buf;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] BeginPlot: frame, grid, tick labels, axis labels
+
 PlotAxes BeginPlot(const PlotSpec& spec) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -117,12 +127,13 @@ PlotAxes BeginPlot(const PlotSpec& spec) {
   axes.log_x = spec.log_x;
   axes.log_y = spec.log_y;
 
-  std::vector<double> yticks = spec.log_y ? LogTicks(spec.y0, spec.y1)
-                                          : NiceTicks(spec.y0, spec.y1, 4);
+  std::vector<double> yticks =
+      spec.log_y ? LogTicks(spec.y0, spec.y1) : NiceTicks(spec.y0, spec.y1, 4);
   float ytick_w = 0;
-  for (double t : yticks) ytick_w = std::max(ytick_w, ImGui::CalcTextSize(ShortNumber(t).c_str()).x);
+  for (double t : yticks)
+    ytick_w = std::max(ytick_w, ImGui::CalcTextSize(ShortNumber(t).c_str()).x);
   const float left = line + 4 + ytick_w + 6;  // rotated y label, tick labels
-  const float bottom = line * 2 + 4;           // tick labels, x label
+  const float bottom = line * 2 + 4;          // tick labels, x label
   axes.min = ImVec2(origin.x + left, origin.y + line * 0.5f);
   axes.max = ImVec2(origin.x + size.x - 8, origin.y + size.y - bottom);
 
@@ -144,18 +155,20 @@ PlotAxes BeginPlot(const PlotSpec& spec) {
   if (!spec.x_tick_labels.empty()) {
     const int n = static_cast<int>(spec.x_tick_labels.size());
     float max_w = 0;
-    for (const std::string& s : spec.x_tick_labels) max_w = std::max(max_w, ImGui::CalcTextSize(s.c_str()).x);
+    for (const std::string& s : spec.x_tick_labels)
+      max_w = std::max(max_w, ImGui::CalcTextSize(s.c_str()).x);
     const float slot = (axes.max.x - axes.min.x) / std::max(n, 1);
     const int every = std::max(1, static_cast<int>(std::ceil((max_w + 6) / std::max(slot, 1.0f))));
     for (int i = 0; i < n; i += every) {
       const float x = axes.ToScreen(i, 0).x;
       const ImVec2 ts = ImGui::CalcTextSize(spec.x_tick_labels[i].c_str());
-      dl->AddText(ImVec2(x - ts.x * 0.5f, axes.max.y + 2), DimColor(), spec.x_tick_labels[i].c_str());
+      dl->AddText(ImVec2(x - ts.x * 0.5f, axes.max.y + 2), DimColor(),
+                  spec.x_tick_labels[i].c_str());
     }
   } else {
     const int room = std::clamp(static_cast<int>((axes.max.x - axes.min.x) / (line * 3.5f)), 3, 6);
-    const std::vector<double> xticks = spec.log_x ? LogTicks(spec.x0, spec.x1)
-                                                  : NiceTicks(spec.x0, spec.x1, room);
+    const std::vector<double> xticks =
+        spec.log_x ? LogTicks(spec.x0, spec.x1) : NiceTicks(spec.x0, spec.x1, room);
     for (double t : xticks) {
       const float x = axes.ToScreen(t, spec.y0).x;
       if (x < axes.min.x - 1 || x > axes.max.x + 1) continue;
@@ -171,11 +184,15 @@ PlotAxes BeginPlot(const PlotSpec& spec) {
               spec.x_label);
   if (*spec.y_label) {
     const float w = ImGui::CalcTextSize(spec.y_label).x;
-    AddUpwardText(dl, nullptr, 0, ImVec2(origin.x + line * 0.5f + 1, (axes.min.y + axes.max.y + w) * 0.5f),
+    AddUpwardText(dl, nullptr, 0,
+                  ImVec2(origin.x + line * 0.5f + 1, (axes.min.y + axes.max.y + w) * 0.5f),
                   TextColor(), spec.y_label);
   }
   return axes;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Series: lines, points, reference lines, bars, histograms, legends
 
 void PlotLine(const PlotAxes& axes, const std::vector<double>& x, const std::vector<double>& y,
               ImU32 color, float thickness, float dash) {
@@ -217,7 +234,8 @@ void PlotPoint(const PlotAxes& axes, double x, double y, ImU32 color, float radi
   dl->AddCircle(p, radius + 1.5f, IM_COL32(255, 255, 255, 230), 0, 1.5f);
 }
 
-void PlotVLine(const PlotAxes& axes, double x, ImU32 color, const char* label, bool label_at_bottom) {
+void PlotVLine(const PlotAxes& axes, double x, ImU32 color, const char* label,
+               bool label_at_bottom) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float sx = axes.ToScreen(x, axes.y0).x;
   if (sx < axes.min.x || sx > axes.max.x) return;
@@ -238,7 +256,8 @@ void PlotHLine(const PlotAxes& axes, double y, ImU32 color, const char* label, b
     dl->AddLine(ImVec2(x, sy), ImVec2(std::min(x + dash, axes.max.x), sy), color, 1.0f);
   if (label) {
     const ImVec2 ts = ImGui::CalcTextSize(label);
-    dl->AddText(ImVec2(label_left ? axes.min.x + 3 : axes.max.x - ts.x - 3, sy - ts.y - 1), color, label);
+    dl->AddText(ImVec2(label_left ? axes.min.x + 3 : axes.max.x - ts.x - 3, sy - ts.y - 1), color,
+                label);
   }
 }
 
@@ -256,7 +275,8 @@ void PlotBars(const PlotAxes& axes, const std::vector<double>& y, ImU32 color, i
       if (!std::isfinite(y[i])) continue;
       const float x0 = axes.min.x + slot * i + gap, x1 = axes.min.x + slot * (i + 1) - gap;
       const float top = axes.ToScreen(0, y[i]).y;
-      dl->AddRectFilled(ImVec2(x0, std::min(top, base)), ImVec2(std::max(x1, x0 + 1), std::max(top, base)),
+      dl->AddRectFilled(ImVec2(x0, std::min(top, base)),
+                        ImVec2(std::max(x1, x0 + 1), std::max(top, base)),
                         i == highlight && highlight_color ? highlight_color : color);
     }
   } else {
@@ -276,7 +296,8 @@ void PlotBars(const PlotAxes& axes, const std::vector<double>& y, ImU32 color, i
       const float top = axes.ToScreen(0, v).y;
       const bool hit = highlight >= i0 && highlight < i1 && highlight_color;
       dl->AddRectFilled(ImVec2(axes.min.x + c, std::min(top, base)),
-                        ImVec2(axes.min.x + c + 1, std::max(top, base)), hit ? highlight_color : color);
+                        ImVec2(axes.min.x + c + 1, std::max(top, base)),
+                        hit ? highlight_color : color);
     }
   }
   dl->PopClipRect();

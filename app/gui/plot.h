@@ -50,8 +50,8 @@ void PlotHLine(const PlotAxes& axes, double y, ImU32 color, const char* label = 
 
 /// Bars of height y[i] over slots i = 0..n-1 (x from -0.5 to n-0.5); highlight one bar. With
 /// more bars than pixels, each pixel column shows the tallest bar it covers.
-void PlotBars(const PlotAxes& axes, const std::vector<double>& y, ImU32 color,
-              int highlight = -1, ImU32 highlight_color = 0);
+void PlotBars(const PlotAxes& axes, const std::vector<double>& y, ImU32 color, int highlight = -1,
+              ImU32 highlight_color = 0);
 
 /// Histogram bars: counts[i] over [edges[i], edges[i+1]).
 void PlotHistogram(const PlotAxes& axes, const std::vector<double>& edges,

@@ -15,15 +15,36 @@ namespace {
 
 /// Argument counts per command (-1: any).
 const std::map<std::string, int>& Arity() {
-  static const std::map<std::string, int> arity = {
-      {"preset", 1},     {"open", 1},        {"save", 1},          {"export", 2},
-      {"export-all", 1}, {"temperature", 1}, {"drag-temperature", 3}, {"scaling", 1},
-      {"mask", 1},       {"mask-cell", 3},   {"normalization", 1}, {"dropout", 1},
-      {"heads", 1},      {"d_out", 1},       {"input-seed", 1},    {"length", 1},
-      {"head", 1},       {"batch", 1},       {"row", 1},           {"undo", 0},
-      {"redo", 0},       {"hover", 3},       {"click", 3},         {"wait", 1},
-      {"expect-error", -1}, {"expect-ok", 0}, {"quit", 0},
-      {"dialog", 1},     {"numbers", 1},     {"input-cell", 3}};
+  static const std::map<std::string, int> arity = {{"preset", 1},
+                                                   {"open", 1},
+                                                   {"save", 1},
+                                                   {"export", 2},
+                                                   {"export-all", 1},
+                                                   {"temperature", 1},
+                                                   {"drag-temperature", 3},
+                                                   {"scaling", 1},
+                                                   {"mask", 1},
+                                                   {"mask-cell", 3},
+                                                   {"normalization", 1},
+                                                   {"dropout", 1},
+                                                   {"heads", 1},
+                                                   {"d_out", 1},
+                                                   {"input-seed", 1},
+                                                   {"length", 1},
+                                                   {"head", 1},
+                                                   {"batch", 1},
+                                                   {"row", 1},
+                                                   {"undo", 0},
+                                                   {"redo", 0},
+                                                   {"hover", 3},
+                                                   {"click", 3},
+                                                   {"wait", 1},
+                                                   {"expect-error", -1},
+                                                   {"expect-ok", 0},
+                                                   {"quit", 0},
+                                                   {"dialog", 1},
+                                                   {"numbers", 1},
+                                                   {"input-cell", 3}};
   return arity;
 }
 
@@ -262,13 +283,16 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
   } else if (cmd == "expect-ok") {
     if (!state.error.empty()) Fail(c, "expected no error, got: " + state.error);
   } else if (cmd == "numbers") {
-    state.view.values = w[1] == "on" ? ValuesMode::kOn : w[1] == "off" ? ValuesMode::kOff : ValuesMode::kAuto;
+    state.view.values = w[1] == "on"    ? ValuesMode::kOn
+                        : w[1] == "off" ? ValuesMode::kOff
+                                        : ValuesMode::kAuto;
   } else if (cmd == "dialog") {
     const DialogKind kind = w[1] == "open"     ? DialogKind::kOpen
                             : w[1] == "save"   ? DialogKind::kSaveAs
                             : w[1] == "export" ? DialogKind::kExport
                                                : DialogKind::kExportAll;
-    state.dialog = DialogState{kind, true, kind == DialogKind::kExportAll ? "attention-figures" : "scenario.json"};
+    state.dialog = DialogState{
+        kind, true, kind == DialogKind::kExportAll ? "attention-figures" : "scenario.json"};
   } else if (cmd == "quit") {
     Emit(state, Quit{});
   }

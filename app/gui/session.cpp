@@ -33,7 +33,8 @@ StartPoint ChooseStart(const GuiOptions& options) {
       for (const PresetInfo& p : Presets()) known += (known.empty() ? "" : ", ") + p.id;
       throw StartError(options.file +
                        ": no such file, and not a subcommand (dump, presets, variance, show, "
-                       "export, code; see --help); presets open with --preset ID (" + known + ")");
+                       "export, code; see --help); presets open with --preset ID (" +
+                       known + ")");
     }
     try {
       start.scenario = ParseScenario(ReadFile(path));

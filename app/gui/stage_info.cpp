@@ -8,7 +8,8 @@ namespace attnlab::gui {
 std::string StageHeading(const AppState& state, Stage stage) {
   const Scenario& s = state.shown;
   switch (stage) {
-    case Stage::kScores: return "scores = Q K\xE1\xB5\x80";  // Q K^T
+    case Stage::kScores:
+      return "scores = Q K\xE1\xB5\x80";  // Q K^T
     case Stage::kMask:
       return s.mask.kind == MaskKind::kNone     ? "mask: none (all allowed)"
              : s.mask.kind == MaskKind::kCausal ? "mask: causal"
@@ -16,15 +17,19 @@ std::string StageHeading(const AppState& state, Stage stage) {
     case Stage::kLogits: {
       std::string h = "logits = scores";
       if (s.scaling.multiplier != 1.0) h += " \xC3\x97 m";  // times
-      if (s.scaling.sqrt_dk) h += " / \xE2\x88\x9A" "d_k";  // sqrt
+      if (s.scaling.sqrt_dk) h += " / \u221Ad_k";           // sqrt
       return h;
     }
     case Stage::kWeights:
       switch (s.normalization) {
-        case Normalization::kSoftmax: return "weights = softmax(logits)";
-        case Normalization::kSoftmaxNaive: return "weights = exp(z) / \xCE\xA3 exp(z)";
-        case Normalization::kSum: return "weights = z / \xCE\xA3 z";
-        case Normalization::kMean: return "weights = 1 / n (mean)";
+        case Normalization::kSoftmax:
+          return "weights = softmax(logits)";
+        case Normalization::kSoftmaxNaive:
+          return "weights = exp(z) / \xCE\xA3 exp(z)";
+        case Normalization::kSum:
+          return "weights = z / \xCE\xA3 z";
+        case Normalization::kMean:
+          return "weights = 1 / n (mean)";
       }
       return "weights";
     case Stage::kWeightsDropped: {
@@ -87,11 +92,16 @@ const Matrix* StageMatrix(const AppState& state, Stage stage) {
     return i < stack.size() ? &stack[i] : nullptr;
   };
   switch (stage) {
-    case Stage::kScores: return head_of(st.scores);
-    case Stage::kMask: return state.mask_values.size() ? &state.mask_values : nullptr;
-    case Stage::kLogits: return head_of(st.logits);
-    case Stage::kWeights: return head_of(st.weights);
-    case Stage::kWeightsDropped: return head_of(st.weights_dropped);
+    case Stage::kScores:
+      return head_of(st.scores);
+    case Stage::kMask:
+      return state.mask_values.size() ? &state.mask_values : nullptr;
+    case Stage::kLogits:
+      return head_of(st.logits);
+    case Stage::kWeights:
+      return head_of(st.weights);
+    case Stage::kWeightsDropped:
+      return head_of(st.weights_dropped);
     case Stage::kContext:
       return static_cast<size_t>(b) < st.context.size() ? &st.context[b] : nullptr;
   }

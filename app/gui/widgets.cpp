@@ -30,8 +30,8 @@ bool SeedInput(const char* label, uint64_t* seed, const char* tip) {
   const float button = ImGui::GetFrameHeight();
   const float spacing = ImGui::GetStyle().ItemInnerSpacing.x;
   const float new_w = ImGui::CalcTextSize("new").x + ImGui::GetStyle().FramePadding.x * 2;
-  ImGui::SetNextItemWidth(std::max(60.0f, ImGui::CalcItemWidth() - 2 * (button + spacing) -
-                                              new_w - spacing));
+  ImGui::SetNextItemWidth(
+      std::max(60.0f, ImGui::CalcItemWidth() - 2 * (button + spacing) - new_w - spacing));
   changed |= ImGui::InputScalar("##seed", ImGuiDataType_U64, seed);
   Tip(tip);
   ImGui::SameLine(0, spacing);
@@ -97,16 +97,15 @@ bool IntInput(const char* label, int64_t* value, int64_t lo, int64_t hi, const c
   return false;
 }
 
-void MatrixEditor(const char* id, const Matrix& m, float height,
-                  const MatrixEditorCallbacks& cb) {
+void MatrixEditor(const char* id, const Matrix& m, float height, const MatrixEditorCallbacks& cb) {
   const int64_t rows = m.rows(), cols = m.cols();
   if (rows == 0 || cols == 0) {
     ImGui::TextDisabled("(empty)");
     return;
   }
   const float cell_w = ImGui::CalcTextSize("-0.0000").x + 8;
-  const float label_w = cb.edit_row_label ? ImGui::CalcTextSize("journey__").x
-                                          : ImGui::CalcTextSize("x000").x;
+  const float label_w =
+      cb.edit_row_label ? ImGui::CalcTextSize("journey__").x : ImGui::CalcTextSize("x000").x;
   const ImGuiTableFlags flags = ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_SizingFixedFit;

@@ -18,8 +18,8 @@
 
 #include "gui/app_state.h"
 #include "gui/export.h"
-#include "gui/panels/panels.h"
 #include "gui/gfx/gl.h"  // GLFW key codes (ImGui 1.86 indexes keys by the backend's codes)
+#include "gui/panels/panels.h"
 
 namespace attnlab::gui {
 namespace {
@@ -43,15 +43,16 @@ void HandleShortcuts(AppState& state) {
   }
   if (Pressed(GLFW_KEY_E)) {
     const Stage stage = state.hover.active ? state.hover.stage : Stage::kWeights;
-    state.dialog = DialogState{DialogKind::kExport, true, DefaultExportName(state, stage),
-                               StageIndex(stage)};
+    state.dialog =
+        DialogState{DialogKind::kExport, true, DefaultExportName(state, stage), StageIndex(stage)};
   }
   if (Pressed(GLFW_KEY_Q)) Emit(state, Quit{});
 }
 
 /// A titled section of the controls column.
 bool Section(const char* title, const char* tip, bool open_at_start) {
-  const bool open = ImGui::CollapsingHeader(title, open_at_start ? ImGuiTreeNodeFlags_DefaultOpen : 0);
+  const bool open =
+      ImGui::CollapsingHeader(title, open_at_start ? ImGuiTreeNodeFlags_DefaultOpen : 0);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
   return open;
 }
@@ -117,7 +118,8 @@ void DrawMainWindow(AppState& state) {
   ImGui::BeginChild("controls", ImVec2(left_w, body_h), true);
   ImGui::PushItemWidth(-ImGui::GetFontSize() * 6.5f);
   // Attention first: its multiplier, mask and normalization are what a learner plays with most.
-  if (Section("Attention", "From scores to weights: scaling, temperature, mask, normalization, dropout.", true))
+  if (Section("Attention",
+              "From scores to weights: scaling, temperature, mask, normalization, dropout.", true))
     DrawAttentionPanel(state);
   if (Section("Input", "Where the token embeddings X come from.", true)) DrawInputPanel(state);
   if (Section("Projections", "Q = X W_query, K = X W_key, V = X W_value.", false))

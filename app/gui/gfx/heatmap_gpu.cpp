@@ -169,8 +169,8 @@ void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look) {
     if (!hm.color_) glGenTextures(1, &hm.color_);
     glBindTexture(GL_TEXTURE_2D, hm.color_);
     SetNearestClamp();
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, look.width, look.height, 0, GL_RGBA,
-                 GL_UNSIGNED_BYTE, nullptr);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, look.width, look.height, 0, GL_RGBA, GL_UNSIGNED_BYTE,
+                 nullptr);
     if (!hm.fbo_) glGenFramebuffers(1, &hm.fbo_);
     glBindFramebuffer(GL_FRAMEBUFFER, hm.fbo_);
     glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, hm.color_, 0);

@@ -15,7 +15,7 @@ void DrawAttentionPanel(AppState& state) {
   // -- scaling
   bool sqrt_dk = s.scaling.sqrt_dk;
   char label[64];
-  std::snprintf(label, sizeof label, "divide by \xE2\x88\x9A" "d_k  (\xE2\x88\x9A%lld = %.3g)",
+  std::snprintf(label, sizeof label, "divide by \u221Ad_k  (\u221A%lld = %.3g)",
                 static_cast<long long>(st.shape.dh), std::sqrt(static_cast<double>(st.shape.dh)));
   if (ImGui::Checkbox(label, &sqrt_dk)) Emit(state, SetSqrtDk{sqrt_dk});
   Tip("Scaled dot-product attention divides the scores by sqrt(d_k). Without it, large d_k "
@@ -24,14 +24,15 @@ void DrawAttentionPanel(AppState& state) {
   // -- multiplier on a log scale
   float m = static_cast<float>(s.scaling.multiplier);
   ImGui::SetNextItemWidth(ImGui::CalcItemWidth() - ImGui::GetFrameHeight() * 1.6f);
-  const bool dragged = ImGui::SliderFloat("##multiplier", &m, 0.01f, 100.0f, "x %.3g",
-                                          ImGuiSliderFlags_Logarithmic);
+  const bool dragged =
+      ImGui::SliderFloat("##multiplier", &m, 0.01f, 100.0f, "x %.3g", ImGuiSliderFlags_Logarithmic);
   if (dragged && m > 0) Emit(state, SetMultiplier{m}, "scaling.multiplier");
   Tip("The multiplier m = 1/temperature: logits = scores x m (/ sqrt(d_k)). Drag right to "
       "sharpen (cold), left to flatten (hot). Log scale; Ctrl+click to type a value. A whole "
       "drag is one undo step.");
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-  if (ImGui::Button("1", ImVec2(ImGui::GetFrameHeight() * 1.2f, 0))) Emit(state, SetMultiplier{1.0});
+  if (ImGui::Button("1", ImVec2(ImGui::GetFrameHeight() * 1.2f, 0)))
+    Emit(state, SetMultiplier{1.0});
   Tip("Back to multiplier 1 (temperature 1).");
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
   ImGui::TextUnformatted("multiplier");
@@ -61,14 +62,14 @@ void DrawAttentionPanel(AppState& state) {
   if (s.mask.kind == MaskKind::kCustom) {
     const int64_t T = st.shape.T;
     if (ImGui::SmallButton("allow all"))
-      Emit(state, EditScenario{"allow all", [T](Scenario& x) {
-                                 x.mask.allowed = MaskMatrix::Ones(T, T);
-                               }});
+      Emit(state, EditScenario{"allow all",
+                               [T](Scenario& x) { x.mask.allowed = MaskMatrix::Ones(T, T); }});
     Tip("Every cell allowed.");
     ImGui::SameLine();
     if (ImGui::SmallButton("causal")) {
       Emit(state, EditScenario{"causal pattern", [T](Scenario& x) {
-                                 x.mask.allowed = MaskMatrix::Ones(T, T).triangularView<Eigen::Lower>();
+                                 x.mask.allowed =
+                                     MaskMatrix::Ones(T, T).triangularView<Eigen::Lower>();
                                }});
     }
     Tip("Start again from the causal triangle.");

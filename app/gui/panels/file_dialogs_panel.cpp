@@ -17,11 +17,16 @@ namespace {
 
 const char* Title(DialogKind kind) {
   switch (kind) {
-    case DialogKind::kOpen: return "Open scenario";
-    case DialogKind::kSaveAs: return "Save scenario as";
-    case DialogKind::kExport: return "Export heatmap as PNG";
-    case DialogKind::kExportAll: return "Export all heatmaps as PNG";
-    case DialogKind::kNone: break;
+    case DialogKind::kOpen:
+      return "Open scenario";
+    case DialogKind::kSaveAs:
+      return "Save scenario as";
+    case DialogKind::kExport:
+      return "Export heatmap as PNG";
+    case DialogKind::kExportAll:
+      return "Export all heatmaps as PNG";
+    case DialogKind::kNone:
+      break;
   }
   return "";
 }
@@ -74,23 +79,34 @@ void DrawFileDialogs(AppState& state) {
   if (d.kind == DialogKind::kOpen) {
     const std::vector<std::string> files = JsonFilesNear(d.path);
     if (!files.empty() &&
-        ImGui::BeginListBox("##files", ImVec2(-FLT_MIN, ImGui::GetTextLineHeightWithSpacing() * 6))) {
+        ImGui::BeginListBox("##files",
+                            ImVec2(-FLT_MIN, ImGui::GetTextLineHeightWithSpacing() * 6))) {
       for (const std::string& f : files)
         if (ImGui::Selectable(f.c_str(), f == d.path)) d.path = f;
       ImGui::EndListBox();
     }
   }
-  const char* verb = d.kind == DialogKind::kOpen ? "Open" : (d.kind == DialogKind::kSaveAs ? "Save" : "Export");
+  const char* verb =
+      d.kind == DialogKind::kOpen ? "Open" : (d.kind == DialogKind::kSaveAs ? "Save" : "Export");
   const bool confirm = ImGui::Button(verb, ImVec2(ImGui::GetFontSize() * 6, 0)) || enter;
   ImGui::SameLine();
   const bool cancel = ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 6, 0)) || !open;
   if (confirm && !d.path.empty()) {
     switch (d.kind) {
-      case DialogKind::kOpen: Emit(state, OpenScenario{d.path}); break;
-      case DialogKind::kSaveAs: Emit(state, SaveScenario{d.path}); break;
-      case DialogKind::kExport: Emit(state, ExportStage{StageAt(d.stage), d.path}); break;
-      case DialogKind::kExportAll: Emit(state, ExportAllStages{d.path}); break;
-      case DialogKind::kNone: break;
+      case DialogKind::kOpen:
+        Emit(state, OpenScenario{d.path});
+        break;
+      case DialogKind::kSaveAs:
+        Emit(state, SaveScenario{d.path});
+        break;
+      case DialogKind::kExport:
+        Emit(state, ExportStage{StageAt(d.stage), d.path});
+        break;
+      case DialogKind::kExportAll:
+        Emit(state, ExportAllStages{d.path});
+        break;
+      case DialogKind::kNone:
+        break;
     }
   }
   if ((confirm && !d.path.empty()) || cancel) {

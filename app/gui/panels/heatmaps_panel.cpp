@@ -75,10 +75,10 @@ void UploadDirty(AppState& state) {
     // ("sum") switch the weights to a diverging map, as ExtractStage does.
     slot.has_nan = scan.has_nan;
     slot.has_inf = scan.has_inf && stage != Stage::kLogits;  // logits: -inf is the mask
-    slot.diverging = stage == Stage::kWeights || stage == Stage::kWeightsDropped
-                         ? scan.has_negative
-                         : stage == Stage::kScores || stage == Stage::kLogits ||
-                               stage == Stage::kContext;
+    slot.diverging =
+        stage == Stage::kWeights || stage == Stage::kWeightsDropped
+            ? scan.has_negative
+            : stage == Stage::kScores || stage == Stage::kLogits || stage == Stage::kContext;
     slot.range = StageRangeFromScan(stage, scan, slot.diverging);
   }
 }
@@ -205,7 +205,7 @@ void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
     }
     std::string how = "logit = " + Num(scores(i, j));
     if (s.scaling.multiplier != 1.0) how += " \xC3\x97 " + Num(s.scaling.multiplier);
-    if (s.scaling.sqrt_dk) how += " / \xE2\x88\x9A" + std::to_string(st.shape.dh);
+    if (s.scaling.sqrt_dk) how += " / \u221A" + std::to_string(st.shape.dh);
     if (s.scaling.multiplier == 1.0 && !s.scaling.sqrt_dk) how += " (no scaling)";
     how += " = " + Num(logits(i, j));
     ImGui::TextUnformatted(how.c_str());
@@ -236,8 +236,10 @@ void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
       case Normalization::kSoftmax:
         ImGui::Text("weight = exp(z - max) / \xCE\xA3 = exp(%s - %s) / %s = %s", Num(z).c_str(),
                     Num(mx).c_str(), Num(sum_exp).c_str(), Num(w).c_str());
-        ImGui::TextDisabled("max = the row's largest logit; \xCE\xA3 = sum of exp(z - max) over the "
-                            "%lld allowed keys", static_cast<long long>(n));
+        ImGui::TextDisabled(
+            "max = the row's largest logit; \xCE\xA3 = sum of exp(z - max) over the "
+            "%lld allowed keys",
+            static_cast<long long>(n));
         break;
       case Normalization::kSoftmaxNaive:
         ImGui::Text("weight = exp(z) / \xCE\xA3 exp(z) = exp(%s) / %s = %s", Num(z).c_str(),
@@ -426,22 +428,25 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
   const bool auto_values = rows <= 12 && cols <= 12;
   const bool want_values = state.view.values == ValuesMode::kOn ||
                            (state.view.values == ValuesMode::kAuto && auto_values);
-  if (want_values && stage != Stage::kMask && ch >= small.size && cw >= small.Measure("-0.00").x + 2 && rows * cols <= 4096) {
+  if (want_values && stage != Stage::kMask && ch >= small.size &&
+      cw >= small.Measure("-0.00").x + 2 && rows * cols <= 4096) {
     const Colormap& cm = Colormaps()[look.colormap];
     const MaskMatrix& mask = ShownStages(state).mask;
     for (int i = 0; i < rows; ++i)
       for (int j = 0; j < cols; ++j) {
         const float v = (*m)(i, j);
-        const bool masked = look.use_mask && mask.rows() == rows && mask.cols() == cols && !mask(i, j);
+        const bool masked =
+            look.use_mask && mask.rows() == rows && mask.cols() == cols && !mask(i, j);
         if (masked) continue;
         const std::string t = CellText(v);
         const ImVec2 ts = small.Measure(t);
         if (ts.x > cw - 2) continue;
         Rgb bg = std::isnan(v) ? kNanColor : cm.lut[LutIndex(v, slot.range)];
         const float lum = 0.299f * bg.r + 0.587f * bg.g + 0.114f * bg.b;
-        dl->AddText(small.font, small.size,
-                    ImVec2(p0.x + cw * (j + 0.5f) - ts.x * 0.5f, p0.y + ch * (i + 0.5f) - ts.y * 0.5f),
-                    lum > 140 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255), t.c_str());
+        dl->AddText(
+            small.font, small.size,
+            ImVec2(p0.x + cw * (j + 0.5f) - ts.x * 0.5f, p0.y + ch * (i + 0.5f) - ts.y * 0.5f),
+            lum > 140 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255), t.c_str());
       }
   }
 
@@ -451,7 +456,8 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
     const std::string t = Fit(small, RowLabel(state, i), row_label_w - 9);
     const ImVec2 ts = small.Measure(t);
     const bool selected = i == state.row;
-    dl->AddText(small.font, small.size, ImVec2(p0.x - 6 - ts.x, p0.y + ch * (i + 0.5f) - ts.y * 0.5f),
+    dl->AddText(small.font, small.size,
+                ImVec2(p0.x - 6 - ts.x, p0.y + ch * (i + 0.5f) - ts.y * 0.5f),
                 selected ? text_color : dim_color, t.c_str());
   }
   if (state.row < rows) {  // a small triangle at the peaking panel's row
@@ -470,7 +476,8 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
     } else {
       const std::string t = ColumnLabel(state, stage, j);
       const ImVec2 ts = small.Measure(t);
-      dl->AddText(small.font, small.size, ImVec2(x - ts.x * 0.5f, p0.y - ts.y - 3), dim_color, t.c_str());
+      dl->AddText(small.font, small.size, ImVec2(x - ts.x * 0.5f, p0.y - ts.y - 3), dim_color,
+                  t.c_str());
     }
   }
 
@@ -479,7 +486,8 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
   const int legends = legend_masked + slot.has_nan + slot.has_inf;
   const float legend_h = legends * (small.size + 2) + (legends ? 4 : 0);
   const float bx = p1.x + bar_gap;
-  const float bar_h = std::max(std::min<float>(img_h, avail_h - legend_h), std::min(60.0f, avail_h - legend_h));
+  const float bar_h =
+      std::max(std::min<float>(img_h, avail_h - legend_h), std::min(60.0f, avail_h - legend_h));
   const ImVec2 b0(bx, p0.y), b1(bx + bar_w, p0.y + bar_h);
   if (stage == Stage::kMask) {
     const Colormap& cm = Colormaps()[look.colormap];
@@ -487,7 +495,8 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
     dl->AddRectFilled(b0, ImVec2(b0.x + sw, b0.y + sw), ToU32(cm.lut[255]));
     dl->AddText(small.font, small.size, ImVec2(b0.x + sw + 3, b0.y - 1), dim_color, "1 allowed");
     AddMaskedSwatch(dl, ImVec2(b0.x, b0.y + sw + 6), ImVec2(b0.x + sw, b0.y + 2 * sw + 6));
-    dl->AddText(small.font, small.size, ImVec2(b0.x + sw + 3, b0.y + sw + 5), dim_color, "0 masked");
+    dl->AddText(small.font, small.size, ImVec2(b0.x + sw + 3, b0.y + sw + 5), dim_color,
+                "0 masked");
   } else {
     const ImTextureID lut = state.renderer ? reinterpret_cast<ImTextureID>(static_cast<intptr_t>(
                                                  state.renderer->LutTexture(look.colormap)))
@@ -503,7 +512,8 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
       if (y < b0.y - 0.5f || y > b1.y + 0.5f) continue;
       dl->AddLine(ImVec2(b1.x, y), ImVec2(b1.x + 3, y), dim_color);
       const std::string s = ShortNumber(t);
-      dl->AddText(small.font, small.size, ImVec2(b1.x + 5, y - small.size * 0.5f), dim_color, s.c_str());
+      dl->AddText(small.font, small.size, ImVec2(b1.x + 5, y - small.size * 0.5f), dim_color,
+                  s.c_str());
     }
   }
   // Legend entries under the bar: masked hatch, NaN, inf.
@@ -514,12 +524,12 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
     ly += small.size + 2;
   };
   const MaskMatrix& mask = ShownStages(state).mask;
-  if (legend_masked)
-    legend([&](ImVec2 a, ImVec2 b) { AddMaskedSwatch(dl, a, b); }, "masked");
+  if (legend_masked) legend([&](ImVec2 a, ImVec2 b) { AddMaskedSwatch(dl, a, b); }, "masked");
   if (slot.has_nan)
     legend([&](ImVec2 a, ImVec2 b) { dl->AddRectFilled(a, b, ToU32(kNanColor)); }, "NaN");
   if (slot.has_inf)
-    legend([&](ImVec2 a, ImVec2 b) { dl->AddRectFilled(a, b, IM_COL32(255, 255, 255, 255)); }, "\xC2\xB1inf");
+    legend([&](ImVec2 a, ImVec2 b) { dl->AddRectFilled(a, b, IM_COL32(255, 255, 255, 255)); },
+           "\xC2\xB1inf");
 
   // -- interaction: hover, tooltip, row selection, custom-mask painting, context menu
   ImGui::SetCursorScreenPos(p0);
@@ -527,8 +537,8 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
   ImGui::InvisibleButton("##cells", ImVec2(static_cast<float>(img_w), static_cast<float>(img_h)),
                          ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   const bool square = rows == sh.T && cols == sh.T && stage != Stage::kContext;
-  const bool painting_allowed = square && state.scenario.mask.kind == MaskKind::kCustom &&
-                                state.error.empty();
+  const bool painting_allowed =
+      square && state.scenario.mask.kind == MaskKind::kCustom && state.error.empty();
   if (ImGui::IsItemHovered() || (state.paint.active && ImGui::IsMouseHoveringRect(p0, p1))) {
     const ImVec2 mp = ImGui::GetIO().MousePos;
     const int j = std::clamp(static_cast<int>((mp.x - p0.x) / cw), 0, cols - 1);
@@ -538,7 +548,8 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
       state.paint.active = true;
       state.paint.value = !(mask.rows() > i && mask(i, j));
       Emit(state, SetMaskCell{i, j, state.paint.value}, "mask.paint");
-    } else if (state.paint.active && painting_allowed && ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+    } else if (state.paint.active && painting_allowed &&
+               ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
       const bool now = mask.rows() > i && mask(i, j);
       if (now != state.paint.value) Emit(state, SetMaskCell{i, j, state.paint.value}, "mask.paint");
     } else if (!painting_allowed && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
@@ -549,10 +560,12 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
   }
   if (ImGui::BeginPopup("heatmap_menu")) {
     if (ImGui::MenuItem("Export this heatmap as PNG...")) {
-      state.dialog = DialogState{DialogKind::kExport, true, DefaultExportName(state, stage), StageIndex(stage)};
+      state.dialog = DialogState{DialogKind::kExport, true, DefaultExportName(state, stage),
+                                 StageIndex(stage)};
     }
     if (ImGui::MenuItem("Export all heatmaps...")) {
-      state.dialog = DialogState{DialogKind::kExportAll, true, "attention-figures", StageIndex(stage)};
+      state.dialog =
+          DialogState{DialogKind::kExportAll, true, "attention-figures", StageIndex(stage)};
     }
     ImGui::EndPopup();
   }
@@ -563,13 +576,17 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
   const HoverCell& hv = state.hover;
   if (hv.active && hv.row >= 0 && hv.row < rows) {
     const float y0 = p0.y + ch * hv.row, y1 = y0 + ch;
-    dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(0, 0, 0, 200), 0, 0, 3.0f);
-    dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(255, 255, 255, 255), 0, 0, 1.5f);
+    dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(0, 0, 0, 200), 0, 0,
+                3.0f);
+    dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(255, 255, 255, 255), 0,
+                0, 1.5f);
     const bool same_kind = (hv.stage == Stage::kContext) == (stage == Stage::kContext);
     if (same_kind && hv.col >= 0 && hv.col < cols) {
       const float x0 = p0.x + cw * hv.col, x1 = x0 + cw;
-      dl->AddRect(ImVec2(x0 - 1, p0.y - 1), ImVec2(x1 + 1, p1.y + 1), IM_COL32(255, 255, 255, 110), 0, 0, 1.0f);
-      dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), IM_COL32(255, 200, 60, 255), 0, 0, 2.0f);
+      dl->AddRect(ImVec2(x0 - 1, p0.y - 1), ImVec2(x1 + 1, p1.y + 1), IM_COL32(255, 255, 255, 110),
+                  0, 0, 1.0f);
+      dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), IM_COL32(255, 200, 60, 255), 0, 0,
+                  2.0f);
     }
   }
 }
@@ -590,11 +607,13 @@ void DrawHeatmapsPanel(AppState& state) {
   if (!state.error.empty()) {
     // Loud, above the maps: the edit did not run, and what is shown is the last one that did.
     ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0.45f, 0.12f, 0.12f, 1.0f));
-    const float h = ImGui::GetTextLineHeightWithSpacing() * 2 + ImGui::GetStyle().WindowPadding.y * 2;
+    const float h =
+        ImGui::GetTextLineHeightWithSpacing() * 2 + ImGui::GetStyle().WindowPadding.y * 2;
     ImGui::BeginChild("error", ImVec2(0, h), false, ImGuiWindowFlags_NoScrollbar);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::Text("This edit cannot run: %s", state.error.c_str());
-    ImGui::TextDisabled("The heatmaps show the last settings that ran. Fix the setting, or undo (Ctrl+Z).");
+    ImGui::TextDisabled(
+        "The heatmaps show the last settings that ran. Fix the setting, or undo (Ctrl+Z).");
     ImGui::PopTextWrapPos();
     ImGui::EndChild();
     ImGui::PopStyleColor();

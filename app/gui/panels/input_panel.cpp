@@ -100,7 +100,8 @@ void DrawTextInput(AppState& state) {
   std::string text = in.text;
   ImGui::SetNextItemWidth(-FLT_MIN);
   if (ImGui::InputTextWithHint("##text", "type a sentence", &text))
-    Edit(state, "text", [text](Scenario& s) { s.input.text = text; }, "input.text");
+    Edit(
+        state, "text", [text](Scenario& s) { s.input.text = text; }, "input.text");
   Tip("The input sentence. Every keystroke reruns attention.");
 
   int kind = static_cast<int>(in.tokenizer);
@@ -116,18 +117,22 @@ void DrawTextInput(AppState& state) {
   ImGui::TextDisabled("T = %zu tokens:", tokens.size());
   ImGui::SameLine();
   std::string line;
-  for (const std::string& t : tokens) line += "[" + (t == " " ? std::string("\xE2\x90\xA3") : t) + "] ";
+  for (const std::string& t : tokens)
+    line += "[" + (t == " " ? std::string("\xE2\x90\xA3") : t) + "] ";
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(line.c_str());
   ImGui::PopTextWrapPos();
 
   int64_t d_in = in.d_in;
-  if (IntInput("d_in", &d_in, 1, 1024, "Embedding width: each token becomes a vector of d_in numbers."))
-    Edit(state, "d_in", [d_in](Scenario& s) { s.input.d_in = d_in; }, "input.d_in");
+  if (IntInput("d_in", &d_in, 1, 1024,
+               "Embedding width: each token becomes a vector of d_in numbers."))
+    Edit(
+        state, "d_in", [d_in](Scenario& s) { s.input.d_in = d_in; }, "input.d_in");
   uint64_t seed = in.seed;
   if (SeedInput("seed", &seed,
                 "torch.manual_seed(seed) right before nn.Embedding(vocab, d_in) is created."))
-    Edit(state, "embedding seed", [seed](Scenario& s) { s.input.seed = seed; }, "input.seed");
+    Edit(
+        state, "embedding seed", [seed](Scenario& s) { s.input.seed = seed; }, "input.seed");
 }
 
 void DrawMatrixInput(AppState& state) {
@@ -141,13 +146,15 @@ void DrawMatrixInput(AppState& state) {
               static_cast<long long>(d_in));
   if (B > 1) {
     ImGui::SameLine();
-    ImGui::TextDisabled("(batch %lld of %lld)", static_cast<long long>(b), static_cast<long long>(B));
+    ImGui::TextDisabled("(batch %lld of %lld)", static_cast<long long>(b),
+                        static_cast<long long>(B));
   }
   // Size buttons: a new token is a row of zeros, a new dimension a column of zeros.
   auto resize = [&](const char* label, int64_t dt, int64_t dd) {
     Edit(state, label, [dt, dd](Scenario& s) {
       for (Matrix& m : s.input.values) {
-        Matrix r = Matrix::Zero(std::max<int64_t>(m.rows() + dt, 1), std::max<int64_t>(m.cols() + dd, 1));
+        Matrix r =
+            Matrix::Zero(std::max<int64_t>(m.rows() + dt, 1), std::max<int64_t>(m.cols() + dd, 1));
         const int64_t rr = std::min(r.rows(), m.rows()), cc = std::min(r.cols(), m.cols());
         r.topLeftCorner(rr, cc) = m.topLeftCorner(rr, cc);
         m = r;
@@ -178,20 +185,25 @@ void DrawMatrixInput(AppState& state) {
   };
   cb.col_label = [](int64_t j) { return "d" + std::to_string(j); };
   cb.edit_row_label = [&](int64_t i, const std::string& label) {
-    Edit(state, "token label", [i, label, T](Scenario& s) {
-      auto& tokens = s.input.tokens;
-      while (static_cast<int64_t>(tokens.size()) < T)
-        tokens.push_back("x" + std::to_string(tokens.size() + 1));
-      if (i < static_cast<int64_t>(tokens.size())) tokens[i] = label;
-    }, "input.tokens." + std::to_string(i));
+    Edit(
+        state, "token label",
+        [i, label, T](Scenario& s) {
+          auto& tokens = s.input.tokens;
+          while (static_cast<int64_t>(tokens.size()) < T)
+            tokens.push_back("x" + std::to_string(tokens.size() + 1));
+          if (i < static_cast<int64_t>(tokens.size())) tokens[i] = label;
+        },
+        "input.tokens." + std::to_string(i));
   };
   cb.on_cell = [&](int64_t i, int64_t j, float v) {
-    Edit(state, "embedding cell", [b, i, j, v](Scenario& s) {
-      if (b < static_cast<int64_t>(s.input.values.size()) && i < s.input.values[b].rows() &&
-          j < s.input.values[b].cols())
-        s.input.values[b](i, j) = v;
-    },
-         "input.values." + std::to_string(i) + "." + std::to_string(j));
+    Edit(
+        state, "embedding cell",
+        [b, i, j, v](Scenario& s) {
+          if (b < static_cast<int64_t>(s.input.values.size()) && i < s.input.values[b].rows() &&
+              j < s.input.values[b].cols())
+            s.input.values[b](i, j) = v;
+        },
+        "input.values." + std::to_string(i) + "." + std::to_string(j));
   };
   MatrixEditor("##X", X, 180.0f, cb);
 }
@@ -199,15 +211,21 @@ void DrawMatrixInput(AppState& state) {
 void DrawRandnInput(AppState& state) {
   const InputSpec& in = state.scenario.input;
   int64_t batch = in.batch, length = in.length, d_in = in.d_in;
-  if (IntInput("batch (B)", &batch, 1, 64, "How many independent sequences (torch.randn(B, T, d_in))."))
-    Edit(state, "batch", [batch](Scenario& s) { s.input.batch = batch; }, "input.batch");
+  if (IntInput("batch (B)", &batch, 1, 64,
+               "How many independent sequences (torch.randn(B, T, d_in))."))
+    Edit(
+        state, "batch", [batch](Scenario& s) { s.input.batch = batch; }, "input.batch");
   if (IntInput("tokens (T)", &length, 1, 8192, "Sequence length T. The heatmaps are T x T."))
-    Edit(state, "T", [length](Scenario& s) { s.input.length = length; }, "input.length");
+    Edit(
+        state, "T", [length](Scenario& s) { s.input.length = length; }, "input.length");
   if (IntInput("d_in", &d_in, 1, 1024, "Embedding width of each token."))
-    Edit(state, "d_in", [d_in](Scenario& s) { s.input.d_in = d_in; }, "input.d_in");
+    Edit(
+        state, "d_in", [d_in](Scenario& s) { s.input.d_in = d_in; }, "input.d_in");
   uint64_t seed = in.seed;
-  if (SeedInput("input seed", &seed, "torch.manual_seed(seed) right before torch.randn(B, T, d_in)."))
-    Edit(state, "input seed", [seed](Scenario& s) { s.input.seed = seed; }, "input.seed");
+  if (SeedInput("input seed", &seed,
+                "torch.manual_seed(seed) right before torch.randn(B, T, d_in)."))
+    Edit(
+        state, "input seed", [seed](Scenario& s) { s.input.seed = seed; }, "input.seed");
 }
 
 }  // namespace
@@ -216,9 +234,15 @@ void DrawInputPanel(AppState& state) {
   DrawPresetPicker(state);
   DrawSourceChoice(state);
   switch (state.scenario.input.source) {
-    case InputSource::kText: DrawTextInput(state); break;
-    case InputSource::kMatrix: DrawMatrixInput(state); break;
-    case InputSource::kRandn: DrawRandnInput(state); break;
+    case InputSource::kText:
+      DrawTextInput(state);
+      break;
+    case InputSource::kMatrix:
+      DrawMatrixInput(state);
+      break;
+    case InputSource::kRandn:
+      DrawRandnInput(state);
+      break;
   }
 }
 

@@ -20,14 +20,15 @@ void DrawMenuBar(AppState& state) {
         Emit(state, SaveScenario{state.scenario_path});
     }
     if (ImGui::MenuItem("Save scenario as...")) {
-      state.dialog = DialogState{DialogKind::kSaveAs, true,
-                                 state.scenario_path.empty() ? "scenario.json" : state.scenario_path};
+      state.dialog =
+          DialogState{DialogKind::kSaveAs, true,
+                      state.scenario_path.empty() ? "scenario.json" : state.scenario_path};
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Export weights heatmap...", "Ctrl+E")) {
-      state.dialog = DialogState{DialogKind::kExport, true,
-                                 DefaultExportName(state, Stage::kWeights),
-                                 StageIndex(Stage::kWeights)};
+      state.dialog =
+          DialogState{DialogKind::kExport, true, DefaultExportName(state, Stage::kWeights),
+                      StageIndex(Stage::kWeights)};
     }
     if (ImGui::MenuItem("Export all heatmaps...")) {
       state.dialog = DialogState{DialogKind::kExportAll, true, "attention-figures"};

@@ -86,7 +86,8 @@ void DrawPeakingPanel(AppState& state) {
     cache.scores = scores;
     cache.allowed = allowed;
     cache.scale = scale;
-    cache.curve = PeakingCurve(scores, allowed, scale, LogSpace(kLowMultiplier, kHighMultiplier, 121));
+    cache.curve =
+        PeakingCurve(scores, allowed, scale, LogSpace(kLowMultiplier, kHighMultiplier, 121));
   }
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -123,8 +124,8 @@ void DrawPeakingPanel(AppState& state) {
     PlotHLine(bar_axes, 1.0 / n, IM_COL32(200, 200, 200, 180), uniform);
   }
   if (bar_axes.hovered) {
-    const int j = std::clamp(static_cast<int>(std::lround(bar_axes.XAt(ImGui::GetIO().MousePos.x))), 0,
-                             static_cast<int>(T - 1));
+    const int j = std::clamp(static_cast<int>(std::lround(bar_axes.XAt(ImGui::GetIO().MousePos.x))),
+                             0, static_cast<int>(T - 1));
     ImGui::SetTooltip("key %d \"%s\": weight %.4g", j, RowLabel(state, j).c_str(), bars[j]);
   }
 
@@ -147,11 +148,14 @@ void DrawPeakingPanel(AppState& state) {
   curve_spec.y_label = "entropy (nats)";
   const PlotAxes axes = BeginPlot(curve_spec);
   const bool dragging = ImGui::IsItemActive();
-  if (n > 1) PlotHLine(axes, std::log(static_cast<double>(n)), IM_COL32(200, 200, 200, 180), "uniform: log n", true);
+  if (n > 1)
+    PlotHLine(axes, std::log(static_cast<double>(n)), IM_COL32(200, 200, 200, 180),
+              "uniform: log n", true);
   PlotLine(axes, xs, ys, IM_COL32(90, 150, 230, 255), 2.0f);
   const double m = s.scaling.multiplier;
   if (s.normalization == Normalization::kSoftmax) {
-    PlotPoint(axes, std::clamp(m, kLowMultiplier, kHighMultiplier), stats.entropy, IM_COL32(255, 200, 60, 255));
+    PlotPoint(axes, std::clamp(m, kLowMultiplier, kHighMultiplier), stats.entropy,
+              IM_COL32(255, 200, 60, 255));
   } else {
     PlotVLine(axes, m, IM_COL32(255, 200, 60, 255), "now (not softmax)");
   }
@@ -161,7 +165,8 @@ void DrawPeakingPanel(AppState& state) {
   }
   if (dragging) {
     const double at = axes.XAt(ImGui::GetIO().MousePos.x);
-    Emit(state, SetMultiplier{std::clamp(at, kLowMultiplier, kHighMultiplier)}, "scaling.multiplier");
+    Emit(state, SetMultiplier{std::clamp(at, kLowMultiplier, kHighMultiplier)},
+         "scaling.multiplier");
   }
 }
 

@@ -23,7 +23,8 @@ const char* InitTip(ProjectionInit init) {
     case ProjectionInit::kTorchRand:
       return "W = torch.rand(d_in, d_out): uniform in [0, 1), as nn.Parameter(torch.rand(...)) "
              "in Raschka's SelfAttention_v1.";
-    case ProjectionInit::kRandn: return "W = torch.randn(d_in, d_out): standard normal.";
+    case ProjectionInit::kRandn:
+      return "W = torch.randn(d_in, d_out): standard normal.";
     case ProjectionInit::kLinear:
       return "nn.Linear(d_in, d_out, bias) per projection (kaiming-uniform weights), as in "
              "SelfAttention_v2 and Karpathy's Head. Options: bias, out_proj.";
@@ -85,23 +86,27 @@ void DrawProjectionPanel(AppState& state) {
                identity ? "identity keeps d_out = d_in."
                         : "Width of q, k and v: W is d_in x d_out. With several heads each "
                           "head gets d_out / heads columns (d_k).")) {
-    Edit(state, "d_out", [d_out](Scenario& s) {
-      s.projections.d_out = d_out;
-      if (s.projections.init == ProjectionInit::kMatrix)  // keep W's columns in step
-        for (Matrix& W : s.projections.W) {
-          Matrix r = Matrix::Zero(W.rows(), d_out);
-          const int64_t c = std::min<int64_t>(W.cols(), d_out);
-          r.leftCols(c) = W.leftCols(c);
-          W = r;
-        }
-    }, "projections.d_out");
+    Edit(
+        state, "d_out",
+        [d_out](Scenario& s) {
+          s.projections.d_out = d_out;
+          if (s.projections.init == ProjectionInit::kMatrix)  // keep W's columns in step
+            for (Matrix& W : s.projections.W) {
+              Matrix r = Matrix::Zero(W.rows(), d_out);
+              const int64_t c = std::min<int64_t>(W.cols(), d_out);
+              r.leftCols(c) = W.leftCols(c);
+              W = r;
+            }
+        },
+        "projections.d_out");
   }
   ImGui::EndDisabled();
   int64_t heads = p.heads;
   if (IntInput("heads", &heads, 1, 64,
                "Number of attention heads H. d_out must be divisible by H; head h uses columns "
                "h*d_k .. (h+1)*d_k - 1 of Q, K and V (d_k = d_out / H)."))
-    Edit(state, "heads", [heads](Scenario& s) { s.projections.heads = heads; }, "projections.heads");
+    Edit(
+        state, "heads", [heads](Scenario& s) { s.projections.heads = heads; }, "projections.heads");
   ImGui::TextDisabled("d_k = d_out / heads = %lld", static_cast<long long>(st.shape.dh));
 
   // -- drawing: seed and order
@@ -110,7 +115,8 @@ void DrawProjectionPanel(AppState& state) {
     std::optional<uint64_t> seed = p.seed;
     if (OptionalSeedInput("W seed", &seed,
                           "torch.manual_seed(seed) before the three projections are drawn."))
-      Edit(state, "W seed", [seed](Scenario& s) { s.projections.seed = seed; }, "projections.seed");
+      Edit(
+          state, "W seed", [seed](Scenario& s) { s.projections.seed = seed; }, "projections.seed");
     if (ImGui::BeginCombo("draw order", OrderName(p.order).c_str())) {
       for (const auto& o : kOrders)
         if (ImGui::Selectable(OrderName(o).c_str(), o == p.order))
@@ -142,15 +148,19 @@ void DrawProjectionPanel(AppState& state) {
       cb.col_label = [](int64_t j) { return "d" + std::to_string(j); };
       cb.on_cell = [&, w](int64_t i, int64_t j, float v) {
         const std::array<Matrix, 3> W = st.W;
-        Edit(state, "W cell", [W, w, i, j, v](Scenario& s) {
-          if (s.projections.init != ProjectionInit::kMatrix) {
-            s.projections.init = ProjectionInit::kMatrix;
-            s.projections.W = W;
-            s.projections.bias = s.projections.out_proj = false;
-          }
-          Matrix& m = s.projections.W[w];
-          if (i < m.rows() && j < m.cols()) m(i, j) = v;
-        }, "projections.W." + std::to_string(w) + "." + std::to_string(i) + "." + std::to_string(j));
+        Edit(
+            state, "W cell",
+            [W, w, i, j, v](Scenario& s) {
+              if (s.projections.init != ProjectionInit::kMatrix) {
+                s.projections.init = ProjectionInit::kMatrix;
+                s.projections.W = W;
+                s.projections.bias = s.projections.out_proj = false;
+              }
+              Matrix& m = s.projections.W[w];
+              if (i < m.rows() && j < m.cols()) m(i, j) = v;
+            },
+            "projections.W." + std::to_string(w) + "." + std::to_string(i) + "." +
+                std::to_string(j));
       };
       MatrixEditor("##Wm", st.W[w], 150.0f, cb);
       ImGui::EndTabItem();

@@ -14,7 +14,8 @@ void DrawStatusBar(AppState& state) {
                 static_cast<long long>(sh.B), static_cast<long long>(sh.T),
                 static_cast<long long>(sh.d_in), static_cast<long long>(sh.d_out),
                 static_cast<long long>(sh.H), static_cast<long long>(sh.dh));
-  const std::string right = state.recomputed.empty() ? sizes : std::string(sizes) + "   recomputed: " + state.recomputed;
+  const std::string right =
+      state.recomputed.empty() ? sizes : std::string(sizes) + "   recomputed: " + state.recomputed;
   const float right_w = ImGui::CalcTextSize(right.c_str()).x;
   const float x0 = ImGui::GetCursorPosX();
   const float avail = ImGui::GetContentRegionAvail().x;

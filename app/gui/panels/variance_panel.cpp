@@ -47,9 +47,9 @@ void DrawVariancePanel(AppState& state) {
   VarianceState& v = state.variance;
   const int64_t dk = ShownStages(state).shape.dh;
 
-  ImGui::TextUnformatted("Why 1/\xE2\x88\x9A" "d_k");
+  ImGui::TextUnformatted("Why 1/\u221Ad_k");
   Tip("Draw q and k from N(0, 1) in d dimensions (torch.randn, the seed below): the dot "
-      "product q\xC2\xB7k has variance d. Divided by \xE2\x88\x9A" "d it is back to 1, whatever d.");
+      "product q\xC2\xB7k has variance d. Divided by \u221Ad it is back to 1, whatever d.");
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.5f);
   uint64_t seed = v.seed;
@@ -106,7 +106,7 @@ void DrawVariancePanel(AppState& state) {
     PlotPoint(axes, ds[k], sc[k], kScaledColor, 2.5f);
   }
   PlotLegend(axes, {{"var(q\xC2\xB7k) \xE2\x89\x88 d", kUnscaledColor},
-                    {"var(q\xC2\xB7k / \xE2\x88\x9A" "d) \xE2\x89\x88 1", kScaledColor}});
+                    {"var(q\xC2\xB7k / \u221Ad) \xE2\x89\x88 1", kScaledColor}});
   if (axes.hovered) {
     const double at = axes.XAt(ImGui::GetIO().MousePos.x);
     size_t best = 0;
@@ -145,14 +145,14 @@ void DrawVariancePanel(AppState& state) {
   const PlotAxes ha = BeginPlot(hs);
   PlotHistogram(ha, edges, counts_un, IM_COL32(235, 110, 80, 110), kUnscaledColor);
   PlotHistogram(ha, edges, counts_sc, IM_COL32(90, 150, 230, 110), kScaledColor);
-  PlotLegend(ha, {{"q\xC2\xB7k", kUnscaledColor}, {"q\xC2\xB7k / \xE2\x88\x9A" "d", kScaledColor}}, true);
+  PlotLegend(ha, {{"q\xC2\xB7k", kUnscaledColor}, {"q\xC2\xB7k / \u221Ad", kScaledColor}}, true);
   int dim = v.histogram_dim;
   char fmt[32];
   std::snprintf(fmt, sizeof fmt, "d = %lld", static_cast<long long>(p.d));
   ImGui::SetNextItemWidth(plot_size.x);
   if (ImGui::SliderInt("##hist_d", &dim, 0, static_cast<int>(v.points.size()) - 1, fmt))
     v.histogram_dim = dim;
-  Tip("The dimension d of the histogram. The unscaled dot products spread out as \xE2\x88\x9A" "d; "
+  Tip("The dimension d of the histogram. The unscaled dot products spread out as \u221Ad; "
       "the scaled ones keep a spread of 1.");
   ImGui::EndGroup();
 }
