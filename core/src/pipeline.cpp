@@ -7,6 +7,7 @@
 // [SECTION] dropout and context
 #include "attnlab/pipeline.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -221,6 +222,8 @@ void Engine::ComputeLogits(const Scenario& s) {
   const float div = static_cast<float>(std::sqrt(static_cast<double>(sh.dh)));
   const float neg_inf = -std::numeric_limits<float>::infinity();
   st.logits.resize(st.scores.size());
+  const TailKey key{s.mask.kind, T, st.scores.size()};
+  const bool tails_written = logits_tail_ == key;
   for (size_t m = 0; m < st.scores.size(); ++m) {
     const Matrix& sc = st.scores[m];
     Matrix& lg = st.logits[m];
@@ -236,7 +239,8 @@ void Engine::ComputeLogits(const Scenario& s) {
       } else {
         for (int64_t j = 0; j < len; ++j) out[j] = in[j] * mult;
       }
-      for (int64_t j = len; j < T; ++j) out[j] = neg_inf;
+      if (!tails_written)
+        for (int64_t j = len; j < T; ++j) out[j] = neg_inf;
       if (s.mask.kind == MaskKind::kCustom) {
         const uint8_t* allowed = st.mask.data() + i * T;
         for (int64_t j = 0; j < T; ++j)
@@ -244,6 +248,7 @@ void Engine::ComputeLogits(const Scenario& s) {
       }
     }
   }
+  logits_tail_ = key;
 }
 
 void Engine::ComputeWeights(const Scenario& s) {
@@ -254,6 +259,8 @@ void Engine::ComputeWeights(const Scenario& s) {
   upper_is_zero_ = kind == MaskKind::kCausal && (s.normalization == Normalization::kSoftmax ||
                                                  s.normalization == Normalization::kMean);
   st.weights.resize(st.logits.size());
+  const TailKey key{kind, T, st.logits.size()};
+  const bool tails_written = weights_tail_ == key;
   for (size_t m = 0; m < st.logits.size(); ++m) {
     const Matrix& lg = st.logits[m];
     Matrix& w = st.weights[m];
@@ -297,9 +304,10 @@ void Engine::ComputeWeights(const Scenario& s) {
           break;
         }
       }
-      w.row(i).tail(T - len).setZero();
+      if (!tails_written) w.row(i).tail(T - len).setZero();
     }
   }
+  weights_tail_ = key;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -337,7 +345,14 @@ void Engine::ComputeContext() {
       const Matrix& w = used[b * sh.H + h];
       const auto v = st.V[b].middleCols(h * sh.dh, sh.dh);
       if (lower) {
-        ctx.middleCols(h * sh.dh, sh.dh).noalias() = w.triangularView<Eigen::Lower>() * v;
+        // Block rows [r0, r0 + rb) only meet keys [0, r0 + rb): one GEMM per block row skips
+        // the zero blocks above the diagonal (faster here than Eigen's triangular product).
+        constexpr int64_t kBlock = 256;
+        for (int64_t r0 = 0; r0 < sh.T; r0 += kBlock) {
+          const int64_t rb = std::min(kBlock, sh.T - r0);
+          ctx.block(r0, h * sh.dh, rb, sh.dh).noalias() =
+              w.block(r0, 0, rb, r0 + rb) * v.topRows(r0 + rb);
+        }
       } else {
         ctx.middleCols(h * sh.dh, sh.dh).noalias() = w * v;
       }

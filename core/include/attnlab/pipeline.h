@@ -15,6 +15,7 @@
 // generator draws bit for bit, arithmetic to float32 rounding (matmul summation order differs).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,9 +86,19 @@ class Engine {
   RecomputeCounts counts_;
   TorchGenerator gen_after_input_;        // generator state where the projections start
   TorchGenerator gen_after_projections_;  // generator state where dropout starts
+  // Weights are exactly 0 above the diagonal (causal fast path of the context product).
   bool upper_is_zero_ = false;
-  MaskKind mask_kind_ = MaskKind::kNone;  // the kind stages_.mask was built for  // weights are
-                                          // exactly 0 above the diagonal (causal fast path)
+  // The kind stages_.mask was built for: a temperature drag must not rebuild it.
+  MaskKind mask_kind_ = MaskKind::kNone;
+  // What the parts of logits (-inf) and weights (0) beyond each row's active length were last
+  // written for: while kind, T and the number of matrices stay, they need no rewriting.
+  struct TailKey {
+    MaskKind kind;
+    int64_t T;
+    size_t count;
+    bool operator==(const TailKey&) const = default;
+  };
+  std::optional<TailKey> logits_tail_, weights_tail_;
 };
 
 /// One-shot convenience: validates and runs `scenario` in a fresh engine.
