@@ -4,10 +4,13 @@
 // One command per line; '#' starts a comment. STAGE is scores, mask, logits, weights,
 // weights_dropped or context.
 //   preset ID | open FILE | save FILE | export STAGE FILE.png | export-all DIR
-//   temperature X                    scaling.multiplier (the slider "multiplier = 1/temperature")
-//   drag-temperature FROM TO FRAMES  one edit per frame, log-spaced, held like a slider: one undo
-//   step scaling on|off                   divide by sqrt(d_k) mask none|causal|custom|toggle
-//   toggle: none <-> causal mask-cell ROW COL 0|1            paint one cell of the custom mask
+//   temperature X                  scaling.multiplier (the slider "multiplier = 1/temperature")
+//   drag-temperature FROM TO FRAMES
+//                                  one edit per frame, log-spaced, held like a slider: one undo
+//                                  step
+//   scaling on|off                 divide by sqrt(d_k)
+//   mask none|causal|custom|toggle toggle: none <-> causal
+//   mask-cell ROW COL 0|1          paint one cell of the custom mask
 //   normalization softmax|softmax_naive|sum|mean
 //   dropout P
 //   heads N | d_out N | input-seed N | length N
