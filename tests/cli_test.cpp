@@ -154,6 +154,8 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
       {"export raschka-journey --stage weights -o /nonexistent-dir/w.png",
        "/nonexistent-dir/w.png: cannot write (No such file or directory)"},
       {"export raschka-journey -o " + out, "--stage is required (or --all)"},
+      {"export raschka-journey --stage weights --range auto -o " + out,
+       "--range \"auto\" is not one of fixed, data"},
   };
   for (const Case& c : cases) {
     const Result r = RunCli(c.args);

@@ -97,6 +97,27 @@ TEST(RenderFigure, DivergingStagesAreCentredOnZero) {
   EXPECT_TRUE(zero == cmap.lut[127] || zero == cmap.lut[128]);
 }
 
+TEST(RenderFigure, DataRangeGivesContrastToTinyWeights) {
+  Scenario s;
+  s.input.source = InputSource::kRandn;
+  s.input.length = 300;
+  s.input.d_in = 4;
+  s.projections.init = ProjectionInit::kIdentity;
+  s.scaling.multiplier = 0.01;  // almost uniform: every weight near 1/300
+  const StageView v = ExtractStage(RunScenario(s), s, Stage::kWeights, 0, 0);
+  EXPECT_EQ(FigureRange(v).hi, 1.0f);
+  const ValueRange data = FigureRange(v, RangeMode::kData);
+  EXPECT_EQ(data.lo, 0.0f);
+  EXPECT_EQ(data.hi, v.values.maxCoeff());
+  FigureLayout lay;
+  const Image im = RenderFigure(v, {"", 1, ValuesMode::kAuto, RangeMode::kData}, &lay);
+  // The largest weight gets the top colour of the map.
+  Eigen::Index r, c;
+  v.values.maxCoeff(&r, &c);
+  EXPECT_EQ(Pixel(im, lay.grid_x + c * lay.cell, lay.grid_y + r * lay.cell),
+            DefaultColormap(false).lut[255]);
+}
+
 TEST(RenderFigure, NanCellsAreMagenta) {
   Scenario s = LoadPreset("raschka-journey");
   s.scaling.multiplier = 1e6;

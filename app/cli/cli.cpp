@@ -7,7 +7,8 @@
 //   attention-lab show SCENARIO.json|PRESET_ID [--stage S]   stages printed as PyTorch does
 //   attention-lab code SCENARIO.json|PRESET_ID [-o OUT.py]     the PyTorch program behind it
 //   attention-lab export SCENARIO.json|PRESET_ID --stage S [--head H] [--batch B]
-//                [--colormap NAME] [--scale N] [--values auto|on|off] [--format png|csv|npy]
+//                [--colormap NAME] [--scale N] [--values auto|on|off] [--range fixed|data]
+//                [--format png|csv|npy]
 //                -o OUT.png    (or --all -o DIR: every stage, head and batch)
 #include "cli/cli.h"
 
@@ -68,7 +69,7 @@ int Dump(const std::string& input, const std::string& out) {
 }
 
 struct ExportArgs {
-  std::string input, out, stage, colormap, values = "auto", format;
+  std::string input, out, stage, colormap, values = "auto", format, range = "fixed";
   int64_t head = 0, batch = 0;
   int scale = 1;
   bool all = false;
@@ -95,6 +96,12 @@ int Export(const ExportArgs& a) {
     opt.values = ValuesMode::kOff;
   else
     throw UsageError("--values \"" + a.values + "\" is not one of auto, on, off");
+  if (a.range == "fixed")
+    opt.range = RangeMode::kFixed;
+  else if (a.range == "data")
+    opt.range = RangeMode::kData;
+  else
+    throw UsageError("--range \"" + a.range + "\" is not one of fixed, data");
   // The format: --format, else the output's extension, else PNG.
   std::string fmt = a.format;
   if (fmt.empty()) {
@@ -265,6 +272,8 @@ int Run(int argc, char** argv) {
   exp->add_option("--colormap", ex.colormap, "viridis, magma, gray, coolwarm or rdbu");
   exp->add_option("--scale", ex.scale, "Size multiplier 1..8 (2 for slides)");
   exp->add_option("--values", ex.values, "Print cell values: auto (T <= 12), on, off");
+  exp->add_option("--range", ex.range,
+                  "Weights colour range: fixed [0, 1] (default) or data [0, largest weight]");
   exp->add_option("--format", ex.format, "png, csv or npy (default: from the output's extension)");
   exp->add_flag("--all", ex.all, "Every stage, head and batch into the folder given by -o");
   exp->add_option("-o,--output", ex.out, "Output file (or folder with --all)")->required();

@@ -399,10 +399,13 @@ struct Metrics {
 
 }  // namespace
 
-ValueRange FigureRange(const StageView& view) {
+ValueRange FigureRange(const StageView& view, RangeMode mode) {
   if (view.stage == Stage::kMask) return {0, 1};
-  if ((view.stage == Stage::kWeights || view.stage == Stage::kWeightsDropped) && !view.diverging)
-    return {0, std::max(1.0f, AutoRange(view.values, false).hi)};
+  if ((view.stage == Stage::kWeights || view.stage == Stage::kWeightsDropped) && !view.diverging) {
+    const float hi = AutoRange(view.values, false).hi;
+    if (mode == RangeMode::kData) return {0, hi > 0 ? hi : 1.0f};
+    return {0, std::max(1.0f, hi)};
+  }
   return AutoRange(view.values, view.diverging);
 }
 
@@ -443,7 +446,7 @@ Image RenderFigure(const StageView& view, const FigureOptions& options, FigureLa
   const TextBitmap title = RenderText(view.title, m.title_px * s);
   const TextBitmap row_axis = RenderText(view.row_axis + " \u2193", label_px);
   const TextBitmap col_axis = RenderText(view.col_axis + " \u2192", label_px);
-  const ValueRange range = FigureRange(view);
+  const ValueRange range = FigureRange(view, options.range);
   std::vector<double> ticks;
   for (int i = 0; i <= 4; ++i) ticks.push_back(range.lo + (range.hi - range.lo) * i / 4.0);
   std::vector<TextBitmap> tick_text;

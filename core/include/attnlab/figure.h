@@ -56,10 +56,16 @@ StageView ExtractStage(const Stages& stages, const Scenario& scenario, Stage sta
 StageView DifferenceView(const StageView& a, const StageView& b, const std::string& name_a,
                          const std::string& name_b);
 
+/// How the colour range of weights is chosen.
+enum class RangeMode {
+  kFixed,  ///< weights over [0, max(1, largest)]: a sharper softmax shows as brighter cells
+  kData,   ///< weights over [0, largest]: contrast at large T, where every weight is tiny
+};
+
 /// The value range a view's colours span, the same on screen and in figures: [0, 1] for the
-/// mask, [0, max(1, largest weight)] for weights on a sequential map (so a temperature change
-/// shows as brighter or darker cells), symmetric [-a, a] around zero for diverging data.
-ValueRange FigureRange(const StageView& view);
+/// mask, weights on a sequential map as `mode` says, symmetric [-a, a] around zero for
+/// diverging data (a = the largest finite magnitude).
+ValueRange FigureRange(const StageView& view, RangeMode mode = RangeMode::kFixed);
 
 /// When cell values are printed: auto prints them when the grid is at most 12 x 12.
 enum class ValuesMode { kAuto, kOn, kOff };
@@ -68,6 +74,7 @@ struct FigureOptions {
   std::string colormap;  ///< a name from Colormaps(); empty: DefaultColormap(view.diverging)
   int scale = 1;         ///< 1..8: every length of the figure (cells, fonts, margins) times scale
   ValuesMode values = ValuesMode::kAuto;
+  RangeMode range = RangeMode::kFixed;
 };
 
 /// An 8-bit sRGB image, rows top to bottom, 3 bytes per pixel.
