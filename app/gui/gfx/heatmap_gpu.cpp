@@ -33,6 +33,24 @@ void SetNearestClamp() {
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
 }
 
+/// Uploads a 0/1 byte matrix into *texture (created on first use) as R8.
+void UploadMaskTexture(const MaskMatrix& mask, unsigned* texture, int* rows_now, int* cols_now) {
+  const int rows = static_cast<int>(mask.rows()), cols = static_cast<int>(mask.cols());
+  if (!*texture) glGenTextures(1, texture);
+  glBindTexture(GL_TEXTURE_2D, *texture);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);  // rows of bytes are not 4-aligned; 0/1 reads 0, 1/255
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  if (rows != *rows_now || cols != *cols_now) {
+    SetNearestClamp();
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R8, cols, rows, 0, GL_RED, GL_UNSIGNED_BYTE, mask.data());
+    *rows_now = rows;
+    *cols_now = cols;
+  } else if (rows > 0 && cols > 0) {
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, cols, rows, GL_RED, GL_UNSIGNED_BYTE, mask.data());
+  }
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+}
+
 void SetRgb(GLint location, Rgb c) {
   glUniform3f(location, c.r / 255.0f, c.g / 255.0f, c.b / 255.0f);
 }
@@ -48,8 +66,9 @@ void HeatmapTexture::Release() {
   if (values_) glDeleteTextures(1, &values_);
   if (color_) glDeleteTextures(1, &color_);
   if (fbo_) glDeleteFramebuffers(1, &fbo_);
-  values_ = color_ = fbo_ = 0;
-  rows_ = cols_ = image_w_ = image_h_ = 0;
+  if (own_mask_) glDeleteTextures(1, &own_mask_);
+  values_ = color_ = fbo_ = own_mask_ = 0;
+  rows_ = cols_ = image_w_ = image_h_ = mask_rows_ = mask_cols_ = 0;
   drawn_valid_ = false;
 }
 
@@ -68,6 +87,17 @@ void HeatmapTexture::UploadValues(const Matrix& m) {
     glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, cols, rows, GL_RED, GL_FLOAT, m.data());
   }
   ++version_;
+}
+
+void HeatmapTexture::UploadOwnMask(const MaskMatrix& allowed) {
+  if (allowed.size() == 0) {
+    if (own_mask_) glDeleteTextures(1, &own_mask_);
+    own_mask_ = 0;
+    mask_rows_ = mask_cols_ = 0;
+  } else {
+    UploadMaskTexture(allowed, &own_mask_, &mask_rows_, &mask_cols_);
+  }
+  ++own_mask_version_;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -141,27 +171,16 @@ void HeatmapRenderer::Shutdown() {
 }
 
 void HeatmapRenderer::UploadMask(const MaskMatrix& mask) {
-  const int rows = static_cast<int>(mask.rows()), cols = static_cast<int>(mask.cols());
-  if (!mask_) glGenTextures(1, &mask_);
-  glBindTexture(GL_TEXTURE_2D, mask_);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);  // rows of bytes are not 4-aligned; 0/1 reads 0, 1/255
-  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  if (rows != mask_rows_ || cols != mask_cols_) {
-    SetNearestClamp();
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R8, cols, rows, 0, GL_RED, GL_UNSIGNED_BYTE, mask.data());
-    mask_rows_ = rows;
-    mask_cols_ = cols;
-  } else if (rows > 0 && cols > 0) {
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, cols, rows, GL_RED, GL_UNSIGNED_BYTE, mask.data());
-  }
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  UploadMaskTexture(mask, &mask_, &mask_rows_, &mask_cols_);
   ++mask_version_;
 }
 
 void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look) {
   if (!hm.has_values() || look.width <= 0 || look.height <= 0) return;
   look.values_version = hm.version_;
-  if (look.use_mask) look.mask_version = mask_version_;
+  // Its own mask when it has one (versions of the two kinds kept apart by the top bit).
+  const bool own = hm.own_mask_ != 0;
+  if (look.use_mask) look.mask_version = own ? hm.own_mask_version_ | (1ull << 63) : mask_version_;
   if (hm.drawn_valid_ && hm.drawn_ == look) return;
 
   // (Re)create the image texture and its framebuffer at the on-screen size.
@@ -193,8 +212,10 @@ void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look) {
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, LutTexture(look.colormap));
   glActiveTexture(GL_TEXTURE2);
-  const bool mask_fits = mask_ && mask_rows_ == hm.rows_ && mask_cols_ == hm.cols_;
-  glBindTexture(GL_TEXTURE_2D, mask_fits ? mask_ : 0);
+  const unsigned mask = own ? hm.own_mask_ : mask_;
+  const bool mask_fits = own ? hm.mask_rows_ == hm.rows_ && hm.mask_cols_ == hm.cols_
+                             : mask_ && mask_rows_ == hm.rows_ && mask_cols_ == hm.cols_;
+  glBindTexture(GL_TEXTURE_2D, mask_fits ? mask : 0);
   glUniform1i(u_use_mask_, look.use_mask && mask_fits ? 1 : 0);
   glUniform2f(u_range_, look.range.lo, look.range.hi);
   glUniform2i(u_cells_, hm.cols_, hm.rows_);

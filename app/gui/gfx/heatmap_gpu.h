@@ -32,7 +32,8 @@ struct HeatmapLook {
   }
 };
 
-/// One heatmap's textures: the values (R32F) and the coloured image (RGBA8 through an FBO).
+/// One heatmap's textures: the values (R32F), the coloured image (RGBA8 through an FBO) and,
+/// for heatmaps whose mask is not the run's (the compare view's B), a mask of their own.
 class HeatmapTexture {
  public:
   HeatmapTexture() = default;
@@ -44,6 +45,10 @@ class HeatmapTexture {
   void UploadValues(const Matrix& m);
   int rows() const { return rows_; }
   int cols() const { return cols_; }
+
+  /// Gives this heatmap its own mask (rows x cols of 0/1, 1 allowed): hatched heatmaps read it
+  /// instead of the renderer's shared one. An empty matrix goes back to the shared mask.
+  void UploadOwnMask(const MaskMatrix& allowed);
   uint64_t values_version() const { return version_; }
   bool has_values() const { return values_ != 0 && rows_ > 0 && cols_ > 0; }
 
@@ -54,9 +59,9 @@ class HeatmapTexture {
 
  private:
   friend class HeatmapRenderer;
-  unsigned values_ = 0, fbo_ = 0, color_ = 0;
-  int rows_ = 0, cols_ = 0, image_w_ = 0, image_h_ = 0;
-  uint64_t version_ = 0;
+  unsigned values_ = 0, fbo_ = 0, color_ = 0, own_mask_ = 0;
+  int rows_ = 0, cols_ = 0, image_w_ = 0, image_h_ = 0, mask_rows_ = 0, mask_cols_ = 0;
+  uint64_t version_ = 0, own_mask_version_ = 0;
   HeatmapLook drawn_;
   bool drawn_valid_ = false;
 };
@@ -74,7 +79,7 @@ class HeatmapRenderer {
   /// The 256 x 1 RGBA8 lookup texture of Colormaps()[index] (also drawn as colorbars).
   unsigned LutTexture(int index) const { return luts_.at(static_cast<size_t>(index)); }
 
-  /// Uploads the mask (T x T of 0/1) that hatched heatmaps read.
+  /// Uploads the mask (T x T of 0/1) that hatched heatmaps without a mask of their own read.
   void UploadMask(const MaskMatrix& mask);
   uint64_t mask_version() const { return mask_version_; }
 

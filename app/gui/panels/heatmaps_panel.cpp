@@ -2,13 +2,13 @@
 // on both axes, a colorbar with ticks, masked cells hatched and NaN magenta, the hovered query
 // row highlighted in every heatmap, and a tooltip that says how the hovered number was made.
 //
-// Each heatmap is one float texture coloured by shaders/heatmap.frag (gfx/heatmap_gpu.h);
-// labels, colorbars and highlights are ImGui draw-list calls.
+// Each heatmap is one float texture coloured by shaders/heatmap.frag (gfx/heatmap_gpu.h), drawn
+// with its labels, colorbar and highlights by DrawHeatmapView (heatmap_view.h).
 //
 // [SECTION] Uploads: only the stages the engine recomputed
 // [SECTION] Toolbar: head, batch, colours, values, export
 // [SECTION] Tooltip: how the hovered number was made
-// [SECTION] One heatmap: labels, image, colorbar, highlights, painting
+// [SECTION] One heatmap: the shared drawing, then painting, tooltip and context menu
 // [SECTION] The panel
 #include <algorithm>
 #include <cmath>
@@ -18,6 +18,7 @@
 
 #include "gui/app_state.h"
 #include "gui/export.h"
+#include "gui/heatmap_view.h"
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
 #include "gui/stage_info.h"
@@ -161,13 +162,7 @@ void DrawToolbar(AppState& state) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Tooltip: how the hovered number was made
 
-std::string Num(double v) {
-  char buf[32];
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
+std::string Num(double v) { return CellNumber(v); }
 
 void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
   const Stages& st = ShownStages(state);
@@ -302,247 +297,52 @@ void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] One heatmap: labels, image, colorbar, highlights, painting
-
-struct LabelFont {
-  ImFont* font;
-  float size;
-  ImVec2 Measure(const std::string& s) const {
-    return font->CalcTextSizeA(size, FLT_MAX, 0.0f, s.c_str());
-  }
-};
-
-/// A label cut to max_w pixels with an ellipsis.
-std::string Fit(const LabelFont& f, std::string s, float max_w) {
-  if (f.Measure(s).x <= max_w) return s;
-  while (!s.empty() && f.Measure(s + "\xE2\x80\xA6").x > max_w) {
-    s.pop_back();
-    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
-  }
-  return s + "\xE2\x80\xA6";
-}
-
-ImU32 ToU32(Rgb c) { return IM_COL32(c.r, c.g, c.b, 255); }
-
-/// The hatch swatch of masked cells, for legends.
-void AddMaskedSwatch(ImDrawList* dl, ImVec2 a, ImVec2 b) {
-  dl->AddRectFilled(a, b, ToU32(kMaskedLight));
-  dl->PushClipRect(a, b, true);
-  for (float x = a.x - (b.y - a.y); x < b.x; x += kMaskedPeriod)
-    dl->AddLine(ImVec2(x, b.y), ImVec2(x + (b.y - a.y), a.y), ToU32(kMaskedStripe), 2.0f);
-  dl->PopClipRect();
-}
-
-std::string CellText(float v) {
-  char buf[16];
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  const float a = std::fabs(v);
-  std::snprintf(buf, sizeof buf, a < 10 ? "%.2f" : (a < 100 ? "%.1f" : "%.0f"), v);
-  return buf;
-}
+// [SECTION] One heatmap: the shared drawing, then painting, tooltip and context menu
 
 void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
   HeatmapSlot& slot = state.heatmaps[StageIndex(stage)];
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const LabelFont small{state.fonts.small ? state.fonts.small : ImGui::GetFont(),
-                        state.fonts.small ? state.fonts.small->FontSize : ImGui::GetFontSize()};
-  const float line = ImGui::GetTextLineHeight();
-  const ImU32 text_color = ImGui::GetColorU32(ImGuiCol_Text);
-  const ImU32 dim_color = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const Shape& sh = ShownStages(state).shape;
-
-  // -- heading
-  std::string heading = StageHeading(state, stage);
-  if (StageIsPerHead(stage) && sh.H > 1) heading += "  [head " + std::to_string(state.head) + "]";
-  ImGui::SetCursorScreenPos(origin);
-  ImGui::TextUnformatted(heading.c_str());
-  Tip(StageHelp(stage));
   const Matrix* m = StageMatrix(state, stage);
-  if (!m || !slot.gpu.has_values()) {
-    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + line * 2));
-    ImGui::TextDisabled(stage == Stage::kWeightsDropped ? "Dropout is off. Set p > 0 in the\n"
-                                                          "attention controls to see it."
-                                                        : "(nothing to show)");
-    slot.image_min = slot.image_max = ImVec2(0, 0);
-    return;
+
+  HeatmapViewSpec spec;
+  spec.id = StageName(stage);
+  spec.heading = StageHeading(state, stage);
+  if (StageIsPerHead(stage) && sh.H > 1)
+    spec.heading += "  [head " + std::to_string(state.head) + "]";
+  spec.help = StageHelp(stage);
+  spec.values = m;
+  spec.empty_text = stage == Stage::kWeightsDropped ? "Dropout is off. Set p > 0 in the\n"
+                                                      "attention controls to see it."
+                                                    : "(nothing to show)";
+  spec.row_label = [&state](int64_t i) { return RowLabel(state, i); };
+  spec.col_label = [&state, stage](int64_t j) { return ColumnLabel(state, stage, j); };
+  spec.labels_key = state.engine.counts().input;
+  spec.hatch = StageHatchesMask(stage);
+  spec.allowed = &ShownStages(state).mask;
+  spec.any_masked = state.any_masked;
+  spec.mask_legend = stage == Stage::kMask;
+  spec.colormap = StageColormap(state, stage);
+  spec.marked_row = state.row;
+  // The hovered query row in every heatmap; its key column on the maps of the same kind.
+  const HoverCell& hv = state.hover;
+  if (hv.active) {
+    spec.highlight_row = hv.row;
+    const bool same_kind = (hv.stage == Stage::kContext) == (stage == Stage::kContext);
+    if (same_kind) spec.highlight_col = hv.col;
   }
+  spec.track_outside = state.paint.active;
+  const HeatmapViewHover hover = DrawHeatmapView(state, slot, spec, origin, size);
+  if (!m || !slot.gpu.has_values() || slot.image_max.x <= slot.image_min.x) return;
+
+  // -- interaction: tooltip, row selection, custom-mask painting, context menu
   const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
-
-  // -- layout: row labels | image | colorbar; column labels above the image
-  // Label widths from up to ~256 labels spread over the whole range (T may be 2048), measured
-  // again only when the tokens change (a new input run).
-  const int input_runs = state.engine.counts().input;
-  if (slot.labels_input_run != input_runs || slot.labels_rows != rows || slot.labels_cols != cols) {
-    slot.row_label_w = slot.col_label_w = 0;
-    for (int i = 0; i < rows; i += std::max(1, rows / 256))
-      slot.row_label_w = std::max(slot.row_label_w, small.Measure(RowLabel(state, i)).x);
-    for (int j = 0; j < cols; j += std::max(1, cols / 256))
-      slot.col_label_w = std::max(slot.col_label_w, small.Measure(ColumnLabel(state, stage, j)).x);
-    slot.labels_input_run = input_runs;
-    slot.labels_rows = rows;
-    slot.labels_cols = cols;
-  }
-  const float row_label_w = std::clamp(slot.row_label_w, small.size, small.size * 6.0f) + 10;
-  const float col_label_w = slot.col_label_w;
-  const float bar_w = 12, bar_gap = 6;
-  const float tick_w = small.Measure("-0.000").x + 4;
-  const float right_w = bar_gap + bar_w + 4 + tick_w;
-  const float top = origin.y + line + 4;
-  const float avail_w = size.x - row_label_w - right_w;
-  // Column labels: horizontal when they fit the cells, else rotated (and then taller).
-  const float first_guess_cw = avail_w / cols;
-  const bool rotate = col_label_w + 4 > first_guess_cw;
-  const float col_label_h = rotate ? std::min(col_label_w, small.size * 5.0f) + 8 : small.size + 4;
-  const float avail_h = size.y - (top - origin.y) - col_label_h - 2;
-  if (avail_w < 20 || avail_h < 20) return;
-  // Square cells when they fit; otherwise cells up to 3:1, and a very tall or wide matrix (the
-  // context, T x d_out) still gets at least 60% of the room along its short side.
-  float cw = avail_w / cols, ch = avail_h / rows;
-  const float c = std::min(cw, ch);
-  cw = std::min(cw, std::max(3 * c, 0.6f * avail_w / cols));
-  ch = std::min(ch, std::max(3 * c, 0.6f * avail_h / rows));
-  const int img_w = std::max(1, static_cast<int>(std::floor(cw * cols)));
-  const int img_h = std::max(1, static_cast<int>(std::floor(ch * rows)));
-  cw = static_cast<float>(img_w) / cols;
-  ch = static_cast<float>(img_h) / rows;
-  const ImVec2 p0(std::floor(origin.x + row_label_w), std::floor(top + col_label_h));
-  const ImVec2 p1(p0.x + img_w, p0.y + img_h);
-  slot.image_min = p0;
-  slot.image_max = p1;
-
-  // -- the image, coloured on the GPU at exactly this size
-  HeatmapLook look;
-  look.use_mask = StageHatchesMask(stage);
-  look.range = slot.range;
-  look.colormap = StageColormap(state, stage);
-  look.width = img_w;
-  look.height = img_h;
-  if (state.renderer) state.renderer->Render(slot.gpu, look);
-  // The FBO's first row is the image's bottom: flip v.
-  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(slot.gpu.image())), p0, p1,
-               ImVec2(0, 1), ImVec2(1, 0));
-  dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), IM_COL32(110, 110, 120, 255));
-
-  // -- cell values
-  const bool auto_values = rows <= 12 && cols <= 12;
-  const bool want_values = state.view.values == ValuesMode::kOn ||
-                           (state.view.values == ValuesMode::kAuto && auto_values);
-  if (want_values && stage != Stage::kMask && ch >= small.size &&
-      cw >= small.Measure("-0.00").x + 2 && rows * cols <= 4096) {
-    const Colormap& cm = Colormaps()[look.colormap];
-    const MaskMatrix& mask = ShownStages(state).mask;
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < cols; ++j) {
-        const float v = (*m)(i, j);
-        const bool masked =
-            look.use_mask && mask.rows() == rows && mask.cols() == cols && !mask(i, j);
-        if (masked) continue;
-        const std::string t = CellText(v);
-        const ImVec2 ts = small.Measure(t);
-        if (ts.x > cw - 2) continue;
-        Rgb bg = std::isnan(v) ? kNanColor : cm.lut[LutIndex(v, slot.range)];
-        const float lum = 0.299f * bg.r + 0.587f * bg.g + 0.114f * bg.b;
-        dl->AddText(
-            small.font, small.size,
-            ImVec2(p0.x + cw * (j + 0.5f) - ts.x * 0.5f, p0.y + ch * (i + 0.5f) - ts.y * 0.5f),
-            lum > 140 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255), t.c_str());
-      }
-  }
-
-  // -- row labels (queries), thinned so they never overlap; the peaking row is marked
-  const int row_step = std::max(1, static_cast<int>(std::ceil(small.size / ch)));
-  for (int i = 0; i < rows; i += row_step) {
-    const std::string t = Fit(small, RowLabel(state, i), row_label_w - 9);
-    const ImVec2 ts = small.Measure(t);
-    const bool selected = i == state.row;
-    dl->AddText(small.font, small.size,
-                ImVec2(p0.x - 6 - ts.x, p0.y + ch * (i + 0.5f) - ts.y * 0.5f),
-                selected ? text_color : dim_color, t.c_str());
-  }
-  if (state.row < rows) {  // a small triangle at the peaking panel's row
-    const float y = p0.y + ch * (state.row + 0.5f);
-    dl->AddTriangleFilled(ImVec2(p0.x - 5, y - 3), ImVec2(p0.x - 5, y + 3), ImVec2(p0.x - 1, y),
-                          IM_COL32(255, 200, 60, 255));
-  }
-  // -- column labels (keys, or dimensions for the context)
-  const float col_slot = rotate ? small.size * 1.3f : col_label_w + 6;
-  const int col_step = std::max(1, static_cast<int>(std::ceil(col_slot / cw)));
-  for (int j = 0; j < cols; j += col_step) {
-    const float x = p0.x + cw * (j + 0.5f);
-    if (rotate) {
-      const std::string t = Fit(small, ColumnLabel(state, stage, j), col_label_h - 5);
-      AddUpwardText(dl, small.font, small.size, ImVec2(x, p0.y - 4), dim_color, t.c_str());
-    } else {
-      const std::string t = ColumnLabel(state, stage, j);
-      const ImVec2 ts = small.Measure(t);
-      dl->AddText(small.font, small.size, ImVec2(x - ts.x * 0.5f, p0.y - ts.y - 3), dim_color,
-                  t.c_str());
-    }
-  }
-
-  // -- colorbar with ticks (the mask gets a two-entry legend instead), legends under it
-  const bool legend_masked = stage != Stage::kMask && look.use_mask && state.any_masked;
-  const int legends = legend_masked + slot.has_nan + slot.has_inf;
-  const float legend_h = legends * (small.size + 2) + (legends ? 4 : 0);
-  const float bx = p1.x + bar_gap;
-  const float bar_h =
-      std::max(std::min<float>(img_h, avail_h - legend_h), std::min(60.0f, avail_h - legend_h));
-  const ImVec2 b0(bx, p0.y), b1(bx + bar_w, p0.y + bar_h);
-  if (stage == Stage::kMask) {
-    const Colormap& cm = Colormaps()[look.colormap];
-    const float sw = bar_w;
-    dl->AddRectFilled(b0, ImVec2(b0.x + sw, b0.y + sw), ToU32(cm.lut[255]));
-    dl->AddText(small.font, small.size, ImVec2(b0.x + sw + 3, b0.y - 1), dim_color, "1 allowed");
-    AddMaskedSwatch(dl, ImVec2(b0.x, b0.y + sw + 6), ImVec2(b0.x + sw, b0.y + 2 * sw + 6));
-    dl->AddText(small.font, small.size, ImVec2(b0.x + sw + 3, b0.y + sw + 5), dim_color,
-                "0 masked");
-  } else {
-    const ImTextureID lut = state.renderer ? reinterpret_cast<ImTextureID>(static_cast<intptr_t>(
-                                                 state.renderer->LutTexture(look.colormap)))
-                                           : nullptr;
-    // The 256 x 1 lookup texture stood upright: u = 1 (high values) at the top.
-    dl->AddImageQuad(lut, b0, ImVec2(b1.x, b0.y), b1, ImVec2(b0.x, b1.y), ImVec2(1, 0.5f),
-                     ImVec2(1, 0.5f), ImVec2(0, 0.5f), ImVec2(0, 0.5f));
-    dl->AddRect(b0, b1, IM_COL32(110, 110, 120, 255));
-    const ValueRange r = slot.range;
-    const int target = std::clamp(static_cast<int>(bar_h / (small.size * 2.2f)), 2, 6);
-    for (double t : NiceTicks(r.lo, r.hi, target)) {
-      const float y = b1.y - static_cast<float>((t - r.lo) / (r.hi - r.lo)) * bar_h;
-      if (y < b0.y - 0.5f || y > b1.y + 0.5f) continue;
-      dl->AddLine(ImVec2(b1.x, y), ImVec2(b1.x + 3, y), dim_color);
-      const std::string s = ShortNumber(t);
-      dl->AddText(small.font, small.size, ImVec2(b1.x + 5, y - small.size * 0.5f), dim_color,
-                  s.c_str());
-    }
-  }
-  // Legend entries under the bar: masked hatch, NaN, inf.
-  float ly = b1.y + 6;
-  auto legend = [&](auto swatch, const char* text) {
-    swatch(ImVec2(bx, ly), ImVec2(bx + bar_w, ly + small.size - 2));
-    dl->AddText(small.font, small.size, ImVec2(bx + bar_w + 4, ly - 1), dim_color, text);
-    ly += small.size + 2;
-  };
   const MaskMatrix& mask = ShownStages(state).mask;
-  if (legend_masked) legend([&](ImVec2 a, ImVec2 b) { AddMaskedSwatch(dl, a, b); }, "masked");
-  if (slot.has_nan)
-    legend([&](ImVec2 a, ImVec2 b) { dl->AddRectFilled(a, b, ToU32(kNanColor)); }, "NaN");
-  if (slot.has_inf)
-    legend([&](ImVec2 a, ImVec2 b) { dl->AddRectFilled(a, b, IM_COL32(255, 255, 255, 255)); },
-           "\xC2\xB1inf");
-
-  // -- interaction: hover, tooltip, row selection, custom-mask painting, context menu
-  ImGui::SetCursorScreenPos(p0);
   ImGui::PushID(StageIndex(stage));
-  ImGui::InvisibleButton("##cells", ImVec2(static_cast<float>(img_w), static_cast<float>(img_h)),
-                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   const bool square = rows == sh.T && cols == sh.T && stage != Stage::kContext;
   const bool painting_allowed =
       square && state.scenario.mask.kind == MaskKind::kCustom && state.error.empty();
-  if (ImGui::IsItemHovered() || (state.paint.active && ImGui::IsMouseHoveringRect(p0, p1))) {
-    const ImVec2 mp = ImGui::GetIO().MousePos;
-    const int j = std::clamp(static_cast<int>((mp.x - p0.x) / cw), 0, cols - 1);
-    const int i = std::clamp(static_cast<int>((mp.y - p0.y) / ch), 0, rows - 1);
+  if (hover.active) {
+    const int64_t i = hover.row, j = hover.col;
     state.hover_next = HoverCell{true, stage, i, j};
     if (painting_allowed && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
       state.paint.active = true;
@@ -570,25 +370,6 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
     ImGui::EndPopup();
   }
   ImGui::PopID();
-
-  // -- highlights from the last frame's hover: the query row everywhere, the key column and
-  //    the cell on the T x T maps
-  const HoverCell& hv = state.hover;
-  if (hv.active && hv.row >= 0 && hv.row < rows) {
-    const float y0 = p0.y + ch * hv.row, y1 = y0 + ch;
-    dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(0, 0, 0, 200), 0, 0,
-                3.0f);
-    dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(255, 255, 255, 255), 0,
-                0, 1.5f);
-    const bool same_kind = (hv.stage == Stage::kContext) == (stage == Stage::kContext);
-    if (same_kind && hv.col >= 0 && hv.col < cols) {
-      const float x0 = p0.x + cw * hv.col, x1 = x0 + cw;
-      dl->AddRect(ImVec2(x0 - 1, p0.y - 1), ImVec2(x1 + 1, p1.y + 1), IM_COL32(255, 255, 255, 110),
-                  0, 0, 1.0f);
-      dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), IM_COL32(255, 200, 60, 255), 0, 0,
-                  2.0f);
-    }
-  }
 }
 
 }  // namespace
@@ -624,8 +405,9 @@ void DrawHeatmapsPanel(AppState& state) {
   const ImVec2 cell((avail.x - 2 * gap_x) / 3, (avail.y - gap_y) / 2);
   for (int k = 0; k < kStageCount; ++k) {
     const int col = k % 3, row = k / 3;
-    DrawHeatmap(state, StageAt(k),
-                ImVec2(origin.x + col * (cell.x + gap_x), origin.y + row * (cell.y + gap_y)), cell);
+    const ImVec2 at(origin.x + col * (cell.x + gap_x), origin.y + row * (cell.y + gap_y));
+    state.heatmap_cells[k] = ScreenRect{at, ImVec2(at.x + cell.x, at.y + cell.y)};
+    DrawHeatmap(state, StageAt(k), at, cell);
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + avail.y));
   ImGui::Dummy(ImVec2(0, 0));
