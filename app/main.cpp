@@ -32,7 +32,8 @@ void GlfwErrorCallback(int error, const char* description) {
 }
 
 /// DejaVu Sans at a readable size, with the glyphs the labels use (Latin, Greek, arrows,
-/// math symbols such as the square root). Falls back to ImGui's built-in font, with a warning.
+/// math symbols such as the square root), and DejaVu Sans Mono for code. Falls back to ImGui's
+/// built-in font, with a warning.
 attnlab::gui::Fonts LoadFonts() {
   ImGuiIO& io = ImGui::GetIO();
   attnlab::gui::Fonts fonts;
@@ -42,6 +43,7 @@ attnlab::gui::Fonts LoadFonts() {
                                    0x1D00, 0x1DBF,  // phonetic extensions (superscript T)
                                    0x2000, 0x22FF,  // punctuation, arrows, math operators
                                    0x2400, 0x243F,  // control pictures (the visible space)
+                                   0x25A0, 0x25FF,  // geometric shapes (the tour's triangles)
                                    0};
   const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
   std::error_code ec;
@@ -49,6 +51,9 @@ attnlab::gui::Fonts LoadFonts() {
     fonts.regular = io.Fonts->AddFontFromFileTTF(path, 16.0f, nullptr, ranges);
     fonts.small = io.Fonts->AddFontFromFileTTF(path, 13.0f, nullptr, ranges);
   }
+  const char* mono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
+  if (fonts.regular && std::filesystem::exists(mono, ec))
+    fonts.mono = io.Fonts->AddFontFromFileTTF(mono, 14.0f, nullptr, ranges);
   if (!fonts.regular) {
     fonts.warning = std::string("Font ") + path +
                     " not found (install fonts-dejavu-core); using ImGui's small built-in font.";
@@ -58,6 +63,7 @@ attnlab::gui::Fonts LoadFonts() {
     fonts.regular = io.Fonts->AddFontDefault(&config);
     fonts.small = fonts.regular;
   }
+  if (!fonts.mono) fonts.mono = fonts.regular;
   return fonts;
 }
 
@@ -152,6 +158,11 @@ int RunWindow(int argc, char** argv) {
     state->status_is_error = true;
     std::cerr << "attention-lab: " << start.message << "\n";
   }
+  // The guided tour, on the very first start (see session.h).
+  const gui::Settings settings = gui::LoadSettings();
+  state->tour.seen = settings.tour_seen;
+  if (gui::TourStartsByItself(options, settings))
+    gui::Emit(*state, gui::TourCommand{gui::TourCommand::kStart});
 
   // Main loop
   std::vector<double> frame_ms;
@@ -231,6 +242,9 @@ int RunWindow(int argc, char** argv) {
 
   // Cleanup
   for (gui::HeatmapSlot& slot : state->heatmaps) slot.gpu.Release();
+  for (gui::HeatmapSlot& slot : state->trick.weight_maps) slot.gpu.Release();
+  for (gui::HeatmapSlot& slot : state->trick.result_maps) slot.gpu.Release();
+  for (gui::HeatmapSlot& slot : state->compare.maps) slot.gpu.Release();
   renderer.Shutdown();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();

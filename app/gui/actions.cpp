@@ -3,9 +3,12 @@
 // [SECTION] Helpers: masks, selection, which stages changed
 // [SECTION] Edits: one undoable action -> the edited scenario
 // [SECTION] Running the engine
+// [SECTION] Views: compare, code, the tour
 // [SECTION] Apply: undo/redo, files, export, view
 #include "gui/actions.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <new>
 #include <type_traits>
@@ -15,6 +18,8 @@
 #include "gui/app_state.h"
 #include "gui/export.h"
 #include "gui/session.h"
+#include "gui/tour.h"
+#include "gui/views.h"
 
 namespace attnlab::gui {
 namespace {
@@ -208,6 +213,7 @@ void Recompute(AppState& state) {
     return;
   }
   state.error.clear();
+  ++state.shown_version;
   const Stages& st = ShownStages(state);
   const bool mask_changed = !had_result || !SameMask(state.shown.mask, state.scenario.mask) ||
                             state.mask_values.rows() != st.mask.rows();
@@ -224,6 +230,81 @@ void Recompute(AppState& state) {
     state.any_masked = (st.mask.array() == 0).any();
   }
   ClampSelection(state);
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Views: compare, code, the tour
+
+/// Enters the tour's current step: the heatmaps, and the step's preset unless it is already
+/// the one on screen (so edits made during the previous step on the same preset stay). Returns
+/// true when the scenario changed.
+bool EnterTourStep(AppState& state) {
+  const TourStep& step = TourSteps()[static_cast<size_t>(state.tour.step)];
+  state.central = CentralView::kHeatmaps;
+  bool changed = false;
+  if (step.preset && state.preset_id != step.preset)
+    changed = ApplyEdit(state, LoadPresetAction{step.preset}, "");
+  SetStatus(state,
+            "Guided tour, step " + std::to_string(state.tour.step + 1) + " of " +
+                std::to_string(TourSteps().size()) + ": " + step.title,
+            false);
+  return changed;
+}
+
+/// Moves through the tour; returns true when the scenario changed.
+bool ApplyTour(AppState& state, TourCommand::Kind kind) {
+  TourState& t = state.tour;
+  const int last = static_cast<int>(TourSteps().size()) - 1;
+  switch (kind) {
+    case TourCommand::kStart:
+      t.active = true;
+      t.seen = true;
+      t.step = 0;
+      return EnterTourStep(state);
+    case TourCommand::kNext:
+      if (!t.active) return false;
+      if (t.step >= last) {
+        t.active = false;
+        SetStatus(state, "Tour finished. Help \xE2\x96\xB8 Guided tour (F1) shows it again.",
+                  false);
+        return false;
+      }
+      ++t.step;
+      return EnterTourStep(state);
+    case TourCommand::kBack:
+      if (!t.active || t.step == 0) return false;
+      --t.step;
+      return EnterTourStep(state);
+    case TourCommand::kSkip:
+      if (!t.active) return false;
+      t.active = false;
+      SetStatus(state, "Tour skipped. Help \xE2\x96\xB8 Guided tour (F1) shows it again.", false);
+      return false;
+  }
+  return false;
+}
+
+void CopyCodeToClipboard(AppState& state) {
+  RefreshCode(state);
+  if (state.code.text.empty()) {
+    SetStatus(state, "Nothing copied: " + state.code.error, true);
+    return;
+  }
+  ImGui::SetClipboardText(state.code.text.c_str());
+  const auto lines = std::count(state.code.text.begin(), state.code.text.end(), '\n');
+  SetStatus(state,
+            "Copied the PyTorch program (" + std::to_string(lines) +
+                " lines) to the clipboard: paste it into Python with PyTorch installed",
+            false);
+}
+
+/// "raschka-journey, x2.5" or "scenario, x1": what a pinned snapshot was.
+std::string SnapshotName(const AppState& state) {
+  std::string name = state.preset_id.empty() ? "scenario" : state.preset_id;
+  if (state.preset_id.size() && !(state.shown == state.preset_scenario)) name += " (edited)";
+  char m[32];
+  std::snprintf(m, sizeof m, ", \xC3\x97%.3g", state.shown.scaling.multiplier);
+  return name + m;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -290,6 +371,31 @@ bool Apply(AppState& state, const PendingAction& pending) {
           ClampSelection(state);
         } else if constexpr (std::is_same_v<T, SetColormap>) {
           (a.diverging ? state.view.diverging_colormap : state.view.sequential_colormap) = a.index;
+        } else if constexpr (std::is_same_v<T, SetView>) {
+          state.central = a.view;
+        } else if constexpr (std::is_same_v<T, CopyCode>) {
+          CopyCodeToClipboard(state);
+        } else if constexpr (std::is_same_v<T, SetCompare>) {
+          CompareState& c = state.compare;
+          c.mode = a.mode;
+          if (a.multiplier_b > 0) c.multiplier_b = a.multiplier_b;
+          if (a.head_a >= 0) c.head_a = a.head_a;
+          if (a.head_b >= 0) c.head_b = a.head_b;
+        } else if constexpr (std::is_same_v<T, PinCompare>) {
+          CompareState& c = state.compare;
+          c.pinned = state.shown;
+          c.pinned_name = SnapshotName(state);
+          ++c.pin_version;
+          c.mode = CompareMode::kPinned;
+          SetStatus(state, "Pinned " + c.pinned_name + " as B: change anything, A follows", false);
+        } else if constexpr (std::is_same_v<T, SetCompareStage>) {
+          state.compare.stage = a.stage;
+        } else if constexpr (std::is_same_v<T, ExportCompare>) {
+          std::string message;
+          const bool ok = ExportCompareMap(state, a.map, ExpandPath(a.path), &message);
+          SetStatus(state, message, !ok);
+        } else if constexpr (std::is_same_v<T, TourCommand>) {
+          changed = ApplyTour(state, a.kind);
         } else if constexpr (std::is_same_v<T, Quit>) {
           state.quit_requested = true;
         }

@@ -19,6 +19,19 @@ namespace attnlab::gui {
 
 struct AppState;
 
+/// What the central area shows (View menu, Ctrl+1..4, the switch in the menu bar).
+enum class CentralView { kHeatmaps, kTrick, kCompare, kCode };
+inline constexpr int kCentralViewCount = 4;
+
+/// The compare view's B: how it is made from the scenario on screen (A).
+enum class CompareMode {
+  kScaled,       ///< B flips "divide by sqrt(d_k)"
+  kCausal,       ///< B has no mask when A has one, else the causal mask
+  kHeads,        ///< A shows head_a, B head_b of the same scenario
+  kTemperature,  ///< B has its own multiplier (A keeps the scenario's)
+  kPinned,       ///< B is a snapshot taken with "Pin"
+};
+
 // -- edits of the scenario (undoable)
 struct SetMultiplier {
   double value = 1.0;
@@ -83,12 +96,39 @@ struct SetColormap {
   bool diverging = false;
   int index = 0;
 };
+struct SetView {
+  CentralView view = CentralView::kHeatmaps;
+};
+/// The code view's program to the clipboard (ImGui::SetClipboardText).
+struct CopyCode {};
+/// The compare view's B (multiplier_b: kTemperature; heads: kHeads, -1 keeps the current).
+struct SetCompare {
+  CompareMode mode = CompareMode::kScaled;
+  double multiplier_b = 0.0;  ///< 0 keeps the current
+  int64_t head_a = -1, head_b = -1;
+};
+/// B becomes a snapshot of the scenario on screen.
+struct PinCompare {};
+struct SetCompareStage {
+  Stage stage = Stage::kWeights;
+};
+/// One heatmap of the compare view as PNG, through attnlab::ExportView.
+enum class CompareMap { kA, kB, kDifference };
+struct ExportCompare {
+  CompareMap map = CompareMap::kDifference;
+  std::string path;
+};
+/// The guided tour: start it (again), step, or leave it.
+struct TourCommand {
+  enum Kind { kStart, kNext, kBack, kSkip } kind = kStart;
+};
 struct Quit {};
 
 using Action = std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization,
                             SetDropout, LoadPresetAction, OpenScenario, EditScenario, Undo, Redo,
                             SaveScenario, ExportStage, ExportAllStages, SelectHead, SelectBatch,
-                            SelectRow, SetColormap, Quit>;
+                            SelectRow, SetColormap, SetView, CopyCode, SetCompare, PinCompare,
+                            SetCompareStage, ExportCompare, TourCommand, Quit>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

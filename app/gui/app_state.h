@@ -6,6 +6,10 @@
 // recomputes only the stages after what changed. The heatmaps panel re-uploads only the
 // textures whose stage was recomputed (HeatmapSlot::dirty).
 //
+// The central area shows one of four views (CentralView): the six heatmaps, the averaging
+// trick, two scenarios compared, or the PyTorch code. Each view keeps a cache of what it shows,
+// refreshed only when the scenario on screen changes (AppState::shown_version).
+//
 // Legend: B batch, H heads, T tokens, d_in input width, d_out projection width, dh = d_k.
 #pragma once
 
@@ -13,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,19 +98,85 @@ struct PeakingCache {
 };
 
 /// Which modal dialog is up.
-enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll };
+enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll, kExportCompare };
 struct DialogState {
   DialogKind kind = DialogKind::kNone;
-  bool just_opened = false;  ///< open the ImGui popup this frame
-  std::string path;          ///< the path being typed
-  int stage = StageIndex(Stage::kWeights);
+  bool just_opened = false;                 ///< open the ImGui popup this frame
+  std::string path;                         ///< the path being typed
+  int stage = StageIndex(Stage::kWeights);  ///< kExport: the stage; kExportCompare: CompareMap
 };
 
 /// Fonts loaded at start-up (nullptr: ImGui's default).
 struct Fonts {
   ImFont* regular = nullptr;
   ImFont* small = nullptr;  ///< cell values, ticks
+  ImFont* mono = nullptr;   ///< code (DejaVu Sans Mono; the regular font when it is missing)
   std::string warning;      ///< shown when DejaVu Sans was missing
+};
+
+/// A hovered cell of one of the extra views' heatmaps (trick, compare).
+struct HeatmapViewHoverCell {
+  bool active = false;
+  int64_t row = -1, col = -1;
+  bool on_weights = false;  ///< on a T x T map (the column is a key)
+};
+
+/// Where things were drawn last frame, for the tour's highlights and the layout JSON.
+struct ScreenRect {
+  ImVec2 min{0, 0}, max{0, 0};
+  bool valid() const { return max.x > min.x && max.y > min.y; }
+};
+
+/// The code view: GeneratePyTorchCode of the scenario on screen, made again only when it changes.
+struct CodeState {
+  uint64_t version = 0;  ///< shown_version the text was made for (0: never)
+  std::string text;
+  std::string error;  ///< why there is no program ("" when there is)
+};
+
+/// The trick view: AveragingTrick of the run on screen, for the selected batch entry.
+struct TrickState {
+  uint64_t version = 0;  ///< shown_version the steps were made for (0: never)
+  int64_t batch = -1;
+  std::vector<TrickStep> steps;  ///< v1..v4
+  std::string error;
+  /// Per step: its weights (T x T) and its result (T x C) as heatmaps.
+  std::array<HeatmapSlot, 4> weight_maps, result_maps;
+  /// The hovered cell (last frame, this frame), highlighted in every step's heatmaps;
+  /// on_weights: it is on a weights map (the column is a key) rather than a result map.
+  HeatmapViewHoverCell hover, hover_next;
+};
+
+/// The compare view: A (the main engine's run) and B (its own engine) side by side, A - B, and
+/// the row entropies of both.
+struct CompareState {
+  CompareMode mode = CompareMode::kScaled;
+  Stage stage = Stage::kWeights;
+  double multiplier_b = 4.0;
+  int64_t head_a = 0, head_b = 1;
+  std::optional<Scenario> pinned;  ///< the snapshot of kPinned
+  std::string pinned_name;         ///< what the snapshot was ("raschka-journey, x1")
+  uint64_t pin_version = 0;        ///< bumped by each Pin
+
+  // -- derived (RefreshCompare), made again when any input above or the shown run changes
+  Engine engine_b;  ///< B's own engine: a temperature drag recomputes only B's later stages
+  Scenario b;       ///< the scenario B ran
+  std::string key;  ///< what the views were made from
+  std::string name_a, name_b;
+  std::optional<StageView> view_a, view_b, diff;
+  std::vector<PeakStats> rows_a, rows_b;   ///< RowsPeakStats of A's and B's weights
+  std::string error;                       ///< why there is no comparison
+  std::array<HeatmapSlot, 3> maps;         ///< A, B, A - B
+  bool upload = true;                      ///< the views changed: upload them again
+  HeatmapViewHoverCell hover, hover_next;  ///< highlighted in all three maps
+};
+
+/// The guided tour (tour.h): on or off, and which step.
+struct TourState {
+  bool active = false;
+  int step = 0;
+  bool seen = false;  ///< shown once; remembered in the settings so it does not come back
+  ScreenRect card;    ///< where the card was drawn last frame
 };
 
 struct AppState {
@@ -134,6 +205,16 @@ struct AppState {
   VarianceState variance;
   PeakingCache peaking;
   MaskPaint paint;
+  uint64_t shown_version = 0;  ///< bumped whenever `shown` and its stages change
+
+  // -- the central views
+  CentralView central = CentralView::kHeatmaps;
+  CodeState code;
+  TrickState trick;
+  CompareState compare;
+  TourState tour;
+  std::array<ScreenRect, kStageCount> heatmap_cells;  ///< each heatmap's grid cell (labels too)
+  ScreenRect peaking_rect, variance_rect, controls_rect, views_rect;
 
   // -- actions and history
   std::vector<PendingAction> pending;

@@ -1,11 +1,13 @@
 // export.cpp: see export.h.
 #include "gui/export.h"
 
+#include <cctype>
 #include <filesystem>
 
 #include "gui/app_state.h"
 #include "gui/session.h"
 #include "gui/stage_info.h"
+#include "gui/views.h"
 
 namespace attnlab::gui {
 namespace {
@@ -71,6 +73,54 @@ bool ExportEveryStage(const AppState& state, const std::string& dir, std::string
   *message = "Saved " + std::to_string(written.size()) + " figures to " + AbsolutePath(dir) +
              (custom ? " (in the default colours)" : "");
   return true;
+}
+
+FigureOptions ViewFigureOptions(const AppState& state, const StageView& view) {
+  FigureOptions options;
+  options.colormap = FigureColormap(state, view.diverging);
+  options.values = state.view.values;
+  return options;
+}
+
+bool ExportCompareMap(AppState& state, CompareMap map, const std::string& path,
+                      std::string* message) {
+  RefreshCompare(state);
+  const CompareState& c = state.compare;
+  const std::optional<StageView>& view = map == CompareMap::kA   ? c.view_a
+                                         : map == CompareMap::kB ? c.view_b
+                                                                 : c.diff;
+  if (!view) {
+    *message = "Not exported: " + (c.error.empty() ? std::string("nothing to compare") : c.error);
+    return false;
+  }
+  const std::string file = WithPng(path);
+  try {
+    ExportView(*view, ViewFigureOptions(state, *view), ExportFormat::kPng, file);
+  } catch (const std::exception& e) {
+    *message = std::string("Not exported: ") + e.what();
+    return false;
+  }
+  *message = "Saved \"" + view->title + "\" to " + AbsolutePath(file);
+  return true;
+}
+
+std::string DefaultCompareExportName(const AppState& state, CompareMap map) {
+  const CompareState& c = state.compare;
+  auto clean = [](std::string s) {
+    std::string out;
+    for (char ch : s)
+      if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.')
+        out += ch;
+      else if (!out.empty() && out.back() != '-')
+        out += '-';
+    while (!out.empty() && out.back() == '-') out.pop_back();
+    return out;
+  };
+  std::string name = std::string("compare_") + StageName(c.stage) + "_";
+  if (map == CompareMap::kA) name += "A_" + clean(c.name_a);
+  if (map == CompareMap::kB) name += "B_" + clean(c.name_b);
+  if (map == CompareMap::kDifference) name += clean(c.name_a) + "_minus_" + clean(c.name_b);
+  return name + ".png";
 }
 
 std::string DefaultExportName(const AppState& state, Stage stage) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "attnlab/figure.h"
+#include "gui/actions.h"
 
 namespace attnlab::gui {
 
@@ -23,5 +24,17 @@ bool ExportEveryStage(const AppState& state, const std::string& dir, std::string
 
 /// A default file name for a stage of the current view: "weights_h0_b0.png".
 std::string DefaultExportName(const AppState& state, Stage stage);
+
+/// The figure options of any view drawn on screen: the screen's colormap for its kind of data
+/// ("" when that is the default) and its cell-value setting.
+FigureOptions ViewFigureOptions(const AppState& state, const StageView& view);
+
+/// Writes one heatmap of the compare view (A, B, or the difference A - B) as PNG, through
+/// ExportView of the very StageView on screen. Same reporting as ExportOneStage.
+bool ExportCompareMap(AppState& state, CompareMap map, const std::string& path,
+                      std::string* message);
+
+/// A default file name for a compare map: "compare_weights_scaled-unscaled.png".
+std::string DefaultCompareExportName(const AppState& state, CompareMap map);
 
 }  // namespace attnlab::gui

@@ -1,4 +1,8 @@
 // script.cpp: see script.h.
+//
+// [SECTION] Arguments: counts, numbers, names, checks
+// [SECTION] Loading and stepping
+// [SECTION] One command: what it emits or checks
 #include "gui/script.h"
 
 #include <cmath>
@@ -7,11 +11,16 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "attnlab/file_io.h"
 #include "gui/actions.h"
 #include "gui/app_state.h"
+#include "gui/views.h"
 
 namespace attnlab::gui {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Arguments: counts, numbers, names, checks
 
 /// Argument counts per command (-1: any).
 const std::map<std::string, int>& Arity() {
@@ -44,7 +53,16 @@ const std::map<std::string, int>& Arity() {
                                                    {"quit", 0},
                                                    {"dialog", 1},
                                                    {"numbers", 1},
-                                                   {"input-cell", 3}};
+                                                   {"input-cell", 3},
+                                                   {"view", 1},
+                                                   {"compare", -1},
+                                                   {"compare-stage", 1},
+                                                   {"export-compare", -1},
+                                                   {"copy-code", 0},
+                                                   {"save-code", 1},
+                                                   {"save-clipboard", 1},
+                                                   {"save-views", 1},
+                                                   {"tour", 1}};
   return arity;
 }
 
@@ -66,6 +84,14 @@ Stage StageArg(const std::string& w) {
   if (const std::optional<Stage> s = ParseStage(w)) return *s;
   throw std::invalid_argument("unknown stage: " + w +
                               " (scores, mask, logits, weights, weights_dropped, context)");
+}
+
+CentralView ViewArg(const std::string& w) {
+  if (w == "heatmaps") return CentralView::kHeatmaps;
+  if (w == "trick") return CentralView::kTrick;
+  if (w == "compare") return CentralView::kCompare;
+  if (w == "code") return CentralView::kCode;
+  throw std::invalid_argument("unknown view: " + w + " (heatmaps, trick, compare, code)");
 }
 
 Normalization NormalizationArg(const std::string& w) {
@@ -111,6 +137,42 @@ void CheckArguments(const std::vector<std::string>& w) {
     Integer(w[2]);
     Integer(w[3]);
   }
+  if (c == "view") ViewArg(w[1]);
+  if (c == "compare") {
+    const size_t n = w.size() - 1;
+    const std::string mode = n ? w[1] : "";
+    if (mode == "temperature") {
+      if (n != 3) throw std::invalid_argument("temperature takes two multipliers, A and B");
+      if (Number(w[2]) <= 0 || Number(w[3]) <= 0) throw std::invalid_argument("must be > 0");
+    } else if (mode == "heads") {
+      if (n != 1 && n != 3) throw std::invalid_argument("heads takes no heads or two, A and B");
+      if (n == 3 && (Integer(w[2]) < 0 || Integer(w[3]) < 0))
+        throw std::invalid_argument("heads are >= 0");
+    } else if (mode == "scaled" || mode == "causal" || mode == "pin") {
+      if (n != 1) throw std::invalid_argument(mode + " takes no argument");
+    } else {
+      throw std::invalid_argument("scaled, causal, heads [A B], temperature A B or pin");
+    }
+  }
+  if (c == "compare-stage") StageArg(w[1]);
+  if (c == "export-compare") {
+    if (w.size() == 3 && w[1] != "a" && w[1] != "b" && w[1] != "diff")
+      throw std::invalid_argument("a, b or diff");
+    if (w.size() != 2 && w.size() != 3) throw std::invalid_argument("[a|b|diff] FILE.png");
+  }
+  if (c == "tour" && w[1] != "start" && w[1] != "next" && w[1] != "back" && w[1] != "skip")
+    throw std::invalid_argument("start, next, back or skip");
+}
+
+/// Writes a file for a save-* command; false with the reason in *why.
+bool WriteText(const std::string& path, const std::string& text, std::string* why) {
+  try {
+    WriteFileAtomic(path, text);
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return false;
+  }
+  return true;
 }
 
 /// The centre of a heatmap cell on screen, from where the heatmap was drawn last frame.
@@ -124,6 +186,9 @@ bool CellCentre(const AppState& state, Stage stage, int64_t row, int64_t col, Im
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Loading and stepping
 
 void ScriptRunner::Load(const std::string& path) {
   path_ = path;
@@ -189,6 +254,9 @@ bool ScriptRunner::Step(AppState& state) {
   Start(state, *current_);
   return failure_.empty();
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] One command: what it emits or checks
 
 void ScriptRunner::Start(AppState& state, const Command& c) {
   const std::vector<std::string>& w = c.words;
@@ -293,6 +361,51 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
                                                : DialogKind::kExportAll;
     state.dialog = DialogState{
         kind, true, kind == DialogKind::kExportAll ? "attention-figures" : "scenario.json"};
+  } else if (cmd == "view") {
+    Emit(state, SetView{ViewArg(w[1])});
+  } else if (cmd == "compare") {
+    if (w[1] == "scaled") Emit(state, SetCompare{CompareMode::kScaled});
+    if (w[1] == "causal") Emit(state, SetCompare{CompareMode::kCausal});
+    if (w[1] == "pin") Emit(state, PinCompare{});
+    if (w[1] == "heads")
+      Emit(state, w.size() == 4 ? SetCompare{CompareMode::kHeads, 0, Integer(w[2]), Integer(w[3])}
+                                : SetCompare{CompareMode::kHeads});
+    if (w[1] == "temperature") {
+      // A is the scenario on screen: its multiplier is an ordinary (undoable) edit.
+      Emit(state, SetMultiplier{Number(w[2])});
+      Emit(state, SetCompare{CompareMode::kTemperature, Number(w[3])});
+    }
+  } else if (cmd == "compare-stage") {
+    Emit(state, SetCompareStage{StageArg(w[1])});
+  } else if (cmd == "export-compare") {
+    const CompareMap map = w.size() == 2 || w[1] == "diff" ? CompareMap::kDifference
+                           : w[1] == "a"                   ? CompareMap::kA
+                                                           : CompareMap::kB;
+    Emit(state, ExportCompare{map, w.back()});
+  } else if (cmd == "copy-code") {
+    Emit(state, CopyCode{});
+  } else if (cmd == "save-code" || cmd == "save-clipboard" || cmd == "save-views") {
+    std::string text, why;
+    if (cmd == "save-code") {
+      RefreshCode(state);
+      if (!state.code.error.empty()) {
+        Fail(c, "no code: " + state.code.error);
+        return;
+      }
+      text = state.code.text;
+    } else if (cmd == "save-clipboard") {
+      const char* clip = ImGui::GetClipboardText();
+      text = clip ? clip : "";
+    } else {
+      text = ViewsJson(state);
+    }
+    if (!WriteText(w[1], text, &why)) Fail(c, why);
+  } else if (cmd == "tour") {
+    const TourCommand::Kind kind = w[1] == "start"  ? TourCommand::kStart
+                                   : w[1] == "next" ? TourCommand::kNext
+                                   : w[1] == "back" ? TourCommand::kBack
+                                                    : TourCommand::kSkip;
+    Emit(state, TourCommand{kind});
   } else if (cmd == "quit") {
     Emit(state, Quit{});
   }

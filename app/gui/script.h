@@ -21,6 +21,18 @@
 //   hover STAGE ROW COL              move the mouse over a cell (tooltip, row highlight)
 //   click STAGE ROW COL              press and release the left button there (two frames)
 //   dialog open|save|export|export-all   open that dialog (to look at it in a screenshot)
+//   view heatmaps|trick|compare|code the central view
+//   compare scaled|causal|pin        B of the compare view: sqrt(d_k) flipped, the mask flipped,
+//                                    or a snapshot of the current state
+//   compare heads [A B]              head A against head B (default 0 and 1)
+//   compare temperature A B          the scenario's multiplier set to A (an edit), B's to B
+//   compare-stage STAGE              the stage the compare view shows
+//   export-compare [a|b|diff] FILE.png   one compare heatmap (default diff) as PNG
+//   copy-code                        the code view's program to the clipboard
+//   save-code FILE                   the code view's program, as shown
+//   save-clipboard FILE              what the clipboard holds
+//   save-views FILE                  the views' state as JSON (views.h ViewsJson)
+//   tour start|next|back|skip        the guided tour
 //   wait N                           render N frames
 //   expect-error TEXT                the window shows an error containing TEXT
 //   expect-ok                        the window shows no error

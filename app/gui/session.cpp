@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "attnlab/file_io.h"
 #include "attnlab/presets.h"
@@ -78,7 +79,46 @@ std::string SaveSession(const AppState& state) {
   } catch (const std::exception& e) {
     return std::string("session not saved: ") + e.what();
   }
+  return SaveSettings(Settings{state.tour.seen});
+}
+
+std::string SettingsPath() {
+  const std::string last = LastSessionPath();
+  if (last.empty()) return "";
+  return (std::filesystem::path(last).parent_path() / "settings.json").string();
+}
+
+Settings LoadSettings() {
+  Settings settings;
+  const std::string path = SettingsPath();
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::exists(path, ec)) return settings;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+    settings.tour_seen = j.value("tour_seen", false);
+  } catch (const std::exception&) {
+    // A broken settings file is not worth a message: defaults it is.
+  }
+  return settings;
+}
+
+std::string SaveSettings(const Settings& settings) {
+  const std::string path = SettingsPath();
+  if (path.empty()) return "no place for the settings: neither XDG_CONFIG_HOME nor HOME is set";
+  const nlohmann::json j = {{"format", "attention-lab/settings@1"},
+                            {"tour_seen", settings.tour_seen}};
+  try {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    WriteFileAtomic(path, j.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    return std::string("settings not saved: ") + e.what();
+  }
   return "";
+}
+
+bool TourStartsByItself(const GuiOptions& options, const Settings& settings) {
+  return !settings.tour_seen && options.file.empty() && options.preset.empty() &&
+         options.script.empty();
 }
 
 std::string ExpandPath(const std::string& path) {

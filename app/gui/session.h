@@ -1,6 +1,7 @@
 // session.h: where the window starts and what it remembers. The scenario on screen is saved at
 // exit to $XDG_CONFIG_HOME/attention-lab/last-session.json (~/.config/... when XDG_CONFIG_HOME
-// is unset) and opened again next time; the very first start shows raschka-journey.
+// is unset) and opened again next time; the very first start shows raschka-journey and the
+// guided tour. settings.json beside it remembers that the tour was seen.
 #pragma once
 
 #include <stdexcept>
@@ -40,8 +41,26 @@ struct StartError : std::runtime_error {
 StartPoint ChooseStart(const GuiOptions& options);
 
 /// Writes the scenario on screen (the edited one when it runs, else the last one that ran) to
-/// LastSessionPath(). Returns "" or the reason it failed.
+/// LastSessionPath(), and the settings (SaveSettings). Returns "" or the reason it failed.
 std::string SaveSession(const AppState& state);
+
+/// What the window remembers besides the scenario.
+struct Settings {
+  bool tour_seen = false;  ///< the guided tour was shown once (it starts by itself only then)
+};
+
+/// settings.json beside LastSessionPath() ("" when there is no place for it).
+std::string SettingsPath();
+
+/// The settings; defaults when the file is missing or cannot be read.
+Settings LoadSettings();
+
+/// Writes the settings. Returns "" or the reason it failed.
+std::string SaveSettings(const Settings& settings);
+
+/// Whether the tour starts by itself: on the very first start (settings say it was never
+/// seen), and only when the learner named no file, preset or script.
+bool TourStartsByItself(const GuiOptions& options, const Settings& settings);
 
 /// "~/x" -> "$HOME/x"; anything else unchanged.
 std::string ExpandPath(const std::string& path);

@@ -1,16 +1,20 @@
 // window.cpp: see window.h. Layout for 1280 x 800 and up:
 //
 //   +--------------------------------------------------------------+
-//   | File Edit Presets Help                                       |
+//   | File Edit View Presets Help  [Heatmaps|Trick|Compare|Code]   |
 //   +-------------+------------------------------------------------+
-//   | Input       | toolbar: head, batch, colours, numbers, export |
-//   | Projections | scores      mask        logits                 |
-//   | Attention   | weights     dropped     context                |
+//   | Attention   | toolbar: head, batch, colours, numbers, export |
+//   | Input       | scores      mask        logits                 |
+//   | Projections | weights     dropped     context                |
 //   |  (scrolls)  +------------------------+-----------------------+
 //   |             | softmax peaking        | why 1/sqrt(d_k)       |
 //   +-------------+------------------------+-----------------------+
 //   | status: error or last message                 sizes, recomputed|
 //   +--------------------------------------------------------------+
+//
+// The view switch in the menu bar (or Ctrl+1..4) puts the averaging trick, the compare view or
+// the PyTorch code in place of the heatmaps and the two panels under them; the controls stay, so
+// every view follows the edits live. The guided tour's card floats over the grid's dropout slot.
 #include "gui/window.h"
 
 #include <algorithm>
@@ -26,12 +30,18 @@ namespace {
 
 bool Pressed(int glfw_key) { return ImGui::IsKeyPressed(glfw_key, false); }
 
-/// Ctrl+Z / Ctrl+Y / Ctrl+Shift+Z, Ctrl+O, Ctrl+S, Ctrl+E, Ctrl+Q. While a text field has the
-/// keyboard, Ctrl+Z belongs to the field.
+/// Ctrl+Z / Ctrl+Y / Ctrl+Shift+Z, Ctrl+O, Ctrl+S, Ctrl+E, Ctrl+Q, Ctrl+1..4 (views),
+/// Ctrl+Shift+C (copy the code), F1 (the tour). While a text field has the keyboard, Ctrl+Z
+/// belongs to the field.
 void HandleShortcuts(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
-  if (!io.KeyCtrl || state.dialog.kind != DialogKind::kNone) return;
+  if (state.dialog.kind != DialogKind::kNone) return;
+  if (Pressed(GLFW_KEY_F1)) Emit(state, TourCommand{TourCommand::kStart});
+  if (!io.KeyCtrl) return;
   const bool typing = io.WantTextInput;
+  for (int k = 0; k < kCentralViewCount; ++k)
+    if (Pressed(GLFW_KEY_1 + k)) Emit(state, SetView{static_cast<CentralView>(k)});
+  if (io.KeyShift && Pressed(GLFW_KEY_C)) Emit(state, CopyCode{});
   if (!typing && Pressed(GLFW_KEY_Z)) Emit(state, io.KeyShift ? Action{Redo{}} : Action{Undo{}});
   if (!typing && Pressed(GLFW_KEY_Y)) Emit(state, Redo{});
   if (Pressed(GLFW_KEY_O)) state.dialog = DialogState{DialogKind::kOpen, true, state.scenario_path};
@@ -59,20 +69,63 @@ bool Section(const char* title, const char* tip, bool open_at_start) {
 
 }  // namespace
 
+namespace {
+
+/// {"<key>": name, "x0".."y1", "rows", "cols"} of a slot drawn last frame, or null.
+nlohmann::json SlotJson(const char* key, const std::string& name, const HeatmapSlot& slot) {
+  if (!slot.gpu.has_values() || slot.image_max.x <= slot.image_min.x) return nullptr;
+  return {{key, name},
+          {"x0", slot.image_min.x},
+          {"y0", slot.image_min.y},
+          {"x1", slot.image_max.x},
+          {"y1", slot.image_max.y},
+          {"rows", slot.gpu.rows()},
+          {"cols", slot.gpu.cols()}};
+}
+
+nlohmann::json RectJson(const ScreenRect& r) {
+  if (!r.valid()) return nullptr;
+  return {{"x0", r.min.x}, {"y0", r.min.y}, {"x1", r.max.x}, {"y1", r.max.y}};
+}
+
+/// Forgets where the heatmaps were drawn: a view that is not drawn this frame has none.
+void ForgetRects(AppState& state) {
+  for (HeatmapSlot& s : state.heatmaps) s.image_min = s.image_max = ImVec2(0, 0);
+  for (HeatmapSlot& s : state.trick.weight_maps) s.image_min = s.image_max = ImVec2(0, 0);
+  for (HeatmapSlot& s : state.trick.result_maps) s.image_min = s.image_max = ImVec2(0, 0);
+  for (HeatmapSlot& s : state.compare.maps) s.image_min = s.image_max = ImVec2(0, 0);
+  for (ScreenRect& r : state.heatmap_cells) r = ScreenRect{};
+  state.peaking_rect = state.variance_rect = ScreenRect{};
+}
+
+ScreenRect LastItemRect() { return ScreenRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax()}; }
+
+}  // namespace
+
 std::string HeatmapLayoutJson(const AppState& state) {
-  nlohmann::json maps = nlohmann::json::array();
+  static const char* views[] = {"heatmaps", "trick", "compare", "code"};
+  nlohmann::json maps = nlohmann::json::array(), extra = nlohmann::json::array();
   for (int i = 0; i < kStageCount; ++i) {
-    const HeatmapSlot& slot = state.heatmaps[i];
-    if (!slot.gpu.has_values() || slot.image_max.x <= slot.image_min.x) continue;
-    maps.push_back({{"stage", StageName(StageAt(i))},
-                    {"x0", slot.image_min.x},
-                    {"y0", slot.image_min.y},
-                    {"x1", slot.image_max.x},
-                    {"y1", slot.image_max.y},
-                    {"rows", slot.gpu.rows()},
-                    {"cols", slot.gpu.cols()}});
+    nlohmann::json m = SlotJson("stage", StageName(StageAt(i)), state.heatmaps[i]);
+    if (!m.is_null()) maps.push_back(m);
   }
-  return nlohmann::json{{"heatmaps", maps}}.dump(1) + "\n";
+  auto add = [&](const std::string& name, const HeatmapSlot& slot) {
+    nlohmann::json m = SlotJson("name", name, slot);
+    if (!m.is_null()) extra.push_back(m);
+  };
+  for (int i = 0; i < 4; ++i) {
+    add("trick_v" + std::to_string(i + 1) + "_weights", state.trick.weight_maps[i]);
+    add("trick_v" + std::to_string(i + 1) + "_result", state.trick.result_maps[i]);
+  }
+  add("compare_a", state.compare.maps[0]);
+  add("compare_b", state.compare.maps[1]);
+  add("compare_diff", state.compare.maps[2]);
+  nlohmann::json j = {{"heatmaps", maps}, {"views", extra}};
+  j["view"] = views[static_cast<int>(state.central)];
+  j["tour"] = {{"active", state.tour.active},
+               {"step", state.tour.step},
+               {"card", RectJson(state.tour.card)}};
+  return j.dump(1) + "\n";
 }
 
 void ApplyStyle() {
@@ -95,6 +148,7 @@ void DrawMainWindow(AppState& state) {
   if (!ImGui::IsAnyItemActive() && !state.script_drag) CloseUndoStep(state);
   if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) state.paint.active = false;
   state.hover_next = HoverCell{};
+  ForgetRects(state);
 
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(vp->WorkPos);
@@ -126,28 +180,47 @@ void DrawMainWindow(AppState& state) {
     DrawProjectionPanel(state);
   ImGui::PopItemWidth();
   ImGui::EndChild();
+  state.controls_rect = LastItemRect();
 
-  // -- right: heatmaps, then peaking and variance side by side
+  // -- right: the central view
   ImGui::SameLine();
   ImGui::BeginGroup();
-  ImGui::BeginChild("heatmaps", ImVec2(right_w, body_h - bottom_h - style.ItemSpacing.y), false,
-                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  DrawHeatmapsPanel(state);
-  ImGui::EndChild();
-  const float half = (right_w - style.ItemSpacing.x) * 0.5f;
-  ImGui::BeginChild("peaking", ImVec2(half, bottom_h), true, ImGuiWindowFlags_NoScrollbar);
-  DrawPeakingPanel(state);
-  ImGui::EndChild();
-  ImGui::SameLine();
-  ImGui::BeginChild("variance", ImVec2(half, bottom_h), true, ImGuiWindowFlags_NoScrollbar);
-  DrawVariancePanel(state);
-  ImGui::EndChild();
+  if (state.central == CentralView::kHeatmaps) {
+    // heatmaps, then peaking and variance side by side
+    ImGui::BeginChild("heatmaps", ImVec2(right_w, body_h - bottom_h - style.ItemSpacing.y), false,
+                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    DrawHeatmapsPanel(state);
+    ImGui::EndChild();
+    const float half = (right_w - style.ItemSpacing.x) * 0.5f;
+    ImGui::BeginChild("peaking", ImVec2(half, bottom_h), true, ImGuiWindowFlags_NoScrollbar);
+    DrawPeakingPanel(state);
+    ImGui::EndChild();
+    state.peaking_rect = LastItemRect();
+    ImGui::SameLine();
+    ImGui::BeginChild("variance", ImVec2(half, bottom_h), true, ImGuiWindowFlags_NoScrollbar);
+    DrawVariancePanel(state);
+    ImGui::EndChild();
+    state.variance_rect = LastItemRect();
+  } else {
+    ImGui::BeginChild("view", ImVec2(right_w, body_h), false,
+                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    if (!state.engine.has_result())
+      ImGui::TextDisabled("Nothing has run yet.");
+    else if (state.central == CentralView::kTrick)
+      DrawTrickPanel(state);
+    else if (state.central == CentralView::kCompare)
+      DrawComparePanel(state);
+    else
+      DrawCodePanel(state);
+    ImGui::EndChild();
+  }
   ImGui::EndGroup();
 
   DrawStatusBar(state);
   DrawFileDialogs(state);
   HandleShortcuts(state);
   ImGui::End();
+  DrawTourCard(state);
 
   // The hover found this frame drives next frame's highlights; the peaking row follows it.
   state.hover = state.hover_next;

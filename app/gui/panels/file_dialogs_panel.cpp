@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "gui/app_state.h"
+#include "gui/export.h"
 #include "gui/panels/panels.h"
 #include "gui/session.h"
 #include "gui/stage_info.h"
@@ -25,6 +26,8 @@ const char* Title(DialogKind kind) {
       return "Export heatmap as PNG";
     case DialogKind::kExportAll:
       return "Export all heatmaps as PNG";
+    case DialogKind::kExportCompare:
+      return "Export compare heatmap as PNG";
     case DialogKind::kNone:
       break;
   }
@@ -69,6 +72,15 @@ void DrawFileDialogs(AppState& state) {
     if (ImGui::Combo("heatmap", &stage, names, kStageCount)) d.stage = stage;
     Tip("Which stage to export (of the head and batch on screen).");
   }
+  if (d.kind == DialogKind::kExportCompare) {
+    int map = d.stage;
+    const char* names[] = {"A", "B", "A \xE2\x88\x92 B (difference)"};
+    if (ImGui::Combo("heatmap", &map, names, 3)) {
+      d.stage = map;
+      d.path = DefaultCompareExportName(state, static_cast<CompareMap>(map));
+    }
+    Tip("Which heatmap of the compare view to export, as it is on screen.");
+  }
   const char* label = d.kind == DialogKind::kExportAll ? "folder" : "path";
   if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("folder").x - ImGui::GetStyle().ItemSpacing.x);
@@ -104,6 +116,9 @@ void DrawFileDialogs(AppState& state) {
         break;
       case DialogKind::kExportAll:
         Emit(state, ExportAllStages{d.path});
+        break;
+      case DialogKind::kExportCompare:
+        Emit(state, ExportCompare{static_cast<CompareMap>(d.stage), d.path});
         break;
       case DialogKind::kNone:
         break;

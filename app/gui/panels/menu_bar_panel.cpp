@@ -1,11 +1,84 @@
-// menu_bar_panel.cpp: File, Edit, Presets and Help menus of the main window.
+// menu_bar_panel.cpp: File, Edit, View, Presets and Help menus of the main window, and the view
+// switch (Heatmaps | Trick | Compare | Code) over the central area, as a workspace bar.
 #include "attnlab/presets.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
 #include "gui/panels/panels.h"
 #include "gui/stage_info.h"
+#include "gui/widgets.h"
 
 namespace attnlab::gui {
+namespace {
+
+struct ViewEntry {
+  CentralView view;
+  const char* tab;   ///< in the switch
+  const char* menu;  ///< in the View menu
+  const char* keys;
+  const char* tip;
+};
+
+const ViewEntry kViews[kCentralViewCount] = {
+    {CentralView::kHeatmaps, "Heatmaps", "Heatmaps", "Ctrl+1",
+     "The six stages as heatmaps, softmax peaking and why 1/\u221Ad_k."},
+    {CentralView::kTrick, "Trick", "Averaging trick, step by step", "Ctrl+2",
+     "Karpathy's mathematical trick: a loop, a tril matmul and a masked softmax give the same "
+     "averages; a real head does not."},
+    {CentralView::kCompare, "Compare", "Compare A and B", "Ctrl+3",
+     "Two settings side by side: scaled vs unscaled, causal vs none, two heads, two "
+     "temperatures, or a pinned snapshot; their difference and row entropies."},
+    {CentralView::kCode, "Code", "PyTorch code", "Ctrl+4",
+     "The PyTorch program that computes what you see, ready to copy."},
+};
+
+/// The view switch: tabs over the central column, the current one lit.
+void DrawViewSwitch(AppState& state) {
+  const ScreenRect& controls = state.controls_rect;
+  const float x = controls.valid()
+                      ? controls.max.x + ImGui::GetStyle().ItemSpacing.x - ImGui::GetWindowPos().x
+                      : ImGui::GetCursorPosX() + ImGui::GetFontSize();
+  ImGui::SameLine(std::max(x, ImGui::GetCursorPosX() + ImGui::GetFontSize()));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ScreenRect all;
+  for (int k = 0; k < kCentralViewCount; ++k) {
+    const ViewEntry& v = kViews[k];
+    const bool selected = state.central == v.view;
+    const ImVec2 text = ImGui::CalcTextSize(v.tab);
+    const ImVec2 size(text.x + ImGui::GetFontSize() * 1.6f, ImGui::GetFrameHeight());
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImGui::PushID(k);
+    const bool clicked = ImGui::InvisibleButton("##view", size);
+    const bool hovered = ImGui::IsItemHovered();
+    ImGui::PopID();
+    const ImVec2 q(p.x + size.x, p.y + size.y);
+    if (selected)
+      dl->AddRectFilled(p, q, ImGui::GetColorU32(ImGuiCol_TabActive), 4.0f,
+                        ImDrawFlags_RoundCornersTop);
+    else if (hovered)
+      dl->AddRectFilled(p, q, ImGui::GetColorU32(ImGuiCol_TabHovered, 0.5f), 4.0f,
+                        ImDrawFlags_RoundCornersTop);
+    if (selected)
+      dl->AddLine(ImVec2(p.x + 2, q.y - 1), ImVec2(q.x - 2, q.y - 1), IM_COL32(255, 170, 60, 255),
+                  2.0f);
+    dl->AddText(ImVec2(p.x + (size.x - text.x) * 0.5f, p.y + (size.y - text.y) * 0.5f),
+                ImGui::GetColorU32(selected ? ImGuiCol_Text : ImGuiCol_TextDisabled), v.tab);
+    if (hovered) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
+      ImGui::Text("%s  (%s)", v.menu, v.keys);
+      ImGui::TextDisabled("%s", v.tip);
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+    if (clicked && !selected) Emit(state, SetView{v.view});
+    if (k == 0) all.min = p;
+    all.max = q;
+    ImGui::SameLine(0, 2);
+  }
+  state.views_rect = all;
+}
+
+}  // namespace
 
 void DrawMenuBar(AppState& state) {
   if (!ImGui::BeginMenuBar()) return;
@@ -42,6 +115,15 @@ void DrawMenuBar(AppState& state) {
     if (ImGui::MenuItem("Redo", "Ctrl+Y", false, !state.history.redo.empty())) Emit(state, Redo{});
     ImGui::EndMenu();
   }
+  if (ImGui::BeginMenu("View")) {
+    for (const ViewEntry& v : kViews) {
+      if (ImGui::MenuItem(v.menu, v.keys, state.central == v.view)) Emit(state, SetView{v.view});
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.tip);
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Copy PyTorch code", "Ctrl+Shift+C")) Emit(state, CopyCode{});
+    ImGui::EndMenu();
+  }
   if (ImGui::BeginMenu("Presets")) {
     for (const PresetInfo& p : Presets()) {
       if (ImGui::MenuItem(p.id.c_str(), nullptr, p.id == state.preset_id))
@@ -51,6 +133,9 @@ void DrawMenuBar(AppState& state) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Guided tour", "F1", state.tour.active))
+      Emit(state, TourCommand{state.tour.active ? TourCommand::kSkip : TourCommand::kStart});
+    ImGui::Separator();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
     ImGui::TextUnformatted(
         "Attention Lab computes self-attention exactly as PyTorch does: the same seed as a "
@@ -61,10 +146,12 @@ void DrawMenuBar(AppState& state) {
         "outlined in every heatmap. With a custom mask, click or drag on the heatmaps to paint "
         "it. Right-click a heatmap to export it.\n\n"
         "Keys: Ctrl+Z undo, Ctrl+Y redo, Ctrl+O open, Ctrl+S save, Ctrl+E export the heatmap "
-        "under the mouse.");
+        "under the mouse, Ctrl+1..4 the views, Ctrl+Shift+C copy the PyTorch code, F1 the "
+        "guided tour.");
     ImGui::PopTextWrapPos();
     ImGui::EndMenu();
   }
+  DrawViewSwitch(state);
   // The undo depth on the right, as a quiet reminder that every edit can be taken back.
   char info[64];
   std::snprintf(info, sizeof info, "undo %zu  redo %zu", state.history.undo.size(),

@@ -24,5 +24,13 @@ void DrawMenuBar(AppState& state);
 void DrawFileDialogs(AppState& state);
 /// The error of the current edit, or the last message, and the sizes of what is shown.
 void DrawStatusBar(AppState& state);
+/// The PyTorch program of what is shown (read-only, monospace), with Copy.
+void DrawCodePanel(AppState& state);
+/// The averaging trick: v1 loop, v2 tril, v3 masked softmax, v4 a head; allclose against v1.
+void DrawTrickPanel(AppState& state);
+/// A against B: two heatmaps of a stage, their difference, and the row entropies.
+void DrawComparePanel(AppState& state);
+/// The guided tour's card beside the heatmap it is about, and the highlight (its own window).
+void DrawTourCard(AppState& state);
 
 }  // namespace attnlab::gui

@@ -1,0 +1,297 @@
+// compare_panel.cpp: two scenarios side by side. A is what the other views show (the main
+// engine's run); B is A with one thing changed, picked with one click (scaling, mask, head,
+// temperature) or a pinned snapshot, run in its own engine. Shown: A's and B's heatmap of one
+// stage, their difference A - B on a diverging map (figure.h DifferenceView, hatched where
+// either is masked), and the row entropies of both weights (RowsPeakStats). Each heatmap
+// exports as the figure of the very view on screen. The caches live in views.h RefreshCompare.
+//
+// [SECTION] Controls: what B is, the stage, export
+// [SECTION] The three heatmaps
+// [SECTION] Row entropies
+// [SECTION] The panel
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gui/app_state.h"
+#include "gui/export.h"
+#include "gui/heatmap_view.h"
+#include "gui/panels/panels.h"
+#include "gui/plot.h"
+#include "gui/stage_info.h"
+#include "gui/views.h"
+#include "gui/widgets.h"
+
+namespace attnlab::gui {
+namespace {
+
+const ImU32 kColorA = IM_COL32(255, 170, 60, 255);
+const ImU32 kColorB = IM_COL32(90, 160, 240, 255);
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Controls: what B is, the stage, export
+
+/// A button that stays lit while its option is the chosen one.
+bool OptionButton(const char* label, bool selected, bool enabled = true) {
+  if (selected)
+    ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+  ImGui::BeginDisabled(!enabled);
+  const bool clicked = ImGui::Button(label);
+  ImGui::EndDisabled();
+  if (selected) ImGui::PopStyleColor();
+  return clicked;
+}
+
+void DrawControls(AppState& state) {
+  CompareState& c = state.compare;
+  const Shape& sh = ShownStages(state).shape;
+  const float gap = ImGui::GetStyle().ItemInnerSpacing.x;
+
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("A = the current state,  B =");
+  ImGui::SameLine();
+  if (OptionButton("scaled \xE2\x86\x94 unscaled", c.mode == CompareMode::kScaled))
+    Emit(state, SetCompare{CompareMode::kScaled});
+  Tip("B flips \"divide by \u221Ad_k\": see what the scaling does to every stage.");
+  ImGui::SameLine(0, gap);
+  if (OptionButton("causal \xE2\x86\x94 none", c.mode == CompareMode::kCausal))
+    Emit(state, SetCompare{CompareMode::kCausal});
+  Tip("B has no mask when A has one, else the causal mask.");
+  ImGui::SameLine(0, gap);
+  if (OptionButton("head 0 vs head 1", c.mode == CompareMode::kHeads, sh.H > 1))
+    Emit(state, SetCompare{CompareMode::kHeads});
+  Tip(sh.H > 1 ? "Two heads of the same run: each head has its own d_k columns of Q, K and V."
+               : "Needs two heads or more: set heads in the Projections section.");
+  ImGui::SameLine(0, gap);
+  if (OptionButton("temperature a vs b", c.mode == CompareMode::kTemperature))
+    Emit(state, SetCompare{CompareMode::kTemperature});
+  Tip("A keeps the multiplier on the left (1/temperature); B gets its own.");
+  ImGui::SameLine(0, gap);
+  if (OptionButton("pin current as B", false)) Emit(state, PinCompare{});
+  Tip("B becomes a snapshot of what is on screen now. Then change anything on the left: A "
+      "follows your edits, B stays.");
+
+  // -- second line: the stage, the mode's own settings, export
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("stage");
+  ImGui::SameLine(0, gap);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
+  if (ImGui::BeginCombo("##stage", StageName(c.stage))) {
+    for (Stage s : AllStages())
+      if (ImGui::Selectable(StageName(s), s == c.stage)) Emit(state, SetCompareStage{s});
+    ImGui::EndCombo();
+  }
+  Tip("Which stage A and B show (the weights by default). The row entropies are always the "
+      "weights'.");
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  if (c.mode == CompareMode::kTemperature) {
+    float a = static_cast<float>(state.scenario.scaling.multiplier);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
+    if (ImGui::SliderFloat("A multiplier", &a, 0.01f, 100.0f, "\xC3\x97%.3g",
+                           ImGuiSliderFlags_Logarithmic) &&
+        a > 0)
+      Emit(state, SetMultiplier{a}, "scaling.multiplier");
+    Tip("A's multiplier: the same slider as on the left (an edit of the scenario).");
+    ImGui::SameLine(0, ImGui::GetFontSize());
+    float b = static_cast<float>(c.multiplier_b);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
+    if (ImGui::SliderFloat("B multiplier", &b, 0.01f, 100.0f, "\xC3\x97%.3g",
+                           ImGuiSliderFlags_Logarithmic) &&
+        b > 0)
+      Emit(state, SetCompare{CompareMode::kTemperature, b});
+    Tip("B's multiplier (1/temperature). Larger: peakier rows, lower entropy.");
+    ImGui::SameLine(0, ImGui::GetFontSize());
+  } else if (c.mode == CompareMode::kHeads && sh.H > 1) {
+    int ha = static_cast<int>(std::min<int64_t>(c.head_a, sh.H - 1));
+    int hb = static_cast<int>(std::min<int64_t>(c.head_b, sh.H - 1));
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
+    if (ImGui::SliderInt("head A", &ha, 0, static_cast<int>(sh.H - 1)))
+      Emit(state, SetCompare{CompareMode::kHeads, 0, ha, hb});
+    ImGui::SameLine(0, ImGui::GetFontSize());
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
+    if (ImGui::SliderInt("head B", &hb, 0, static_cast<int>(sh.H - 1)))
+      Emit(state, SetCompare{CompareMode::kHeads, 0, ha, hb});
+    ImGui::SameLine(0, ImGui::GetFontSize());
+  } else if (c.mode == CompareMode::kPinned && c.pinned) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("B: %s", c.pinned_name.c_str());
+    ImGui::SameLine(0, ImGui::GetFontSize());
+  }
+  if (ImGui::Button("Export...")) ImGui::OpenPopup("compare_export");
+  Tip("Save A, B or the difference as a PNG figure: the same colours and range as on screen.");
+  if (ImGui::BeginPopup("compare_export")) {
+    const char* names[] = {"A...", "B...", "A \xE2\x88\x92 B (difference)..."};
+    const std::optional<StageView>* views[] = {&c.view_a, &c.view_b, &c.diff};
+    for (int k = 0; k < 3; ++k)
+      if (ImGui::MenuItem(names[k], nullptr, false, views[k]->has_value()))
+        state.dialog = DialogState{DialogKind::kExportCompare, true,
+                                   DefaultCompareExportName(state, static_cast<CompareMap>(k)), k};
+    ImGui::EndPopup();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The three heatmaps
+
+/// The values of one cell in A, B and A - B, for the tooltip.
+void CellTooltip(const AppState& state, int64_t i, int64_t j) {
+  const CompareState& c = state.compare;
+  const StageView& a = *c.view_a;
+  ImGui::BeginTooltip();
+  if (c.stage == Stage::kContext)
+    ImGui::Text("context[%lld, d%lld]  (query \"%s\")", static_cast<long long>(i),
+                static_cast<long long>(j), a.row_labels[i].c_str());
+  else
+    ImGui::Text("query %lld \"%s\"  \xE2\x86\x92  key %lld \"%s\"", static_cast<long long>(i),
+                a.row_labels[i].c_str(), static_cast<long long>(j), a.col_labels[j].c_str());
+  ImGui::Separator();
+  auto value = [&](const std::optional<StageView>& v) -> std::string {
+    if (!v || i >= v->values.rows() || j >= v->values.cols()) return "-";
+    if (v->masked.size() && v->masked(i, j)) return "masked";
+    return CellNumber(v->values(i, j));
+  };
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA), "A (%s): %s", c.name_a.c_str(),
+                     value(c.view_a).c_str());
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorB), "B (%s): %s", c.name_b.c_str(),
+                     value(c.view_b).c_str());
+  ImGui::Text("A \xE2\x88\x92 B: %s", value(c.diff).c_str());
+  ImGui::EndTooltip();
+}
+
+void DrawMaps(AppState& state, ImVec2 origin, ImVec2 size) {
+  CompareState& c = state.compare;
+  if (c.upload) {
+    if (c.view_a) UploadView(c.maps[0], *c.view_a);
+    if (c.view_b) UploadView(c.maps[1], *c.view_b);
+    if (c.diff) UploadView(c.maps[2], *c.diff);
+    c.upload = false;
+  }
+  const float gap = ImGui::GetFontSize();
+  const ImVec2 cell((size.x - 2 * gap) / 3, size.y);
+  const std::optional<StageView>* views[] = {&c.view_a, &c.view_b, &c.diff};
+  const char* ids[] = {"compare_a", "compare_b", "compare_diff"};
+  const std::string headings[] = {
+      "A: " + c.name_a + " (current)", "B: " + c.name_b,
+      "A \xE2\x88\x92 B  (" + c.name_a + " \xE2\x88\x92 " + c.name_b + ")"};
+  const char* helps[] = {
+      "A: the current state, as the heatmaps view shows it.",
+      "B: A with one thing changed (or the pinned snapshot), run in its own engine.",
+      "A \xE2\x88\x92 B cell by cell, white where they agree; hatched where either is masked."};
+  for (int k = 0; k < 3; ++k) {
+    const std::optional<StageView>& v = *views[k];
+    HeatmapViewSpec spec;
+    spec.id = ids[k];
+    spec.heading = headings[k];
+    spec.help = helps[k];
+    spec.values = v ? &v->values : nullptr;
+    spec.empty_text = "(no view)";
+    if (v) {
+      spec.row_label = [&v](int64_t i) { return v->row_labels[static_cast<size_t>(i)]; };
+      spec.col_label = [&v](int64_t j) { return v->col_labels[static_cast<size_t>(j)]; };
+      spec.hatch = v->masked.size() > 0;
+      spec.any_masked = spec.hatch && v->masked.any();
+      spec.colormap = v->diverging ? state.view.diverging_colormap : state.view.sequential_colormap;
+    }
+    spec.labels_key = static_cast<int64_t>(state.shown_version * 8 + c.pin_version);
+    if (c.hover.active) {
+      spec.highlight_row = c.hover.row;
+      spec.highlight_col = c.hover.col;
+    }
+    const HeatmapViewHover h = DrawHeatmapView(
+        state, c.maps[k], spec, ImVec2(origin.x + k * (cell.x + gap), origin.y), cell);
+    if (h.active && c.view_a) {
+      c.hover_next = HeatmapViewHoverCell{true, h.row, h.col, c.stage != Stage::kContext};
+      CellTooltip(state, h.row, h.col);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Row entropies
+
+void DrawEntropies(AppState& state, ImVec2 size) {
+  const CompareState& c = state.compare;
+  if (c.rows_a.empty() || c.rows_b.empty()) return;
+  const size_t T = std::min(c.rows_a.size(), c.rows_b.size());
+  std::vector<double> x, ea, eb;
+  double top = 0.1, sum_a = 0, sum_b = 0, keys_a = 0, keys_b = 0;
+  for (size_t i = 0; i < T; ++i) {
+    x.push_back(static_cast<double>(i));
+    ea.push_back(c.rows_a[i].entropy);
+    eb.push_back(c.rows_b[i].entropy);
+    if (std::isfinite(ea.back())) top = std::max(top, ea.back());
+    if (std::isfinite(eb.back())) top = std::max(top, eb.back());
+    sum_a += ea.back();
+    sum_b += eb.back();
+    keys_a += c.rows_a[i].effective_tokens;
+    keys_b += c.rows_b[i].effective_tokens;
+  }
+  const double n = static_cast<double>(T);
+  ImGui::TextUnformatted("Row entropy of the weights");
+  Tip("Entropy -\xCE\xA3 w log w of each query's weights: log n when the row spreads evenly over "
+      "n keys, 0 when it is one-hot. exp(entropy) is how many keys the query averages, in "
+      "effect.");
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA),
+                     "A: mean %.3g nats \xE2\x89\x88 %.2g keys", sum_a / n, keys_a / n);
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorB),
+                     "B: mean %.3g nats \xE2\x89\x88 %.2g keys", sum_b / n, keys_b / n);
+
+  PlotSpec spec;
+  spec.id = "entropies";
+  spec.size = ImVec2(size.x, size.y - ImGui::GetTextLineHeightWithSpacing());
+  spec.x0 = -0.5;
+  spec.x1 = n - 0.5;
+  spec.y0 = 0;
+  spec.y1 = top * 1.4;  // room for the legend
+  spec.x_label = "query row";
+  spec.y_label = "entropy (nats)";
+  if (T <= 24)
+    for (size_t i = 0; i < T; ++i) spec.x_tick_labels.push_back(c.view_a->row_labels[i]);
+  const PlotAxes axes = BeginPlot(spec);
+  PlotLine(axes, x, ea, kColorA, 2.0f);
+  PlotLine(axes, x, eb, kColorB, 2.0f, 6.0f);
+  if (T <= 64)
+    for (size_t i = 0; i < T; ++i) {
+      PlotPoint(axes, x[i], ea[i], kColorA, 3.5f);
+      PlotPoint(axes, x[i], eb[i], kColorB, 3.5f);
+    }
+  PlotLegend(axes, {{"A: " + c.name_a, kColorA}, {"B: " + c.name_b, kColorB}}, true);
+  if (axes.hovered) {
+    const int i = std::clamp(static_cast<int>(std::lround(axes.XAt(ImGui::GetIO().MousePos.x))), 0,
+                             static_cast<int>(T) - 1);
+    ImGui::SetTooltip(
+        "query %d \"%s\"\nA: entropy %.3f nats, max weight %.3f\nB: entropy %.3f "
+        "nats, max weight %.3f",
+        i, c.view_a->row_labels[i].c_str(), ea[i], c.rows_a[i].max_weight, eb[i],
+        c.rows_b[i].max_weight);
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The panel
+
+void DrawComparePanel(AppState& state) {
+  RefreshCompare(state);
+  CompareState& c = state.compare;
+  c.hover_next = HeatmapViewHoverCell{};
+  DrawControls(state);
+  if (!c.error.empty()) ErrorText(c.error);
+  if (!c.view_a && !c.view_b) {
+    for (HeatmapSlot& s : c.maps) s.image_min = s.image_max = ImVec2(0, 0);
+    return;
+  }
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float plot_h = std::clamp(avail.y * 0.34f, 150.0f, 260.0f);
+  const float maps_h = avail.y - plot_h - ImGui::GetStyle().ItemSpacing.y;
+  DrawMaps(state, origin, ImVec2(avail.x, maps_h));
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + maps_h + ImGui::GetStyle().ItemSpacing.y));
+  DrawEntropies(state, ImVec2(avail.x, plot_h));
+  c.hover = c.hover_next;
+}
+
+}  // namespace attnlab::gui

@@ -1,0 +1,145 @@
+// tour_panel.cpp: the guided tour's card (tour.h). It sits on the heatmap grid's empty slot
+// (the dropout heatmap, blank unless dropout is on), beside the heatmaps it talks about; the
+// step's heatmap or panel is outlined in orange, with an arrow from the card to it. Back, Next
+// and Skip emit TourCommand actions.
+#include <algorithm>
+#include <cmath>
+
+#include "gui/app_state.h"
+#include "gui/panels/panels.h"
+#include "gui/tour.h"
+#include "gui/widgets.h"
+
+namespace attnlab::gui {
+namespace {
+
+const ImU32 kAccent = IM_COL32(255, 170, 60, 255);
+
+/// Where a target was drawn last frame (invalid when it was not drawn).
+ScreenRect TargetRect(const AppState& state, TourTarget target) {
+  auto stage = [&](Stage s) {
+    const ScreenRect& r = state.heatmap_cells[StageIndex(s)];
+    return state.central == CentralView::kHeatmaps ? r : ScreenRect{};
+  };
+  switch (target) {
+    case TourTarget::kNone:
+      return {};
+    case TourTarget::kScores:
+      return stage(Stage::kScores);
+    case TourTarget::kMask:
+      return stage(Stage::kMask);
+    case TourTarget::kLogits:
+      return stage(Stage::kLogits);
+    case TourTarget::kWeights:
+      return stage(Stage::kWeights);
+    case TourTarget::kContext:
+      return stage(Stage::kContext);
+    case TourTarget::kPeaking:
+      return state.central == CentralView::kHeatmaps ? state.peaking_rect : ScreenRect{};
+    case TourTarget::kVariance:
+      return state.central == CentralView::kHeatmaps ? state.variance_rect : ScreenRect{};
+    case TourTarget::kControls:
+      return state.controls_rect;
+    case TourTarget::kViews:
+      return state.views_rect;
+  }
+  return {};
+}
+
+ImVec2 Clamp(ImVec2 p, const ScreenRect& r) {
+  return ImVec2(std::clamp(p.x, r.min.x, r.max.x), std::clamp(p.y, r.min.y, r.max.y));
+}
+
+/// An orange outline around the target; `strong`: the step's main target, with an arrow
+/// from the card.
+void Highlight(const ScreenRect& target, const ScreenRect& card, bool strong) {
+  if (!target.valid()) return;
+  ImDrawList* dl = ImGui::GetForegroundDrawList();
+  const ImVec2 a(target.min.x - 3, target.min.y - 3), b(target.max.x + 3, target.max.y + 3);
+  const ImU32 color = strong ? kAccent : IM_COL32(255, 170, 60, 150);
+  dl->AddRect(a, b, IM_COL32(0, 0, 0, 160), 6.0f, 0, strong ? 5.0f : 3.5f);
+  dl->AddRect(a, b, color, 6.0f, 0, strong ? 2.5f : 1.5f);
+  if (!strong || !card.valid()) return;
+  // From the card's edge toward the target's nearest edge.
+  const ImVec2 tc((target.min.x + target.max.x) * 0.5f, (target.min.y + target.max.y) * 0.5f);
+  const ImVec2 cc((card.min.x + card.max.x) * 0.5f, (card.min.y + card.max.y) * 0.5f);
+  const ImVec2 from = Clamp(tc, card);
+  const ImVec2 to = Clamp(cc, ScreenRect{a, b});
+  const float dx = to.x - from.x, dy = to.y - from.y, len = std::hypot(dx, dy);
+  if (len < 12) return;
+  const ImVec2 u(dx / len, dy / len), n(-u.y, u.x);
+  const ImVec2 tip(to.x - u.x * 2, to.y - u.y * 2);
+  const ImVec2 base(tip.x - u.x * 11, tip.y - u.y * 11);
+  dl->AddLine(from, base, IM_COL32(0, 0, 0, 160), 5.0f);
+  dl->AddLine(from, base, kAccent, 2.5f);
+  dl->AddTriangleFilled(tip, ImVec2(base.x + n.x * 6, base.y + n.y * 6),
+                        ImVec2(base.x - n.x * 6, base.y - n.y * 6), kAccent);
+}
+
+}  // namespace
+
+void DrawTourCard(AppState& state) {
+  TourState& tour = state.tour;
+  if (!tour.active) {
+    tour.card = ScreenRect{};
+    return;
+  }
+  const std::vector<TourStep>& steps = TourSteps();
+  tour.step = std::clamp(tour.step, 0, static_cast<int>(steps.size()) - 1);
+  const TourStep& step = steps[static_cast<size_t>(tour.step)];
+
+  // The card goes on the dropout slot of the heatmap grid; elsewhere, bottom right.
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const ScreenRect& slot = state.heatmap_cells[StageIndex(Stage::kWeightsDropped)];
+  const bool docked = state.central == CentralView::kHeatmaps && slot.valid();
+  const float width = docked ? std::max(slot.max.x - slot.min.x, ImGui::GetFontSize() * 18.0f)
+                             : ImGui::GetFontSize() * 24.0f;
+  ImVec2 pos = docked ? slot.min
+                      : ImVec2(vp->WorkPos.x + vp->WorkSize.x - width - 16,
+                               vp->WorkPos.y + vp->WorkSize.y - ImGui::GetFontSize() * 16.0f);
+  ImGui::SetNextWindowPos(pos);
+  ImGui::SetNextWindowSizeConstraints(ImVec2(width, 0), ImVec2(width, FLT_MAX));
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.16f, 0.15f, 0.13f, 0.98f));
+  ImGui::PushStyleColor(ImGuiCol_Border, ImGui::ColorConvertU32ToFloat4(kAccent));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 2.0f);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 6.0f);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(12, 10));
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove |
+                                 ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav;
+  if (ImGui::Begin("##tour", nullptr, flags)) {
+    ImGui::TextDisabled("Guided tour  \xC2\xB7  %d of %zu", tour.step + 1, steps.size());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kAccent), "%s", step.title);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(step.text);
+    ImGui::PopTextWrapPos();
+    ImGui::Spacing();
+    const bool last = tour.step + 1 == static_cast<int>(steps.size());
+    ImGui::BeginDisabled(tour.step == 0);
+    if (ImGui::Button("\xE2\x97\x82 Back")) Emit(state, TourCommand{TourCommand::kBack});
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.75f, 0.45f, 0.12f, 1.0f));
+    ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImVec4(0.85f, 0.55f, 0.18f, 1.0f));
+    if (ImGui::Button(last ? "Finish" : "Next \xE2\x96\xB8"))
+      Emit(state, TourCommand{TourCommand::kNext});
+    ImGui::PopStyleColor(2);
+    if (step.preset && !last) Tip("The step's preset is loaded for you; Ctrl+Z takes it back.");
+    const char* skip = "Skip tour";
+    ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - ImGui::CalcTextSize(skip).x -
+                    ImGui::GetStyle().FramePadding.x * 2);
+    if (ImGui::Button(skip)) Emit(state, TourCommand{TourCommand::kSkip});
+    Tip("Close the tour. Help \xE2\x96\xB8 Guided tour (F1) opens it again.");
+    tour.card = ScreenRect{ImGui::GetWindowPos(),
+                           ImVec2(ImGui::GetWindowPos().x + ImGui::GetWindowSize().x,
+                                  ImGui::GetWindowPos().y + ImGui::GetWindowSize().y)};
+  }
+  ImGui::End();
+  ImGui::PopStyleVar(3);
+  ImGui::PopStyleColor(2);
+
+  Highlight(TargetRect(state, step.also), tour.card, false);
+  Highlight(TargetRect(state, step.target), tour.card, true);
+}
+
+}  // namespace attnlab::gui

@@ -1,0 +1,212 @@
+// trick_panel.cpp: the averaging trick, step by step (karpathy-mathematical-trick,
+// self-attention-from-scratch): four ways for token t to average tokens 0..t, one row each:
+// the notebook's lines, the T x T weights they amount to, what they compute (T x C), and the
+// verdict torch.allclose gives against v1. v1, v2 and v3 are the same average written three
+// ways; v4, a real head, is not: it weights the past by q.k and averages V, not X. Everything
+// comes from experiments.h AveragingTrick (views.h RefreshTrick); this file only draws.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gui/app_state.h"
+#include "gui/heatmap_view.h"
+#include "gui/panels/panels.h"
+#include "gui/stage_info.h"
+#include "gui/views.h"
+#include "gui/widgets.h"
+
+namespace attnlab::gui {
+namespace {
+
+const ImVec4 kTrue(0.35f, 0.80f, 0.45f, 1.0f);
+const ImVec4 kFalse(1.0f, 0.62f, 0.25f, 1.0f);
+const ImVec4 kRounding(0.95f, 0.85f, 0.35f, 1.0f);  ///< False only by float32 rounding
+const ImVec4 kTitle(0.55f, 0.75f, 1.0f, 1.0f);
+
+/// A verdict as a coloured badge: one item (so SameLine works after it), a rounded box.
+void Badge(const std::string& text, ImVec4 color) {
+  const ImVec2 pad(6, 2);
+  const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const ImVec2 q(p.x + ts.x + 2 * pad.x, p.y + ts.y + 2 * pad.y);
+  ImGui::Dummy(ImVec2(q.x - p.x, q.y - p.y));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec4 fill(color.x * 0.22f, color.y * 0.22f, color.z * 0.22f, 1.0f);
+  dl->AddRectFilled(p, q, ImGui::GetColorU32(fill), 4.0f);
+  dl->AddRect(p, q, ImGui::GetColorU32(color), 4.0f);
+  dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y), ImGui::GetColorU32(color), text.c_str());
+}
+
+/// The notebook's lines in the mono font on a dark box.
+void CodeBox(const AppState& state, const std::string& code, float width) {
+  ImFont* mono = state.fonts.mono ? state.fonts.mono : ImGui::GetFont();
+  ImGui::PushFont(mono);
+  const ImVec2 ts = ImGui::CalcTextSize(code.c_str());
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const ImVec2 pad(6, 4);
+  ImGui::GetWindowDrawList()->AddRectFilled(
+      p, ImVec2(p.x + std::max(width, ts.x + 2 * pad.x), p.y + ts.y + 2 * pad.y),
+      IM_COL32(16, 16, 20, 255), 4.0f);
+  ImGui::SetCursorScreenPos(ImVec2(p.x + pad.x, p.y + pad.y));
+  ImGui::TextUnformatted(code.c_str());
+  ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + ts.y + 2 * pad.y + ImGui::GetStyle().ItemSpacing.y));
+  ImGui::Dummy(ImVec2(0, 0));
+  ImGui::PopFont();
+}
+
+/// One step: text on the left, its weights and its result on the right.
+void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size) {
+  TrickState& t = state.trick;
+  const TrickStep& step = t.steps[static_cast<size_t>(i)];
+  const float text_w = std::floor(size.x * 0.5f);
+  const float gap = ImGui::GetFontSize();
+
+  // -- left: title and verdict, code, how far from v1 (and for v4, why)
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::BeginGroup();
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + text_w - gap);
+  bool shapes_differ = false;
+  const std::string verdict = TrickVerdict(step, i, &shapes_differ);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextColored(kTitle, "%s", step.name.c_str());
+  ImGui::SameLine(0, gap);
+  if (i == 0)
+    ImGui::TextDisabled("%s", verdict.c_str());
+  else
+    Badge(verdict, step.allclose_to_v1                  ? kTrue
+                   : TrickRoundingNote(step, i).empty() ? kFalse
+                                                        : kRounding);
+  if (i > 0)
+    Tip("torch.allclose(a, b): every |a - b| <= 1e-8 + 1e-5 |b| (rtol 1e-5, atol 1e-8), as "
+        "the notebook checks it.");
+  CodeBox(state, step.code, text_w - gap);
+  if (i == 3) {
+    // With identity projections V is x itself: then only the weighting differs.
+    const bool v_is_x = state.shown.projections.init == ProjectionInit::kIdentity;
+    ImGui::TextWrapped("%s: a head weights the past by q\xC2\xB7k instead of equally%s",
+                       TrickMaxDiff(state, step, i).c_str(),
+                       v_is_x ? " (the projections are the identity here, so V = x)."
+                              : ", and averages V = x W_value, not x.");
+  } else if (i > 0) {
+    ImGui::TextDisabled("%s", TrickMaxDiff(state, step, i).c_str());
+    const std::string note = TrickRoundingNote(step, i);
+    if (!note.empty()) {
+      ImGui::SameLine(0, gap * 0.5f);
+      ImGui::TextColored(kRounding, "equal up to float32 rounding (?)");
+      Tip(note.c_str());
+    }
+  }
+  ImGui::PopTextWrapPos();
+  ImGui::EndGroup();
+
+  // -- right: the weights (T x T) and the result (T x C)
+  const Matrix& w = step.weights;
+  const Matrix& r = step.result;
+  const float maps_x = origin.x + text_w;
+  const float maps_w = size.x - text_w;
+  const float weights_w = std::min(maps_w * 0.45f, size.y + ImGui::GetFontSize() * 4.0f);
+  const int64_t labels_key = static_cast<int64_t>(t.version);
+  auto row_label = [&state](int64_t k) { return RowLabel(state, k); };
+
+  HeatmapViewSpec ws;
+  const std::string wid = "trick_w" + std::to_string(i);
+  ws.id = wid.c_str();
+  ws.heading = "weights (T \xC3\x97 T)";
+  ws.help =
+      "Row t: how much token t takes from each token 0..t. v1, v2 and v3 give every "
+      "earlier token the same share 1/(t+1); v4 lets q\xC2\xB7k decide.";
+  ws.values = &w;
+  ws.row_label = row_label;
+  ws.col_label = row_label;
+  ws.labels_key = labels_key;
+  ws.colormap = state.view.sequential_colormap;
+  const HeatmapViewHoverCell& hv = t.hover;
+  if (hv.active) {
+    ws.highlight_row = hv.row;
+    if (hv.on_weights) ws.highlight_col = hv.col;
+  }
+  HeatmapSlot& wslot = t.weight_maps[static_cast<size_t>(i)];
+  const HeatmapViewHover wh =
+      DrawHeatmapView(state, wslot, ws, ImVec2(maps_x, origin.y), ImVec2(weights_w, size.y));
+  if (wh.active) {
+    t.hover_next = HeatmapViewHoverCell{true, wh.row, wh.col, true};
+    ImGui::SetTooltip("%s\ntoken %lld \"%s\" takes %s of token %lld \"%s\"", step.name.c_str(),
+                      static_cast<long long>(wh.row), RowLabel(state, wh.row).c_str(),
+                      CellNumber(w(wh.row, wh.col)).c_str(), static_cast<long long>(wh.col),
+                      RowLabel(state, wh.col).c_str());
+  }
+
+  HeatmapViewSpec rs;
+  const std::string rid = "trick_r" + std::to_string(i);
+  rs.id = rid.c_str();
+  char heading[96];
+  std::snprintf(heading, sizeof heading, "%s (T \xC3\x97 %s)", TrickResultName(i),
+                i == 3 ? "d_k" : "C");
+  rs.heading = heading;
+  rs.help = i == 3 ? "out = wei @ v: row t is the weighted average of the value vectors."
+                   : "Row t: the average of x over tokens 0..t (C channels).";
+  rs.values = &r;
+  rs.row_label = row_label;
+  rs.col_label = [i](int64_t j) { return (i == 3 ? "d" : "c") + std::to_string(j); };
+  rs.labels_key = labels_key;
+  rs.colormap = state.view.diverging_colormap;
+  if (hv.active) rs.highlight_row = hv.row;
+  HeatmapSlot& rslot = t.result_maps[static_cast<size_t>(i)];
+  const float rx = maps_x + weights_w + gap * 0.5f;
+  const HeatmapViewHover rh = DrawHeatmapView(state, rslot, rs, ImVec2(rx, origin.y),
+                                              ImVec2(origin.x + size.x - rx, size.y));
+  if (rh.active) {
+    t.hover_next = HeatmapViewHoverCell{true, rh.row, rh.col, false};
+    ImGui::SetTooltip("%s[%lld, %lld] = %s", TrickResultName(i), static_cast<long long>(rh.row),
+                      static_cast<long long>(rh.col), CellNumber(r(rh.row, rh.col)).c_str());
+  }
+}
+
+}  // namespace
+
+void DrawTrickPanel(AppState& state) {
+  RefreshTrick(state);
+  TrickState& t = state.trick;
+  t.hover_next = HeatmapViewHoverCell{};
+  const Stages& st = ShownStages(state);
+
+  ImGui::TextUnformatted("The averaging trick: token t becomes the average of tokens 0..t");
+  Tip("From Karpathy's \"mathematical trick in self-attention\": a loop of running means (v1) "
+      "is a matrix product with a normalised lower triangle (v2), which is a softmax over a "
+      "masked matrix of zeros (v3). Replace the zeros by q\xC2\xB7k and you have a head (v4).");
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  ImGui::TextDisabled("x = batch %lld of the input: T = %lld, C = %lld",
+                      static_cast<long long>(std::min<int64_t>(state.batch, st.shape.B - 1)),
+                      static_cast<long long>(st.shape.T), static_cast<long long>(st.shape.d_in));
+  Tip("v1 to v3 average the input x itself. v4 is head 0 of the current projections, with "
+      "their scaling and multiplier and a causal mask. The batch selector of the heatmaps view "
+      "picks the sequence.");
+  if (!t.error.empty()) {
+    ErrorText(t.error);
+    return;
+  }
+  if (t.steps.size() != 4) return;
+
+  // Upload what changed (once per run of the scenario).
+  for (int i = 0; i < 4; ++i) {
+    if (t.weight_maps[i].dirty) UploadMatrix(t.weight_maps[i], t.steps[i].weights, Stage::kWeights);
+    if (t.result_maps[i].dirty) UploadMatrix(t.result_maps[i], t.steps[i].result, Stage::kContext);
+  }
+
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = 6;
+  const float row_h = (avail.y - 3 * gap) / 4;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (int i = 0; i < 4; ++i) {
+    const ImVec2 a(origin.x, origin.y + i * (row_h + gap));
+    const ImVec2 b(a.x + avail.x, a.y + row_h);
+    dl->AddRectFilled(a, b, IM_COL32(255, 255, 255, i % 2 ? 6 : 12), 4.0f);
+    DrawStep(state, i, ImVec2(a.x + 6, a.y + 4), ImVec2(avail.x - 12, row_h - 8));
+  }
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + avail.y));
+  ImGui::Dummy(ImVec2(0, 0));
+  t.hover = t.hover_next;
+}
+
+}  // namespace attnlab::gui

@@ -1,0 +1,36 @@
+// tour.h: the guided tour: the notebooks' story told in the app, one short card per step beside
+// the heatmap it is about (scores -> scaling -> softmax -> why 1/sqrt(d_k) -> mask -> context),
+// each step on the preset that shows it best. The steps are data; actions.cpp moves through
+// them (TourCommand) and panels/tour_panel.cpp draws the card and the highlight.
+#pragma once
+
+#include <vector>
+
+namespace attnlab::gui {
+
+/// What a step points at.
+enum class TourTarget {
+  kNone,
+  kScores,
+  kMask,
+  kLogits,
+  kWeights,
+  kContext,
+  kPeaking,   ///< the softmax peaking panel
+  kVariance,  ///< the "why 1/sqrt(d_k)" panel
+  kControls,  ///< the controls column
+  kViews,     ///< the view switch in the menu bar
+};
+
+struct TourStep {
+  const char* title;
+  const char* text;
+  const char* preset;  ///< loaded on entering the step unless already on screen; nullptr: keep
+  TourTarget target;
+  TourTarget also = TourTarget::kNone;  ///< a second, fainter highlight
+};
+
+/// The steps, in order.
+const std::vector<TourStep>& TourSteps();
+
+}  // namespace attnlab::gui

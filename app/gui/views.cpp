@@ -1,0 +1,263 @@
+// views.cpp: see views.h.
+//
+// [SECTION] Code
+// [SECTION] The averaging trick
+// [SECTION] Compare: B's scenario, its run, the views
+// [SECTION] JSON for scripts
+#include "gui/views.h"
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "attnlab/codegen.h"
+#include "gui/plot.h"
+#include "gui/stage_info.h"
+
+namespace attnlab::gui {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Code
+
+void RefreshCode(AppState& state) {
+  CodeState& c = state.code;
+  if (!state.engine.has_result() || c.version == state.shown_version) return;
+  c.version = state.shown_version;
+  try {
+    c.text = GeneratePyTorchCode(state.shown);
+    c.error.clear();
+  } catch (const std::exception& e) {
+    c.text.clear();
+    c.error = e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The averaging trick
+
+void RefreshTrick(AppState& state) {
+  TrickState& t = state.trick;
+  if (!state.engine.has_result()) return;
+  if (t.version == state.shown_version && t.batch == state.batch) return;
+  t.version = state.shown_version;
+  t.batch = state.batch;
+  try {
+    t.steps = AveragingTrick(ShownStages(state), state.shown, state.batch);
+    t.error.clear();
+  } catch (const std::exception& e) {
+    t.steps.clear();
+    t.error = e.what();
+  }
+  for (HeatmapSlot& s : t.weight_maps) s.dirty = true;
+  for (HeatmapSlot& s : t.result_maps) s.dirty = true;
+}
+
+const char* TrickResultName(int step) {
+  static const char* names[] = {"xbow", "xbow2", "xbow3", "out"};
+  return names[std::clamp(step, 0, 3)];
+}
+
+std::string TrickVerdict(const TrickStep& step, int i, bool* shapes_differ) {
+  const bool differ = std::isinf(step.max_diff_from_v1);
+  if (shapes_differ) *shapes_differ = differ;
+  if (i == 0) return "xbow: the reference";
+  return std::string("torch.allclose(xbow, ") + TrickResultName(i) + ") \u2192 " +
+         (step.allclose_to_v1 ? "True" : "False");
+}
+
+std::string TrickMaxDiff(const AppState& state, const TrickStep& step, int i) {
+  if (i == 0) return "";
+  const std::vector<TrickStep>& steps = state.trick.steps;
+  if (std::isinf(step.max_diff_from_v1) && !steps.empty()) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s (%lld \u00D7 %lld) and xbow (%lld \u00D7 %lld) differ",
+                  TrickResultName(i), static_cast<long long>(step.result.rows()),
+                  static_cast<long long>(step.result.cols()),
+                  static_cast<long long>(steps[0].result.rows()),
+                  static_cast<long long>(steps[0].result.cols()));
+    return buf;
+  }
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "max |%s \u2212 xbow| = %.3g", TrickResultName(i),
+                step.max_diff_from_v1);
+  return buf;
+}
+
+std::string TrickRoundingNote(const TrickStep& step, int i) {
+  if (i == 0 || step.allclose_to_v1 || !(step.max_diff_from_v1 < 1e-6)) return "";
+  return "Equal up to float32 rounding. allclose allows |a - b| <= 1e-8 + 1e-5 |b|, and where "
+         "a mean is close to 0 (the tokens cancel), summing in another order moves it by more "
+         "than 1e-8. PyTorch sums in its own order, so its allclose may say True for these "
+         "numbers.";
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Compare: B's scenario, its run, the views
+
+const char* CompareModeName(CompareMode mode) {
+  switch (mode) {
+    case CompareMode::kScaled:
+      return "scaled";
+    case CompareMode::kCausal:
+      return "causal";
+    case CompareMode::kHeads:
+      return "heads";
+    case CompareMode::kTemperature:
+      return "temperature";
+    case CompareMode::kPinned:
+      return "pinned";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string MaskName(const MaskSpec& m) {
+  return m.kind == MaskKind::kNone ? "no mask" : m.kind == MaskKind::kCausal ? "causal" : "custom";
+}
+
+std::string MultiplierName(double m) { return "\u00D7" + ShortNumber(m); }
+
+/// B's scenario and the two names, or an error when the mode does not apply.
+bool MakeB(const AppState& state, Scenario* b, std::string* name_a, std::string* name_b,
+           std::string* error) {
+  const CompareState& c = state.compare;
+  const Scenario& a = state.shown;
+  *b = a;
+  switch (c.mode) {
+    case CompareMode::kScaled:
+      b->scaling.sqrt_dk = !a.scaling.sqrt_dk;
+      *name_a = a.scaling.sqrt_dk ? "scaled" : "unscaled";
+      *name_b = b->scaling.sqrt_dk ? "scaled" : "unscaled";
+      return true;
+    case CompareMode::kCausal:
+      b->mask = MaskSpec{};
+      if (a.mask.kind == MaskKind::kNone) b->mask.kind = MaskKind::kCausal;
+      *name_a = MaskName(a.mask);
+      *name_b = MaskName(b->mask);
+      return true;
+    case CompareMode::kHeads: {
+      const int64_t H = ShownStages(state).shape.H;
+      if (H < 2) {
+        *error =
+            "Head 0 vs head 1 needs two heads or more: set heads in the Projections section "
+            "(d_out must divide by it).";
+        return false;
+      }
+      *name_a = "head " + std::to_string(std::clamp<int64_t>(c.head_a, 0, H - 1));
+      *name_b = "head " + std::to_string(std::clamp<int64_t>(c.head_b, 0, H - 1));
+      return true;
+    }
+    case CompareMode::kTemperature:
+      b->scaling.multiplier = c.multiplier_b;
+      *name_a = MultiplierName(a.scaling.multiplier);
+      *name_b = MultiplierName(c.multiplier_b);
+      return true;
+    case CompareMode::kPinned:
+      if (!c.pinned) {
+        *error = "Nothing pinned yet: \"Pin current as B\" takes a snapshot of the current state.";
+        return false;
+      }
+      *b = *c.pinned;
+      *name_a = "current";
+      *name_b = "pinned";
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void RefreshCompare(AppState& state) {
+  CompareState& c = state.compare;
+  if (!state.engine.has_result()) return;
+  char key[256];
+  std::snprintf(key, sizeof key, "%llu %d %.17g %lld %lld %d %lld %lld %llu",
+                static_cast<unsigned long long>(state.shown_version), static_cast<int>(c.mode),
+                c.multiplier_b, static_cast<long long>(c.head_a), static_cast<long long>(c.head_b),
+                static_cast<int>(c.stage), static_cast<long long>(state.head),
+                static_cast<long long>(state.batch),
+                static_cast<unsigned long long>(c.pin_version));
+  if (c.key == key) return;
+  c.key = key;
+  c.upload = true;
+  c.view_a.reset();
+  c.view_b.reset();
+  c.diff.reset();
+  c.rows_a.clear();
+  c.rows_b.clear();
+  c.error.clear();
+
+  Scenario b;
+  if (!MakeB(state, &b, &c.name_a, &c.name_b, &c.error)) return;
+  try {
+    c.engine_b.Run(b);
+    c.b = b;
+  } catch (const std::exception& e) {
+    c.error = std::string("B cannot run: ") + e.what();
+    return;
+  }
+  const Stages& sa = ShownStages(state);
+  const Stages& sb = c.engine_b.stages();
+  int64_t ha = std::min(state.head, sa.shape.H - 1), hb = std::min(state.head, sb.shape.H - 1);
+  if (c.mode == CompareMode::kHeads) {
+    ha = std::clamp<int64_t>(c.head_a, 0, sa.shape.H - 1);
+    hb = std::clamp<int64_t>(c.head_b, 0, sb.shape.H - 1);
+  }
+  const int64_t ba = std::min(state.batch, sa.shape.B - 1),
+                bb = std::min(state.batch, sb.shape.B - 1);
+  const bool per_head = StageIsPerHead(c.stage);
+  try {
+    c.view_a = ExtractStage(sa, state.shown, c.stage, per_head ? ha : 0, ba);
+    c.view_b = ExtractStage(sb, c.b, c.stage, per_head ? hb : 0, bb);
+    c.rows_a = RowsPeakStats(sa.Head(sa.weights, ba, ha));
+    c.rows_b = RowsPeakStats(sb.Head(sb.weights, bb, hb));
+    c.diff = DifferenceView(*c.view_a, *c.view_b, c.name_a, c.name_b);
+  } catch (const std::exception& e) {
+    c.error = e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] JSON for scripts
+
+std::string ViewsJson(AppState& state) {
+  static const char* views[] = {"heatmaps", "trick", "compare", "code"};
+  RefreshCode(state);
+  RefreshTrick(state);
+  RefreshCompare(state);
+  nlohmann::json j;
+  j["view"] = views[static_cast<int>(state.central)];
+  j["tour"] = {{"active", state.tour.active}, {"step", state.tour.step}};
+  nlohmann::json steps = nlohmann::json::array();
+  for (size_t i = 0; i < state.trick.steps.size(); ++i) {
+    const TrickStep& s = state.trick.steps[i];
+    const int k = static_cast<int>(i);
+    nlohmann::json step = {{"name", s.name},
+                           {"allclose", s.allclose_to_v1},
+                           {"verdict", TrickVerdict(s, k)},
+                           {"max_diff", TrickMaxDiff(state, s, k)},
+                           {"rounding_note", !TrickRoundingNote(s, k).empty()}};
+    step["max_diff_value"] = std::isfinite(s.max_diff_from_v1) ? nlohmann::json(s.max_diff_from_v1)
+                                                               : nlohmann::json(nullptr);
+    steps.push_back(step);
+  }
+  j["trick"] = {{"batch", state.trick.batch}, {"steps", steps}, {"error", state.trick.error}};
+  const CompareState& c = state.compare;
+  nlohmann::json entropy_a = nlohmann::json::array(), entropy_b = nlohmann::json::array();
+  for (const PeakStats& p : c.rows_a) entropy_a.push_back(p.entropy);
+  for (const PeakStats& p : c.rows_b) entropy_b.push_back(p.entropy);
+  j["compare"] = {{"mode", CompareModeName(c.mode)},
+                  {"stage", StageName(c.stage)},
+                  {"name_a", c.name_a},
+                  {"name_b", c.name_b},
+                  {"title", c.diff ? c.diff->title : ""},
+                  {"multiplier_b", c.multiplier_b},
+                  {"error", c.error},
+                  {"entropy_a", entropy_a},
+                  {"entropy_b", entropy_b}};
+  j["code"] = {{"chars", state.code.text.size()}, {"error", state.code.error}};
+  return j.dump(1) + "\n";
+}
+
+}  // namespace attnlab::gui

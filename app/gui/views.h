@@ -1,0 +1,49 @@
+// views.h: what the trick, compare and code views show, made from the run on screen by the
+// core (GeneratePyTorchCode, AveragingTrick, ExtractStage, DifferenceView, RowsPeakStats). No
+// drawing here: the panels draw these caches, and the script's save-views writes them, so a test
+// reads exactly what the learner sees. Each Refresh does its work only when its inputs changed.
+//
+// Legend: T tokens, C channels (d_in), H heads, d_k head size.
+#pragma once
+
+#include <string>
+
+#include "attnlab/experiments.h"
+#include "gui/app_state.h"
+
+namespace attnlab::gui {
+
+/// state.code becomes GeneratePyTorchCode(state.shown), when the shown run changed.
+void RefreshCode(AppState& state);
+
+/// state.trick becomes AveragingTrick of the shown run for state.batch, when either changed.
+void RefreshTrick(AppState& state);
+
+/// The notebook's variable holding step i's result: xbow, xbow2, xbow3, out.
+const char* TrickResultName(int step);
+
+/// Step i's verdict as the notebook prints it: "torch.allclose(xbow, xbow2) \u2192 True"; for v1
+/// "xbow: the reference". `shapes_differ` is set when the result cannot be compared with v1's
+/// (v4's T x d_k against T x C).
+std::string TrickVerdict(const TrickStep& step, int i, bool* shapes_differ = nullptr);
+
+/// "max |xbow2 - xbow| = 0" or "= 1.2e-07", or why there is none (shapes differ).
+std::string TrickMaxDiff(const AppState& state, const TrickStep& step, int i);
+
+/// When allclose says False although the step equals v1 up to float32 rounding (max
+/// difference below 1e-6), why: allclose's atol of 1e-8 is stricter than float32 rounding for
+/// values near 0. "" otherwise.
+std::string TrickRoundingNote(const TrickStep& step, int i);
+
+/// The compare view's caches (B's run, the three views, the row entropies), made again when the
+/// mode, its settings, the stage, head, batch or the shown run changed.
+void RefreshCompare(AppState& state);
+
+/// The mode's short name for scripts and the layout: scaled, causal, heads, temperature, pinned.
+const char* CompareModeName(CompareMode mode);
+
+/// The views' state as JSON (the script's save-views): the central view, the tour, the trick's
+/// verdicts, the compare view's names and row entropies, the code's length. Refreshes first.
+std::string ViewsJson(AppState& state);
+
+}  // namespace attnlab::gui
