@@ -8,6 +8,7 @@
 // [SECTION] Reading screenshots: colormap colours and the hatch inside each heatmap
 // [SECTION] Every preset opens and shows its heatmaps; cells have the figure's colours
 // [SECTION] Scripted: undo/redo, export, save, bad edits, painting, session, stats
+// [SECTION] The views: code, the averaging trick, compare, the guided tour
 #include <gtest/gtest.h>
 #include <stb_image.h>
 #include <sys/wait.h>
@@ -20,7 +21,9 @@
 #include <set>
 #include <sstream>
 
+#include "attnlab/codegen.h"
 #include "attnlab/colormap.h"
+#include "attnlab/experiments.h"
 #include "attnlab/figure.h"
 #include "attnlab/file_io.h"
 #include "attnlab/pipeline.h"
@@ -139,12 +142,15 @@ struct HeatmapStats {
   double hatch_fraction = 0;     ///< pixels of the masked hatch (kMaskedLight, kMaskedStripe)
 };
 
-std::vector<HeatmapStats> Analyse(const Png& png, const std::string& layout_json) {
+/// The heatmaps of the layout's `list`: "heatmaps" (the six stages, named by "stage") or
+/// "views" (the trick's and the compare view's, named by "name").
+std::vector<HeatmapStats> Analyse(const Png& png, const std::string& layout_json,
+                                  const std::string& list = "heatmaps") {
   std::vector<HeatmapStats> out;
   const nlohmann::json layout = nlohmann::json::parse(layout_json);
-  for (const nlohmann::json& m : layout["heatmaps"]) {
+  for (const nlohmann::json& m : layout[list]) {
     HeatmapStats s;
-    s.stage = m["stage"];
+    s.stage = m.contains("stage") ? m["stage"] : m["name"];
     s.rows = m["rows"];
     s.cols = m["cols"];
     // One pixel in from the edges: the frame and the row highlight sit there.
@@ -397,6 +403,243 @@ TEST_F(Gui, AFileThatCannotBeOpenedExits2BeforeAnyWindow) {
   const Result p = RunApp("--preset no-such-preset", false);
   EXPECT_EQ(p.status, 2);
   EXPECT_NE(p.err.find("no-such-preset"), std::string::npos) << p.err;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The views: code, the averaging trick, compare, the guided tour
+
+/// Checks the extra views' heatmaps of a screenshot: named `prefix`..., `count` of them, each
+/// drawn in colormap colours with several values.
+void ExpectViewMaps(const Png& png, const std::string& layout, const std::string& prefix,
+                    size_t count) {
+  size_t seen = 0;
+  for (const HeatmapStats& m : Analyse(png, layout, "views")) {
+    if (m.stage.rfind(prefix, 0) != 0) continue;
+    ++seen;
+    EXPECT_GT(m.pixels, 1500) << m.stage;
+    EXPECT_GE(m.colormap_fraction, 0.6) << m.stage;
+    EXPECT_GE(m.distinct_colours, 4) << m.stage;
+  }
+  EXPECT_EQ(seen, count) << prefix;
+}
+
+// The code view holds `attention-lab code`'s text, copies it to the clipboard, and follows edits.
+TEST_F(Gui, CodeViewIsTheProgramOfTheCommandLine) {
+  const std::string script = Write("code.script", R"(preset dog-attacks-cat
+view code
+wait 2
+save-code )" + Path("shown.py") + R"(
+copy-code
+save-clipboard )" + Path("clipboard.py") + R"(
+temperature 2.5            # the code follows the edits
+mask causal
+save-code )" + Path("edited.py") + R"(
+save )" + Path("edited.json") + "\n");
+  const Result r =
+      RunApp("--script " + script + " --screenshot " + Path("shot.png") + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Result cli = RunApp("code dog-attacks-cat", false);
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  EXPECT_EQ(ReadFile(Path("shown.py")), cli.out);
+  EXPECT_EQ(ReadFile(Path("clipboard.py")), cli.out);
+  const Result edited = RunApp("code " + Path("edited.json"), false);
+  ASSERT_EQ(edited.status, 0) << edited.err;
+  EXPECT_EQ(ReadFile(Path("edited.py")), edited.out);
+  EXPECT_NE(edited.out.find("masked_fill"), std::string::npos);
+  EXPECT_NE(edited.out, cli.out);
+}
+
+// The trick view's verdicts are the core's AveragingTrick: on the notebook's own preset v1, v2
+// and v3 agree (allclose True) and a real head does not; on karpathy-head v4 cannot even be
+// compared (out is T x d_k, xbow T x C).
+TEST_F(Gui, TrickViewReportsTheAllcloseVerdicts) {
+  const std::string script = Write("trick.script", R"(preset karpathy-trick
+view trick
+wait 2
+save-views )" + Path("trick.json") + R"(
+preset karpathy-head
+wait 2
+save-views )" + Path("head.json") + "\n");
+  const Result r = RunApp("--script " + script + " --screenshot " + Path("shot.png") +
+                          " --layout " + Path("layout.json") + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+
+  const nlohmann::json trick = nlohmann::json::parse(ReadFile(Path("trick.json")));
+  EXPECT_EQ(trick["view"], "trick");
+  const nlohmann::json& steps = trick["trick"]["steps"];
+  ASSERT_EQ(steps.size(), 4u) << trick.dump();
+  EXPECT_TRUE(steps[1]["allclose"].get<bool>());
+  EXPECT_TRUE(steps[2]["allclose"].get<bool>());
+  EXPECT_FALSE(steps[3]["allclose"].get<bool>());
+  EXPECT_EQ(steps[1]["verdict"], "torch.allclose(xbow, xbow2) \u2192 True");
+  EXPECT_EQ(steps[3]["verdict"], "torch.allclose(xbow, out) \u2192 False");
+  EXPECT_LT(steps[2]["max_diff_value"].get<double>(), 1e-6);
+  EXPECT_GT(steps[3]["max_diff_value"].get<double>(), 0.1);
+
+  // karpathy-head, batch 0: exactly what the core says, and v4 of another shape.
+  const Scenario head = LoadPreset("karpathy-head");
+  const std::vector<TrickStep> core = AveragingTrick(RunScenario(head), head, 0);
+  const nlohmann::json head_views = nlohmann::json::parse(ReadFile(Path("head.json")));
+  const nlohmann::json& hs = head_views["trick"]["steps"];
+  ASSERT_EQ(hs.size(), 4u);
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_EQ(hs[i]["allclose"].get<bool>(), core[i].allclose_to_v1) << i;
+    // False by float32 rounding only is said so (the note), never silently.
+    EXPECT_EQ(hs[i]["rounding_note"].get<bool>(),
+              !core[i].allclose_to_v1 && core[i].max_diff_from_v1 < 1e-6)
+        << i;
+  }
+  EXPECT_LE(hs[1]["max_diff_value"].get<double>(), 2.4e-7);
+  EXPECT_LE(hs[2]["max_diff_value"].get<double>(), 2.4e-7);
+  EXPECT_FALSE(hs[3]["allclose"].get<bool>());
+  EXPECT_TRUE(hs[3]["max_diff_value"].is_null());
+  EXPECT_EQ(hs[3]["max_diff"], "out (8 \u00D7 16) and xbow (8 \u00D7 32) differ");
+
+  // The screenshot shows the four weights and four results as heatmaps.
+  const Png png = LoadPng(Path("shot.png"));
+  ASSERT_EQ(png.w, 1280);
+  const std::string layout = ReadFile(Path("layout.json"));
+  EXPECT_EQ(nlohmann::json::parse(layout)["view"], "trick");
+  EXPECT_TRUE(nlohmann::json::parse(layout)["heatmaps"].empty());  // the stage maps are hidden
+  ExpectViewMaps(png, layout, "trick_", 8);
+}
+
+/// The compare view's figure of a view made by the core alone.
+std::string CoreComparePng(const Scenario& a, const Scenario& b, const std::string& name_a,
+                           const std::string& name_b, int which) {
+  const StageView va = ExtractStage(RunScenario(a), a, Stage::kWeights, 0, 0);
+  const StageView vb = ExtractStage(RunScenario(b), b, Stage::kWeights, 0, 0);
+  const StageView view = which == 0 ? va : which == 1 ? vb : DifferenceView(va, vb, name_a, name_b);
+  return EncodePng(RenderFigure(view, FigureOptions{}));
+}
+
+// Compare exports are the very figures the core renders for A, B and A - B; the row entropies
+// are the core's; B follows each one-click variant.
+TEST_F(Gui, CompareExportsAreTheCoreFigures) {
+  const std::string script = Write("compare.script", R"(preset raschka-journey
+view compare
+compare scaled
+wait 2
+export-compare diff )" + Path("diff.png") + R"(
+export-compare a )" + Path("a.png") + R"(
+export-compare b )" + Path("b.png") + R"(
+save-views )" + Path("scaled.json") + R"(
+compare temperature 1 4
+export-compare )" + Path("temperature.png") + R"(
+compare pin                # B = the state now (multiplier 1)
+temperature 3              # A moves on
+export-compare )" + Path("pinned.png") + R"(
+heads 2
+compare heads
+save-views )" + Path("heads.json") + R"(
+undo
+compare causal
+wait 2
+)");
+  const Result r = RunApp("--script " + script + " --screenshot " + Path("shot.png") +
+                          " --layout " + Path("layout.json") + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+
+  const Scenario a = LoadPreset("raschka-journey");  // scaled
+  Scenario unscaled = a;
+  unscaled.scaling.sqrt_dk = false;
+  EXPECT_EQ(ReadFile(Path("diff.png")), CoreComparePng(a, unscaled, "scaled", "unscaled", 2));
+  EXPECT_EQ(ReadFile(Path("a.png")), CoreComparePng(a, unscaled, "scaled", "unscaled", 0));
+  EXPECT_EQ(ReadFile(Path("b.png")), CoreComparePng(a, unscaled, "scaled", "unscaled", 1));
+  Scenario hot = a;
+  hot.scaling.multiplier = 4;
+  EXPECT_EQ(ReadFile(Path("temperature.png")), CoreComparePng(a, hot, "\u00D71", "\u00D74", 2));
+  Scenario now = a;
+  now.scaling.multiplier = 3;
+  EXPECT_EQ(ReadFile(Path("pinned.png")), CoreComparePng(now, a, "current", "pinned", 2));
+
+  const nlohmann::json scaled = nlohmann::json::parse(ReadFile(Path("scaled.json")))["compare"];
+  EXPECT_EQ(scaled["name_a"], "scaled");
+  EXPECT_EQ(scaled["name_b"], "unscaled");
+  EXPECT_EQ(scaled["title"], "weights: scaled \u2212 unscaled");
+  const std::vector<PeakStats> rows_b =
+      RowsPeakStats(RunScenario(unscaled).Head(RunScenario(unscaled).weights, 0, 0));
+  ASSERT_EQ(scaled["entropy_b"].size(), rows_b.size());
+  for (size_t i = 0; i < rows_b.size(); ++i) {
+    EXPECT_DOUBLE_EQ(scaled["entropy_b"][i].get<double>(), rows_b[i].entropy) << i;
+    // Without 1/sqrt(d_k) the rows are peakier: lower entropy than A's.
+    EXPECT_LT(scaled["entropy_b"][i].get<double>(), scaled["entropy_a"][i].get<double>()) << i;
+  }
+  const nlohmann::json heads = nlohmann::json::parse(ReadFile(Path("heads.json")))["compare"];
+  EXPECT_EQ(heads["error"], "");
+  EXPECT_EQ(heads["name_a"], "head 0");
+  EXPECT_EQ(heads["name_b"], "head 1");
+
+  // The last frame: causal against none, three heatmaps in colour, B and A - B hatched only
+  // where the causal side masks.
+  const Png png = LoadPng(Path("shot.png"));
+  const std::string layout = ReadFile(Path("layout.json"));
+  ExpectViewMaps(png, layout, "compare_", 3);
+  for (const HeatmapStats& m : Analyse(png, layout, "views")) {
+    if (m.stage == "compare_a") EXPECT_EQ(m.hatch_fraction, 0.0);
+    if (m.stage == "compare_b" || m.stage == "compare_diff") EXPECT_GE(m.hatch_fraction, 0.3);
+  }
+}
+
+// The tour starts by itself on the very first plain start only, walks through the presets,
+// goes back, and can be skipped; its card never covers a heatmap.
+TEST_F(Gui, TourStartsOnceAdvancesAndCanBeSkipped) {
+  const Result first = RunApp("--frames 3 --layout " + Path("first.json"));
+  ASSERT_EQ(first.status, 0) << first.err;
+  const nlohmann::json l1 = nlohmann::json::parse(ReadFile(Path("first.json")));
+  EXPECT_TRUE(l1["tour"]["active"].get<bool>());
+  EXPECT_EQ(l1["tour"]["step"], 0);
+  const nlohmann::json card = l1["tour"]["card"];
+  ASSERT_FALSE(card.is_null());
+  for (const nlohmann::json& m : l1["heatmaps"]) {
+    const bool apart = card["x1"] <= m["x0"] || m["x1"] <= card["x0"] || card["y1"] <= m["y0"] ||
+                       m["y1"] <= card["y0"];
+    EXPECT_TRUE(apart) << "the tour card covers " << m["stage"];
+  }
+  const nlohmann::json settings =
+      nlohmann::json::parse(ReadFile(Path("config/attention-lab/settings.json")));
+  EXPECT_TRUE(settings["tour_seen"].get<bool>());
+  const Result second = RunApp("--frames 3 --layout " + Path("second.json") + " --no-autosave");
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_FALSE(nlohmann::json::parse(ReadFile(Path("second.json")))["tour"]["active"].get<bool>());
+
+  const std::string script = Write("tour.script", R"(view code
+tour start                 # back to the heatmaps, on raschka-journey
+save-views )" + Path("t0.json") + R"(
+tour next
+tour next
+tour next
+tour next                  # why 1/sqrt(d_k): scaling-demo
+save )" + Path("t4.json") + R"(
+save-views )" + Path("t4views.json") + R"(
+tour back
+save )" + Path("t3.json") + R"(
+tour skip
+save-views )" + Path("skipped.json") + R"(
+tour next                  # nothing: the tour is closed
+save )" + Path("after.json") + "\n");
+  const Result r = RunApp("--preset karpathy-head --script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json t0 = nlohmann::json::parse(ReadFile(Path("t0.json")));
+  EXPECT_EQ(t0["view"], "heatmaps");
+  EXPECT_TRUE(t0["tour"]["active"].get<bool>());
+  EXPECT_EQ(t0["tour"]["step"], 0);
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(Path("t4views.json")))["tour"]["step"], 4);
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("t4.json"))) == LoadPreset("scaling-demo"));
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("t3.json"))) == LoadPreset("raschka-journey"));
+  EXPECT_FALSE(nlohmann::json::parse(ReadFile(Path("skipped.json")))["tour"]["active"].get<bool>());
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("after.json"))) == LoadPreset("raschka-journey"));
+}
+
+TEST_F(Gui, BadViewCommandsAreRefusedBeforeAnyWindow) {
+  for (const std::string& line :
+       {"view graphs", "compare temperature 1", "compare sideways", "tour forward",
+        "export-compare c out.png", "compare-stage nothing"}) {
+    const std::string script = Write("bad.script", line + "\n");
+    const Result r = RunApp("--script " + script + " --no-autosave", false);
+    EXPECT_EQ(r.status, 2) << line;
+    EXPECT_NE(r.err.find("bad.script:1"), std::string::npos) << line << ": " << r.err;
+  }
 }
 
 }  // namespace
