@@ -459,7 +459,10 @@ wait 2
 save-views )" + Path("trick.json") + R"(
 preset karpathy-head
 wait 2
-save-views )" + Path("head.json") + "\n");
+save-views )" + Path("head.json") + R"(
+hover trick_v4_weights 4 2 # the views' maps take the mouse too (tooltip, highlights)
+wait 2
+)");
   const Result r = RunApp("--script " + script + " --screenshot " + Path("shot.png") +
                           " --layout " + Path("layout.json") + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -534,6 +537,8 @@ compare heads
 save-views )" + Path("heads.json") + R"(
 undo
 compare causal
+wait 2
+hover compare_diff 5 1
 wait 2
 )");
   const Result r = RunApp("--script " + script + " --screenshot " + Path("shot.png") +

@@ -138,6 +138,7 @@ struct CodeState {
 struct TrickState {
   uint64_t version = 0;  ///< shown_version the steps were made for (0: never)
   int64_t batch = -1;
+  double refreshed_at = -1e9;    ///< when (steady clock, s): held back during drags at large T
   std::vector<TrickStep> steps;  ///< v1..v4
   std::string error;
   /// Per step: its weights (T x T) and its result (T x C) as heatmaps.
@@ -162,6 +163,7 @@ struct CompareState {
   Engine engine_b;  ///< B's own engine: a temperature drag recomputes only B's later stages
   Scenario b;       ///< the scenario B ran
   std::string key;  ///< what the views were made from
+  double refreshed_at = -1e9;  ///< when (steady clock, s): held back during drags at large T
   std::string name_a, name_b;
   std::optional<StageView> view_a, view_b, diff;
   std::vector<PeakStats> rows_a, rows_b;   ///< RowsPeakStats of A's and B's weights

@@ -84,7 +84,7 @@ FigureOptions ViewFigureOptions(const AppState& state, const StageView& view) {
 
 bool ExportCompareMap(AppState& state, CompareMap map, const std::string& path,
                       std::string* message) {
-  RefreshCompare(state);
+  RefreshCompare(state, true);
   const CompareState& c = state.compare;
   const std::optional<StageView>& view = map == CompareMap::kA   ? c.view_a
                                          : map == CompareMap::kB ? c.view_b

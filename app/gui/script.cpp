@@ -133,7 +133,8 @@ void CheckArguments(const std::vector<std::string>& w) {
   if (c == "dialog" && w[1] != "open" && w[1] != "save" && w[1] != "export" && w[1] != "export-all")
     throw std::invalid_argument("open, save, export or export-all");
   if (c == "hover" || c == "click") {
-    StageArg(w[1]);
+    if (!ParseStage(w[1]) && w[1].rfind("trick_v", 0) != 0 && w[1].rfind("compare_", 0) != 0)
+      StageArg(w[1]);
     Integer(w[2]);
     Integer(w[3]);
   }
@@ -175,12 +176,29 @@ bool WriteText(const std::string& path, const std::string& text, std::string* wh
   return true;
 }
 
+/// The heatmap called `name`: a stage, or one of the views' maps as the layout names them
+/// (trick_v1_weights .. trick_v4_result, compare_a, compare_b, compare_diff); nullptr if none.
+const HeatmapSlot* SlotNamed(const AppState& state, const std::string& name) {
+  if (const std::optional<Stage> s = ParseStage(name)) return &state.heatmaps[StageIndex(*s)];
+  for (int i = 0; i < 4; ++i) {
+    const std::string v = "trick_v" + std::to_string(i + 1);
+    if (name == v + "_weights") return &state.trick.weight_maps[i];
+    if (name == v + "_result") return &state.trick.result_maps[i];
+  }
+  const char* compare[] = {"compare_a", "compare_b", "compare_diff"};
+  for (int i = 0; i < 3; ++i)
+    if (name == compare[i]) return &state.compare.maps[i];
+  return nullptr;
+}
+
 /// The centre of a heatmap cell on screen, from where the heatmap was drawn last frame.
-bool CellCentre(const AppState& state, Stage stage, int64_t row, int64_t col, ImVec2* pos) {
-  const HeatmapSlot& slot = state.heatmaps[StageIndex(stage)];
-  const int rows = slot.gpu.rows(), cols = slot.gpu.cols();
+bool CellCentre(const AppState& state, const std::string& map, int64_t row, int64_t col,
+                ImVec2* pos) {
+  const HeatmapSlot* slot = SlotNamed(state, map);
+  if (!slot) return false;
+  const int rows = slot->gpu.rows(), cols = slot->gpu.cols();
   if (rows <= 0 || cols <= 0 || row < 0 || col < 0 || row >= rows || col >= cols) return false;
-  const ImVec2 a = slot.image_min, b = slot.image_max;
+  const ImVec2 a = slot->image_min, b = slot->image_max;
   *pos = ImVec2(a.x + (b.x - a.x) * (col + 0.5f) / cols, a.y + (b.y - a.y) * (row + 0.5f) / rows);
   return b.x > a.x && b.y > a.y;
 }
@@ -331,7 +349,7 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
     Emit(state, Redo{});
   } else if (cmd == "hover" || cmd == "click") {
     ImVec2 pos;
-    if (!CellCentre(state, StageArg(w[1]), Integer(w[2]), Integer(w[3]), &pos)) {
+    if (!CellCentre(state, w[1], Integer(w[2]), Integer(w[3]), &pos)) {
       Fail(c, "no cell " + w[2] + ", " + w[3] + " on the " + w[1] + " heatmap");
       return;
     }

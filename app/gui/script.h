@@ -18,8 +18,10 @@
 //   head H | batch B | row R
 //   numbers auto|on|off              print cell values on the heatmaps
 //   undo | redo
-//   hover STAGE ROW COL              move the mouse over a cell (tooltip, row highlight)
-//   click STAGE ROW COL              press and release the left button there (two frames)
+//   hover MAP ROW COL                move the mouse over a cell (tooltip, row highlight); MAP is
+//                                    a STAGE or a view's map as --layout names it
+//                                    (trick_v2_weights, compare_diff, ...)
+//   click MAP ROW COL                press and release the left button there (two frames)
 //   dialog open|save|export|export-all   open that dialog (to look at it in a screenshot)
 //   view heatmaps|trick|compare|code the central view
 //   compare scaled|causal|pin        B of the compare view: sqrt(d_k) flipped, the mask flipped,

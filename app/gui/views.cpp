@@ -6,6 +6,7 @@
 // [SECTION] JSON for scripts
 #include "gui/views.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,21 @@
 #include "gui/stage_info.h"
 
 namespace attnlab::gui {
+namespace {
+
+double Seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// True when a heavy view should wait: a slider is held, T is large, and it refreshed less than
+/// kHeldRefreshSeconds ago.
+bool HoldBack(const AppState& state, double refreshed_at) {
+  const Shape& sh = ShownStages(state).shape;
+  const bool held = !state.history.open_merge_key.empty() || state.script_drag;
+  return held && sh.T * sh.T >= kHeavyCells && Seconds() - refreshed_at < kHeldRefreshSeconds;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Code
@@ -35,10 +51,12 @@ void RefreshCode(AppState& state) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] The averaging trick
 
-void RefreshTrick(AppState& state) {
+void RefreshTrick(AppState& state, bool now) {
   TrickState& t = state.trick;
   if (!state.engine.has_result()) return;
   if (t.version == state.shown_version && t.batch == state.batch) return;
+  if (!now && HoldBack(state, t.refreshed_at)) return;
+  t.refreshed_at = Seconds();
   t.version = state.shown_version;
   t.batch = state.batch;
   try {
@@ -168,7 +186,7 @@ bool MakeB(const AppState& state, Scenario* b, std::string* name_a, std::string*
 
 }  // namespace
 
-void RefreshCompare(AppState& state) {
+void RefreshCompare(AppState& state, bool now) {
   CompareState& c = state.compare;
   if (!state.engine.has_result()) return;
   char key[256];
@@ -179,6 +197,8 @@ void RefreshCompare(AppState& state) {
                 static_cast<long long>(state.batch),
                 static_cast<unsigned long long>(c.pin_version));
   if (c.key == key) return;
+  if (!now && HoldBack(state, c.refreshed_at)) return;
+  c.refreshed_at = Seconds();
   c.key = key;
   c.upload = true;
   c.view_a.reset();
@@ -224,8 +244,8 @@ void RefreshCompare(AppState& state) {
 std::string ViewsJson(AppState& state) {
   static const char* views[] = {"heatmaps", "trick", "compare", "code"};
   RefreshCode(state);
-  RefreshTrick(state);
-  RefreshCompare(state);
+  RefreshTrick(state, true);
+  RefreshCompare(state, true);
   nlohmann::json j;
   j["view"] = views[static_cast<int>(state.central)];
   j["tour"] = {{"active", state.tour.active}, {"step", state.tour.step}};

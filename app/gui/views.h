@@ -3,6 +3,10 @@
 // drawing here: the panels draw these caches, and the script's save-views writes them, so a test
 // reads exactly what the learner sees. Each Refresh does its work only when its inputs changed.
 //
+// The trick and compare views cost tens of milliseconds per refresh at T = 2048 (AveragingTrick
+// alone about 90 ms). While a slider is held on such a size they follow it at most every
+// kHeldRefreshSeconds, so the drag stays smooth; they catch up as soon as it is let go.
+//
 // Legend: T tokens, C channels (d_in), H heads, d_k head size.
 #pragma once
 
@@ -16,8 +20,13 @@ namespace attnlab::gui {
 /// state.code becomes GeneratePyTorchCode(state.shown), when the shown run changed.
 void RefreshCode(AppState& state);
 
-/// state.trick becomes AveragingTrick of the shown run for state.batch, when either changed.
-void RefreshTrick(AppState& state);
+/// From T x T cells on, the trick and compare views are held back during a drag.
+inline constexpr int64_t kHeavyCells = 512 * 512;
+inline constexpr double kHeldRefreshSeconds = 0.25;
+
+/// state.trick becomes AveragingTrick of the shown run for state.batch, when either changed
+/// (held back during a drag at large T unless `now`).
+void RefreshTrick(AppState& state, bool now = false);
 
 /// The notebook's variable holding step i's result: xbow, xbow2, xbow3, out.
 const char* TrickResultName(int step);
@@ -36,8 +45,9 @@ std::string TrickMaxDiff(const AppState& state, const TrickStep& step, int i);
 std::string TrickRoundingNote(const TrickStep& step, int i);
 
 /// The compare view's caches (B's run, the three views, the row entropies), made again when the
-/// mode, its settings, the stage, head, batch or the shown run changed.
-void RefreshCompare(AppState& state);
+/// mode, its settings, the stage, head, batch or the shown run changed (held back during a drag
+/// at large T unless `now`).
+void RefreshCompare(AppState& state, bool now = false);
 
 /// The mode's short name for scripts and the layout: scaled, causal, heads, temperature, pinned.
 const char* CompareModeName(CompareMode mode);

@@ -24,6 +24,7 @@
 #include "gui/export.h"
 #include "gui/gfx/gl.h"  // GLFW key codes (ImGui 1.86 indexes keys by the backend's codes)
 #include "gui/panels/panels.h"
+#include "gui/widgets.h"
 
 namespace attnlab::gui {
 namespace {
@@ -204,6 +205,9 @@ void DrawMainWindow(AppState& state) {
   } else {
     ImGui::BeginChild("view", ImVec2(right_w, body_h), false,
                       ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    if (!state.error.empty())  // as over the heatmaps: the view shows the last run that worked
+      ErrorText("This edit cannot run: " + state.error +
+                "  The view shows the last settings that ran; fix the setting or undo (Ctrl+Z).");
     if (!state.engine.has_result())
       ImGui::TextDisabled("Nothing has run yet.");
     else if (state.central == CentralView::kTrick)

@@ -35,10 +35,6 @@ void DrawCodePanel(AppState& state) {
       "(%lld lines)",
       static_cast<long long>(lines));
 
-  if (!state.error.empty())
-    ErrorText(
-        "The edit on the left cannot run, so this is the program of the last settings that "
-        "did (what the other views show).");
   if (!code.error.empty()) {
     ErrorText("No program: " + code.error);
     return;

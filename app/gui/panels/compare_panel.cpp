@@ -231,12 +231,18 @@ void DrawEntropies(AppState& state, ImVec2 size) {
   Tip("Entropy -\xCE\xA3 w log w of each query's weights: log n when the row spreads evenly over "
       "n keys, 0 when it is one-hot. exp(entropy) is how many keys the query averages, in "
       "effect.");
+  // Effective keys: one decimal for a few keys, whole numbers for hundreds.
+  auto keys = [](double k) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, k < 100 ? "%.1f" : "%.0f", k);
+    return std::string(buf);
+  };
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA),
-                     "A: mean %.3g nats \xE2\x89\x88 %.2g keys", sum_a / n, keys_a / n);
+                     "A: mean %.3g nats \xE2\x89\x88 %s keys", sum_a / n, keys(keys_a / n).c_str());
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorB),
-                     "B: mean %.3g nats \xE2\x89\x88 %.2g keys", sum_b / n, keys_b / n);
+                     "B: mean %.3g nats \xE2\x89\x88 %s keys", sum_b / n, keys(keys_b / n).c_str());
 
   PlotSpec spec;
   spec.id = "entropies";
@@ -250,8 +256,8 @@ void DrawEntropies(AppState& state, ImVec2 size) {
   if (T <= 24)
     for (size_t i = 0; i < T; ++i) spec.x_tick_labels.push_back(c.view_a->row_labels[i]);
   const PlotAxes axes = BeginPlot(spec);
-  PlotLine(axes, x, ea, kColorA, 2.0f);
-  PlotLine(axes, x, eb, kColorB, 2.0f, 6.0f);
+  PlotLine(axes, x, ea, kColorA, T <= 64 ? 2.0f : 1.0f);
+  PlotLine(axes, x, eb, kColorB, T <= 64 ? 2.0f : 1.0f, T <= 64 ? 6.0f : 0.0f);  // dashes need room
   if (T <= 64)
     for (size_t i = 0; i < T; ++i) {
       PlotPoint(axes, x[i], ea[i], kColorA, 3.5f);

@@ -92,7 +92,7 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size) {
     const std::string note = TrickRoundingNote(step, i);
     if (!note.empty()) {
       ImGui::SameLine(0, gap * 0.5f);
-      ImGui::TextColored(kRounding, "equal up to float32 rounding (?)");
+      ImGui::TextColored(kRounding, "only float32 rounding (?)");
       Tip(note.c_str());
     }
   }
