@@ -148,7 +148,11 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   const float row_label_w = std::clamp(slot.row_label_w, small.size, small.size * 6.0f) + 10;
   const float col_label_w = slot.col_label_w;
   const float bar_w = 12, bar_gap = 6;
-  const float tick_w = small.Measure("-0.000").x + 4;
+  // Right of the image: the colorbar and its ticks, or the legends when they are wider.
+  const bool legend_masked = !spec.mask_legend && spec.hatch && spec.any_masked;
+  float tick_w = small.Measure("-0.000").x + 4;
+  if (spec.mask_legend) tick_w = std::max(tick_w, small.Measure("1 allowed").x + 3);
+  if (legend_masked) tick_w = std::max(tick_w, small.Measure("masked").x + 4);
   const float right_w = bar_gap + bar_w + 4 + tick_w;
   const float top = origin.y + line + 4;
   const float avail_w = size.x - row_label_w - right_w;
@@ -244,7 +248,6 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   }
 
   // -- colorbar with ticks (a mask gets a two-entry legend instead), legends under it
-  const bool legend_masked = !spec.mask_legend && look.use_mask && spec.any_masked;
   const int legends = legend_masked + slot.has_nan + slot.has_inf;
   const float legend_h = legends * (small.size + 2) + (legends ? 4 : 0);
   const float bx = p1.x + bar_gap;

@@ -66,7 +66,8 @@ void Highlight(const ScreenRect& target, const ScreenRect& card, bool strong) {
   const ImVec2 from = Clamp(tc, card);
   const ImVec2 to = Clamp(cc, ScreenRect{a, b});
   const float dx = to.x - from.x, dy = to.y - from.y, len = std::hypot(dx, dy);
-  if (len < 12) return;
+  // Only to a neighbour: a long arrow would cross other heatmaps (the outline says enough).
+  if (len < 12 || len > ImGui::GetFontSize() * 5.0f) return;
   const ImVec2 u(dx / len, dy / len), n(-u.y, u.x);
   const ImVec2 tip(to.x - u.x * 2, to.y - u.y * 2);
   const ImVec2 base(tip.x - u.x * 11, tip.y - u.y * 11);
