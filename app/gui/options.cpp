@@ -7,7 +7,8 @@ namespace attnlab::gui {
 
 const char* WindowUsage() {
   return R"(Without a subcommand attention-lab opens the window:
-  attention-lab                    the last session (raschka-journey the first time)
+  attention-lab                    the last session (raschka-journey and the guided tour the
+                                   first time)
   attention-lab FILE.json          a scenario file
   attention-lab --preset ID        a shipped preset (ids: attention-lab presets)
 Testing and measuring (the run ends by itself):

@@ -1,6 +1,7 @@
 // options.h: the window's command line (everything that is not a subcommand).
 //
-//   attention-lab                         the last session (or raschka-journey the first time)
+//   attention-lab                         the last session (or raschka-journey and the guided
+//                                         tour the first time)
 //   attention-lab FILE.json               a scenario file
 //   attention-lab --preset ID             a shipped preset
 // Testing and measuring (all exit on their own):

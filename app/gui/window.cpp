@@ -224,7 +224,7 @@ void DrawMainWindow(AppState& state) {
   DrawFileDialogs(state);
   HandleShortcuts(state);
   ImGui::End();
-  DrawTourCard(state);
+  DrawTourPanel(state);
 
   // The hover found this frame drives next frame's highlights; the peaking row follows it.
   state.hover = state.hover_next;

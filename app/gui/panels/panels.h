@@ -31,6 +31,6 @@ void DrawTrickPanel(AppState& state);
 /// A against B: two heatmaps of a stage, their difference, and the row entropies.
 void DrawComparePanel(AppState& state);
 /// The guided tour's card beside the heatmap it is about, and the highlight (its own window).
-void DrawTourCard(AppState& state);
+void DrawTourPanel(AppState& state);
 
 }  // namespace attnlab::gui

@@ -79,7 +79,7 @@ void Highlight(const ScreenRect& target, const ScreenRect& card, bool strong) {
 
 }  // namespace
 
-void DrawTourCard(AppState& state) {
+void DrawTourPanel(AppState& state) {
   TourState& tour = state.tour;
   if (!tour.active) {
     tour.card = ScreenRect{};
