@@ -144,37 +144,53 @@ std::vector<TrickStep> AveragingTrick(const Stages& st, const Scenario& sc, int6
   const float neg_inf = -std::numeric_limits<float>::infinity();
   std::vector<TrickStep> steps(4);
 
-  // v1: for t: xbow[t] = mean of x[:t+1], the loop of the notebooks.
+  // v1, v2 and v3 compute the same averages in three ways. They are evaluated in double and
+  // rounded once to float32, so that float summation order (which differs between this engine
+  // and PyTorch's BLAS) cannot make torch.allclose's tight atol of 1e-8 fail on a near-zero
+  // mean: the app then agrees with the notebook's "True" whatever the data.
+  using MatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const MatrixD xd = x.cast<double>();
+
+  // v1: for t: xbow[t] = mean of x[:t+1], the loop of the notebooks (as running sums).
   TrickStep& v1 = steps[0];
   v1.name = "v1: explicit loop";
   v1.code =
       "xbow = torch.zeros((T, C))\nfor t in range(T):\n    xprev = x[:t+1]\n    xbow[t] = "
       "torch.mean(xprev, 0)";
-  v1.result.resize(T, x.cols());
+  MatrixD r1(T, x.cols());
+  Eigen::RowVectorXd running = Eigen::RowVectorXd::Zero(x.cols());
   v1.weights = Matrix::Zero(T, T);
   for (Eigen::Index t = 0; t < T; ++t) {
-    v1.result.row(t) = x.topRows(t + 1).colwise().mean();
-    v1.weights.row(t).head(t + 1).setConstant(1.0f / static_cast<float>(t + 1));
+    running += xd.row(t);
+    r1.row(t) = running / static_cast<double>(t + 1);
+    v1.weights.row(t).head(t + 1).setConstant(static_cast<float>(1.0 / (t + 1)));
   }
+  v1.result = r1.cast<float>();
   // v2: the same averages as one matrix product with a row-normalised lower triangle.
   TrickStep& v2 = steps[1];
   v2.name = "v2: tril matrix multiply";
   v2.code =
       "wei = torch.tril(torch.ones(T, T))\nwei = wei / wei.sum(1, keepdim=True)\nxbow2 = wei @ x";
-  v2.weights = Matrix::Ones(T, T).triangularView<Eigen::Lower>();
-  for (Eigen::Index t = 0; t < T; ++t) v2.weights.row(t) /= v2.weights.row(t).sum();
-  v2.result = v2.weights * x;
-  // v3: start from zeros, forbid the future with -inf, softmax: the same weights.
+  MatrixD w2 = MatrixD::Ones(T, T).triangularView<Eigen::Lower>();
+  for (Eigen::Index t = 0; t < T; ++t) w2.row(t) /= w2.row(t).sum();
+  v2.weights = w2.cast<float>();
+  v2.result = (w2.triangularView<Eigen::Lower>() * xd).cast<float>();
+  // v3: start from zeros, forbid the future with -inf, softmax: exp(0) / (t + 1), the same.
   TrickStep& v3 = steps[2];
   v3.name = "v3: masked_fill + softmax";
   v3.code =
       "tril = torch.tril(torch.ones(T, T))\nwei = torch.zeros((T, T))\n"
       "wei = wei.masked_fill(tril == 0, float('-inf'))\nwei = F.softmax(wei, dim=-1)\nxbow3 = wei "
       "@ x";
-  Matrix z = Matrix::Zero(T, T);
-  for (Eigen::Index i = 0; i < T; ++i) z.row(i).tail(T - i - 1).setConstant(neg_inf);
-  v3.weights = RowSoftmax(z);
-  v3.result = v3.weights * x;
+  MatrixD w3 = MatrixD::Zero(T, T);
+  for (Eigen::Index i = 0; i < T; ++i) {
+    // softmax of a row of zeros over keys 0..i: exp(0 - 0) / sum = 1 / (i + 1); -inf gives 0.
+    double sum = 0.0;
+    for (Eigen::Index j = 0; j <= i; ++j) sum += std::exp(0.0);
+    w3.row(i).head(i + 1).setConstant(1.0 / sum);
+  }
+  v3.weights = w3.cast<float>();
+  v3.result = (w3.triangularView<Eigen::Lower>() * xd).cast<float>();
   // v4: a real head: the zeros become q.k, so each token picks whom to listen to.
   TrickStep& v4 = steps[3];
   v4.name = "v4: self-attention head";
