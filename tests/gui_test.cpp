@@ -581,8 +581,12 @@ wait 2
   const std::string layout = ReadFile(Path("layout.json"));
   ExpectViewMaps(png, layout, "compare_", 3);
   for (const HeatmapStats& m : Analyse(png, layout, "views")) {
-    if (m.stage == "compare_a") EXPECT_EQ(m.hatch_fraction, 0.0);
-    if (m.stage == "compare_b" || m.stage == "compare_diff") EXPECT_GE(m.hatch_fraction, 0.3);
+    if (m.stage == "compare_a") {
+      EXPECT_EQ(m.hatch_fraction, 0.0);
+    }
+    if (m.stage == "compare_b" || m.stage == "compare_diff") {
+      EXPECT_GE(m.hatch_fraction, 0.3);
+    }
   }
 }
 
@@ -637,7 +641,7 @@ save )" + Path("after.json") + "\n");
 }
 
 TEST_F(Gui, BadViewCommandsAreRefusedBeforeAnyWindow) {
-  for (const std::string& line :
+  for (const char* line :
        {"view graphs", "compare temperature 1", "compare sideways", "tour forward",
         "export-compare c out.png", "compare-stage nothing"}) {
     const std::string script = Write("bad.script", line + "\n");
