@@ -644,7 +644,7 @@ TEST_F(Gui, BadViewCommandsAreRefusedBeforeAnyWindow) {
   for (const char* line :
        {"view graphs", "compare temperature 1", "compare sideways", "tour forward",
         "export-compare c out.png", "compare-stage nothing"}) {
-    const std::string script = Write("bad.script", line + "\n");
+    const std::string script = Write("bad.script", std::string(line) + "\n");
     const Result r = RunApp("--script " + script + " --no-autosave", false);
     EXPECT_EQ(r.status, 2) << line;
     EXPECT_NE(r.err.find("bad.script:1"), std::string::npos) << line << ": " << r.err;
