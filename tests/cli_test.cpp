@@ -92,8 +92,8 @@ TEST_F(Cli, ExportWritesThePngTheLibraryRenders) {
   const Result r = RunCli("export dog-attacks-cat --stage weights --scale 2 -o " + Path("w.png"));
   ASSERT_EQ(r.status, 0) << r.err;
   const Scenario s = LoadPreset("dog-attacks-cat");
-  const std::string want = EncodePng(RenderFigure(
-      ExtractStage(RunScenario(s), s, Stage::kWeights, 0, 0), {"", 2, ValuesMode::kAuto}));
+  const std::string want =
+      EncodePng(RenderFigure(ExtractStage(RunScenario(s), s, Stage::kWeights, 0, 0), {.scale = 2}));
   EXPECT_TRUE(ReadFile(Path("w.png")) == want);  // the command line adds nothing of its own
   const Result csv = RunCli("export raschka-journey --stage context -o " + Path("c.csv"));
   ASSERT_EQ(csv.status, 0) << csv.err;

@@ -110,7 +110,7 @@ TEST(RenderFigure, DataRangeGivesContrastToTinyWeights) {
   EXPECT_EQ(data.lo, 0.0f);
   EXPECT_EQ(data.hi, v.values.maxCoeff());
   FigureLayout lay;
-  const Image im = RenderFigure(v, {"", 1, ValuesMode::kAuto, RangeMode::kData}, &lay);
+  const Image im = RenderFigure(v, {.range = RangeMode::kData}, &lay);
   // The largest weight gets the top colour of the map.
   Eigen::Index r, c;
   v.values.maxCoeff(&r, &c);
@@ -150,11 +150,11 @@ TEST(RenderFigure, ScaleDoublesEverything) {
   const StageView v = View("raschka-journey", Stage::kWeights);
   FigureLayout a, b;
   const Image one = RenderFigure(v, {}, &a);
-  const Image two = RenderFigure(v, {"", 2, ValuesMode::kAuto}, &b);
+  const Image two = RenderFigure(v, {.scale = 2}, &b);
   EXPECT_EQ(b.cell, 2 * a.cell);
   EXPECT_NEAR(two.width, 2 * one.width, 8);
-  EXPECT_THROW(RenderFigure(v, {"", 9, ValuesMode::kAuto}), std::invalid_argument);
-  EXPECT_THROW(RenderFigure(v, {"jet", 1, ValuesMode::kAuto}), std::invalid_argument);
+  EXPECT_THROW(RenderFigure(v, {.scale = 9}), std::invalid_argument);
+  EXPECT_THROW(RenderFigure(v, {.colormap = "jet"}), std::invalid_argument);
 }
 
 TEST(ExtractStage, RefusesWhatTheScenarioDoesNotHave) {
@@ -263,6 +263,28 @@ TEST(DifferenceView, ScaledAgainstUnscaled) {
   EXPECT_NEAR(d.values.row(7).sum(), 0.0f, 1e-6);
   const StageView ctx = ExtractStage(RunScenario(a), a, Stage::kContext, 0, 0);
   EXPECT_THROW(DifferenceView(va, ctx, "a", "b"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+TEST(ExportAll, UsesTheTwoColormapsItIsGiven) {
+  // The window's "export all" passes its two colour choices: weights in magma, scores in rdbu.
+  const Scenario s = LoadPreset("raschka-journey");
+  const Stages st = RunScenario(s);
+  FigureOptions opt;
+  opt.sequential_colormap = "magma";
+  opt.diverging_colormap = "rdbu";
+  for (Stage stage : {Stage::kWeights, Stage::kScores}) {
+    const StageView v = ExtractStage(st, s, stage, 0, 0);
+    FigureLayout lay;
+    const Image im = RenderFigure(v, opt, &lay);
+    const Colormap& want = FindColormap(v.diverging ? "rdbu" : "magma");
+    EXPECT_EQ(Pixel(im, lay.bar_x + 5, lay.bar_y), want.lut[255]) << StageName(stage);
+  }
 }
 
 }  // namespace

@@ -58,11 +58,11 @@ bool ExportEveryStage(const AppState& state, const std::string& dir, std::string
     *message = "Not exported: nothing has run yet";
     return false;
   }
-  // ExportAll takes one colormap for every stage, so it gets the defaults; the message says so
-  // when the screen uses others.
+  // The screen's two colour choices: one for weights and the mask, one for signed stages.
   FigureOptions options;
   options.values = state.view.values;
-  const bool custom = !FigureColormap(state, false).empty() || !FigureColormap(state, true).empty();
+  options.sequential_colormap = FigureColormap(state, false);
+  options.diverging_colormap = FigureColormap(state, true);
   std::vector<std::string> written;
   try {
     written = ExportAll(ShownStages(state), state.shown, options, ExportFormat::kPng, dir);
@@ -70,8 +70,7 @@ bool ExportEveryStage(const AppState& state, const std::string& dir, std::string
     *message = std::string("Not exported: ") + e.what();
     return false;
   }
-  *message = "Saved " + std::to_string(written.size()) + " figures to " + AbsolutePath(dir) +
-             (custom ? " (in the default colours)" : "");
+  *message = "Saved " + std::to_string(written.size()) + " figures to " + AbsolutePath(dir);
   return true;
 }
 

@@ -412,8 +412,12 @@ ValueRange FigureRange(const StageView& view, RangeMode mode) {
 Image RenderFigure(const StageView& view, const FigureOptions& options, FigureLayout* layout) {
   if (options.scale < 1 || options.scale > 8)
     throw std::invalid_argument("scale " + std::to_string(options.scale) + " is outside 1..8");
-  const Colormap& cmap =
-      options.colormap.empty() ? DefaultColormap(view.diverging) : FindColormap(options.colormap);
+  const Colormap& cmap = !options.colormap.empty() ? FindColormap(options.colormap)
+                         : view.diverging && !options.diverging_colormap.empty()
+                             ? FindColormap(options.diverging_colormap)
+                         : !view.diverging && !options.sequential_colormap.empty()
+                             ? FindColormap(options.sequential_colormap)
+                             : DefaultColormap(view.diverging);
   const int s = options.scale;
   const Metrics m;
   const int rows = static_cast<int>(view.values.rows()),

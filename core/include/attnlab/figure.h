@@ -71,10 +71,13 @@ ValueRange FigureRange(const StageView& view, RangeMode mode = RangeMode::kFixed
 enum class ValuesMode { kAuto, kOn, kOff };
 
 struct FigureOptions {
-  std::string colormap;  ///< a name from Colormaps(); empty: DefaultColormap(view.diverging)
+  std::string colormap;  ///< a name from Colormaps() for every view; empty: see below
   int scale = 1;         ///< 1..8: every length of the figure (cells, fonts, margins) times scale
   ValuesMode values = ValuesMode::kAuto;
   RangeMode range = RangeMode::kFixed;
+  /// When `colormap` is empty: the map for sequential views and for diverging ones (so one
+  /// ExportAll can use the screen's two choices); empty: DefaultColormap(view.diverging).
+  std::string sequential_colormap, diverging_colormap;
 };
 
 /// An 8-bit sRGB image, rows top to bottom, 3 bytes per pixel.
