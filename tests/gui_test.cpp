@@ -316,6 +316,29 @@ save )" + Path("after.json") + "\n");
   EXPECT_EQ(files, 5);
 }
 
+// The weights' colour range: [0, largest] on screen is what the export and the command line's
+// --range data draw; the colours and the export follow the toolbar's choice.
+TEST_F(Gui, WeightsRangeDataIsExportedAsTheCommandLineDrawsIt) {
+  const std::string script = Write("range.script", R"(preset dog-attacks-cat
+weights-range data
+numbers off
+export weights )" + Path("data.png") + R"(
+weights-range fixed
+export weights )" + Path("fixed.png") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Result data = RunApp(
+      "export dog-attacks-cat --stage weights --values off --range data -o " + Path("cli-data.png"),
+      false);
+  ASSERT_EQ(data.status, 0) << data.err;
+  const Result fixed = RunApp(
+      "export dog-attacks-cat --stage weights --values off -o " + Path("cli-fixed.png"), false);
+  ASSERT_EQ(fixed.status, 0) << fixed.err;
+  EXPECT_EQ(ReadFile(Path("data.png")), ReadFile(Path("cli-data.png")));
+  EXPECT_EQ(ReadFile(Path("fixed.png")), ReadFile(Path("cli-fixed.png")));
+  EXPECT_NE(ReadFile(Path("data.png")), ReadFile(Path("fixed.png")));
+}
+
 TEST_F(Gui, BadEditShowsTheErrorAndKeepsTheLastHeatmaps) {
   const std::string shot = Path("shot.png");
   const std::string script = Write("bad.script", R"(preset raschka-journey
@@ -641,9 +664,8 @@ save )" + Path("after.json") + "\n");
 }
 
 TEST_F(Gui, BadViewCommandsAreRefusedBeforeAnyWindow) {
-  for (const char* line :
-       {"view graphs", "compare temperature 1", "compare sideways", "tour forward",
-        "export-compare c out.png", "compare-stage nothing"}) {
+  for (const char* line : {"view graphs", "compare temperature 1", "compare sideways",
+                           "tour forward", "export-compare c out.png", "compare-stage nothing"}) {
     const std::string script = Write("bad.script", std::string(line) + "\n");
     const Result r = RunApp("--script " + script + " --no-autosave", false);
     EXPECT_EQ(r.status, 2) << line;

@@ -371,6 +371,10 @@ bool Apply(AppState& state, const PendingAction& pending) {
           ClampSelection(state);
         } else if constexpr (std::is_same_v<T, SetColormap>) {
           (a.diverging ? state.view.diverging_colormap : state.view.sequential_colormap) = a.index;
+        } else if constexpr (std::is_same_v<T, SetWeightsRange>) {
+          state.view.weights_range = a.mode;
+          MarkDirty(state, Stage::kWeights);  // their colour range is derived on upload
+          MarkDirty(state, Stage::kWeightsDropped);
         } else if constexpr (std::is_same_v<T, SetView>) {
           state.central = a.view;
         } else if constexpr (std::is_same_v<T, CopyCode>) {

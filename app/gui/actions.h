@@ -96,6 +96,10 @@ struct SetColormap {
   bool diverging = false;
   int index = 0;
 };
+/// Weights colour range: [0, 1] or [0, largest weight].
+struct SetWeightsRange {
+  RangeMode mode = RangeMode::kFixed;
+};
 struct SetView {
   CentralView view = CentralView::kHeatmaps;
 };
@@ -127,8 +131,8 @@ struct Quit {};
 using Action = std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization,
                             SetDropout, LoadPresetAction, OpenScenario, EditScenario, Undo, Redo,
                             SaveScenario, ExportStage, ExportAllStages, SelectHead, SelectBatch,
-                            SelectRow, SetColormap, SetView, CopyCode, SetCompare, PinCompare,
-                            SetCompareStage, ExportCompare, TourCommand, Quit>;
+                            SelectRow, SetColormap, SetWeightsRange, SetView, CopyCode, SetCompare,
+                            PinCompare, SetCompareStage, ExportCompare, TourCommand, Quit>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

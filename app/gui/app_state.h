@@ -76,6 +76,9 @@ struct ViewOptions {
   int sequential_colormap = 0;  ///< index into Colormaps(): viridis
   int diverging_colormap = 3;   ///< coolwarm
   ValuesMode values = ValuesMode::kAuto;
+  /// Weights over [0, 1] (a sharper softmax shows as brighter cells) or over [0, largest]
+  /// (contrast at large T, where every weight is tiny). Exports follow it.
+  RangeMode weights_range = RangeMode::kFixed;
 };
 
 /// The variance experiment of the variance panel.

@@ -31,6 +31,7 @@ FigureOptions ScreenFigureOptions(const AppState& state, Stage stage) {
   FigureOptions options;
   options.colormap = FigureColormap(state, StageIsDiverging(state, stage));
   options.values = state.view.values;
+  options.range = state.view.weights_range;
   return options;
 }
 
@@ -61,6 +62,7 @@ bool ExportEveryStage(const AppState& state, const std::string& dir, std::string
   // The screen's two colour choices: one for weights and the mask, one for signed stages.
   FigureOptions options;
   options.values = state.view.values;
+  options.range = state.view.weights_range;
   options.sequential_colormap = FigureColormap(state, false);
   options.diverging_colormap = FigureColormap(state, true);
   std::vector<std::string> written;

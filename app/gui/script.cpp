@@ -53,6 +53,7 @@ const std::map<std::string, int>& Arity() {
                                                    {"quit", 0},
                                                    {"dialog", 1},
                                                    {"numbers", 1},
+                                                   {"weights-range", 1},
                                                    {"input-cell", 3},
                                                    {"view", 1},
                                                    {"compare", -1},
@@ -130,6 +131,8 @@ void CheckArguments(const std::vector<std::string>& w) {
   }
   if (c == "numbers" && w[1] != "auto" && w[1] != "on" && w[1] != "off")
     throw std::invalid_argument("auto, on or off");
+  if (c == "weights-range" && w[1] != "fixed" && w[1] != "data")
+    throw std::invalid_argument("fixed or data");
   if (c == "dialog" && w[1] != "open" && w[1] != "save" && w[1] != "export" && w[1] != "export-all")
     throw std::invalid_argument("open, save, export or export-all");
   if (c == "hover" || c == "click") {
@@ -372,6 +375,8 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
     state.view.values = w[1] == "on"    ? ValuesMode::kOn
                         : w[1] == "off" ? ValuesMode::kOff
                                         : ValuesMode::kAuto;
+  } else if (cmd == "weights-range") {
+    Emit(state, SetWeightsRange{w[1] == "data" ? RangeMode::kData : RangeMode::kFixed});
   } else if (cmd == "dialog") {
     const DialogKind kind = w[1] == "open"     ? DialogKind::kOpen
                             : w[1] == "save"   ? DialogKind::kSaveAs

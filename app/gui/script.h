@@ -17,6 +17,7 @@
 //   input-cell ROW COL VALUE         one cell of a matrix input (batch 0); VALUE may be nan or inf
 //   head H | batch B | row R
 //   numbers auto|on|off              print cell values on the heatmaps
+//   weights-range fixed|data         weights coloured over [0, 1] or [0, largest weight]
 //   undo | redo
 //   hover MAP ROW COL                move the mouse over a cell (tooltip, row highlight); MAP is
 //                                    a STAGE or a view's map as --layout names it

@@ -84,10 +84,13 @@ ValueRange AutoRangeFromScan(const StageScan& s, bool diverging) {
   return s.hi > s.lo ? ValueRange{s.lo, s.hi} : ValueRange{s.lo, s.lo + 1};
 }
 
-ValueRange StageRangeFromScan(Stage stage, const StageScan& s, bool diverging) {
+ValueRange StageRangeFromScan(Stage stage, const StageScan& s, bool diverging, RangeMode mode) {
   if (stage == Stage::kMask) return {0, 1};
-  if ((stage == Stage::kWeights || stage == Stage::kWeightsDropped) && !diverging)
-    return {0, std::max(1.0f, AutoRangeFromScan(s, false).hi)};
+  if ((stage == Stage::kWeights || stage == Stage::kWeightsDropped) && !diverging) {
+    const float hi = AutoRangeFromScan(s, false).hi;
+    if (mode == RangeMode::kData) return {0, hi > 0 ? hi : 1.0f};
+    return {0, std::max(1.0f, hi)};
+  }
   return AutoRangeFromScan(s, diverging);
 }
 

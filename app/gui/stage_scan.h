@@ -26,7 +26,9 @@ StageScan ScanStage(const Matrix& m);
 ValueRange AutoRangeFromScan(const StageScan& scan, bool diverging);
 
 /// FigureRange (figure.h) of the view ExtractStage would make of this matrix: [0, 1] for the
-/// mask, [0, max(1, hi)] for weights on a sequential map, else AutoRange.
-ValueRange StageRangeFromScan(Stage stage, const StageScan& scan, bool diverging);
+/// mask, weights on a sequential map over [0, max(1, hi)] (kFixed) or [0, hi] (kData), else
+/// AutoRange.
+ValueRange StageRangeFromScan(Stage stage, const StageScan& scan, bool diverging,
+                              RangeMode mode = RangeMode::kFixed);
 
 }  // namespace attnlab::gui

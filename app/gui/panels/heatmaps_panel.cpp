@@ -80,7 +80,7 @@ void UploadDirty(AppState& state) {
         stage == Stage::kWeights || stage == Stage::kWeightsDropped
             ? scan.has_negative
             : stage == Stage::kScores || stage == Stage::kLogits || stage == Stage::kContext;
-    slot.range = StageRangeFromScan(stage, scan, slot.diverging);
+    slot.range = StageRangeFromScan(stage, scan, slot.diverging, state.view.weights_range);
   }
 }
 
@@ -118,6 +118,20 @@ void DrawToolbar(AppState& state) {
         if (Colormaps()[i].diverging != diverging) continue;
         if (ImGui::Selectable(Colormaps()[i].name.c_str(), i == current))
           Emit(state, SetColormap{diverging, i});
+      }
+      if (!diverging) {
+        // The range of the weights' colours: fixed shows a temperature change as brighter or
+        // darker cells; data gives contrast at large T, where every weight is about 1/T.
+        ImGui::Separator();
+        const RangeMode r = state.view.weights_range;
+        if (ImGui::Selectable("range 0 \xE2\x80\x93 1", r == RangeMode::kFixed))
+          Emit(state, SetWeightsRange{RangeMode::kFixed});
+        Tip("Weights coloured over [0, 1]: a sharper softmax shows as brighter cells, and "
+            "temperatures compare at a glance.");
+        if (ImGui::Selectable("range 0 \xE2\x80\x93 largest weight", r == RangeMode::kData))
+          Emit(state, SetWeightsRange{RangeMode::kData});
+        Tip("Weights coloured over [0, the largest weight]: contrast at large T, where every "
+            "weight is tiny. The colorbar shows the range; exports follow.");
       }
       ImGui::EndCombo();
     }
