@@ -75,23 +75,11 @@ StageScan ScanStage(const Matrix& m) {
 }
 
 ValueRange AutoRangeFromScan(const StageScan& s, bool diverging) {
-  // The rules of AutoRange (colormap.cpp), from the scanned extremes.
-  if (!s.any_finite) return diverging ? ValueRange{-1, 1} : ValueRange{0, 1};
-  if (diverging) {
-    const float a = std::max(std::fabs(s.lo), std::fabs(s.hi));
-    return a > 0 ? ValueRange{-a, a} : ValueRange{-1, 1};
-  }
-  return s.hi > s.lo ? ValueRange{s.lo, s.hi} : ValueRange{s.lo, s.lo + 1};
+  return RangeFromExtremes(s.lo, s.hi, s.any_finite, diverging);
 }
 
 ValueRange StageRangeFromScan(Stage stage, const StageScan& s, bool diverging, RangeMode mode) {
-  if (stage == Stage::kMask) return {0, 1};
-  if ((stage == Stage::kWeights || stage == Stage::kWeightsDropped) && !diverging) {
-    const float hi = AutoRangeFromScan(s, false).hi;
-    if (mode == RangeMode::kData) return {0, hi > 0 ? hi : 1.0f};
-    return {0, std::max(1.0f, hi)};
-  }
-  return AutoRangeFromScan(s, diverging);
+  return StageRange(stage, diverging, s.lo, s.hi, s.any_finite, mode);
 }
 
 }  // namespace attnlab::gui

@@ -68,6 +68,15 @@ Rgb MaskedColorAt(int x, int y) {
              : kMaskedLight;
 }
 
+ValueRange RangeFromExtremes(float lo, float hi, bool any_finite, bool diverging) {
+  if (!any_finite) return diverging ? ValueRange{-1, 1} : ValueRange{0, 1};
+  if (diverging) {
+    const float a = std::max(std::fabs(lo), std::fabs(hi));
+    return a > 0 ? ValueRange{-a, a} : ValueRange{-1, 1};
+  }
+  return hi > lo ? ValueRange{lo, hi} : ValueRange{lo, lo + 1};
+}
+
 ValueRange AutoRange(const Matrix& m, bool diverging) {
   float lo = INFINITY, hi = -INFINITY;
   for (Eigen::Index i = 0; i < m.size(); ++i) {
@@ -76,12 +85,7 @@ ValueRange AutoRange(const Matrix& m, bool diverging) {
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
-  if (lo > hi) return diverging ? ValueRange{-1, 1} : ValueRange{0, 1};
-  if (diverging) {
-    const float a = std::max(std::fabs(lo), std::fabs(hi));
-    return a > 0 ? ValueRange{-a, a} : ValueRange{-1, 1};
-  }
-  return hi > lo ? ValueRange{lo, hi} : ValueRange{lo, lo + 1};
+  return RangeFromExtremes(lo, hi, lo <= hi, diverging);
 }
 
 int LutIndex(float v, const ValueRange& r) {

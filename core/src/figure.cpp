@@ -399,14 +399,26 @@ struct Metrics {
 
 }  // namespace
 
-ValueRange FigureRange(const StageView& view, RangeMode mode) {
-  if (view.stage == Stage::kMask) return {0, 1};
-  if ((view.stage == Stage::kWeights || view.stage == Stage::kWeightsDropped) && !view.diverging) {
-    const float hi = AutoRange(view.values, false).hi;
-    if (mode == RangeMode::kData) return {0, hi > 0 ? hi : 1.0f};
-    return {0, std::max(1.0f, hi)};
+ValueRange StageRange(Stage stage, bool diverging, float lo, float hi, bool any_finite,
+                      RangeMode mode) {
+  if (stage == Stage::kMask) return {0, 1};
+  if ((stage == Stage::kWeights || stage == Stage::kWeightsDropped) && !diverging) {
+    const float top = RangeFromExtremes(lo, hi, any_finite, false).hi;
+    if (mode == RangeMode::kData) return {0, top > 0 ? top : 1.0f};
+    return {0, std::max(1.0f, top)};
   }
-  return AutoRange(view.values, view.diverging);
+  return RangeFromExtremes(lo, hi, any_finite, diverging);
+}
+
+ValueRange FigureRange(const StageView& view, RangeMode mode) {
+  float lo = INFINITY, hi = -INFINITY;
+  for (Eigen::Index i = 0; i < view.values.size(); ++i) {
+    const float v = view.values.data()[i];
+    if (!std::isfinite(v)) continue;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  return StageRange(view.stage, view.diverging, lo, hi, lo <= hi, mode);
 }
 
 Image RenderFigure(const StageView& view, const FigureOptions& options, FigureLayout* layout) {

@@ -54,6 +54,10 @@ struct ValueRange {
   float lo = 0.0f, hi = 1.0f;
 };
 
+/// AutoRange's rule from the finite extremes lo <= hi of some data (any_finite: whether there
+/// was a finite value at all). Shared with the window, which finds the extremes faster.
+ValueRange RangeFromExtremes(float lo, float hi, bool any_finite, bool diverging);
+
 /// The range of the finite values of m: symmetric [-a, a] with a = max |v| for a diverging map
 /// (a = 1 when all are 0), else [min, max] (widened to [min, min + 1] when flat).
 ValueRange AutoRange(const Matrix& m, bool diverging);

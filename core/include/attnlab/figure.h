@@ -67,6 +67,11 @@ enum class RangeMode {
 /// diverging data (a = the largest finite magnitude).
 ValueRange FigureRange(const StageView& view, RangeMode mode = RangeMode::kFixed);
 
+/// FigureRange's rule for a stage from the finite extremes of its values (see
+/// RangeFromExtremes); the window uses it with extremes it scans faster.
+ValueRange StageRange(Stage stage, bool diverging, float lo, float hi, bool any_finite,
+                      RangeMode mode = RangeMode::kFixed);
+
 /// When cell values are printed: auto prints them when the grid is at most 12 x 12.
 enum class ValuesMode { kAuto, kOn, kOff };
 
