@@ -49,7 +49,8 @@ StartPoint ChooseStart(const GuiOptions& options) {
     try {
       start.scenario = LoadPreset(options.preset);
     } catch (const std::exception& e) {
-      throw StartError(std::string("--preset: ") + e.what());
+      // LoadPreset's message starts with its field, "preset: no preset ...".
+      throw StartError(std::string("--") + e.what());
     }
     start.preset_id = options.preset;
     return start;
