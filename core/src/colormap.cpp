@@ -77,7 +77,7 @@ ValueRange RangeFromExtremes(float lo, float hi, bool any_finite, bool diverging
   return hi > lo ? ValueRange{lo, hi} : ValueRange{lo, lo + 1};
 }
 
-ValueRange AutoRange(const Matrix& m, bool diverging) {
+Extremes FiniteExtremes(const Matrix& m) {
   float lo = INFINITY, hi = -INFINITY;
   for (Eigen::Index i = 0; i < m.size(); ++i) {
     const float v = m.data()[i];
@@ -85,7 +85,12 @@ ValueRange AutoRange(const Matrix& m, bool diverging) {
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
-  return RangeFromExtremes(lo, hi, lo <= hi, diverging);
+  return lo <= hi ? Extremes{lo, hi, true} : Extremes{};
+}
+
+ValueRange AutoRange(const Matrix& m, bool diverging) {
+  const Extremes e = FiniteExtremes(m);
+  return RangeFromExtremes(e.lo, e.hi, e.any_finite, diverging);
 }
 
 int LutIndex(float v, const ValueRange& r) {

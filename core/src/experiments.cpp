@@ -184,10 +184,10 @@ std::vector<TrickStep> AveragingTrick(const Stages& st, const Scenario& sc, int6
       "@ x";
   MatrixD w3 = MatrixD::Zero(T, T);
   for (Eigen::Index i = 0; i < T; ++i) {
-    // softmax of a row of zeros over keys 0..i: exp(0 - 0) / sum = 1 / (i + 1); -inf gives 0.
-    double sum = 0.0;
-    for (Eigen::Index j = 0; j <= i; ++j) sum += std::exp(0.0);
-    w3.row(i).head(i + 1).setConstant(1.0 / sum);
+    // softmax of a row of zeros over keys 0..i (the row max is 0): each allowed key gets
+    // exp(0 - 0) / (i + 1 terms of exp(0)); the -inf keys get exp(-inf) = 0.
+    const double e = std::exp(0.0 - 0.0);
+    w3.row(i).head(i + 1).setConstant(e / (e * static_cast<double>(i + 1)));
   }
   v3.weights = w3.cast<float>();
   v3.result = (w3.triangularView<Eigen::Lower>() * xd).cast<float>();

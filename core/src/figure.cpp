@@ -411,14 +411,8 @@ ValueRange StageRange(Stage stage, bool diverging, float lo, float hi, bool any_
 }
 
 ValueRange FigureRange(const StageView& view, RangeMode mode) {
-  float lo = INFINITY, hi = -INFINITY;
-  for (Eigen::Index i = 0; i < view.values.size(); ++i) {
-    const float v = view.values.data()[i];
-    if (!std::isfinite(v)) continue;
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-  }
-  return StageRange(view.stage, view.diverging, lo, hi, lo <= hi, mode);
+  const Extremes e = FiniteExtremes(view.values);
+  return StageRange(view.stage, view.diverging, e.lo, e.hi, e.any_finite, mode);
 }
 
 Image RenderFigure(const StageView& view, const FigureOptions& options, FigureLayout* layout) {

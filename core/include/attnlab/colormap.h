@@ -54,6 +54,13 @@ struct ValueRange {
   float lo = 0.0f, hi = 1.0f;
 };
 
+/// The smallest and largest finite values of m (any_finite false when there is none).
+struct Extremes {
+  float lo = 0.0f, hi = 0.0f;
+  bool any_finite = false;
+};
+Extremes FiniteExtremes(const Matrix& m);
+
 /// AutoRange's rule from the finite extremes lo <= hi of some data (any_finite: whether there
 /// was a finite value at all). Shared with the window, which finds the extremes faster.
 ValueRange RangeFromExtremes(float lo, float hi, bool any_finite, bool diverging);
