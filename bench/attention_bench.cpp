@@ -12,6 +12,7 @@
 // product, so it can beat the dense floor.
 #include <benchmark/benchmark.h>
 
+#include "attnlab/export.h"
 #include "attnlab/figure.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/rng.h"

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "attnlab/export.h"
 #include "attnlab/figure.h"
 #include "attnlab/file_io.h"
 #include "attnlab/presets.h"

@@ -3,6 +3,7 @@
 // thinned labels at T = 2048, and one golden image per preset (compared with a tolerance, since
 // a different build of the DejaVu font may move a few text pixels). Set ATTNLAB_UPDATE_GOLDENS=1
 // to rewrite the golden images after a deliberate change of the figure design.
+#include "attnlab/export.h"
 #include "attnlab/figure.h"
 
 #include <stb_image.h>

@@ -24,6 +24,7 @@
 #include "attnlab/codegen.h"
 #include "attnlab/colormap.h"
 #include "attnlab/experiments.h"
+#include "attnlab/export.h"
 #include "attnlab/figure.h"
 #include "attnlab/file_io.h"
 #include "attnlab/pipeline.h"

@@ -21,6 +21,7 @@
 
 #include "attnlab/codegen.h"
 #include "attnlab/experiments.h"
+#include "attnlab/export.h"
 #include "attnlab/figure.h"
 #include "attnlab/file_io.h"
 #include "attnlab/pipeline.h"

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "attnlab/figure.h"
+#include "attnlab/export.h"
 #include "gui/actions.h"
 
 namespace attnlab::gui {

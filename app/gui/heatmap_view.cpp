@@ -10,7 +10,6 @@
 #include <cstdio>
 
 #include "gui/plot.h"
-#include "gui/stage_scan.h"
 #include "gui/widgets.h"
 
 namespace attnlab::gui {
@@ -75,14 +74,14 @@ void UploadMatrix(HeatmapSlot& slot, const Matrix& m, Stage stage) {
     slot.gpu.Release();
     return;
   }
-  const StageScan scan = ScanStage(m);
+  const ValueScan scan = ScanValues(m);
   slot.gpu.UploadValues(m);
   slot.has_nan = scan.has_nan;
   slot.has_inf = scan.has_inf && stage != Stage::kLogits;
   slot.diverging = stage == Stage::kWeights || stage == Stage::kWeightsDropped
                        ? scan.has_negative
                        : stage != Stage::kMask;
-  slot.range = StageRangeFromScan(stage, scan, slot.diverging);
+  slot.range = StageRange(stage, slot.diverging, scan.lo, scan.hi, scan.any_finite);
   slot.dirty = false;
 }
 
@@ -91,7 +90,7 @@ void UploadView(HeatmapSlot& slot, const StageView& view) {
     slot.gpu.Release();
     return;
   }
-  const StageScan scan = ScanStage(view.values);
+  const ValueScan scan = ScanValues(view.values);
   slot.gpu.UploadValues(view.values);
   // The shader reads 1 where allowed; a view marks 1 where masked.
   slot.gpu.UploadOwnMask(view.masked.size() ? MaskMatrix((view.masked.array() == 0).cast<uint8_t>())

@@ -51,7 +51,7 @@ struct HeatmapViewHover {
 HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
                                  const HeatmapViewSpec& spec, ImVec2 origin, ImVec2 size);
 
-/// Uploads a matrix into slot and derives its colour range as StageRangeFromScan does for
+/// Uploads a matrix into slot and derives its colour range as StageRange (figure.h) does for
 /// `stage` (weights: [0, max(1, hi)] unless negative; signed stages: symmetric), NaN and inf.
 void UploadMatrix(HeatmapSlot& slot, const Matrix& m, Stage stage);
 

@@ -73,11 +73,6 @@ bool StageIsDiverging(const AppState& state, Stage stage) {
   return stage == Stage::kScores || stage == Stage::kLogits || stage == Stage::kContext;
 }
 
-bool StageIsPerHead(Stage stage) {
-  return stage == Stage::kScores || stage == Stage::kLogits || stage == Stage::kWeights ||
-         stage == Stage::kWeightsDropped;
-}
-
 bool StageHatchesMask(Stage stage) {
   return stage == Stage::kMask || stage == Stage::kLogits || stage == Stage::kWeights ||
          stage == Stage::kWeightsDropped;

@@ -22,9 +22,6 @@ const char* StageHelp(Stage stage);
 /// weights with negative entries ("sum" normalization), as in figures (ExtractStage).
 bool StageIsDiverging(const AppState& state, Stage stage);
 
-/// Stages with one matrix per head (scores, logits, weights, weights_dropped).
-bool StageIsPerHead(Stage stage);
-
 /// Stages whose masked cells are hatched (mask, logits, weights, weights_dropped).
 bool StageHatchesMask(Stage stage);
 

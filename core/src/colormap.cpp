@@ -77,19 +77,8 @@ ValueRange RangeFromExtremes(float lo, float hi, bool any_finite, bool diverging
   return hi > lo ? ValueRange{lo, hi} : ValueRange{lo, lo + 1};
 }
 
-Extremes FiniteExtremes(const Matrix& m) {
-  float lo = INFINITY, hi = -INFINITY;
-  for (Eigen::Index i = 0; i < m.size(); ++i) {
-    const float v = m.data()[i];
-    if (!std::isfinite(v)) continue;
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-  }
-  return lo <= hi ? Extremes{lo, hi, true} : Extremes{};
-}
-
 ValueRange AutoRange(const Matrix& m, bool diverging) {
-  const Extremes e = FiniteExtremes(m);
+  const ValueScan e = ScanValues(m);
   return RangeFromExtremes(e.lo, e.hi, e.any_finite, diverging);
 }
 

@@ -22,7 +22,6 @@
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
 #include "gui/stage_info.h"
-#include "gui/stage_scan.h"
 #include "gui/widgets.h"
 
 namespace attnlab::gui {
@@ -56,12 +55,12 @@ void UploadDirty(AppState& state) {
   }
   if (jobs.empty()) return;
   auto scan_all = [jobs] {
-    std::vector<StageScan> scans;
-    for (const auto& [i, m] : jobs) scans.push_back(ScanStage(*m));
+    std::vector<ValueScan> scans;
+    for (const auto& [i, m] : jobs) scans.push_back(ScanValues(*m));
     return scans;
   };
-  std::future<std::vector<StageScan>> pending;
-  std::vector<StageScan> scans;
+  std::future<std::vector<ValueScan>> pending;
+  std::vector<ValueScan> scans;
   const bool helper = cells > (1 << 20);
   if (helper) pending = std::async(std::launch::async, scan_all);
   for (const auto& [i, m] : jobs) state.heatmaps[i].gpu.UploadValues(*m);
@@ -70,7 +69,7 @@ void UploadDirty(AppState& state) {
   for (size_t k = 0; k < jobs.size(); ++k) {
     const int i = jobs[k].first;
     const Stage stage = StageAt(i);
-    const StageScan& scan = scans[k];
+    const ValueScan& scan = scans[k];
     HeatmapSlot& slot = state.heatmaps[i];
     // NaN and inf arise after normalization (naive overflow, a zero sum); negative weights
     // ("sum") switch the weights to a diverging map, as ExtractStage does.
@@ -80,7 +79,7 @@ void UploadDirty(AppState& state) {
         stage == Stage::kWeights || stage == Stage::kWeightsDropped
             ? scan.has_negative
             : stage == Stage::kScores || stage == Stage::kLogits || stage == Stage::kContext;
-    slot.range = StageRangeFromScan(stage, scan, slot.diverging, state.view.weights_range);
+    slot.range = StageRange(stage, slot.diverging, scan.lo, scan.hi, scan.any_finite, state.view.weights_range);
   }
 }
 

@@ -54,12 +54,18 @@ struct ValueRange {
   float lo = 0.0f, hi = 1.0f;
 };
 
-/// The smallest and largest finite values of m (any_finite false when there is none).
-struct Extremes {
-  float lo = 0.0f, hi = 0.0f;
+/// One pass over a matrix for what its heatmap needs: the finite extremes (for the colour
+/// range) and whether NaN, +-inf or negative finite values occur (legends; weights switching to
+/// a diverging map). Vectorised (8 floats a step with AVX, else 4): about 1 ms for the 4M cells
+/// of a T = 2048 stage.
+struct ValueScan {
+  float lo = 0.0f, hi = 0.0f;  ///< finite min and max (valid when any_finite)
   bool any_finite = false;
+  bool has_nan = false;
+  bool has_inf = false;
+  bool has_negative = false;  ///< a finite value < 0
 };
-Extremes FiniteExtremes(const Matrix& m);
+ValueScan ScanValues(const Matrix& m);
 
 /// AutoRange's rule from the finite extremes lo <= hi of some data (any_finite: whether there
 /// was a finite value at all). Shared with the window, which finds the extremes faster.

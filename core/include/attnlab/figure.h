@@ -18,43 +18,9 @@
 
 #include "attnlab/colormap.h"
 #include "attnlab/pipeline.h"
+#include "attnlab/stage_view.h"
 
 namespace attnlab {
-
-/// The stages a figure can show.
-enum class Stage { kScores, kMask, kLogits, kWeights, kWeightsDropped, kContext };
-
-/// "scores", "mask", "logits", "weights", "weights_dropped", "context".
-const char* StageName(Stage stage);
-/// The stage called `name`, or nullopt.
-std::optional<Stage> ParseStage(const std::string& name);
-/// Every stage, in pipeline order.
-const std::vector<Stage>& AllStages();
-
-/// One matrix of one stage, ready to draw.
-struct StageView {
-  Stage stage = Stage::kWeights;
-  int64_t head = 0, batch = 0;
-  Matrix values;                        ///< T x T (context: T x d_out)
-  std::vector<std::string> row_labels;  ///< T query tokens
-  std::vector<std::string> col_labels;  ///< T key tokens (context: "d0".."d{d_out-1}")
-  MaskMatrix masked;               ///< 1 where the cell is masked (drawn hatched); may be empty
-  bool diverging = false;          ///< signed data: a diverging colormap centred on zero
-  std::string title;               ///< e.g. "weights, head 0, batch 0 (scaled, multiplier 1)"
-  std::string row_axis, col_axis;  ///< "query", "key" (context: "query", "dimension")
-};
-
-/// The view of `stage` for `head` (per-head stages only) and `batch` of a run of `scenario`.
-/// Errors: std::invalid_argument naming the culprit ("head 3 is out of range: the scenario has
-/// 2 heads (0..1)", "weights_dropped needs dropout p > 0").
-StageView ExtractStage(const Stages& stages, const Scenario& scenario, Stage stage, int64_t head,
-                       int64_t batch);
-
-/// The compare view's difference: a - b cell by cell (same shape required), drawn on a
-/// diverging map; masked where either is masked; titled "<stage>: A - B" with the two given
-/// names. Errors: std::invalid_argument when the shapes differ (naming both).
-StageView DifferenceView(const StageView& a, const StageView& b, const std::string& name_a,
-                         const std::string& name_b);
 
 /// How the colour range of weights is chosen.
 enum class RangeMode {
@@ -113,29 +79,5 @@ class FontError : public std::runtime_error {
 /// colormap or a scale outside 1..8.
 Image RenderFigure(const StageView& view, const FigureOptions& options,
                    FigureLayout* layout = nullptr);
-
-/// PNG bytes of an image (stb_image_write).
-std::string EncodePng(const Image& image);
-
-/// The matrix as CSV: a header row "query,<col labels>", then one row per query token.
-std::string StageCsv(const StageView& view);
-
-/// The matrix as a NumPy .npy file (float32, C order, shape (rows, cols)).
-std::string StageNpy(const StageView& view);
-
-/// Output formats of an export.
-enum class ExportFormat { kPng, kCsv, kNpy };
-
-/// Renders (or serialises) one view and writes it atomically to `path`.
-/// Errors: FileError (unwritable path), FontError, std::invalid_argument.
-void ExportView(const StageView& view, const FigureOptions& options, ExportFormat format,
-                const std::string& path);
-
-/// Every stage, head and batch of a run into `dir` (created if missing), one file each, named
-/// "<stage>[_h<head>][_b<batch>].<ext>" (head and batch parts only when there are several).
-/// Returns the paths written. Errors as ExportView.
-std::vector<std::string> ExportAll(const Stages& stages, const Scenario& scenario,
-                                   const FigureOptions& options, ExportFormat format,
-                                   const std::string& dir);
 
 }  // namespace attnlab

@@ -1,12 +1,12 @@
-// stage_scan.cpp: see stage_scan.h. GCC/Clang vector extensions: 8 floats per step where AVX is
-// on (the build uses -march=native), else 4 (SSE2, every x86-64; NEON on ARM64).
-#include "gui/stage_scan.h"
-
+// scan.cpp: ScanValues (colormap.h). GCC/Clang vector extensions: 8 floats per step where AVX is
+// on, else 4 (SSE2 on every x86-64, NEON on ARM64); the tail runs one value at a time.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-namespace attnlab::gui {
+#include "attnlab/colormap.h"
+
+namespace attnlab {
 namespace {
 
 #ifdef __AVX__
@@ -19,7 +19,7 @@ typedef int Ints __attribute__((vector_size(kLanes * 4)));
 
 }  // namespace
 
-StageScan ScanStage(const Matrix& m) {
+ValueScan ScanValues(const Matrix& m) {
   const float* d = m.data();
   const Eigen::Index n = m.size();
   Floats lo, hi, infinity;
@@ -47,7 +47,7 @@ StageScan ScanStage(const Matrix& m) {
     inf |= is_inf;
     neg |= (v < zero) & ~bad;
   }
-  StageScan s;
+  ValueScan s;
   float l = INFINITY, h = -INFINITY;
   for (int i = 0; i < kLanes; ++i) {
     l = std::min(l, lo[i]);
@@ -69,17 +69,8 @@ StageScan ScanStage(const Matrix& m) {
     }
   }
   s.any_finite = l <= h;
-  s.lo = l;
-  s.hi = h;
+  if (s.any_finite) s.lo = l, s.hi = h;
   return s;
 }
 
-ValueRange AutoRangeFromScan(const StageScan& s, bool diverging) {
-  return RangeFromExtremes(s.lo, s.hi, s.any_finite, diverging);
-}
-
-ValueRange StageRangeFromScan(Stage stage, const StageScan& s, bool diverging, RangeMode mode) {
-  return StageRange(stage, diverging, s.lo, s.hi, s.any_finite, mode);
-}
-
-}  // namespace attnlab::gui
+}  // namespace attnlab
