@@ -3,7 +3,6 @@
 // thinned labels at T = 2048, and one golden image per preset (compared with a tolerance, since
 // a different build of the DejaVu font may move a few text pixels). Set ATTNLAB_UPDATE_GOLDENS=1
 // to rewrite the golden images after a deliberate change of the figure design.
-#include "attnlab/export.h"
 #include "attnlab/figure.h"
 
 #include <stb_image.h>
@@ -11,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "attnlab/export.h"
 #include "attnlab/file_io.h"
 #include "attnlab/presets.h"
 #include "test_util.h"
@@ -111,7 +111,14 @@ TEST(RenderFigure, DataRangeGivesContrastToTinyWeights) {
   EXPECT_EQ(data.lo, 0.0f);
   EXPECT_EQ(data.hi, v.values.maxCoeff());
   FigureLayout lay;
-  const Image im = RenderFigure(v, {.range = RangeMode::kData}, &lay);
+  const Image im = RenderFigure(
+      v,
+      [] {
+        FigureOptions o;
+        o.range = RangeMode::kData;
+        return o;
+      }(),
+      &lay);
   // The largest weight gets the top colour of the map.
   Eigen::Index r, c;
   v.values.maxCoeff(&r, &c);
@@ -155,7 +162,13 @@ TEST(RenderFigure, ScaleDoublesEverything) {
   EXPECT_EQ(b.cell, 2 * a.cell);
   EXPECT_NEAR(two.width, 2 * one.width, 8);
   EXPECT_THROW(RenderFigure(v, {.scale = 9}), std::invalid_argument);
-  EXPECT_THROW(RenderFigure(v, {.colormap = "jet"}), std::invalid_argument);
+  EXPECT_THROW(RenderFigure(v,
+                            [] {
+                              FigureOptions o;
+                              o.colormap = "jet";
+                              return o;
+                            }()),
+               std::invalid_argument);
 }
 
 TEST(ExtractStage, RefusesWhatTheScenarioDoesNotHave) {

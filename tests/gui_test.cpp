@@ -226,6 +226,21 @@ TEST_P(GuiPreset, ScreenshotShowsTheHeatmaps) {
   ASSERT_EQ(png.h, 800);
   ExpectHeatmaps(Analyse(png, ReadFile(layout)), LoadPreset(id), id);
   EXPECT_FALSE(fs::exists(Path("config/attention-lab/last-session.json")));  // --no-autosave
+
+  // Screen and figure draw from one presentation model: each heatmap's spec on screen (title,
+  // labels, colormap, range, ticks, legends, values) is the exported figure's.
+  const Scenario sc = LoadPreset(id);
+  const Stages st = RunScenario(sc);
+  int compared = 0;
+  const nlohmann::json drawn = nlohmann::json::parse(ReadFile(layout));
+  for (const nlohmann::json& m : drawn["heatmaps"]) {
+    const Stage stage = *ParseStage(m["stage"].get<std::string>());
+    const StageView view = ExtractStage(st, sc, stage, 0, 0);
+    EXPECT_EQ(m["spec"], HeatmapSpecJson(FigureSpec(view, FigureOptions{})))
+        << id << " " << StageName(stage);
+    ++compared;
+  }
+  EXPECT_GE(compared, 5) << id;
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, GuiPreset, ::testing::ValuesIn(PresetIds()),
@@ -536,8 +551,8 @@ std::string CoreComparePng(const Scenario& a, const Scenario& b, const std::stri
                            const std::string& name_b, int which) {
   const StageView va = ExtractStage(RunScenario(a), a, Stage::kWeights, 0, 0);
   const StageView vb = ExtractStage(RunScenario(b), b, Stage::kWeights, 0, 0);
-  const StageView view = which == 0 ? va : which == 1 ? vb : DifferenceView(va, vb, name_a, name_b);
-  return EncodePng(RenderFigure(view, FigureOptions{}));
+  const ComparedViews v = CompareViews(va, vb, name_a, name_b);
+  return EncodePng(RenderFigure(which == 0 ? v.a : which == 1 ? v.b : v.diff, FigureOptions{}));
 }
 
 // Compare exports are the very figures the core renders for A, B and A - B; the row entropies

@@ -24,6 +24,7 @@
 #include "attnlab/colormap.h"
 #include "attnlab/experiments.h"
 #include "attnlab/figure.h"
+#include "attnlab/heatmap_spec.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/scenario.h"
 #include "gui/actions.h"
@@ -36,14 +37,17 @@ inline constexpr int kStageCount = 6;
 inline int StageIndex(Stage s) { return static_cast<int>(s); }
 inline Stage StageAt(int index) { return static_cast<Stage>(index); }
 
-/// One heatmap on screen: its GPU textures and what was derived when it was uploaded.
+/// One heatmap on screen: its GPU textures, the scan of the uploaded matrix and the
+/// presentation the core decides for it (heatmap_spec.h): the window draws only from `spec`.
 struct HeatmapSlot {
   HeatmapTexture gpu;
-  bool dirty = true;       ///< the stage matrix changed: upload again before drawing
-  ValueRange range;        ///< StageRange of the uploaded matrix (the colorbar's ends)
-  bool diverging = false;  ///< signed colours (weights only when some are negative)
-  bool has_nan = false;    ///< some cell is NaN (drawn magenta; the legend says so)
-  bool has_inf = false;    ///< some unmasked cell is +-inf (softmax_naive overflow)
+  bool dirty = true;                 ///< the stage matrix changed: upload again before drawing
+  ValueScan scan;                    ///< ScanValues of the uploaded matrix
+  bool any_masked = false;           ///< some cell of the uploaded matrix is masked
+  HeatmapContent content;            ///< what it shows (title, labels, signed or not)
+  HeatmapSpec spec;                  ///< content + colours under spec_options (MakeHeatmapSpec)
+  PresentationOptions spec_options;  ///< the options spec was made with
+  bool has_spec = false;
   ImVec2 image_min{0, 0}, image_max{0, 0};  ///< where the image was drawn last frame
   float row_label_w = 0, col_label_w = 0;   ///< widest labels, measured once per input run
   int labels_input_run = -1, labels_rows = 0, labels_cols = 0;
@@ -197,6 +201,9 @@ struct AppState {
   std::string recomputed;       ///< which stage groups the last run recomputed, for the status bar
   Matrix mask_values;           ///< stages.mask as floats, for the mask heatmap
   bool any_masked = false;      ///< stages.mask forbids some cell (legends show the hatch)
+  std::vector<std::string> token_labels;  ///< TokenLabels(stages.tokens): both axes' labels
+  int64_t token_labels_run = -1;          ///< engine input count they were made for
+  std::string contents_key;               ///< what the stage heatmaps' contents were made from
 
   // -- what is looked at
   int64_t head = 0, batch = 0;

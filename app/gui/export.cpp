@@ -5,20 +5,13 @@
 #include <filesystem>
 
 #include "gui/app_state.h"
+#include "gui/heatmap_view.h"
 #include "gui/session.h"
 #include "gui/stage_info.h"
 #include "gui/views.h"
 
 namespace attnlab::gui {
 namespace {
-
-/// The figure colormap for one kind of data: "" when the screen uses the default, so a
-/// default export is the same file as `attention-lab export` writes.
-std::string FigureColormap(const AppState& state, bool diverging) {
-  const int index = diverging ? state.view.diverging_colormap : state.view.sequential_colormap;
-  const Colormap& cm = Colormaps().at(index);
-  return &cm == &DefaultColormap(diverging) ? "" : cm.name;
-}
 
 /// "out" -> "out.png"; paths with an extension are left alone.
 std::string WithPng(const std::string& path) {
@@ -27,11 +20,9 @@ std::string WithPng(const std::string& path) {
 
 }  // namespace
 
-FigureOptions ScreenFigureOptions(const AppState& state, Stage stage) {
+FigureOptions ScreenFigureOptions(const AppState& state) {
   FigureOptions options;
-  options.colormap = FigureColormap(state, StageIsDiverging(state, stage));
-  options.values = state.view.values;
-  options.range = state.view.weights_range;
+  static_cast<PresentationOptions&>(options) = ScreenPresentation(state);
   return options;
 }
 
@@ -45,7 +36,7 @@ bool ExportOneStage(const AppState& state, Stage stage, const std::string& path,
   try {
     const int64_t head = StageIsPerHead(stage) ? state.head : 0;
     const StageView view = ExtractStage(ShownStages(state), state.shown, stage, head, state.batch);
-    ExportView(view, ScreenFigureOptions(state, stage), ExportFormat::kPng, file);
+    ExportView(view, ScreenFigureOptions(state), ExportFormat::kPng, file);
   } catch (const std::exception& e) {
     *message = std::string("Not exported: ") + e.what();
     return false;
@@ -59,12 +50,7 @@ bool ExportEveryStage(const AppState& state, const std::string& dir, std::string
     *message = "Not exported: nothing has run yet";
     return false;
   }
-  // The screen's two colour choices: one for weights and the mask, one for signed stages.
-  FigureOptions options;
-  options.values = state.view.values;
-  options.range = state.view.weights_range;
-  options.sequential_colormap = FigureColormap(state, false);
-  options.diverging_colormap = FigureColormap(state, true);
+  const FigureOptions options = ScreenFigureOptions(state);
   std::vector<std::string> written;
   try {
     written = ExportAll(ShownStages(state), state.shown, options, ExportFormat::kPng, dir);
@@ -74,13 +60,6 @@ bool ExportEveryStage(const AppState& state, const std::string& dir, std::string
   }
   *message = "Saved " + std::to_string(written.size()) + " figures to " + AbsolutePath(dir);
   return true;
-}
-
-FigureOptions ViewFigureOptions(const AppState& state, const StageView& view) {
-  FigureOptions options;
-  options.colormap = FigureColormap(state, view.diverging);
-  options.values = state.view.values;
-  return options;
 }
 
 bool ExportCompareMap(AppState& state, CompareMap map, const std::string& path,
@@ -96,7 +75,7 @@ bool ExportCompareMap(AppState& state, CompareMap map, const std::string& path,
   }
   const std::string file = WithPng(path);
   try {
-    ExportView(*view, ViewFigureOptions(state, *view), ExportFormat::kPng, file);
+    ExportView(*view, ScreenFigureOptions(state), ExportFormat::kPng, file);
   } catch (const std::exception& e) {
     *message = std::string("Not exported: ") + e.what();
     return false;

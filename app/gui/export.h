@@ -11,8 +11,9 @@ namespace attnlab::gui {
 
 struct AppState;
 
-/// The figure options matching the screen: its colormaps and cell-value setting.
-FigureOptions ScreenFigureOptions(const AppState& state, Stage stage);
+/// The figure options matching the screen: ScreenPresentation (colormaps, weights range, cell
+/// values) at scale 1, for every export from the window.
+FigureOptions ScreenFigureOptions(const AppState& state);
 
 /// Writes one stage (current head and batch) as PNG to `path`. Returns false with the reason in
 /// *message on failure; on success *message says where the file went.
@@ -24,10 +25,6 @@ bool ExportEveryStage(const AppState& state, const std::string& dir, std::string
 
 /// A default file name for a stage of the current view: "weights_h0_b0.png".
 std::string DefaultExportName(const AppState& state, Stage stage);
-
-/// The figure options of any view drawn on screen: the screen's colormap for its kind of data
-/// ("" when that is the default) and its cell-value setting.
-FigureOptions ViewFigureOptions(const AppState& state, const StageView& view);
 
 /// Writes one heatmap of the compare view (A, B, or the difference A - B) as PNG, through
 /// ExportView of the very StageView on screen. Same reporting as ExportOneStage.

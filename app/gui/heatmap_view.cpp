@@ -1,13 +1,16 @@
-// heatmap_view.cpp: see heatmap_view.h.
+// heatmap_view.cpp: see heatmap_view.h. Every presentation rule (title, labels, colours, ticks,
+// legends, value text and its ink) comes from the slot's HeatmapSpec (core heatmap_spec.h), the
+// same one the figures are drawn from; this file only lays it out in ImGui and reports hovers.
 //
-// [SECTION] Helpers: label fonts, fitting, swatches, cell text
-// [SECTION] Uploads
-// [SECTION] DrawHeatmapView: layout, image, values, labels, colorbar, hover, highlights
+// [SECTION] Helpers: label font, swatches
+// [SECTION] Uploads and specs
+// [SECTION] Layout
+// [SECTION] Painting: heading, image, values, labels, colorbar, legends, highlights
+// [SECTION] DrawHeatmapView
 #include "gui/heatmap_view.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "gui/plot.h"
 #include "gui/widgets.h"
@@ -16,25 +19,18 @@ namespace attnlab::gui {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] Helpers: label fonts, fitting, swatches, cell text
+// [SECTION] Helpers: label font, swatches
 
 struct LabelFont {
   ImFont* font;
   float size;
-  ImVec2 Measure(const std::string& s) const {
-    return font->CalcTextSizeA(size, FLT_MAX, 0.0f, s.c_str());
+  ImVec2 Measure(std::string_view s) const {
+    return font->CalcTextSizeA(size, FLT_MAX, 0.0f, s.data(), s.data() + s.size());
+  }
+  MeasureText Measurer() const {
+    return [f = *this](std::string_view s) { return f.Measure(s).x; };
   }
 };
-
-/// A label cut to max_w pixels with an ellipsis.
-std::string Fit(const LabelFont& f, std::string s, float max_w) {
-  if (f.Measure(s).x <= max_w) return s;
-  while (!s.empty() && f.Measure(s + "\xE2\x80\xA6").x > max_w) {
-    s.pop_back();
-    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
-  }
-  return s + "\xE2\x80\xA6";
-}
 
 ImU32 ToU32(Rgb c) { return IM_COL32(c.r, c.g, c.b, 255); }
 
@@ -47,281 +43,355 @@ void AddMaskedSwatch(ImDrawList* dl, ImVec2 a, ImVec2 b) {
   dl->PopClipRect();
 }
 
-std::string CellText(float v) {
-  char buf[16];
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  const float a = std::fabs(v);
-  std::snprintf(buf, sizeof buf, a < 10 ? "%.2f" : (a < 100 ? "%.1f" : "%.0f"), v);
-  return buf;
+/// A legend entry's swatch: the colours the cells it explains have.
+void AddLegendSwatch(ImDrawList* dl, const HeatmapSpec& spec, LegendKind kind, ImVec2 a, ImVec2 b) {
+  switch (kind) {
+    case LegendKind::kAllowed:
+      dl->AddRectFilled(a, b, ToU32(spec.colormap->lut[255]));
+      break;
+    case LegendKind::kMasked:
+      AddMaskedSwatch(dl, a, b);
+      break;
+    case LegendKind::kNan:
+      dl->AddRectFilled(a, b, ToU32(kNanColor));
+      break;
+    case LegendKind::kInf: {  // +inf and -inf take the scale's two ends
+      const float mid = std::floor((a.x + b.x) * 0.5f);
+      dl->AddRectFilled(a, ImVec2(mid, b.y), ToU32(spec.colormap->lut[0]));
+      dl->AddRectFilled(ImVec2(mid, a.y), b, ToU32(spec.colormap->lut[255]));
+      break;
+    }
+  }
+}
+
+int ColormapIndex(const Colormap* cm) {
+  const auto& all = Colormaps();
+  for (size_t i = 0; i < all.size(); ++i)
+    if (&all[i] == cm) return static_cast<int>(i);
+  return 0;
+}
+
+const std::string& LabelAt(const std::vector<std::string>& labels, int64_t i) {
+  static const std::string none;
+  return i >= 0 && static_cast<size_t>(i) < labels.size() ? labels[i] : none;
 }
 
 }  // namespace
 
-std::string CellNumber(double v) {
-  char buf[32];
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Uploads and specs
+
+PresentationOptions ScreenPresentation(const AppState& state) {
+  PresentationOptions o;
+  o.sequential_colormap = Colormaps()[state.view.sequential_colormap].name;
+  o.diverging_colormap = Colormaps()[state.view.diverging_colormap].name;
+  o.range = state.view.weights_range;
+  o.values = state.view.values;
+  return o;
 }
 
-// ---------------------------------------------------------------------------------------------
-// [SECTION] Uploads
+void EnsureSpec(HeatmapSlot& slot, const PresentationOptions& options) {
+  if (slot.has_spec && slot.spec_options == options) return;
+  const int64_t rows = slot.gpu.has_values() ? slot.gpu.rows() : 0;
+  const int64_t cols = slot.gpu.has_values() ? slot.gpu.cols() : 0;
+  slot.spec = MakeHeatmapSpec(slot.content, rows, cols, slot.scan, slot.any_masked, options);
+  slot.spec_options = options;
+  slot.has_spec = true;
+}
 
-void UploadMatrix(HeatmapSlot& slot, const Matrix& m, Stage stage) {
+void UploadMatrix(HeatmapSlot& slot, const Matrix& m, const HeatmapContent& content,
+                  const MaskMatrix& masked) {
+  slot.dirty = false;
+  slot.has_spec = false;
   if (m.size() == 0) {
     slot.gpu.Release();
     return;
   }
-  const ValueScan scan = ScanValues(m);
+  slot.scan = ScanValues(m);
   slot.gpu.UploadValues(m);
-  slot.has_nan = scan.has_nan;
-  slot.has_inf = scan.has_inf && stage != Stage::kLogits;
-  slot.diverging = stage == Stage::kWeights || stage == Stage::kWeightsDropped
-                       ? scan.has_negative
-                       : stage != Stage::kMask;
-  slot.range = StageRange(stage, slot.diverging, scan.lo, scan.hi, scan.any_finite);
-  slot.dirty = false;
+  // The shader reads 1 where allowed; a view marks 1 where masked.
+  slot.gpu.UploadOwnMask(masked.size() ? MaskMatrix((masked.array() == 0).cast<uint8_t>())
+                                       : MaskMatrix());
+  slot.any_masked = masked.size() > 0 && masked.any();
+  slot.content = content;
 }
 
 void UploadView(HeatmapSlot& slot, const StageView& view) {
-  if (view.values.size() == 0) {
-    slot.gpu.Release();
+  UploadMatrix(slot, view.values, view, view.masked);
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Layout
+
+/// Where everything of one heatmap goes this frame.
+struct ViewLayout {
+  int rows = 0, cols = 0;
+  float row_label_w = 0, col_label_h = 0, bar_h = 0;
+  bool rotate = false;
+  float cw = 0, ch = 0;  // cell width and height
+  ImVec2 p0, p1;         // the image
+  float avail_h = 0;
+};
+
+constexpr float kBarW = 12, kBarGap = 6;
+
+/// Label widths from up to ~256 labels spread over the whole range (T may be 2048), measured
+/// again only when the labels change.
+void MeasureLabels(HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFont& small, int rows,
+                   int cols) {
+  if (slot.labels_input_run == view.labels_key && slot.labels_rows == rows &&
+      slot.labels_cols == cols)
     return;
-  }
-  const ValueScan scan = ScanValues(view.values);
-  slot.gpu.UploadValues(view.values);
-  // The shader reads 1 where allowed; a view marks 1 where masked.
-  slot.gpu.UploadOwnMask(view.masked.size() ? MaskMatrix((view.masked.array() == 0).cast<uint8_t>())
-                                            : MaskMatrix());
-  slot.has_nan = scan.has_nan;
-  slot.has_inf = scan.has_inf && view.stage != Stage::kLogits;
-  slot.diverging = view.diverging;
-  slot.range = FigureRange(view);
-  slot.dirty = false;
+  const HeatmapSpec& spec = slot.spec;
+  slot.row_label_w = slot.col_label_w = 0;
+  for (int i = 0; i < rows; i += std::max(1, rows / 256))
+    slot.row_label_w = std::max(slot.row_label_w, small.Measure(LabelAt(spec.row_labels, i)).x);
+  for (int j = 0; j < cols; j += std::max(1, cols / 256))
+    slot.col_label_w = std::max(slot.col_label_w, small.Measure(LabelAt(spec.col_labels, j)).x);
+  slot.labels_input_run = static_cast<int>(view.labels_key);
+  slot.labels_rows = rows;
+  slot.labels_cols = cols;
+}
+
+/// Row labels | image | colorbar and legends; column labels above the image. False when the
+/// rectangle is too small for an image.
+bool LayOutView(const HeatmapSlot& slot, const LabelFont& small, ImVec2 origin, ImVec2 size,
+                float top, ViewLayout& L) {
+  const HeatmapSpec& spec = slot.spec;
+  L.row_label_w = std::clamp(slot.row_label_w, small.size, small.size * 6.0f) + 10;
+  // Right of the image: the colorbar's ticks, or the legends when they are wider.
+  float side_w = small.Measure("-0.000").x + 4;
+  for (const LegendEntry& e : spec.legends) side_w = std::max(side_w, small.Measure(e.text).x + 4);
+  const float right_w = kBarGap + kBarW + 4 + side_w;
+  const float avail_w = size.x - L.row_label_w - right_w;
+  // Column labels: horizontal when they fit the cells, else rotated (and then taller).
+  L.rotate = slot.col_label_w + 4 > avail_w / L.cols;
+  L.col_label_h = L.rotate ? std::min(slot.col_label_w, small.size * 5.0f) + 8 : small.size + 4;
+  L.avail_h = size.y - (top - origin.y) - L.col_label_h - 2;
+  if (avail_w < 20 || L.avail_h < 20) return false;
+  // Square cells when they fit; otherwise cells up to 3:1, and a very tall or wide matrix (the
+  // context, T x d_out) still gets at least 60% of the room along its short side.
+  float cw = avail_w / L.cols, ch = L.avail_h / L.rows;
+  const float c = std::min(cw, ch);
+  cw = std::min(cw, std::max(3 * c, 0.6f * avail_w / L.cols));
+  ch = std::min(ch, std::max(3 * c, 0.6f * L.avail_h / L.rows));
+  const int img_w = std::max(1, static_cast<int>(std::floor(cw * L.cols)));
+  const int img_h = std::max(1, static_cast<int>(std::floor(ch * L.rows)));
+  L.cw = static_cast<float>(img_w) / L.cols;
+  L.ch = static_cast<float>(img_h) / L.rows;
+  L.p0 = ImVec2(std::floor(origin.x + L.row_label_w), std::floor(top + L.col_label_h));
+  L.p1 = ImVec2(L.p0.x + img_w, L.p0.y + img_h);
+  const float legend_h = spec.legends.size() * (small.size + 2) + (spec.legends.empty() ? 0 : 4);
+  L.bar_h =
+      std::max(std::min<float>(img_h, L.avail_h - legend_h), std::min(60.0f, L.avail_h - legend_h));
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] DrawHeatmapView: layout, image, values, labels, colorbar, hover, highlights
+// [SECTION] Painting: heading, image, values, labels, colorbar, legends, highlights
 
-HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
-                                 const HeatmapViewSpec& spec, ImVec2 origin, ImVec2 size) {
-  HeatmapViewHover hover;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const LabelFont small{state.fonts.small ? state.fonts.small : ImGui::GetFont(),
-                        state.fonts.small ? state.fonts.small->FontSize : ImGui::GetFontSize()};
-  const float line = ImGui::GetTextLineHeight();
-  const ImU32 text_color = ImGui::GetColorU32(ImGuiCol_Text);
-  const ImU32 dim_color = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-
-  // -- heading
+void PaintHeading(const HeatmapSpec& spec, const HeatmapViewSpec& view, ImVec2 origin, ImVec2 size,
+                  float line) {
   ImGui::SetCursorScreenPos(origin);
   ImGui::PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + line + 2), true);
-  ImGui::TextUnformatted(spec.heading.c_str());
+  ImGui::TextUnformatted(spec.title.c_str());
+  const std::string note =
+      view.heading_note.empty()
+          ? spec.subtitle
+          : view.heading_note + (spec.subtitle.empty() ? "" : "; ") + spec.subtitle;
+  if (!note.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", note.c_str());
+  }
   ImGui::PopClipRect();
-  if (spec.help) Tip(spec.help);
-  const Matrix* m = spec.values;
-  if (!m || m->size() == 0 || !slot.gpu.has_values()) {
-    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + line * 2));
-    ImGui::TextDisabled("%s", spec.empty_text);
-    slot.image_min = slot.image_max = ImVec2(0, 0);
-    return hover;
-  }
-  const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
+  if (!spec.help.empty()) Tip((spec.help + (note.empty() ? "" : "\n\n" + note)).c_str());
+}
 
-  // -- layout: row labels | image | colorbar; column labels above the image
-  // Label widths from up to ~256 labels spread over the whole range (T may be 2048), measured
-  // again only when the labels change.
-  if (slot.labels_input_run != spec.labels_key || slot.labels_rows != rows ||
-      slot.labels_cols != cols) {
-    slot.row_label_w = slot.col_label_w = 0;
-    for (int i = 0; i < rows; i += std::max(1, rows / 256))
-      slot.row_label_w = std::max(slot.row_label_w, small.Measure(spec.row_label(i)).x);
-    for (int j = 0; j < cols; j += std::max(1, cols / 256))
-      slot.col_label_w = std::max(slot.col_label_w, small.Measure(spec.col_label(j)).x);
-    slot.labels_input_run = static_cast<int>(spec.labels_key);
-    slot.labels_rows = rows;
-    slot.labels_cols = cols;
-  }
-  const float row_label_w = std::clamp(slot.row_label_w, small.size, small.size * 6.0f) + 10;
-  const float col_label_w = slot.col_label_w;
-  const float bar_w = 12, bar_gap = 6;
-  // Right of the image: the colorbar and its ticks, or the legends when they are wider.
-  const bool legend_masked = !spec.mask_legend && spec.hatch && spec.any_masked;
-  float tick_w = small.Measure("-0.000").x + 4;
-  if (spec.mask_legend) tick_w = std::max(tick_w, small.Measure("1 allowed").x + 3);
-  if (legend_masked) tick_w = std::max(tick_w, small.Measure("masked").x + 4);
-  const float right_w = bar_gap + bar_w + 4 + tick_w;
-  const float top = origin.y + line + 4;
-  const float avail_w = size.x - row_label_w - right_w;
-  // Column labels: horizontal when they fit the cells, else rotated (and then taller).
-  const float first_guess_cw = avail_w / cols;
-  const bool rotate = col_label_w + 4 > first_guess_cw;
-  const float col_label_h = rotate ? std::min(col_label_w, small.size * 5.0f) + 8 : small.size + 4;
-  const float avail_h = size.y - (top - origin.y) - col_label_h - 2;
-  if (avail_w < 20 || avail_h < 20) return hover;
-  // Square cells when they fit; otherwise cells up to 3:1, and a very tall or wide matrix (the
-  // context, T x d_out) still gets at least 60% of the room along its short side.
-  float cw = avail_w / cols, ch = avail_h / rows;
-  const float c = std::min(cw, ch);
-  cw = std::min(cw, std::max(3 * c, 0.6f * avail_w / cols));
-  ch = std::min(ch, std::max(3 * c, 0.6f * avail_h / rows));
-  const int img_w = std::max(1, static_cast<int>(std::floor(cw * cols)));
-  const int img_h = std::max(1, static_cast<int>(std::floor(ch * rows)));
-  cw = static_cast<float>(img_w) / cols;
-  ch = static_cast<float>(img_h) / rows;
-  const ImVec2 p0(std::floor(origin.x + row_label_w), std::floor(top + col_label_h));
-  const ImVec2 p1(p0.x + img_w, p0.y + img_h);
-  slot.image_min = p0;
-  slot.image_max = p1;
-
-  // -- the image, coloured on the GPU at exactly this size
+void PaintImage(const AppState& state, HeatmapSlot& slot, const ViewLayout& L) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
   HeatmapLook look;
-  look.use_mask = spec.hatch;
-  look.range = slot.range;
-  look.colormap = spec.colormap;
-  look.width = img_w;
-  look.height = img_h;
+  look.use_mask = slot.spec.hatch_masked;
+  look.range = slot.spec.range;
+  look.colormap = ColormapIndex(slot.spec.colormap);
+  look.width = static_cast<int>(L.p1.x - L.p0.x);
+  look.height = static_cast<int>(L.p1.y - L.p0.y);
   if (state.renderer) state.renderer->Render(slot.gpu, look);
   // The FBO's first row is the image's bottom: flip v.
-  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(slot.gpu.image())), p0, p1,
+  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(slot.gpu.image())), L.p0, L.p1,
                ImVec2(0, 1), ImVec2(1, 0));
-  dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), IM_COL32(110, 110, 120, 255));
+  dl->AddRect(ImVec2(L.p0.x - 1, L.p0.y - 1), ImVec2(L.p1.x + 1, L.p1.y + 1),
+              IM_COL32(110, 110, 120, 255));
+}
 
-  // -- cell values
-  const bool auto_values = rows <= 12 && cols <= 12;
-  const bool want_values = state.view.values == ValuesMode::kOn ||
-                           (state.view.values == ValuesMode::kAuto && auto_values);
-  if (want_values && !spec.mask_legend && ch >= small.size && cw >= small.Measure("-0.00").x + 2 &&
-      rows * cols <= 4096) {
-    const Colormap& cm = Colormaps()[look.colormap];
-    const MaskMatrix* allowed = spec.allowed;
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < cols; ++j) {
-        const float v = (*m)(i, j);
-        const bool masked = look.use_mask && allowed && allowed->rows() == rows &&
-                            allowed->cols() == cols && !(*allowed)(i, j);
-        if (masked) continue;
-        const std::string t = CellText(v);
-        const ImVec2 ts = small.Measure(t);
-        if (ts.x > cw - 2) continue;
-        Rgb bg = std::isnan(v) ? kNanColor : cm.lut[LutIndex(v, slot.range)];
-        const float lum = 0.299f * bg.r + 0.587f * bg.g + 0.114f * bg.b;
-        dl->AddText(
-            small.font, small.size,
-            ImVec2(p0.x + cw * (j + 0.5f) - ts.x * 0.5f, p0.y + ch * (i + 0.5f) - ts.y * 0.5f),
-            lum > 140 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255), t.c_str());
-      }
-  }
-
-  // -- row labels (queries), thinned so they never overlap; the marked row stands out
-  const int row_step = std::max(1, static_cast<int>(std::ceil(small.size / ch)));
-  for (int i = 0; i < rows; i += row_step) {
-    const std::string t = Fit(small, spec.row_label(i), row_label_w - 9);
-    const ImVec2 ts = small.Measure(t);
-    const bool selected = i == spec.marked_row;
-    dl->AddText(small.font, small.size,
-                ImVec2(p0.x - 6 - ts.x, p0.y + ch * (i + 0.5f) - ts.y * 0.5f),
-                selected ? text_color : dim_color, t.c_str());
-  }
-  if (spec.marked_row >= 0 && spec.marked_row < rows) {  // a small triangle at the marked row
-    const float y = p0.y + ch * (spec.marked_row + 0.5f);
-    dl->AddTriangleFilled(ImVec2(p0.x - 5, y - 3), ImVec2(p0.x - 5, y + 3), ImVec2(p0.x - 1, y),
-                          IM_COL32(255, 200, 60, 255));
-  }
-  // -- column labels (keys, or dimensions)
-  const float col_slot = rotate ? small.size * 1.3f : col_label_w + 6;
-  const int col_step = std::max(1, static_cast<int>(std::ceil(col_slot / cw)));
-  for (int j = 0; j < cols; j += col_step) {
-    const float x = p0.x + cw * (j + 0.5f);
-    if (rotate) {
-      const std::string t = Fit(small, spec.col_label(j), col_label_h - 5);
-      AddUpwardText(dl, small.font, small.size, ImVec2(x, p0.y - 4), dim_color, t.c_str());
-    } else {
-      const std::string t = spec.col_label(j);
+/// Each unmasked cell's value as the spec prints it (as many decimals as fit, its ink colour).
+void PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Matrix& m,
+                 const LabelFont& small, const ViewLayout& L) {
+  if (!spec.values_wanted || L.ch < small.size || L.rows * L.cols > 4096) return;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const MeasureText measure = small.Measurer();
+  const MaskMatrix* allowed = view.allowed;
+  const bool check_mask =
+      spec.hatch_masked && allowed && allowed->rows() == L.rows && allowed->cols() == L.cols;
+  for (int i = 0; i < L.rows; ++i)
+    for (int j = 0; j < L.cols; ++j) {
+      if (check_mask && !(*allowed)(i, j)) continue;
+      const float v = m(i, j);
+      const std::string t = FittedCellValue(v, L.cw - 2, measure);
+      if (t.empty()) continue;
       const ImVec2 ts = small.Measure(t);
-      dl->AddText(small.font, small.size, ImVec2(x - ts.x * 0.5f, p0.y - ts.y - 3), dim_color,
+      dl->AddText(small.font, small.size,
+                  ImVec2(L.p0.x + L.cw * (j + 0.5f) - ts.x * 0.5f,
+                         L.p0.y + L.ch * (i + 0.5f) - ts.y * 0.5f),
+                  ToU32(CellInk(CellColor(spec, v))), t.c_str());
+    }
+}
+
+/// Row labels (queries) and column labels (keys or dimensions), thinned so they never overlap;
+/// the marked row stands out.
+void PaintLabels(const HeatmapSpec& spec, const HeatmapViewSpec& view, const LabelFont& small,
+                 const ViewLayout& L, float col_label_w) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text_color = ImGui::GetColorU32(ImGuiCol_Text);
+  const ImU32 dim_color = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const MeasureText measure = small.Measurer();
+  const int row_step = LabelStep(small.size, L.ch);
+  for (int i = 0; i < L.rows; i += row_step) {
+    const std::string t = FitLabel(LabelAt(spec.row_labels, i), L.row_label_w - 9, measure);
+    const ImVec2 ts = small.Measure(t);
+    dl->AddText(small.font, small.size,
+                ImVec2(L.p0.x - 6 - ts.x, L.p0.y + L.ch * (i + 0.5f) - ts.y * 0.5f),
+                i == view.marked_row ? text_color : dim_color, t.c_str());
+  }
+  if (view.marked_row >= 0 && view.marked_row < L.rows) {  // a small triangle at the marked row
+    const float y = L.p0.y + L.ch * (view.marked_row + 0.5f);
+    dl->AddTriangleFilled(ImVec2(L.p0.x - 5, y - 3), ImVec2(L.p0.x - 5, y + 3),
+                          ImVec2(L.p0.x - 1, y), IM_COL32(255, 200, 60, 255));
+  }
+  const int col_step = LabelStep(L.rotate ? small.size * 1.3f : col_label_w + 6, L.cw);
+  for (int j = 0; j < L.cols; j += col_step) {
+    const float x = L.p0.x + L.cw * (j + 0.5f);
+    if (L.rotate) {
+      const std::string t = FitLabel(LabelAt(spec.col_labels, j), L.col_label_h - 5, measure);
+      AddUpwardText(dl, small.font, small.size, ImVec2(x, L.p0.y - 4), dim_color, t.c_str());
+    } else {
+      const std::string& t = LabelAt(spec.col_labels, j);
+      const ImVec2 ts = small.Measure(t);
+      dl->AddText(small.font, small.size, ImVec2(x - ts.x * 0.5f, L.p0.y - ts.y - 3), dim_color,
                   t.c_str());
     }
   }
+}
 
-  // -- colorbar with ticks (a mask gets a two-entry legend instead), legends under it
-  const int legends = legend_masked + slot.has_nan + slot.has_inf;
-  const float legend_h = legends * (small.size + 2) + (legends ? 4 : 0);
-  const float bx = p1.x + bar_gap;
-  const float bar_h =
-      std::max(std::min<float>(img_h, avail_h - legend_h), std::min(60.0f, avail_h - legend_h));
-  const ImVec2 b0(bx, p0.y), b1(bx + bar_w, p0.y + bar_h);
-  if (spec.mask_legend) {
-    const Colormap& cm = Colormaps()[look.colormap];
-    const float sw = bar_w;
-    dl->AddRectFilled(b0, ImVec2(b0.x + sw, b0.y + sw), ToU32(cm.lut[255]));
-    dl->AddText(small.font, small.size, ImVec2(b0.x + sw + 3, b0.y - 1), dim_color, "1 allowed");
-    AddMaskedSwatch(dl, ImVec2(b0.x, b0.y + sw + 6), ImVec2(b0.x + sw, b0.y + 2 * sw + 6));
-    dl->AddText(small.font, small.size, ImVec2(b0.x + sw + 3, b0.y + sw + 5), dim_color,
-                "0 masked");
-  } else {
-    const ImTextureID lut = state.renderer ? reinterpret_cast<ImTextureID>(static_cast<intptr_t>(
-                                                 state.renderer->LutTexture(look.colormap)))
-                                           : nullptr;
+/// The colorbar with the spec's ticks (every other one when they would crowd), then the legend
+/// entries under it; the mask's two-entry legend takes the colorbar's place.
+void PaintColorbarAndLegends(const AppState& state, const HeatmapSpec& spec, const LabelFont& small,
+                             const ViewLayout& L) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 dim_color = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float bx = L.p1.x + kBarGap;
+  float ly = L.p0.y;
+  if (!spec.mask_legend) {
+    const ImVec2 b0(bx, L.p0.y), b1(bx + kBarW, L.p0.y + L.bar_h);
+    const int cm = ColormapIndex(spec.colormap);
+    const ImTextureID lut =
+        state.renderer
+            ? reinterpret_cast<ImTextureID>(static_cast<intptr_t>(state.renderer->LutTexture(cm)))
+            : nullptr;
     // The 256 x 1 lookup texture stood upright: u = 1 (high values) at the top.
     dl->AddImageQuad(lut, b0, ImVec2(b1.x, b0.y), b1, ImVec2(b0.x, b1.y), ImVec2(1, 0.5f),
                      ImVec2(1, 0.5f), ImVec2(0, 0.5f), ImVec2(0, 0.5f));
     dl->AddRect(b0, b1, IM_COL32(110, 110, 120, 255));
-    const ValueRange r = slot.range;
-    const int target = std::clamp(static_cast<int>(bar_h / (small.size * 2.2f)), 2, 6);
-    for (double t : NiceTicks(r.lo, r.hi, target)) {
-      const float y = b1.y - static_cast<float>((t - r.lo) / (r.hi - r.lo)) * bar_h;
+    const ValueRange r = spec.range;
+    const int n = static_cast<int>(spec.ticks.size());
+    const int step = n > 1 && L.bar_h / (n - 1) < small.size * 1.2f ? 2 : 1;
+    for (int k = 0; k < n; k += step) {
+      const ColorbarTick& t = spec.ticks[k];
+      const float y = b1.y - static_cast<float>((t.value - r.lo) / (r.hi - r.lo)) * L.bar_h;
       if (y < b0.y - 0.5f || y > b1.y + 0.5f) continue;
       dl->AddLine(ImVec2(b1.x, y), ImVec2(b1.x + 3, y), dim_color);
-      const std::string s = ShortNumber(t);
       dl->AddText(small.font, small.size, ImVec2(b1.x + 5, y - small.size * 0.5f), dim_color,
-                  s.c_str());
+                  t.text.c_str());
     }
+    ly = b1.y + 6;
   }
-  // Legend entries under the bar: masked hatch, NaN, inf.
-  float ly = b1.y + 6;
-  auto legend = [&](auto swatch, const char* text) {
-    swatch(ImVec2(bx, ly), ImVec2(bx + bar_w, ly + small.size - 2));
-    dl->AddText(small.font, small.size, ImVec2(bx + bar_w + 4, ly - 1), dim_color, text);
-    ly += small.size + 2;
-  };
-  if (legend_masked) legend([&](ImVec2 a, ImVec2 b) { AddMaskedSwatch(dl, a, b); }, "masked");
-  if (slot.has_nan)
-    legend([&](ImVec2 a, ImVec2 b) { dl->AddRectFilled(a, b, ToU32(kNanColor)); }, "NaN");
-  if (slot.has_inf)
-    legend([&](ImVec2 a, ImVec2 b) { dl->AddRectFilled(a, b, IM_COL32(255, 255, 255, 255)); },
-           "\xC2\xB1inf");
+  const float sw = spec.mask_legend ? kBarW : small.size - 2;
+  for (const LegendEntry& e : spec.legends) {
+    AddLegendSwatch(dl, spec, e.kind, ImVec2(bx, ly), ImVec2(bx + kBarW, ly + sw));
+    dl->AddText(small.font, small.size, ImVec2(bx + kBarW + 4, ly + (sw - small.size) * 0.5f),
+                dim_color, e.text.c_str());
+    ly += std::max(sw, small.size) + (spec.mask_legend ? 6 : 2);
+  }
+}
 
-  // -- the cells as one button: hover reports the cell under the mouse
-  ImGui::SetCursorScreenPos(p0);
-  ImGui::PushID(spec.id);
-  ImGui::InvisibleButton("##cells", ImVec2(static_cast<float>(img_w), static_cast<float>(img_h)),
+/// Last frame's hovered row, column and cell, outlined.
+void PaintHighlights(const HeatmapViewSpec& view, const ViewLayout& L) {
+  if (view.highlight_row < 0 || view.highlight_row >= L.rows) return;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p0 = L.p0, p1 = L.p1;
+  const float y0 = p0.y + L.ch * view.highlight_row, y1 = y0 + L.ch;
+  dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(0, 0, 0, 200), 0, 0,
+              3.0f);
+  dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(255, 255, 255, 255), 0,
+              0, 1.5f);
+  if (view.highlight_col < 0 || view.highlight_col >= L.cols) return;
+  const float x0 = p0.x + L.cw * view.highlight_col, x1 = x0 + L.cw;
+  dl->AddRect(ImVec2(x0 - 1, p0.y - 1), ImVec2(x1 + 1, p1.y + 1), IM_COL32(255, 255, 255, 110), 0,
+              0, 1.0f);
+  dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), IM_COL32(255, 200, 60, 255), 0, 0,
+              2.0f);
+}
+
+/// The cells as one button: the cell under the mouse, if any.
+HeatmapViewHover TrackHover(const HeatmapViewSpec& view, const ViewLayout& L) {
+  HeatmapViewHover hover;
+  ImGui::SetCursorScreenPos(L.p0);
+  ImGui::PushID(view.id);
+  ImGui::InvisibleButton("##cells", ImVec2(L.p1.x - L.p0.x, L.p1.y - L.p0.y),
                          ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   ImGui::PopID();
-  if (ImGui::IsItemHovered() || (spec.track_outside && ImGui::IsMouseHoveringRect(p0, p1))) {
+  if (ImGui::IsItemHovered() || (view.track_outside && ImGui::IsMouseHoveringRect(L.p0, L.p1))) {
     const ImVec2 mp = ImGui::GetIO().MousePos;
     hover.active = true;
-    hover.col = std::clamp(static_cast<int>((mp.x - p0.x) / cw), 0, cols - 1);
-    hover.row = std::clamp(static_cast<int>((mp.y - p0.y) / ch), 0, rows - 1);
+    hover.col = std::clamp(static_cast<int>((mp.x - L.p0.x) / L.cw), 0, L.cols - 1);
+    hover.row = std::clamp(static_cast<int>((mp.y - L.p0.y) / L.ch), 0, L.rows - 1);
   }
+  return hover;
+}
 
-  // -- highlights from the last frame's hover: the row, the column and the cell
-  if (spec.highlight_row >= 0 && spec.highlight_row < rows) {
-    const float y0 = p0.y + ch * spec.highlight_row, y1 = y0 + ch;
-    dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(0, 0, 0, 200), 0, 0,
-                3.0f);
-    dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(255, 255, 255, 255), 0,
-                0, 1.5f);
-    if (spec.highlight_col >= 0 && spec.highlight_col < cols) {
-      const float x0 = p0.x + cw * spec.highlight_col, x1 = x0 + cw;
-      dl->AddRect(ImVec2(x0 - 1, p0.y - 1), ImVec2(x1 + 1, p1.y + 1), IM_COL32(255, 255, 255, 110),
-                  0, 0, 1.0f);
-      dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), IM_COL32(255, 200, 60, 255), 0, 0,
-                  2.0f);
-    }
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] DrawHeatmapView
+
+HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
+                                 const HeatmapViewSpec& view, ImVec2 origin, ImVec2 size) {
+  EnsureSpec(slot, ScreenPresentation(state));
+  const LabelFont small{state.fonts.small ? state.fonts.small : ImGui::GetFont(),
+                        state.fonts.small ? state.fonts.small->FontSize : ImGui::GetFontSize()};
+  const float line = ImGui::GetTextLineHeight();
+  PaintHeading(slot.spec, view, origin, size, line);
+  const Matrix* m = view.values;
+  if (!m || m->size() == 0 || !slot.gpu.has_values()) {
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + line * 2));
+    ImGui::TextDisabled("%s", view.empty_text);
+    slot.image_min = slot.image_max = ImVec2(0, 0);
+    return {};
   }
+  ViewLayout L;
+  L.rows = static_cast<int>(m->rows());
+  L.cols = static_cast<int>(m->cols());
+  MeasureLabels(slot, view, small, L.rows, L.cols);
+  if (!LayOutView(slot, small, origin, size, origin.y + line + 4, L)) return {};
+  slot.image_min = L.p0;
+  slot.image_max = L.p1;
+  PaintImage(state, slot, L);
+  PaintValues(slot.spec, view, *m, small, L);
+  PaintLabels(slot.spec, view, small, L, slot.col_label_w);
+  PaintColorbarAndLegends(state, slot.spec, small, L);
+  const HeatmapViewHover hover = TrackHover(view, L);
+  PaintHighlights(view, L);
   return hover;
 }
 

@@ -19,21 +19,15 @@
 
 namespace attnlab::gui {
 
-/// What one heatmap shows and how.
+/// How one heatmap behaves on screen (what it shows and how it looks is the slot's spec).
 struct HeatmapViewSpec {
   const char* id = "map";  ///< unique among the heatmaps of a window (the cells' button id)
-  std::string heading;
-  const char* help = nullptr;  ///< the heading's tooltip
   const Matrix* values = nullptr;
   const char* empty_text = "(nothing to show)";  ///< when values is null or not uploaded
-  std::function<std::string(int64_t)> row_label, col_label;
   int64_t labels_key = 0;  ///< changes when the labels change (their widths are measured again)
-  bool hatch = false;      ///< masked cells hatched (the slot's own mask, else the run's)
   const MaskMatrix* allowed = nullptr;  ///< 1 where allowed, for cell values; nullptr: all
-  bool any_masked = false;              ///< show the "masked" legend entry
-  bool mask_legend = false;  ///< a two-entry legend (allowed, masked) instead of a colorbar
-  int colormap = 0;          ///< index into Colormaps()
-  int64_t marked_row = -1;   ///< an orange triangle at this row (the peaking row)
+  std::string heading_note;             ///< drawn after the title (e.g. "click to paint")
+  int64_t marked_row = -1;              ///< an orange triangle at this row (the peaking row)
   int64_t highlight_row = -1, highlight_col = -1;  ///< last frame's hovered cell
   bool track_outside = false;  ///< report the cell under the mouse while another item is held
 };
@@ -44,22 +38,26 @@ struct HeatmapViewHover {
   int64_t row = -1, col = -1;
 };
 
-/// Draws `spec` into the rectangle (origin, size) of the current window. `slot` holds the
-/// textures, range and flags (UploadMatrix, UploadView) and receives where the image went. When
-/// there is an image, the cells are an InvisibleButton, the last item on return (for clicks and
-/// popups of the caller).
+/// Draws the slot's heatmap into the rectangle (origin, size) of the current window, from
+/// slot.spec (made again first if the window's presentation options changed). When there is an
+/// image, the cells are an InvisibleButton, the last item on return (for clicks and popups of
+/// the caller).
 HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
-                                 const HeatmapViewSpec& spec, ImVec2 origin, ImVec2 size);
+                                 const HeatmapViewSpec& view, ImVec2 origin, ImVec2 size);
 
-/// Uploads a matrix into slot and derives its colour range as StageRange (figure.h) does for
-/// `stage` (weights: [0, max(1, hi)] unless negative; signed stages: symmetric), NaN and inf.
-void UploadMatrix(HeatmapSlot& slot, const Matrix& m, Stage stage);
+/// The window's presentation options (colormaps, weights range, values mode) as the core's.
+PresentationOptions ScreenPresentation(const AppState& state);
 
-/// Uploads a figure's view into slot: its values, its masked cells as the slot's own mask, and
-/// FigureRange(view), so the heatmap has the colours of the exported figure.
+/// Uploads a matrix into slot with what it shows; `masked`: 1 where masked (may be empty).
+/// The spec is made on the next draw.
+void UploadMatrix(HeatmapSlot& slot, const Matrix& m, const HeatmapContent& content,
+                  const MaskMatrix& masked = MaskMatrix());
+
+/// Uploads a figure's view (values, masked cells as the slot's own mask, its content), so the
+/// heatmap has the colours of the exported figure.
 void UploadView(HeatmapSlot& slot, const StageView& view);
 
-/// A short cell value for tooltips: 4 significant digits, "nan", "inf", "-inf".
-std::string CellNumber(double v);
+/// Makes slot.spec from its content and scan if it is missing or `options` changed.
+void EnsureSpec(HeatmapSlot& slot, const PresentationOptions& options);
 
 }  // namespace attnlab::gui

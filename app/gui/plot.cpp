@@ -5,6 +5,9 @@
 // [SECTION] Series: lines, points, reference lines, bars, histograms, legends
 #include "gui/plot.h"
 
+#include "attnlab/heatmap_spec.h"
+#include "attnlab/text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -79,34 +82,7 @@ void AddUpwardText(ImDrawList* dl, ImFont* font, float size, ImVec2 start, ImU32
   dl->PopClipRect();
 }
 
-std::vector<double> NiceTicks(double lo, double hi, int target) {
-  std::vector<double> ticks;
-  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return {lo};
-  const double raw = (hi - lo) / std::max(target, 1);
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = mag;
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-    if (m * mag >= raw) {
-      step = m * mag;
-      break;
-    }
-  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
-    ticks.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
-  return ticks;
-}
-
-std::string ShortNumber(double v) {
-  char buf[32];
-  if (v == std::round(v) && std::fabs(v) < 1e5) {  // 500, 1000, 2048: no exponent
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-    return buf;
-  }
-  if (v != 0 && (std::fabs(v) >= 1e4 || std::fabs(v) < 1e-3))
-    std::snprintf(buf, sizeof buf, "%.2g", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
+std::string ShortNumber(double v) { return FormatNumber(v, NumberStyle::kTick); }
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] BeginPlot: frame, grid, tick labels, axis labels

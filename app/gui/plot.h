@@ -67,10 +67,8 @@ void PlotLegend(const PlotAxes& axes, const std::vector<std::pair<std::string, I
 void AddUpwardText(ImDrawList* dl, ImFont* font, float size, ImVec2 start, ImU32 color,
                    const char* text);
 
-/// Tick values for [lo, hi]: about `target` nice round numbers.
-std::vector<double> NiceTicks(double lo, double hi, int target);
-
-/// A short number: 3 significant digits, no trailing zeros ("0.25", "1e+03").
+/// A tick or axis number: FormatNumber(v, NumberStyle::kTick) (text.h). Ticks themselves come
+/// from the core's NiceTicks (heatmap_spec.h), shared with the colorbars.
 std::string ShortNumber(double v);
 
 }  // namespace attnlab::gui

@@ -228,11 +228,14 @@ void RefreshCompare(AppState& state, bool now) {
                 bb = std::min(state.batch, sb.shape.B - 1);
   const bool per_head = StageIsPerHead(c.stage);
   try {
-    c.view_a = ExtractStage(sa, state.shown, c.stage, per_head ? ha : 0, ba);
-    c.view_b = ExtractStage(sb, c.b, c.stage, per_head ? hb : 0, bb);
+    ComparedViews v =
+        CompareViews(ExtractStage(sa, state.shown, c.stage, per_head ? ha : 0, ba),
+                     ExtractStage(sb, c.b, c.stage, per_head ? hb : 0, bb), c.name_a, c.name_b);
+    c.view_a = std::move(v.a);
+    c.view_b = std::move(v.b);
+    c.diff = std::move(v.diff);
     c.rows_a = RowsPeakStats(sa.Head(sa.weights, ba, ha));
     c.rows_b = RowsPeakStats(sb.Head(sb.weights, bb, hb));
-    c.diff = DifferenceView(*c.view_a, *c.view_b, c.name_a, c.name_b);
   } catch (const std::exception& e) {
     c.error = e.what();
   }

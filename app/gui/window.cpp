@@ -81,7 +81,8 @@ nlohmann::json SlotJson(const char* key, const std::string& name, const HeatmapS
           {"x1", slot.image_max.x},
           {"y1", slot.image_max.y},
           {"rows", slot.gpu.rows()},
-          {"cols", slot.gpu.cols()}};
+          {"cols", slot.gpu.cols()},
+          {"spec", slot.has_spec ? HeatmapSpecJson(slot.spec) : nlohmann::json()}};
 }
 
 nlohmann::json RectJson(const ScreenRect& r) {

@@ -64,14 +64,10 @@ class Font {
 
 }  // namespace
 
-TextBitmap RenderText(const std::string& text, float px) {
-  const stbtt_fontinfo& info = Font::Get().info();
-  const float scale = stbtt_ScaleForPixelHeight(&info, px);
-  int ascent, descent, gap;
-  stbtt_GetFontVMetrics(&info, &ascent, &descent, &gap);
-  const int base = static_cast<int>(std::ceil(ascent * scale));
-  const std::vector<char32_t> cps = DecodeUtf8(text);
-  // Pass 1: width.
+namespace {
+
+// The advance width of a line of code points at `scale`, kerning included.
+float Advance(const stbtt_fontinfo& info, const std::vector<char32_t>& cps, float scale) {
   float x = 0;
   for (size_t i = 0; i < cps.size(); ++i) {
     int adv, lsb;
@@ -79,6 +75,26 @@ TextBitmap RenderText(const std::string& text, float px) {
     x += adv * scale;
     if (i + 1 < cps.size()) x += scale * stbtt_GetCodepointKernAdvance(&info, cps[i], cps[i + 1]);
   }
+  return x;
+}
+
+}  // namespace
+
+int MeasureText(const std::string& text, float px) {
+  const stbtt_fontinfo& info = Font::Get().info();
+  return static_cast<int>(
+             std::ceil(Advance(info, DecodeUtf8(text), stbtt_ScaleForPixelHeight(&info, px)))) +
+         2;
+}
+
+TextBitmap RenderText(const std::string& text, float px) {
+  const stbtt_fontinfo& info = Font::Get().info();
+  const float scale = stbtt_ScaleForPixelHeight(&info, px);
+  int ascent, descent, gap;
+  stbtt_GetFontVMetrics(&info, &ascent, &descent, &gap);
+  const int base = static_cast<int>(std::ceil(ascent * scale));
+  const std::vector<char32_t> cps = DecodeUtf8(text);
+  float x = Advance(info, cps, scale);
   TextBitmap bm;
   bm.width = static_cast<int>(std::ceil(x)) + 2;
   bm.height = base + static_cast<int>(std::ceil(-descent * scale)) + 1;

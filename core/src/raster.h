@@ -23,6 +23,9 @@ struct TextBitmap {
 /// font lacks draw as its missing glyph). Errors: FontError when no font is found.
 TextBitmap RenderText(const std::string& text, float px);
 
+/// The width in pixels RenderText(text, px) would have, without rasterising.
+int MeasureText(const std::string& text, float px);
+
 // Drawing into an Image.
 class Canvas {
  public:

@@ -7,24 +7,6 @@
 
 namespace attnlab {
 
-const char* StageName(Stage stage) {
-  switch (stage) {
-    case Stage::kScores:
-      return "scores";
-    case Stage::kMask:
-      return "mask";
-    case Stage::kLogits:
-      return "logits";
-    case Stage::kWeights:
-      return "weights";
-    case Stage::kWeightsDropped:
-      return "weights_dropped";
-    case Stage::kContext:
-      return "context";
-  }
-  return "";
-}
-
 const std::vector<Stage>& AllStages() {
   static const std::vector<Stage> all = {Stage::kScores,  Stage::kMask,           Stage::kLogits,
                                          Stage::kWeights, Stage::kWeightsDropped, Stage::kContext};
@@ -36,17 +18,6 @@ std::optional<Stage> ParseStage(const std::string& name) {
     if (name == StageName(s)) return s;
   return std::nullopt;
 }
-
-bool StageIsPerHead(Stage s) {
-  return s == Stage::kScores || s == Stage::kLogits || s == Stage::kWeights ||
-         s == Stage::kWeightsDropped;
-}
-
-namespace {
-
-std::string Num(double v) { return FormatNumber(v, NumberStyle::kGeneral, 6); }
-
-}  // namespace
 
 StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_t head,
                        int64_t batch) {
@@ -66,64 +37,30 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
     throw std::invalid_argument("weights_dropped needs dropout p > 0 (this scenario has none)");
 
   StageView v;
-  v.stage = stage;
-  v.head = head;
-  v.batch = batch;
-  v.row_labels = st.tokens;
-  v.col_labels = st.tokens;
-  v.row_axis = "query";
-  v.col_axis = "key";
-  const MaskMatrix hidden = (st.mask.array() == 0).cast<uint8_t>();
   switch (stage) {
     case Stage::kScores:
       v.values = st.Head(st.scores, batch, head);
-      v.diverging = true;
       break;
     case Stage::kLogits:
       v.values = st.Head(st.logits, batch, head);
-      v.masked = hidden;
-      v.diverging = true;
       break;
     case Stage::kWeights:
-    case Stage::kWeightsDropped: {
-      v.values = st.Head(stage == Stage::kWeights ? st.weights : st.weights_dropped, batch, head);
-      v.masked = hidden;
-      // Weights in [0, 1] use a sequential map; "sum" normalisation can leave that range.
-      const Matrix& w = v.values;
-      bool in_unit = true;
-      for (Eigen::Index i = 0; i < w.size(); ++i)
-        if (std::isfinite(w.data()[i]) && w.data()[i] < 0) in_unit = false;
-      v.diverging = !in_unit;
+      v.values = st.Head(st.weights, batch, head);
       break;
-    }
+    case Stage::kWeightsDropped:
+      v.values = st.Head(st.weights_dropped, batch, head);
+      break;
     case Stage::kMask:
       v.values = st.mask.cast<float>();
-      v.masked = hidden;
       break;
     case Stage::kContext:
       v.values = st.context[batch];
-      v.diverging = true;
-      v.col_labels.clear();
-      for (int64_t c = 0; c < v.values.cols(); ++c) v.col_labels.push_back("d" + std::to_string(c));
-      v.col_axis = "dimension";
       break;
   }
-  std::string t = StageName(stage);
-  if (StageIsPerHead(stage) && sh.H > 1) t += ", head " + std::to_string(head);
-  if (stage != Stage::kMask && sh.B > 1) t += ", batch " + std::to_string(batch);
-  if (stage == Stage::kMask) {
-    t += std::string(" (") + Name(sc.mask.kind) + ")";
-  } else if (stage != Stage::kScores) {
-    t += std::string(" (") + (sc.scaling.sqrt_dk ? "scaled by 1/\u221Ad_k" : "unscaled") +
-         ", multiplier " + Num(sc.scaling.multiplier);
-    if (stage == Stage::kWeights || stage == Stage::kWeightsDropped)
-      t += std::string(", ") + Name(sc.normalization);
-    if (stage == Stage::kWeightsDropped) t += ", dropout p " + Num(sc.dropout.p);
-    t += ")";
-  } else {
-    t += " (q\u00B7k, before scaling)";
-  }
-  v.title = t;
+  const ValueScan scan = ScanValues(v.values);
+  static_cast<HeatmapContent&>(v) =
+      StageContent(st, sc, stage, head, batch, TokenLabels(st.tokens), scan);
+  if (v.hatch_masked) v.masked = (st.mask.array() == 0).cast<uint8_t>();
   return v;
 }
 
@@ -144,7 +81,27 @@ StageView DifferenceView(const StageView& a, const StageView& b, const std::stri
   }
   // -inf - -inf is nan; a masked cell is drawn hatched whatever its value.
   d.title = std::string(StageName(a.stage)) + ": " + name_a + " \u2212 " + name_b;
+  d.subtitle = name_a + " \u2212 " + name_b + ", cell by cell";
   return d;
+}
+
+ComparedViews CompareViews(StageView a, StageView b, const std::string& name_a,
+                           const std::string& name_b) {
+  ComparedViews out;
+  out.diff = DifferenceView(a, b, name_a, name_b);
+  out.diff.help =
+      "A \u2212 B cell by cell, white where they agree; hatched where either is masked.";
+  auto retitle = [](StageView& v, const std::string& who, const char* help) {
+    v.subtitle = v.title + (v.subtitle.empty() ? "" : ", " + v.subtitle);
+    v.title = who;
+    v.help = help;
+  };
+  retitle(a, "A: " + name_a + " (current)", "A: the current state, as the heatmaps view shows it.");
+  retitle(b, "B: " + name_b,
+          "B: A with one thing changed (or the pinned snapshot), run in its own engine.");
+  out.a = std::move(a);
+  out.b = std::move(b);
+  return out;
 }
 
 }  // namespace attnlab

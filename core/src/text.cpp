@@ -136,7 +136,9 @@ std::string FormatNumber(double v, NumberStyle style, int digits) {
         std::snprintf(buf, sizeof buf, "%.0f", v == 0 ? 0.0 : v);
         return buf;
       }
-      std::snprintf(buf, sizeof buf, "%.3g", std::fabs(v) < 1e-12 ? 0.0 : v);
+      if (std::fabs(v) < 1e-12) return "0";
+      std::snprintf(buf, sizeof buf, std::fabs(v) >= 1e4 || std::fabs(v) < 1e-3 ? "%.2g" : "%.3g",
+                    v);
       return buf;
   }
   return "";

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attnlab/text.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
 #include "gui/heatmap_view.h"
@@ -148,7 +149,7 @@ void CellTooltip(const AppState& state, int64_t i, int64_t j) {
   auto value = [&](const std::optional<StageView>& v) -> std::string {
     if (!v || i >= v->values.rows() || j >= v->values.cols()) return "-";
     if (v->masked.size() && v->masked(i, j)) return "masked";
-    return CellNumber(v->values(i, j));
+    return FormatNumber(v->values(i, j), NumberStyle::kShortest);
   };
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA), "A (%s): %s", c.name_a.c_str(),
                      value(c.view_a).c_str());
@@ -170,28 +171,12 @@ void DrawMaps(AppState& state, ImVec2 origin, ImVec2 size) {
   const ImVec2 cell((size.x - 2 * gap) / 3, size.y);
   const std::optional<StageView>* views[] = {&c.view_a, &c.view_b, &c.diff};
   const char* ids[] = {"compare_a", "compare_b", "compare_diff"};
-  const std::string headings[] = {
-      "A: " + c.name_a + " (current)", "B: " + c.name_b,
-      "A \xE2\x88\x92 B  (" + c.name_a + " \xE2\x88\x92 " + c.name_b + ")"};
-  const char* helps[] = {
-      "A: the current state, as the heatmaps view shows it.",
-      "B: A with one thing changed (or the pinned snapshot), run in its own engine.",
-      "A \xE2\x88\x92 B cell by cell, white where they agree; hatched where either is masked."};
   for (int k = 0; k < 3; ++k) {
     const std::optional<StageView>& v = *views[k];
     HeatmapViewSpec spec;
     spec.id = ids[k];
-    spec.heading = headings[k];
-    spec.help = helps[k];
     spec.values = v ? &v->values : nullptr;
     spec.empty_text = "(no view)";
-    if (v) {
-      spec.row_label = [&v](int64_t i) { return v->row_labels[static_cast<size_t>(i)]; };
-      spec.col_label = [&v](int64_t j) { return v->col_labels[static_cast<size_t>(j)]; };
-      spec.hatch = v->masked.size() > 0;
-      spec.any_masked = spec.hatch && v->masked.any();
-      spec.colormap = v->diverging ? state.view.diverging_colormap : state.view.sequential_colormap;
-    }
     spec.labels_key = static_cast<int64_t>(state.shown_version * 8 + c.pin_version);
     if (c.hover.active) {
       spec.highlight_row = c.hover.row;

@@ -16,6 +16,7 @@
 #include <future>
 #include <vector>
 
+#include "attnlab/text.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
 #include "gui/heatmap_view.h"
@@ -30,9 +31,31 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Uploads: only the stages the engine recomputed
 
-/// Uploads the dirty stages and the mask; derives each one's colour range and flags. The scans
-/// run on a helper thread while this thread (the GL one) uploads: at T = 2048 each takes about
-/// a millisecond, as does each upload.
+/// The labels and contents (titles, signed or not) of the six stage heatmaps, made again when
+/// the run, the head or the batch on screen changes; their specs follow on the next draw.
+void RefreshContents(AppState& state, bool uploaded) {
+  const Stages& st = ShownStages(state);
+  if (state.token_labels_run != state.engine.counts().input) {
+    state.token_labels = TokenLabels(st.tokens);
+    state.token_labels_run = state.engine.counts().input;
+  }
+  const std::string key = std::to_string(state.shown_version) + "/" + std::to_string(state.head) +
+                          "/" + std::to_string(state.batch);
+  if (key == state.contents_key && !uploaded) return;
+  state.contents_key = key;
+  for (int i = 0; i < kStageCount; ++i) {
+    HeatmapSlot& slot = state.heatmaps[i];
+    if (!slot.gpu.has_values()) continue;
+    slot.content = StageContent(st, state.shown, StageAt(i), state.head, state.batch,
+                                state.token_labels, slot.scan);
+    slot.any_masked = slot.content.hatch_masked && state.any_masked;
+    slot.has_spec = false;
+  }
+}
+
+/// Uploads the dirty stages and the mask and scans each (ScanValues: colour range, NaN, inf,
+/// sign). The scans run on a helper thread while this thread (the GL one) uploads: at T = 2048
+/// each takes about a millisecond, as does each upload.
 void UploadDirty(AppState& state) {
   if (!state.renderer || !state.engine.has_result()) return;
   if (state.mask_dirty) {
@@ -53,34 +76,20 @@ void UploadDirty(AppState& state) {
     jobs.emplace_back(i, m);
     cells += m->size();
   }
-  if (jobs.empty()) return;
-  auto scan_all = [jobs] {
-    std::vector<ValueScan> scans;
-    for (const auto& [i, m] : jobs) scans.push_back(ScanValues(*m));
-    return scans;
-  };
-  std::future<std::vector<ValueScan>> pending;
-  std::vector<ValueScan> scans;
-  const bool helper = cells > (1 << 20);
-  if (helper) pending = std::async(std::launch::async, scan_all);
-  for (const auto& [i, m] : jobs) state.heatmaps[i].gpu.UploadValues(*m);
-  scans = helper ? pending.get() : scan_all();
-
-  for (size_t k = 0; k < jobs.size(); ++k) {
-    const int i = jobs[k].first;
-    const Stage stage = StageAt(i);
-    const ValueScan& scan = scans[k];
-    HeatmapSlot& slot = state.heatmaps[i];
-    // NaN and inf arise after normalization (naive overflow, a zero sum); negative weights
-    // ("sum") switch the weights to a diverging map, as ExtractStage does.
-    slot.has_nan = scan.has_nan;
-    slot.has_inf = scan.has_inf && stage != Stage::kLogits;  // logits: -inf is the mask
-    slot.diverging =
-        stage == Stage::kWeights || stage == Stage::kWeightsDropped
-            ? scan.has_negative
-            : stage == Stage::kScores || stage == Stage::kLogits || stage == Stage::kContext;
-    slot.range = StageRange(stage, slot.diverging, scan.lo, scan.hi, scan.any_finite, state.view.weights_range);
+  if (!jobs.empty()) {
+    auto scan_all = [jobs] {
+      std::vector<ValueScan> scans;
+      for (const auto& [i, m] : jobs) scans.push_back(ScanValues(*m));
+      return scans;
+    };
+    std::future<std::vector<ValueScan>> pending;
+    const bool helper = cells > (1 << 20);
+    if (helper) pending = std::async(std::launch::async, scan_all);
+    for (const auto& [i, m] : jobs) state.heatmaps[i].gpu.UploadValues(*m);
+    const std::vector<ValueScan> scans = helper ? pending.get() : scan_all();
+    for (size_t k = 0; k < jobs.size(); ++k) state.heatmaps[jobs[k].first].scan = scans[k];
   }
+  RefreshContents(state, !jobs.empty());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,7 +184,7 @@ void DrawToolbar(AppState& state) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Tooltip: how the hovered number was made
 
-std::string Num(double v) { return CellNumber(v); }
+std::string Num(double v) { return FormatNumber(v, NumberStyle::kShortest); }
 
 void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
   const Stages& st = ShownStages(state);
@@ -319,22 +328,14 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
 
   HeatmapViewSpec spec;
   spec.id = StageName(stage);
-  spec.heading = StageHeading(state, stage);
-  if (StageIsPerHead(stage) && sh.H > 1)
-    spec.heading += "  [head " + std::to_string(state.head) + "]";
-  spec.help = StageHelp(stage);
   spec.values = m;
   spec.empty_text = stage == Stage::kWeightsDropped ? "Dropout is off. Set p > 0 in the\n"
                                                       "attention controls to see it."
                                                     : "(nothing to show)";
-  spec.row_label = [&state](int64_t i) { return RowLabel(state, i); };
-  spec.col_label = [&state, stage](int64_t j) { return ColumnLabel(state, stage, j); };
+  if (stage == Stage::kMask && state.shown.mask.kind == MaskKind::kCustom)
+    spec.heading_note = "click to paint";
   spec.labels_key = state.engine.counts().input;
-  spec.hatch = StageHatchesMask(stage);
   spec.allowed = &ShownStages(state).mask;
-  spec.any_masked = state.any_masked;
-  spec.mask_legend = stage == Stage::kMask;
-  spec.colormap = StageColormap(state, stage);
   spec.marked_row = state.row;
   // The hovered query row in every heatmap; its key column on the maps of the same kind.
   const HoverCell& hv = state.hover;

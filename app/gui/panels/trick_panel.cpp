@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attnlab/text.h"
 #include "gui/app_state.h"
 #include "gui/heatmap_view.h"
 #include "gui/panels/panels.h"
@@ -17,6 +18,31 @@
 
 namespace attnlab::gui {
 namespace {
+
+/// What step i's weights (T x T) or result (T x C, v4: T x d_k) heatmap shows.
+HeatmapContent TrickContent(const AppState& state, int i, bool weights) {
+  HeatmapContent c;
+  c.row_labels = TokenLabels(ShownStages(state).tokens);
+  if (weights) {
+    c.stage = Stage::kWeights;
+    c.title = "weights (T \u00D7 T)";
+    c.help =
+        "Row t: how much token t takes from each token 0..t. v1, v2 and v3 give every "
+        "earlier token the same share 1/(t+1); v4 lets q\u00B7k decide.";
+    c.col_labels = c.row_labels;
+    return c;
+  }
+  c.stage = Stage::kContext;
+  c.title = std::string(TrickResultName(i)) + (i == 3 ? " (T \u00D7 d_k)" : " (T \u00D7 C)");
+  c.help = i == 3 ? "out = wei @ v: row t is the weighted average of the value vectors."
+                  : "Row t: the average of x over tokens 0..t (C channels).";
+  const Matrix& r = state.trick.steps[static_cast<size_t>(i)].result;
+  for (int64_t j = 0; j < r.cols(); ++j)
+    c.col_labels.push_back((i == 3 ? "d" : "c") + std::to_string(j));
+  c.col_axis = "dimension";
+  c.diverging = true;
+  return c;
+}
 
 const ImVec4 kTrue(0.35f, 0.80f, 0.45f, 1.0f);
 const ImVec4 kFalse(1.0f, 0.62f, 0.25f, 1.0f);
@@ -106,20 +132,12 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size) {
   const float maps_w = size.x - text_w;
   const float weights_w = std::min(maps_w * 0.45f, size.y + ImGui::GetFontSize() * 4.0f);
   const int64_t labels_key = static_cast<int64_t>(t.version);
-  auto row_label = [&state](int64_t k) { return RowLabel(state, k); };
 
   HeatmapViewSpec ws;
   const std::string wid = "trick_w" + std::to_string(i);
   ws.id = wid.c_str();
-  ws.heading = "weights (T \xC3\x97 T)";
-  ws.help =
-      "Row t: how much token t takes from each token 0..t. v1, v2 and v3 give every "
-      "earlier token the same share 1/(t+1); v4 lets q\xC2\xB7k decide.";
   ws.values = &w;
-  ws.row_label = row_label;
-  ws.col_label = row_label;
   ws.labels_key = labels_key;
-  ws.colormap = state.view.sequential_colormap;
   const HeatmapViewHoverCell& hv = t.hover;
   if (hv.active) {
     ws.highlight_row = hv.row;
@@ -132,24 +150,15 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size) {
     t.hover_next = HeatmapViewHoverCell{true, wh.row, wh.col, true};
     ImGui::SetTooltip("%s\ntoken %lld \"%s\" takes %s of token %lld \"%s\"", step.name.c_str(),
                       static_cast<long long>(wh.row), RowLabel(state, wh.row).c_str(),
-                      CellNumber(w(wh.row, wh.col)).c_str(), static_cast<long long>(wh.col),
-                      RowLabel(state, wh.col).c_str());
+                      FormatNumber(w(wh.row, wh.col), NumberStyle::kShortest).c_str(),
+                      static_cast<long long>(wh.col), RowLabel(state, wh.col).c_str());
   }
 
   HeatmapViewSpec rs;
   const std::string rid = "trick_r" + std::to_string(i);
   rs.id = rid.c_str();
-  char heading[96];
-  std::snprintf(heading, sizeof heading, "%s (T \xC3\x97 %s)", TrickResultName(i),
-                i == 3 ? "d_k" : "C");
-  rs.heading = heading;
-  rs.help = i == 3 ? "out = wei @ v: row t is the weighted average of the value vectors."
-                   : "Row t: the average of x over tokens 0..t (C channels).";
   rs.values = &r;
-  rs.row_label = row_label;
-  rs.col_label = [i](int64_t j) { return (i == 3 ? "d" : "c") + std::to_string(j); };
   rs.labels_key = labels_key;
-  rs.colormap = state.view.diverging_colormap;
   if (hv.active) rs.highlight_row = hv.row;
   HeatmapSlot& rslot = t.result_maps[static_cast<size_t>(i)];
   const float rx = maps_x + weights_w + gap * 0.5f;
@@ -158,7 +167,8 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size) {
   if (rh.active) {
     t.hover_next = HeatmapViewHoverCell{true, rh.row, rh.col, false};
     ImGui::SetTooltip("%s[%lld, %lld] = %s", TrickResultName(i), static_cast<long long>(rh.row),
-                      static_cast<long long>(rh.col), CellNumber(r(rh.row, rh.col)).c_str());
+                      static_cast<long long>(rh.col),
+                      FormatNumber(r(rh.row, rh.col), NumberStyle::kShortest).c_str());
   }
 }
 
@@ -189,8 +199,10 @@ void DrawTrickPanel(AppState& state) {
 
   // Upload what changed (once per run of the scenario).
   for (int i = 0; i < 4; ++i) {
-    if (t.weight_maps[i].dirty) UploadMatrix(t.weight_maps[i], t.steps[i].weights, Stage::kWeights);
-    if (t.result_maps[i].dirty) UploadMatrix(t.result_maps[i], t.steps[i].result, Stage::kContext);
+    if (t.weight_maps[i].dirty)
+      UploadMatrix(t.weight_maps[i], t.steps[i].weights, TrickContent(state, i, true));
+    if (t.result_maps[i].dirty)
+      UploadMatrix(t.result_maps[i], t.steps[i].result, TrickContent(state, i, false));
   }
 
   const ImVec2 origin = ImGui::GetCursorScreenPos();

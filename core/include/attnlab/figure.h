@@ -22,34 +22,16 @@
 
 namespace attnlab {
 
-/// How the colour range of weights is chosen.
-enum class RangeMode {
-  kFixed,  ///< weights over [0, max(1, largest)]: a sharper softmax shows as brighter cells
-  kData,   ///< weights over [0, largest]: contrast at large T, where every weight is tiny
-};
-
-/// The value range a view's colours span, the same on screen and in figures: [0, 1] for the
-/// mask, weights on a sequential map as `mode` says, symmetric [-a, a] around zero for
-/// diverging data (a = the largest finite magnitude).
+/// StageRange (heatmap_spec.h) of a view's own values.
 ValueRange FigureRange(const StageView& view, RangeMode mode = RangeMode::kFixed);
 
-/// FigureRange's rule for a stage from the finite extremes of its values (see
-/// RangeFromExtremes); the window uses it with extremes it scans faster.
-ValueRange StageRange(Stage stage, bool diverging, float lo, float hi, bool any_finite,
-                      RangeMode mode = RangeMode::kFixed);
-
-/// When cell values are printed: auto prints them when the grid is at most 12 x 12.
-enum class ValuesMode { kAuto, kOn, kOff };
-
-struct FigureOptions {
-  std::string colormap;  ///< a name from Colormaps() for every view; empty: see below
-  int scale = 1;         ///< 1..8: every length of the figure (cells, fonts, margins) times scale
-  ValuesMode values = ValuesMode::kAuto;
-  RangeMode range = RangeMode::kFixed;
-  /// When `colormap` is empty: the map for sequential views and for diverging ones (so one
-  /// ExportAll can use the screen's two choices); empty: DefaultColormap(view.diverging).
-  std::string sequential_colormap, diverging_colormap;
+/// The figure's choices: the presentation options shared with the window, and its size.
+struct FigureOptions : PresentationOptions {
+  int scale = 1;  ///< 1..8: every length of the figure (cells, fonts, margins) times scale
 };
+
+/// The presentation of a view's own values under `options`: what RenderFigure draws.
+HeatmapSpec FigureSpec(const StageView& view, const PresentationOptions& options);
 
 /// An 8-bit sRGB image, rows top to bottom, 3 bytes per pixel.
 struct Image {

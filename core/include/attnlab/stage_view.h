@@ -10,33 +10,22 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/heatmap_spec.h"
 #include "attnlab/pipeline.h"
 
 namespace attnlab {
 
-/// The stages a figure can show.
-enum class Stage { kScores, kMask, kLogits, kWeights, kWeightsDropped, kContext };
-
-/// "scores", "mask", "logits", "weights", "weights_dropped", "context".
-const char* StageName(Stage stage);
 /// The stage called `name`, or nullopt.
 std::optional<Stage> ParseStage(const std::string& name);
 /// Every stage, in pipeline order.
 const std::vector<Stage>& AllStages();
-/// Stages with one matrix per head: scores, logits, weights, weights_dropped.
-bool StageIsPerHead(Stage stage);
 
-/// One matrix of one stage, ready to draw.
-struct StageView {
-  Stage stage = Stage::kWeights;
-  int64_t head = 0, batch = 0;
-  Matrix values;                        ///< T x T (context: T x d_out)
-  std::vector<std::string> row_labels;  ///< T query tokens
-  std::vector<std::string> col_labels;  ///< T key tokens (context: "d0".."d{d_out-1}")
-  MaskMatrix masked;               ///< 1 where the cell is masked (drawn hatched); may be empty
-  bool diverging = false;          ///< signed data: a diverging colormap centred on zero
-  std::string title;               ///< e.g. "weights, head 0, batch 0 (scaled, multiplier 1)"
-  std::string row_axis, col_axis;  ///< "query", "key" (context: "query", "dimension")
+/// One matrix of one stage with what it is (title, labels, signed or not: HeatmapContent).
+/// Owns its values: figures, exports and the compare view use it; the window draws the engine's
+/// own matrices without this copy.
+struct StageView : HeatmapContent {
+  Matrix values;      ///< T x T (context: T x d_out)
+  MaskMatrix masked;  ///< 1 where the cell is masked (drawn hatched); may be empty
 };
 
 /// The view of `stage` for `head` (per-head stages only) and `batch` of a run of `scenario`.
@@ -46,9 +35,20 @@ StageView ExtractStage(const Stages& stages, const Scenario& scenario, Stage sta
                        int64_t batch);
 
 /// The compare view's difference: a - b cell by cell (same shape required), drawn on a
-/// diverging map; masked where either is masked; titled "<stage>: A - B" with the two given
-/// names. Errors: std::invalid_argument when the shapes differ (naming both).
+/// diverging map; masked where either is masked; titled "<stage>: A − B" with the two given
+/// names (subtitle "A − B, cell by cell"). Errors: std::invalid_argument when the shapes differ
+/// (naming both).
 StageView DifferenceView(const StageView& a, const StageView& b, const std::string& name_a,
                          const std::string& name_b);
+
+/// The three heatmaps of a comparison, titled as both the window and its exports show them.
+struct ComparedViews {
+  StageView a, b, diff;
+};
+
+/// A and B retitled "A: <name_a> (current)" and "B: <name_b>" (their stage title moves into the
+/// subtitle), with DifferenceView(a, b) between them. Errors as DifferenceView.
+ComparedViews CompareViews(StageView a, StageView b, const std::string& name_a,
+                           const std::string& name_b);
 
 }  // namespace attnlab

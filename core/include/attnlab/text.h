@@ -57,7 +57,7 @@ enum class NumberStyle {
   kFixed,     ///< `digits` decimals: 0.4300 (digits = 4), the notebooks' print
   kGeneral,   ///< `digits` significant digits, %g style, no trailing zeros: 0.43, 1e-05
   kShortest,  ///< the shortest text that reads back to the same float32: 0.43, 1.8111e-05
-  kTick,      ///< a colorbar or axis tick: integers plain, else 3 significant digits
+  kTick,  ///< a tick: integers below 1e5 plain, else 3 significant digits (2 beyond [1e-3, 1e4))
 };
 
 /// v as text. Non-finite values are "nan", "inf", "-inf" in every style; -0 is "0" except in

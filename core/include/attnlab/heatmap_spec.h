@@ -1,0 +1,151 @@
+// heatmap_spec.h: one heatmap as it should be presented, decided once, drawn twice. The window's
+// GPU view (app/gui/heatmap_view.cpp) and the CPU figure renderer (figure.cpp) both draw from a
+// HeatmapSpec, so every presentation rule lives here and nowhere else: the title and formula,
+// the axis labels (whitespace made visible), the colour scale (sequential or diverging, its
+// range), the colorbar ticks, the legends (masked, NaN, inf, the mask's allowed/masked), when
+// cell values are printed, their text and its contrast colour, and how labels are thinned and
+// cut. No GL, no ImGui, no values: a spec describes a matrix that its caller owns.
+//
+// Two halves:
+//   HeatmapContent  what the heatmap is (stage, head, batch, title, labels, signed or not),
+//                   the same whatever colours the learner picks;
+//   HeatmapSpec     content + how it looks under the learner's PresentationOptions.
+//
+// Legend: T tokens, d_out context width, H heads, B batch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnlab/colormap.h"
+#include "attnlab/pipeline.h"
+
+namespace attnlab {
+
+/// The stages a heatmap can show, in pipeline order.
+enum class Stage { kScores, kMask, kLogits, kWeights, kWeightsDropped, kContext };
+
+/// How the colour range of weights is chosen.
+enum class RangeMode {
+  kFixed,  ///< weights over [0, max(1, largest)]: a sharper softmax shows as brighter cells
+  kData,   ///< weights over [0, largest]: contrast at large T, where every weight is tiny
+};
+
+/// When cell values are printed: auto prints them when the grid is at most 12 x 12.
+enum class ValuesMode { kAuto, kOn, kOff };
+
+/// The learner's choices that change how heatmaps look, never what they show.
+struct PresentationOptions {
+  std::string colormap;  ///< a name from Colormaps() for every heatmap; empty: the two below
+  std::string sequential_colormap = "viridis";  ///< mask and weights (values >= 0)
+  std::string diverging_colormap = "coolwarm";  ///< signed stages, centred on zero
+  RangeMode range = RangeMode::kFixed;
+  ValuesMode values = ValuesMode::kAuto;
+  bool operator==(const PresentationOptions&) const = default;
+};
+
+/// What a heatmap is, independent of colours.
+struct HeatmapContent {
+  Stage stage = Stage::kWeights;
+  int64_t head = 0, batch = 0;
+  std::string title;     ///< the stage and its formula: "weights = softmax(logits)"
+  std::string subtitle;  ///< head, batch and settings: "head 1 · scaled by 1/√d_k, multiplier 1"
+  std::string help;      ///< one sentence on what the stage is (tooltips)
+  std::vector<std::string> row_labels;  ///< one per row: query tokens as VisibleToken shows them
+  std::vector<std::string> col_labels;  ///< key tokens, or "d0".."d{d_out-1}" for the context
+  std::string row_axis = "query", col_axis = "key";  ///< context: "query", "dimension"
+  bool diverging = false;     ///< signed data: a diverging colormap centred on zero
+  bool hatch_masked = false;  ///< masked cells are drawn hatched (mask, logits, weights)
+};
+
+/// A colorbar tick: its value and its text.
+struct ColorbarTick {
+  double value = 0.0;
+  std::string text;
+};
+
+/// What a legend entry explains (cells that are not on the colour scale, or the mask's values).
+enum class LegendKind { kAllowed, kMasked, kNan, kInf };
+struct LegendEntry {
+  LegendKind kind = LegendKind::kMasked;
+  std::string text;  ///< "masked", "NaN", "±inf (the scale's ends)", "1 allowed", "0 masked"
+};
+
+/// A heatmap as it should be presented.
+struct HeatmapSpec : HeatmapContent {
+  const Colormap* colormap = nullptr;  ///< never null after MakeHeatmapSpec
+  ValueRange range;                    ///< the colorbar's ends
+  std::vector<ColorbarTick> ticks;     ///< nice round values inside range, low to high
+  bool mask_legend = false;  ///< the mask: a two-entry legend (allowed, masked), no colorbar
+  std::vector<LegendEntry> legends;  ///< shown under the colorbar (or as the mask's legend)
+  bool values_wanted = false;  ///< ValuesMode says print (auto: rows, cols <= 12), if they fit
+  int64_t rows = 0, cols = 0;
+};
+
+/// "scores", "mask", "logits", "weights", "weights_dropped", "context".
+const char* StageName(Stage stage);
+
+/// Stages with one matrix per head: scores, logits, weights, weights_dropped.
+bool StageIsPerHead(Stage stage);
+
+/// The one rule for signed colours: scores, logits and context always; weights only when some
+/// finite weight is negative ("sum" normalization can give them); the mask never.
+bool StageIsDiverging(Stage stage, const ValueScan& scan);
+
+/// Each token as VisibleToken (text.h) shows it: the labels of both axes.
+std::vector<std::string> TokenLabels(const std::vector<std::string>& tokens);
+
+/// The content of `stage` for `head` and `batch` of a run of `scenario` (shape and tokens from
+/// `stages`). `token_labels`: TokenLabels(stages.tokens), passed in so callers that draw many
+/// heatmaps of one run make them once. `scan`: ScanValues of the stage's matrix.
+HeatmapContent StageContent(const Stages& stages, const Scenario& scenario, Stage stage,
+                            int64_t head, int64_t batch,
+                            const std::vector<std::string>& token_labels, const ValueScan& scan);
+
+/// The range the colours span, the same on screen and in figures: [0, 1] for the mask; weights
+/// on a sequential map as `mode` says; symmetric [-a, a] around zero for diverging data
+/// (a = the largest finite magnitude); else [lo, hi] of the finite values.
+ValueRange StageRange(Stage stage, bool diverging, const ValueScan& scan,
+                      RangeMode mode = RangeMode::kFixed);
+
+/// About `target` nice round tick values (1, 2, 2.5 or 5 times a power of ten) in [lo, hi].
+/// Used by colorbars and by the window's plots.
+std::vector<double> NiceTicks(double lo, double hi, int target);
+
+/// The spec of `content` with `rows` x `cols` values whose scan is `scan`. `any_masked`: some
+/// cell is masked (the "masked" legend). Errors: std::invalid_argument for an unknown colormap.
+HeatmapSpec MakeHeatmapSpec(const HeatmapContent& content, int64_t rows, int64_t cols,
+                            const ValueScan& scan, bool any_masked,
+                            const PresentationOptions& options);
+
+/// A cell's colour: kNanColor for NaN, else the colormap at v (masked cells are the caller's:
+/// MaskedColorAt, since the hatch depends on the pixel).
+Rgb CellColor(const HeatmapSpec& spec, float v);
+
+/// Black or white, whichever contrasts more with `background` (WCAG relative luminance).
+Rgb CellInk(Rgb background);
+
+/// Measures text in pixels at the renderer's font (the screen's ImGui font, the figure's
+/// TrueType rasteriser).
+using MeasureText = std::function<float(std::string_view)>;
+
+/// A cell's value as printed: 4 decimals as the notebooks print them, else 3, else 2 (never
+/// fewer) — the most that fits `max_width`; "" when even 2 decimals do not fit.
+std::string FittedCellValue(float v, float max_width, const MeasureText& measure);
+
+/// A label cut to `max_width` with an ellipsis (never inside a code point); unchanged if it fits.
+std::string FitLabel(const std::string& label, float max_width, const MeasureText& measure);
+
+/// Every how-many-th label to draw so labels of extent `label_extent` never overlap along cells
+/// of extent `cell_extent` (both in pixels): 1 when each fits its cell.
+int LabelStep(float label_extent, float cell_extent);
+
+/// The spec as JSON (title, subtitle, labels, colormap, range, ticks, legends, values_wanted),
+/// for the window's --layout and tests that check screen and figures agree.
+nlohmann::json HeatmapSpecJson(const HeatmapSpec& spec);
+
+}  // namespace attnlab

@@ -1,0 +1,128 @@
+// heatmap_spec_test.cpp: the one presentation model (heatmap_spec.h) that the window and the
+// figures both draw from: titles, labels, colour scales, ticks, legends and cell text.
+#include "attnlab/heatmap_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "attnlab/figure.h"
+#include "attnlab/presets.h"
+#include "attnlab/stage_view.h"
+#include "attnlab/text.h"
+
+namespace attnlab {
+namespace {
+
+HeatmapSpec SpecOf(const std::string& preset, Stage stage, PresentationOptions o = {}) {
+  const Scenario sc = LoadPreset(preset);
+  return FigureSpec(ExtractStage(RunScenario(sc), sc, stage, 0, 0), o);
+}
+
+std::vector<std::string> TickTexts(const HeatmapSpec& s) {
+  std::vector<std::string> out;
+  for (const ColorbarTick& t : s.ticks) out.push_back(t.text);
+  return out;
+}
+
+TEST(HeatmapSpec, RaschkaWeights) {
+  const HeatmapSpec s = SpecOf("raschka-journey", Stage::kWeights);
+  EXPECT_EQ(s.title, "weights = softmax(logits)");
+  EXPECT_EQ(s.subtitle, "scaled by 1/\u221Ad_k, multiplier 1, softmax");
+  EXPECT_EQ(s.row_labels,
+            (std::vector<std::string>{"Your", "journey", "starts", "with", "one", "step"}));
+  EXPECT_EQ(s.colormap->name, "viridis");
+  EXPECT_FALSE(s.diverging);
+  EXPECT_EQ(s.range.lo, 0.0f);
+  EXPECT_EQ(s.range.hi, 1.0f);
+  EXPECT_EQ(TickTexts(s), (std::vector<std::string>{"0", "0.25", "0.5", "0.75", "1"}));
+  EXPECT_TRUE(s.legends.empty());
+  EXPECT_TRUE(s.values_wanted);  // 6 x 6 <= 12 x 12
+}
+
+TEST(HeatmapSpec, SignedStagesAreSymmetricAndDiverging) {
+  const HeatmapSpec s = SpecOf("raschka-journey", Stage::kScores);
+  EXPECT_EQ(s.title, "scores = Q K\u1D40");
+  EXPECT_TRUE(s.diverging);
+  EXPECT_EQ(s.colormap->name, "coolwarm");
+  EXPECT_EQ(s.range.lo, -s.range.hi);
+  // Raschka's largest score is q_journey . k_journey = 1.8524 (the notebook prints 1.8524).
+  EXPECT_NEAR(s.range.hi, 1.8524f, 1e-4f);
+  EXPECT_EQ(TickTexts(s), (std::vector<std::string>{"-1", "0", "1"}));  // about 4: step 1
+  const HeatmapSpec c = SpecOf("raschka-journey", Stage::kContext);
+  EXPECT_EQ(c.col_labels, (std::vector<std::string>{"d0", "d1"}));
+  EXPECT_EQ(c.col_axis, "dimension");
+}
+
+TEST(HeatmapSpec, MaskAndCausalLegends) {
+  const HeatmapSpec m = SpecOf("karpathy-trick", Stage::kMask);
+  EXPECT_EQ(m.title, "mask: causal");
+  EXPECT_TRUE(m.mask_legend);
+  EXPECT_FALSE(m.values_wanted);  // the legend says 1 allowed, 0 masked
+  ASSERT_EQ(m.legends.size(), 2u);
+  EXPECT_EQ(m.legends[0].text, "1 allowed");
+  EXPECT_EQ(m.legends[1].text, "0 masked");
+  const HeatmapSpec w = SpecOf("karpathy-trick", Stage::kWeights);
+  EXPECT_EQ(w.title, "weights = 1 / n (mean)");
+  ASSERT_EQ(w.legends.size(), 1u);
+  EXPECT_EQ(w.legends[0].kind, LegendKind::kMasked);
+  EXPECT_EQ(w.subtitle, "batch 0, scaled by 1/\u221Ad_k, multiplier 1, mean");
+}
+
+TEST(HeatmapSpec, OptionsChooseColoursRangeAndValues) {
+  PresentationOptions o;
+  o.sequential_colormap = "magma";
+  o.range = RangeMode::kData;
+  o.values = ValuesMode::kOff;
+  const HeatmapSpec s = SpecOf("raschka-journey", Stage::kWeights, o);
+  EXPECT_EQ(s.colormap->name, "magma");
+  EXPECT_NEAR(s.range.hi, 0.2264f, 1e-4f);  // the largest weight, the notebook's 0.2264
+  EXPECT_FALSE(s.values_wanted);
+  o.colormap = "gray";
+  EXPECT_EQ(SpecOf("raschka-journey", Stage::kScores, o).colormap->name, "gray");
+}
+
+TEST(HeatmapSpec, SumWeightsWithNegativesAndNaNs) {
+  ValueScan scan;
+  scan.any_finite = true, scan.lo = -0.5f, scan.hi = 1.5f, scan.has_negative = true;
+  scan.has_nan = scan.has_inf = true;
+  EXPECT_TRUE(StageIsDiverging(Stage::kWeights, scan));
+  EXPECT_FALSE(StageIsDiverging(Stage::kMask, scan));
+  HeatmapContent c;
+  c.stage = Stage::kWeights;
+  c.diverging = true;
+  c.hatch_masked = true;
+  const HeatmapSpec s = MakeHeatmapSpec(c, 3, 3, scan, true, {});
+  EXPECT_EQ(s.range.lo, -1.5f);
+  ASSERT_EQ(s.legends.size(), 3u);
+  EXPECT_EQ(s.legends[1].text, "NaN");
+  EXPECT_EQ(s.legends[2].text, "\u00B1inf");
+  c.stage = Stage::kLogits;  // -inf is how logits are masked: no inf legend
+  EXPECT_EQ(MakeHeatmapSpec(c, 3, 3, scan, true, {}).legends.size(), 2u);
+  EXPECT_EQ(CellColor(s, NAN), kNanColor);
+}
+
+TEST(HeatmapSpec, WhitespaceTokensAreVisibleLabels) {
+  const HeatmapSpec s = SpecOf("dog-attacks-cat", Stage::kWeights);
+  ASSERT_GE(s.row_labels.size(), 2u);
+  EXPECT_EQ(s.row_labels[1], "\u2423");  // "the dog": words and spaces, the space as a sign
+}
+
+TEST(HeatmapSpec, CellTextInkFitAndThinning) {
+  const MeasureText seven = [](std::string_view t) { return 7.0f * Utf8Length(t); };
+  EXPECT_EQ(FittedCellValue(0.43f, 42, seven), "0.4300");  // 6 chars fit in 42 px
+  EXPECT_EQ(FittedCellValue(0.43f, 35, seven), "0.430");
+  EXPECT_EQ(FittedCellValue(-0.43f, 35, seven), "-0.43");
+  EXPECT_EQ(FittedCellValue(-0.43f, 34, seven), "");  // never fewer than 2 decimals
+  EXPECT_EQ(FitLabel("journey", 49, seven), "journey");
+  EXPECT_EQ(FitLabel("journey", 35, seven), "jour\u2026");
+  EXPECT_EQ(LabelStep(13, 14), 1);
+  EXPECT_EQ(LabelStep(13, 1), 13);
+  const Colormap& v = FindColormap("viridis");
+  EXPECT_EQ(CellInk(v.lut[0]), (Rgb{255, 255, 255}));      // dark purple: white text
+  EXPECT_EQ(CellInk(v.lut[255]), (Rgb{0, 0, 0}));          // yellow: black text
+  EXPECT_EQ(CellInk(Rgb{128, 128, 128}), (Rgb{0, 0, 0}));  // mid grey: black contrasts more
+}
+
+}  // namespace
+}  // namespace attnlab
