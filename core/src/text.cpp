@@ -138,6 +138,12 @@ std::string FormatNumber(double v, NumberStyle style, int digits) {
       }
       std::snprintf(buf, sizeof buf, "%.3g", std::fabs(v) < 1e-12 ? 0.0 : v);
       return buf;
+    case NumberStyle::kFixedAll:  // glibc and Python both round the exact binary value
+      std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+      return buf;
+    case NumberStyle::kExponent:
+      std::snprintf(buf, sizeof buf, "%.*e", digits, v);
+      return buf;
   }
   return "";
 }
