@@ -116,6 +116,60 @@ TEST_F(Cli, VarianceJson) {
   EXPECT_NEAR(j["dims"][1]["var_scaled"].get<double>(), 1.0, 0.05);
 }
 
+// show: every stage as PyTorch 1.13's print(tensor) writes it (goldens of
+// tools/make_print_goldens.py), each after a line naming it and its shape.
+TEST_F(Cli, ShowPrintsEveryStageAsPyTorch) {
+  const Result r = RunCli("show raschka-journey");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto golden = test::LoadGolden("print/scenarios/preset-raschka-journey.json");
+  EXPECT_NE(r.out.find("\nX: input embeddings, shape (6, 3)\ntensor([[0.4300, 0.1500, 0.8900],\n"),
+            std::string::npos)
+      << r.out;
+  for (const auto& [name, stage] : golden.items())
+    EXPECT_NE(r.out.find("shape (" + std::to_string(stage["shape"][0].get<int>()) + ", " +
+                         std::to_string(stage["shape"][1].get<int>()) + ")\n" +
+                         stage["text"].get<std::string>() + "\n"),
+              std::string::npos)
+        << name << "\n"
+        << r.out;
+  EXPECT_EQ(r.out.find("weights_dropped"), std::string::npos);  // no dropout: not printed
+}
+
+TEST_F(Cli, ShowOneStage) {
+  const Result q = RunCli("show karpathy-trick --stage Q");
+  ASSERT_EQ(q.status, 0) << q.err;
+  EXPECT_NE(q.out.find("\nQ: queries, shape (4, 8, 2)\ntensor([[[ 0.1808, -0.0700],\n"),
+            std::string::npos)
+      << q.out;
+  EXPECT_EQ(q.out.find("\nK:"), std::string::npos);
+  const Result none = RunCli("show karpathy-trick --stage weights_dropped");
+  ASSERT_EQ(none.status, 0) << none.err;
+  EXPECT_NE(none.out.find("\nweights_dropped: none (dropout p is 0)\n"), std::string::npos);
+}
+
+TEST_F(Cli, ShowUnknownStageExits2ListingTheNames) {
+  const Result r = RunCli("show karpathy-trick --stage q");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "attention-lab: error: --stage \"q\" is not a stage (X, W_query, W_key, W_value, Q, "
+            "K, V, scores, logits, mask, weights, weights_dropped, context)\n");
+}
+
+// A shared scenario's title must not drive the terminal: no raw ESC, newline or other control.
+TEST_F(Cli, ShowEscapesControlCharactersOfTheTitle) {
+  auto doc = test::LoadGolden("scenarios/preset-raschka-journey.json")["scenario"];
+  doc["title"] =
+      "evil\x1b[2J\x1b]0;pwned\x07 title\nsecond line\r\xC2\x9B"
+      "31m";  // ... and U+009B, the one-byte CSI
+  const Result r = RunCli("show " + Write("evil.json", doc.dump()) + " --stage X");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "evil\uFFFD[2J\uFFFD]0;pwned\uFFFD title\u2424second line\u240D\uFFFD31m");
+  for (char c : r.out) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << int(c);
+  EXPECT_EQ(r.out.find("\xC2\x9B"), std::string::npos);
+}
+
 TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
   const std::string ragged = Write("ragged.json", R"({"format": "attention-lab/scenario@1",
     "input": {"source": "matrix", "values": [[1, 2], [3]]}, "projections": {"init": "identity"}})");

@@ -4,10 +4,14 @@
 // (tools/check_codegen.py) where PyTorch is installed. ATTNLAB_UPDATE_GOLDENS=1 rewrites them.
 #include "attnlab/codegen.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 
 #include "attnlab/file_io.h"
+#include "attnlab/pipeline.h"
 #include "test_util.h"
 
 namespace attnlab {
@@ -66,6 +70,164 @@ TEST(GeneratePyTorchCode, UsesTheNotebooksIdioms) {
         "weights = torch.softmax(logits, dim=-1)",
         "torch.manual_seed(123)\ndropout = torch.nn.Dropout(0.5)", "context = weights_dropped @ V"})
     EXPECT_NE(code.find(want), std::string::npos) << want << "\n---\n" << code;
+}
+
+// ---------------------------------------------------------------------------------------------
+// User strings are data: a shared scenario must not make its program run anything.
+
+// Hostile strings: line breaks of every kind, quotes, triple quotes, backslashes, NUL, ANSI and
+// bidi controls, and a payload that would run if a literal or a comment could be escaped.
+std::vector<std::string> HostileStrings(const std::string& marker) {
+  const std::string payload = "import os; os.system(\"touch " + marker + "\")";
+  return {"\n" + payload,
+          "\"); " + payload + " #",
+          "'); " + payload + " #",
+          "'''\n" + payload + "\n'''",
+          "\"\"\"\n" + payload + "\n\"\"\"",
+          "\\\n" + payload,
+          "\\",
+          "x\r" + payload,
+          std::string("nul\0", 4) + "\n" + payload,
+          "\u2028" + payload + "\u2029",
+          "\x1b[2J\xe2\x80\xae" + payload,
+          "it's \"quoted\""};
+}
+
+// The program's text with the contents of every string literal removed ('...', "...", r'...',
+// a backslash escaping the next character), each literal ending on its own line. Fails the test
+// on a literal left open at the end of a line.
+std::string OutsideLiterals(const std::string& code) {
+  std::string out;
+  for (size_t i = 0; i < code.size(); ++i) {
+    const char c = code[i];
+    if (c == '#') {  // a comment: the app's own text, kept (it must not hold user text)
+      while (i < code.size() && code[i] != '\n') out += code[i++];
+      out += '\n';
+      continue;
+    }
+    if (c != '\'' && c != '"') {
+      out += c;
+      continue;
+    }
+    out += c;
+    size_t j = i + 1;
+    while (j < code.size() && code[j] != c && code[j] != '\n') j += code[j] == '\\' ? 2 : 1;
+    EXPECT_TRUE(j < code.size() && code[j] == c) << "literal left open at " << i;
+    out += c;
+    i = j;
+  }
+  return out;
+}
+
+nlohmann::json HostileTextScenario(const std::string& title, const std::string& text,
+                                   const std::string& special,
+                                   const std::string& tokenizer = "words_and_spaces") {
+  return {{"format", "attention-lab/scenario@1"},
+          {"title", title},
+          {"input",
+           {{"source", "text"},
+            {"text", text},
+            {"tokenizer", tokenizer},
+            {"d_in", 4},
+            {"seed", 69},
+            {"special_tokens", {special, "<|unk|>"}}}},
+          {"projections", {{"init", "torch_rand"}, {"d_out", 3}, {"seed", 69}}},
+          {"mask", {{"kind", "causal"}}}};
+}
+
+nlohmann::json HostileMatrixScenario(const std::string& title, const std::string& token) {
+  return {
+      {"format", "attention-lab/scenario@1"},
+      {"title", title},
+      {"input",
+       {{"source", "matrix"}, {"values", {{0.43, 0.15}, {0.55, 0.87}}}, {"tokens", {token, "b"}}}},
+      {"projections", {{"init", "identity"}}}};
+}
+
+TEST(GeneratePyTorchCode, StringsAreReprLiterals) {
+  const std::string s = "a'b\"c\\d\ne\rf\tg" + std::string(1, '\0') +
+                        "h\u2028i\u2029j\x1bk\x7fl\xc2\x85m\xc2\xa0n\u202eo\U0001F600p\u00e9q"
+                        "\ufeffr\ue000s\U000E0041";
+  const std::string code = GeneratePyTorchCode(ParseScenario(HostileMatrixScenario(s, s).dump()));
+  // repr(s) in Python 3.11
+  const std::string repr = R"('a\'b"c\\d\ne\rf\tg\x00h\u2028i\u2029j\x1bk\x7fl\x85m\xa0n\u202eo)"
+                           "\U0001F600p\u00e9"
+                           R"(q\ufeffr\ue000s\U000e0041')";
+  EXPECT_NE(code.find("\ntitle = " + repr + "\n"), std::string::npos) << code;
+  EXPECT_NE(code.find("\ntokens = [" + repr + ", 'b']\n"), std::string::npos) << code;
+  const std::string q =
+      GeneratePyTorchCode(ParseScenario(HostileMatrixScenario("it's", "'''").dump()));
+  EXPECT_NE(q.find("\ntitle = \"it's\"\n"), std::string::npos) << q;
+  EXPECT_NE(q.find("\ntokens = [\"'''\", 'b']\n"), std::string::npos) << q;
+}
+
+TEST(GeneratePyTorchCode, HostileStringsStayInsideLiterals) {
+  const std::string benign =
+      GeneratePyTorchCode(ParseScenario(HostileTextScenario("x", "the cat sat", "<pad>").dump()));
+  const std::string benign_m =
+      GeneratePyTorchCode(ParseScenario(HostileMatrixScenario("x", "x").dump()));
+  for (const std::string& h : HostileStrings("/tmp/pwned")) {
+    const std::string code =
+        GeneratePyTorchCode(ParseScenario(HostileTextScenario(h, "the cat sat", h).dump()));
+    const std::string outside = OutsideLiterals(code);
+    EXPECT_EQ(outside.find("os.system"), std::string::npos) << h << "\n---\n" << code;
+    EXPECT_EQ(outside.find("pwned"), std::string::npos) << h << "\n---\n" << code;
+    // Apart from the literals, the program is the one of plain strings, line for line.
+    EXPECT_EQ(outside, OutsideLiterals(benign)) << h;
+    const std::string m = GeneratePyTorchCode(ParseScenario(HostileMatrixScenario(h, h).dump()));
+    EXPECT_EQ(OutsideLiterals(m), OutsideLiterals(benign_m)) << h << "\n---\n" << m;
+  }
+}
+
+// Runs the programs with Debian's Python and PyTorch (skipped without them): nothing but the
+// computation happens (the payload's marker file stays absent), every string reads back as the
+// scenario's, and the weights are the app's. (Text is split into characters: the engine's word
+// tokenizer treats only ASCII whitespace as Python's \s, see tokenizer.cpp.)
+TEST(GeneratePyTorchCode, HostileProgramsOnlyCompute) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no /usr/bin/python3 with torch";
+  const fs::path dir = fs::temp_directory_path() / ("attnlab_hostile_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string marker = (dir / "pwned").string();
+  const auto hostile = HostileStrings(marker);
+  std::vector<Scenario> scenarios;
+  std::string programs;
+  for (size_t i = 0; i < hostile.size(); ++i) {
+    const std::string& h = hostile[i];
+    scenarios.push_back(ParseScenario(HostileTextScenario(h, "cat: " + h, h, "chars").dump()));
+    const std::string py = (dir / ("p" + std::to_string(i) + ".py")).string();
+    WriteFileAtomic(py, GeneratePyTorchCode(scenarios.back()) +
+                            "\nimport json\nprint('RESULT', json.dumps({'title': title, 'text': "
+                            "text, 'vocab': vocab, 'weights': weights.tolist()}))\n");
+    programs += " " + py;
+  }
+  // One interpreter runs every program, each in its own namespace, as `python3 p.py` would.
+  const std::string cmd = "cd " + dir.string() +
+                          " && /usr/bin/python3 -c 'import sys\nfor p in sys.argv[1:]: "
+                          "exec(compile(open(p, encoding=\"utf-8\").read(), p, \"exec\"), "
+                          "{\"__name__\": \"__main__\"})'" +
+                          programs + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  ASSERT_EQ(pclose(p), 0) << out;
+  EXPECT_FALSE(fs::exists(marker));
+  std::vector<nlohmann::json> results;
+  for (size_t at = out.find("RESULT "); at != std::string::npos; at = out.find("RESULT ", at + 1))
+    results.push_back(nlohmann::json::parse(out.substr(at + 7, out.find('\n', at) - at - 7)));
+  ASSERT_EQ(results.size(), scenarios.size()) << out;
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    const Scenario& s = scenarios[i];
+    EXPECT_EQ(results[i]["title"], s.title) << i;
+    EXPECT_EQ(results[i]["text"], s.input.text) << i;
+    const Stages st = RunScenario(s);
+    EXPECT_EQ(results[i]["vocab"], st.vocab) << i;
+    EXPECT_TRUE(test::MatrixNear("weights", st.weights[0], test::JsonMatrix(results[i]["weights"]),
+                                 1e-6, 1e-5))
+        << i;
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

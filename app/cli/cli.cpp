@@ -13,11 +13,11 @@
 #include "cli/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "attnlab/codegen.h"
 #include "attnlab/experiments.h"
@@ -28,6 +28,8 @@
 #include "attnlab/presets.h"
 #include "attnlab/scenario.h"
 #include "attnlab/stages_json.h"
+#include "attnlab/text.h"
+#include "attnlab/torch_print.h"
 
 namespace attnlab::cli {
 namespace {
@@ -173,55 +175,45 @@ int Variance(const std::vector<int64_t>& dims, int64_t trials, uint64_t seed,
   return 0;
 }
 
-// One matrix the way torch prints it at its default precision: 4 decimals, aligned.
-std::string FormatMatrix(const Matrix& m) {
-  std::ostringstream os;
-  char buf[64];
-  os << "tensor([";
-  for (Eigen::Index r = 0; r < m.rows(); ++r) {
-    os << (r ? ",\n        [" : "[");
-    for (Eigen::Index c = 0; c < m.cols(); ++c) {
-      std::snprintf(buf, sizeof buf, "%s%8.4f", c ? "," : "", m(r, c));
-      os << buf;
-    }
-    os << "]";
+// User text (a title, a token, a file name) safe to write to a terminal: every control
+// character (newline, ESC of an ANSI sequence, ...) shown by VisibleToken's symbol, spaces kept.
+std::string TerminalText(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); i += DecodeUtf8At(s, i).len) {
+    const size_t len = DecodeUtf8At(s, i).len;
+    out += s[i] == ' ' ? std::string(" ") : VisibleToken(s.substr(i, len));
   }
-  os << "])";
-  return os.str();
+  return out;
 }
 
+// The stages printed as print(tensor) prints them in PyTorch 1.13, shaped as `code`'s program
+// holds them (torch_print.h), each after a line naming it.
 int Show(const std::string& input, const std::string& stage) {
+  const std::vector<std::string>& names = PrintableStageNames();
+  if (!stage.empty() && std::find(names.begin(), names.end(), stage) == names.end()) {
+    std::string known;
+    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+    throw UsageError("--stage \"" + TerminalText(stage) + "\" is not a stage (" + known + ")");
+  }
   const Scenario s = LoadScenarioArg(input);
   const Stages st = RunScenario(s);
   const auto& sh = st.shape;
-  std::cout << (s.title.empty() ? input : s.title) << "\n";
+  std::cout << TerminalText(s.title.empty() ? input : s.title) << "\n";
   std::cout << "B=" << sh.B << " T=" << sh.T << " d_in=" << sh.d_in << " d_out=" << sh.d_out
             << " heads=" << sh.H << " d_k=" << sh.dh << "\ntokens:";
-  for (const std::string& t : st.tokens) std::cout << " [" << t << "]";
+  for (const std::string& t : st.tokens) std::cout << " [" << VisibleToken(t) << "]";
   std::cout << "\n";
-  auto print_stack = [&](const char* name, const MatrixStack& stack, bool per_head) {
-    if (!stage.empty() && stage != name) return;
-    for (size_t i = 0; i < stack.size(); ++i) {
-      std::cout << "\n" << name;
-      if (stack.size() > 1) {
-        if (per_head)
-          std::cout << " (batch " << i / sh.H << ", head " << i % sh.H << ")";
-        else
-          std::cout << " (batch " << i << ")";
-      }
-      std::cout << ":\n" << FormatMatrix(stack[i]) << "\n";
+  for (const std::string& name : names) {
+    if (!stage.empty() && stage != name) continue;
+    const PrintedStage p = *PrintStage(st, name);
+    if (!p.present) {
+      if (!stage.empty()) std::cout << "\n" << name << ": none (dropout p is 0)\n";
+      continue;
     }
-  };
-  print_stack("X", st.X, false);
-  for (int w = 0; w < 3; ++w) {
-    const char* names[3] = {"W_query", "W_key", "W_value"};
-    if (stage.empty() || stage == names[w])
-      std::cout << "\n" << names[w] << ":\n" << FormatMatrix(st.W[w]) << "\n";
+    std::string shape;
+    for (int64_t d : p.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    std::cout << "\n" << name << ": " << p.what << ", shape (" << shape << ")\n" << p.text << "\n";
   }
-  print_stack("scores", st.scores, true);
-  print_stack("weights", st.weights, true);
-  print_stack("weights_dropped", st.weights_dropped, true);
-  print_stack("context", st.context, false);
   return 0;
 }
 
@@ -257,7 +249,9 @@ int Run(int argc, char** argv) {
   CLI::App* show =
       app.add_subcommand("show", "Print the stages of a scenario as PyTorch prints them");
   show->add_option("scenario", input, "Scenario file (.json) or preset id")->required();
-  show->add_option("--stage", stage, "Only this stage (X, W_query, scores, weights, context, ...)");
+  show->add_option("--stage", stage,
+                   "Only this stage: X, W_query, W_key, W_value, Q, K, V, scores, logits, mask, "
+                   "weights, weights_dropped or context");
 
   std::string code_out = "-";
   CLI::App* code = app.add_subcommand("code", "Print the PyTorch program that computes a scenario");

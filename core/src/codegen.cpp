@@ -4,8 +4,10 @@
 
 #include <charconv>
 #include <cmath>
-#include <nlohmann/json.hpp>
+#include <cstdio>
 #include <sstream>
+
+#include "attnlab/text.h"
 
 namespace attnlab {
 namespace {
@@ -23,7 +25,62 @@ std::string PyFloat(T v) {
   return s;
 }
 
-std::string PyString(const std::string& s) { return nlohmann::json(s).dump(); }
+// Python's str.isprintable() is false for these non-ASCII code points, so repr escapes them:
+// controls (Cc), spaces other than ' ' (Zs), line and paragraph separators (Zl, Zp), format
+// characters (Cf, Unicode 14, as Python 3.11; the bidi controls among them), private use (Co)
+// and the noncharacters. Other unassigned code points (Cn, which depend on the Python's Unicode
+// version) are written as they are: the literal still reads back as the same string.
+bool PyEscapes(char32_t cp) {
+  struct Range {
+    char32_t lo, hi;
+  };
+  static constexpr Range kFormat[] = {{0xAD, 0xAD},       {0x600, 0x605},     {0x61C, 0x61C},
+                                      {0x6DD, 0x6DD},     {0x70F, 0x70F},     {0x890, 0x891},
+                                      {0x8E2, 0x8E2},     {0x180E, 0x180E},   {0x200B, 0x200F},
+                                      {0x202A, 0x202E},   {0x2060, 0x2064},   {0x2066, 0x206F},
+                                      {0xFEFF, 0xFEFF},   {0xFFF9, 0xFFFB},   {0x110BD, 0x110BD},
+                                      {0x110CD, 0x110CD}, {0x13430, 0x13438}, {0x1BCA0, 0x1BCA3},
+                                      {0x1D173, 0x1D17A}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F}};
+  if (cp < 0xA0 || IsPythonSpace(cp)) return true;  // C0, DEL, C1 controls; Zs, Zl, Zp
+  if ((cp >= 0xE000 && cp <= 0xF8FF) || cp >= 0xF0000) return true;            // private use planes
+  if ((cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE) return true;  // nonchars
+  for (const Range& r : kFormat)
+    if (cp >= r.lo && cp <= r.hi) return true;
+  return false;
+}
+
+// A Python string literal that evaluates to s, written as Python's repr(s) writes it: single
+// quotes unless s holds a ' and no ", backslash escapes for \\, the quote, \t, \n, \r, and
+// \xhh, \uhhhh or \Uhhhhhhhh for other non-printable characters (NUL, ESC, U+2028, bidi
+// controls, ...). So every user string in the program is one line of data, never code.
+std::string PyString(const std::string& s) {
+  const std::vector<char32_t> cps = DecodeUtf8(s);
+  bool single = false, dbl = false;
+  for (char32_t c : cps) single |= c == '\'', dbl |= c == '"';
+  const char quote = single && !dbl ? '"' : '\'';
+  std::string out(1, quote);
+  char buf[16];
+  for (char32_t c : cps) {
+    if (c == static_cast<char32_t>(quote) || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\t' || c == '\n' || c == '\r') {
+      out += c == '\t' ? "\\t" : c == '\n' ? "\\n" : "\\r";
+    } else if (c >= 0x20 && c < 0x7F) {
+      out += static_cast<char>(c);
+    } else if (PyEscapes(c)) {
+      std::snprintf(buf, sizeof buf,
+                    c < 0x100     ? "\\x%02x"
+                    : c < 0x10000 ? "\\u%04x"
+                                  : "\\U%08x",
+                    static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out += EncodeUtf8(c);
+    }
+  }
+  return out + quote;
+}
 
 std::string PyList(const std::vector<std::string>& v) {
   std::string out = "[";
@@ -45,189 +102,225 @@ std::string PyMatrix(const Matrix& m, int indent) {
 
 const char* kSplit = R"(re.split(r'([,.:;?_!"()\']|--|\s)', text))";
 
-}  // namespace
+// What every step of the program needs. Every user string (title, text, tokens, special
+// tokens) goes through PyString into a literal; comments hold only the app's own text.
+struct Ctx {
+  const Scenario& s;
+  const Shape& sh;
+  bool flat;  // B = 1 and one head: the batch and head dimensions are dropped
+  std::ostringstream& py;
+};
 
-std::string GeneratePyTorchCode(const Scenario& s) {
-  const Shape sh = ValidateScenario(s);
-  const bool flat = sh.B == 1 && sh.H == 1;  // drop the batch and head dimensions
-  const InputSpec& in = s.input;
-  const ProjectionSpec& p = s.projections;
-  std::ostringstream py;
-  py << "# Attention Lab: " << (s.title.empty() ? "a scenario" : s.title) << "\n";
-  py << "# The PyTorch program behind what the app shows. Run it with PyTorch installed.\n";
-  if (in.source == InputSource::kText) py << "import re\n";
-  py << "import torch\n\n";
-  py << "torch.set_grad_enabled(False)  # no training here: plain tensors\n\n";
+void WriteHeader(const Ctx& c) {
+  c.py << "# Attention Lab\n";
+  c.py << "# The PyTorch program behind what the app shows. Run it with PyTorch installed.\n";
+  if (c.s.input.source == InputSource::kText) c.py << "import re\n";
+  c.py << "import torch\n\n";
+  c.py << "torch.set_grad_enabled(False)  # no training here: plain tensors\n";
+  if (!c.s.title.empty()) c.py << "title = " << PyString(c.s.title) << "\n";
+  c.py << "\n";
+}
 
-  // ---- input X ----
-  const std::string x_shape = flat ? "(T, d_in)" : "(B, T, d_in)";
-  switch (in.source) {
-    case InputSource::kMatrix: {
-      py << "# Input embeddings, one row per token\n";
-      if (!in.tokens.empty()) py << "tokens = " << PyList(in.tokens) << "\n";
-      if (sh.B == 1) {
-        py << "X = torch.tensor(" << PyMatrix(in.values[0], 16) << ")\n";
-        if (!flat) py << "X = X.unsqueeze(0)  # (B, T, d_in) with B = 1\n";
-      } else {
-        py << "X = torch.tensor([\n";
-        for (size_t b = 0; b < in.values.size(); ++b)
-          py << "    " << PyMatrix(in.values[b], 4) << (b + 1 < in.values.size() ? ",\n" : "\n");
-        py << "])\n";
-      }
+void WriteMatrixInput(const Ctx& c) {
+  const InputSpec& in = c.s.input;
+  c.py << "# Input embeddings, one row per token\n";
+  if (!in.tokens.empty()) c.py << "tokens = " << PyList(in.tokens) << "\n";
+  if (c.sh.B == 1) {
+    c.py << "X = torch.tensor(" << PyMatrix(in.values[0], 16) << ")\n";
+    if (!c.flat) c.py << "X = X.unsqueeze(0)  # (B, T, d_in) with B = 1\n";
+  } else {
+    c.py << "X = torch.tensor([\n";
+    for (size_t b = 0; b < in.values.size(); ++b)
+      c.py << "    " << PyMatrix(in.values[b], 4) << (b + 1 < in.values.size() ? ",\n" : "\n");
+    c.py << "])\n";
+  }
+}
+
+void WriteTextInput(const Ctx& c) {
+  const InputSpec& in = c.s.input;
+  c.py << "# Tokenize, build the vocabulary (sorted, then the special tokens), embed\n";
+  c.py << "text = " << PyString(in.text) << "\n";
+  switch (in.tokenizer) {
+    case TokenizerKind::kWords:
+      c.py << "tokens = [t.strip() for t in " << kSplit << " if t.strip()]\n";
       break;
-    }
-    case InputSource::kText: {
-      py << "# Tokenize, build the vocabulary (sorted, then the special tokens), embed\n";
-      py << "text = " << PyString(in.text) << "\n";
-      switch (in.tokenizer) {
-        case TokenizerKind::kWords:
-          py << "tokens = [t.strip() for t in " << kSplit << " if t.strip()]\n";
-          break;
-        case TokenizerKind::kWordsAndSpaces:
-          py << "tokens = [t for t in " << kSplit << " if t != \"\"]  # spaces are tokens too\n";
-          break;
-        case TokenizerKind::kChars:
-          py << "tokens = list(text)\n";
-          break;
-      }
-      py << "vocab = sorted(set(tokens)) + " << PyList(in.special_tokens) << "\n";
-      py << "token_ids = torch.tensor([vocab.index(t) for t in tokens])\n";
-      py << "torch.manual_seed(" << in.seed << ")\n";
-      py << "embedding = torch.nn.Embedding(len(vocab), " << in.d_in << ")\n";
-      py << "X = embedding(token_ids)" << (flat ? "" : ".unsqueeze(0)") << "  # " << x_shape
-         << "\n";
+    case TokenizerKind::kWordsAndSpaces:
+      c.py << "tokens = [t for t in " << kSplit << " if t != \"\"]  # spaces are tokens too\n";
       break;
-    }
-    case InputSource::kRandn:
-      py << "torch.manual_seed(" << in.seed << ")\n";
-      if (flat)
-        py << "X = torch.randn(" << sh.T << ", " << sh.d_in << ")  # (T, d_in)\n";
-      else
-        py << "X = torch.randn(" << sh.B << ", " << sh.T << ", " << sh.d_in
-           << ")  # (B, T, d_in)\n";
+    case TokenizerKind::kChars:
+      c.py << "tokens = list(text)\n";
       break;
   }
-  py << "\n";
+  c.py << "vocab = sorted(set(tokens)) + " << PyList(in.special_tokens) << "\n";
+  c.py << "token_ids = torch.tensor([vocab.index(t) for t in tokens])\n";
+  c.py << "torch.manual_seed(" << in.seed << ")\n";
+  c.py << "embedding = torch.nn.Embedding(len(vocab), " << in.d_in << ")\n";
+  c.py << "X = embedding(token_ids)" << (c.flat ? "" : ".unsqueeze(0)") << "  # "
+       << (c.flat ? "(T, d_in)" : "(B, T, d_in)") << "\n";
+}
 
-  // ---- projections Q, K, V ----
-  py << "d_in, d_out = " << sh.d_in << ", " << sh.d_out << "\n";
+void WriteInput(const Ctx& c) {
+  switch (c.s.input.source) {
+    case InputSource::kMatrix:
+      WriteMatrixInput(c);
+      break;
+    case InputSource::kText:
+      WriteTextInput(c);
+      break;
+    case InputSource::kRandn:
+      c.py << "torch.manual_seed(" << c.s.input.seed << ")\n";
+      if (c.flat)
+        c.py << "X = torch.randn(" << c.sh.T << ", " << c.sh.d_in << ")  # (T, d_in)\n";
+      else
+        c.py << "X = torch.randn(" << c.sh.B << ", " << c.sh.T << ", " << c.sh.d_in
+             << ")  # (B, T, d_in)\n";
+      break;
+  }
+  c.py << "\n";
+}
+
+void WriteProjections(const Ctx& c) {
+  const ProjectionSpec& p = c.s.projections;
+  c.py << "d_in, d_out = " << c.sh.d_in << ", " << c.sh.d_out << "\n";
   const bool draws = p.init == ProjectionInit::kTorchRand || p.init == ProjectionInit::kRandn ||
                      p.init == ProjectionInit::kLinear;
-  if (draws && p.seed) py << "torch.manual_seed(" << *p.seed << ")\n";
+  if (draws && p.seed) c.py << "torch.manual_seed(" << *p.seed << ")\n";
   switch (p.init) {
     case ProjectionInit::kIdentity:
-      py << "# Simplified self-attention: no trainable weights, the embeddings themselves\n";
-      py << "Q, K, V = X, X, X\n";
+      c.py << "# Simplified self-attention: no trainable weights, the embeddings themselves\n";
+      c.py << "Q, K, V = X, X, X\n";
       break;
     case ProjectionInit::kTorchRand:
     case ProjectionInit::kRandn: {
       const char* fn = p.init == ProjectionInit::kTorchRand ? "torch.rand" : "torch.randn";
       for (Projection w : p.order)
-        py << "W_" << Name(w) << " = torch.nn.Parameter(" << fn << "(d_in, d_out))\n";
-      py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
+        c.py << "W_" << Name(w) << " = torch.nn.Parameter(" << fn << "(d_in, d_out))\n";
+      c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
       break;
     }
     case ProjectionInit::kLinear:
       for (Projection w : p.order)
-        py << Name(w) << " = torch.nn.Linear(d_in, d_out, bias=" << (p.bias ? "True" : "False")
-           << ")\n";
-      if (p.out_proj) py << "out_proj = torch.nn.Linear(d_out, d_out)\n";
-      py << "Q = query(X)\nK = key(X)\nV = value(X)\n";
+        c.py << Name(w) << " = torch.nn.Linear(d_in, d_out, bias=" << (p.bias ? "True" : "False")
+             << ")\n";
+      if (p.out_proj) c.py << "out_proj = torch.nn.Linear(d_out, d_out)\n";
+      c.py << "Q = query(X)\nK = key(X)\nV = value(X)\n";
       break;
     case ProjectionInit::kMatrix:
       for (int w = 0; w < 3; ++w) {
         const std::string name = std::string("W_") + Name(static_cast<Projection>(w));
-        py << name << " = torch.tensor(" << PyMatrix(p.W[w], static_cast<int>(name.size()) + 16)
-           << ")\n";
+        c.py << name << " = torch.tensor(" << PyMatrix(p.W[w], static_cast<int>(name.size()) + 16)
+             << ")\n";
       }
-      py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
+      c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
       break;
   }
-  py << "\n";
+  c.py << "\n";
+}
 
-  // ---- scores ----
-  if (sh.H > 1) {
-    py << "# " << sh.H << " heads: head h uses columns h*head_size .. (h+1)*head_size - 1\n";
-    py << "B, T, heads, head_size = " << sh.B << ", " << sh.T << ", " << sh.H << ", " << sh.dh
-       << "\n";
-    py << "q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)\n";
-    py << "k = K.view(B, T, heads, head_size).transpose(1, 2)\n";
-    py << "v = V.view(B, T, heads, head_size).transpose(1, 2)\n";
-    py << "scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)\n";
-    py << "d_k = head_size\n";
+void WriteScores(const Ctx& c) {
+  if (c.sh.H > 1) {
+    c.py << "# " << c.sh.H << " heads: head h uses columns h*head_size .. (h+1)*head_size - 1\n";
+    c.py << "B, T, heads, head_size = " << c.sh.B << ", " << c.sh.T << ", " << c.sh.H << ", "
+         << c.sh.dh << "\n";
+    c.py << "q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)\n";
+    c.py << "k = K.view(B, T, heads, head_size).transpose(1, 2)\n";
+    c.py << "v = V.view(B, T, heads, head_size).transpose(1, 2)\n";
+    c.py << "scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)\n";
+    c.py << "d_k = head_size\n";
   } else {
-    py << "scores = Q @ K" << (flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)") << "\n";
-    py << "d_k = K.shape[-1]\n";
+    c.py << "scores = Q @ K" << (c.flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)")
+         << "\n";
+    c.py << "d_k = K.shape[-1]\n";
   }
+}
 
-  // ---- logits: temperature (multiplier), scaling, mask ----
+// The multiplier (1/temperature), 1/sqrt(d_k) and the mask, as the program applies them.
+void WriteLogits(const Ctx& c) {
+  const Scenario& s = c.s;
   std::string logits = "scores";
   if (s.scaling.multiplier != 1.0) {
-    py << "logits = scores * " << PyFloat(s.scaling.multiplier)
-       << "  # the multiplier (1/temperature)\n";
+    c.py << "logits = scores * " << PyFloat(s.scaling.multiplier)
+         << "  # the multiplier (1/temperature)\n";
     logits = "logits";
   }
   if (s.scaling.sqrt_dk) {
-    py << "logits = " << logits << " / d_k**0.5  # keeps the variance of q.k near 1\n";
+    c.py << "logits = " << logits << " / d_k**0.5  # keeps the variance of q.k near 1\n";
     logits = "logits";
   }
-  const bool has_mask = s.mask.kind != MaskKind::kNone;
   if (s.mask.kind == MaskKind::kCausal) {
-    py << "mask = torch.tril(torch.ones(" << sh.T << ", " << sh.T
-       << "))  # causal: no peeking ahead\n";
+    c.py << "mask = torch.tril(torch.ones(" << c.sh.T << ", " << c.sh.T
+         << "))  # causal: no peeking ahead\n";
   } else if (s.mask.kind == MaskKind::kCustom) {
-    py << "mask = torch.tensor([";
+    c.py << "mask = torch.tensor([";
     for (Eigen::Index r = 0; r < s.mask.allowed.rows(); ++r) {
-      py << (r ? ",\n                     [" : "[");
-      for (Eigen::Index c = 0; c < s.mask.allowed.cols(); ++c)
-        py << (c ? ", " : "") << int(s.mask.allowed(r, c));
-      py << "]";
+      c.py << (r ? ",\n                     [" : "[");
+      for (Eigen::Index col = 0; col < s.mask.allowed.cols(); ++col)
+        c.py << (col ? ", " : "") << int(s.mask.allowed(r, col));
+      c.py << "]";
     }
-    py << "])\n";
+    c.py << "])\n";
   }
-  if (has_mask)
-    py << "logits = " << logits << ".masked_fill(mask == 0, float('-inf'))\n";
+  if (s.mask.kind != MaskKind::kNone)
+    c.py << "logits = " << logits << ".masked_fill(mask == 0, float('-inf'))\n";
   else if (logits != "logits")
-    py << "logits = scores  # no scaling, no mask\n";
+    c.py << "logits = scores  # no scaling, no mask\n";
+}
 
-  // ---- weights ----
-  switch (s.normalization) {
+void WriteWeights(const Ctx& c) {
+  const bool has_mask = c.s.mask.kind != MaskKind::kNone;
+  switch (c.s.normalization) {
     case Normalization::kSoftmax:
-      py << "weights = torch.softmax(logits, dim=-1)\n";
+      c.py << "weights = torch.softmax(logits, dim=-1)\n";
       break;
     case Normalization::kSoftmaxNaive:
-      py << "weights = torch.exp(logits) / torch.exp(logits).sum(dim=-1, keepdim=True)"
-            "  # overflows for large logits\n";
+      c.py << "weights = torch.exp(logits) / torch.exp(logits).sum(dim=-1, keepdim=True)"
+              "  # overflows for large logits\n";
       break;
     case Normalization::kSum:
       if (has_mask)
-        py << "z = logits.masked_fill(mask == 0, 0.0)\n";
+        c.py << "z = logits.masked_fill(mask == 0, 0.0)\n";
       else
-        py << "z = logits\n";
-      py << "weights = z / z.sum(dim=-1, keepdim=True)  # can go negative\n";
+        c.py << "z = logits\n";
+      c.py << "weights = z / z.sum(dim=-1, keepdim=True)  # can go negative\n";
       break;
     case Normalization::kMean:
-      if (!has_mask) py << "mask = torch.ones(" << sh.T << ", " << sh.T << ")\n";
-      py << "weights = (mask / mask.sum(dim=-1, keepdim=True)).expand_as(scores)"
-            "  # averaging: every allowed key alike\n";
+      if (!has_mask) c.py << "mask = torch.ones(" << c.sh.T << ", " << c.sh.T << ")\n";
+      c.py << "weights = (mask / mask.sum(dim=-1, keepdim=True)).expand_as(scores)"
+              "  # averaging: every allowed key alike\n";
       break;
   }
+}
 
-  // ---- dropout and context ----
+void WriteContext(const Ctx& c) {
   std::string used = "weights";
-  if (s.dropout.p > 0) {
-    if (s.dropout.seed) py << "torch.manual_seed(" << *s.dropout.seed << ")\n";
-    py << "dropout = torch.nn.Dropout(" << PyFloat(s.dropout.p) << ")  # training mode\n";
-    py << "weights_dropped = dropout(weights)\n";
+  if (c.s.dropout.p > 0) {
+    if (c.s.dropout.seed) c.py << "torch.manual_seed(" << *c.s.dropout.seed << ")\n";
+    c.py << "dropout = torch.nn.Dropout(" << PyFloat(c.s.dropout.p) << ")  # training mode\n";
+    c.py << "weights_dropped = dropout(weights)\n";
     used = "weights_dropped";
   }
-  if (sh.H > 1) {
-    py << "context = (" << used << " @ v).transpose(1, 2).contiguous().view(B, T, d_out)\n";
-  } else {
-    py << "context = " << used << " @ V\n";
-  }
-  if (p.out_proj) py << "context = out_proj(context)\n";
-  py << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
+  if (c.sh.H > 1)
+    c.py << "context = (" << used << " @ v).transpose(1, 2).contiguous().view(B, T, d_out)\n";
+  else
+    c.py << "context = " << used << " @ V\n";
+  if (c.s.projections.out_proj) c.py << "context = out_proj(context)\n";
+  c.py
+      << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
+}
+
+}  // namespace
+
+std::string GeneratePyTorchCode(const Scenario& s) {
+  const Shape sh = ValidateScenario(s);
+  std::ostringstream py;
+  const Ctx c{s, sh, sh.B == 1 && sh.H == 1, py};
+  WriteHeader(c);
+  WriteInput(c);
+  WriteProjections(c);
+  WriteScores(c);
+  WriteLogits(c);
+  WriteWeights(c);
+  WriteContext(c);
   return py.str();
 }
 

@@ -105,19 +105,106 @@ std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vecto
 
 namespace {
 
-void CompareToV1(TrickStep& step, const Matrix& v1) {
+// ---- PyTorch 1.13's CPU float32 sum (aten/src/ATen/native/cpu/SumKernel.cpp, cascade_sum) ----
+// The order matters: torch.allclose's atol of 1e-8 can hang on the last bit of a mean.
+
+// multi_row_sum for one lane: blocks of 16 summed from zero, block sums carried up 4 levels.
+float LevelSum(const float* p, int64_t stride, int64_t n) {
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  int64_t i = 0;
+  while (i + 16 <= n) {
+    for (int j = 0; j < 16; ++j, ++i) acc[0] += p[i * stride];
+    for (int j = 1; j < 4; ++j) {
+      acc[j] += acc[j - 1];
+      acc[j - 1] = 0.0f;
+      if ((i & (int64_t{15} << (j * 4))) != 0) break;
+    }
+  }
+  for (; i < n; ++i) acc[0] += p[i * stride];
+  for (int j = 1; j < 4; ++j) acc[0] += acc[j];
+  return acc[0];
+}
+
+// row_sum: four interleaved partial sums (instruction-level parallelism), the tail added to
+// the first, then the four added in order.
+float RowSum(const float* p, int64_t stride, int64_t n) {
+  const int64_t n4 = n / 4;
+  float part[4];
+  for (int k = 0; k < 4; ++k) part[k] = LevelSum(p + k * stride, 4 * stride, n4);
+  for (int64_t i = n4 * 4; i < n; ++i) part[0] += p[i * stride];
+  for (int k = 1; k < 4; ++k) part[0] += part[k];
+  return part[0];
+}
+
+// torch.mean(x[:n], dim=0)[c] for a row-major T x C float32 x: the sum as cascade_sum orders it
+// for this shape (32-byte vectors of 8 floats, as the AVX2 and default kernels), then / n.
+float TorchColumnMean(const Matrix& x, int64_t n, int64_t c) {
+  const int64_t C = x.cols();
+  const float* col = x.data() + c;
+  float sum;
+  if (n == 1) {
+    sum = 0.0f + col[0];
+  } else if (C == 1 && n >= 8) {  // one contiguous row: 8 lanes, then the tail, then the lanes
+    const int64_t nv = n / 8;
+    sum = 0.0f;
+    for (int64_t k = nv * 8; k < n; ++k) sum += col[k];
+    for (int l = 0; l < 8; ++l) sum += RowSum(col + l, 8, nv);
+  } else if (C == 1) {
+    sum = RowSum(col, 1, n);
+  } else {  // outer reduction: groups of 4 vectors (C >= 8) or of 4 scalars run LevelSum
+    const int64_t grouped = C >= 8 ? C / 32 * 32 : C / 4 * 4;
+    sum = c < grouped ? LevelSum(col, C, n) : RowSum(col, C, n);
+  }
+  return sum / static_cast<float>(n);
+}
+
+// w @ x for T x T weights w and T x C x: each product rounded to float32, then added in order
+// k = 0..T-1 from zero, as PyTorch 1.13's CPU matmul does for these shapes (checked bit for bit
+// against Debian's torch for 8 x 8 @ 8 x 2 and 8 x 8 @ 8 x 32).
+Matrix TorchMatmul(const Matrix& w, const Matrix& x) {
+  Matrix out(w.rows(), x.cols());
+  for (Eigen::Index t = 0; t < w.rows(); ++t)
+    for (Eigen::Index c = 0; c < x.cols(); ++c) {
+      float acc = 0.0f;
+      for (Eigen::Index k = 0; k < w.cols(); ++k) {
+        const float prod = w(t, k) * x(k, c);
+        acc += prod;
+      }
+      out(t, c) = acc;
+    }
+  return out;
+}
+
+// torch.allclose(xbow, result) (rtol 1e-5, atol 1e-8, float32 as torch.isclose computes it),
+// the largest difference, and the cell that decides the verdict.
+void CompareToV1(TrickStep& step, const Matrix& v1, const Matrix& x) {
   if (step.result.rows() != v1.rows() || step.result.cols() != v1.cols()) {
     step.max_diff_from_v1 = std::numeric_limits<double>::infinity();
     step.allclose_to_v1 = false;
     return;
   }
-  double worst = 0.0;
+  double worst = 0.0, worst_margin = -std::numeric_limits<double>::infinity();
   bool close = true;
-  for (Eigen::Index i = 0; i < v1.size(); ++i) {
-    const double a = step.result.data()[i], b = v1.data()[i];
-    worst = std::max(worst, std::fabs(a - b));
-    close = close && std::fabs(a - b) <= 1e-8 + 1e-5 * std::fabs(b);
-  }
+  for (Eigen::Index t = 0; t < v1.rows(); ++t)
+    for (Eigen::Index c = 0; c < v1.cols(); ++c) {
+      const float a = v1(t, c), b = step.result(t, c);
+      const float diff = std::fabs(a - b), tol = 1e-8f + std::fabs(1e-5f * b);
+      const bool ok = a == b || diff <= tol;  // equal infinities are close; nan never is
+      close = close && ok;
+      if (!std::isnan(diff)) worst = std::max(worst, static_cast<double>(diff));
+      const double margin = std::isnan(diff) ? INFINITY : a == b ? -tol : diff - tol;
+      if (margin > worst_margin) {
+        worst_margin = margin;
+        step.worst_diff = a == b ? 0.0 : diff;
+        step.worst_tolerance = tol;
+        // One rounding of v1's running sum at this cell, scaled by the mean's division.
+        float top = 0.0f;
+        for (Eigen::Index k = 0; k <= t; ++k) top = std::max(top, std::fabs(x(k, c)));
+        const double ulp = std::nextafter(top, INFINITY) - top;
+        step.near_tolerance =
+            std::isfinite(margin) && std::fabs(margin) <= ulp / static_cast<double>(t + 1);
+      }
+    }
   step.max_diff_from_v1 = worst;
   step.allclose_to_v1 = close;
 }
@@ -133,6 +220,45 @@ Matrix RowSoftmax(const Matrix& z) {
   return w;
 }
 
+// v1, v2, v3 of the notebook, in float32 as PyTorch 1.13 computes them.
+void AveragingVersions(const Matrix& x, std::vector<TrickStep>& steps) {
+  const Eigen::Index T = x.rows();
+  TrickStep& v1 = steps[0];
+  v1.name = "v1: explicit loop";
+  v1.code =
+      "xbow = torch.zeros((T, C))\nfor t in range(T):\n    xprev = x[:t+1]\n    xbow[t] = "
+      "torch.mean(xprev, 0)";
+  v1.result = Matrix(T, x.cols());
+  v1.weights = Matrix::Zero(T, T);
+  for (Eigen::Index t = 0; t < T; ++t) {
+    for (Eigen::Index c = 0; c < x.cols(); ++c) v1.result(t, c) = TorchColumnMean(x, t + 1, c);
+    v1.weights.row(t).head(t + 1).setConstant(1.0f / static_cast<float>(t + 1));
+  }
+  // v2: wei / wei.sum(1, keepdim=True): 1 / (t + 1) in float32, then wei @ x.
+  TrickStep& v2 = steps[1];
+  v2.name = "v2: tril matrix multiply";
+  v2.code =
+      "wei = torch.tril(torch.ones(T, T))\nwei = wei / wei.sum(1, keepdim=True)\nxbow2 = wei @ x";
+  v2.weights = Matrix::Zero(T, T);
+  for (Eigen::Index t = 0; t < T; ++t)
+    v2.weights.row(t).head(t + 1).setConstant(1.0f / static_cast<float>(t + 1));
+  v2.result = TorchMatmul(v2.weights, x);
+  // v3: softmax of zeros over keys 0..t (the row max is 0): exp(0) = 1 each, times 1 / sum, as
+  // torch's softmax kernel multiplies by the reciprocal; the -inf keys get exp(-inf) = 0.
+  TrickStep& v3 = steps[2];
+  v3.name = "v3: masked_fill + softmax";
+  v3.code =
+      "tril = torch.tril(torch.ones(T, T))\nwei = torch.zeros((T, T))\n"
+      "wei = wei.masked_fill(tril == 0, float('-inf'))\nwei = F.softmax(wei, dim=-1)\nxbow3 = wei "
+      "@ x";
+  v3.weights = Matrix::Zero(T, T);
+  for (Eigen::Index t = 0; t < T; ++t) {
+    const float e = std::exp(0.0f - 0.0f);
+    v3.weights.row(t).head(t + 1).setConstant(e * (1.0f / (e * static_cast<float>(t + 1))));
+  }
+  v3.result = TorchMatmul(v3.weights, x);
+}
+
 }  // namespace
 
 std::vector<TrickStep> AveragingTrick(const Stages& st, const Scenario& sc, int64_t batch) {
@@ -143,54 +269,7 @@ std::vector<TrickStep> AveragingTrick(const Stages& st, const Scenario& sc, int6
   const Eigen::Index T = x.rows();
   const float neg_inf = -std::numeric_limits<float>::infinity();
   std::vector<TrickStep> steps(4);
-
-  // v1, v2 and v3 compute the same averages in three ways. They are evaluated in double and
-  // rounded once to float32, so that float summation order (which differs between this engine
-  // and PyTorch's BLAS) cannot make torch.allclose's tight atol of 1e-8 fail on a near-zero
-  // mean: the app then agrees with the notebook's "True" whatever the data.
-  using MatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  const MatrixD xd = x.cast<double>();
-
-  // v1: for t: xbow[t] = mean of x[:t+1], the loop of the notebooks (as running sums).
-  TrickStep& v1 = steps[0];
-  v1.name = "v1: explicit loop";
-  v1.code =
-      "xbow = torch.zeros((T, C))\nfor t in range(T):\n    xprev = x[:t+1]\n    xbow[t] = "
-      "torch.mean(xprev, 0)";
-  MatrixD r1(T, x.cols());
-  Eigen::RowVectorXd running = Eigen::RowVectorXd::Zero(x.cols());
-  v1.weights = Matrix::Zero(T, T);
-  for (Eigen::Index t = 0; t < T; ++t) {
-    running += xd.row(t);
-    r1.row(t) = running / static_cast<double>(t + 1);
-    v1.weights.row(t).head(t + 1).setConstant(static_cast<float>(1.0 / (t + 1)));
-  }
-  v1.result = r1.cast<float>();
-  // v2: the same averages as one matrix product with a row-normalised lower triangle.
-  TrickStep& v2 = steps[1];
-  v2.name = "v2: tril matrix multiply";
-  v2.code =
-      "wei = torch.tril(torch.ones(T, T))\nwei = wei / wei.sum(1, keepdim=True)\nxbow2 = wei @ x";
-  MatrixD w2 = MatrixD::Ones(T, T).triangularView<Eigen::Lower>();
-  for (Eigen::Index t = 0; t < T; ++t) w2.row(t) /= w2.row(t).sum();
-  v2.weights = w2.cast<float>();
-  v2.result = (w2.triangularView<Eigen::Lower>() * xd).cast<float>();
-  // v3: start from zeros, forbid the future with -inf, softmax: exp(0) / (t + 1), the same.
-  TrickStep& v3 = steps[2];
-  v3.name = "v3: masked_fill + softmax";
-  v3.code =
-      "tril = torch.tril(torch.ones(T, T))\nwei = torch.zeros((T, T))\n"
-      "wei = wei.masked_fill(tril == 0, float('-inf'))\nwei = F.softmax(wei, dim=-1)\nxbow3 = wei "
-      "@ x";
-  MatrixD w3 = MatrixD::Zero(T, T);
-  for (Eigen::Index i = 0; i < T; ++i) {
-    // softmax of a row of zeros over keys 0..i (the row max is 0): each allowed key gets
-    // exp(0 - 0) / (i + 1 terms of exp(0)); the -inf keys get exp(-inf) = 0.
-    const double e = std::exp(0.0 - 0.0);
-    w3.row(i).head(i + 1).setConstant(e / (e * static_cast<double>(i + 1)));
-  }
-  v3.weights = w3.cast<float>();
-  v3.result = (w3.triangularView<Eigen::Lower>() * xd).cast<float>();
+  AveragingVersions(x, steps);
   // v4: a real head: the zeros become q.k, so each token picks whom to listen to.
   TrickStep& v4 = steps[3];
   v4.name = "v4: self-attention head";
@@ -204,7 +283,9 @@ std::vector<TrickStep> AveragingTrick(const Stages& st, const Scenario& sc, int6
   for (Eigen::Index i = 0; i < T; ++i) logits.row(i).tail(T - i - 1).setConstant(neg_inf);
   v4.weights = RowSoftmax(logits);
   v4.result = v4.weights * st.V[batch].leftCols(dh);
-  for (TrickStep& s : steps) CompareToV1(s, v1.result);
+  const Matrix v1 = steps[0].result;
+  for (TrickStep& s : steps) CompareToV1(s, v1, x);
+  steps[0].near_tolerance = false;  // v1 against itself: exact, whatever the tolerance
   return steps;
 }
 

@@ -140,6 +140,12 @@ std::string FormatNumber(double v, NumberStyle style, int digits) {
       std::snprintf(buf, sizeof buf, std::fabs(v) >= 1e4 || std::fabs(v) < 1e-3 ? "%.2g" : "%.3g",
                     v);
       return buf;
+    case NumberStyle::kFixedAll:  // glibc and Python both round the exact binary value
+      std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+      return buf;
+    case NumberStyle::kExponent:
+      std::snprintf(buf, sizeof buf, "%.*e", digits, v);
+      return buf;
   }
   return "";
 }

@@ -7,6 +7,11 @@
 // The program leaves the spec's stage names as variables: X, Q, K, V, scores, logits, weights
 // (and weights_dropped), context, holding those tensors. Dimensions of size one are dropped when
 // the batch is 1 and there is one head (X is T x d_in, scores T x T), as a notebook writes it.
+//
+// Every user string (title, text, tokens, special tokens) is data: a Python string literal
+// written as Python's repr() writes it (the title as `title = '...'`), never a comment or code,
+// so a shared scenario file cannot make the program do anything but compute. Comments hold only
+// the app's own text.
 #pragma once
 
 #include <string>
@@ -15,7 +20,8 @@
 
 namespace attnlab {
 
-/// The program for `scenario` (validated first). Errors: ScenarioError as ValidateScenario.
+/// The program for `scenario` (validated first), as Python 3 source text (UTF-8). Errors:
+/// ScenarioError as ValidateScenario.
 std::string GeneratePyTorchCode(const Scenario& scenario);
 
 }  // namespace attnlab

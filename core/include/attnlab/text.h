@@ -58,11 +58,13 @@ enum class NumberStyle {
   kGeneral,   ///< `digits` significant digits, %g style, no trailing zeros: 0.43, 1e-05
   kShortest,  ///< the shortest text that reads back to the same float32: 0.43, 1.8111e-05
   kTick,  ///< a tick: integers below 1e5 plain, else 3 significant digits (2 beyond [1e-3, 1e4))
+  kFixedAll,  ///< `digits` decimals at any magnitude, no fallback (Python's '{:.4f}')
+  kExponent,  ///< `digits` decimals, e-notation, 2+ exponent digits: 3.4023e-04
 };
 
 /// v as text. Non-finite values are "nan", "inf", "-inf" in every style; -0 is "0" except in
-/// kFixed (torch prints -0.0000). kFixed falls back to kGeneral with `digits` significant
-/// digits when |v| >= 1e6 (a fixed form would be unreadably long).
+/// kFixed, kFixedAll, kExponent (torch prints -0.0000). kFixed falls back to kGeneral with `digits`
+/// significant digits when |v| >= 1e6 (a fixed form would be unreadably long).
 std::string FormatNumber(double v, NumberStyle style, int digits = 4);
 
 /// The shortest decimal text of a float32 that parses back to exactly v (std::to_chars). JSON

@@ -1,11 +1,11 @@
-# Attention Lab: a scenario
+# Attention Lab
 # The PyTorch program behind what the app shows. Run it with PyTorch installed.
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
 
 # Input embeddings, one row per token
-tokens = ["a", "b", "c", "d", "e", "f"]
+tokens = ['a', 'b', 'c', 'd', 'e', 'f']
 X = torch.tensor([[0.43, 0.15, 0.89],
                  [0.55, 0.87, 0.66],
                  [0.57, 0.85, 0.64],

@@ -1,14 +1,15 @@
-# Attention Lab: The dog attacks the wild cat: words-and-spaces tokens, nn.Embedding seed 69, W = torch.rand seed 69
+# Attention Lab
 # The PyTorch program behind what the app shows. Run it with PyTorch installed.
 import re
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
+title = 'The dog attacks the wild cat: words-and-spaces tokens, nn.Embedding seed 69, W = torch.rand seed 69'
 
 # Tokenize, build the vocabulary (sorted, then the special tokens), embed
-text = "The dog attacks the wild cat"
+text = 'The dog attacks the wild cat'
 tokens = [t for t in re.split(r'([,.:;?_!"()\']|--|\s)', text) if t != ""]  # spaces are tokens too
-vocab = sorted(set(tokens)) + ["<|endoftext|>", "<|unk|>"]
+vocab = sorted(set(tokens)) + ['<|endoftext|>', '<|unk|>']
 token_ids = torch.tensor([vocab.index(t) for t in tokens])
 torch.manual_seed(69)
 embedding = torch.nn.Embedding(len(vocab), 3)

@@ -1,8 +1,9 @@
-# Attention Lab: Karpathy v4: a single head, randn 4x8x32 seed 1337, nn.Linear key, query, value of 16, causal
+# Attention Lab
 # The PyTorch program behind what the app shows. Run it with PyTorch installed.
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
+title = 'Karpathy v4: a single head, randn 4x8x32 seed 1337, nn.Linear key, query, value of 16, causal'
 
 torch.manual_seed(1337)
 X = torch.randn(4, 8, 32)  # (B, T, d_in)

@@ -1,8 +1,9 @@
-# Attention Lab: Karpathy's mathematical trick (v2/v3): averaging the past with a tril mask, randn 4x8x2 seed 1337
+# Attention Lab
 # The PyTorch program behind what the app shows. Run it with PyTorch installed.
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
+title = "Karpathy's mathematical trick (v2/v3): averaging the past with a tril mask, randn 4x8x2 seed 1337"
 
 torch.manual_seed(1337)
 X = torch.randn(4, 8, 2)  # (B, T, d_in)

@@ -1,11 +1,12 @@
-# Attention Lab: Raschka ch. 3: "Your journey starts with one step", W = torch.rand, seed 123
+# Attention Lab
 # The PyTorch program behind what the app shows. Run it with PyTorch installed.
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
+title = 'Raschka ch. 3: "Your journey starts with one step", W = torch.rand, seed 123'
 
 # Input embeddings, one row per token
-tokens = ["Your", "journey", "starts", "with", "one", "step"]
+tokens = ['Your', 'journey', 'starts', 'with', 'one', 'step']
 X = torch.tensor([[0.43, 0.15, 0.89],
                  [0.55, 0.87, 0.66],
                  [0.57, 0.85, 0.64],

@@ -1,8 +1,9 @@
-# Attention Lab: Scaling demo: head size 16 without 1/sqrt(d_k), softmax turns almost one-hot (self-attention-from-scratch, seed 74)
+# Attention Lab
 # The PyTorch program behind what the app shows. Run it with PyTorch installed.
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
+title = 'Scaling demo: head size 16 without 1/sqrt(d_k), softmax turns almost one-hot (self-attention-from-scratch, seed 74)'
 
 # Input embeddings, one row per token
 X = torch.tensor([

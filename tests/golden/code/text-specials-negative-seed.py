@@ -1,4 +1,4 @@
-# Attention Lab: a scenario
+# Attention Lab
 # The PyTorch program behind what the app shows. Run it with PyTorch installed.
 import re
 import torch
@@ -6,9 +6,9 @@ import torch
 torch.set_grad_enabled(False)  # no training here: plain tensors
 
 # Tokenize, build the vocabulary (sorted, then the special tokens), embed
-text = "the cat sat on the mat"
+text = 'the cat sat on the mat'
 tokens = [t for t in re.split(r'([,.:;?_!"()\']|--|\s)', text) if t != ""]  # spaces are tokens too
-vocab = sorted(set(tokens)) + ["<pad>"]
+vocab = sorted(set(tokens)) + ['<pad>']
 token_ids = torch.tensor([vocab.index(t) for t in tokens])
 torch.manual_seed(18446744073709551615)
 embedding = torch.nn.Embedding(len(vocab), 4)

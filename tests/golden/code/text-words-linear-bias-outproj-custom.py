@@ -1,4 +1,4 @@
-# Attention Lab: a scenario
+# Attention Lab
 # The PyTorch program behind what the app shows. Run it with PyTorch installed.
 import re
 import torch
@@ -8,7 +8,7 @@ torch.set_grad_enabled(False)  # no training here: plain tensors
 # Tokenize, build the vocabulary (sorted, then the special tokens), embed
 text = "Your journey starts with one step, doesn't it?"
 tokens = [t.strip() for t in re.split(r'([,.:;?_!"()\']|--|\s)', text) if t.strip()]
-vocab = sorted(set(tokens)) + ["<|endoftext|>", "<|unk|>"]
+vocab = sorted(set(tokens)) + ['<|endoftext|>', '<|unk|>']
 token_ids = torch.tensor([vocab.index(t) for t in tokens])
 torch.manual_seed(3)
 embedding = torch.nn.Embedding(len(vocab), 6)

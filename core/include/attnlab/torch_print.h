@@ -1,0 +1,58 @@
+// torch_print.h: float32 tensors as text, exactly as `print(tensor)` writes them in PyTorch 1.13
+// with its default print options (precision 4, threshold 1000, edgeitems 3, linewidth 80, sci_mode
+// chosen automatically). Matches torch/_tensor_str.py of PyTorch 1.13 (its _Formatter,
+// _vector_str, _tensor_str_with_formatter and get_summarized_data) for a plain CPU float32
+// tensor without grad: same integer mode ("1., 0."), same scientific-notation rule, same padding,
+// same wrapping, same "..." summarisation, nan/inf and -0.
+//
+// Also the `show` command's stages: each stage of a run as a tensor of the shape the generated
+// notebook program (codegen.h) gives it, printed as above.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnlab/pipeline.h"
+#include "attnlab/tensor.h"
+
+namespace attnlab {
+
+/// str(t) for a float32 CPU tensor t of `shape` (any number of dimensions, 0 included for a
+/// scalar) holding `values` in row-major (C) order, as PyTorch 1.13 prints it with default print
+/// options: "tensor([[0.4300, 0.1500],\n        [0.5500, 0.8700]])". A tensor with no element
+/// prints "tensor([])", plus ", size=(0, 3)" when it is not 1-D, as torch does. Errors:
+/// std::invalid_argument when the product of `shape` is not values.size() or a dimension is < 0.
+std::string TorchTensorString(std::span<const float> values, std::span<const int64_t> shape);
+
+/// str(t) of a 2-D tensor (rows x cols).
+std::string TorchTensorString(const Matrix& m);
+
+/// str(t) of a 3-D tensor (stack.size() x rows x cols); every matrix must have the shape of the
+/// first (else std::invalid_argument). An empty stack prints as shape (0,).
+std::string TorchTensorString(const MatrixStack& stack);
+
+/// One stage of a run laid out as the generated program (codegen.h) holds it.
+struct PrintedStage {
+  std::string name;            ///< "X", "W_query", ..., "context"
+  std::string what;            ///< what it is, in a few words ("attention weights")
+  std::vector<int64_t> shape;  ///< its tensor shape, e.g. {T, d_in} or {B, H, T, T}
+  std::string text;            ///< TorchTensorString of it; empty when absent
+  bool present = true;         ///< false for weights_dropped without dropout (p = 0)
+};
+
+/// The stage names PrintStage accepts, in pipeline order: X, W_query, W_key, W_value, Q, K, V,
+/// scores, logits, mask, weights, weights_dropped, context.
+const std::vector<std::string>& PrintableStageNames();
+
+/// The stage called `name` (see PrintableStageNames) of a run, or nullopt for an unknown name.
+/// Shapes follow the generated program: with B = 1 and one head the batch and head dimensions
+/// are dropped (X is T x d_in, scores T x T); else X, Q, K, V, context are B x T x d and the
+/// per-head stages B x T x T (one head) or B x H x T x T. W_* are d_in x d_out (x @ W), the mask
+/// T x T of 1. (may attend) and 0. as the program's float torch.tril(torch.ones(T, T)).
+std::optional<PrintedStage> PrintStage(const Stages& stages, std::string_view name);
+
+}  // namespace attnlab

@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+"""Writes tests/golden/print/: the text `print(tensor)` gives in real PyTorch (Debian's
+python3-torch 1.13, default print options), for attention-lab's `show` and torch_print.h.
+
+Run with Debian's interpreter, which has torch:   /usr/bin/python3 tools/make_print_goldens.py
+The tests read the committed goldens and never need torch.
+
+  tests/golden/print/scenarios/NAME.json  for each tests/golden/scenarios/NAME.json: every stage
+                                          of its "expected" (the PyTorch oracle's values) as a
+                                          float32 tensor in the shape the generated program
+                                          (`attention-lab code`) holds it, and str() of it:
+                                          {"X": {"shape": [...], "text": "tensor(...)"}, ...}
+  tests/golden/print/edge_cases.json      targeted cases: [{"name", "shape", "bits" (float32 bit
+                                          patterns, so nan and -0.0 are exact), "text"}]
+"""
+import glob
+import json
+import os
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDEN = os.path.join(os.path.dirname(HERE), "tests", "golden")
+
+PER_TOKEN = ("X", "Q", "K", "V", "context")
+PER_HEAD = ("scores", "logits", "weights", "weights_dropped")
+MATRICES = ("W_query", "W_key", "W_value", "mask")
+
+
+def floats(v):
+    """Nested lists of numbers or "nan" / "inf" / "-inf" strings as a float32 tensor."""
+    def conv(x):
+        return [conv(y) for y in x] if isinstance(x, list) else float(x)
+    return torch.tensor(conv(v), dtype=torch.float32)
+
+
+def scenario_stages(expected):
+    """Each stage of an oracle's output, shaped as the generated program holds it: B x T x d
+    and B x H x T x T, without the batch and head dimensions when B = 1 and H = 1, and
+    B x T x T (no head dimension) when H = 1."""
+    B, H = len(expected["X"]), len(expected["scores"][0])
+    flat = B == 1 and H == 1
+    out = {}
+    for name in PER_TOKEN:
+        t = floats(expected[name])
+        out[name] = t[0] if flat else t
+    for name in PER_HEAD:
+        if name not in expected:
+            continue
+        t = floats(expected[name])
+        out[name] = t[0, 0] if flat else t[:, 0] if H == 1 else t
+    for name in MATRICES:
+        out[name] = floats(expected[name])
+    return out
+
+
+def edge_cases():
+    g = torch.Generator().manual_seed(0)
+
+    def randn(*shape, scale=1.0):
+        return torch.randn(*shape, generator=g) * scale
+
+    nan, inf = float("nan"), float("inf")
+    t = torch.tensor
+    cases = {
+        "notebook_fixed": t([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66]]),
+        "dog_sci": t([[3.4023e-04, 0.5, 0.2], [0.1, 0.25, 0.125]]),
+        "tiny_sci": t([[1e-5, 2e-6], [3e-7, -4e-8]]),
+        "just_above_1e-4": t([[1.0001e-4, 0.05]]),
+        "ratio_over_1000": t([[0.001, 1.5], [2.0, -0.0009]]),
+        "big_sci": t([[1.5e9, 2.5], [3.25, 4.0]]),
+        "big_fixed": t([[1234567.5, 2345678.25], [-3456789.0, 1000000.125]]),
+        "over_1e8_fixed_ratio": t([[1.25e8, 2.5e8]]),
+        "ints": t([[1.0, 2.0], [3.0, 4.0]]),
+        "ints_negative": t([[-1.0, 20.0], [300.0, -4.0]]),
+        "ints_ratio_sci": t([[1.0, 5000.0], [2.0, 3.0]]),
+        "ints_big_sci": t([[2e8, 4e8]]),
+        "tril_ones": torch.tril(torch.ones(5, 5)),
+        "all_zero": torch.zeros(2, 3),
+        "all_nan": t([[nan, nan]]),
+        "nan_inf_fixed": t([[nan, 1.5], [inf, -inf]]),
+        "nan_inf_ints": t([[nan, 1.0], [-inf, 0.0]]),
+        "nan_inf_sci": t([[nan, 1e-6], [inf, 0.5]]),
+        "masked_logits": t([[0.5, -inf, -inf], [0.25, -1.75, -inf], [1.0, 2.0, 3.0]]),
+        "neg_zero_fixed": t([[-0.0, 0.5], [0.25, -0.0]]),
+        "neg_zero_ints": t([[-0.0, 1.0], [2.0, 0.0]]),
+        "neg_zero_only": t([[-0.0, -0.0]]),
+        "neg_zero_sci": t([[-0.0, 1e-7], [0.5, 2.0]]),
+        "rounds_to_neg_zero": t([[-0.00001, 0.5]]),
+        "round_half": t([[0.00005, 0.12345, 0.99995, 1.00005]]),
+        "wide_row_wraps": randn(2, 20),
+        "wide_row_sci_wraps": randn(3, 15, scale=1e-3) * torch.tensor([1.0, 1e3] * 7 + [1.0]),
+        "wide_3d_wraps": randn(2, 3, 16),
+        "wide_4d_wraps": randn(2, 2, 2, 14),
+        "wide_ints_wrap": torch.arange(60, dtype=torch.float32).reshape(2, 30),
+        "stack_3d": randn(2, 3, 4),
+        "stack_4d": randn(1, 2, 3, 3),
+        "summarised_2000": randn(40, 50),
+        "summarised_rows_only": randn(1001, 1),
+        "summarised_cols_only": randn(2, 501),
+        "summarised_3d": randn(4, 20, 30),
+        "summarised_4d": randn(2, 2, 20, 20),
+        "summarised_few_rows": randn(5, 5, 41),
+        "summarised_hidden_tiny": torch.cat([randn(1, 600).abs() + 0.5, t([[1e-9]]),
+                                             randn(1, 600).abs() + 0.5], 1),
+        "exactly_1000": randn(10, 100, scale=10.0),
+        "summarised_wide_values": randn(30, 40, scale=1e4),
+        "vector": t([0.5, -1.25, 3.0]),
+        "scalar": t(1.5),
+        "empty_rows": torch.zeros(0, 3),
+        "empty_vector": torch.zeros(0),
+    }
+    # A summarised print picks its format from the shown elements only: 1e-9 above sits in a
+    # hidden column, so the print stays fixed-point.
+    out = []
+    for name, x in cases.items():
+        x = x.to(torch.float32).contiguous()
+        out.append({
+            "name": name,
+            "shape": list(x.shape),
+            "bits": x.numpy().view(np.uint32).ravel().tolist(),
+            "text": str(x),
+        })
+    return out
+
+
+def main():
+    torch.set_printoptions(profile="default")
+    os.makedirs(os.path.join(GOLDEN, "print", "scenarios"), exist_ok=True)
+    for path in sorted(glob.glob(os.path.join(GOLDEN, "scenarios", "*.json"))):
+        expected = json.load(open(path))["expected"]
+        doc = {name: {"shape": list(t.shape), "text": str(t)}
+               for name, t in scenario_stages(expected).items()}
+        out = os.path.join(GOLDEN, "print", "scenarios", os.path.basename(path))
+        with open(out, "w") as f:
+            json.dump(doc, f, indent=1, ensure_ascii=False)
+            f.write("\n")
+    with open(os.path.join(GOLDEN, "print", "edge_cases.json"), "w") as f:
+        json.dump(edge_cases(), f, indent=1)
+        f.write("\n")
+    print("torch", torch.__version__, "wrote", os.path.join(GOLDEN, "print"))
+
+
+if __name__ == "__main__":
+    main()
