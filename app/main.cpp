@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "gui/options.h"
 #include "gui/script.h"
 #include "gui/session.h"
+#include "gui/test_hooks.h"
 #include "gui/window.h"
 
 namespace {
@@ -67,49 +69,35 @@ attnlab::gui::Fonts LoadFonts() {
   return fonts;
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-int RunWindow(int argc, char** argv) {
+/// Options, start scenario and script; returns an exit status when the app must stop now.
+std::optional<int> Prepare(int argc, char** argv, attnlab::gui::TestHooks& hooks,
+                           attnlab::gui::StartPoint& start) {
   namespace gui = attnlab::gui;
-  using Clock = std::chrono::steady_clock;
-
-  // Options: a scenario file or preset, and the testing switches.
-  gui::GuiOptions options;
   try {
     bool exit_now = false;
-    options = gui::ParseGuiOptions(argc, argv, &exit_now);
+    hooks.options = gui::ParseGuiOptions(argc, argv, &exit_now);
     if (exit_now) return 0;
   } catch (const gui::OptionsError& e) {
     std::cerr << "attention-lab: error: " << e.what() << " (see attention-lab --help)\n";
     return 2;
   }
-  gui::StartPoint start;
   try {
-    start = gui::ChooseStart(options);
-  } catch (const gui::StartError& e) {
+    start = gui::ChooseStart(hooks.options);
+    hooks.LoadScript();
+  } catch (const std::exception& e) {
     std::cerr << "attention-lab: error: " << e.what() << "\n";
     return 2;
   }
-  gui::ScriptRunner script;
-  if (!options.script.empty()) {
-    try {
-      script.Load(options.script);
-    } catch (const std::exception& e) {
-      std::cerr << "attention-lab: error: " << e.what() << "\n";
-      return 2;
-    }
-  }
+  return std::nullopt;
+}
 
-  // Setup window (GL 3.3 core: float textures, framebuffer objects, texelFetch).
+/// A GLFW window with a GL 3.3 core context (float textures, framebuffer objects, texelFetch)
+/// and its functions loaded; nullptr with the reason on stderr.
+GLFWwindow* OpenWindow(const attnlab::gui::GuiOptions& options) {
   glfwSetErrorCallback(GlfwErrorCallback);
   if (!glfwInit()) {
     std::cerr << "attention-lab: error: cannot open a window (no display? try xvfb-run)\n";
-    return 1;
+    return nullptr;
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
@@ -120,14 +108,56 @@ int RunWindow(int argc, char** argv) {
   if (!window) {
     std::cerr << "attention-lab: error: cannot create an OpenGL 3.3 window\n";
     glfwTerminate();
-    return 1;
+    return nullptr;
   }
   glfwMakeContextCurrent(window);
   if (!gladLoadGL(glfwGetProcAddress)) {
     std::cerr << "attention-lab: error: cannot load OpenGL 3.3 functions\n";
-    return 1;
+    glfwDestroyWindow(window);
+    glfwTerminate();
+    return nullptr;
   }
   glfwSwapInterval(options.Headless() ? 0 : 1);  // vsync, except when measuring
+  return window;
+}
+
+/// The start scenario on screen, its message if it fell back, and the guided tour on the very
+/// first start (see session.h).
+void StartState(attnlab::gui::AppState& state, const attnlab::gui::StartPoint& start,
+                const attnlab::gui::GuiOptions& options) {
+  namespace gui = attnlab::gui;
+  gui::StartScenario(state, start.scenario, start.preset_id);
+  state.scenario_path = start.path;
+  if (!start.message.empty()) {
+    state.status = start.message;
+    state.status_is_error = true;
+    std::cerr << "attention-lab: " << start.message << "\n";
+  }
+  const gui::Settings settings = gui::LoadSettings();
+  state.tour.seen = settings.tour_seen;
+  if (gui::TourStartsByItself(options, settings))
+    gui::Emit(state, gui::TourCommand{gui::TourCommand::kStart});
+}
+
+void ReleaseTextures(attnlab::gui::AppState& state) {
+  for (attnlab::gui::HeatmapSlot& slot : state.heatmaps) slot.gpu.Release();
+  for (attnlab::gui::HeatmapSlot& slot : state.trick.weight_maps) slot.gpu.Release();
+  for (attnlab::gui::HeatmapSlot& slot : state.trick.result_maps) slot.gpu.Release();
+  for (attnlab::gui::HeatmapSlot& slot : state.compare.maps) slot.gpu.Release();
+}
+
+int RunWindow(int argc, char** argv) {
+  namespace gui = attnlab::gui;
+  using Clock = std::chrono::steady_clock;
+
+  // Options: a scenario file or preset, and the testing switches (test_hooks.h).
+  gui::TestHooks hooks;
+  gui::StartPoint start;
+  if (const std::optional<int> status = Prepare(argc, argv, hooks, start)) return *status;
+
+  // Setup window
+  GLFWwindow* window = OpenWindow(hooks.options);
+  if (!window) return 1;
 
   // Setup Dear ImGui context, style and fonts (no imgui.ini: the layout is fixed).
   IMGUI_CHECKVERSION();
@@ -151,44 +181,18 @@ int RunWindow(int argc, char** argv) {
     return 1;
   }
   state->renderer = &renderer;
-  gui::StartScenario(*state, start.scenario, start.preset_id);
-  state->scenario_path = start.path;
-  if (!start.message.empty()) {
-    state->status = start.message;
-    state->status_is_error = true;
-    std::cerr << "attention-lab: " << start.message << "\n";
-  }
-  // The guided tour, on the very first start (see session.h).
-  const gui::Settings settings = gui::LoadSettings();
-  state->tour.seen = settings.tour_seen;
-  if (gui::TourStartsByItself(options, settings))
-    gui::Emit(*state, gui::TourCommand{gui::TourCommand::kStart});
+  StartState(*state, start, hooks.options);
 
   // Main loop
-  std::vector<double> frame_ms;
-  bool script_running = script.loaded();
-  int exit_status = 0;
   while (!glfwWindowShouldClose(window) && !state->quit_requested) {
     const Clock::time_point frame_start = Clock::now();
     glfwPollEvents();
+    if (!hooks.BeforeFrame(*state)) break;  // a script emits its actions before the widgets
 
-    // A script emits this frame's actions before the widgets do.
-    if (script_running) {
-      script_running = script.Step(*state);
-      if (!script.failure().empty()) {
-        std::cerr << "attention-lab: script failed: " << script.failure() << "\n";
-        exit_status = 3;
-        break;
-      }
-    }
-
-    // Start the Dear ImGui frame (a script may stand in for the mouse).
+    // Start the Dear ImGui frame
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
-    if (state->script_mouse.active) {
-      io.MousePos = state->script_mouse.pos;
-      io.MouseDown[0] = state->script_mouse.down;
-    }
+    hooks.OverrideMouse(*state, io);
     ImGui::NewFrame();
 
     // The window, then every action of this frame applied in one place.
@@ -205,53 +209,28 @@ int RunWindow(int argc, char** argv) {
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     ++state->frame;
-
-    // Headless runs end after their frames and their script; the screenshot is the last frame.
-    const bool frames_done = options.frames == 0 || state->frame >= options.frames;
-    const bool last_frame = options.Headless() && frames_done && !script_running;
-    if (last_frame && (!options.screenshot.empty() || !options.layout.empty())) {
-      try {
-        if (!options.screenshot.empty())
-          attnlab::WriteFileAtomic(options.screenshot,
-                                   gui::ReadFramebufferPng(display_w, display_h));
-        if (!options.layout.empty())
-          attnlab::WriteFileAtomic(options.layout, gui::HeatmapLayoutJson(*state));
-      } catch (const std::exception& e) {
-        std::cerr << "attention-lab: error: " << e.what() << "\n";
-        exit_status = 2;
-      }
-    }
+    const bool last_frame = hooks.AfterRender(*state, display_w, display_h);
     glfwSwapBuffers(window);
-    if (options.frame_stats) glFinish();
-    frame_ms.push_back(
+    if (hooks.options.frame_stats) glFinish();
+    hooks.frame_ms.push_back(
         std::chrono::duration<double, std::milli>(Clock::now() - frame_start).count());
     if (last_frame) break;
   }
-
-  if (options.frame_stats) {
-    // The first frames build the font atlas and the first textures: leave them out.
-    const size_t skip = std::min<size_t>(frame_ms.size() / 10 + 2, frame_ms.size());
-    const std::vector<double> steady(frame_ms.begin() + skip, frame_ms.end());
-    std::printf("{\"frames\": %zu, \"median_ms\": %.3f, \"T\": %lld}\n", steady.size(),
-                Median(steady), static_cast<long long>(gui::ShownStages(*state).shape.T));
-  }
-  if (options.autosave && exit_status == 0) {
+  hooks.ReportFrameStats(*state);
+  if (hooks.options.autosave && hooks.exit_status == 0) {
     const std::string problem = gui::SaveSession(*state);
     if (!problem.empty()) std::cerr << "attention-lab: " << problem << "\n";
   }
 
   // Cleanup
-  for (gui::HeatmapSlot& slot : state->heatmaps) slot.gpu.Release();
-  for (gui::HeatmapSlot& slot : state->trick.weight_maps) slot.gpu.Release();
-  for (gui::HeatmapSlot& slot : state->trick.result_maps) slot.gpu.Release();
-  for (gui::HeatmapSlot& slot : state->compare.maps) slot.gpu.Release();
+  ReleaseTextures(*state);
   renderer.Shutdown();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();
   glfwDestroyWindow(window);
   glfwTerminate();
-  return exit_status;
+  return hooks.exit_status;
 }
 
 }  // namespace

@@ -310,102 +310,199 @@ std::string SnapshotName(const AppState& state) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Apply: undo/redo, files, export, view
 
+// One function per action: Do(state, action) applies it and returns true when the scenario
+// changed (edits and undo/redo are handled before, with their merge key).
+
+bool DoUndoRedo(AppState& state, bool undo) {
+  auto& from = undo ? state.history.undo : state.history.redo;
+  auto& to = undo ? state.history.redo : state.history.undo;
+  CloseUndoStep(state);
+  if (from.empty()) {
+    SetStatus(state, undo ? "Nothing to undo" : "Nothing to redo", false);
+    return false;
+  }
+  to.push_back(std::move(state.scenario));
+  state.scenario = std::move(from.back());
+  from.pop_back();
+  SetStatus(state, undo ? "Undone" : "Redone", false);
+  return true;
+}
+
+bool Do(AppState& state, const SaveScenario& a) {
+  if (!state.error.empty()) {
+    SetStatus(state, "Not saved: the scenario does not run (" + state.error + ")", true);
+    return false;
+  }
+  const std::string path = ExpandPath(a.path);
+  try {
+    WriteFileAtomic(path, WriteScenario(state.scenario));
+    state.scenario_path = AbsolutePath(path);
+    SetStatus(state, "Saved scenario to " + state.scenario_path, false);
+  } catch (const std::exception& e) {
+    SetStatus(state, std::string("Not saved: ") + e.what(), true);
+  }
+  return false;
+}
+
+bool Do(AppState& state, const Save&) {
+  if (state.scenario_path.empty()) {
+    state.dialog = DialogState{DialogKind::kSaveAs, true, "scenario.json"};
+    return false;
+  }
+  return Do(state, SaveScenario{state.scenario_path});
+}
+
+bool Do(AppState& state, const OpenDialog& a) {
+  DialogState d{a.kind, true, "", StageIndex(a.stage)};
+  switch (a.kind) {
+    case DialogKind::kOpen:
+      d.path = state.scenario_path;
+      break;
+    case DialogKind::kSaveAs:
+      d.path = state.scenario_path.empty() ? "scenario.json" : state.scenario_path;
+      break;
+    case DialogKind::kExport:
+      d.path = DefaultExportName(state, a.stage);
+      break;
+    case DialogKind::kExportAll:
+      d.path = "attention-figures";
+      break;
+    case DialogKind::kExportCompare:
+      d.path = DefaultCompareExportName(state, a.map);
+      d.stage = static_cast<int>(a.map);
+      break;
+    case DialogKind::kNone:
+      d.just_opened = false;
+      break;
+  }
+  state.dialog = d;
+  return false;
+}
+
+bool Report(AppState& state, bool ok, const std::string& message) {
+  SetStatus(state, message, !ok);
+  return false;
+}
+
+bool Do(AppState& state, const ExportStage& a) {
+  std::string message;
+  return Report(state, ExportOneStage(state, a.stage, ExpandPath(a.path), &message), message);
+}
+
+bool Do(AppState& state, const ExportAllStages& a) {
+  std::string message;
+  return Report(state, ExportEveryStage(state, ExpandPath(a.dir), &message), message);
+}
+
+bool Do(AppState& state, const ExportCompare& a) {
+  std::string message;
+  return Report(state, ExportCompareMap(state, a.map, ExpandPath(a.path), &message), message);
+}
+
+bool Do(AppState& state, const SelectHead& a) {
+  if (a.head == state.head) return false;
+  state.head = a.head;
+  ClampSelection(state);
+  MarkSelectionDirty(state);
+  return false;
+}
+
+bool Do(AppState& state, const SelectBatch& a) {
+  if (a.batch == state.batch) return false;
+  state.batch = a.batch;
+  ClampSelection(state);
+  MarkSelectionDirty(state);
+  return false;
+}
+
+bool Do(AppState& state, const SelectRow& a) {
+  state.row = a.row;
+  ClampSelection(state);
+  return false;
+}
+
+// The heatmaps' specs follow these on the next draw (EnsureSpec compares the options).
+bool Do(AppState& state, const SetColormap& a) {
+  (a.diverging ? state.view.diverging_colormap : state.view.sequential_colormap) = a.index;
+  return false;
+}
+
+bool Do(AppState& state, const SetWeightsRange& a) {
+  state.view.weights_range = a.mode;
+  return false;
+}
+
+bool Do(AppState& state, const SetValuesMode& a) {
+  state.view.values = a.mode;
+  return false;
+}
+
+bool Do(AppState& state, const SetView& a) {
+  state.central = a.view;
+  return false;
+}
+
+bool Do(AppState& state, const CopyCode&) {
+  CopyCodeToClipboard(state);
+  return false;
+}
+
+bool Do(AppState& state, const SetCompare& a) {
+  CompareState& c = state.compare;
+  c.mode = a.mode;
+  if (a.multiplier_b > 0) c.multiplier_b = a.multiplier_b;
+  if (a.head_a >= 0) c.head_a = a.head_a;
+  if (a.head_b >= 0) c.head_b = a.head_b;
+  return false;
+}
+
+bool Do(AppState& state, const PinCompare&) {
+  CompareState& c = state.compare;
+  c.pinned = state.shown;
+  c.pinned_name = SnapshotName(state);
+  ++c.pin_version;
+  c.mode = CompareMode::kPinned;
+  SetStatus(state, "Pinned " + c.pinned_name + " as B: change anything, A follows", false);
+  return false;
+}
+
+bool Do(AppState& state, const SetCompareStage& a) {
+  state.compare.stage = a.stage;
+  return false;
+}
+
+bool Do(AppState& state, const SetVarianceSeed& a) {
+  state.variance.seed = a.seed;
+  state.variance.dirty = true;
+  return false;
+}
+
+bool Do(AppState& state, const SetVarianceTrials& a) {
+  state.variance.trials = std::clamp<int64_t>(a.trials, 100, 50000);
+  state.variance.dirty = true;
+  return false;
+}
+
+bool Do(AppState& state, const TourCommand& a) { return ApplyTour(state, a.kind); }
+
+bool Do(AppState& state, const Quit&) {
+  state.quit_requested = true;
+  return false;
+}
+
 /// Applies one action; returns true when the scenario changed.
 bool Apply(AppState& state, const PendingAction& pending) {
-  const Action& action = pending.action;
-  bool changed = false;
-  std::visit(
-      [&](const auto& a) {
+  return std::visit(
+      [&](const auto& a) -> bool {
         using T = std::decay_t<decltype(a)>;
-        if constexpr (kIsEdit<T>) {
-          changed = ApplyEdit(state, action, pending.merge_key);
-        } else if constexpr (std::is_same_v<T, Undo> || std::is_same_v<T, Redo>) {
-          constexpr bool undo = std::is_same_v<T, Undo>;
-          auto& from = undo ? state.history.undo : state.history.redo;
-          auto& to = undo ? state.history.redo : state.history.undo;
-          CloseUndoStep(state);
-          if (from.empty()) {
-            SetStatus(state, undo ? "Nothing to undo" : "Nothing to redo", false);
-            return;
-          }
-          to.push_back(std::move(state.scenario));
-          state.scenario = std::move(from.back());
-          from.pop_back();
-          SetStatus(state, undo ? "Undone" : "Redone", false);
-          changed = true;
-        } else if constexpr (std::is_same_v<T, SaveScenario>) {
-          if (!state.error.empty()) {
-            SetStatus(state, "Not saved: the scenario does not run (" + state.error + ")", true);
-            return;
-          }
-          const std::string path = ExpandPath(a.path);
-          try {
-            WriteFileAtomic(path, WriteScenario(state.scenario));
-            state.scenario_path = AbsolutePath(path);
-            SetStatus(state, "Saved scenario to " + state.scenario_path, false);
-          } catch (const std::exception& e) {
-            SetStatus(state, std::string("Not saved: ") + e.what(), true);
-          }
-        } else if constexpr (std::is_same_v<T, ExportStage>) {
-          std::string message;
-          const bool ok = ExportOneStage(state, a.stage, ExpandPath(a.path), &message);
-          SetStatus(state, message, !ok);
-        } else if constexpr (std::is_same_v<T, ExportAllStages>) {
-          std::string message;
-          const bool ok = ExportEveryStage(state, ExpandPath(a.dir), &message);
-          SetStatus(state, message, !ok);
-        } else if constexpr (std::is_same_v<T, SelectHead>) {
-          if (a.head != state.head) {
-            state.head = a.head;
-            ClampSelection(state);
-            MarkSelectionDirty(state);
-          }
-        } else if constexpr (std::is_same_v<T, SelectBatch>) {
-          if (a.batch != state.batch) {
-            state.batch = a.batch;
-            ClampSelection(state);
-            MarkSelectionDirty(state);
-          }
-        } else if constexpr (std::is_same_v<T, SelectRow>) {
-          state.row = a.row;
-          ClampSelection(state);
-        } else if constexpr (std::is_same_v<T, SetColormap>) {
-          (a.diverging ? state.view.diverging_colormap : state.view.sequential_colormap) = a.index;
-        } else if constexpr (std::is_same_v<T, SetWeightsRange>) {
-          state.view.weights_range = a.mode;
-          MarkDirty(state, Stage::kWeights);  // their colour range is derived on upload
-          MarkDirty(state, Stage::kWeightsDropped);
-        } else if constexpr (std::is_same_v<T, SetView>) {
-          state.central = a.view;
-        } else if constexpr (std::is_same_v<T, CopyCode>) {
-          CopyCodeToClipboard(state);
-        } else if constexpr (std::is_same_v<T, SetCompare>) {
-          CompareState& c = state.compare;
-          c.mode = a.mode;
-          if (a.multiplier_b > 0) c.multiplier_b = a.multiplier_b;
-          if (a.head_a >= 0) c.head_a = a.head_a;
-          if (a.head_b >= 0) c.head_b = a.head_b;
-        } else if constexpr (std::is_same_v<T, PinCompare>) {
-          CompareState& c = state.compare;
-          c.pinned = state.shown;
-          c.pinned_name = SnapshotName(state);
-          ++c.pin_version;
-          c.mode = CompareMode::kPinned;
-          SetStatus(state, "Pinned " + c.pinned_name + " as B: change anything, A follows", false);
-        } else if constexpr (std::is_same_v<T, SetCompareStage>) {
-          state.compare.stage = a.stage;
-        } else if constexpr (std::is_same_v<T, ExportCompare>) {
-          std::string message;
-          const bool ok = ExportCompareMap(state, a.map, ExpandPath(a.path), &message);
-          SetStatus(state, message, !ok);
-        } else if constexpr (std::is_same_v<T, TourCommand>) {
-          changed = ApplyTour(state, a.kind);
-        } else if constexpr (std::is_same_v<T, Quit>) {
-          state.quit_requested = true;
-        }
+        if constexpr (kIsEdit<T>)
+          return ApplyEdit(state, pending.action, pending.merge_key);
+        else if constexpr (std::is_same_v<T, Undo> || std::is_same_v<T, Redo>)
+          return DoUndoRedo(state, std::is_same_v<T, Undo>);
+        else
+          return Do(state, a);
       },
-      action);
-  return changed;
+      pending.action);
 }
 
 }  // namespace
@@ -416,7 +513,10 @@ void Emit(AppState& state, Action action, std::string merge_key) {
 
 void CloseUndoStep(AppState& state) { state.history.open_merge_key.clear(); }
 
-void ApplyPendingActions(AppState& state) {
+namespace {
+
+/// Applies the queued actions in order, then reruns the engine if the scenario changed.
+void ApplyQueue(AppState& state) {
   if (state.pending.empty()) return;
   // Actions may emit nothing themselves, but take the queue first all the same.
   std::vector<PendingAction> queue;
@@ -433,6 +533,13 @@ void ApplyPendingActions(AppState& state) {
     changed |= Apply(state, p);
   }
   if (changed) Recompute(state);
+}
+
+}  // namespace
+
+void ApplyPendingActions(AppState& state) {
+  ApplyQueue(state);
+  RefreshVisibleViews(state);
 }
 
 void StartScenario(AppState& state, const Scenario& scenario, const std::string& preset_id) {

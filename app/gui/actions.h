@@ -127,12 +127,36 @@ struct TourCommand {
   enum Kind { kStart, kNext, kBack, kSkip } kind = kStart;
 };
 struct Quit {};
+/// Which modal dialog is up (DialogState in app_state.h).
+enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll, kExportCompare };
+/// Opens a dialog with its default path: Open the last file; Save As that file or
+/// "scenario.json"; Export DefaultExportName(stage); Export all "attention-figures"; Export
+/// compare DefaultCompareExportName(map).
+struct OpenDialog {
+  DialogKind kind = DialogKind::kOpen;
+  Stage stage = Stage::kWeights;
+  CompareMap map = CompareMap::kDifference;
+};
+/// Saves to the file the scenario came from, or opens Save As when there is none.
+struct Save {};
+/// When cell values are printed on the heatmaps.
+struct SetValuesMode {
+  ValuesMode mode = ValuesMode::kAuto;
+};
+/// The variance experiment's seed and number of trials (clamped to 100..50000).
+struct SetVarianceSeed {
+  uint64_t seed = 0;
+};
+struct SetVarianceTrials {
+  int64_t trials = 2000;
+};
 
 using Action = std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization,
                             SetDropout, LoadPresetAction, OpenScenario, EditScenario, Undo, Redo,
                             SaveScenario, ExportStage, ExportAllStages, SelectHead, SelectBatch,
                             SelectRow, SetColormap, SetWeightsRange, SetView, CopyCode, SetCompare,
-                            PinCompare, SetCompareStage, ExportCompare, TourCommand, Quit>;
+                            PinCompare, SetCompareStage, ExportCompare, TourCommand, Quit,
+                            OpenDialog, Save, SetValuesMode, SetVarianceSeed, SetVarianceTrials>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

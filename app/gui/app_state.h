@@ -105,7 +105,6 @@ struct PeakingCache {
 };
 
 /// Which modal dialog is up.
-enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll, kExportCompare };
 struct DialogState {
   DialogKind kind = DialogKind::kNone;
   bool just_opened = false;                 ///< open the ImGui popup this frame

@@ -279,7 +279,8 @@ bool ScriptRunner::Step(AppState& state) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] One command: what it emits or checks
 
-void ScriptRunner::Start(AppState& state, const Command& c) {
+// Scenario edits: the same actions the controls emit.
+bool ScriptRunner::StartEdit(AppState& state, const Command& c) {
   const std::vector<std::string>& w = c.words;
   const std::string& cmd = w[0];
   auto edit = [&](std::string label, std::function<void(Scenario&)> f) {
@@ -340,7 +341,17 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
           j < s.input.values[0].cols())
         s.input.values[0](i, j) = v;
     });
-  } else if (cmd == "head") {
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// What is looked at and how: head, batch, row, undo, views, colours, compare.
+bool ScriptRunner::StartView(AppState& state, const Command& c) {
+  const std::vector<std::string>& w = c.words;
+  const std::string& cmd = w[0];
+  if (cmd == "head") {
     Emit(state, SelectHead{Integer(w[1])});
   } else if (cmd == "batch") {
     Emit(state, SelectBatch{Integer(w[1])});
@@ -350,31 +361,10 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
     Emit(state, Undo{});
   } else if (cmd == "redo") {
     Emit(state, Redo{});
-  } else if (cmd == "hover" || cmd == "click") {
-    ImVec2 pos;
-    if (!CellCentre(state, w[1], Integer(w[2]), Integer(w[3]), &pos)) {
-      Fail(c, "no cell " + w[2] + ", " + w[3] + " on the " + w[1] + " heatmap");
-      return;
-    }
-    state.script_mouse.active = true;
-    state.script_mouse.pos = pos;
-    state.script_mouse.down = cmd == "click";
-    releasing_ = cmd == "click";
-  } else if (cmd == "wait") {
-    frames_left_ = static_cast<int>(std::max<int64_t>(Integer(w[1]) - 1, 0));
-  } else if (cmd == "expect-error") {
-    std::string text;
-    for (size_t i = 1; i < w.size(); ++i) text += (i > 1 ? " " : "") + w[i];
-    if (state.error.empty())
-      Fail(c, "expected an error containing \"" + text + "\", but the scenario runs");
-    else if (state.error.find(text) == std::string::npos)
-      Fail(c, "expected an error containing \"" + text + "\", got: " + state.error);
-  } else if (cmd == "expect-ok") {
-    if (!state.error.empty()) Fail(c, "expected no error, got: " + state.error);
   } else if (cmd == "numbers") {
-    state.view.values = w[1] == "on"    ? ValuesMode::kOn
-                        : w[1] == "off" ? ValuesMode::kOff
-                                        : ValuesMode::kAuto;
+    Emit(state, SetValuesMode{w[1] == "on"    ? ValuesMode::kOn
+                              : w[1] == "off" ? ValuesMode::kOff
+                                              : ValuesMode::kAuto});
   } else if (cmd == "weights-range") {
     Emit(state, SetWeightsRange{w[1] == "data" ? RangeMode::kData : RangeMode::kFixed});
   } else if (cmd == "dialog") {
@@ -382,8 +372,7 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
                             : w[1] == "save"   ? DialogKind::kSaveAs
                             : w[1] == "export" ? DialogKind::kExport
                                                : DialogKind::kExportAll;
-    state.dialog = DialogState{
-        kind, true, kind == DialogKind::kExportAll ? "attention-figures" : "scenario.json"};
+    Emit(state, OpenDialog{kind});
   } else if (cmd == "view") {
     Emit(state, SetView{ViewArg(w[1])});
   } else if (cmd == "compare") {
@@ -405,6 +394,37 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
                            : w[1] == "a"                   ? CompareMap::kA
                                                            : CompareMap::kB;
     Emit(state, ExportCompare{map, w.back()});
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The mouse, waiting, checks, files and the tour.
+bool ScriptRunner::StartControl(AppState& state, const Command& c) {
+  const std::vector<std::string>& w = c.words;
+  const std::string& cmd = w[0];
+  if (cmd == "hover" || cmd == "click") {
+    ImVec2 pos;
+    if (!CellCentre(state, w[1], Integer(w[2]), Integer(w[3]), &pos)) {
+      Fail(c, "no cell " + w[2] + ", " + w[3] + " on the " + w[1] + " heatmap");
+      return true;
+    }
+    state.script_mouse.active = true;
+    state.script_mouse.pos = pos;
+    state.script_mouse.down = cmd == "click";
+    releasing_ = cmd == "click";
+  } else if (cmd == "wait") {
+    frames_left_ = static_cast<int>(std::max<int64_t>(Integer(w[1]) - 1, 0));
+  } else if (cmd == "expect-error") {
+    std::string text;
+    for (size_t i = 1; i < w.size(); ++i) text += (i > 1 ? " " : "") + w[i];
+    if (state.error.empty())
+      Fail(c, "expected an error containing \"" + text + "\", but the scenario runs");
+    else if (state.error.find(text) == std::string::npos)
+      Fail(c, "expected an error containing \"" + text + "\", got: " + state.error);
+  } else if (cmd == "expect-ok") {
+    if (!state.error.empty()) Fail(c, "expected no error, got: " + state.error);
   } else if (cmd == "copy-code") {
     Emit(state, CopyCode{});
   } else if (cmd == "save-code" || cmd == "save-clipboard" || cmd == "save-views") {
@@ -413,7 +433,7 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
       RefreshCode(state);
       if (!state.code.error.empty()) {
         Fail(c, "no code: " + state.code.error);
-        return;
+        return true;
       }
       text = state.code.text;
     } else if (cmd == "save-clipboard") {
@@ -431,7 +451,15 @@ void ScriptRunner::Start(AppState& state, const Command& c) {
     Emit(state, TourCommand{kind});
   } else if (cmd == "quit") {
     Emit(state, Quit{});
+  } else {
+    return false;
   }
+  return true;
+}
+
+void ScriptRunner::Start(AppState& state, const Command& c) {
+  if (StartEdit(state, c) || StartView(state, c)) return;
+  StartControl(state, c);
 }
 
 }  // namespace attnlab::gui

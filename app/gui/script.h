@@ -70,6 +70,9 @@ class ScriptRunner {
   };
   bool Fail(const Command& c, const std::string& why);
   void Start(AppState& state, const Command& c);
+  bool StartEdit(AppState& state, const Command& c);
+  bool StartView(AppState& state, const Command& c);
+  bool StartControl(AppState& state, const Command& c);
 
   std::string path_;
   std::vector<Command> commands_;

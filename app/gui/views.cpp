@@ -294,4 +294,34 @@ std::string ViewsJson(AppState& state) {
   return j.dump(1) + "\n";
 }
 
+void RefreshVariance(AppState& state) {
+  VarianceState& v = state.variance;
+  if (!v.dirty) return;
+  v.dirty = false;
+  try {
+    v.points = VarianceExperiment(v.dims, v.trials, v.seed, /*keep_samples=*/true);
+    v.error.clear();
+  } catch (const std::exception& e) {
+    v.points.clear();
+    v.error = e.what();
+  }
+}
+
+void RefreshVisibleViews(AppState& state) {
+  switch (state.central) {
+    case CentralView::kCode:
+      RefreshCode(state);
+      break;
+    case CentralView::kTrick:
+      RefreshTrick(state);
+      break;
+    case CentralView::kCompare:
+      RefreshCompare(state);
+      break;
+    default:
+      break;
+  }
+  RefreshVariance(state);
+}
+
 }  // namespace attnlab::gui

@@ -49,6 +49,13 @@ std::string TrickRoundingNote(const TrickStep& step, int i);
 /// at large T unless `now`).
 void RefreshCompare(AppState& state, bool now = false);
 
+/// The variance experiment again when its seed or trials changed (a few tens of milliseconds).
+void RefreshVariance(AppState& state);
+
+/// After the frame's actions (ApplyPendingActions): the central view on screen and the variance
+/// experiment are brought up to date, so draw calls only draw.
+void RefreshVisibleViews(AppState& state);
+
 /// The mode's short name for scripts and the layout: scaled, causal, heads, temperature, pinned.
 const char* CompareModeName(CompareMode mode);
 

@@ -45,18 +45,11 @@ void HandleShortcuts(AppState& state) {
   if (io.KeyShift && Pressed(GLFW_KEY_C)) Emit(state, CopyCode{});
   if (!typing && Pressed(GLFW_KEY_Z)) Emit(state, io.KeyShift ? Action{Redo{}} : Action{Undo{}});
   if (!typing && Pressed(GLFW_KEY_Y)) Emit(state, Redo{});
-  if (Pressed(GLFW_KEY_O)) state.dialog = DialogState{DialogKind::kOpen, true, state.scenario_path};
-  if (Pressed(GLFW_KEY_S)) {
-    if (state.scenario_path.empty())
-      state.dialog = DialogState{DialogKind::kSaveAs, true, "scenario.json"};
-    else
-      Emit(state, SaveScenario{state.scenario_path});
-  }
-  if (Pressed(GLFW_KEY_E)) {
-    const Stage stage = state.hover.active ? state.hover.stage : Stage::kWeights;
-    state.dialog =
-        DialogState{DialogKind::kExport, true, DefaultExportName(state, stage), StageIndex(stage)};
-  }
+  if (Pressed(GLFW_KEY_O)) Emit(state, OpenDialog{DialogKind::kOpen});
+  if (Pressed(GLFW_KEY_S)) Emit(state, Save{});
+  if (Pressed(GLFW_KEY_E))
+    Emit(state,
+         OpenDialog{DialogKind::kExport, state.hover.active ? state.hover.stage : Stage::kWeights});
   if (Pressed(GLFW_KEY_Q)) Emit(state, Quit{});
 }
 

@@ -15,7 +15,6 @@
 namespace attnlab::gui {
 
 void DrawCodePanel(AppState& state) {
-  RefreshCode(state);
   CodeState& code = state.code;
 
   ImGui::AlignTextToFramePadding();

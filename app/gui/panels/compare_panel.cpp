@@ -125,8 +125,8 @@ void DrawControls(AppState& state) {
     const std::optional<StageView>* views[] = {&c.view_a, &c.view_b, &c.diff};
     for (int k = 0; k < 3; ++k)
       if (ImGui::MenuItem(names[k], nullptr, false, views[k]->has_value()))
-        state.dialog = DialogState{DialogKind::kExportCompare, true,
-                                   DefaultCompareExportName(state, static_cast<CompareMap>(k)), k};
+        Emit(state,
+             OpenDialog{DialogKind::kExportCompare, Stage::kWeights, static_cast<CompareMap>(k)});
     ImGui::EndPopup();
   }
 }
@@ -266,7 +266,6 @@ void DrawEntropies(AppState& state, ImVec2 size) {
 // [SECTION] The panel
 
 void DrawComparePanel(AppState& state) {
-  RefreshCompare(state);
   CompareState& c = state.compare;
   c.hover_next = HeatmapViewHoverCell{};
   DrawControls(state);

@@ -154,7 +154,8 @@ void DrawToolbar(AppState& state) {
   const char* modes[] = {"auto", "on", "off"};
   int mode = static_cast<int>(state.view.values);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.0f);
-  if (ImGui::Combo("numbers", &mode, modes, 3)) state.view.values = static_cast<ValuesMode>(mode);
+  if (ImGui::Combo("numbers", &mode, modes, 3))
+    Emit(state, SetValuesMode{static_cast<ValuesMode>(mode)});
   Tip("Print each cell's value: auto does it when the grid is at most 12 x 12 and the "
       "numbers fit.");
   ImGui::SameLine(0, ImGui::GetFontSize());
@@ -164,19 +165,11 @@ void DrawToolbar(AppState& state) {
   if (ImGui::BeginPopup("export_menu")) {
     for (int i = 0; i < kStageCount; ++i) {
       const std::string label = std::string(StageName(StageAt(i))) + "...";
-      if (ImGui::MenuItem(label.c_str(), nullptr, false, state.heatmaps[i].gpu.has_values())) {
-        state.dialog.kind = DialogKind::kExport;
-        state.dialog.stage = i;
-        state.dialog.just_opened = true;
-        state.dialog.path = DefaultExportName(state, StageAt(i));
-      }
+      if (ImGui::MenuItem(label.c_str(), nullptr, false, state.heatmaps[i].gpu.has_values()))
+        Emit(state, OpenDialog{DialogKind::kExport, StageAt(i)});
     }
     ImGui::Separator();
-    if (ImGui::MenuItem("All heatmaps...")) {
-      state.dialog.kind = DialogKind::kExportAll;
-      state.dialog.just_opened = true;
-      state.dialog.path = "attention-figures";
-    }
+    if (ImGui::MenuItem("All heatmaps...")) Emit(state, OpenDialog{DialogKind::kExportAll});
     ImGui::EndPopup();
   }
 }
@@ -373,14 +366,9 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) ImGui::OpenPopup("heatmap_menu");
   }
   if (ImGui::BeginPopup("heatmap_menu")) {
-    if (ImGui::MenuItem("Export this heatmap as PNG...")) {
-      state.dialog = DialogState{DialogKind::kExport, true, DefaultExportName(state, stage),
-                                 StageIndex(stage)};
-    }
-    if (ImGui::MenuItem("Export all heatmaps...")) {
-      state.dialog =
-          DialogState{DialogKind::kExportAll, true, "attention-figures", StageIndex(stage)};
-    }
+    if (ImGui::MenuItem("Export this heatmap as PNG..."))
+      Emit(state, OpenDialog{DialogKind::kExport, stage});
+    if (ImGui::MenuItem("Export all heatmaps...")) Emit(state, OpenDialog{DialogKind::kExportAll});
     ImGui::EndPopup();
   }
   ImGui::PopID();

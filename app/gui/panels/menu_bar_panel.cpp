@@ -83,29 +83,13 @@ void DrawViewSwitch(AppState& state) {
 void DrawMenuBar(AppState& state) {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open scenario...", "Ctrl+O")) {
-      state.dialog = DialogState{DialogKind::kOpen, true, state.scenario_path};
-    }
-    if (ImGui::MenuItem("Save scenario", "Ctrl+S")) {
-      if (state.scenario_path.empty())
-        state.dialog = DialogState{DialogKind::kSaveAs, true, "scenario.json"};
-      else
-        Emit(state, SaveScenario{state.scenario_path});
-    }
-    if (ImGui::MenuItem("Save scenario as...")) {
-      state.dialog =
-          DialogState{DialogKind::kSaveAs, true,
-                      state.scenario_path.empty() ? "scenario.json" : state.scenario_path};
-    }
+    if (ImGui::MenuItem("Open scenario...", "Ctrl+O")) Emit(state, OpenDialog{DialogKind::kOpen});
+    if (ImGui::MenuItem("Save scenario", "Ctrl+S")) Emit(state, Save{});
+    if (ImGui::MenuItem("Save scenario as...")) Emit(state, OpenDialog{DialogKind::kSaveAs});
     ImGui::Separator();
-    if (ImGui::MenuItem("Export weights heatmap...", "Ctrl+E")) {
-      state.dialog =
-          DialogState{DialogKind::kExport, true, DefaultExportName(state, Stage::kWeights),
-                      StageIndex(Stage::kWeights)};
-    }
-    if (ImGui::MenuItem("Export all heatmaps...")) {
-      state.dialog = DialogState{DialogKind::kExportAll, true, "attention-figures"};
-    }
+    if (ImGui::MenuItem("Export weights heatmap...", "Ctrl+E"))
+      Emit(state, OpenDialog{DialogKind::kExport, Stage::kWeights});
+    if (ImGui::MenuItem("Export all heatmaps...")) Emit(state, OpenDialog{DialogKind::kExportAll});
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) Emit(state, Quit{});
     ImGui::EndMenu();

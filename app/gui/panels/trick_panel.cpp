@@ -175,7 +175,6 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size) {
 }  // namespace
 
 void DrawTrickPanel(AppState& state) {
-  RefreshTrick(state);
   TrickState& t = state.trick;
   t.hover_next = HeatmapViewHoverCell{};
   const Stages& st = ShownStages(state);

@@ -16,19 +16,6 @@ namespace {
 const ImU32 kUnscaledColor = IM_COL32(235, 110, 80, 255);
 const ImU32 kScaledColor = IM_COL32(90, 150, 230, 255);
 
-/// Reruns the experiment when its seed or trials changed (a few tens of milliseconds).
-void RunIfDirty(VarianceState& v) {
-  if (!v.dirty) return;
-  v.dirty = false;
-  try {
-    v.points = VarianceExperiment(v.dims, v.trials, v.seed, /*keep_samples=*/true);
-    v.error.clear();
-  } catch (const std::exception& e) {
-    v.points.clear();
-    v.error = e.what();
-  }
-}
-
 /// counts of values in `bins` equal bins over [lo, hi).
 std::vector<double> Histogram(const std::vector<float>& values, double scale, double lo, double hi,
                               int bins) {
@@ -53,19 +40,13 @@ void DrawVariancePanel(AppState& state) {
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.5f);
   uint64_t seed = v.seed;
-  if (SeedInput("seed", &seed, "torch.manual_seed(seed) before drawing q and k for each d.")) {
-    v.seed = seed;
-    v.dirty = true;
-  }
+  if (SeedInput("seed", &seed, "torch.manual_seed(seed) before drawing q and k for each d."))
+    Emit(state, SetVarianceSeed{seed});
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
   int trials = static_cast<int>(v.trials);
-  if (ImGui::InputInt("trials", &trials, 500, 5000)) {
-    v.trials = std::clamp(trials, 100, 50000);
-    v.dirty = true;
-  }
+  if (ImGui::InputInt("trials", &trials, 500, 5000)) Emit(state, SetVarianceTrials{trials});
   Tip("How many random (q, k) pairs per d. More trials: smoother histogram, steadier variance.");
-  RunIfDirty(v);
   if (!v.error.empty()) {
     ErrorText(v.error);
     return;

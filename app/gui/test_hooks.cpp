@@ -1,0 +1,69 @@
+// test_hooks.cpp: see test_hooks.h.
+#include "gui/test_hooks.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "attnlab/file_io.h"
+#include "gui/gfx/screenshot.h"
+#include "gui/window.h"
+
+namespace attnlab::gui {
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+void TestHooks::LoadScript() {
+  if (options.script.empty()) return;
+  script.Load(options.script);
+  script_running = script.loaded();
+}
+
+bool TestHooks::BeforeFrame(AppState& state) {
+  if (!script_running) return true;
+  script_running = script.Step(state);
+  if (script.failure().empty()) return true;
+  std::cerr << "attention-lab: script failed: " << script.failure() << "\n";
+  exit_status = 3;
+  return false;
+}
+
+void TestHooks::OverrideMouse(const AppState& state, ImGuiIO& io) const {
+  if (!state.script_mouse.active) return;
+  io.MousePos = state.script_mouse.pos;
+  io.MouseDown[0] = state.script_mouse.down;
+}
+
+bool TestHooks::AfterRender(const AppState& state, int display_w, int display_h) {
+  const bool frames_done = options.frames == 0 || state.frame >= options.frames;
+  const bool last_frame = options.Headless() && frames_done && !script_running;
+  if (!last_frame) return false;
+  try {
+    if (!options.screenshot.empty())
+      WriteFileAtomic(options.screenshot, ReadFramebufferPng(display_w, display_h));
+    if (!options.layout.empty()) WriteFileAtomic(options.layout, HeatmapLayoutJson(state));
+  } catch (const std::exception& e) {
+    std::cerr << "attention-lab: error: " << e.what() << "\n";
+    exit_status = 2;
+  }
+  return true;
+}
+
+void TestHooks::ReportFrameStats(const AppState& state) const {
+  if (!options.frame_stats) return;
+  // The first frames build the font atlas and the first textures: leave them out.
+  const size_t skip = std::min<size_t>(frame_ms.size() / 10 + 2, frame_ms.size());
+  const std::vector<double> steady(frame_ms.begin() + skip, frame_ms.end());
+  std::printf("{\"frames\": %zu, \"median_ms\": %.3f, \"T\": %lld}\n", steady.size(),
+              Median(steady), static_cast<long long>(ShownStages(state).shape.T));
+}
+
+}  // namespace attnlab::gui

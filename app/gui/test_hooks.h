@@ -1,0 +1,43 @@
+// test_hooks.h: what the window does for tests and measurements, kept out of main.cpp's loop:
+// the script (one command per frame, standing in for the mouse when it clicks), the screenshot
+// and the heatmap layout written after the last frame of a headless run, and the frame-time
+// statistics (--frame-stats).
+#pragma once
+
+#include <imgui.h>
+
+#include <string>
+#include <vector>
+
+#include "gui/app_state.h"
+#include "gui/options.h"
+#include "gui/script.h"
+
+namespace attnlab::gui {
+
+struct TestHooks {
+  GuiOptions options;
+  ScriptRunner script;
+  bool script_running = false;
+  std::vector<double> frame_ms;
+  int exit_status = 0;  ///< 3: the script failed; 2: the screenshot or layout could not be written
+
+  /// Loads the --script file, if any. Errors: std::runtime_error "FILE:LINE: what is wrong".
+  void LoadScript();
+
+  /// Before the widgets: the script emits this frame's actions. False when the run must stop
+  /// now (the script failed; exit_status says so).
+  bool BeforeFrame(AppState& state);
+
+  /// After ImGui's NewFrame backends: a script's mouse replaces the real one.
+  void OverrideMouse(const AppState& state, ImGuiIO& io) const;
+
+  /// After rendering: on the last frame of a headless run, writes the screenshot and layout.
+  /// Returns true when this was the last frame.
+  bool AfterRender(const AppState& state, int display_w, int display_h);
+
+  /// At exit: prints {"frames":..,"median_ms":..,"T":..} with --frame-stats.
+  void ReportFrameStats(const AppState& state) const;
+};
+
+}  // namespace attnlab::gui
