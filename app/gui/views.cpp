@@ -322,6 +322,7 @@ void RefreshVisibleViews(AppState& state) {
       break;
   }
   RefreshVariance(state);
+  RefreshPeaking(state);
 }
 
 }  // namespace attnlab::gui

@@ -52,6 +52,10 @@ void RefreshCompare(AppState& state, bool now = false);
 /// The variance experiment again when its seed or trials changed (a few tens of milliseconds).
 void RefreshVariance(AppState& state);
 
+/// The peaking panel's entropy curve again when its row, head, scores, mask or scaling changed
+/// (peaking_panel.cpp).
+void RefreshPeaking(AppState& state);
+
 /// After the frame's actions (ApplyPendingActions): the central view on screen and the variance
 /// experiment are brought up to date, so draw calls only draw.
 void RefreshVisibleViews(AppState& state);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "attnlab/experiments.h"
+#include "attnlab/text.h"
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
@@ -38,29 +39,21 @@ void DrawRowPicker(AppState& state, int64_t T) {
 
 }  // namespace
 
-void DrawPeakingPanel(AppState& state) {
-  if (!state.engine.has_result()) return;
-  const Stages& st = ShownStages(state);
-  const Scenario& s = state.shown;
+namespace {
+
+/// The allowed keys of query row i (all of them without a mask).
+std::vector<uint8_t> AllowedKeys(const Stages& st, int64_t i) {
   const int64_t T = st.shape.T;
-  const int64_t i = std::min(state.row, T - 1);
-
-  ImGui::TextUnformatted("Softmax peaking");
-  Tip("How concentrated one query's attention is. Entropy is -\xCE\xA3 w log w: log n when the "
-      "n allowed keys share equally, 0 when one key takes everything.");
-  ImGui::SameLine(0, ImGui::GetFontSize());
-  DrawRowPicker(state, T);
-
-  const Matrix& weights = st.Head(st.weights, state.batch, state.head);
-  const RowVector w = weights.row(i);
-  const PeakStats stats = RowPeakStats(w);
-  const MaskMatrix& mask = st.mask;
-  int64_t n = 0;
   std::vector<uint8_t> allowed(T, 1);
-  for (int64_t j = 0; j < T; ++j) {
-    allowed[j] = mask.rows() == T ? mask(i, j) : 1;
-    n += allowed[j];
-  }
+  for (int64_t j = 0; j < T; ++j) allowed[j] = st.mask.rows() == T ? st.mask(i, j) : 1;
+  return allowed;
+}
+
+/// The row's largest weight and its entropy, when the row is a probability distribution;
+/// otherwise why there is no entropy.
+void DrawRowSummary(const AppState& state, const RowVector& w, const PeakStats& stats,
+                    int64_t n) {
+  const Scenario& s = state.shown;
   if (std::isnan(stats.max_weight) || std::isnan(stats.entropy)) {
     ImGui::TextColored(ImVec4(1.0f, 0.45f, 1.0f, 1.0f), "NaN weights: %s",
                        s.normalization == Normalization::kSoftmaxNaive
@@ -70,31 +63,27 @@ void DrawPeakingPanel(AppState& state) {
             ? "exp(z) overflows float32 above z = 88.7: the sum is inf and inf / inf is NaN. "
               "The stable softmax subtracts the row's max first, so it never overflows."
             : "Every key of this row is masked, or the weights sum to zero: 0 / 0 is NaN.");
-  } else {
-    ImGui::Text("max %.3f (\"%s\")   entropy %.3f nats = %.1f of %lld keys", stats.max_weight,
-                stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-", stats.entropy,
-                stats.effective_tokens, static_cast<long long>(n));
+    return;
   }
+  const bool distribution = w.minCoeff() >= 0 && std::fabs(w.sum() - 1.0f) < 1e-3f;
+  if (!distribution) {
+    ImGui::Text("max %.4f (\"%s\")   no entropy: this row is not a distribution",
+                stats.max_weight,
+                stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-");
+    Tip("Entropy and effective keys need weights >= 0 that sum to 1. Dividing by the sum "
+        "(z / \u03A3 z) of signed logits gives negative weights, and weights larger than 1.");
+    return;
+  }
+  ImGui::Text("max %.4f (\"%s\")   entropy %.3f nats = %.1f of %lld keys", stats.max_weight,
+              stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-", stats.entropy,
+              stats.effective_tokens, static_cast<long long>(n));
   Tip("Effective keys = exp(entropy): how many keys the query averages over, in effect.");
+}
 
-  // The curve, recomputed only when its inputs change (row, head, scores, mask, scaling).
-  const double scale = s.scaling.sqrt_dk ? 1.0 / std::sqrt(static_cast<double>(st.shape.dh)) : 1.0;
-  const RowVector scores = st.Head(st.scores, state.batch, state.head).row(i);
-  PeakingCache& cache = state.peaking;
-  if (cache.curve.empty() || cache.scale != scale || cache.allowed != allowed ||
-      cache.scores.size() != scores.size() || cache.scores != scores) {
-    cache.scores = scores;
-    cache.allowed = allowed;
-    cache.scale = scale;
-    cache.curve =
-        PeakingCurve(scores, allowed, scale, LogSpace(kLowMultiplier, kHighMultiplier, 121));
-  }
-
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float gap = ImGui::GetFontSize();
-  const ImVec2 plot_size((avail.x - gap) * 0.5f, avail.y);
-
-  // -- left: the row's weights as bars
+/// The row's weights as bars over its keys, the uniform share as a line.
+void DrawWeightBars(const AppState& state, const RowVector& w, const PeakStats& stats, int64_t n,
+                    ImVec2 size) {
+  const int64_t T = w.size();
   std::vector<double> bars(w.data(), w.data() + w.size());
   // 0..1 shows peaking best; a row of many tiny weights (large T) is scaled up to be seen.
   double lo = 0, top = 0;
@@ -103,62 +92,63 @@ void DrawPeakingPanel(AppState& state) {
       lo = std::min(lo, b);
       top = std::max(top, b);
     }
-  const double hi = top > 0.05 ? std::max(1.0, top) : (top > 0 ? top * 1.2 : 1.0);
-  PlotSpec bar_spec;
-  bar_spec.id = "bars";
-  bar_spec.size = plot_size;
-  bar_spec.x0 = -0.5;
-  bar_spec.x1 = T - 0.5;
-  bar_spec.y0 = lo;
-  bar_spec.y1 = hi;
-  bar_spec.x_label = "key";
-  bar_spec.y_label = "weight";
+  PlotSpec spec;
+  spec.id = "bars";
+  spec.size = size;
+  spec.x0 = -0.5;
+  spec.x1 = T - 0.5;
+  spec.y0 = lo;
+  spec.y1 = top > 0.05 ? std::max(1.0, top) : (top > 0 ? top * 1.2 : 1.0);
+  spec.x_label = "key";
+  spec.y_label = "weight";
   if (T <= 24)
-    for (int64_t j = 0; j < T; ++j) bar_spec.x_tick_labels.push_back(RowLabel(state, j));
-  const PlotAxes bar_axes = BeginPlot(bar_spec);
-  PlotBars(bar_axes, bars, IM_COL32(90, 150, 230, 255), static_cast<int>(stats.argmax),
+    for (int64_t j = 0; j < T; ++j) spec.x_tick_labels.push_back(RowLabel(state, j));
+  const PlotAxes axes = BeginPlot(spec);
+  PlotBars(axes, bars, IM_COL32(90, 150, 230, 255), static_cast<int>(stats.argmax),
            IM_COL32(255, 200, 60, 255));
   if (n > 0) {
-    char uniform[32];
-    std::snprintf(uniform, sizeof uniform, "uniform 1/%lld", static_cast<long long>(n));
-    PlotHLine(bar_axes, 1.0 / n, IM_COL32(200, 200, 200, 180), uniform);
+    const std::string uniform = "uniform 1/" + std::to_string(n);
+    PlotHLine(axes, 1.0 / n, IM_COL32(200, 200, 200, 180), uniform.c_str());
   }
-  if (bar_axes.hovered) {
-    const int j = std::clamp(static_cast<int>(std::lround(bar_axes.XAt(ImGui::GetIO().MousePos.x))),
+  if (axes.hovered) {
+    const int j = std::clamp(static_cast<int>(std::lround(axes.XAt(ImGui::GetIO().MousePos.x))),
                              0, static_cast<int>(T - 1));
-    ImGui::SetTooltip("key %d \"%s\": weight %.4g", j, RowLabel(state, j).c_str(), bars[j]);
+    ImGui::SetTooltip("key %d \"%s\": weight %s", j, RowLabel(state, j).c_str(),
+                      FormatNumber(bars[j], NumberStyle::kShortest).c_str());
   }
+}
 
-  // -- right: entropy against the multiplier, the current point on it
-  ImGui::SameLine(0, gap);
+/// Entropy against the multiplier (the cached curve), the current point on it; clicking or
+/// dragging sets the multiplier.
+void DrawEntropyCurve(AppState& state, const PeakStats& stats, int64_t n, ImVec2 size) {
+  const Scenario& s = state.shown;
   std::vector<double> xs, ys;
-  for (const PeakingPoint& p : cache.curve) {
+  for (const PeakingPoint& p : state.peaking.curve) {
     xs.push_back(p.multiplier);
     ys.push_back(p.stats.entropy);
   }
-  PlotSpec curve_spec;
-  curve_spec.id = "curve";
-  curve_spec.size = plot_size;
-  curve_spec.x0 = kLowMultiplier;
-  curve_spec.x1 = kHighMultiplier;
-  curve_spec.log_x = true;
-  curve_spec.y0 = 0;
-  curve_spec.y1 = std::max(0.1, std::log(static_cast<double>(std::max<int64_t>(n, 1))) * 1.1);
-  curve_spec.x_label = "multiplier = 1/temperature";
-  curve_spec.y_label = "entropy (nats)";
-  const PlotAxes axes = BeginPlot(curve_spec);
+  PlotSpec spec;
+  spec.id = "curve";
+  spec.size = size;
+  spec.x0 = kLowMultiplier;
+  spec.x1 = kHighMultiplier;
+  spec.log_x = true;
+  spec.y0 = 0;
+  spec.y1 = std::max(0.1, std::log(static_cast<double>(std::max<int64_t>(n, 1))) * 1.1);
+  spec.x_label = "multiplier = 1/temperature";
+  spec.y_label = "entropy (nats)";
+  const PlotAxes axes = BeginPlot(spec);
   const bool dragging = ImGui::IsItemActive();
   if (n > 1)
     PlotHLine(axes, std::log(static_cast<double>(n)), IM_COL32(200, 200, 200, 180),
               "uniform: log n", true);
   PlotLine(axes, xs, ys, IM_COL32(90, 150, 230, 255), 2.0f);
   const double m = s.scaling.multiplier;
-  if (s.normalization == Normalization::kSoftmax) {
+  if (s.normalization == Normalization::kSoftmax)
     PlotPoint(axes, std::clamp(m, kLowMultiplier, kHighMultiplier), stats.entropy,
               IM_COL32(255, 200, 60, 255));
-  } else {
-    PlotVLine(axes, m, IM_COL32(255, 200, 60, 255), "now (not softmax)");
-  }
+  else
+    PlotVLine(axes, m, IM_COL32(255, 200, 60, 255), "now (not softmax)", true);
   if (axes.hovered) {
     const double at = axes.XAt(ImGui::GetIO().MousePos.x);
     ImGui::SetTooltip("multiplier %.3g (temperature %.3g)\nclick or drag to set it", at, 1.0 / at);
@@ -168,6 +158,52 @@ void DrawPeakingPanel(AppState& state) {
     Emit(state, SetMultiplier{std::clamp(at, kLowMultiplier, kHighMultiplier)},
          "scaling.multiplier");
   }
+}
+
+}  // namespace
+
+void RefreshPeaking(AppState& state) {
+  if (!state.engine.has_result()) return;
+  const Stages& st = ShownStages(state);
+  const int64_t i = std::min(state.row, st.shape.T - 1);
+  const std::vector<uint8_t> allowed = AllowedKeys(st, i);
+  const double scale =
+      state.shown.scaling.sqrt_dk ? 1.0 / std::sqrt(static_cast<double>(st.shape.dh)) : 1.0;
+  const RowVector scores = st.Head(st.scores, state.batch, state.head).row(i);
+  PeakingCache& cache = state.peaking;
+  if (!cache.curve.empty() && cache.scale == scale && cache.allowed == allowed &&
+      cache.scores.size() == scores.size() && cache.scores == scores)
+    return;
+  cache.scores = scores;
+  cache.allowed = allowed;
+  cache.scale = scale;
+  cache.curve = PeakingCurve(scores, allowed, scale, LogSpace(kLowMultiplier, kHighMultiplier, 121));
+}
+
+void DrawPeakingPanel(AppState& state) {
+  if (!state.engine.has_result()) return;
+  const Stages& st = ShownStages(state);
+  const int64_t T = st.shape.T;
+  const int64_t i = std::min(state.row, T - 1);
+
+  ImGui::TextUnformatted("Softmax peaking");
+  Tip("How concentrated one query's attention is. Entropy is -\xCE\xA3 w log w: log n when the "
+      "n allowed keys share equally, 0 when one key takes everything.");
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  DrawRowPicker(state, T);
+
+  const RowVector w = st.Head(st.weights, state.batch, state.head).row(i);
+  const PeakStats stats = RowPeakStats(w);
+  const std::vector<uint8_t> allowed = AllowedKeys(st, i);
+  const int64_t n = std::count(allowed.begin(), allowed.end(), 1);
+  DrawRowSummary(state, w, stats, n);
+
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = ImGui::GetFontSize();
+  const ImVec2 plot_size((avail.x - gap) * 0.5f, avail.y);
+  DrawWeightBars(state, w, stats, n, plot_size);
+  ImGui::SameLine(0, gap);
+  DrawEntropyCurve(state, stats, n, plot_size);
 }
 
 }  // namespace attnlab::gui
