@@ -3,37 +3,41 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "attnlab/text.h"
+#include "json_matrix.h"
+
 namespace attnlab {
-namespace {
 
 using nlohmann::json;
 
-// The shortest text that round-trips the float32, stored as the double that text denotes, so
-// the JSON shows 0.1 rather than 0.10000000149011612 and a reader rounding to float32 gets the
-// original bits back.
+namespace detail {
+
 json FloatJson(float v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[32];
-  const auto res = std::to_chars(buf, buf + sizeof buf - 1, v);
-  *res.ptr = '\0';
-  return std::strtod(buf, nullptr);
+  if (!std::isfinite(v)) return ShortestFloat(v);  // "nan", "inf", "-inf"
+  const std::string text = ShortestFloat(v);
+  double d = 0.0;
+  std::from_chars(text.data(), text.data() + text.size(), d);  // no locale, unlike strtod
+  return d;
 }
 
-template <typename M>
-json MatrixJson(const M& m) {
+json MatrixJson(const Matrix& m) {
   json rows = json::array();
   for (Eigen::Index r = 0; r < m.rows(); ++r) {
     json row = json::array();
-    for (Eigen::Index c = 0; c < m.cols(); ++c)
-      row.push_back(FloatJson(static_cast<float>(m(r, c))));
+    for (Eigen::Index c = 0; c < m.cols(); ++c) row.push_back(FloatJson(m(r, c)));
     rows.push_back(std::move(row));
   }
   return rows;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::FloatJson;
+using detail::MatrixJson;
 
 json VectorJson(const RowVector& v) {
   json out = json::array();
@@ -94,7 +98,7 @@ json StagesToJson(const Stages& st) {
     j["token_ids"] = st.token_ids;
     j["vocab"] = st.vocab;
   }
-  j["var_K"] = std::isfinite(st.var_K) ? json(st.var_K) : json("nan");
+  j["var_K"] = FloatJson(static_cast<float>(st.var_K));  // a float32 value; inf when it overflows
   j["shape"] = {{"B", B}, {"T", st.shape.T},   {"d_in", st.shape.d_in}, {"d_out", st.shape.d_out},
                 {"H", H}, {"d_k", st.shape.dh}};
   return j;
