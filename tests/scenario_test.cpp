@@ -196,6 +196,29 @@ TEST(ParseScenario, HugeSizeIsRefusedBeforeAllocating) {
   }
 }
 
+TEST(ParseScenario, TooLargeNamesTheSizeThatIsOutOfLine) {
+  const char* head = R"({"format": "attention-lab/scenario@1", "input": )";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"source": "randn", "length": 2048, "d_in": 4, "seed": 1},
+          "projections": {"init": "randn", "d_out": 1024, "heads": 1024}})",
+       "projections.heads: H = 1024 (T = 2048, B = 1, d_in = 4, d_out = 1024) needs about 48.1 "
+       "GiB, more than the 2 GiB limit of a scenario"},
+      {R"({"source": "randn", "batch": 1000, "length": 512, "d_in": 4, "seed": 1},
+          "projections": {"init": "randn", "d_out": 4}})",
+       "input.batch: B = 1000 (T = 512, H = 1, d_in = 4, d_out = 4) needs about 2.98 GiB, more "
+       "than the 2 GiB limit of a scenario"},
+      {R"({"source": "randn", "length": 1024, "d_in": 4, "seed": 1},
+          "projections": {"init": "linear", "d_out": 1000000}})",
+       "projections.d_out: d_out = 1000000 (T = 1024, B = 1, H = 1, d_in = 4) needs about "
+       "19.2 GiB, more than the 2 GiB limit of a scenario"},
+      {R"({"source": "randn", "length": 4, "d_in": 30000, "seed": 1},
+          "projections": {"init": "identity"}})",
+       "input.d_in: d_in = 30000 (T = 4, B = 1, H = 1, d_out = 30000) needs about 13.4 "
+       "GiB, more than the 2 GiB limit of a scenario"},
+  };
+  for (const auto& [rest, message] : cases) EXPECT_EQ(ErrorOf(head + rest), message);
+}
+
 TEST(WriteScenario, RoundTripsEveryPreset) {
   for (const PresetInfo& p : Presets()) {
     const Scenario a = ParseScenario(p.json);

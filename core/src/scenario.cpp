@@ -8,6 +8,7 @@
 // [SECTION] comparisons
 #include "attnlab/scenario.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -577,12 +578,13 @@ Scenario ParseScenario(const std::string& json_text) {
 // [SECTION] ValidateScenario and the memory estimate
 // ---------------------------------------------------------------------------------------------
 
-double EstimateStageBytes(const Shape& sh, bool with_dropout, bool text_input) {
+double EstimateStageBytes(const Shape& sh, bool with_dropout, bool text_input, bool out_proj) {
   const double B = sh.B, T = sh.T, d_in = sh.d_in, d_out = sh.d_out, H = sh.H;
-  double floats = B * T * d_in                              // X
-                  + 4 * d_in * d_out + 4 * d_out            // W_query, W_key, W_value, out_proj
+  double floats = 2 * B * T * d_in                          // X, and the draw it is copied from
+                  + 4 * d_in * d_out + 4 * d_out            // W_query, W_key, W_value, a draw
+                  + (out_proj ? 2 * d_out * d_out : 0)      // out_proj and its draw
                   + 3 * B * T * d_out                       // Q, K, V
-                  + T * T                                   // mask
+                  + T * T                                   // mask (1 byte, counted as 4)
                   + (with_dropout ? 4 : 3) * B * H * T * T  // scores, logits, weights, dropped
                   + 2 * B * T * d_out;                      // context (and before out_proj)
   if (text_input) floats += static_cast<double>(sh.vocab) * d_in;  // the embedding table
@@ -596,6 +598,70 @@ std::string Gib(double bytes) {
   os.precision(3);
   os << bytes / (1024.0 * 1024 * 1024) << " GiB";
   return os.str();
+}
+
+// The refusal of a scenario whose stages would not fit in kMaxStageBytes. It names the size
+// that is most out of line: for each of T, B, H, d_out, d_in, the factor by which it alone
+// would have to shrink for the scenario to fit; the largest factor wins (a size that cannot
+// make it fit on its own is not named unless none can; near-ties go to the larger size). So 1024
+// heads at T = 2048 blame projections.heads, and T = 10^7 blames the input's length.
+[[noreturn]] void FailTooLarge(const Scenario& s, const Shape& sh, double bytes) {
+  const InputSpec& in = s.input;
+  const bool dropout = s.dropout.p > 0, text = in.source == InputSource::kText;
+  const bool identity = s.projections.init == ProjectionInit::kIdentity;
+  const std::string values = "input.values";
+  struct Size {
+    const char* label;
+    int64_t Shape::*member;
+    std::string field;
+  };
+  const std::string t_field = in.source == InputSource::kRandn  ? "input.length"
+                              : in.source == InputSource::kText ? "input.text"
+                                                                : values;
+  const std::string d_in_field = in.source == InputSource::kMatrix ? values : "input.d_in";
+  const std::string d_out_field = identity ? d_in_field
+                                  : s.projections.init == ProjectionInit::kMatrix
+                                      ? "projections.W_query"
+                                      : "projections.d_out";
+  const Size sizes[] = {{"T", &Shape::T, t_field},
+                        {"B", &Shape::B, in.source == InputSource::kRandn ? "input.batch" : values},
+                        {"H", &Shape::H, "projections.heads"},
+                        {"d_in", &Shape::d_in, d_in_field},
+                        {"d_out", &Shape::d_out, d_out_field}};
+  const Size* worst = &sizes[0];
+  double worst_factor = 0;
+  for (const Size& z : sizes) {
+    if (identity && z.member == &Shape::d_out) continue;  // d_out is d_in: named as d_in
+    auto estimate = [&](double v) {
+      Shape t = sh;
+      t.*z.member = static_cast<int64_t>(v);
+      if (identity && z.member == &Shape::d_in) t.d_out = t.d_in;
+      if (z.member == &Shape::H || z.member == &Shape::d_out) t.H = std::min(t.H, t.d_out);
+      return EstimateStageBytes(t, dropout, text, s.projections.out_proj);
+    };
+    const double now = static_cast<double>(sh.*z.member);
+    if (estimate(1) > kMaxStageBytes) continue;  // this size alone cannot make it fit
+    double lo = 1, hi = now;                     // the largest value that fits lies in [lo, hi)
+    for (int i = 0; i < 64 && hi - lo > 1; ++i) {
+      const double mid = std::floor((lo + hi) / 2);
+      (estimate(mid) <= kMaxStageBytes ? lo : hi) = mid;
+    }
+    const double factor = now / lo;
+    // Within 25% (T and d_out of T x d_out terms shrink alike) the larger size is named.
+    if (factor > worst_factor * 1.25 ||
+        (factor > worst_factor * 0.8 && now > static_cast<double>(sh.*worst->member))) {
+      worst = &z;
+      worst_factor = factor;
+    }
+  }
+  std::string others;
+  for (const Size& z : sizes)
+    if (&z != worst)
+      others +=
+          std::string(others.empty() ? "" : ", ") + z.label + " = " + std::to_string(sh.*z.member);
+  Fail(worst->field, std::string(worst->label) + " = " + std::to_string(sh.*worst->member) + " (" +
+                         others + ") needs about " + Gib(bytes) + ", more than the " +
+                         Gib(kMaxStageBytes) + " limit of a scenario");
 }
 
 }  // namespace
@@ -691,16 +757,9 @@ Shape ValidateScenario(const Scenario& s) {
   }
   if (!(s.dropout.p >= 0.0 && s.dropout.p < 1.0))
     Fail("dropout.p", "must be in [0, 1), got " + json(s.dropout.p).dump());
-  const double bytes = EstimateStageBytes(sh, s.dropout.p > 0, in.source == InputSource::kText);
-  if (bytes > kMaxStageBytes) {
-    const std::string field = in.source == InputSource::kRandn  ? "input.length"
-                              : in.source == InputSource::kText ? "input.text"
-                                                                : "input.values";
-    Fail(field, "T = " + std::to_string(sh.T) + " (B = " + std::to_string(sh.B) +
-                    ", H = " + std::to_string(sh.H) + ", d_in = " + std::to_string(sh.d_in) +
-                    ", d_out = " + std::to_string(sh.d_out) + ") needs about " + Gib(bytes) +
-                    ", more than the " + Gib(kMaxStageBytes) + " limit of a scenario");
-  }
+  const double bytes =
+      EstimateStageBytes(sh, s.dropout.p > 0, in.source == InputSource::kText, p.out_proj);
+  if (bytes > kMaxStageBytes) FailTooLarge(s, sh, bytes);
   return sh;
 }
 
