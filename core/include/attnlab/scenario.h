@@ -124,7 +124,9 @@ struct Shape {
 
 /// Parses and validates a scenario from JSON text.
 /// Errors: ScenarioError naming the field (unknown field, wrong type, impossible shape,
-/// out-of-range value, too large for kMaxStageBytes), or, for broken JSON, the line and column.
+/// out-of-range value, a number beyond a double such as 1e400, a seed outside torch.manual_seed's
+/// [-2^63, 2^64), too large for kMaxStageBytes: the size most out of line), or, for broken
+/// JSON, the line and column.
 Scenario ParseScenario(const std::string& json_text);
 
 /// Validates a scenario built in code (the GUI's edits) exactly as ParseScenario does, and
