@@ -2,6 +2,9 @@
 // and says what is wrong; these tests check the message, not just that something was thrown.
 #include "attnlab/scenario.h"
 
+#include <cstring>
+#include <limits>
+
 #include "attnlab/presets.h"
 #include "test_util.h"
 
@@ -128,8 +131,48 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
            "input": {"source": "matrix", "values": [[1, 2]]},
            "projections": {"init": "matrix", "W_query": [[1], [2]], "W_key": [[1], [2]], "W_value": [[1, 0]]}})",
        "projections.W_value: is 1 x 2 but must be d_in x d_out = 2 x 1"},
+      // Every JSON number error names its field, seeds take torch.manual_seed's range.
+      {Edit("0.87", "1e400"), "input.values[1][1]: number 1e400 is out of range"},
+      {Edit("\"seed\": 123}", "\"seed\": 123}, \"scaling\": {\"multiplier\": -1e400}"),
+       "scaling.multiplier: number -1e400 is out of range"},
+      {Edit("\"seed\": 123", "\"seed\": 18446744073709551616"),
+       "projections.seed: must be an integer in [-2^63, 2^64) (a torch.manual_seed value), got "
+       "18446744073709551616"},
+      {Edit("\"seed\": 123", "\"seed\": -9223372036854775809"),
+       "projections.seed: must be an integer in [-2^63, 2^64) (a torch.manual_seed value), got "
+       "-9223372036854775809"},
+      {Edit("\"seed\": 123", "\"seed\": 2e19"),
+       "projections.seed: must be an integer in [-2^63, 2^64) (a torch.manual_seed value), got "
+       "20000000000000000000"},
+      {Edit("\"seed\": 123", "\"seed\": 1.5"),
+       "projections.seed: must be an integer in [-2^63, 2^64) (a torch.manual_seed value), got "
+       "1.5"},
+      {Edit("\"seed\": 123", "\"seed\": \"7\""),
+       "projections.seed: must be an integer in [-2^63, 2^64) (a torch.manual_seed value), not a "
+       "string"},
+      {Edit("\"d_out\": 2", "\"d_out\": 99999999999999999999"),
+       "projections.d_out: must be between 1 and 1099511627776, got 99999999999999999999"},
+      {Edit("\"d_out\": 2", "\"d_out\": 1e20"),
+       "projections.d_out: must be between 1 and 1099511627776, got 100000000000000000000"},
   };
   for (const Case& c : cases) EXPECT_EQ(ErrorOf(c.json), c.message) << c.json;
+}
+
+TEST(ParseScenario, AcceptsEveryTorchManualSeedValue) {
+  // torch.manual_seed takes integers in [-2^63, 2^64); negatives wrap modulo 2^64, and a whole
+  // number written as 2.0 or 1e3 is what int() makes of it.
+  const std::pair<const char*, uint64_t> cases[] = {
+      {"18446744073709551615", 18446744073709551615ull},
+      {"-9223372036854775808", 9223372036854775808ull},
+      {"9223372036854775808", 9223372036854775808ull},
+      {"0", 0},
+      {"2.0", 2},
+      {"1e3", 1000},
+      {"-2.0", 18446744073709551614ull}};
+  for (const auto& [text, seed] : cases) {
+    const Scenario s = ParseScenario(Edit("\"seed\": 123", std::string("\"seed\": ") + text));
+    EXPECT_EQ(*s.projections.seed, seed) << text;
+  }
 }
 
 TEST(ParseScenario, BrokenJsonGivesLineAndColumn) {
@@ -153,12 +196,60 @@ TEST(ParseScenario, HugeSizeIsRefusedBeforeAllocating) {
   }
 }
 
+TEST(ParseScenario, TooLargeNamesTheSizeThatIsOutOfLine) {
+  const char* head = R"({"format": "attention-lab/scenario@1", "input": )";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"source": "randn", "length": 2048, "d_in": 4, "seed": 1},
+          "projections": {"init": "randn", "d_out": 1024, "heads": 1024}})",
+       "projections.heads: H = 1024 (T = 2048, B = 1, d_in = 4, d_out = 1024) needs about 48.1 "
+       "GiB, more than the 2 GiB limit of a scenario"},
+      {R"({"source": "randn", "batch": 1000, "length": 512, "d_in": 4, "seed": 1},
+          "projections": {"init": "randn", "d_out": 4}})",
+       "input.batch: B = 1000 (T = 512, H = 1, d_in = 4, d_out = 4) needs about 2.98 GiB, more "
+       "than the 2 GiB limit of a scenario"},
+      {R"({"source": "randn", "length": 1024, "d_in": 4, "seed": 1},
+          "projections": {"init": "linear", "d_out": 1000000}})",
+       "projections.d_out: d_out = 1000000 (T = 1024, B = 1, H = 1, d_in = 4) needs about "
+       "19.2 GiB, more than the 2 GiB limit of a scenario"},
+      {R"({"source": "randn", "length": 4, "d_in": 30000, "seed": 1},
+          "projections": {"init": "identity"}})",
+       "input.d_in: d_in = 30000 (T = 4, B = 1, H = 1, d_out = 30000) needs about 13.4 "
+       "GiB, more than the 2 GiB limit of a scenario"},
+  };
+  for (const auto& [rest, message] : cases) EXPECT_EQ(ErrorOf(head + rest), message);
+}
+
 TEST(WriteScenario, RoundTripsEveryPreset) {
   for (const PresetInfo& p : Presets()) {
     const Scenario a = ParseScenario(p.json);
     const Scenario b = ParseScenario(WriteScenario(a));
-    EXPECT_TRUE(a == b) << p.id;
+    EXPECT_TRUE(a == b) << p.id;  // operator== compares the matrices bit for bit
   }
+  // The shortest float32 text, as the presets and the dump write it.
+  const std::string text = WriteScenario(LoadPreset("raschka-journey"));
+  EXPECT_NE(text.find("0.43,"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0.4300000071525574"), std::string::npos) << text;
+}
+
+TEST(WriteScenario, EveryFloat32ReadsBackBitForBit) {
+  // Shortest texts near the edges: subnormals, FLT_MAX, -0, and a spread of bit patterns.
+  Matrix m(64, 64);
+  uint32_t bits = 0x00000001u;
+  for (Eigen::Index i = 0; i < m.size(); ++i) {
+    float v;
+    std::memcpy(&v, &bits, 4);
+    if (!std::isfinite(v)) v = -0.0f;
+    m.data()[i] = v;
+    bits = bits * 2654435761u + 0x9E3779B9u;  // a Weyl-style walk over the bit patterns
+  }
+  m(0, 0) = std::numeric_limits<float>::max();
+  m(0, 1) = -std::numeric_limits<float>::denorm_min();
+  m(0, 2) = 0.1f;
+  Scenario s;
+  s.input.values = {m};
+  const Scenario back = ParseScenario(WriteScenario(s));
+  ASSERT_EQ(back.input.values.size(), 1u);
+  EXPECT_EQ(std::memcmp(back.input.values[0].data(), m.data(), sizeof(float) * m.size()), 0);
 }
 
 TEST(WriteScenario, RoundTripsEveryOption) {

@@ -3,6 +3,7 @@
 #include "attnlab/stages_json.h"
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "attnlab/presets.h"
 #include "test_util.h"
@@ -40,6 +41,30 @@ TEST(StagesToJson, FloatsRoundTripExactlyAndNonFiniteAreStrings) {
   const float w = st.W[0](1, 0);
   EXPECT_EQ(static_cast<float>(j["W_query"][1][0].get<double>()), w);
   EXPECT_EQ(j["W_query"][0][0].dump(), "0.29611194");  // shortest text, not 17 digits
+}
+
+TEST(StagesToJson, VarKAboveFloat32sLargestIsInfAsInPyTorch) {
+  // K.var() of values near 1e19 is about 1e39: inf in float32, as the oracle prints it (the
+  // dump wrote the double 2.1e39, then "nan" for any non-finite value).
+  const nlohmann::json golden = test::LoadGolden("scenarios/nonfinite-big-values-mean-none.json");
+  ASSERT_EQ(golden["expected"]["var_K"], "inf");
+  const Stages st = RunScenario(ParseScenario(golden["scenario"].dump()));
+  EXPECT_EQ(StagesToJson(st)["var_K"], "inf");
+}
+
+TEST(WriteStagesJson, StreamsTheSameTextWithWholeFloatsAsFloats) {
+  Scenario s;
+  Matrix x(2, 2);
+  x << 1.0f, -2.0f, 0.5f, 1e-5f;
+  s.input.values = {x};
+  const Stages st = RunScenario(s);
+  std::ostringstream os;
+  WriteStagesJson(os, st);
+  const std::string text = os.str();
+  EXPECT_EQ(text, DumpStages(st));
+  EXPECT_NE(text.find("\"X\":[[[1.0,-2.0],[0.5,1e-05]]]"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"mask\":[[1,1],[1,1]]"), std::string::npos) << text;
+  EXPECT_EQ(text.back(), '\n');
 }
 
 }  // namespace

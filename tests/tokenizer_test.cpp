@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 namespace attnlab {
 namespace {
 
@@ -30,6 +32,29 @@ TEST(Tokenize, WordsAndSpacesKeepsEveryWhitespacePiece) {
 
 TEST(Tokenize, CharsAreCodePoints) {
   EXPECT_EQ(Tokenize("hé!", TokenizerKind::kChars), (Tokens{"h", "é", "!"}));
+}
+
+TEST(Tokenize, UnicodeSpacesArePythonsBackslashS) {
+  // golden/scenarios/text-unicode-spaces-*.json, tokenized by the oracle (re.split with \s and
+  // str.strip() on a str): U+00A0, U+2003, U+3000, U+0085, U+2028 and \x1c are whitespace.
+  const std::pair<const char*, TokenizerKind> modes[] = {
+      {"words", TokenizerKind::kWords},
+      {"words_and_spaces", TokenizerKind::kWordsAndSpaces},
+      {"chars", TokenizerKind::kChars}};
+  for (const auto& [name, kind] : modes) {
+    const nlohmann::json g =
+        test::LoadGolden(std::string("scenarios/text-unicode-spaces-") + name + ".json");
+    EXPECT_EQ(Tokenize(g["scenario"]["input"]["text"].get<std::string>(), kind),
+              g["expected"]["tokens"].get<Tokens>())
+        << name;
+  }
+  // A no-break space between words splits them, as a plain space does.
+  EXPECT_EQ(Tokenize("one\u00a0two\u2003three", TokenizerKind::kWords),
+            (Tokens{"one", "two", "three"}));
+  EXPECT_EQ(Tokenize("\u3000a\u0085", TokenizerKind::kWordsAndSpaces),
+            (Tokens{"\u3000", "a", "\u0085"}));
+  // U+200B (zero width space) is not whitespace to Python.
+  EXPECT_EQ(Tokenize("a\u200bb", TokenizerKind::kWords), (Tokens{"a\u200bb"}));
 }
 
 TEST(BuildVocabulary, SortedUniqueThenSpecials) {

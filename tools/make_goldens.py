@@ -203,6 +203,57 @@ def spread():
         "format": F, "input": {"source": "randn", "length": 7, "d_in": 4, "seed": 31},
         "projections": {"init": "torch_rand", "d_out": 4, "seed": 4, "heads": 2},
         "mask": {"kind": "causal"}, "normalization": "sum"}
+    # Python's \s and str.strip() on str: no-break, em and ideographic spaces, NEL, the line
+    # separator and the ASCII file separator \x1c are all whitespace to the tokenizers.
+    uni = "Your\u00a0journey starts\u2003with one\u3000step,\u0085the\u2028next\x1cstep --\u00a0now"
+    for tok in ("words", "words_and_spaces", "chars"):
+        s["text-unicode-spaces-" + tok] = {
+            "format": F,
+            "input": {"source": "text", "text": uni, "tokenizer": tok, "d_in": 3, "seed": 123},
+            "projections": {"init": "torch_rand", "d_out": 2, "seed": 123}}
+    return s
+
+
+# --------------------------------------------------------------------------------------------
+# Non-finite rows: every normalization under every mask kind where a row's normaliser is 0,
+# inf or nan, so PyTorch writes nan (or -0) into the masked cells too and the context turns nan.
+# --------------------------------------------------------------------------------------------
+def custom_mask(T):
+    """Row 1 masked out entirely (0 / 0), the others causal plus the last key (a masked cell on
+    both sides of an allowed one)."""
+    return [[0 if i == 1 else int(j <= i or j == T - 1) for j in range(T)] for i in range(T)]
+
+
+def nonfinite():
+    s = {}
+    masks = {"none": {"kind": "none"}, "causal": {"kind": "causal"}}
+
+    def add(name, values, norm, scaling, projections=None):
+        T = len(values)
+        for kind in ("none", "causal", "custom"):
+            mask = masks.get(kind) or {"kind": "custom", "allowed": custom_mask(T)}
+            s[f"nonfinite-{name}-{kind}"] = {
+                "format": F, "input": {"source": "matrix", "values": values},
+                "projections": projections or {"init": "identity"}, "scaling": scaling,
+                "mask": mask, "normalization": norm}
+
+    # +inf and -inf scores from a huge multiplier (1e38), beside finite ones and 0.
+    mixed = [[1.0, 2.0], [3.0, -1.0], [-2.0, 1.0], [0.5, 0.5]]
+    for norm in ("softmax", "softmax_naive", "sum", "mean"):
+        add("huge-mult-" + norm, mixed, norm, {"multiplier": 1e38})
+    # exp overflow (sum inf), exp underflow (sum 0) and a zero row sum with "sum".
+    add("naive-overflow", [[30.0, -2.0], [25.0, 40.0], [-30.0, 12.0]], "softmax_naive",
+        {"multiplier": 100.0})
+    add("naive-underflow", [[3.0, 1.0], [2.0, 2.0], [1.0, 3.0]], "softmax_naive",
+        {"multiplier": -100.0})
+    add("sum-zero-row", [[0.0, 0.0], [1.0, 1.0], [-1.0, 2.0], [2.0, -3.0]], "sum",
+        {"multiplier": -1.0})
+    # Scores overflow to +-inf in float32 and K.var() is inf (var_K above float32's max).
+    add("big-values-mean", [[4e19, -3e19], [2e19, 1e19], [-1e19, 3e19]], "mean", {})
+    # V holds inf: the masked weights (0) times inf are nan in PyTorch's full product.
+    add("inf-value-softmax", [[1.0, 0.5], [3e38, 1.0], [0.5, -1.0]], "softmax", {},
+        {"init": "matrix", "d_out": 2, "W_query": [[1.0, 0.0], [0.0, 1.0]],
+         "W_key": [[1e-38, 0.0], [0.0, 1.0]], "W_value": [[2.0, 0.0], [0.0, 1.0]]})
     return s
 
 
@@ -214,6 +265,7 @@ def scenario_cases(oracle_dir):
         with open(path) as f:
             cases["preset-" + os.path.basename(path)[:-5]] = json.load(f)
     cases.update(spread())
+    cases.update(nonfinite())
     out = {}
     for name, scn in cases.items():
         res = torch_scenario.run(json.loads(json.dumps(scn)))
@@ -238,9 +290,10 @@ def main():
     torch.set_grad_enabled(False)
     write(os.path.join(a.out, "rng.json"), {"torch": torch.__version__, "cases": rng_cases()})
     write(os.path.join(a.out, "variance.json"), {"torch": torch.__version__, "cases": variance_cases()})
+    cases = scenario_cases(a.oracle)  # before anything is removed: a failing case keeps the old set
     for old in glob.glob(os.path.join(a.out, "scenarios", "*.json")):
         os.remove(old)
-    for name, case in scenario_cases(a.oracle).items():
+    for name, case in cases.items():
         case["torch"] = torch.__version__
         write(os.path.join(a.out, "scenarios", name + ".json"), case)
     print("goldens written to", a.out, "with torch", torch.__version__)

@@ -67,7 +67,13 @@ void WriteOutput(const std::string& path, const std::string& text) {
 
 int Dump(const std::string& input, const std::string& out) {
   const Stages stages = RunScenario(LoadScenarioArg(input));
-  WriteOutput(out, DumpStages(stages));
+  // Streamed: the text of a large scenario is several times its stages (EstimateStageBytes).
+  if (out == "-") {
+    WriteStagesJson(std::cout, stages);
+    std::cout << std::flush;
+  } else {
+    WriteFileAtomic(out, [&stages](std::ostream& os) { WriteStagesJson(os, stages); });
+  }
   return 0;
 }
 

@@ -50,9 +50,16 @@ const Stages& Engine::Run(const Scenario& s) {
   return stages_;
 }
 
+Stages Engine::TakeStages() {
+  Stages out = std::move(stages_);
+  *this = Engine();
+  return out;
+}
+
 Stages RunScenario(const Scenario& scenario) {
   Engine engine;
-  return engine.Run(scenario);
+  engine.Run(scenario);
+  return engine.TakeStages();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,7 +171,8 @@ void Engine::ComputeProjections(const Scenario& s) {
   for (const Matrix& k : st.K) sum += k.cast<double>().sum();
   const double mean = sum / n;
   for (const Matrix& k : st.K) sum_sq += (k.cast<double>().array() - mean).square().sum();
-  st.var_K = n > 1 ? sum_sq / (n - 1) : std::numeric_limits<double>::quiet_NaN();
+  // torch returns a float32 tensor: a variance above float32's largest value is inf.
+  st.var_K = n > 1 ? static_cast<float>(sum_sq / (n - 1)) : std::numeric_limits<float>::quiet_NaN();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,63 +259,84 @@ void Engine::ComputeLogits(const Scenario& s) {
   logits_tail_ = key;
 }
 
+namespace {
+
+// Normalises one row's first `len` logits z into out (PyTorch's formulas, see pipeline.h) and
+// returns what PyTorch writes in the row's masked cells beyond `len`: exp(-inf) = 0 (or the
+// masked 0 of "sum" and "mean") times or divided by the row's normaliser. That is +0 for a
+// finite positive normaliser, -0 for a negative one ("sum"), and nan when the normaliser is 0
+// or nan (exp underflow, a zero row sum, +inf logits: inf - inf), as in the rest of the row.
+float NormalizeRow(Normalization norm, const float* logits, const uint8_t* allowed, int64_t len,
+                   float* weights) {
+  const Eigen::Map<const Eigen::ArrayXf> z(logits, len);
+  Eigen::Map<Eigen::ArrayXf> out(weights, len);
+  switch (norm) {
+    case Normalization::kSoftmax: {
+      // Stable softmax: subtracting the row max keeps exp() from overflowing and does not
+      // change the result. Masked entries are -inf and become exactly 0.
+      const float mx = z.maxCoeff();
+      out = (z - mx).exp();
+      const float inv = 1.0f / out.sum();
+      out *= inv;
+      return 0.0f * inv;
+    }
+    case Normalization::kSoftmaxNaive: {
+      // exp(z) / sum exp(z), as the notebooks first write it: overflows to inf and nan for
+      // large logits, which is the lesson.
+      out = z.exp();
+      const float sum = out.sum();
+      out /= sum;
+      return 0.0f / sum;
+    }
+    case Normalization::kSum: {
+      // z / sum(z) over the allowed entries: can be negative or blow up.
+      for (int64_t j = 0; j < len; ++j) out[j] = allowed[j] ? z[j] : 0.0f;
+      const float sum = out.sum();
+      out /= sum;
+      return 0.0f / sum;
+    }
+    case Normalization::kMean: {
+      // Uniform weights over the allowed entries: the "averaging with tril" trick.
+      float count = 0.0f;
+      for (int64_t j = 0; j < len; ++j) count += allowed[j] ? 1.0f : 0.0f;
+      for (int64_t j = 0; j < len; ++j) out[j] = (allowed[j] ? 1.0f : 0.0f) / count;
+      return 0.0f / count;
+    }
+  }
+  return 0.0f;
+}
+
+}  // namespace
+
 void Engine::ComputeWeights(const Scenario& s) {
   ++counts_.weights;
   Stages& st = stages_;
   const int64_t T = st.shape.T;
   const MaskKind kind = s.mask.kind;
-  upper_is_zero_ = kind == MaskKind::kCausal && (s.normalization == Normalization::kSoftmax ||
-                                                 s.normalization == Normalization::kMean);
   st.weights.resize(st.logits.size());
   const TailKey key{kind, T, st.logits.size()};
+  // The causal fast path leaves the cells above the diagonal at the +0 an earlier run wrote;
+  // a row whose normaliser is 0, negative or nan gets PyTorch's value there instead.
   const bool tails_written = weights_tail_ == key;
+  bool zero_tails = true;
   for (size_t m = 0; m < st.logits.size(); ++m) {
-    const Matrix& lg = st.logits[m];
     Matrix& w = st.weights[m];
     w.resize(T, T);
     for (int64_t i = 0; i < T; ++i) {
       const int64_t len = ActiveLength(kind, i, T);
-      auto z = lg.row(i).head(len).array();
-      auto out = w.row(i).head(len).array();
-      switch (s.normalization) {
-        case Normalization::kSoftmax: {
-          // Stable softmax: subtracting the row max keeps exp() from overflowing and does not
-          // change the result. Masked entries are -inf and become exactly 0.
-          const float mx = z.maxCoeff();
-          out = (z - mx).exp();
-          const float inv = 1.0f / out.sum();
-          out *= inv;
-          break;
-        }
-        case Normalization::kSoftmaxNaive: {
-          // exp(z) / sum exp(z), as the notebooks first write it: overflows to inf and nan
-          // for large logits, which is the lesson.
-          out = z.exp();
-          const float sum = out.sum();
-          out /= sum;
-          break;
-        }
-        case Normalization::kSum: {
-          // z / sum(z) over the allowed entries: can be negative or blow up.
-          const uint8_t* allowed = st.mask.data() + i * T;
-          for (int64_t j = 0; j < len; ++j) out[j] = allowed[j] ? z[j] : 0.0f;
-          const float sum = out.sum();
-          out /= sum;
-          break;
-        }
-        case Normalization::kMean: {
-          // Uniform weights over the allowed entries: the "averaging with tril" trick.
-          const uint8_t* allowed = st.mask.data() + i * T;
-          float count = 0.0f;
-          for (int64_t j = 0; j < len; ++j) count += allowed[j] ? 1.0f : 0.0f;
-          for (int64_t j = 0; j < len; ++j) out[j] = (allowed[j] ? 1.0f : 0.0f) / count;
-          break;
-        }
+      float* row = w.data() + i * T;
+      const float fill = NormalizeRow(s.normalization, st.logits[m].data() + i * T,
+                                      st.mask.data() + i * T, len, row);
+      if (fill != 0.0f || std::signbit(fill)) {
+        std::fill(row + len, row + T, fill);
+        zero_tails = zero_tails && len == T;
+      } else if (!tails_written) {
+        std::fill(row + len, row + T, 0.0f);
       }
-      if (!tails_written) w.row(i).tail(T - len).setZero();
     }
   }
-  weights_tail_ = key;
+  upper_is_zero_ = kind == MaskKind::kCausal && zero_tails;
+  weights_tail_ = zero_tails ? std::optional<TailKey>(key) : std::nullopt;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -334,8 +363,9 @@ void Engine::ComputeContext() {
   Stages& st = stages_;
   const Shape& sh = st.shape;
   const MatrixStack& used = st.weights_dropped.empty() ? st.weights : st.weights_dropped;
-  // The weights above the diagonal are exactly 0 under a causal mask with softmax or mean
-  // (exp(-inf) = 0), so a triangular product gives the same sums with half the work.
+  // The weights above the diagonal are exactly +0 under a causal mask when every row's
+  // normaliser is finite and positive (exp(-inf) = 0), so a triangular product gives the same
+  // sums with half the work.
   const bool lower = upper_is_zero_;
   st.context.resize(sh.B);
   for (int64_t b = 0; b < sh.B; ++b) {
@@ -344,7 +374,8 @@ void Engine::ComputeContext() {
     for (int64_t h = 0; h < sh.H; ++h) {
       const Matrix& w = used[b * sh.H + h];
       const auto v = st.V[b].middleCols(h * sh.dh, sh.dh);
-      if (lower) {
+      // 0 * inf is nan in PyTorch's full product: V must be finite for the skip to be exact.
+      if (lower && v.allFinite()) {
         // Block rows [r0, r0 + rb) only meet keys [0, r0 + rb): one GEMM per block row skips
         // the zero blocks above the diagonal (faster here than Eigen's triangular product).
         constexpr int64_t kBlock = 256;

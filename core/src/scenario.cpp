@@ -8,12 +8,17 @@
 // [SECTION] comparisons
 #include "attnlab/scenario.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+
+#include "json_matrix.h"
 
 namespace attnlab {
 
@@ -167,31 +172,147 @@ double Number(const json& j, const std::string& path) {
   return v;
 }
 
+// nlohmann's DOM built through its SAX interface, to know where the parser is: the path of the
+// value being read ("input.values[0][1]") for the error nlohmann reports without a position
+// (a number too large for a double: 1e400, out_of_range.406), and the text of each integer
+// literal beyond int64 / uint64, which nlohmann can only give as a double (2^64 would read as
+// 1.8446744073709552e+19, and -9223372036854775809 would round to -2^63).
+class DomBuilder : public nlohmann::json_sax<json> {
+ public:
+  explicit DomBuilder(json& root) : root_(root) {}
+
+  bool null() override { return Put(nullptr); }
+  bool boolean(bool v) override { return Put(v); }
+  bool number_integer(number_integer_t v) override { return Put(v); }
+  bool number_unsigned(number_unsigned_t v) override { return Put(v); }
+  bool number_float(number_float_t v, const string_t& text) override {
+    if (text.find_first_of(".eE") == std::string::npos) big_integers_[Path()] = text;
+    return Put(v);
+  }
+  bool string(string_t& v) override { return Put(std::move(v)); }
+  bool binary(binary_t& v) override { return Put(std::move(v)); }
+  bool start_object(std::size_t) override { return Open(json::object()); }
+  bool start_array(std::size_t) override { return Open(json::array()); }
+  bool key(string_t& k) override {
+    levels_.back().key = k;
+    return true;
+  }
+  bool end_object() override { return Close(); }
+  bool end_array() override { return Close(); }
+  bool parse_error(std::size_t, const std::string&, const json::exception& e) override {
+    error_path_ = Path();
+    error_ = e.what();
+    if (const auto* pe = dynamic_cast<const json::parse_error*>(&e)) syntax_byte_ = pe->byte;
+    return false;
+  }
+
+  /// The path of the value being read, "(scenario)" at the top.
+  std::string Path() const {
+    std::string path;
+    for (size_t i = 0; i < levels_.size(); ++i) {
+      const json& node = *levels_[i].node;
+      // An outer array already holds the container being read; the innermost gets a new value.
+      const size_t at = node.size() - (i + 1 < levels_.size() ? 1 : 0);
+      path = node.is_array() ? Index(path, at) : Join(path, levels_[i].key);
+    }
+    return path.empty() ? "(scenario)" : path;
+  }
+
+  std::map<std::string, std::string> big_integers_;  // path -> literal text
+  std::string error_path_, error_;
+  std::optional<size_t> syntax_byte_;
+
+ private:
+  struct Level {
+    json* node;
+    std::string key;  // objects: the key of the value being read
+  };
+  // Adds v where the parser is; returns the new node.
+  json* Add(json&& v) {
+    if (levels_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Level& l = levels_.back();
+    if (l.node->is_array()) {
+      l.node->push_back(std::move(v));
+      return &l.node->back();
+    }
+    json& slot = (*l.node)[l.key];
+    slot = std::move(v);
+    return &slot;
+  }
+  bool Put(json&& v) {
+    Add(std::move(v));
+    return true;
+  }
+  bool Open(json&& container) {
+    json* node = Add(std::move(container));
+    levels_.push_back({node, ""});
+    return true;
+  }
+  bool Close() {
+    levels_.pop_back();
+    return true;
+  }
+
+  json& root_;
+  std::vector<Level> levels_;
+};
+
+// The integer literals beyond int64 / uint64 of the scenario being parsed (DomBuilder), by
+// path: Seed and Integer quote them as written.
+thread_local const std::map<std::string, std::string>* t_big_integers = nullptr;
+
+const std::string* BigIntegerText(const std::string& path) {
+  if (!t_big_integers) return nullptr;
+  auto it = t_big_integers->find(path);
+  return it == t_big_integers->end() ? nullptr : &it->second;
+}
+
+// A whole double as people write it: 18446744073709551616, not 1.8446744073709552e+19 (up to
+// 1e21, where the exponent form is the shorter one).
+std::string WholeText(double v) {
+  if (std::fabs(v) >= 1e21) return json(v).dump();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+// An integer in [lo, hi]. JSON has one number type: 2.0 is accepted as 2, as Python's int()
+// would; 2.5 is not. Integers beyond uint64 arrive from nlohmann as doubles.
 int64_t Integer(const json& j, const std::string& path, int64_t lo, int64_t hi) {
+  if (!j.is_number()) Fail(path, std::string("must be a whole number, not ") + TypeName(j));
+  const std::string range =
+      "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got ";
+  if (const std::string* text = BigIntegerText(path)) Fail(path, range + *text);
   if (j.is_number_float()) {
     const double v = j.get<double>();
-    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9e15) {
-      // 2.0 is accepted as 2, as Python would after int(); 2.5 is not.
-    } else {
-      Fail(path, "must be a whole number, not " + json(v).dump());
-    }
-  } else if (!j.is_number()) {
-    Fail(path, std::string("must be a whole number, not ") + TypeName(j));
+    if (v != std::floor(v)) Fail(path, "must be a whole number, not " + json(v).dump());
+    if (v < static_cast<double>(lo) || v > static_cast<double>(hi))
+      Fail(path, range + WholeText(v));
+    return static_cast<int64_t>(v);
   }
   if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(hi))
-    Fail(path, "must be at most " + std::to_string(hi) + ", got " + j.dump());
-  const int64_t v = j.is_number_float() ? static_cast<int64_t>(j.get<double>()) : j.get<int64_t>();
-  if (v < lo || v > hi)
-    Fail(path, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
-                   std::to_string(v));
+    Fail(path, range + j.dump());
+  const int64_t v = j.get<int64_t>();
+  if (v < lo || v > hi) Fail(path, range + std::to_string(v));
   return v;
 }
 
-// A torch.manual_seed value: any integer from -2^63 to 2^64 - 1; negatives wrap as in PyTorch.
+// A torch.manual_seed value: any integer in [-2^63, 2^64); negatives wrap as in PyTorch
+// (manual_seed(-1) is seed 2^64 - 1). A whole double such as 2.0 or 1e3 counts, as int() would.
 uint64_t Seed(const json& j, const std::string& path) {
+  const std::string range = "must be an integer in [-2^63, 2^64) (a torch.manual_seed value)";
   if (j.is_number_unsigned()) return j.get<uint64_t>();
   if (j.is_number_integer()) return static_cast<uint64_t>(j.get<int64_t>());
-  Fail(path, std::string("must be a whole number (a torch.manual_seed value), not ") + TypeName(j));
+  if (!j.is_number()) Fail(path, range + ", not " + TypeName(j));
+  if (const std::string* text = BigIntegerText(path)) Fail(path, range + ", got " + *text);
+  const double v = j.get<double>();
+  constexpr double kTwo63 = 9223372036854775808.0, kTwo64 = 18446744073709551616.0;
+  if (v != std::floor(v)) Fail(path, range + ", got " + json(v).dump());
+  if (v < -kTwo63 || v >= kTwo64) Fail(path, range + ", got " + WholeText(v));
+  return v < 0 ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
 }
 
 std::optional<uint64_t> OptionalSeed(const json& obj, const std::string& path) {
@@ -218,12 +339,14 @@ std::vector<std::string> StringList(const json& j, const std::string& path) {
   return out;
 }
 
-// A float32 that is finite after rounding to float (1e39 is a finite double but inf in float).
+// A float32 that is finite after rounding to float, as torch.tensor(..., dtype=float32) rounds
+// it (1e39 is a finite double but inf in float; 3.4028235e+38, the shortest text of FLT_MAX, is
+// a little above FLT_MAX and rounds to it).
 float FiniteFloat(const json& j, const std::string& path) {
   const double v = Number(j, path);
-  if (std::fabs(v) > std::numeric_limits<float>::max())
-    Fail(path, "is " + j.dump() + ", which is not finite in float32");
-  return static_cast<float>(v);
+  const float f = static_cast<float>(v);
+  if (!std::isfinite(f)) Fail(path, "is " + j.dump() + ", which is not finite in float32");
+  return f;
 }
 
 // A rows x cols array of numbers; ragged rows, non-numbers and non-finite values are refused.
@@ -354,14 +477,14 @@ ProjectionSpec ParseProjections(const json& j) {
 
 }  // namespace
 
-Scenario ParseScenario(const std::string& json_text) {
-  json j;
-  try {
-    j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+namespace {
+
+json ParseJson(const std::string& json_text, DomBuilder& sax, json& root) {
+  if (json::sax_parse(json_text, &sax)) return root;
+  if (sax.syntax_byte_) {
     // Line and column of the byte where parsing stopped (1-based, as editors count).
     size_t line = 1, col = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < json_text.size(); ++i) {
+    for (size_t i = 0; i + 1 < *sax.syntax_byte_ && i < json_text.size(); ++i) {
       if (json_text[i] == '\n') {
         ++line;
         col = 1;
@@ -369,12 +492,29 @@ Scenario ParseScenario(const std::string& json_text) {
         ++col;
       }
     }
-    std::string detail = e.what();
+    std::string detail = sax.error_;
     const size_t colon = detail.find(": ", detail.find("parse error"));
     if (colon != std::string::npos) detail = detail.substr(colon + 2);
     throw ScenarioError("", "JSON syntax error at line " + std::to_string(line) + ", column " +
                                 std::to_string(col) + ": " + detail);
   }
+  // "[json.exception.out_of_range.406] number overflow parsing '1e400'"
+  const std::string& what = sax.error_;
+  const size_t open = what.find('\''), close = what.rfind('\'');
+  if (open == std::string::npos || open == close) Fail(sax.error_path_, what);
+  Fail(sax.error_path_, "number " + what.substr(open + 1, close - open - 1) + " is out of range");
+}
+
+}  // namespace
+
+Scenario ParseScenario(const std::string& json_text) {
+  json root;
+  DomBuilder sax(root);
+  const json j = ParseJson(json_text, sax, root);
+  struct Scope {  // the readers below look big integer literals up while this parse runs
+    explicit Scope(const std::map<std::string, std::string>* m) { t_big_integers = m; }
+    ~Scope() { t_big_integers = nullptr; }
+  } scope(&sax.big_integers_);
   Object(j, "(scenario)");
   CheckKeys(
       j, "",
@@ -438,12 +578,13 @@ Scenario ParseScenario(const std::string& json_text) {
 // [SECTION] ValidateScenario and the memory estimate
 // ---------------------------------------------------------------------------------------------
 
-double EstimateStageBytes(const Shape& sh, bool with_dropout, bool text_input) {
+double EstimateStageBytes(const Shape& sh, bool with_dropout, bool text_input, bool out_proj) {
   const double B = sh.B, T = sh.T, d_in = sh.d_in, d_out = sh.d_out, H = sh.H;
-  double floats = B * T * d_in                              // X
-                  + 4 * d_in * d_out + 4 * d_out            // W_query, W_key, W_value, out_proj
+  double floats = 2 * B * T * d_in                          // X, and the draw it is copied from
+                  + 4 * d_in * d_out + 4 * d_out            // W_query, W_key, W_value, a draw
+                  + (out_proj ? 2 * d_out * d_out : 0)      // out_proj and its draw
                   + 3 * B * T * d_out                       // Q, K, V
-                  + T * T                                   // mask
+                  + T * T                                   // mask (1 byte, counted as 4)
                   + (with_dropout ? 4 : 3) * B * H * T * T  // scores, logits, weights, dropped
                   + 2 * B * T * d_out;                      // context (and before out_proj)
   if (text_input) floats += static_cast<double>(sh.vocab) * d_in;  // the embedding table
@@ -457,6 +598,70 @@ std::string Gib(double bytes) {
   os.precision(3);
   os << bytes / (1024.0 * 1024 * 1024) << " GiB";
   return os.str();
+}
+
+// The refusal of a scenario whose stages would not fit in kMaxStageBytes. It names the size
+// that is most out of line: for each of T, B, H, d_out, d_in, the factor by which it alone
+// would have to shrink for the scenario to fit; the largest factor wins (a size that cannot
+// make it fit on its own is not named unless none can; near-ties go to the larger size). So 1024
+// heads at T = 2048 blame projections.heads, and T = 10^7 blames the input's length.
+[[noreturn]] void FailTooLarge(const Scenario& s, const Shape& sh, double bytes) {
+  const InputSpec& in = s.input;
+  const bool dropout = s.dropout.p > 0, text = in.source == InputSource::kText;
+  const bool identity = s.projections.init == ProjectionInit::kIdentity;
+  const std::string values = "input.values";
+  struct Size {
+    const char* label;
+    int64_t Shape::*member;
+    std::string field;
+  };
+  const std::string t_field = in.source == InputSource::kRandn  ? "input.length"
+                              : in.source == InputSource::kText ? "input.text"
+                                                                : values;
+  const std::string d_in_field = in.source == InputSource::kMatrix ? values : "input.d_in";
+  const std::string d_out_field = identity ? d_in_field
+                                  : s.projections.init == ProjectionInit::kMatrix
+                                      ? "projections.W_query"
+                                      : "projections.d_out";
+  const Size sizes[] = {{"T", &Shape::T, t_field},
+                        {"B", &Shape::B, in.source == InputSource::kRandn ? "input.batch" : values},
+                        {"H", &Shape::H, "projections.heads"},
+                        {"d_in", &Shape::d_in, d_in_field},
+                        {"d_out", &Shape::d_out, d_out_field}};
+  const Size* worst = &sizes[0];
+  double worst_factor = 0;
+  for (const Size& z : sizes) {
+    if (identity && z.member == &Shape::d_out) continue;  // d_out is d_in: named as d_in
+    auto estimate = [&](double v) {
+      Shape t = sh;
+      t.*z.member = static_cast<int64_t>(v);
+      if (identity && z.member == &Shape::d_in) t.d_out = t.d_in;
+      if (z.member == &Shape::H || z.member == &Shape::d_out) t.H = std::min(t.H, t.d_out);
+      return EstimateStageBytes(t, dropout, text, s.projections.out_proj);
+    };
+    const double now = static_cast<double>(sh.*z.member);
+    if (estimate(1) > kMaxStageBytes) continue;  // this size alone cannot make it fit
+    double lo = 1, hi = now;                     // the largest value that fits lies in [lo, hi)
+    for (int i = 0; i < 64 && hi - lo > 1; ++i) {
+      const double mid = std::floor((lo + hi) / 2);
+      (estimate(mid) <= kMaxStageBytes ? lo : hi) = mid;
+    }
+    const double factor = now / lo;
+    // Within 25% (T and d_out of T x d_out terms shrink alike) the larger size is named.
+    if (factor > worst_factor * 1.25 ||
+        (factor > worst_factor * 0.8 && now > static_cast<double>(sh.*worst->member))) {
+      worst = &z;
+      worst_factor = factor;
+    }
+  }
+  std::string others;
+  for (const Size& z : sizes)
+    if (&z != worst)
+      others +=
+          std::string(others.empty() ? "" : ", ") + z.label + " = " + std::to_string(sh.*z.member);
+  Fail(worst->field, std::string(worst->label) + " = " + std::to_string(sh.*worst->member) + " (" +
+                         others + ") needs about " + Gib(bytes) + ", more than the " +
+                         Gib(kMaxStageBytes) + " limit of a scenario");
 }
 
 }  // namespace
@@ -552,16 +757,9 @@ Shape ValidateScenario(const Scenario& s) {
   }
   if (!(s.dropout.p >= 0.0 && s.dropout.p < 1.0))
     Fail("dropout.p", "must be in [0, 1), got " + json(s.dropout.p).dump());
-  const double bytes = EstimateStageBytes(sh, s.dropout.p > 0, in.source == InputSource::kText);
-  if (bytes > kMaxStageBytes) {
-    const std::string field = in.source == InputSource::kRandn  ? "input.length"
-                              : in.source == InputSource::kText ? "input.text"
-                                                                : "input.values";
-    Fail(field, "T = " + std::to_string(sh.T) + " (B = " + std::to_string(sh.B) +
-                    ", H = " + std::to_string(sh.H) + ", d_in = " + std::to_string(sh.d_in) +
-                    ", d_out = " + std::to_string(sh.d_out) + ") needs about " + Gib(bytes) +
-                    ", more than the " + Gib(kMaxStageBytes) + " limit of a scenario");
-  }
+  const double bytes =
+      EstimateStageBytes(sh, s.dropout.p > 0, in.source == InputSource::kText, p.out_proj);
+  if (bytes > kMaxStageBytes) FailTooLarge(s, sh, bytes);
   return sh;
 }
 
@@ -570,15 +768,7 @@ Shape ValidateScenario(const Scenario& s) {
 // ---------------------------------------------------------------------------------------------
 namespace {
 
-json MatrixJson(const Matrix& m) {
-  json rows = json::array();
-  for (Eigen::Index r = 0; r < m.rows(); ++r) {
-    json row = json::array();
-    for (Eigen::Index c = 0; c < m.cols(); ++c) row.push_back(m(r, c));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
+using detail::MatrixJson;  // the shortest float32 text, shared with the dump
 
 json SeedJson(uint64_t seed) { return json(seed); }
 

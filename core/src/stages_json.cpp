@@ -1,105 +1,215 @@
 // stages_json.cpp: see stages_json.h.
 #include "attnlab/stages_json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+#include <string_view>
+#include <type_traits>
+
+#include "attnlab/text.h"
+#include "json_matrix.h"
 
 namespace attnlab {
-namespace {
 
 using nlohmann::json;
 
-// The shortest text that round-trips the float32, stored as the double that text denotes, so
-// the JSON shows 0.1 rather than 0.10000000149011612 and a reader rounding to float32 gets the
-// original bits back.
+namespace detail {
+
 json FloatJson(float v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[32];
-  const auto res = std::to_chars(buf, buf + sizeof buf - 1, v);
-  *res.ptr = '\0';
-  return std::strtod(buf, nullptr);
+  if (!std::isfinite(v)) return ShortestFloat(v);  // "nan", "inf", "-inf"
+  const std::string text = ShortestFloat(v);
+  double d = 0.0;
+  std::from_chars(text.data(), text.data() + text.size(), d);  // no locale, unlike strtod
+  return d;
 }
 
-template <typename M>
-json MatrixJson(const M& m) {
+json MatrixJson(const Matrix& m) {
   json rows = json::array();
   for (Eigen::Index r = 0; r < m.rows(); ++r) {
     json row = json::array();
-    for (Eigen::Index c = 0; c < m.cols(); ++c)
-      row.push_back(FloatJson(static_cast<float>(m(r, c))));
+    for (Eigen::Index c = 0; c < m.cols(); ++c) row.push_back(FloatJson(m(r, c)));
     rows.push_back(std::move(row));
   }
   return rows;
 }
 
-json VectorJson(const RowVector& v) {
-  json out = json::array();
-  for (Eigen::Index i = 0; i < v.size(); ++i) out.push_back(FloatJson(v[i]));
-  return out;
-}
+}  // namespace detail
 
-json StackJson(const MatrixStack& stack) {
-  json out = json::array();
-  for (const Matrix& m : stack) out.push_back(MatrixJson(m));
-  return out;
-}
+namespace {
 
-// B*H matrices as a B x H x T x T nested array.
-json HeadStackJson(const MatrixStack& stack, int64_t B, int64_t H) {
-  json out = json::array();
-  for (int64_t b = 0; b < B; ++b) {
-    json heads = json::array();
-    for (int64_t h = 0; h < H; ++h) heads.push_back(MatrixJson(stack[b * H + h]));
-    out.push_back(std::move(heads));
+// The dump written as it goes, without a JSON tree: at T = 4096 a tree of the three T x T
+// stages would take several times the stages themselves (and its destructor allocates, which
+// turns an out-of-memory into an abort). Output is buffered and handed to the stream in 1 MiB
+// pieces. Keys in byte order, as the tree (a std::map) wrote them.
+class StreamWriter {
+ public:
+  explicit StreamWriter(std::ostream& os) : os_(os) { buf_.reserve(kChunk + 64); }
+  ~StreamWriter() { Flush(); }
+
+  void Raw(std::string_view text) {
+    buf_.append(text);
+    if (buf_.size() >= kChunk) Flush();
   }
-  return out;
-}
+  // The same text as detail::FloatJson's value dumps (ShortestFloat), whole values as 1.0 so
+  // every float stays a JSON float; nan, inf, -inf as strings (the spec's convention).
+  void Float(float v) {
+    const std::string text = ShortestFloat(v);  // short: no allocation
+    if (!std::isfinite(v)) {
+      Raw("\"" + text + "\"");
+    } else {
+      Raw(text);
+      if (text.find_first_of(".e") == std::string::npos) Raw(".0");
+    }
+  }
+  void Int(int64_t v) { Raw(std::to_string(v)); }
+  void String(const std::string& s) { Raw(json(s).dump()); }
+  void Key(const char* key) {
+    Raw(first_key_ ? "{\"" : ",\"");
+    first_key_ = false;
+    Raw(key);
+    Raw("\":");
+  }
+  void End() { Raw("}\n"); }
+
+  template <typename M>
+  void Matrix2(const M& m) {
+    Raw("[");
+    for (Eigen::Index r = 0; r < m.rows(); ++r) {
+      Raw(r ? ",[" : "[");
+      for (Eigen::Index c = 0; c < m.cols(); ++c) {
+        if (c) Raw(",");
+        if constexpr (std::is_same_v<typename M::Scalar, uint8_t>) {
+          Raw(m(r, c) ? "1" : "0");
+        } else {
+          Float(m(r, c));
+        }
+      }
+      Raw("]");
+    }
+    Raw("]");
+  }
+  void Vector(const RowVector& v) {
+    Raw("[");
+    for (Eigen::Index i = 0; i < v.size(); ++i) {
+      if (i) Raw(",");
+      Float(v[i]);
+    }
+    Raw("]");
+  }
+  // B matrices, or B*H matrices as B x H x T x T.
+  void Stack(const MatrixStack& stack, int64_t B, int64_t H) {
+    Raw("[");
+    for (int64_t b = 0; b < B; ++b) {
+      if (b) Raw(",");
+      if (H > 0) Raw("[");
+      for (int64_t h = 0; h < std::max<int64_t>(H, 1); ++h) {
+        if (h) Raw(",");
+        Matrix2(stack[static_cast<size_t>(b * std::max<int64_t>(H, 1) + h)]);
+      }
+      if (H > 0) Raw("]");
+    }
+    Raw("]");
+  }
+  template <typename T>
+  void List(const std::vector<T>& items) {
+    Raw("[");
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i) Raw(",");
+      if constexpr (std::is_same_v<T, std::string>) {
+        String(items[i]);
+      } else {
+        Int(items[i]);
+      }
+    }
+    Raw("]");
+  }
+
+ private:
+  static constexpr size_t kChunk = size_t{1} << 20;
+  void Flush() {
+    os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+  std::ostream& os_;
+  std::string buf_;
+  bool first_key_ = true;
+};
 
 }  // namespace
 
-json StagesToJson(const Stages& st) {
+void WriteStagesJson(std::ostream& os, const Stages& st) {
   const int64_t B = st.shape.B, H = st.shape.H;
-  json j = json::object();
-  j["X"] = StackJson(st.X);
-  j["W_query"] = MatrixJson(st.W[0]);
-  j["W_key"] = MatrixJson(st.W[1]);
-  j["W_value"] = MatrixJson(st.W[2]);
-  const char* bias_names[3] = {"b_query", "b_key", "b_value"};
-  for (int w = 0; w < 3; ++w)
-    if (st.bias[w].size() > 0) j[bias_names[w]] = VectorJson(st.bias[w]);
+  StreamWriter w(os);
+  const MatrixStack* stacks[3] = {&st.K, &st.Q, &st.V};
+  const char* stack_names[3] = {"K", "Q", "V"};
+  for (int i = 0; i < 3; ++i) {
+    w.Key(stack_names[i]);
+    w.Stack(*stacks[i], B, 0);
+  }
+  const char* w_names[3] = {"W_key", "W_query", "W_value"};
+  const int w_index[3] = {1, 0, 2};
+  for (int i = 0; i < 3; ++i) {
+    w.Key(w_names[i]);
+    w.Matrix2(st.W[w_index[i]]);
+  }
+  w.Key("X");
+  w.Stack(st.X, B, 0);
+  const char* bias_names[3] = {"b_key", "b_query", "b_value"};
+  for (int i = 0; i < 3; ++i)
+    if (st.bias[w_index[i]].size() > 0) {
+      w.Key(bias_names[i]);
+      w.Vector(st.bias[w_index[i]]);
+    }
+  w.Key("context");
+  w.Stack(st.context, B, 0);
+  w.Key("logits");
+  w.Stack(st.logits, B, H);
+  w.Key("mask");
+  w.Matrix2(st.mask);
   if (st.out_proj_W.size() > 0) {
-    j["out_proj_W"] = MatrixJson(st.out_proj_W);
-    j["out_proj_b"] = VectorJson(st.out_proj_bias);
+    w.Key("out_proj_W");
+    w.Matrix2(st.out_proj_W);
+    w.Key("out_proj_b");
+    w.Vector(st.out_proj_bias);
   }
-  j["Q"] = StackJson(st.Q);
-  j["K"] = StackJson(st.K);
-  j["V"] = StackJson(st.V);
-  j["scores"] = HeadStackJson(st.scores, B, H);
-  j["logits"] = HeadStackJson(st.logits, B, H);
-  json mask = json::array();
-  for (Eigen::Index r = 0; r < st.mask.rows(); ++r) {
-    json row = json::array();
-    for (Eigen::Index c = 0; c < st.mask.cols(); ++c) row.push_back(int(st.mask(r, c)));
-    mask.push_back(std::move(row));
-  }
-  j["mask"] = std::move(mask);
-  j["weights"] = HeadStackJson(st.weights, B, H);
-  if (!st.weights_dropped.empty()) j["weights_dropped"] = HeadStackJson(st.weights_dropped, B, H);
-  j["context"] = StackJson(st.context);
-  j["tokens"] = st.tokens;
+  w.Key("scores");
+  w.Stack(st.scores, B, H);
+  w.Key("shape");
+  w.Raw("{\"B\":" + std::to_string(B) + ",\"H\":" + std::to_string(H) +
+        ",\"T\":" + std::to_string(st.shape.T) + ",\"d_in\":" + std::to_string(st.shape.d_in) +
+        ",\"d_k\":" + std::to_string(st.shape.dh) + ",\"d_out\":" + std::to_string(st.shape.d_out) +
+        "}");
   if (!st.vocab.empty()) {
-    j["token_ids"] = st.token_ids;
-    j["vocab"] = st.vocab;
+    w.Key("token_ids");
+    w.List(st.token_ids);
   }
-  j["var_K"] = std::isfinite(st.var_K) ? json(st.var_K) : json("nan");
-  j["shape"] = {{"B", B}, {"T", st.shape.T},   {"d_in", st.shape.d_in}, {"d_out", st.shape.d_out},
-                {"H", H}, {"d_k", st.shape.dh}};
-  return j;
+  w.Key("tokens");
+  w.List(st.tokens);
+  w.Key("var_K");
+  w.Float(static_cast<float>(st.var_K));  // a float32 value; inf when it overflows
+  if (!st.vocab.empty()) {
+    w.Key("vocab");
+    w.List(st.vocab);
+  }
+  w.Key("weights");
+  w.Stack(st.weights, B, H);
+  if (!st.weights_dropped.empty()) {
+    w.Key("weights_dropped");
+    w.Stack(st.weights_dropped, B, H);
+  }
+  w.End();
 }
 
-std::string DumpStages(const Stages& stages) { return StagesToJson(stages).dump() + "\n"; }
+std::string DumpStages(const Stages& stages) {
+  std::ostringstream os;
+  WriteStagesJson(os, stages);
+  return std::move(os).str();
+}
+
+json StagesToJson(const Stages& stages) { return json::parse(DumpStages(stages)); }
 
 }  // namespace attnlab

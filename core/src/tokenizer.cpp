@@ -4,15 +4,10 @@
 #include <algorithm>
 #include <map>
 
+#include "attnlab/text.h"
+
 namespace attnlab {
 namespace {
-
-// Python's \s on the ASCII range (including the separators 0x1c..0x1f). Unicode spaces such as
-// U+00A0 are not treated as whitespace here; the notebooks' texts never contain them.
-bool IsSpace(unsigned char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || c == 0x1c ||
-         c == 0x1d || c == 0x1e || c == 0x1f;
-}
 
 bool IsPunct(char c) {
   switch (c) {
@@ -33,20 +28,20 @@ bool IsPunct(char c) {
   }
 }
 
-// Length in bytes of the UTF-8 code point starting at s[i] (1 for an invalid byte).
-size_t CodePointLength(const std::string& s, size_t i) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
-  if (i + len > s.size()) return 1;
-  for (size_t k = 1; k < len; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 1;
-  return len;
-}
-
+// Python's str.strip(): removes leading and trailing code points for which str.isspace() holds.
 std::string Strip(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && IsSpace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && IsSpace(static_cast<unsigned char>(s[e - 1]))) --e;
+  size_t b = 0;
+  while (b < s.size()) {
+    const Utf8Char ch = DecodeUtf8At(s, b);
+    if (!IsPythonSpace(ch.cp)) break;
+    b += ch.len;
+  }
+  size_t e = b;  // end of the last non-space code point
+  for (size_t i = b; i < s.size();) {
+    const Utf8Char ch = DecodeUtf8At(s, i);
+    i += ch.len;
+    if (!IsPythonSpace(ch.cp)) e = i;
+  }
   return s.substr(b, e - b);
 }
 
@@ -68,26 +63,30 @@ std::vector<std::string> Tokenize(const std::string& text, TokenizerKind kind) {
   std::vector<std::string> out;
   if (kind == TokenizerKind::kChars) {
     for (size_t i = 0; i < text.size();) {
-      const size_t len = CodePointLength(text, i);
+      const size_t len = DecodeUtf8At(text, i).len;
       out.push_back(text.substr(i, len));
       i += len;
     }
     return out;
   }
   // re.split with one capturing group: the text between separators, and each separator itself.
-  // The alternation tries the punctuation class, then "--", then one whitespace character.
+  // The alternation tries the punctuation class, then "--", then one whitespace code point
+  // (Python's \s on str: U+00A0, U+2003, U+3000, U+0085, U+2028, \x1c... as well as ASCII).
   std::vector<std::string> pieces;
   std::string current;
   for (size_t i = 0; i < text.size();) {
+    const Utf8Char ch = DecodeUtf8At(text, i);
     size_t sep = 0;
-    if (IsPunct(text[i]) || IsSpace(static_cast<unsigned char>(text[i]))) {
+    if (IsPunct(text[i])) {
       sep = 1;
     } else if (text.compare(i, 2, "--") == 0) {
       sep = 2;
+    } else if (IsPythonSpace(ch.cp)) {
+      sep = ch.len;
     }
     if (sep == 0) {
-      current += text[i];
-      ++i;
+      current.append(text, i, ch.len);
+      i += ch.len;
       continue;
     }
     pieces.push_back(current);

@@ -7,7 +7,8 @@
 //   X (B x T x d_in) --W_query/W_key/W_value (d_in x d_out)--> Q, K, V (B x T x d_out)
 //   scores[b,h]  = Q_h K_h^T                                  (T x T, before scaling)
 //   logits[b,h]  = scores * multiplier / sqrt(dh), -inf where the mask forbids
-//   weights[b,h] = normalization(logits) row by row           (softmax, naive, sum, mean)
+//   weights[b,h] = normalization(logits) row by row           (softmax, naive, sum, mean);
+//                  a row whose normaliser is 0 or nan is nan in its masked cells too
 //   weights_dropped = nn.Dropout(p)(weights), training mode    (only when p > 0)
 //   context[b]   = concat_h(weights_used[b,h] V_h), then out_proj if any  (T x d_out)
 //
@@ -43,7 +44,8 @@ struct Stages {
   MatrixStack weights;              ///< (B*H) x T x T, attention weights
   MatrixStack weights_dropped;      ///< (B*H) x T x T, empty when dropout p == 0
   MatrixStack context;              ///< B x T x d_out (after out_proj when present)
-  double var_K = 0.0;               ///< K.var() over all elements, unbiased (torch.Tensor.var)
+  double var_K = 0.0;  ///< K.var() over all elements, unbiased, accumulated in double and
+                       ///< rounded to float32 as torch.Tensor.var returns it (inf above FLT_MAX)
 
   /// The T x T matrix of a per-head stage for batch b, head h.
   const Matrix& Head(const MatrixStack& stage, int64_t b, int64_t h) const {
@@ -68,6 +70,9 @@ class Engine {
 
   /// The stages of the last successful Run (empty before the first).
   const Stages& stages() const { return stages_; }
+  /// Moves the stages of the last run out (no copy of the T x T stages: RunScenario's result
+  /// is the only one held). The engine is empty afterwards, as before its first Run.
+  Stages TakeStages();
   const RecomputeCounts& counts() const { return counts_; }
   bool has_result() const { return has_result_; }
 
@@ -86,7 +91,8 @@ class Engine {
   RecomputeCounts counts_;
   TorchGenerator gen_after_input_;        // generator state where the projections start
   TorchGenerator gen_after_projections_;  // generator state where dropout starts
-  // Weights are exactly 0 above the diagonal (causal fast path of the context product).
+  // Weights are exactly +0 above the diagonal (causal fast path of the context product): false
+  // when a row's normaliser is 0, negative or nan and PyTorch fills that row's masked cells.
   bool upper_is_zero_ = false;
   // The kind stages_.mask was built for: a temperature drag must not rebuild it.
   MaskKind mask_kind_ = MaskKind::kNone;
@@ -101,7 +107,9 @@ class Engine {
   std::optional<TailKey> logits_tail_, weights_tail_;
 };
 
-/// One-shot convenience: validates and runs `scenario` in a fresh engine.
+/// One-shot convenience: validates and runs `scenario` in a fresh engine and returns its stages
+/// (moved out of the engine, so the peak memory is one set of stages: EstimateStageBytes).
+/// Errors: ScenarioError naming the field; std::bad_alloc.
 Stages RunScenario(const Scenario& scenario);
 
 }  // namespace attnlab

@@ -7,6 +7,7 @@
 // present, b_query, b_key, b_value (d_out), out_proj_W (d_out x d_out, x @ W) and out_proj_b.
 #pragma once
 
+#include <iosfwd>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
@@ -14,11 +15,18 @@
 
 namespace attnlab {
 
-/// The stages as a JSON object. Floats are written with the shortest decimal text that reads
-/// back as the same float32; inf, -inf and nan as the strings "inf", "-inf" and "nan".
+/// The stages as a JSON object: DumpStages parsed (small scenarios and tests). Floats hold the
+/// shortest decimal text that reads back as the same float32; inf, -inf and nan the strings
+/// "inf", "-inf" and "nan".
 nlohmann::json StagesToJson(const Stages& stages);
 
-/// StagesToJson(stages).dump() followed by a newline.
+/// The dump's text, written to `out` as it is produced (no JSON tree, so the memory of a dump
+/// stays that of the stages: a 1 MiB buffer): one line, keys in byte order, floats as their
+/// shortest float32 text (whole values as 1.0), "nan"/"inf"/"-inf" as strings. Errors: those
+/// of `out` (the caller checks its state); std::bad_alloc.
+void WriteStagesJson(std::ostream& out, const Stages& stages);
+
+/// WriteStagesJson into a string (ends with a newline).
 std::string DumpStages(const Stages& stages);
 
 }  // namespace attnlab

@@ -1,0 +1,34 @@
+# Attention Lab: a scenario
+# The PyTorch program behind what the app shows. Run it with PyTorch installed.
+import torch
+
+torch.set_grad_enabled(False)  # no training here: plain tensors
+
+# Input embeddings, one row per token
+X = torch.tensor([[1.0, 0.5],
+                 [3e+38, 1.0],
+                 [0.5, -1.0]])
+
+d_in, d_out = 2, 2
+W_query = torch.tensor([[1.0, 0.0],
+                        [0.0, 1.0]])
+W_key = torch.tensor([[1e-38, 0.0],
+                      [0.0, 1.0]])
+W_value = torch.tensor([[2.0, 0.0],
+                        [0.0, 1.0]])
+Q = X @ W_query
+K = X @ W_key
+V = X @ W_value
+
+scores = Q @ K.T  # (T, T)
+d_k = K.shape[-1]
+logits = scores / d_k**0.5  # keeps the variance of q.k near 1
+mask = torch.tensor([[1, 0, 1],
+                     [0, 0, 0],
+                     [1, 1, 1]])
+logits = logits.masked_fill(mask == 0, float('-inf'))
+weights = torch.softmax(logits, dim=-1)
+context = weights @ V
+
+print("weights:", weights, sep="\n")
+print("context:", context, sep="\n")

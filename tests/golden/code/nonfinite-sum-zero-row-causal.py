@@ -1,0 +1,28 @@
+# Attention Lab: a scenario
+# The PyTorch program behind what the app shows. Run it with PyTorch installed.
+import torch
+
+torch.set_grad_enabled(False)  # no training here: plain tensors
+
+# Input embeddings, one row per token
+X = torch.tensor([[0.0, 0.0],
+                 [1.0, 1.0],
+                 [-1.0, 2.0],
+                 [2.0, -3.0]])
+
+d_in, d_out = 2, 2
+# Simplified self-attention: no trainable weights, the embeddings themselves
+Q, K, V = X, X, X
+
+scores = Q @ K.T  # (T, T)
+d_k = K.shape[-1]
+logits = scores * -1.0  # the multiplier (1/temperature)
+logits = logits / d_k**0.5  # keeps the variance of q.k near 1
+mask = torch.tril(torch.ones(4, 4))  # causal: no peeking ahead
+logits = logits.masked_fill(mask == 0, float('-inf'))
+z = logits.masked_fill(mask == 0, 0.0)
+weights = z / z.sum(dim=-1, keepdim=True)  # can go negative
+context = weights @ V
+
+print("weights:", weights, sep="\n")
+print("context:", context, sep="\n")
