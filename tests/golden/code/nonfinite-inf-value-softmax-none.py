@@ -1,4 +1,4 @@
-# Attention Lab: a scenario
+# Attention Lab
 # The PyTorch program behind what the app shows. Run it with PyTorch installed.
 import torch
 

@@ -1,4 +1,4 @@
-# Attention Lab: a scenario
+# Attention Lab
 # The PyTorch program behind what the app shows. Run it with PyTorch installed.
 import re
 import torch
@@ -6,9 +6,9 @@ import torch
 torch.set_grad_enabled(False)  # no training here: plain tensors
 
 # Tokenize, build the vocabulary (sorted, then the special tokens), embed
-text = "Your journey starts with one　step,the next\u001cstep -- now"
+text = 'Your\xa0journey starts\u2003with one\u3000step,\x85the\u2028next\x1cstep --\xa0now'
 tokens = list(text)
-vocab = sorted(set(tokens)) + ["<|endoftext|>", "<|unk|>"]
+vocab = sorted(set(tokens)) + ['<|endoftext|>', '<|unk|>']
 token_ids = torch.tensor([vocab.index(t) for t in tokens])
 torch.manual_seed(123)
 embedding = torch.nn.Embedding(len(vocab), 3)
