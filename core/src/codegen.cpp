@@ -182,8 +182,7 @@ void WriteInput(const Ctx& c) {
 void WriteProjections(const Ctx& c) {
   const ProjectionSpec& p = c.s.projections;
   c.py << "d_in, d_out = " << c.sh.d_in << ", " << c.sh.d_out << "\n";
-  const bool draws = p.init == ProjectionInit::kTorchRand || p.init == ProjectionInit::kRandn ||
-                     p.init == ProjectionInit::kLinear;
+  const bool draws = ProjectionInitDraws(p.init);
   if (draws && p.seed) c.py << "torch.manual_seed(" << *p.seed << ")\n";
   switch (p.init) {
     case ProjectionInit::kIdentity:

@@ -118,8 +118,7 @@ void Engine::ComputeProjections(const Scenario& s) {
   const Shape& sh = st.shape;
   const ProjectionSpec& p = s.projections;
   TorchGenerator gen = gen_after_input_;
-  const bool draws = p.init == ProjectionInit::kTorchRand || p.init == ProjectionInit::kRandn ||
-                     p.init == ProjectionInit::kLinear;
+  const bool draws = ProjectionInitDraws(p.init);
   if (draws && p.seed) gen.ManualSeed(*p.seed);
   for (auto& b : st.bias) b.resize(0);
   st.out_proj_W.resize(0, 0);

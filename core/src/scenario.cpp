@@ -436,8 +436,7 @@ ProjectionSpec ParseProjections(const json& j) {
       Choice(Require(j, path, "init"), "projections.init",
              std::array{ProjectionInit::kIdentity, ProjectionInit::kTorchRand,
                         ProjectionInit::kRandn, ProjectionInit::kLinear, ProjectionInit::kMatrix});
-  const bool needs_d_out = p.init == ProjectionInit::kTorchRand ||
-                           p.init == ProjectionInit::kRandn || p.init == ProjectionInit::kLinear;
+  const bool needs_d_out = ProjectionInitDraws(p.init);
   if (j.contains("d_out")) {
     p.d_out = Integer(j["d_out"], "projections.d_out", 1, int64_t{1} << 40);
   } else if (needs_d_out) {

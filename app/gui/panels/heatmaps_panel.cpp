@@ -179,132 +179,154 @@ void DrawToolbar(AppState& state) {
 
 std::string Num(double v) { return FormatNumber(v, NumberStyle::kShortest); }
 
-void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
-  const Stages& st = ShownStages(state);
-  const Scenario& s = state.shown;
-  const Matrix* m = StageMatrix(state, stage);
-  if (!m || i >= m->rows() || j >= m->cols()) return;
-  const float v = (*m)(i, j);
-  const std::string qi = RowLabel(state, i);
-  ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
-  if (stage == Stage::kContext) {
-    ImGui::Text("context[%lld, d%lld]  (query \"%s\")", static_cast<long long>(i),
-                static_cast<long long>(j), qi.c_str());
-  } else {
-    ImGui::Text("query %lld \"%s\"  \xE2\x86\x92  key %lld \"%s\"", static_cast<long long>(i),
-                qi.c_str(), static_cast<long long>(j), RowLabel(state, j).c_str());
+/// What a tooltip line needs: the run, the hovered cell, its head's matrices.
+struct CellContext {
+  const Stages& st;
+  const Scenario& s;
+  int64_t i, j;
+  bool allowed;
+  const Matrix& scores;
+  const Matrix& logits;
+  const Matrix& weights;
+};
+
+/// "score = q_i · k_j = ..." and over which dimensions of Q and K.
+void ScoreLine(const AppState& state, const CellContext& c) {
+  const int64_t h0 = state.head * c.st.shape.dh, h1 = h0 + c.st.shape.dh - 1;
+  ImGui::Text("score = q_%lld \xC2\xB7 k_%lld = %s", static_cast<long long>(c.i),
+              static_cast<long long>(c.j), Num(c.scores(c.i, c.j)).c_str());
+  ImGui::TextDisabled("dot product over d_k = %lld dims (columns %lld..%lld of Q and K)",
+                      static_cast<long long>(c.st.shape.dh), static_cast<long long>(h0),
+                      static_cast<long long>(h1));
+}
+
+/// "logit = score × m / √d_k = ..." or -inf when masked.
+void LogitLine(const CellContext& c) {
+  if (!c.allowed) {
+    ImGui::Text("logit = -inf (masked)");
+    return;
   }
-  ImGui::Separator();
+  std::string how = "logit = " + Num(c.scores(c.i, c.j));
+  if (c.s.scaling.multiplier != 1.0) how += " \xC3\x97 " + Num(c.s.scaling.multiplier);
+  if (c.s.scaling.sqrt_dk) how += " / \u221A" + std::to_string(c.st.shape.dh);
+  if (c.s.scaling.multiplier == 1.0 && !c.s.scaling.sqrt_dk) how += " (no scaling)";
+  how += " = " + Num(c.logits(c.i, c.j));
+  ImGui::TextUnformatted(how.c_str());
+}
 
-  const bool allowed = st.mask.rows() > i && st.mask.cols() > j ? st.mask(i, j) != 0 : true;
-  const Matrix& scores = st.Head(st.scores, state.batch, state.head);
-  const Matrix& logits = st.Head(st.logits, state.batch, state.head);
-  const int64_t h0 = state.head * st.shape.dh, h1 = h0 + st.shape.dh - 1;
-  auto score_line = [&] {
-    ImGui::Text("score = q_%lld \xC2\xB7 k_%lld = %s", static_cast<long long>(i),
-                static_cast<long long>(j), Num(scores(i, j)).c_str());
-    ImGui::TextDisabled("dot product over d_k = %lld dims (columns %lld..%lld of Q and K)",
-                        static_cast<long long>(st.shape.dh), static_cast<long long>(h0),
-                        static_cast<long long>(h1));
-  };
-  auto logit_line = [&] {
-    if (!allowed) {
-      ImGui::Text("logit = -inf (masked)");
-      return;
+/// The row's normaliser and the weight it gives, as the normalization computes it (recomputed
+/// from the logits row only to explain the number).
+void WeightLine(const CellContext& c) {
+  if (!c.allowed) {
+    ImGui::Text("weight = 0 (masked: exp(-inf) = 0)");
+    return;
+  }
+  const auto row = c.logits.row(c.i);
+  const MaskMatrix& mask = c.st.mask;
+  auto open = [&](int64_t k) { return mask.rows() <= c.i || mask(c.i, k); };
+  double mx = -INFINITY, sum_exp = 0, sum_exp_raw = 0, sum = 0;
+  int64_t n = 0;
+  for (int64_t k = 0; k < row.size(); ++k)
+    if (open(k)) mx = std::max(mx, static_cast<double>(row(k))), sum += row(k), ++n;
+  for (int64_t k = 0; k < row.size(); ++k)
+    if (open(k)) {
+      sum_exp += std::exp(static_cast<double>(row(k)) - mx);
+      sum_exp_raw += std::exp(static_cast<double>(row(k)));
     }
-    std::string how = "logit = " + Num(scores(i, j));
-    if (s.scaling.multiplier != 1.0) how += " \xC3\x97 " + Num(s.scaling.multiplier);
-    if (s.scaling.sqrt_dk) how += " / \u221A" + std::to_string(st.shape.dh);
-    if (s.scaling.multiplier == 1.0 && !s.scaling.sqrt_dk) how += " (no scaling)";
-    how += " = " + Num(logits(i, j));
-    ImGui::TextUnformatted(how.c_str());
-  };
-  // The row's normaliser, recomputed from the logits row only to explain the number.
-  auto weight_line = [&] {
-    if (!allowed) {
-      ImGui::Text("weight = 0 (masked: exp(-inf) = 0)");
-      return;
-    }
-    const auto row = logits.row(i);
-    double mx = -INFINITY, sum_exp = 0, sum_exp_raw = 0, sum = 0;
-    int64_t n = 0;
-    for (int64_t k = 0; k < row.size(); ++k)
-      if (st.mask.rows() <= i || st.mask(i, k)) {
-        mx = std::max(mx, static_cast<double>(row(k)));
-        sum += row(k);
-        ++n;
-      }
-    for (int64_t k = 0; k < row.size(); ++k)
-      if (st.mask.rows() <= i || st.mask(i, k)) {
-        sum_exp += std::exp(static_cast<double>(row(k)) - mx);
-        sum_exp_raw += std::exp(static_cast<double>(static_cast<float>(row(k))));
-      }
-    const double z = logits(i, j);
-    const double w = st.Head(st.weights, state.batch, state.head)(i, j);
-    switch (s.normalization) {
-      case Normalization::kSoftmax:
-        ImGui::Text("weight = exp(z - max) / \xCE\xA3 = exp(%s - %s) / %s = %s", Num(z).c_str(),
-                    Num(mx).c_str(), Num(sum_exp).c_str(), Num(w).c_str());
-        ImGui::TextDisabled(
-            "max = the row's largest logit; \xCE\xA3 = sum of exp(z - max) over the "
-            "%lld allowed keys",
-            static_cast<long long>(n));
-        break;
-      case Normalization::kSoftmaxNaive:
-        ImGui::Text("weight = exp(z) / \xCE\xA3 exp(z) = exp(%s) / %s = %s", Num(z).c_str(),
-                    Num(sum_exp_raw).c_str(), Num(w).c_str());
-        ImGui::TextDisabled("float32 exp overflows to inf above 88.7, and inf / inf = nan");
-        break;
-      case Normalization::kSum:
-        ImGui::Text("weight = z / \xCE\xA3 z = %s / %s = %s", Num(z).c_str(), Num(sum).c_str(),
-                    Num(w).c_str());
-        break;
-      case Normalization::kMean:
-        ImGui::Text("weight = 1 / n = 1 / %lld = %s", static_cast<long long>(n), Num(w).c_str());
-        break;
-    }
-  };
+  const double z = c.logits(c.i, c.j), w = c.weights(c.i, c.j);
+  switch (c.s.normalization) {
+    case Normalization::kSoftmax:
+      ImGui::Text("weight = exp(z - max) / \xCE\xA3 = exp(%s - %s) / %s = %s", Num(z).c_str(),
+                  Num(mx).c_str(), Num(sum_exp).c_str(), Num(w).c_str());
+      ImGui::TextDisabled(
+          "max = the row's largest logit; \xCE\xA3 = sum of exp(z - max) over the %lld allowed "
+          "keys",
+          static_cast<long long>(n));
+      break;
+    case Normalization::kSoftmaxNaive:
+      ImGui::Text("weight = exp(z) / \xCE\xA3 exp(z) = exp(%s) / %s = %s", Num(z).c_str(),
+                  Num(sum_exp_raw).c_str(), Num(w).c_str());
+      ImGui::TextDisabled("float32 exp overflows to inf above 88.7, and inf / inf = nan");
+      break;
+    case Normalization::kSum:
+      ImGui::Text("weight = z / \xCE\xA3 z = %s / %s = %s", Num(z).c_str(), Num(sum).c_str(),
+                  Num(w).c_str());
+      break;
+    case Normalization::kMean:
+      ImGui::Text("weight = 1 / n = 1 / %lld = %s", static_cast<long long>(n), Num(w).c_str());
+      break;
+  }
+}
 
+/// The lines of one stage's tooltip, from the score to the stage itself.
+void StageLines(const AppState& state, Stage stage, const CellContext& c, float v) {
   switch (stage) {
     case Stage::kScores:
-      score_line();
+      ScoreLine(state, c);
       break;
     case Stage::kMask:
-      if (allowed)
-        ImGui::TextUnformatted("allowed: the query may attend to this key");
-      else
-        ImGui::TextUnformatted(s.mask.kind == MaskKind::kCausal
-                                   ? "masked: this key comes after the query (the future)"
-                                   : "masked: the logit becomes -inf, the weight 0");
-      if (s.mask.kind == MaskKind::kCustom) ImGui::TextDisabled("click to toggle, drag to paint");
+      ImGui::TextUnformatted(c.allowed ? "allowed: the query may attend to this key"
+                             : c.s.mask.kind == MaskKind::kCausal
+                                 ? "masked: this key comes after the query (the future)"
+                                 : "masked: the logit becomes -inf, the weight 0");
+      if (c.s.mask.kind == MaskKind::kCustom) ImGui::TextDisabled("click to toggle, drag to paint");
       break;
     case Stage::kLogits:
-      score_line();
-      logit_line();
+      ScoreLine(state, c);
+      LogitLine(c);
       break;
     case Stage::kWeights:
-      score_line();
-      logit_line();
-      weight_line();
+      ScoreLine(state, c);
+      LogitLine(c);
+      WeightLine(c);
       break;
     case Stage::kWeightsDropped: {
-      const double w = st.Head(st.weights, state.batch, state.head)(i, j);
-      weight_line();
+      const double w = c.weights(c.i, c.j);
+      WeightLine(c);
       if (v == 0 && w != 0)
-        ImGui::Text("dropped: zeroed by dropout (p = %.2g)", s.dropout.p);
+        ImGui::Text("dropped: zeroed by dropout (p = %s)", Num(c.s.dropout.p).c_str());
       else
-        ImGui::Text("kept: %s / (1 - %.2g) = %s", Num(w).c_str(), s.dropout.p, Num(v).c_str());
+        ImGui::Text("kept: %s / (1 - %s) = %s", Num(w).c_str(), Num(c.s.dropout.p).c_str(),
+                    Num(v).c_str());
       break;
     }
     case Stage::kContext: {
-      const int64_t h = st.shape.dh > 0 ? j / st.shape.dh : 0;
+      const int64_t h = c.st.shape.dh > 0 ? c.j / c.st.shape.dh : 0;
       ImGui::Text("= \xCE\xA3_k weight[%lld, k] \xC2\xB7 v_k[d%lld]  (head %lld)",
-                  static_cast<long long>(i), static_cast<long long>(j), static_cast<long long>(h));
-      if (s.projections.out_proj) ImGui::TextDisabled("then out_proj mixes the dimensions");
+                  static_cast<long long>(c.i), static_cast<long long>(c.j),
+                  static_cast<long long>(h));
+      if (c.s.projections.out_proj) ImGui::TextDisabled("then out_proj mixes the dimensions");
       break;
     }
   }
+}
+
+/// How the hovered number was made: the query and key, then each step up to this stage.
+void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
+  const Stages& st = ShownStages(state);
+  const Matrix* m = StageMatrix(state, stage);
+  if (!m || i >= m->rows() || j >= m->cols()) return;
+  const float v = (*m)(i, j);
+  const bool allowed = st.mask.rows() > i && st.mask.cols() > j ? st.mask(i, j) != 0 : true;
+  const CellContext c{st,
+                      state.shown,
+                      i,
+                      j,
+                      allowed,
+                      st.Head(st.scores, state.batch, state.head),
+                      st.Head(st.logits, state.batch, state.head),
+                      st.Head(st.weights, state.batch, state.head)};
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+  const std::string qi = RowLabel(state, i);
+  if (stage == Stage::kContext)
+    ImGui::Text("context[%lld, d%lld]  (query \"%s\")", static_cast<long long>(i),
+                static_cast<long long>(j), qi.c_str());
+  else
+    ImGui::Text("query %lld \"%s\"  \xE2\x86\x92  key %lld \"%s\"", static_cast<long long>(i),
+                qi.c_str(), static_cast<long long>(j), RowLabel(state, j).c_str());
+  ImGui::Separator();
+  StageLines(state, stage, c, v);
   ImGui::Separator();
   ImGui::Text("value: %s", Num(v).c_str());
   ImGui::PopTextWrapPos();

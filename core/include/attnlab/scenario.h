@@ -42,6 +42,12 @@ class ScenarioError : public std::runtime_error {
 enum class InputSource { kMatrix, kText, kRandn };
 /// projections.init: how W_query, W_key, W_value are made (see ProjectionSpec).
 enum class ProjectionInit { kIdentity, kTorchRand, kRandn, kLinear, kMatrix };
+/// Whether `init` draws W from the generator (torch_rand, randn, linear): then d_out is needed
+/// and projections.seed, if given, reseeds before the draws.
+inline bool ProjectionInitDraws(ProjectionInit init) {
+  return init == ProjectionInit::kTorchRand || init == ProjectionInit::kRandn ||
+         init == ProjectionInit::kLinear;
+}
 /// One of the three projections; also the index into ProjectionSpec::W and Stages::W.
 enum class Projection { kQuery = 0, kKey = 1, kValue = 2 };
 /// mask.kind: none (all allowed), causal (key j <= query i), custom (MaskSpec::allowed).
