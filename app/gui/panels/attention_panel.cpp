@@ -8,11 +8,10 @@
 
 namespace attnlab::gui {
 
-void DrawAttentionPanel(AppState& state) {
-  const Scenario& s = state.scenario;
-  const Stages& st = ShownStages(state);
+namespace {
 
-  // -- scaling
+/// The divide-by-sqrt(d_k) checkbox and the multiplier's log slider with its reset button.
+void DrawScaling(AppState& state, const Scenario& s, const Stages& st) {
   bool sqrt_dk = s.scaling.sqrt_dk;
   char label[64];
   std::snprintf(label, sizeof label, "divide by \u221Ad_k  (\u221A%lld = %.3g)",
@@ -37,8 +36,10 @@ void DrawAttentionPanel(AppState& state) {
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
   ImGui::TextUnformatted("multiplier");
   ImGui::TextDisabled("temperature = 1/m = %.3g", 1.0 / s.scaling.multiplier);
+}
 
-  // -- mask
+/// The mask row (none, causal, custom) and, for a custom mask, its allow-all and causal buttons.
+void DrawMask(AppState& state, const Scenario& s, const Stages& st) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("mask");
   const struct {
@@ -76,8 +77,10 @@ void DrawAttentionPanel(AppState& state) {
     ImGui::SameLine();
     ImGui::TextDisabled("paint on the heatmaps");
   }
+}
 
-  // -- normalization
+/// The normalization combo: stable softmax, naive exp / sum, divide by sum, mean.
+void DrawNormalization(AppState& state, const Scenario& s) {
   const struct {
     Normalization value;
     const char* label;
@@ -106,8 +109,10 @@ void DrawAttentionPanel(AppState& state) {
     ImGui::EndCombo();
   }
   Tip(norms[current].tip);
+}
 
-  // -- dropout
+/// The dropout slider and, when dropout is on, its seed.
+void DrawDropout(AppState& state, const Scenario& s) {
   float p = static_cast<float>(s.dropout.p);
   if (ImGui::SliderFloat("dropout p", &p, 0.0f, 0.9f, "%.2f"))
     Emit(state, SetDropout{std::round(p * 100.0) / 100.0}, "dropout.p");
@@ -120,6 +125,17 @@ void DrawAttentionPanel(AppState& state) {
       Emit(state, EditScenario{"dropout seed", [seed](Scenario& x) { x.dropout.seed = seed; }},
            "dropout.seed");
   }
+}
+
+}  // namespace
+
+void DrawAttentionPanel(AppState& state) {
+  const Scenario& s = state.scenario;
+  const Stages& st = ShownStages(state);
+  DrawScaling(state, s, st);
+  DrawMask(state, s, st);
+  DrawNormalization(state, s);
+  DrawDropout(state, s);
 }
 
 }  // namespace attnlab::gui

@@ -48,13 +48,8 @@ std::string OrderName(const std::array<Projection, 3>& o) {
   return std::string(Name(o[0])) + ", " + Name(o[1]) + ", " + Name(o[2]);
 }
 
-}  // namespace
-
-void DrawProjectionPanel(AppState& state) {
-  const ProjectionSpec& p = state.scenario.projections;
-  const Stages& st = ShownStages(state);
-
-  // -- init kind
+/// The init combo: identity, torch.rand, randn, nn.Linear or your own matrices.
+void DrawInitCombo(AppState& state, const ProjectionSpec& p, const Stages& st) {
   const ProjectionInit inits[] = {ProjectionInit::kIdentity, ProjectionInit::kTorchRand,
                                   ProjectionInit::kRandn, ProjectionInit::kLinear,
                                   ProjectionInit::kMatrix};
@@ -76,8 +71,10 @@ void DrawProjectionPanel(AppState& state) {
     ImGui::EndCombo();
   }
   Tip(InitTip(p.init));
+}
 
-  // -- sizes
+/// The d_out and heads inputs, and the d_k they give.
+void DrawSizes(AppState& state, const ProjectionSpec& p, const Stages& st) {
   const bool identity = p.init == ProjectionInit::kIdentity;
   const bool matrix = p.init == ProjectionInit::kMatrix;
   int64_t d_out = matrix ? st.shape.d_out : (identity ? st.shape.d_in : p.d_out);
@@ -108,9 +105,11 @@ void DrawProjectionPanel(AppState& state) {
     Edit(
         state, "heads", [heads](Scenario& s) { s.projections.heads = heads; }, "projections.heads");
   ImGui::TextDisabled("d_k = d_out / heads = %lld", static_cast<long long>(st.shape.dh));
+}
 
-  // -- drawing: seed and order
-  const bool drawn = !identity && !matrix;
+/// The W seed and draw order of drawn weights, and nn.Linear's bias and out_proj.
+void DrawDrawOptions(AppState& state, const ProjectionSpec& p) {
+  const bool drawn = p.init != ProjectionInit::kIdentity && p.init != ProjectionInit::kMatrix;
   if (drawn) {
     std::optional<uint64_t> seed = p.seed;
     if (OptionalSeedInput("W seed", &seed,
@@ -137,37 +136,48 @@ void DrawProjectionPanel(AppState& state) {
     Tip("nn.Linear(d_out, d_out) applied to the context (MultiHeadAttention's out_proj), drawn "
         "after the three projections.");
   }
+}
 
-  // -- the matrices, editable
-  if (ImGui::BeginTabBar("##W")) {
-    const char* names[3] = {"W_query", "W_key", "W_value"};
-    for (int w = 0; w < 3; ++w) {
-      if (!ImGui::BeginTabItem(names[w])) continue;
-      MatrixEditorCallbacks cb;
-      cb.row_label = [](int64_t i) { return "in" + std::to_string(i); };
-      cb.col_label = [](int64_t j) { return "d" + std::to_string(j); };
-      cb.on_cell = [&, w](int64_t i, int64_t j, float v) {
-        const std::array<Matrix, 3> W = st.W;
-        Edit(
-            state, "W cell",
-            [W, w, i, j, v](Scenario& s) {
-              if (s.projections.init != ProjectionInit::kMatrix) {
-                s.projections.init = ProjectionInit::kMatrix;
-                s.projections.W = W;
-                s.projections.bias = s.projections.out_proj = false;
-              }
-              Matrix& m = s.projections.W[w];
-              if (i < m.rows() && j < m.cols()) m(i, j) = v;
-            },
-            "projections.W." + std::to_string(w) + "." + std::to_string(i) + "." +
-                std::to_string(j));
-      };
-      MatrixEditor("##Wm", st.W[w], 150.0f, cb);
-      ImGui::EndTabItem();
-    }
-    ImGui::EndTabBar();
+/// The W editors: a tab per matrix; editing a cell switches init to "matrix".
+void DrawWeightEditors(AppState& state, const Stages& st) {
+  if (!ImGui::BeginTabBar("##W")) return;
+  const char* names[3] = {"W_query", "W_key", "W_value"};
+  for (int w = 0; w < 3; ++w) {
+    if (!ImGui::BeginTabItem(names[w])) continue;
+    MatrixEditorCallbacks cb;
+    cb.row_label = [](int64_t i) { return "in" + std::to_string(i); };
+    cb.col_label = [](int64_t j) { return "d" + std::to_string(j); };
+    cb.on_cell = [&, w](int64_t i, int64_t j, float v) {
+      const std::array<Matrix, 3> W = st.W;
+      Edit(
+          state, "W cell",
+          [W, w, i, j, v](Scenario& s) {
+            if (s.projections.init != ProjectionInit::kMatrix) {
+              s.projections.init = ProjectionInit::kMatrix;
+              s.projections.W = W;
+              s.projections.bias = s.projections.out_proj = false;
+            }
+            Matrix& m = s.projections.W[w];
+            if (i < m.rows() && j < m.cols()) m(i, j) = v;
+          },
+          "projections.W." + std::to_string(w) + "." + std::to_string(i) + "." + std::to_string(j));
+    };
+    MatrixEditor("##Wm", st.W[w], 150.0f, cb);
+    ImGui::EndTabItem();
   }
-  if (!matrix) {
+  ImGui::EndTabBar();
+}
+
+}  // namespace
+
+void DrawProjectionPanel(AppState& state) {
+  const ProjectionSpec& p = state.scenario.projections;
+  const Stages& st = ShownStages(state);
+  DrawInitCombo(state, p, st);
+  DrawSizes(state, p, st);
+  DrawDrawOptions(state, p);
+  DrawWeightEditors(state, st);
+  if (p.init != ProjectionInit::kMatrix) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("Editing a cell switches init to \"matrix\"%s.",
                        p.init == ProjectionInit::kLinear ? " (without bias and out_proj)" : "");

@@ -28,12 +28,8 @@ std::vector<double> Histogram(const std::vector<float>& values, double scale, do
   return counts;
 }
 
-}  // namespace
-
-void DrawVariancePanel(AppState& state) {
-  VarianceState& v = state.variance;
-  const int64_t dk = ShownStages(state).shape.dh;
-
+/// The title row: the seed and trials inputs.
+void DrawVarianceControls(AppState& state, const VarianceState& v) {
   ImGui::TextUnformatted("Why 1/\u221Ad_k");
   Tip("Draw q and k from N(0, 1) in d dimensions (torch.randn, the seed below): the dot "
       "product q\xC2\xB7k has variance d. Divided by \u221Ad it is back to 1, whatever d.");
@@ -47,17 +43,10 @@ void DrawVariancePanel(AppState& state) {
   int trials = static_cast<int>(v.trials);
   if (ImGui::InputInt("trials", &trials, 500, 5000)) Emit(state, SetVarianceTrials{trials});
   Tip("How many random (q, k) pairs per d. More trials: smoother histogram, steadier variance.");
-  if (!v.error.empty()) {
-    ErrorText(v.error);
-    return;
-  }
-  if (v.points.empty()) return;
+}
 
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float gap = ImGui::GetFontSize();
-  const ImVec2 plot_size((avail.x - gap) * 0.5f, avail.y);
-
-  // -- left: variance against d on log-log axes
+/// Variance against d on log-log axes, unscaled and scaled, the current d_k marked.
+void DrawVarianceCurve(const VarianceState& v, int64_t dk, ImVec2 size) {
   std::vector<double> ds, un, sc;
   for (const VariancePoint& p : v.points) {
     ds.push_back(static_cast<double>(p.d));
@@ -66,7 +55,7 @@ void DrawVariancePanel(AppState& state) {
   }
   PlotSpec spec;
   spec.id = "variance";
-  spec.size = plot_size;
+  spec.size = size;
   spec.x0 = ds.front();
   spec.x1 = ds.back();
   spec.log_x = spec.log_y = true;
@@ -97,9 +86,10 @@ void DrawVariancePanel(AppState& state) {
                       ds[best], un[best], sc[best], static_cast<long long>(v.trials),
                       static_cast<unsigned long long>(v.seed));
   }
+}
 
-  // -- right: histogram of the dot products at one d
-  ImGui::SameLine(0, gap);
+/// The histogram of the dot products at one d, unscaled and scaled, and its d slider.
+void DrawDotHistogram(VarianceState& v, ImVec2 size) {
   ImGui::BeginGroup();
   v.histogram_dim = std::clamp(v.histogram_dim, 0, static_cast<int>(v.points.size()) - 1);
   const VariancePoint& p = v.points[v.histogram_dim];
@@ -116,7 +106,7 @@ void DrawVariancePanel(AppState& state) {
   for (double c : counts_sc) top = std::max(top, c);
   PlotSpec hs;
   hs.id = "histogram";
-  hs.size = ImVec2(plot_size.x, plot_size.y - ImGui::GetFrameHeightWithSpacing());
+  hs.size = ImVec2(size.x, size.y - ImGui::GetFrameHeightWithSpacing());
   hs.x0 = lo;
   hs.x1 = hi;
   hs.y0 = 0;
@@ -130,12 +120,32 @@ void DrawVariancePanel(AppState& state) {
   int dim = v.histogram_dim;
   char fmt[32];
   std::snprintf(fmt, sizeof fmt, "d = %lld", static_cast<long long>(p.d));
-  ImGui::SetNextItemWidth(plot_size.x);
+  ImGui::SetNextItemWidth(size.x);
   if (ImGui::SliderInt("##hist_d", &dim, 0, static_cast<int>(v.points.size()) - 1, fmt))
     v.histogram_dim = dim;
   Tip("The dimension d of the histogram. The unscaled dot products spread out as \u221Ad; "
       "the scaled ones keep a spread of 1.");
   ImGui::EndGroup();
+}
+
+}  // namespace
+
+void DrawVariancePanel(AppState& state) {
+  VarianceState& v = state.variance;
+  const int64_t dk = ShownStages(state).shape.dh;
+  DrawVarianceControls(state, v);
+  if (!v.error.empty()) {
+    ErrorText(v.error);
+    return;
+  }
+  if (v.points.empty()) return;
+
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = ImGui::GetFontSize();
+  const ImVec2 plot_size((avail.x - gap) * 0.5f, avail.y);
+  DrawVarianceCurve(v, dk, plot_size);
+  ImGui::SameLine(0, gap);
+  DrawDotHistogram(v, plot_size);
 }
 
 }  // namespace attnlab::gui
