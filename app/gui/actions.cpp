@@ -483,6 +483,12 @@ bool Do(AppState& state, const SetVarianceTrials& a) {
   return false;
 }
 
+bool Do(AppState& state, const SetVarianceHistogramDim& a) {
+  const int n = static_cast<int>(state.variance.dims.size());
+  state.variance.histogram_dim = std::clamp(a.index, 0, std::max(n - 1, 0));
+  return false;
+}
+
 bool Do(AppState& state, const TourCommand& a) { return ApplyTour(state, a.kind); }
 
 bool Do(AppState& state, const Quit&) {

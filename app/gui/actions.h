@@ -150,13 +150,18 @@ struct SetVarianceSeed {
 struct SetVarianceTrials {
   int64_t trials = 2000;
 };
+/// Which d of the variance experiment the histogram shows (an index into its dims).
+struct SetVarianceHistogramDim {
+  int index = 0;
+};
 
-using Action = std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization,
-                            SetDropout, LoadPresetAction, OpenScenario, EditScenario, Undo, Redo,
-                            SaveScenario, ExportStage, ExportAllStages, SelectHead, SelectBatch,
-                            SelectRow, SetColormap, SetWeightsRange, SetView, CopyCode, SetCompare,
-                            PinCompare, SetCompareStage, ExportCompare, TourCommand, Quit,
-                            OpenDialog, Save, SetValuesMode, SetVarianceSeed, SetVarianceTrials>;
+using Action =
+    std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization, SetDropout,
+                 LoadPresetAction, OpenScenario, EditScenario, Undo, Redo, SaveScenario,
+                 ExportStage, ExportAllStages, SelectHead, SelectBatch, SelectRow, SetColormap,
+                 SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage,
+                 ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
+                 SetVarianceTrials, SetVarianceHistogramDim>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

@@ -89,10 +89,11 @@ void DrawVarianceCurve(const VarianceState& v, int64_t dk, ImVec2 size) {
 }
 
 /// The histogram of the dot products at one d, unscaled and scaled, and its d slider.
-void DrawDotHistogram(VarianceState& v, ImVec2 size) {
+void DrawDotHistogram(AppState& state, ImVec2 size) {
+  const VarianceState& v = state.variance;
   ImGui::BeginGroup();
-  v.histogram_dim = std::clamp(v.histogram_dim, 0, static_cast<int>(v.points.size()) - 1);
-  const VariancePoint& p = v.points[v.histogram_dim];
+  const int shown = std::clamp(v.histogram_dim, 0, static_cast<int>(v.points.size()) - 1);
+  const VariancePoint& p = v.points[shown];
   const double sd = std::sqrt(std::max(p.var_unscaled, 1e-9));
   const double lo = -3.5 * sd, hi = 3.5 * sd;
   const int bins = 41;
@@ -117,12 +118,12 @@ void DrawDotHistogram(VarianceState& v, ImVec2 size) {
   PlotHistogram(ha, edges, counts_un, IM_COL32(235, 110, 80, 110), kUnscaledColor);
   PlotHistogram(ha, edges, counts_sc, IM_COL32(90, 150, 230, 110), kScaledColor);
   PlotLegend(ha, {{"q\xC2\xB7k", kUnscaledColor}, {"q\xC2\xB7k / \u221Ad", kScaledColor}}, true);
-  int dim = v.histogram_dim;
+  int dim = shown;
   char fmt[32];
   std::snprintf(fmt, sizeof fmt, "d = %lld", static_cast<long long>(p.d));
   ImGui::SetNextItemWidth(size.x);
   if (ImGui::SliderInt("##hist_d", &dim, 0, static_cast<int>(v.points.size()) - 1, fmt))
-    v.histogram_dim = dim;
+    Emit(state, SetVarianceHistogramDim{dim});
   Tip("The dimension d of the histogram. The unscaled dot products spread out as \u221Ad; "
       "the scaled ones keep a spread of 1.");
   ImGui::EndGroup();
@@ -145,7 +146,7 @@ void DrawVariancePanel(AppState& state) {
   const ImVec2 plot_size((avail.x - gap) * 0.5f, avail.y);
   DrawVarianceCurve(v, dk, plot_size);
   ImGui::SameLine(0, gap);
-  DrawDotHistogram(v, plot_size);
+  DrawDotHistogram(state, plot_size);
 }
 
 }  // namespace attnlab::gui
