@@ -6,55 +6,211 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
+#include <climits>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace attnlab {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw FileError(path + ": cannot read (" + std::strerror(errno) + ")");
-  std::ostringstream os;
-  os << in.rdbuf();
-  if (in.bad()) throw FileError(path + ": read error");
-  return os.str();
+/// One staged file: where it goes and how it gets there.
+struct AtomicFileSet::Pending {
+  std::string path;    // as the caller named it, for messages
+  std::string target;  // `path` with symlinks followed
+  std::string tmp;     // the temporary next to `target`; empty for a direct write
+  std::string bytes;   // kept only for a direct write (a device or a FIFO)
+  bool existed = false;
+  bool renamed = false;
+};
+
+namespace {
+
+std::string Reason(int err) { return std::strerror(err); }
+
+[[noreturn]] void Fail(const std::string& path, const char* what, int err) {
+  throw FileError(path + ": " + what + " (" + Reason(err) + ")");
 }
 
-void WriteFileAtomic(const std::string& path, const std::string& bytes) {
-  std::string tmpl = path + ".tmp-XXXXXX";
-  const int fd = mkstemp(tmpl.data());
-  if (fd < 0) throw FileError(path + ": cannot write (" + std::strerror(errno) + ")");
+const char* KindName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+std::string Parent(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// `path` with every symlink in its last component followed (a dangling link gives the path it
+// points to, which is then created). Links in the folders are left to the kernel.
+std::string FollowLinks(std::string path) {
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+    if (n < 0) return path;
+    const std::string link(buf, static_cast<size_t>(n));
+    path = link[0] == '/' ? link : Parent(path) + "/" + link;
+  }
+  throw FileError(path + ": cannot write (" + Reason(ELOOP) + ")");
+}
+
+void WriteAll(int fd, const std::string& bytes, const std::string& path) {
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      std::remove(tmpl.c_str());
-      throw FileError(path + ": cannot write (" + why + ")");
+      Fail(path, "cannot write", errno);
     }
     done += static_cast<size_t>(n);
   }
-  // mkstemp creates 0600; a saved scenario or figure should be readable like any other file.
+}
+
+// The permission bits a new file gets: 0666 minus the umask.
+mode_t NewFileMode() {
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
+  return 0666 & ~mask;
+}
+
+// Writes the bytes to the open temporary `fd`, gives it the mode (and owner) the target should
+// have, syncs and closes it. Closes `fd` in every case.
+void FillTemporary(int fd, const std::string& bytes, const struct stat* old,
+                   const std::string& path) {
+  try {
+    WriteAll(fd, bytes, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  // mkstemp creates 0600: keep the replaced file's mode (and owner, which only root can give).
+  ::fchmod(fd, old ? old->st_mode & 07777 : NewFileMode());
+  if (old && ::geteuid() == 0) {
+    if (::fchown(fd, old->st_uid, old->st_gid) == 0) ::fchmod(fd, old->st_mode & 07777);
+  }
   const bool synced = ::fsync(fd) == 0;
   const int sync_errno = errno;
   const bool closed = ::close(fd) == 0;
-  if (!synced || !closed) {
-    const std::string why = std::strerror(synced ? errno : sync_errno);
-    std::remove(tmpl.c_str());
-    throw FileError(path + ": cannot write (" + why + ")");
+  if (!synced) Fail(path, "cannot write", sync_errno);
+  if (!closed) Fail(path, "cannot write", errno);
+}
+
+void WriteDirect(const std::string& target, const std::string& bytes, const std::string& path) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) Fail(path, "cannot write", errno);
+  try {
+    WriteAll(fd, bytes, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
-  if (std::rename(tmpl.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmpl.c_str());
-    throw FileError(path + ": cannot write (" + why + ")");
+  if (::close(fd) != 0) Fail(path, "cannot write", errno);
+}
+
+}  // namespace
+
+std::string ReadFile(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat can refuse it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) Fail(path, "cannot read", errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    Fail(path, "cannot read", err);
   }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw FileError(path + ": cannot read (" + KindName(st.st_mode) + ", not a regular file)");
+  }
+  std::string out;
+  out.reserve(static_cast<size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      Fail(path, "read error", err);
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+AtomicFileSet::AtomicFileSet() = default;
+
+AtomicFileSet::~AtomicFileSet() { RemoveTemporaries(); }
+
+void AtomicFileSet::RemoveTemporaries() noexcept {
+  for (Pending& p : pending_)
+    if (!p.tmp.empty() && !p.renamed) ::unlink(p.tmp.c_str());
+  pending_.clear();
+}
+
+void AtomicFileSet::Add(const std::string& path, const std::string& bytes) {
+  Pending p;
+  p.path = path;
+  p.target = path;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+      p.bytes = bytes;  // a device or a pipe (/dev/stdout too): written at Commit(), not replaced
+      pending_.push_back(std::move(p));
+      return;
+    }
+    if (!S_ISREG(st.st_mode))
+      throw FileError(path + ": cannot write (" + KindName(st.st_mode) + ", not a regular file)");
+    p.existed = true;
+  } else if (errno != ENOENT) {
+    Fail(path, "cannot write", errno);
+  }
+  p.target = FollowLinks(path);  // the link stays a link: its target is replaced
+  // A short name: "<target>.tmp-XXXXXX" would not fit next to a 245-byte file name.
+  std::string tmpl = Parent(p.target) + "/.attnlab-XXXXXX";
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) Fail(path, "cannot write", errno);
+  p.tmp = tmpl;
+  pending_.push_back(std::move(p));  // from here on, the destructor removes the temporary
+  FillTemporary(fd, bytes, pending_.back().existed ? &st : nullptr, path);
+}
+
+void AtomicFileSet::Commit() {
+  for (Pending& p : pending_) {
+    if (p.tmp.empty()) continue;
+    if (::rename(p.tmp.c_str(), p.target.c_str()) != 0) {
+      const int err = errno;
+      for (Pending& q : pending_)  // undo what can be undone: the files this set created
+        if (q.renamed && !q.existed) ::unlink(q.target.c_str());
+      RemoveTemporaries();
+      Fail(p.path, "cannot write", err);
+    }
+    p.renamed = true;
+  }
+  std::vector<Pending> direct;
+  direct.swap(pending_);
+  for (const Pending& p : direct)
+    if (p.tmp.empty()) WriteDirect(p.target, p.bytes, p.path);
+}
+
+void WriteFileAtomic(const std::string& path, const std::string& bytes) {
+  AtomicFileSet set;
+  set.Add(path, bytes);
+  set.Commit();
+}
+
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
 }
 
 }  // namespace attnlab
