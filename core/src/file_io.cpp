@@ -89,9 +89,9 @@ void FillTemporary(int fd, const std::string& bytes, const struct stat* old,
     throw;
   }
   // mkstemp creates 0600: keep the replaced file's mode (and owner, which only root can give).
-  ::fchmod(fd, old ? old->st_mode & 07777 : NewFileMode());
+  ::fchmod(fd, old ? old->st_mode & 0777 : NewFileMode());
   if (old && ::geteuid() == 0) {
-    if (::fchown(fd, old->st_uid, old->st_gid) == 0) ::fchmod(fd, old->st_mode & 07777);
+    if (::fchown(fd, old->st_uid, old->st_gid) == 0) ::fchmod(fd, old->st_mode & 0777);
   }
   const bool synced = ::fsync(fd) == 0;
   const int sync_errno = errno;

@@ -27,9 +27,10 @@ std::string ReadFile(const std::string& path);
 /// touched (a rename failing half-way through Commit() removes the targets it had created).
 ///
 /// Targets: a symlink is written through (the link stays, its target is replaced); an existing
-/// file keeps its permission bits (and its owner, when run as root), a new one gets 0666 minus
-/// the umask; a character device or a FIFO (/dev/null, /dev/stdout, a pipe) is written directly
-/// at Commit(), never replaced; a folder or any other kind of file is refused with a FileError.
+/// file keeps its permission bits (not set-id bits; and its owner, when run as root), a new one
+/// gets 0666 minus the umask; a character device or a FIFO (/dev/null, /dev/stdout, a pipe) is
+/// written directly at Commit(), never replaced; a folder or any other kind of file is refused with
+/// a FileError.
 class AtomicFileSet {
  public:
   AtomicFileSet();
