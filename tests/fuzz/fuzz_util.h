@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "attnlab/scenario.h"
@@ -39,8 +39,7 @@ inline std::optional<Scenario> SmallScenario(const std::string& text) {
   }
   if (shape.T > 48 || shape.d_in > 64 || shape.d_out > 64 || shape.B > 4 || shape.H > 8)
     return std::nullopt;
-  if (EstimateStageBytes(shape, s.dropout.p > 0, s.input.source == InputSource::kText) >
-      (1 << 20))
+  if (EstimateStageBytes(shape, s.dropout.p > 0, s.input.source == InputSource::kText) > (1 << 20))
     return std::nullopt;
   return s;
 }
