@@ -1,11 +1,14 @@
 // cli_test.cpp: the attention-lab command line end to end: outputs, and for every kind of bad
 // input exit status 2, one clear line on stderr naming the culprit, and no output file.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "attnlab/export.h"
 #include "attnlab/figure.h"
@@ -42,6 +45,12 @@ Result RunCli(const std::string& args) {
   r.err = ReadFile(err_path.string());
   fs::remove(err_path);
   return r;
+}
+
+// Everything a reader gets from a FIFO until the writer closes it.
+std::string ReadPipe(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 class Cli : public ::testing::Test {
@@ -178,6 +187,8 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
     "input": {"source": "randn", "length": 10000000, "d_in": 4, "seed": 1},
     "projections": {"init": "identity"}})");
   const std::string out = Path("out.json");
+  std::string many_dims = "1";
+  for (int d = 2; d <= 65; ++d) many_dims += "," + std::to_string(d);
   struct Case {
     std::string args, expect;
   };
@@ -191,8 +202,19 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
        "/nonexistent-dir/out.json: cannot write (No such file or directory)"},
       {"dump raschka-journey", "--output is required"},
       {"variance --dims 5,x", "--dims"},
-      {"variance --dims 0", "dims: 0 is not a dimension"},
-      {"variance --trials 1", "trials: must be at least 2"},
+      {"variance --dims 0", "--dims 0 is outside 1..65536"},
+      {"variance --dims 70000", "--dims 70000 is outside 1..65536"},
+      {"variance --dims 0x10", "--dims \"0x10\" is not an integer"},
+      {"variance --dims " + many_dims, "--dims: 65 dimensions, more than the 64 allowed"},
+      {"variance --trials 1", "--trials 1 is outside 2..10000000"},
+      {"variance --trials 10000000 --dims 64,64,64", "is more than the limit of 2e8 numbers"},
+      {"variance --seed 18446744073709551616",
+       "--seed 18446744073709551616 is outside 0..18446744073709551615"},
+      {"variance --seed -1", "--seed -1 is outside 0..18446744073709551615"},
+      {"export raschka-journey --stage weights --head 99999999999999999999 -o " + out,
+       "--head 99999999999999999999 is outside 0..9223372036854775807"},
+      {"export raschka-journey --stage weights --scale 4294967297 -o " + out,
+       "--scale 4294967297 is outside 1..8"},
       {"frobnicate", "frobnicate"},
       {"export raschka-journey --stage attention -o " + out,
        "--stage \"attention\" is not a stage (scores, mask, logits, weights, weights_dropped, "
@@ -223,6 +245,105 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
   int files = 0;  // no temporary left behind either
   for (const auto& e : fs::directory_iterator(dir_)) files += e.is_regular_file();
   EXPECT_EQ(files, 3);
+}
+
+TEST_F(Cli, ExportRefusesAFigureTooLargeToEncodeAndWritesNothing) {
+  // T = 5000 at scale 8 overflowed stb's buffer (SIGSEGV); T = 4096 wrote an empty PNG, exit 0.
+  const std::string f = Write("big.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 5000, "d_in": 64, "seed": 0},
+    "projections": {"init": "identity"}, "mask": {"kind": "causal"}})");
+  for (const std::string what : {"--stage weights", "--all"}) {
+    const Result r = RunCli("export " + f + " " + what + " --scale 8 -o " + Path("w.png"));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "attention-lab: error: the " + std::string(what == "--all" ? "scores" : "weights") +
+                  " figure would be 40000 x 40000 pixels, more than the PNG limit of 134217728 "
+                  "pixels (about 11585 x 11585): use a smaller scale, or export CSV or NPY\n");
+    EXPECT_FALSE(fs::exists(Path("w.png")));
+  }
+}
+
+TEST_F(Cli, WriteErrorsOnStandardOutputExit2) {
+  if (!fs::is_character_file("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  for (const char* args :
+       {"dump raschka-journey -o -", "presets", "variance --dims 5", "code raschka-journey",
+        "show raschka-journey", "export raschka-journey --all -o " /* paths listed on stdout */}) {
+    std::string cmd = args;
+    if (cmd.back() == ' ') cmd += Path("all");
+    const Result r = RunCli(cmd + " >/dev/full");
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.err,
+              "attention-lab: error: standard output: cannot write (No space left on device)\n")
+        << args;
+  }
+  const Result file = RunCli("dump raschka-journey -o /dev/full");
+  EXPECT_EQ(file.status, 2);
+  EXPECT_EQ(file.err, "attention-lab: error: /dev/full: cannot write (No space left on device)\n");
+  const bool still_device = fs::is_character_file("/dev/full");
+  if (!still_device && geteuid() == 0) {  // put it back for everyone else
+    fs::remove("/dev/full");
+    mknod("/dev/full", S_IFCHR | 0666, makedev(1, 7));
+    chmod("/dev/full", 0666);
+  }
+  EXPECT_TRUE(still_device);
+}
+
+TEST_F(Cli, DevicesAndFifosAsOutputAreWrittenNotReplaced) {
+  ASSERT_EQ(mkfifo(Path("pipe").c_str(), 0600), 0);
+  std::string got;
+  std::thread reader([&] { got = ReadPipe(Path("pipe")); });
+  const Result r = RunCli("dump raschka-journey -o " + Path("pipe"));
+  reader.join();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::is_fifo(Path("pipe")));
+  EXPECT_EQ(nlohmann::json::parse(got)["tokens"][1], "journey");
+  if (geteuid() != 0) return;  // device nodes need root
+  ASSERT_EQ(mknod(Path("null").c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+  EXPECT_EQ(RunCli("dump raschka-journey -o " + Path("null")).status, 0);
+  EXPECT_TRUE(fs::is_character_file(Path("null")));
+  EXPECT_EQ(RunCli("dump raschka-journey -o /dev/null").status, 0);
+  const bool still_device = fs::is_character_file("/dev/null");
+  if (!still_device) {  // put it back for everyone else
+    fs::remove("/dev/null");
+    mknod("/dev/null", S_IFCHR | 0666, makedev(1, 3));
+    chmod("/dev/null", 0666);
+  }
+  EXPECT_TRUE(still_device);
+}
+
+TEST_F(Cli, ExportAllWritesEveryFileOrNone) {
+  fs::create_directories(dir_ / "all" / "weights.png");  // one target cannot be written
+  const Result r = RunCli("export raschka-journey --all -o " + Path("all"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("weights.png: cannot write (a folder, not a regular file)"),
+            std::string::npos)
+      << r.err;
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir_ / "all")) left.push_back(e.path().filename());
+  EXPECT_EQ(left, std::vector<std::string>{"weights.png"});
+}
+
+TEST_F(Cli, OutputThatIsTheInputScenarioIsRefused) {
+  const std::string f = Write("s.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 3, "d_in": 2, "seed": 0},
+    "projections": {"init": "identity"}})");
+  const std::string before = ReadFile(f);
+  fs::create_symlink("s.json", dir_ / "link.json");
+  for (const std::string& args :
+       {"dump " + f + " -o " + f, "code " + f + " -o " + Path("link.json"),
+        "export " + f + " --stage weights --format csv -o " + f}) {
+    const Result r = RunCli(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find("would overwrite its own input"), std::string::npos) << args << r.err;
+    EXPECT_EQ(ReadFile(f), before) << args;
+  }
+}
+
+TEST_F(Cli, LongFileNamesFit) {
+  const std::string name = std::string(250, 'n') + ".json";  // 255 bytes
+  const Result r = RunCli("dump raschka-journey -o " + Path(name));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(Path(name)))["tokens"][1], "journey");
 }
 
 }  // namespace

@@ -303,3 +303,76 @@ TEST(ExportAll, UsesTheTwoColormapsItIsGiven) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+TEST(StageCsv, FormulaLikeTokensAreNeutralisedAndNumbersStayNumbers) {
+  StageView v;
+  v.stage = Stage::kScores;
+  v.row_axis = "query";
+  v.values = Matrix::Constant(3, 3, -1.5f);
+  v.row_labels = {"=HYPERLINK(\"http://x\",\"y\")", "@SUM(A1)", "+1"};
+  v.col_labels = {"-x", "\tcmd", "plain"};
+  const std::string csv = StageCsv(v);
+  EXPECT_EQ(csv,
+            "query,\"'-x\",\"'\tcmd\",plain\n"
+            "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-1.5,-1.5,-1.5\n"
+            "\"'@SUM(A1)\",-1.5,-1.5,-1.5\n"
+            "\"'+1\",-1.5,-1.5,-1.5\n");
+}
+
+StageView SquareView(Eigen::Index t) {
+  StageView v;
+  v.stage = Stage::kWeights;
+  v.values.resize(t, t);  // only the shape matters to the size check
+  return v;
+}
+
+TEST(CheckFigureSize, RefusesFiguresStbCannotEncodeBeforeRendering) {
+  // T = 4096 at scale 8: a 32768 x 32768 grid (stb wrote an empty PNG); T = 2048: 16384^2.
+  for (Eigen::Index t : {4096, 2048}) {
+    try {
+      CheckFigureSize(SquareView(t), {.scale = 8});
+      FAIL() << t;
+    } catch (const std::invalid_argument& e) {
+      const std::string side = std::to_string(8 * t);
+      EXPECT_EQ(std::string(e.what()), "the weights figure would be " + side + " x " + side +
+                                           " pixels, more than the PNG limit of 134217728 "
+                                           "pixels (about 11585 x 11585): use a smaller scale, "
+                                           "or export CSV or NPY");
+    }
+  }
+  EXPECT_NO_THROW(CheckFigureSize(SquareView(2048), {.scale = 4}));  // 8192^2 fits
+  EXPECT_NO_THROW(CheckFigureSize(SquareView(6), {.scale = 8}));
+}
+
+TEST(EncodePng, RefusesImagesItCannotEncodeInsteadOfReturningNothing) {
+  EXPECT_THROW(EncodePng(Image{}), std::invalid_argument);
+  EXPECT_THROW(EncodePng(Image{2, 2, std::vector<uint8_t>(5)}), std::invalid_argument);
+  const Image big{20000, 20000, {}};  // over the limit: refused on the size alone
+  EXPECT_THROW(EncodePng(big), std::invalid_argument);
+  const std::string png = EncodePng(Image{1, 1, {255, 0, 0}});
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+}
+
+TEST(ExportAll, WritesEveryFileOrNone) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnlab_export_all_none_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "weights.csv");  // a folder in the way of one of the files
+  const Scenario s = LoadPreset("raschka-journey");
+  EXPECT_THROW(ExportAll(RunScenario(s), s, {}, ExportFormat::kCsv, dir.string()), FileError);
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir)) left.push_back(e.path().filename());
+  EXPECT_EQ(left, std::vector<std::string>{"weights.csv"});  // not scores.csv, no temporaries
+  // A folder the failing call created is removed again.
+  const fs::path fresh = dir / "fresh";
+  EXPECT_THROW(ExportAll(RunScenario(s), s, [] { FigureOptions o; o.colormap = "jet"; return o; }(), ExportFormat::kPng, fresh),
+               std::invalid_argument);
+  EXPECT_FALSE(fs::exists(fresh));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace attnlab

@@ -14,6 +14,8 @@ packages=(
   libimgui-dev libglfw3-dev python3-glad libgl-dev
   # tests and benchmarks; the GUI tests run under a virtual X server with Mesa's llvmpipe
   libgtest-dev libbenchmark-dev xvfb xauth libgl1-mesa-dri
+  # the sanitizer and fuzz step of test.sh (tools/sanitize.sh): clang with libFuzzer
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

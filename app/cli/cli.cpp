@@ -14,7 +14,10 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -39,10 +42,25 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The scenario file this run read (empty for a preset): no output may overwrite it.
+std::string& InputFile() {
+  static std::string path;
+  return path;
+}
+
+/// Refuses an output that is the scenario file being read (it would be lost on a failure).
+void CheckNotInput(const std::string& out) {
+  if (!InputFile().empty() && out != "-" && SameFile(out, InputFile()))
+    throw UsageError(out +
+                     ": is the scenario being read; writing it would overwrite its own "
+                     "input (choose another output)");
+}
+
 /// A scenario from a file path, or else a preset id. Errors name the file or the id.
 Scenario LoadScenarioArg(const std::string& arg) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(arg, ec)) {
+    InputFile() = arg;
     try {
       return ParseScenario(ReadFile(arg));
     } catch (const ScenarioError& e) {
@@ -56,22 +74,54 @@ Scenario LoadScenarioArg(const std::string& arg) {
   throw UsageError(arg + ": no such file, and not a preset id (presets: " + known + ")");
 }
 
-/// Writes `text` to `path` atomically, or to stdout when path is "-".
+/// Flushes standard output. Errors: FileError when a write failed (a full disk, a closed pipe).
+void FlushStdout() {
+  if (std::cout) errno = 0;
+  std::cout.flush();
+  if (!std::cout)
+    throw FileError(std::string("standard output: cannot write (") +
+                    (errno ? std::strerror(errno) : "write error") + ")");
+}
+
+/// Writes `text` to `path` atomically, or to stdout when path is "-". Errors: FileError,
+/// UsageError when `path` is the scenario being read.
 void WriteOutput(const std::string& path, const std::string& text) {
   if (path == "-") {
-    std::cout << text << std::flush;
+    std::cout << text;
+    FlushStdout();
     return;
   }
+  CheckNotInput(path);
   WriteFileAtomic(path, text);
+}
+
+/// An integer option's text as a T in [lo, hi], decimal only. CLI11 would accept "0x10" and
+/// "010" (octal), wrap "-1" for unsigned options and clamp overflow silently. Errors:
+/// UsageError naming the option and the range.
+template <typename T>
+T ParseInteger(const std::string& option, const std::string& text, T lo, T hi) {
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  const bool digits = text.find_first_not_of("0123456789", text[0] == '-') == std::string::npos &&
+                      text.size() > (text[0] == '-' ? 1u : 0u);
+  if (!digits) throw UsageError(option + " \"" + text + "\" is not an integer");
+  // Digits that do not fit T (a negative number for an unsigned T included) are out of range.
+  if (ec != std::errc() || ptr != end || value < lo || value > hi)
+    throw UsageError(option + " " + text + " is outside " + std::to_string(lo) + ".." +
+                     std::to_string(hi));
+  return value;
 }
 
 int Dump(const std::string& input, const std::string& out) {
   const Stages stages = RunScenario(LoadScenarioArg(input));
   // Streamed: the text of a large scenario is several times its stages (EstimateStageBytes).
   if (out == "-") {
+    errno = 0;  // the first failed write's reason survives to FlushStdout
     WriteStagesJson(std::cout, stages);
-    std::cout << std::flush;
+    FlushStdout();
   } else {
+    CheckNotInput(out);
     WriteFileAtomic(out, [&stages](std::ostream& os) { WriteStagesJson(os, stages); });
   }
   return 0;
@@ -79,16 +129,15 @@ int Dump(const std::string& input, const std::string& out) {
 
 struct ExportArgs {
   std::string input, out, stage, colormap, values = "auto", format, range = "fixed";
-  int64_t head = 0, batch = 0;
-  int scale = 1;
+  std::string head = "0", batch = "0", scale = "1";  // integers, parsed by ParseInteger
   bool all = false;
 };
 
 int Export(const ExportArgs& a) {
   FigureOptions opt;
-  opt.scale = a.scale;
-  if (a.scale < 1 || a.scale > 8)
-    throw UsageError("--scale " + std::to_string(a.scale) + " is outside 1..8");
+  opt.scale = ParseInteger<int>("--scale", a.scale, 1, 8);
+  const int64_t head = ParseInteger<int64_t>("--head", a.head, 0, INT64_MAX);
+  const int64_t batch = ParseInteger<int64_t>("--batch", a.batch, 0, INT64_MAX);
   if (!a.colormap.empty()) {
     try {
       FindColormap(a.colormap);
@@ -138,13 +187,24 @@ int Export(const ExportArgs& a) {
     }
   }
   const Scenario scenario = LoadScenarioArg(a.input);
+  if (!a.all) CheckNotInput(a.out);
+  try {
+    if (format == ExportFormat::kPng) {  // refuse a figure too large before running anything
+      const Shape sh = ValidateScenario(scenario);
+      for (Stage s : AllStages())
+        if (a.all || s == *stage)
+          CheckFigureSize(s, sh.T, s == Stage::kContext ? sh.d_out : sh.T, opt.scale);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   const Stages stages = RunScenario(scenario);
   try {
     if (a.all) {
       for (const std::string& p : ExportAll(stages, scenario, opt, format, a.out))
         std::cout << p << "\n";
     } else {
-      ExportView(ExtractStage(stages, scenario, *stage, a.head, a.batch), opt, format, a.out);
+      ExportView(ExtractStage(stages, scenario, *stage, head, batch), opt, format, a.out);
     }
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
@@ -165,8 +225,35 @@ int ListPresets() {
   return 0;
 }
 
-int Variance(const std::vector<int64_t>& dims, int64_t trials, uint64_t seed,
-             const std::string& out) {
+// Bounds of `variance`, so that any command line finishes in seconds: at most this many
+// dimensions, each at most kMaxVarianceD, and trials x (sum of the dims) random pairs in all.
+constexpr size_t kMaxVarianceDims = 64;
+constexpr int64_t kMaxVarianceD = 65536;
+constexpr int64_t kMaxVarianceTrials = 10'000'000;
+constexpr double kMaxVarianceTotal = 2e8;
+
+struct VarianceArgs {
+  std::vector<std::string> dims = {"5", "100"};
+  std::string trials = "1000", seed = "0", out = "-";
+};
+
+int Variance(const VarianceArgs& a) {
+  if (a.dims.size() > kMaxVarianceDims)
+    throw UsageError("--dims: " + std::to_string(a.dims.size()) + " dimensions, more than the " +
+                     std::to_string(kMaxVarianceDims) + " allowed");
+  std::vector<int64_t> dims;
+  double sum = 0;
+  for (const std::string& d : a.dims) {
+    dims.push_back(ParseInteger<int64_t>("--dims", d, 1, kMaxVarianceD));
+    sum += static_cast<double>(dims.back());
+  }
+  const int64_t trials = ParseInteger<int64_t>("--trials", a.trials, 2, kMaxVarianceTrials);
+  const uint64_t seed = ParseInteger<uint64_t>("--seed", a.seed, 0, UINT64_MAX);
+  if (sum * static_cast<double>(trials) > kMaxVarianceTotal)
+    throw UsageError("--trials x --dims: " + std::to_string(trials) + " trials x " +
+                     std::to_string(static_cast<int64_t>(sum)) +
+                     " (the dims' sum) is more than the limit of 2e8 numbers");
+  const std::string& out = a.out;
   std::vector<VariancePoint> points;
   try {
     points = VarianceExperiment(dims, trials, seed);
@@ -241,16 +328,14 @@ int Run(int argc, char** argv) {
 
   CLI::App* presets = app.add_subcommand("presets", "List the shipped presets: id, then title");
 
-  std::vector<int64_t> dims = {5, 100};
-  int64_t trials = 1000;
-  uint64_t seed = 0;
-  std::string var_out = "-";
+  VarianceArgs va;
   CLI::App* variance = app.add_subcommand(
       "variance", "Variance of q.k for random q, k of dimension d, before and after 1/sqrt(d)");
-  variance->add_option("--dims", dims, "Dimensions d, comma separated")->delimiter(',');
-  variance->add_option("--trials", trials, "Random (q, k) pairs per dimension");
-  variance->add_option("--seed", seed, "torch.manual_seed before each dimension");
-  variance->add_option("-o,--output", var_out, "Output JSON file ('-' for standard output)");
+  variance->add_option("--dims", va.dims, "Dimensions d (1..65536, at most 64), comma separated")
+      ->delimiter(',');
+  variance->add_option("--trials", va.trials, "Random (q, k) pairs per dimension (2..1e7)");
+  variance->add_option("--seed", va.seed, "torch.manual_seed before each dimension (0..2^64-1)");
+  variance->add_option("-o,--output", va.out, "Output JSON file ('-' for standard output)");
 
   CLI::App* show =
       app.add_subcommand("show", "Print the stages of a scenario as PyTorch prints them");
@@ -290,12 +375,15 @@ int Run(int argc, char** argv) {
     return 2;
   }
   try {
-    if (*dump) return Dump(input, out);
-    if (*presets) return ListPresets();
-    if (*variance) return Variance(dims, trials, seed, var_out);
-    if (*show) return Show(input, stage);
-    if (*exp) return Export(ex);
-    if (*code) return Code(input, code_out);
+    int status = 2;
+    if (*dump) status = Dump(input, out);
+    if (*presets) status = ListPresets();
+    if (*variance) status = Variance(va);
+    if (*show) status = Show(input, stage);
+    if (*exp) status = Export(ex);
+    if (*code) status = Code(input, code_out);
+    FlushStdout();  // a failed write to stdout (a full disk, /dev/full) is an error, not success
+    return status;
   } catch (const UsageError& e) {
     std::cerr << "attention-lab: error: " << e.what() << "\n";
   } catch (const ScenarioError& e) {

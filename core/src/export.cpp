@@ -3,9 +3,12 @@
 
 #include <stb_image_write.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <stdexcept>
+#include <string_view>
 
 #include "attnlab/file_io.h"
 #include "attnlab/text.h"
@@ -18,26 +21,56 @@ void AppendBytes(void* context, void* data, int size) {
   static_cast<std::string*>(context)->append(static_cast<const char*>(data), size);
 }
 
+// One CSV field. Text that a spreadsheet would run as a formula (a leading =, +, -, @, tab or
+// carriage return, as in "=HYPERLINK(...)") is prefixed with a single quote and quoted, as OWASP's
+// CSV injection guidance recommends; numbers are written by the caller and stay numbers.
 std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r ") == std::string::npos && !s.empty()) return s;
-  std::string out = "\"";
+  const bool formula = !s.empty() && std::string_view("=+-@\t\r").find(s[0]) != std::string::npos;
+  if (!formula && s.find_first_of(",\"\n\r ") == std::string::npos && !s.empty()) return s;
+  std::string out = formula ? "\"'" : "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
 
+std::string FigureTooLarge(const std::string& what, int64_t width, int64_t height) {
+  return what + " would be " + std::to_string(width) + " x " + std::to_string(height) +
+         " pixels, more than the PNG limit of " + std::to_string(kMaxFigurePixels) +
+         " pixels (about 11585 x 11585): use a smaller scale, or export CSV or NPY";
+}
+
 }  // namespace
 
+void CheckFigureSize(Stage stage, int64_t rows, int64_t cols, int scale) {
+  // The grid alone bounds the figure below.
+  const int64_t cell = FigureCellSize(rows, cols, scale);
+  const int64_t width = cell * cols, height = cell * rows;
+  if (width * height > kMaxFigurePixels)
+    throw std::invalid_argument(
+        FigureTooLarge(std::string("the ") + StageName(stage) + " figure", width, height));
+}
+
+void CheckFigureSize(const StageView& view, const FigureOptions& options) {
+  CheckFigureSize(view.stage, view.values.rows(), view.values.cols(), options.scale);
+}
+
 std::string EncodePng(const Image& image) {
+  const int64_t w = image.width, h = image.height;
+  if (w < 1 || h < 1 || static_cast<int64_t>(image.rgb.size()) != w * h * 3)
+    throw std::invalid_argument("PNG: the image is empty or its pixels do not match its size");
+  if (w * h > kMaxFigurePixels) throw std::invalid_argument(FigureTooLarge("the PNG", w, h));
   std::string out;
   // Level 4: stb's deflate is slow at high levels; a T = 2048 figure must export in < 2 s.
   stbi_write_png_compression_level = 4;
-  stbi_write_png_to_func(AppendBytes, &out, image.width, image.height, 3, image.rgb.data(),
-                         image.width * 3);
+  const int ok = stbi_write_png_to_func(AppendBytes, &out, image.width, image.height, 3,
+                                        image.rgb.data(), image.width * 3);
+  if (!ok || out.empty())
+    throw std::runtime_error("PNG: stb_image_write could not encode a " + std::to_string(w) +
+                             " x " + std::to_string(h) + " image (out of memory?)");
   return out;
 }
 
 std::string StageCsv(const StageView& v) {
-  std::string out = v.row_axis;
+  std::string out = CsvField(v.row_axis);
   for (const std::string& c : v.col_labels) out += "," + CsvField(c);
   out += "\n";
   for (Eigen::Index r = 0; r < v.values.rows(); ++r) {
@@ -69,48 +102,64 @@ std::string StageNpy(const StageView& v) {
   return out;
 }
 
-void ExportView(const StageView& view, const FigureOptions& options, ExportFormat format,
-                const std::string& path) {
-  std::string bytes;
+namespace {
+
+// The bytes of one view in `format`. Errors as ExportView.
+std::string ExportBytes(const StageView& view, const FigureOptions& options, ExportFormat format) {
   switch (format) {
     case ExportFormat::kPng:
-      bytes = EncodePng(RenderFigure(view, options));
-      break;
+      CheckFigureSize(view, options);
+      return EncodePng(RenderFigure(view, options));
     case ExportFormat::kCsv:
-      bytes = StageCsv(view);
-      break;
+      return StageCsv(view);
     case ExportFormat::kNpy:
-      bytes = StageNpy(view);
-      break;
+      return StageNpy(view);
   }
-  WriteFileAtomic(path, bytes);
+  throw std::invalid_argument("unknown export format");
+}
+
+}  // namespace
+
+void ExportView(const StageView& view, const FigureOptions& options, ExportFormat format,
+                const std::string& path) {
+  WriteFileAtomic(path, ExportBytes(view, options, format));
 }
 
 std::vector<std::string> ExportAll(const Stages& stages, const Scenario& scenario,
                                    const FigureOptions& options, ExportFormat format,
                                    const std::string& dir) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (!std::filesystem::is_directory(dir))
+  const bool existed = fs::exists(dir, ec);
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir))
     throw FileError(dir + ": cannot create the folder" + (ec ? " (" + ec.message() + ")" : ""));
   const char* ext = format == ExportFormat::kPng   ? ".png"
                     : format == ExportFormat::kCsv ? ".csv"
                                                    : ".npy";
   const Shape& sh = stages.shape;
   std::vector<std::string> written;
-  for (Stage stage : AllStages()) {
-    if (stage == Stage::kWeightsDropped && stages.weights_dropped.empty()) continue;
-    const int64_t heads = StageIsPerHead(stage) ? sh.H : 1;
-    const int64_t batches = stage == Stage::kMask ? 1 : sh.B;
-    for (int64_t b = 0; b < batches; ++b)
-      for (int64_t h = 0; h < heads; ++h) {
-        std::string name = StageName(stage);
-        if (heads > 1) name += "_h" + std::to_string(h);
-        if (batches > 1) name += "_b" + std::to_string(b);
-        const std::string path = (std::filesystem::path(dir) / (name + ext)).string();
-        ExportView(ExtractStage(stages, scenario, stage, h, b), options, format, path);
-        written.push_back(path);
-      }
+  AtomicFileSet files;  // all or nothing: temporaries until every file is ready
+  try {
+    for (Stage stage : AllStages()) {
+      if (stage == Stage::kWeightsDropped && stages.weights_dropped.empty()) continue;
+      const int64_t heads = StageIsPerHead(stage) ? sh.H : 1;
+      const int64_t batches = stage == Stage::kMask ? 1 : sh.B;
+      for (int64_t b = 0; b < batches; ++b)
+        for (int64_t h = 0; h < heads; ++h) {
+          std::string name = StageName(stage);
+          if (heads > 1) name += "_h" + std::to_string(h);
+          if (batches > 1) name += "_b" + std::to_string(b);
+          const std::string path = (fs::path(dir) / (name + ext)).string();
+          files.Add(path,
+                    ExportBytes(ExtractStage(stages, scenario, stage, h, b), options, format));
+          written.push_back(path);
+        }
+    }
+    files.Commit();
+  } catch (...) {
+    if (!existed) fs::remove(dir, ec);  // the folder this call made, if still empty
+    throw;
   }
   return written;
 }

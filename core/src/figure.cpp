@@ -80,7 +80,7 @@ Geometry LayOut(const HeatmapSpec& spec, int scale) {
   const int s = scale;
   g.rows = static_cast<int>(spec.rows);
   g.cols = static_cast<int>(spec.cols);
-  g.cell = s * std::clamp(m.grid_target / std::max({g.rows, g.cols, 1}), 1, m.max_cell);
+  g.cell = static_cast<int>(FigureCellSize(g.rows, g.cols, s));
   g.grid_w = g.cell * g.cols;
   g.grid_h = g.cell * g.rows;
   LayOutLabels(spec, m, g);
@@ -230,6 +230,12 @@ void PaintLegends(Canvas& cv, const HeatmapSpec& spec, const Geometry& g) {
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] RenderFigure
+
+int64_t FigureCellSize(int64_t rows, int64_t cols, int scale) {
+  const Metrics m;
+  return std::clamp(scale, 1, 8) *
+         std::clamp<int64_t>(m.grid_target / std::max<int64_t>({rows, cols, 1}), 1, m.max_cell);
+}
 
 ValueRange FigureRange(const StageView& view, RangeMode mode) {
   return StageRange(view.stage, view.diverging, ScanValues(view.values), mode);

@@ -6,27 +6,31 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
+#include <climits>
 #include <cstring>
-#include <fstream>
+#include <ostream>
 #include <sstream>
 #include <streambuf>
 #include <vector>
 
 namespace attnlab {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw FileError(path + ": cannot read (" + std::strerror(errno) + ")");
-  std::ostringstream os;
-  os << in.rdbuf();
-  if (in.bad()) throw FileError(path + ": read error");
-  return os.str();
-}
+/// One staged file: where it goes and how it gets there.
+struct AtomicFileSet::Pending {
+  std::string path;    // as the caller named it, for messages
+  std::string target;  // `path` with symlinks followed
+  std::string tmp;     // the temporary next to `target`; empty for a direct write
+  std::string bytes;   // kept only for a direct write (a device or a FIFO)
+  bool existed = false;
+  bool renamed = false;
+};
 
 namespace {
 
-// A stream buffer that writes to a file descriptor; remembers the first write error.
+std::string Reason(int err) { return std::strerror(err); }
+
+// A stream buffer that writes to a file descriptor in 64 KiB pieces; remembers the first write
+// error (the stream then fails).
 class FdBuf : public std::streambuf {
  public:
   explicit FdBuf(int fd) : fd_(fd), buf_(1 << 16) { setp(buf_.data(), buf_.data() + buf_.size()); }
@@ -47,8 +51,10 @@ class FdBuf : public std::streambuf {
     while (n > 0 && error_ == 0) {
       const ssize_t w = ::write(fd_, p, n);
       if (w < 0 && errno == EINTR) continue;
-      if (w < 0) error_ = errno;
-      if (w < 0) break;
+      if (w < 0) {
+        error_ = errno;
+        break;
+      }
       p += w;
       n -= static_cast<size_t>(w);
     }
@@ -62,52 +68,238 @@ class FdBuf : public std::streambuf {
   int error_ = 0;
 };
 
-}  // namespace
-
-void WriteFileAtomic(const std::string& path, const std::string& bytes) {
-  WriteFileAtomic(path, [&bytes](std::ostream& out) {
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  });
+[[noreturn]] void Fail(const std::string& path, const char* what, int err) {
+  throw FileError(path + ": " + what + " (" + Reason(err) + ")");
 }
 
-void WriteFileAtomic(const std::string& path, const std::function<void(std::ostream&)>& produce) {
-  std::string tmpl = path + ".tmp-XXXXXX";
-  const int fd = mkstemp(tmpl.data());
-  if (fd < 0) throw FileError(path + ": cannot write (" + std::strerror(errno) + ")");
-  int write_errno = 0;
+const char* KindName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+std::string Parent(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// `path` with every symlink in its last component followed (a dangling link gives the path it
+// points to, which is then created). Links in the folders are left to the kernel.
+std::string FollowLinks(std::string path) {
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+    if (n < 0) return path;
+    const std::string link(buf, static_cast<size_t>(n));
+    path = link[0] == '/' ? link : Parent(path) + "/" + link;
+  }
+  throw FileError(path + ": cannot write (" + Reason(ELOOP) + ")");
+}
+
+void WriteAll(int fd, const std::string& bytes, const std::string& path) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Fail(path, "cannot write", errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+}
+
+// The permission bits a new file gets: 0666 minus the umask.
+mode_t NewFileMode() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+// Writes the bytes to the open temporary `fd`, gives it the mode (and owner) the target should
+// have, syncs and closes it. Closes `fd` in every case.
+void FillTemporary(int fd, const std::string& bytes, const struct stat* old,
+                   const std::string& path) {
+  try {
+    WriteAll(fd, bytes, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  // mkstemp creates 0600: keep the replaced file's mode (and owner, which only root can give).
+  ::fchmod(fd, old ? old->st_mode & 0777 : NewFileMode());
+  if (old && ::geteuid() == 0) {
+    if (::fchown(fd, old->st_uid, old->st_gid) == 0) ::fchmod(fd, old->st_mode & 0777);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_errno = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!synced) Fail(path, "cannot write", sync_errno);
+  if (!closed) Fail(path, "cannot write", errno);
+}
+
+void WriteDirect(const std::string& target, const std::string& bytes, const std::string& path) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) Fail(path, "cannot write", errno);
+  try {
+    WriteAll(fd, bytes, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) Fail(path, "cannot write", errno);
+}
+
+}  // namespace
+
+std::string ReadFile(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat can refuse it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) Fail(path, "cannot read", errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    Fail(path, "cannot read", err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw FileError(path + ": cannot read (" + KindName(st.st_mode) + ", not a regular file)");
+  }
+  std::string out;
+  out.reserve(static_cast<size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      Fail(path, "read error", err);
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+AtomicFileSet::AtomicFileSet() = default;
+
+AtomicFileSet::~AtomicFileSet() { RemoveTemporaries(); }
+
+void AtomicFileSet::RemoveTemporaries() noexcept {
+  for (Pending& p : pending_)
+    if (!p.tmp.empty() && !p.renamed) ::unlink(p.tmp.c_str());
+  pending_.clear();
+}
+
+int AtomicFileSet::Stage(const std::string& path, struct stat* st, bool* existed) {
+  Pending p;
+  p.path = path;
+  p.target = path;
+  *existed = false;
+  if (::stat(path.c_str(), st) == 0) {
+    if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode)) {
+      // A device or a pipe (/dev/stdout too): written at Commit(), not replaced.
+      pending_.push_back(std::move(p));
+      return -1;
+    }
+    if (!S_ISREG(st->st_mode))
+      throw FileError(path + ": cannot write (" + KindName(st->st_mode) + ", not a regular file)");
+    p.existed = *existed = true;
+  } else if (errno != ENOENT) {
+    Fail(path, "cannot write", errno);
+  }
+  p.target = FollowLinks(path);  // the link stays a link: its target is replaced
+  // A short name: "<target>.tmp-XXXXXX" would not fit next to a 245-byte file name.
+  std::string tmpl = Parent(p.target) + "/.attnlab-XXXXXX";
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) Fail(path, "cannot write", errno);
+  p.tmp = tmpl;
+  pending_.push_back(std::move(p));  // from here on, the destructor removes the temporary
+  return fd;
+}
+
+void AtomicFileSet::Add(const std::string& path, const std::string& bytes) {
+  struct stat st;
+  bool existed = false;
+  const int fd = Stage(path, &st, &existed);
+  if (fd < 0) {
+    pending_.back().bytes = bytes;
+    return;
+  }
+  FillTemporary(fd, bytes, existed ? &st : nullptr, path);
+}
+
+void AtomicFileSet::AddStream(const std::string& path,
+                              const std::function<void(std::ostream&)>& produce) {
+  struct stat st;
+  bool existed = false;
+  const int fd = Stage(path, &st, &existed);
+  if (fd < 0) {
+    std::ostringstream collected;
+    produce(collected);
+    pending_.back().bytes = collected.str();
+    return;
+  }
+  int err = 0;
   try {
     FdBuf buf(fd);
     std::ostream out(&buf);
     produce(out);
     out.flush();
-    write_errno = buf.error() ? buf.error() : out ? 0 : EIO;
+    err = buf.error() ? buf.error() : out ? 0 : EIO;
   } catch (...) {
     ::close(fd);
-    std::remove(tmpl.c_str());
     throw;
   }
-  if (write_errno != 0) {
+  if (err != 0) {
     ::close(fd);
-    std::remove(tmpl.c_str());
-    throw FileError(path + ": cannot write (" + std::strerror(write_errno) + ")");
+    Fail(path, "cannot write", err);
   }
-  // mkstemp creates 0600; a saved scenario or figure should be readable like any other file.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  const bool synced = ::fsync(fd) == 0;
-  const int sync_errno = errno;
-  const bool closed = ::close(fd) == 0;
-  if (!synced || !closed) {
-    const std::string why = std::strerror(synced ? errno : sync_errno);
-    std::remove(tmpl.c_str());
-    throw FileError(path + ": cannot write (" + why + ")");
+  FillTemporary(fd, std::string(), existed ? &st : nullptr, path);
+}
+
+void AtomicFileSet::Commit() {
+  for (Pending& p : pending_) {
+    if (p.tmp.empty()) continue;
+    if (::rename(p.tmp.c_str(), p.target.c_str()) != 0) {
+      const int err = errno;
+      for (Pending& q : pending_)  // undo what can be undone: the files this set created
+        if (q.renamed && !q.existed) ::unlink(q.target.c_str());
+      RemoveTemporaries();
+      Fail(p.path, "cannot write", err);
+    }
+    p.renamed = true;
   }
-  if (std::rename(tmpl.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmpl.c_str());
-    throw FileError(path + ": cannot write (" + why + ")");
-  }
+  std::vector<Pending> direct;
+  direct.swap(pending_);
+  for (const Pending& p : direct)
+    if (p.tmp.empty()) WriteDirect(p.target, p.bytes, p.path);
+}
+
+void WriteFileAtomic(const std::string& path, const std::string& bytes) {
+  AtomicFileSet set;
+  set.Add(path, bytes);
+  set.Commit();
+}
+
+void WriteFileAtomic(const std::string& path, const std::function<void(std::ostream&)>& produce) {
+  AtomicFileSet set;
+  set.AddStream(path, produce);
+  set.Commit();
+}
+
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
 }
 
 }  // namespace attnlab

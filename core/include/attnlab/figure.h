@@ -33,6 +33,10 @@ struct FigureOptions : PresentationOptions {
 /// The presentation of a view's own values under `options`: what RenderFigure draws.
 HeatmapSpec FigureSpec(const StageView& view, const PresentationOptions& options);
 
+/// The side of one cell in pixels for a rows x cols grid at `scale` (1..8): cells shrink so the
+/// grid stays near 620 pixels, from 58 down to 1 pixel, then everything times the scale.
+int64_t FigureCellSize(int64_t rows, int64_t cols, int scale);
+
 /// An 8-bit sRGB image, rows top to bottom, 3 bytes per pixel.
 struct Image {
   int width = 0, height = 0;

@@ -1,10 +1,15 @@
-// file_io.h: reading files and writing them atomically (a crash never leaves half a file).
+// file_io.h: reading files and writing them atomically (a crash never leaves half a file), one
+// file or a set of files all or nothing.
 #pragma once
 
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+struct stat;
 
 namespace attnlab {
 
@@ -14,17 +19,60 @@ class FileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// The whole file as bytes. Errors: FileError naming the path ("no such file", ...).
+/// The whole file as bytes. Only regular files (symlinks to them included) are read: a FIFO, a
+/// device or a folder would block or never end, and is refused. Errors: FileError naming the
+/// path and the reason ("cannot read (No such file or directory)", "not a regular file (a FIFO)").
 std::string ReadFile(const std::string& path);
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed, then
-/// renamed over `path`. On any error the temporary is removed, `path` is left as it was, and
-/// FileError names the path and the reason.
+/// Files written all or nothing. Add() writes each file's bytes to a temporary in the target's
+/// folder (a short hidden name, ".attnlab-XXXXXX", so a 255-byte file name still fits); Commit()
+/// renames every temporary over its target. If an Add() or the Commit() fails, or the set is
+/// destroyed without a Commit() (an exception), every temporary is removed and no target is
+/// touched (a rename failing half-way through Commit() removes the targets it had created).
+///
+/// Targets: a symlink is written through (the link stays, its target is replaced); an existing
+/// file keeps its permission bits (not set-id bits; and its owner, when run as root), a new one
+/// gets 0666 minus the umask; a character device or a FIFO (/dev/null, /dev/stdout, a pipe) is
+/// written directly at Commit(), never replaced; a folder or any other kind of file is refused with
+/// a FileError.
+class AtomicFileSet {
+ public:
+  AtomicFileSet();
+  ~AtomicFileSet();
+  AtomicFileSet(const AtomicFileSet&) = delete;
+  AtomicFileSet& operator=(const AtomicFileSet&) = delete;
+
+  /// Stages `bytes` for `path`. Errors: FileError naming `path` and the reason.
+  void Add(const std::string& path, const std::string& bytes);
+
+  /// Stages the text `produce` writes to the stream it is given, in pieces (a large dump is never
+  /// held whole in memory; a device or FIFO target collects it first). An exception from
+  /// `produce` removes the temporary and propagates. Errors as Add.
+  void AddStream(const std::string& path, const std::function<void(std::ostream&)>& produce);
+
+  /// Moves every staged file into place. Errors: FileError naming the path that failed.
+  void Commit();
+
+ private:
+  struct Pending;
+  std::vector<Pending> pending_;
+  void RemoveTemporaries() noexcept;
+  /// Checks `path` and opens its temporary (returns its fd), or returns -1 for a direct write
+  /// (the pending entry then waits for its bytes); *old gets the target's stat if it exists.
+  int Stage(const std::string& path, struct stat* old, bool* existed);
+};
+
+/// Writes `bytes` to `path` atomically (an AtomicFileSet of one file): `path` ends up with the
+/// old bytes or the new ones, never half; see AtomicFileSet for symlinks, devices and modes.
+/// Errors: FileError names the path and the reason.
 void WriteFileAtomic(const std::string& path, const std::string& bytes);
 
 /// The same for text written by `produce` to the stream it is given, in pieces (the dump of a
 /// large scenario is never held whole in memory). An exception from `produce` removes the
 /// temporary and propagates.
 void WriteFileAtomic(const std::string& path, const std::function<void(std::ostream&)>& produce);
+
+/// True when `a` and `b` name the same existing file (same device and inode, links followed).
+bool SameFile(const std::string& a, const std::string& b);
 
 }  // namespace attnlab
