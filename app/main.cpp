@@ -5,9 +5,11 @@
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -28,6 +30,18 @@
 #include "gui/window.h"
 
 namespace {
+
+/// SIGTERM, SIGINT or SIGHUP asked the window to close: the loop ends and the session is saved.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void OnStopSignal(int signal) { g_stop_signal = signal; }
+
+void CatchStopSignals() {
+  struct sigaction sa = {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaction(s, &sa, nullptr);
+}
 
 void GlfwErrorCallback(int error, const char* description) {
   std::fprintf(stderr, "attention-lab: GLFW error %d: %s\n", error, description);
@@ -182,9 +196,11 @@ int RunWindow(int argc, char** argv) {
   }
   state->renderer = &renderer;
   StartState(*state, start, hooks.options);
+  state->autosaved_version = state->shown_version;  // the start needs no save
+  CatchStopSignals();
 
   // Main loop
-  while (!glfwWindowShouldClose(window) && !state->quit_requested) {
+  while (!glfwWindowShouldClose(window) && !state->quit_requested && !g_stop_signal) {
     const Clock::time_point frame_start = Clock::now();
     glfwPollEvents();
     if (!hooks.BeforeFrame(*state)) break;  // a script emits its actions before the widgets
@@ -198,6 +214,9 @@ int RunWindow(int argc, char** argv) {
     // The window, then every action of this frame applied in one place.
     gui::DrawMainWindow(*state);
     gui::ApplyPendingActions(*state);
+    if (hooks.options.autosave)
+      gui::AutosaveWhenIdle(*state,
+                            std::chrono::duration<double>(Clock::now().time_since_epoch()).count());
 
     // Rendering
     ImGui::Render();

@@ -391,6 +391,55 @@ TEST_F(Gui, FailingScriptStepExits3) {
   EXPECT_NE(r.err.find("fail.script:2"), std::string::npos) << r.err;
 }
 
+// Opening a file that does not run names the file once and the field once (it used to say
+// "projections.heads: FILE: projections.heads: ...").
+TEST_F(Gui, OpeningABadFileNamesItsFieldOnce) {
+  const std::string bad = Write("bad.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 3, "d_in": 2, "seed": 0},
+    "projections": {"init": "randn", "d_out": 4, "heads": 3}})");
+  const std::string script = Write("open.script", "open " + bad + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(
+      r.err.find("open.script:1: " + bad + ": projections.heads: 3 heads do not divide d_out = 4"),
+      std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("projections.heads"), r.err.rfind("projections.heads")) << r.err;
+}
+
+// The undo history is bounded in bytes as well as in steps: a custom mask at T = 2048 is 4 MiB a
+// copy, so 80 edits keep at most 64 undo steps (256 MiB), while small steps all stay.
+TEST_F(Gui, UndoHistoryIsBoundedInBytes) {
+  std::string allowed = "[";
+  const int T = 2048;
+  std::string row = "[";
+  for (int j = 0; j < T; ++j) row += j ? ",1" : "1";
+  row += "]";
+  for (int i = 0; i < T; ++i) allowed += (i ? "," : "") + row;
+  allowed += "]";
+  const std::string big = Write("big.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 2048, "d_in": 2, "seed": 0},
+    "projections": {"init": "identity"}, "mask": {"kind": "custom", "allowed": )" +
+                                                allowed + "}}");
+  std::string edits;
+  for (int k = 0; k < 80; ++k)
+    edits += "temperature " + std::to_string(1.0 + 0.01 * (k + 1)) + "\n";
+  const std::string script =
+      Write("edits.script", edits + "save-views " + Path("big-views.json") +
+                                "\npreset raschka-journey\n" + edits + "save-views " +
+                                Path("small-views.json") + "\n");
+  const Result r = RunApp(big + " --script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto undo = [&](const std::string& f) {
+    return nlohmann::json::parse(ReadFile(Path(f)))["history"]["undo"].get<int>();
+  };
+  EXPECT_GE(undo("big-views.json"), 60);
+  EXPECT_LE(undo("big-views.json"), 64);
+  // The 80 small steps all stay (a few KiB each), after the big ones that still fit.
+  EXPECT_GE(undo("small-views.json"), undo("big-views.json") + 80 - 2);
+  EXPECT_LE(undo("small-views.json"), undo("big-views.json") + 81);
+}
+
 // Painting the custom mask with the mouse (the script stands in for it), as a learner would.
 TEST_F(Gui, ClickingAHeatmapCellPaintsTheCustomMask) {
   const std::string script = Write("paint.script", R"(preset raschka-journey
@@ -426,6 +475,28 @@ TEST_F(Gui, SessionIsSavedAtExitAndRestored) {
   EXPECT_EQ(s.mask.kind, MaskKind::kCausal);
   EXPECT_EQ(s.input.source, InputSource::kRandn);
   EXPECT_EQ(s.normalization, Normalization::kMean);  // karpathy-trick's
+}
+
+// The session survives the ways a window ends without its Quit: SIGTERM, SIGINT and SIGHUP save
+// it on the way out; a SIGKILL loses at most the autosave interval (1 s here).
+TEST_F(Gui, SessionSurvivesSignals) {
+  for (const char* sig : {"TERM", "INT", "HUP", "KILL"}) {
+    fs::remove_all(Path("config"));
+    const std::string script =
+        Write(std::string("edit-") + sig + ".script", "temperature 3\nmask causal\nwait 1000000\n");
+    // The app is killed by a pattern that matches its own command line only (not xvfb-run's).
+    const std::string kill = std::string(" & sleep 4; pkill -") + sig + " -f '^" + ATTNLAB_APP +
+                             " .*" + script + "'; wait";
+    const std::string cmd = "XDG_CONFIG_HOME=" + Path("config") + " ATTNLAB_AUTOSAVE_SECONDS=1 " +
+                            "xvfb-run -a -s '-screen 0 1280x800x24' " + ATTNLAB_APP +
+                            " --preset karpathy-trick --script " + script + " 2>/dev/null" + kill;
+    ASSERT_GE(std::system(cmd.c_str()), 0);
+    const std::string session = Path("config/attention-lab/last-session.json");
+    ASSERT_TRUE(fs::exists(session)) << sig;
+    const Scenario s = ParseScenario(ReadFile(session));
+    EXPECT_DOUBLE_EQ(s.scaling.multiplier, 3.0) << sig;
+    EXPECT_EQ(s.mask.kind, MaskKind::kCausal) << sig;
+  }
 }
 
 TEST_F(Gui, FrameStatsPrintsTheMedianFrameTime) {
@@ -528,9 +599,9 @@ wait 2
     EXPECT_EQ(hs[i]["allclose"].get<bool>(), core[i].allclose_to_v1) << i;
     // A verdict within rounding of the tolerance, or False by float32 rounding only, is said
     // so (the note), never silently.
-    EXPECT_EQ(hs[i]["rounding_note"].get<bool>(),
-              core[i].near_tolerance ||
-                  (!core[i].allclose_to_v1 && core[i].max_diff_from_v1 < 1e-6))
+    EXPECT_EQ(
+        hs[i]["rounding_note"].get<bool>(),
+        core[i].near_tolerance || (!core[i].allclose_to_v1 && core[i].max_diff_from_v1 < 1e-6))
         << i;
   }
   EXPECT_LE(hs[1]["max_diff_value"].get<double>(), 2.4e-7);

@@ -147,7 +147,8 @@ Scenario Edited(AppState& state, const Action& action) {
           try {
             s = ParseScenario(ReadFile(path));
           } catch (const ScenarioError& e) {
-            throw ScenarioError(e.field(), path + ": " + e.what());
+            // what() already starts with the field: "projections.heads: ..." once, after the path.
+            throw std::runtime_error(path + ": " + e.what());
           }
         } else if constexpr (std::is_same_v<T, EditScenario>) {
           if (a.edit) a.edit(s);
@@ -155,6 +156,28 @@ Scenario Edited(AppState& state, const Action& action) {
       },
       action);
   return s;
+}
+
+/// The memory a scenario holds, roughly: its matrices, mask and strings.
+size_t ScenarioBytes(const Scenario& s) {
+  size_t n = sizeof(Scenario) + s.title.size() + s.input.text.size();
+  for (const Matrix& m : s.input.values) n += m.size() * sizeof(float);
+  for (const std::string& t : s.input.tokens) n += t.size() + sizeof(std::string);
+  for (const Matrix& w : s.projections.W) n += w.size() * sizeof(float);
+  n += s.mask.allowed.size();
+  return n;
+}
+
+/// Drops the oldest undo steps beyond History::kLimit steps or History::kByteLimit bytes
+/// (the newest step always stays).
+void TrimHistory(History& h) {
+  size_t bytes = 0;
+  for (const Scenario& s : h.undo) bytes += ScenarioBytes(s);
+  size_t drop = 0;
+  while (h.undo.size() - drop > 1 &&
+         (h.undo.size() - drop > History::kLimit || bytes > History::kByteLimit))
+    bytes -= ScenarioBytes(h.undo[drop++]);
+  h.undo.erase(h.undo.begin(), h.undo.begin() + static_cast<std::ptrdiff_t>(drop));
 }
 
 /// Applies an undoable action; returns true when the scenario changed.
@@ -184,7 +207,7 @@ bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_k
   const bool merge = !merge_key.empty() && merge_key == h.open_merge_key && !h.undo.empty();
   if (!merge) {
     h.undo.push_back(state.scenario);
-    if (h.undo.size() > History::kLimit) h.undo.erase(h.undo.begin());
+    TrimHistory(h);
   }
   h.redo.clear();
   h.open_merge_key = merge_key;
@@ -399,21 +422,18 @@ bool Do(AppState& state, const ExportCompare& a) {
   return Report(state, ExportCompareMap(state, a.map, ExpandPath(a.path), &message), message);
 }
 
-bool Do(AppState& state, const SelectHead& a) {
-  if (a.head == state.head) return false;
-  state.head = a.head;
+// Another head or batch entry on screen: the stage heatmaps upload their matrices again.
+bool Select(AppState& state, int64_t& field, int64_t value) {
+  if (value == field) return false;
+  field = value;
   ClampSelection(state);
   MarkSelectionDirty(state);
   return false;
 }
 
-bool Do(AppState& state, const SelectBatch& a) {
-  if (a.batch == state.batch) return false;
-  state.batch = a.batch;
-  ClampSelection(state);
-  MarkSelectionDirty(state);
-  return false;
-}
+bool Do(AppState& state, const SelectHead& a) { return Select(state, state.head, a.head); }
+
+bool Do(AppState& state, const SelectBatch& a) { return Select(state, state.batch, a.batch); }
 
 bool Do(AppState& state, const SelectRow& a) {
   state.row = a.row;

@@ -67,6 +67,9 @@ struct History {
   /// mask, typing in a field); cleared when the mouse and keyboard let go.
   std::string open_merge_key;
   static constexpr size_t kLimit = 500;
+  /// The undo stack also stops at this many bytes (ScenarioBytes): 500 copies of a custom mask
+  /// at T = 2048 would be about 2 GiB. The oldest steps go first; the last one always stays.
+  static constexpr size_t kByteLimit = size_t{256} << 20;
 };
 
 /// Custom-mask painting by dragging over heatmap cells.
@@ -217,6 +220,8 @@ struct AppState {
   PeakingCache peaking;
   MaskPaint paint;
   uint64_t shown_version = 0;  ///< bumped whenever `shown` and its stages change
+  uint64_t autosaved_version = 0;  ///< shown_version of the last autosave (AutosaveWhenIdle)
+  double autosaved_at = 0.0;       ///< when it was written (steady clock, s)
 
   // -- the central views
   CentralView central = CentralView::kHeatmaps;

@@ -1,6 +1,8 @@
 // session.cpp: see session.h.
 #include "gui/session.h"
 
+#include <imgui.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -81,6 +83,23 @@ std::string SaveSession(const AppState& state) {
     return std::string("session not saved: ") + e.what();
   }
   return SaveSettings(Settings{state.tour.seen});
+}
+
+void AutosaveWhenIdle(AppState& state, double now) {
+  static const double interval = [] {
+    const char* env = std::getenv("ATTNLAB_AUTOSAVE_SECONDS");
+    const double v = env ? std::atof(env) : 0.0;
+    return v > 0 ? v : 30.0;
+  }();
+  if (state.shown_version == state.autosaved_version || now - state.autosaved_at < interval) return;
+  if (ImGui::IsAnyMouseDown()) return;
+  state.autosaved_at = now;
+  state.autosaved_version = state.shown_version;
+  const std::string problem = SaveSession(state);
+  if (!problem.empty()) {
+    state.status = "Autosave: " + problem;
+    state.status_is_error = true;
+  }
 }
 
 std::string SettingsPath() {

@@ -44,6 +44,12 @@ StartPoint ChooseStart(const GuiOptions& options);
 /// LastSessionPath(), and the settings (SaveSettings). Returns "" or the reason it failed.
 std::string SaveSession(const AppState& state);
 
+/// While the window runs: saves the session (SaveSession, atomic) when the scenario changed
+/// since the last save, at most every `interval` seconds ($ATTNLAB_AUTOSAVE_SECONDS, default
+/// 30) and never while a mouse button is held (mid-drag), so a crash or SIGKILL loses at most
+/// that much work. `now`: steady clock in seconds.
+void AutosaveWhenIdle(AppState& state, double now);
+
 /// What the window remembers besides the scenario.
 struct Settings {
   bool tour_seen = false;  ///< the guided tour was shown once (it starts by itself only then)

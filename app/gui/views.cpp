@@ -262,6 +262,7 @@ std::string ViewsJson(AppState& state) {
   RefreshCompare(state, true);
   nlohmann::json j;
   j["view"] = views[static_cast<int>(state.central)];
+  j["history"] = {{"undo", state.history.undo.size()}, {"redo", state.history.redo.size()}};
   j["tour"] = {{"active", state.tour.active}, {"step", state.tour.step}};
   nlohmann::json steps = nlohmann::json::array();
   for (size_t i = 0; i < state.trick.steps.size(); ++i) {

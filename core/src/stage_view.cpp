@@ -19,6 +19,26 @@ std::optional<Stage> ParseStage(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+// The per-head matrices of a stage, or nullptr for the mask and the context.
+const MatrixStack* HeadStack(const Stages& st, Stage stage) {
+  switch (stage) {
+    case Stage::kScores:
+      return &st.scores;
+    case Stage::kLogits:
+      return &st.logits;
+    case Stage::kWeights:
+      return &st.weights;
+    case Stage::kWeightsDropped:
+      return &st.weights_dropped;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
 StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_t head,
                        int64_t batch) {
   const Shape& sh = st.shape;
@@ -37,26 +57,12 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
     throw std::invalid_argument("weights_dropped needs dropout p > 0 (this scenario has none)");
 
   StageView v;
-  switch (stage) {
-    case Stage::kScores:
-      v.values = st.Head(st.scores, batch, head);
-      break;
-    case Stage::kLogits:
-      v.values = st.Head(st.logits, batch, head);
-      break;
-    case Stage::kWeights:
-      v.values = st.Head(st.weights, batch, head);
-      break;
-    case Stage::kWeightsDropped:
-      v.values = st.Head(st.weights_dropped, batch, head);
-      break;
-    case Stage::kMask:
-      v.values = st.mask.cast<float>();
-      break;
-    case Stage::kContext:
-      v.values = st.context[batch];
-      break;
-  }
+  if (const MatrixStack* stack = HeadStack(st, stage))
+    v.values = st.Head(*stack, batch, head);
+  else if (stage == Stage::kMask)
+    v.values = st.mask.cast<float>();
+  else
+    v.values = st.context[batch];
   const ValueScan scan = ScanValues(v.values);
   static_cast<HeatmapContent&>(v) =
       StageContent(st, sc, stage, head, batch, TokenLabels(st.tokens), scan);
