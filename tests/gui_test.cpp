@@ -11,6 +11,7 @@
 // [SECTION] The views: code, the averaging trick, compare, the guided tour
 #include <gtest/gtest.h>
 #include <stb_image.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -497,6 +498,17 @@ TEST_F(Gui, SessionSurvivesSignals) {
     EXPECT_DOUBLE_EQ(s.scaling.multiplier, 3.0) << sig;
     EXPECT_EQ(s.mask.kind, MaskKind::kCausal) << sig;
   }
+}
+
+// A FIFO (or a device) given as the scenario is refused at once, naming it once; it used to hang
+// the window waiting for a writer.
+TEST_F(Gui, AFifoScenarioIsRefused) {
+  const std::string fifo = Path("f.json");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const Result r = RunApp(fifo + " --frames 2 --no-autosave");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "attention-lab: error: " + fifo + ": cannot read (a FIFO, not a regular file)\n");
 }
 
 TEST_F(Gui, FrameStatsPrintsTheMedianFrameTime) {

@@ -39,8 +39,14 @@ StartPoint ChooseStart(const GuiOptions& options) {
                        "export, code; see --help); presets open with --preset ID (" +
                        known + ")");
     }
+    std::string text;
     try {
-      start.scenario = ParseScenario(ReadFile(path));
+      text = ReadFile(path);
+    } catch (const std::exception& e) {
+      throw StartError(e.what());  // FileError names the path itself
+    }
+    try {
+      start.scenario = ParseScenario(text);
     } catch (const std::exception& e) {
       throw StartError(options.file + ": " + e.what());
     }
