@@ -1,4 +1,4 @@
-// notebook_test.cpp: the numbers printed in the seed notebooks (../shared/seeds/), reproduced
+// notebook_test.cpp: the numbers printed in the course notebooks, reproduced
 // from the shipped presets. Printed to 4 decimals, so each value must lie within half a unit
 // of the last printed digit: |ours - printed| <= 5e-5.
 #include <numeric>

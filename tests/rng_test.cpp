@@ -1,6 +1,6 @@
 // rng_test.cpp: TorchGenerator against real PyTorch, bit for bit (golden/rng.json, made by
 // tools/make_goldens.py with Debian's torch), and against the spec's test-vector table
-// (../shared/spec/pytorch-rng.md §11). Tolerance: none; float32 values are compared as bits.
+// (the known values of PyTorch 1.13). Tolerance: none; float32 values are compared as bits.
 #include "attnlab/rng.h"
 
 #include <cstring>

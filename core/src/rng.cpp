@@ -1,4 +1,4 @@
-// rng.cpp: PyTorch's CPU generator (see rng.h and ../shared/spec/pytorch-rng.md).
+// rng.cpp: PyTorch's CPU generator (see rng.h).
 //
 // Compiled with -ffp-contract=off (core/CMakeLists.txt): the FMAs PyTorch's AVX2 kernels perform
 // are written out with std::fma; every other float operation rounds on its own.

@@ -1,8 +1,8 @@
 // codegen.h: the PyTorch program that computes a scenario, in the notebooks' own style
 // (torch.manual_seed, torch.rand or nn.Linear, masked_fill(..., float('-inf')),
 // torch.softmax(scores / d_k**0.5, dim=-1), ...). Pasted into Python with PyTorch it prints the
-// numbers the app shows: it follows ../shared/spec/reference/torch_scenario.py operation for
-// operation, so the generator draws and the arithmetic are the same.
+// numbers the app shows: it does what the engine (pipeline.h) does operation for operation, so
+// the generator draws and the arithmetic are the same (the ctest codegen_runs_in_pytorch runs it).
 //
 // The program leaves the spec's stage names as variables: X, Q, K, V, scores, logits, weights
 // (and weights_dropped), context, holding those tensors. Dimensions of size one are dropped when

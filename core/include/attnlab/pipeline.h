@@ -12,7 +12,8 @@
 //   weights_dropped = nn.Dropout(p)(weights), training mode    (only when p > 0)
 //   context[b]   = concat_h(weights_used[b,h] V_h), then out_proj if any  (T x d_out)
 //
-// Every stage equals what ../shared/spec/reference/torch_scenario.py computes with PyTorch,
+// Every stage equals what PyTorch computes for the same scenario (the goldens in
+// tests/golden/scenarios, made with Debian's torch by tools/make_goldens.py),
 // generator draws bit for bit, arithmetic to float32 rounding (matmul summation order differs).
 #pragma once
 

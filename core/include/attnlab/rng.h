@@ -3,8 +3,10 @@
 // Legend: n = number of elements of the tensor being filled, always in flat row-major order
 // (element 0 first, last dimension fastest), exactly as PyTorch fills a contiguous tensor.
 //
-// Specification: ../shared/spec/pytorch-rng.md (written from the PyTorch 1.13 sources and checked
-// against Debian's python3-torch). Section numbers below (§n) refer to it. This file must be
+// Written from the PyTorch 1.13 sources (aten/src/ATen/core/TransformationHelper.h,
+// DistributionsHelper.h, the CPU normal kernels) and checked bit for bit against Debian's
+// python3-torch (tests/golden/rng.json, made by tools/make_goldens.py). The section marks (§n)
+// below number the steps of those sources in the order this header describes them. This file must be
 // compiled with -ffp-contract=off: every fused multiply-add PyTorch's kernels perform is written
 // here as an explicit std::fma, and no other operation may be fused.
 #pragma once

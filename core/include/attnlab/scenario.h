@@ -1,8 +1,8 @@
 // scenario.h: the scenario file format attention-lab/scenario@1: read, validate, write.
 //
 // A scenario is everything a learner can set: input, seeds, projections, scaling, mask,
-// normalization and dropout. Specification: ../shared/spec/scenario-format.md, whose executable
-// oracle is ../shared/spec/reference/torch_scenario.py (the oracle wins where they disagree).
+// normalization and dropout. The format, field by field, is what this header
+// and ParseScenario's refusals say; tests/golden/scenarios shows it in use with PyTorch's numbers.
 //
 // Legend: B batch, T tokens, d_in input width, d_out projection width, H heads, dh = d_out / H.
 #pragma once

@@ -1,6 +1,6 @@
 // stages_json.h: the stages of a run as JSON, the output of `attention-lab dump`.
 //
-// Keys and shapes as in ../shared/spec/scenario-format.md, "Stages": X (B x T x d_in), W_query,
+// Keys and shapes (the dump format): X (B x T x d_in), W_query,
 // W_key, W_value (d_in x d_out), Q, K, V (B x T x d_out), scores, logits, weights and
 // weights_dropped (B x H x T x T), mask (T x T of 0/1), context (B x T x d_out), tokens, and for
 // text input token_ids and vocab. Also var_K (K.var(), as the oracle prints it) and, when

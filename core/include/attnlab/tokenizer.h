@@ -8,7 +8,7 @@
 
 namespace attnlab {
 
-/// How text is cut into tokens; see ../shared/spec/scenario-format.md, input.tokenizer.
+/// How text is cut into tokens; the scenario field input.tokenizer.
 enum class TokenizerKind {
   kWords,           ///< split on ([,.:;?_!"()']|--|\s), keep the punctuation, drop blanks
   kWordsAndSpaces,  ///< the same split, whitespace pieces kept as tokens (" ")
