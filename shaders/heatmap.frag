@@ -3,6 +3,8 @@
 //   masked cell          -> stripes along x + y (kMaskedLight / kMaskedStripe, period, width)
 //   NaN                  -> magenta (kNanColor)
 //   finite or +-inf v    -> lut[round(clamp((v - lo) / (hi - lo), 0, 1) * 255)]  (LutIndex)
+//   per row (scaling 1)  -> v / row_scale[row] over [0, 1]; log (2) -> log10(v) over the range
+//                           in decades (ScalePosition, heatmap_spec.h)
 // Each fragment reads exactly one cell with texelFetch (no filtering), so a T = 2048 matrix is
 // one texture and one quad, however many cells it has.
 #version 330 core
@@ -13,6 +15,8 @@ uniform sampler2D u_values;  // R32F, cols x rows texels: texel (c, r) = matrix(
 uniform sampler2D u_lut;     // 256 x 1 RGBA8: the colormap
 uniform sampler2D u_mask;    // R8 of 0/1 bytes, cols x rows: reads 1/255 allowed, 0 masked
 uniform int u_use_mask;
+uniform sampler2D u_row_scale;  // R32F, rows x 1: each row's largest weight (u_scaling 1)
+uniform int u_scaling;          // 0 linear, 1 per row, 2 log10
 uniform vec2 u_range;        // lo, hi of the colorbar
 uniform ivec2 u_cells;       // cols, rows
 uniform int u_target_height; // pixel rows of the target, to count y from the top like figures
@@ -38,7 +42,16 @@ void main() {
     return;
   }
   // +inf and -inf clamp to the ends, as LutIndex does.
-  float t = clamp((v - u_range.x) / (u_range.y - u_range.x), 0.0, 1.0);
+  float t;
+  if (u_scaling == 1) {
+    float top = texelFetch(u_row_scale, ivec2(cell.y, 0), 0).r;
+    t = isinf(v) && v > 0.0 ? 1.0 : (top > 0.0 && !isinf(top) ? v / top : 0.0);
+  } else if (u_scaling == 2) {
+    t = v > 0.0 ? (log(v) / log(10.0) - u_range.x) / (u_range.y - u_range.x) : 0.0;
+  } else {
+    t = (v - u_range.x) / (u_range.y - u_range.x);
+  }
+  t = clamp(t, 0.0, 1.0);
   int index = int(floor(t * 255.0 + 0.5));
   frag_color = vec4(texelFetch(u_lut, ivec2(index, 0), 0).rgb, 1.0);
 }

@@ -217,8 +217,8 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
        "--scale 4294967297 is outside 1..8"},
       {"frobnicate", "frobnicate"},
       {"export raschka-journey --stage attention -o " + out,
-       "--stage \"attention\" is not a stage (scores, mask, logits, weights, weights_dropped, "
-       "context)"},
+       "--stage \"attention\" is not a stage (X, Q, K, V, scores, mask, logits, weights, "
+       "weights_dropped, context)"},
       {"export raschka-journey --stage weights --head 2 -o " + out,
        "head 2 is out of range: the scenario has 1 head (0)"},
       {"export karpathy-head --stage weights --batch 4 -o " + out,
@@ -231,8 +231,8 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
       {"export raschka-journey --stage weights -o /nonexistent-dir/w.png",
        "/nonexistent-dir/w.png: cannot write (No such file or directory)"},
       {"export raschka-journey -o " + out, "--stage is required (or --all)"},
-      {"export raschka-journey --stage weights --range auto -o " + out,
-       "--range \"auto\" is not one of fixed, data"},
+      {"export raschka-journey --stage weights --range linear -o " + out,
+       "--range \"linear\" is not one of auto, fixed, data, per-row, log"},
   };
   for (const Case& c : cases) {
     const Result r = RunCli(c.args);

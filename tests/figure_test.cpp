@@ -214,8 +214,9 @@ TEST(ExportAll, OneFilePerStageHeadAndBatch) {
   s.dropout.p = 0.1;
   const std::vector<std::string> files =
       ExportAll(RunScenario(s), s, {}, ExportFormat::kCsv, dir.string());
-  // scores, logits, weights, weights_dropped, context: 4 batches each; mask: one.
-  EXPECT_EQ(files.size(), 21u);
+  // X, Q, K, V, scores, logits, weights, weights_dropped, context: 4 batches each; mask: one.
+  EXPECT_EQ(files.size(), 37u);
+  EXPECT_TRUE(fs::exists(dir / "Q_b0.csv"));
   EXPECT_TRUE(fs::exists(dir / "weights_dropped_b3.csv"));
   EXPECT_TRUE(fs::exists(dir / "mask.csv"));
   fs::remove_all(dir);

@@ -197,8 +197,10 @@ class GuiPreset : public Gui, public ::testing::WithParamInterface<std::string> 
 /// on small grids take some pixels), shows several values, and is hatched where masked.
 void ExpectHeatmaps(const std::vector<HeatmapStats>& maps, const Scenario& scenario,
                     const std::string& what) {
-  const bool dropout = scenario.dropout.p > 0;
-  EXPECT_EQ(maps.size(), dropout ? 6u : 5u) << what;
+  // X, Q, K, V, scores, logits, weights, context always; the mask and the weights after dropout
+  // only when they are not the identity (else a chip says so).
+  const bool dropout = scenario.dropout.p > 0, mask = scenario.mask.kind != MaskKind::kNone;
+  EXPECT_EQ(maps.size(), 8u + dropout + mask) << what;
   for (const HeatmapStats& m : maps) {
     const std::string where = what + ", " + m.stage;
     EXPECT_GT(m.pixels, 2000) << where;
@@ -290,7 +292,8 @@ TEST_F(Gui, CellsHaveTheFigureColours) {
         ++checked;
       }
   }
-  EXPECT_EQ(checked, 4 * 64 + 8 * 16);  // scores, mask, logits, weights; context 8 x 16
+  // X 8 x 32; Q, K, V 8 x 16; scores, mask, logits, weights 8 x 8; context 8 x 16
+  EXPECT_EQ(checked, 8 * 32 + 3 * 8 * 16 + 4 * 64 + 8 * 16);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -327,10 +330,10 @@ save )" + Path("after.json") + "\n");
       RunApp("export " + Path("after.json") + " --stage weights -o " + Path("cli.png"), false);
   ASSERT_EQ(cli.status, 0) << cli.err;
   EXPECT_EQ(ReadFile(Path("weights.png")), ReadFile(Path("cli.png")));
-  // One figure per stage (no dropout: five).
+  // One figure per stage: X, Q, K, V, scores, mask, logits, weights, context (no dropout).
   int files = 0;
   for (const auto& e : fs::directory_iterator(Path("all"))) files += e.path().extension() == ".png";
-  EXPECT_EQ(files, 5);
+  EXPECT_EQ(files, 9);
 }
 
 // The weights' colour range: [0, largest] on screen is what the export and the command line's

@@ -7,7 +7,7 @@
 //   attention-lab show SCENARIO.json|PRESET_ID [--stage S]   stages printed as PyTorch does
 //   attention-lab code SCENARIO.json|PRESET_ID [-o OUT.py]     the PyTorch program behind it
 //   attention-lab export SCENARIO.json|PRESET_ID --stage S [--head H] [--batch B]
-//                [--colormap NAME] [--scale N] [--values auto|on|off] [--range fixed|data]
+//                [--colormap NAME] [--scale N] [--values auto|on|off] [--range auto|fixed|data|per-row|log]
 //                [--format png|csv|npy]
 //                -o OUT.png    (or --all -o DIR: every stage, head and batch)
 #include "cli/cli.h"
@@ -128,7 +128,7 @@ int Dump(const std::string& input, const std::string& out) {
 }
 
 struct ExportArgs {
-  std::string input, out, stage, colormap, values = "auto", format, range = "fixed";
+  std::string input, out, stage, colormap, values = "auto", format, range = "auto";
   std::string head = "0", batch = "0", scale = "1";  // integers, parsed by ParseInteger
   bool all = false;
 };
@@ -154,12 +154,10 @@ int Export(const ExportArgs& a) {
     opt.values = ValuesMode::kOff;
   else
     throw UsageError("--values \"" + a.values + "\" is not one of auto, on, off");
-  if (a.range == "fixed")
-    opt.range = RangeMode::kFixed;
-  else if (a.range == "data")
-    opt.range = RangeMode::kData;
+  if (const std::optional<RangeMode> r = ParseRangeMode(a.range))
+    opt.range = *r;
   else
-    throw UsageError("--range \"" + a.range + "\" is not one of fixed, data");
+    throw UsageError("--range \"" + a.range + "\" is not one of auto, fixed, data, per-row, log");
   // The format: --format, else the output's extension, else PNG.
   std::string fmt = a.format;
   if (fmt.empty()) {
@@ -192,8 +190,10 @@ int Export(const ExportArgs& a) {
     if (format == ExportFormat::kPng) {  // refuse a figure too large before running anything
       const Shape sh = ValidateScenario(scenario);
       for (Stage s : AllStages())
-        if (a.all || s == *stage)
-          CheckFigureSize(s, sh.T, s == Stage::kContext ? sh.d_out : sh.T, opt.scale);
+        if (a.all || s == *stage) {
+          const auto [rows, cols] = StageSize(s, sh);
+          CheckFigureSize(s, rows, cols, opt.scale);
+        }
     }
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
@@ -359,7 +359,9 @@ int Run(int argc, char** argv) {
   exp->add_option("--scale", ex.scale, "Size multiplier 1..8 (2 for slides)");
   exp->add_option("--values", ex.values, "Print cell values: auto (T <= 12), on, off");
   exp->add_option("--range", ex.range,
-                  "Weights colour range: fixed [0, 1] (default) or data [0, largest weight]");
+                  "How the weights are coloured: auto (default: [0, 1] up to 32 keys, log10 when "
+                  "[0, 1] would show almost nothing), fixed [0, 1], data [0, largest weight], "
+                  "per-row (each row over its largest), log (log10)");
   exp->add_option("--format", ex.format, "png, csv or npy (default: from the output's extension)");
   exp->add_flag("--all", ex.all, "Every stage, head and batch into the folder given by -o");
   exp->add_option("-o,--output", ex.out, "Output file (or folder with --all)")->required();

@@ -64,8 +64,8 @@ void MarkDirty(AppState& state, Stage stage) { state.heatmaps[StageIndex(stage)]
 
 /// After a head or batch change every per-head view shows another matrix.
 void MarkSelectionDirty(AppState& state) {
-  for (Stage s :
-       {Stage::kScores, Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped, Stage::kContext})
+  for (Stage s : {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kScores, Stage::kLogits,
+                  Stage::kWeights, Stage::kWeightsDropped, Stage::kContext})
     MarkDirty(state, s);
   state.hover = state.hover_next = HoverCell{};
 }
@@ -85,6 +85,9 @@ void MarkRecomputed(AppState& state, const RecomputeCounts& a, const RecomputeCo
   note(a.dropout != b.dropout, "dropout");
   note(a.context != b.context, "context");
   state.recomputed = ran;
+  if (a.input != b.input) MarkDirty(state, Stage::kX);
+  if (a.projections != b.projections)
+    for (Stage s : {Stage::kQ, Stage::kK, Stage::kV}) MarkDirty(state, s);
   if (a.scores != b.scores) MarkDirty(state, Stage::kScores);
   if (a.logits != b.logits) MarkDirty(state, Stage::kLogits);
   if (a.weights != b.weights) MarkDirty(state, Stage::kWeights);
@@ -454,6 +457,11 @@ bool Do(AppState& state, const SetWeightsRange& a) {
 
 bool Do(AppState& state, const SetValuesMode& a) {
   state.view.values = a.mode;
+  return false;
+}
+
+bool Do(AppState& state, const SetFocus& a) {
+  state.focus = a.stage;
   return false;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -96,9 +97,9 @@ struct SetColormap {
   bool diverging = false;
   int index = 0;
 };
-/// Weights colour range: [0, 1] or [0, largest weight].
+/// How the weights are coloured (RangeMode).
 struct SetWeightsRange {
-  RangeMode mode = RangeMode::kFixed;
+  RangeMode mode = RangeMode::kAuto;
 };
 struct SetView {
   CentralView view = CentralView::kHeatmaps;
@@ -139,6 +140,11 @@ struct OpenDialog {
 };
 /// Saves to the file the scenario came from, or opens Save As when there is none.
 struct Save {};
+/// One stage takes most of the heatmaps view, the others a strip of thumbnails; none: all
+/// stages side by side in pipeline order.
+struct SetFocus {
+  std::optional<Stage> stage;
+};
 /// When cell values are printed on the heatmaps.
 struct SetValuesMode {
   ValuesMode mode = ValuesMode::kAuto;
@@ -161,7 +167,7 @@ using Action =
                  ExportStage, ExportAllStages, SelectHead, SelectBatch, SelectRow, SetColormap,
                  SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage,
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
-                 SetVarianceTrials, SetVarianceHistogramDim>;
+                 SetVarianceTrials, SetVarianceHistogramDim, SetFocus>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

@@ -33,7 +33,7 @@
 namespace attnlab::gui {
 
 /// The heatmaps, in pipeline order (the order of figure.h's Stage enum).
-inline constexpr int kStageCount = 6;
+inline constexpr int kStageCount = 10;
 inline int StageIndex(Stage s) { return static_cast<int>(s); }
 inline Stage StageAt(int index) { return static_cast<Stage>(index); }
 
@@ -49,6 +49,7 @@ struct HeatmapSlot {
   PresentationOptions spec_options;  ///< the options spec was made with
   bool has_spec = false;
   ImVec2 image_min{0, 0}, image_max{0, 0};  ///< where the image was drawn last frame
+  bool thumbnail = false;                   ///< drawn last frame as a thumbnail (no labels)
   float row_label_w = 0, col_label_w = 0;   ///< widest labels, measured once per input run
   int labels_input_run = -1, labels_rows = 0, labels_cols = 0;
 };
@@ -83,9 +84,9 @@ struct ViewOptions {
   int sequential_colormap = 0;  ///< index into Colormaps(): viridis
   int diverging_colormap = 3;   ///< coolwarm
   ValuesMode values = ValuesMode::kAuto;
-  /// Weights over [0, 1] (a sharper softmax shows as brighter cells) or over [0, largest]
-  /// (contrast at large T, where every weight is tiny). Exports follow it.
-  RangeMode weights_range = RangeMode::kFixed;
+  /// How the weights are coloured (RangeMode: auto, [0, 1], [0, largest], per row, log).
+  /// Exports follow it.
+  RangeMode weights_range = RangeMode::kAuto;
 };
 
 /// The variance experiment of the variance panel.
@@ -202,6 +203,9 @@ struct AppState {
   RecomputeCounts last_counts;  ///< engine counts before the last run
   std::string recomputed;       ///< which stage groups the last run recomputed, for the status bar
   Matrix mask_values;           ///< stages.mask as floats, for the mask heatmap
+  /// The shown head's d_k columns of Q, K and V (with several heads; one head shows the
+  /// engine's own matrices), refreshed with their heatmaps.
+  std::array<Matrix, 3> head_qkv;
   bool any_masked = false;      ///< stages.mask forbids some cell (legends show the hatch)
   std::vector<std::string> token_labels;  ///< TokenLabels(stages.tokens): both axes' labels
   int64_t token_labels_run = -1;          ///< engine input count they were made for
@@ -211,6 +215,7 @@ struct AppState {
   int64_t head = 0, batch = 0;
   int64_t row = 0;                ///< the query row of the peaking panel (follows the hovered row)
   bool pick_default_row = false;  ///< after a preset or file loads: choose a telling row
+  std::optional<Stage> focus;     ///< the stage given most of the heatmaps view (SetFocus)
   HoverCell hover;                ///< hovered cell of the last frame (highlights are drawn from it)
   HoverCell hover_next;           ///< filled while drawing this frame
   std::array<HeatmapSlot, kStageCount> heatmaps;

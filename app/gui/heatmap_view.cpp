@@ -55,6 +55,8 @@ void AddLegendSwatch(ImDrawList* dl, const HeatmapSpec& spec, LegendKind kind, I
     case LegendKind::kNan:
       dl->AddRectFilled(a, b, ToU32(kNanColor));
       break;
+    case LegendKind::kNote:  // text only
+      break;
     case LegendKind::kInf: {  // +inf and -inf take the scale's two ends
       const float mid = std::floor((a.x + b.x) * 0.5f);
       dl->AddRectFilled(a, ImVec2(mid, b.y), ToU32(spec.colormap->lut[0]));
@@ -95,6 +97,8 @@ void EnsureSpec(HeatmapSlot& slot, const PresentationOptions& options) {
   const int64_t rows = slot.gpu.has_values() ? slot.gpu.rows() : 0;
   const int64_t cols = slot.gpu.has_values() ? slot.gpu.cols() : 0;
   slot.spec = MakeHeatmapSpec(slot.content, rows, cols, slot.scan, slot.any_masked, options);
+  if (slot.spec.scaling == ColorScaling::kPerRow && slot.gpu.has_values())
+    slot.gpu.UploadRowScale(slot.spec.row_scale);
   slot.spec_options = options;
   slot.has_spec = true;
 }
@@ -107,7 +111,7 @@ void UploadMatrix(HeatmapSlot& slot, const Matrix& m, const HeatmapContent& cont
     slot.gpu.Release();
     return;
   }
-  slot.scan = ScanValues(m);
+  slot.scan = ScanStage(content.stage, m);
   slot.gpu.UploadValues(m);
   // The shader reads 1 where allowed; a view marks 1 where masked.
   slot.gpu.UploadOwnMask(masked.size() ? MaskMatrix((masked.array() == 0).cast<uint8_t>())
@@ -192,21 +196,40 @@ bool LayOutView(const HeatmapSlot& slot, const LabelFont& small, ImVec2 origin, 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Painting: heading, image, values, labels, colorbar, legends, highlights
 
-void PaintHeading(const HeatmapSpec& spec, const HeatmapViewSpec& view, ImVec2 origin, ImVec2 size,
+/// The title, then the subtitle dimmed, clipped to the heatmap's width. True when the title was
+/// clicked (only when `view.title_tip` makes it clickable).
+bool PaintHeading(const HeatmapSpec& spec, const HeatmapViewSpec& view, ImVec2 origin, ImVec2 size,
                   float line) {
   ImGui::SetCursorScreenPos(origin);
   ImGui::PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + line + 2), true);
   ImGui::TextUnformatted(spec.title.c_str());
+  bool clicked = false;
+  const bool title_hovered = view.title_tip && ImGui::IsItemHovered();
+  if (title_hovered) {
+    ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    ImGui::GetWindowDrawList()->AddLine(ImVec2(a.x, b.y), b, ImGui::GetColorU32(ImGuiCol_Text));
+    clicked = ImGui::IsMouseClicked(ImGuiMouseButton_Left);
+  }
   const std::string note =
       view.heading_note.empty()
           ? spec.subtitle
           : view.heading_note + (spec.subtitle.empty() ? "" : "; ") + spec.subtitle;
-  if (!note.empty()) {
+  // The subtitle only when it fits whole (the tooltip always has it): a clipped "d_k =" says
+  // less than nothing.
+  const float left = origin.x + size.x - ImGui::GetItemRectMax().x - ImGui::GetStyle().ItemSpacing.x;
+  if (!note.empty() && !view.thumbnail && ImGui::CalcTextSize(note.c_str()).x <= left) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", note.c_str());
   }
   ImGui::PopClipRect();
-  if (!spec.help.empty()) Tip((spec.help + (note.empty() ? "" : "\n\n" + note)).c_str());
+  if (title_hovered) {
+    Tip((std::string(view.title_tip) + "\n\n" + spec.help + (note.empty() ? "" : "\n\n" + note))
+            .c_str());
+  } else if (!spec.help.empty()) {
+    Tip((spec.help + (note.empty() ? "" : "\n\n" + note)).c_str());
+  }
+  return clicked;
 }
 
 void PaintImage(const AppState& state, HeatmapSlot& slot, const ViewLayout& L) {
@@ -214,6 +237,8 @@ void PaintImage(const AppState& state, HeatmapSlot& slot, const ViewLayout& L) {
   HeatmapLook look;
   look.use_mask = slot.spec.hatch_masked;
   look.range = slot.spec.range;
+  look.scaling = static_cast<int>(slot.spec.scaling);
+  look.row_scale_version = slot.gpu.row_scale_version();
   look.colormap = ColormapIndex(slot.spec.colormap);
   look.width = static_cast<int>(L.p1.x - L.p0.x);
   look.height = static_cast<int>(L.p1.y - L.p0.y);
@@ -226,9 +251,12 @@ void PaintImage(const AppState& state, HeatmapSlot& slot, const ViewLayout& L) {
 }
 
 /// Each unmasked cell's value as the spec prints it (as many decimals as fit, its ink colour).
-void PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Matrix& m,
+/// False when the spec wants values but the cells are too small for any.
+bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Matrix& m,
                  const LabelFont& small, const ViewLayout& L) {
-  if (!spec.values_wanted || L.ch < small.size || L.rows * L.cols > 4096) return;
+  if (!spec.values_wanted) return true;
+  if (L.ch < small.size || L.rows * L.cols > 4096) return false;
+  bool any = false;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const MeasureText measure = small.Measurer();
   const MaskMatrix* allowed = view.allowed;
@@ -240,12 +268,14 @@ void PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Mat
       const float v = m(i, j);
       const std::string t = FittedCellValue(v, L.cw - 2, measure);
       if (t.empty()) continue;
+      any = true;
       const ImVec2 ts = small.Measure(t);
       dl->AddText(small.font, small.size,
                   ImVec2(L.p0.x + L.cw * (j + 0.5f) - ts.x * 0.5f,
                          L.p0.y + L.ch * (i + 0.5f) - ts.y * 0.5f),
-                  ToU32(CellInk(CellColor(spec, v))), t.c_str());
+                  ToU32(CellInk(CellColor(spec, v, i))), t.c_str());
     }
+  return any;
 }
 
 /// Row labels (queries) and column labels (keys or dimensions), thinned so they never overlap;
@@ -319,28 +349,70 @@ void PaintColorbarAndLegends(const AppState& state, const HeatmapSpec& spec, con
   const float sw = spec.mask_legend ? kBarW : small.size - 2;
   for (const LegendEntry& e : spec.legends) {
     AddLegendSwatch(dl, spec, e.kind, ImVec2(bx, ly), ImVec2(bx + kBarW, ly + sw));
-    dl->AddText(small.font, small.size, ImVec2(bx + kBarW + 4, ly + (sw - small.size) * 0.5f),
-                dim_color, e.text.c_str());
+    const float tx = e.kind == LegendKind::kNote ? bx : bx + kBarW + 4;
+    dl->AddText(small.font, small.size, ImVec2(tx, ly + (sw - small.size) * 0.5f), dim_color,
+                e.text.c_str());
     ly += std::max(sw, small.size) + (spec.mask_legend ? 6 : 2);
   }
 }
 
 /// Last frame's hovered row, column and cell, outlined.
 void PaintHighlights(const HeatmapViewSpec& view, const ViewLayout& L) {
-  if (view.highlight_row < 0 || view.highlight_row >= L.rows) return;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p0 = L.p0, p1 = L.p1;
+  const bool has_row = view.highlight_row >= 0 && view.highlight_row < L.rows;
+  const bool has_col = view.highlight_col >= 0 && view.highlight_col < L.cols;
   const float y0 = p0.y + L.ch * view.highlight_row, y1 = y0 + L.ch;
-  dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(0, 0, 0, 200), 0, 0,
-              3.0f);
-  dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(255, 255, 255, 255), 0,
-              0, 1.5f);
-  if (view.highlight_col < 0 || view.highlight_col >= L.cols) return;
   const float x0 = p0.x + L.cw * view.highlight_col, x1 = x0 + L.cw;
-  dl->AddRect(ImVec2(x0 - 1, p0.y - 1), ImVec2(x1 + 1, p1.y + 1), IM_COL32(255, 255, 255, 110), 0,
-              0, 1.0f);
-  dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), IM_COL32(255, 200, 60, 255), 0, 0,
-              2.0f);
+  if (has_row) {
+    dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(0, 0, 0, 200), 0, 0,
+                3.0f);
+    dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(255, 255, 255, 255),
+                0, 0, 1.5f);
+  }
+  if (has_col)
+    dl->AddRect(ImVec2(x0 - 1, p0.y - 1), ImVec2(x1 + 1, p1.y + 1),
+                has_row ? IM_COL32(255, 255, 255, 110) : IM_COL32(255, 255, 255, 220), 0, 0,
+                has_row ? 1.0f : 1.5f);
+  if (has_row && has_col)
+    dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), IM_COL32(255, 200, 60, 255), 0, 0,
+                2.0f);
+}
+
+/// A strip item: the title over the image, which fills the rest; clicking either reports
+/// title_clicked.
+HeatmapViewHover DrawThumbnail(const AppState& state, HeatmapSlot& slot,
+                               const HeatmapViewSpec& view, ImVec2 origin, ImVec2 size,
+                               float line) {
+  HeatmapViewHover out;
+  out.title_clicked = PaintHeading(slot.spec, view, origin, size, line);
+  const float top = origin.y + line + 2;
+  if (!view.values || view.values->size() == 0 || !slot.gpu.has_values() ||
+      size.y - (top - origin.y) < 8) {
+    slot.image_min = slot.image_max = ImVec2(0, 0);
+    return out;
+  }
+  const float avail_h = size.y - (top - origin.y), avail_w = size.x - 4;
+  const float rows = static_cast<float>(view.values->rows());
+  const float cols = static_cast<float>(view.values->cols());
+  const float scale = std::min(avail_w / cols, avail_h / rows);
+  const float w = std::max(4.0f, std::floor(std::min(avail_w, std::max(cols * scale, avail_h))));
+  const float h = std::max(4.0f, std::floor(std::min(avail_h, rows * scale)));
+  ViewLayout L;
+  L.p0 = ImVec2(std::floor(origin.x + 2), std::floor(top));
+  L.p1 = ImVec2(L.p0.x + w, L.p0.y + h);
+  slot.image_min = L.p0;
+  slot.image_max = L.p1;
+  PaintImage(state, slot, L);
+  ImGui::SetCursorScreenPos(L.p0);
+  ImGui::PushID(view.id);
+  if (ImGui::InvisibleButton("##thumb", ImVec2(w, h))) out.title_clicked = true;
+  ImGui::PopID();
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
+    Tip(view.title_tip ? view.title_tip : slot.spec.help.c_str());
+  }
+  return out;
 }
 
 /// The cells as one button: the cell under the mouse, if any.
@@ -367,30 +439,46 @@ HeatmapViewHover TrackHover(const HeatmapViewSpec& view, const ViewLayout& L) {
 
 HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
                                  const HeatmapViewSpec& view, ImVec2 origin, ImVec2 size) {
-  EnsureSpec(slot, ScreenPresentation(state));
+  PresentationOptions options = ScreenPresentation(state);
+  if (view.force_values && options.values == ValuesMode::kAuto) options.values = ValuesMode::kOn;
+  EnsureSpec(slot, options);
+  slot.thumbnail = view.thumbnail;
+  const float line = ImGui::GetTextLineHeight();
+  if (view.thumbnail) return DrawThumbnail(state, slot, view, origin, size, line);
   const LabelFont small{state.fonts.small ? state.fonts.small : ImGui::GetFont(),
                         state.fonts.small ? state.fonts.small->FontSize : ImGui::GetFontSize()};
-  const float line = ImGui::GetTextLineHeight();
-  PaintHeading(slot.spec, view, origin, size, line);
+  HeatmapViewHover hover;
+  hover.title_clicked = PaintHeading(slot.spec, view, origin, size, line);
   const Matrix* m = view.values;
   if (!m || m->size() == 0 || !slot.gpu.has_values()) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + line * 2));
     ImGui::TextDisabled("%s", view.empty_text);
     slot.image_min = slot.image_max = ImVec2(0, 0);
-    return {};
+    return hover;
   }
   ViewLayout L;
   L.rows = static_cast<int>(m->rows());
   L.cols = static_cast<int>(m->cols());
   MeasureLabels(slot, view, small, L.rows, L.cols);
-  if (!LayOutView(slot, small, origin, size, origin.y + line + 4, L)) return {};
+  if (!LayOutView(slot, small, origin, size, origin.y + line + 4, L)) {
+    slot.image_min = slot.image_max = ImVec2(0, 0);
+    return hover;
+  }
   slot.image_min = L.p0;
   slot.image_max = L.p1;
   PaintImage(state, slot, L);
-  PaintValues(slot.spec, view, *m, small, L);
+  if (!PaintValues(slot.spec, view, *m, small, L) && view.title_tip && !view.force_values &&
+      origin.y + size.y - L.p1.y >= small.size + 2) {
+    ImGui::GetWindowDrawList()->AddText(small.font, small.size, ImVec2(L.p0.x, L.p1.y + 2),
+                                        ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                                        "numbers: click the title");
+  }
   PaintLabels(slot.spec, view, small, L, slot.col_label_w);
   PaintColorbarAndLegends(state, slot.spec, small, L);
-  const HeatmapViewHover hover = TrackHover(view, L);
+  const HeatmapViewHover cells = TrackHover(view, L);
+  hover.active = cells.active;
+  hover.row = cells.row;
+  hover.col = cells.col;
   PaintHighlights(view, L);
   return hover;
 }

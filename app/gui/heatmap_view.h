@@ -30,12 +30,16 @@ struct HeatmapViewSpec {
   int64_t marked_row = -1;              ///< an orange triangle at this row (the peaking row)
   int64_t highlight_row = -1, highlight_col = -1;  ///< last frame's hovered cell
   bool track_outside = false;  ///< report the cell under the mouse while another item is held
+  bool thumbnail = false;  ///< title and image only (no labels, colorbar or values): a strip item
+  bool force_values = false;  ///< print values wherever they fit (unless the learner chose off)
+  const char* title_tip = nullptr;  ///< the title is clickable, with this tooltip line
 };
 
 /// The cell under the mouse this frame.
 struct HeatmapViewHover {
   bool active = false;
   int64_t row = -1, col = -1;
+  bool title_clicked = false;  ///< the title (or a thumbnail) was clicked this frame
 };
 
 /// Draws the slot's heatmap into the rectangle (origin, size) of the current window, from

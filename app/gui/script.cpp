@@ -53,6 +53,7 @@ const std::map<std::string, int>& Arity() {
                                                    {"quit", 0},
                                                    {"dialog", 1},
                                                    {"numbers", 1},
+                                                   {"focus", 1},
                                                    {"weights-range", 1},
                                                    {"input-cell", 3},
                                                    {"view", 1},
@@ -83,8 +84,9 @@ int64_t Integer(const std::string& w) {
 
 Stage StageArg(const std::string& w) {
   if (const std::optional<Stage> s = ParseStage(w)) return *s;
-  throw std::invalid_argument("unknown stage: " + w +
-                              " (scores, mask, logits, weights, weights_dropped, context)");
+  std::string known;
+  for (Stage s : AllStages()) known += (known.empty() ? "" : ", ") + std::string(StageName(s));
+  throw std::invalid_argument("unknown stage: " + w + " (" + known + ")");
 }
 
 CentralView ViewArg(const std::string& w) {
@@ -124,6 +126,7 @@ void CheckArguments(const std::vector<std::string>& w) {
       c == "batch" || c == "row" || c == "wait")
     Integer(w[1]);
   if (c == "export") StageArg(w[1]);
+  if (c == "focus" && w[1] != "none") StageArg(w[1]);
   if (c == "input-cell") {
     Integer(w[1]);
     Integer(w[2]);
@@ -131,8 +134,8 @@ void CheckArguments(const std::vector<std::string>& w) {
   }
   if (c == "numbers" && w[1] != "auto" && w[1] != "on" && w[1] != "off")
     throw std::invalid_argument("auto, on or off");
-  if (c == "weights-range" && w[1] != "fixed" && w[1] != "data")
-    throw std::invalid_argument("fixed or data");
+  if (c == "weights-range" && !ParseRangeMode(w[1]))
+    throw std::invalid_argument("auto, fixed, data, per-row or log");
   if (c == "dialog" && w[1] != "open" && w[1] != "save" && w[1] != "export" && w[1] != "export-all")
     throw std::invalid_argument("open, save, export or export-all");
   if (c == "hover" || c == "click") {
@@ -365,8 +368,10 @@ bool ScriptRunner::StartView(AppState& state, const Command& c) {
     Emit(state, SetValuesMode{w[1] == "on"    ? ValuesMode::kOn
                               : w[1] == "off" ? ValuesMode::kOff
                                               : ValuesMode::kAuto});
+  } else if (cmd == "focus") {
+    Emit(state, w[1] == "none" ? SetFocus{} : SetFocus{StageArg(w[1])});
   } else if (cmd == "weights-range") {
-    Emit(state, SetWeightsRange{w[1] == "data" ? RangeMode::kData : RangeMode::kFixed});
+    Emit(state, SetWeightsRange{*ParseRangeMode(w[1])});
   } else if (cmd == "dialog") {
     const DialogKind kind = w[1] == "open"     ? DialogKind::kOpen
                             : w[1] == "save"   ? DialogKind::kSaveAs

@@ -15,7 +15,19 @@ const Matrix* StageMatrix(const AppState& state, Stage stage) {
     const size_t i = static_cast<size_t>(b * st.shape.H + h);
     return i < stack.size() ? &stack[i] : nullptr;
   };
+  auto projected = [&](const MatrixStack& stack, int k) -> const Matrix* {
+    if (static_cast<size_t>(b) >= stack.size()) return nullptr;
+    return st.shape.H == 1 ? &stack[b] : &state.head_qkv[k];
+  };
   switch (stage) {
+    case Stage::kX:
+      return static_cast<size_t>(b) < st.X.size() ? &st.X[b] : nullptr;
+    case Stage::kQ:
+      return projected(st.Q, 0);
+    case Stage::kK:
+      return projected(st.K, 1);
+    case Stage::kV:
+      return projected(st.V, 2);
     case Stage::kScores:
       return head_of(st.scores);
     case Stage::kMask:
@@ -39,8 +51,19 @@ std::string RowLabel(const AppState& state, int64_t i) {
   return VisibleToken(tokens[i]);
 }
 
+void RefreshHeadSlices(AppState& state) {
+  const Stages& st = ShownStages(state);
+  if (st.shape.H <= 1 || static_cast<size_t>(state.batch) >= st.Q.size()) return;
+  const MatrixStack* stacks[3] = {&st.Q, &st.K, &st.V};
+  for (int k = 0; k < 3; ++k)
+    if (state.heatmaps[StageIndex(Stage::kQ) + k].dirty)
+      state.head_qkv[k] = (*stacks[k])[state.batch].middleCols(state.head * st.shape.dh, st.shape.dh);
+}
+
 std::string ColumnLabel(const AppState& state, Stage stage, int64_t j) {
-  if (stage == Stage::kContext) return "d" + std::to_string(j);
+  if (stage == Stage::kX || stage == Stage::kContext) return "d" + std::to_string(j);
+  if (stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV)
+    return "d" + std::to_string(state.head * ShownStages(state).shape.dh + j);
   return RowLabel(state, j);
 }
 

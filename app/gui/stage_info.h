@@ -1,6 +1,7 @@
 // stage_info.h: which matrix of the engine's stages a heatmap shows for the chosen head and
 // batch, and the token labels. What a stage is called, its formula and how it is coloured are
-// the core's (heatmap_spec.h). Nothing is computed here; the matrices are the engine's own.
+// the core's (heatmap_spec.h). Nothing is computed here; the matrices are the engine's own, apart
+// from one head's columns of Q, K and V when there are several heads.
 #pragma once
 
 #include <string>
@@ -15,10 +16,15 @@ namespace attnlab::gui {
 /// yet, or weights_dropped without dropout).
 const Matrix* StageMatrix(const AppState& state, Stage stage);
 
+/// Copies the shown head's d_k columns of Q, K and V (those whose heatmap is dirty) into
+/// state.head_qkv, where StageMatrix finds them when the scenario has several heads.
+void RefreshHeadSlices(AppState& state);
+
 /// Token i as the axes show it (VisibleToken: whitespace as visible signs), "" out of range.
 std::string RowLabel(const AppState& state, int64_t i);
 
-/// Column j's label: key token j, or "d<j>" for the context.
+/// Column j's label: key token j, or "d<j>" for X, Q, K, V (the column in the whole matrix) and
+/// the context.
 std::string ColumnLabel(const AppState& state, Stage stage, int64_t j);
 
 }  // namespace attnlab::gui

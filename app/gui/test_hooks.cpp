@@ -37,7 +37,12 @@ bool TestHooks::BeforeFrame(AppState& state) {
 }
 
 void TestHooks::OverrideMouse(const AppState& state, ImGuiIO& io) const {
-  if (!state.script_mouse.active) return;
+  if (!state.script_mouse.active) {
+    // A headless run has no user: Xvfb's pointer rests mid-screen and would hover a heatmap
+    // (a tooltip in every screenshot). Only the script's hover and click move the mouse.
+    if (options.Headless()) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    return;
+  }
   io.MousePos = state.script_mouse.pos;
   io.MouseDown[0] = state.script_mouse.down;
 }

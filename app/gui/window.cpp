@@ -32,12 +32,14 @@ namespace {
 bool Pressed(int glfw_key) { return ImGui::IsKeyPressed(glfw_key, false); }
 
 /// Ctrl+Z / Ctrl+Y / Ctrl+Shift+Z, Ctrl+O, Ctrl+S, Ctrl+E, Ctrl+Q, Ctrl+1..4 (views),
-/// Ctrl+Shift+C (copy the code), F1 (the tour). While a text field has the keyboard, Ctrl+Z
+/// Ctrl+Shift+C (copy the code), F1 (the tour), Esc (leave a focused stage). While a text field has the keyboard, Ctrl+Z
 /// belongs to the field.
 void HandleShortcuts(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
   if (state.dialog.kind != DialogKind::kNone) return;
   if (Pressed(GLFW_KEY_F1)) Emit(state, TourCommand{TourCommand::kStart});
+  if (Pressed(GLFW_KEY_ESCAPE) && state.focus && !io.WantTextInput && !ImGui::IsAnyItemActive())
+    Emit(state, SetFocus{});
   if (!io.KeyCtrl) return;
   const bool typing = io.WantTextInput;
   for (int k = 0; k < kCentralViewCount; ++k)
@@ -74,6 +76,7 @@ nlohmann::json SlotJson(const char* key, const std::string& name, const HeatmapS
           {"x1", slot.image_max.x},
           {"y1", slot.image_max.y},
           {"rows", slot.gpu.rows()},
+          {"thumbnail", slot.thumbnail},
           {"cols", slot.gpu.cols()},
           {"spec", slot.has_spec ? HeatmapSpecJson(slot.spec) : nlohmann::json()}};
 }
@@ -117,6 +120,7 @@ std::string HeatmapLayoutJson(const AppState& state) {
   add("compare_diff", state.compare.maps[2]);
   nlohmann::json j = {{"heatmaps", maps}, {"views", extra}};
   j["view"] = views[static_cast<int>(state.central)];
+  j["focus"] = state.focus ? nlohmann::json(StageName(*state.focus)) : nlohmann::json();
   j["tour"] = {{"active", state.tour.active},
                {"step", state.tour.step},
                {"card", RectJson(state.tour.card)}};

@@ -121,7 +121,7 @@ void PaintGrid(Canvas& cv, const HeatmapSpec& spec, const StageView& view, const
   for (int r = 0; r < g.rows; ++r)
     for (int c = 0; c < g.cols; ++c) {
       const bool masked = view.masked.size() > 0 && view.masked(r, c);
-      const Rgb col = CellColor(spec, view.values(r, c));
+      const Rgb col = CellColor(spec, view.values(r, c), r);
       const int x0 = g.grid_x + c * g.cell, y0 = g.grid_y + r * g.cell;
       for (int y = y0; y < y0 + g.cell; ++y)
         for (int x = x0; x < x0 + g.cell; ++x) cv.Put(x, y, masked ? MaskedColorAt(x, y) : col);
@@ -149,7 +149,7 @@ bool PaintValues(Canvas& cv, const HeatmapSpec& spec, const StageView& view, con
       if (text.empty()) continue;
       const TextBitmap t = RenderText(text, px);
       cv.Text(t, g.grid_x + c * g.cell + (g.cell - t.width) / 2,
-              g.grid_y + r * g.cell + (g.cell - t.height) / 2, CellInk(CellColor(spec, v)));
+              g.grid_y + r * g.cell + (g.cell - t.height) / 2, CellInk(CellColor(spec, v, r)));
       any = true;
     }
   return any;
@@ -219,9 +219,12 @@ void PaintLegends(Canvas& cv, const HeatmapSpec& spec, const Geometry& g) {
         cv.Fill(x, y, sw / 2, sw, spec.colormap->lut[0]);
         cv.Fill(x + sw / 2, y, sw - sw / 2, sw, spec.colormap->lut[255]);
         break;
+      case LegendKind::kNote:  // text only, where the swatch and the text would be
+        break;
     }
     const TextBitmap& t = g.legend_text[i];
-    cv.Text(t, x + sw + 4 * s, y + (sw - t.height) / 2, kInk);
+    const bool note = spec.legends[i].kind == LegendKind::kNote;
+    cv.Text(t, note ? x : x + sw + 4 * s, y + (sw - t.height) / 2, kInk);
     y += m.legend_line * s;
   }
 }
@@ -238,12 +241,15 @@ int64_t FigureCellSize(int64_t rows, int64_t cols, int scale) {
 }
 
 ValueRange FigureRange(const StageView& view, RangeMode mode) {
-  return StageRange(view.stage, view.diverging, ScanValues(view.values), mode);
+  const ValueScan scan = ScanStage(view.stage, view.values);
+  return StageRange(view.stage, view.diverging, scan,
+                    ResolveRangeMode(view.stage, view.diverging, view.values.cols(), scan, mode));
 }
 
 HeatmapSpec FigureSpec(const StageView& view, const PresentationOptions& options) {
   const bool any_masked = view.masked.size() > 0 && view.masked.any();
-  return MakeHeatmapSpec(view, view.values.rows(), view.values.cols(), ScanValues(view.values),
+  return MakeHeatmapSpec(view, view.values.rows(), view.values.cols(),
+                         ScanStage(view.stage, view.values),
                          any_masked, options);
 }
 

@@ -19,6 +19,14 @@ namespace attnlab {
 
 const char* StageName(Stage stage) {
   switch (stage) {
+    case Stage::kX:
+      return "X";
+    case Stage::kQ:
+      return "Q";
+    case Stage::kK:
+      return "K";
+    case Stage::kV:
+      return "V";
     case Stage::kScores:
       return "scores";
     case Stage::kMask:
@@ -36,7 +44,7 @@ const char* StageName(Stage stage) {
 }
 
 bool StageIsPerHead(Stage s) {
-  return s == Stage::kScores || s == Stage::kLogits || s == Stage::kWeights ||
+  return s == Stage::kQ || s == Stage::kK || s == Stage::kV || s == Stage::kScores || s == Stage::kLogits || s == Stage::kWeights ||
          s == Stage::kWeightsDropped;
 }
 
@@ -58,8 +66,26 @@ namespace {
 
 std::string Num(double v) { return FormatNumber(v, NumberStyle::kGeneral, 6); }
 
+/// "Q = X W_query", with " + b_query" when the projections have a bias.
+std::string ProjectionTitle(const Scenario& s, const char* name, const char* role) {
+  std::string t = std::string(name) + " = X W_" + role;
+  if (s.projections.bias && s.projections.init == ProjectionInit::kLinear)
+    t += std::string(" + b_") + role;
+  return t;
+}
+
 std::string StageTitle(const Scenario& s, Stage stage) {
   switch (stage) {
+    case Stage::kX:
+      return s.input.source == InputSource::kText    ? "X = embedding(token ids)"
+             : s.input.source == InputSource::kRandn ? "X = randn(B, T, d_in)"
+                                                     : "X = the input matrix";
+    case Stage::kQ:
+      return ProjectionTitle(s, "Q", "query");
+    case Stage::kK:
+      return ProjectionTitle(s, "K", "key");
+    case Stage::kV:
+      return ProjectionTitle(s, "V", "value");
     case Stage::kScores:
       return "scores = Q K\u1D40";
     case Stage::kMask:
@@ -98,7 +124,14 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
   if (StageIsPerHead(stage) && sh.H > 1)
     parts.push_back("head " + std::to_string(head) + " of " + std::to_string(sh.H));
   if (stage != Stage::kMask && sh.B > 1) parts.push_back("batch " + std::to_string(batch));
-  if (stage == Stage::kScores) {
+  if (stage == Stage::kX) {
+    parts.push_back(std::to_string(sh.T) + " tokens \u00D7 d_in = " + std::to_string(sh.d_in));
+  } else if (stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV) {
+    parts.push_back(sh.H > 1 ? "d_k = " + std::to_string(sh.dh) + " columns (" +
+                                   std::to_string(head * sh.dh) + ".." +
+                                   std::to_string((head + 1) * sh.dh - 1) + ")"
+                             : "d_k = " + std::to_string(sh.dh));
+  } else if (stage == Stage::kScores) {
     parts.push_back("q\u00B7k, before scaling");
   } else if (stage == Stage::kMask) {
     parts.push_back(s.mask.kind == MaskKind::kCausal ? "each query sees itself and earlier keys"
@@ -117,6 +150,18 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
 
 const char* StageHelp(Stage stage) {
   switch (stage) {
+    case Stage::kX:
+      return "The input: one row per token (its embedding, or the given or drawn matrix). "
+             "Q, K and V are made from these rows.";
+    case Stage::kQ:
+      return "Queries: row i is what token i looks for, x_i W_query. A head uses its own d_k "
+             "columns; the score of query i with key j is the dot product q_i \u00B7 k_j.";
+    case Stage::kK:
+      return "Keys: row j is what token j offers to be found by, x_j W_key. Scores compare "
+             "every query row with every key row.";
+    case Stage::kV:
+      return "Values: row j is what token j passes on, x_j W_value. The context of query i "
+             "is the average of these rows, weighted by row i of the attention weights.";
     case Stage::kScores:
       return "Attention scores: the dot product of query i with key j, before any scaling. "
              "Rows are queries (the token that looks), columns are keys (the tokens looked at).";
@@ -159,9 +204,18 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
   c.subtitle = StageSubtitle(sc, st.shape, stage, head, batch);
   c.help = StageHelp(stage);
   c.row_labels = token_labels;
-  if (stage == Stage::kContext) {
+  if (stage == Stage::kX || stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV ||
+      stage == Stage::kContext) {
+    c.row_axis = stage == Stage::kX   ? "token"
+                 : stage == Stage::kK ? "key"
+                 : stage == Stage::kV ? "key"
+                                      : "query";
     c.col_axis = "dimension";
-    for (int64_t j = 0; j < st.shape.d_out; ++j) c.col_labels.push_back("d" + std::to_string(j));
+    const int64_t first = stage == Stage::kContext || stage == Stage::kX ? 0 : head * st.shape.dh;
+    const int64_t n = stage == Stage::kX         ? st.shape.d_in
+                      : stage == Stage::kContext ? st.shape.d_out
+                                                 : st.shape.dh;
+    for (int64_t j = 0; j < n; ++j) c.col_labels.push_back("d" + std::to_string(first + j));
   } else {
     c.col_labels = token_labels;
   }
@@ -174,11 +228,100 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Colours: range, ticks, legends, the spec
 
+namespace {
+
+bool IsWeights(Stage s) { return s == Stage::kWeights || s == Stage::kWeightsDropped; }
+
+/// The largest weight of the rows that are not one-hot (a row whose largest weight is 1: a
+/// causal row 0, or a fully peaked softmax), or the largest of all when every row is.
+float LargestSpreadWeight(const ValueScan& scan) {
+  float top = -INFINITY, all = -INFINITY;
+  for (float m : scan.row_max) {
+    all = std::max(all, m);
+    if (m < 1.0f) top = std::max(top, m);
+  }
+  return top > 0 ? top : all;
+}
+
+/// The typical row's largest weight: the median of the row maxima.
+float MedianRowMax(const ValueScan& scan) {
+  std::vector<float> m = scan.row_max;
+  if (m.empty()) return 1.0f;
+  std::nth_element(m.begin(), m.begin() + m.size() / 2, m.end());
+  return m[m.size() / 2];
+}
+
+}  // namespace
+
+const char* RangeModeName(RangeMode mode) {
+  switch (mode) {
+    case RangeMode::kAuto:
+      return "auto";
+    case RangeMode::kFixed:
+      return "fixed";
+    case RangeMode::kData:
+      return "data";
+    case RangeMode::kPerRow:
+      return "per-row";
+    case RangeMode::kLog:
+      return "log";
+  }
+  return "";
+}
+
+std::optional<RangeMode> ParseRangeMode(const std::string& name) {
+  for (RangeMode m : {RangeMode::kAuto, RangeMode::kFixed, RangeMode::kData, RangeMode::kPerRow,
+                      RangeMode::kLog})
+    if (name == RangeModeName(m)) return m;
+  return std::nullopt;
+}
+
+ValueScan ScanStage(Stage stage, const Matrix& m) {
+  ValueScan scan = ScanValues(m);
+  if (!IsWeights(stage)) return scan;
+  scan.row_max.assign(static_cast<size_t>(m.rows()), -INFINITY);
+  for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    float top = -INFINITY, small = INFINITY;
+    for (Eigen::Index j = 0; j < m.cols(); ++j) {
+      const float v = m(i, j);
+      if (!std::isfinite(v)) continue;
+      top = std::max(top, v);
+      if (v > 0) small = std::min(small, v);
+    }
+    scan.row_max[static_cast<size_t>(i)] = top;
+    scan.min_positive = std::min(scan.min_positive, small);
+  }
+  return scan;
+}
+
+RangeMode ResolveRangeMode(Stage stage, bool diverging, int64_t cols, const ValueScan& scan,
+                           RangeMode mode) {
+  if (!IsWeights(stage) || diverging) return RangeMode::kFixed;
+  if (mode == RangeMode::kAuto)
+    mode = cols > 32 && !scan.row_max.empty() && MedianRowMax(scan) < 0.25f ? RangeMode::kLog
+                                                                           : RangeMode::kFixed;
+  if (mode != RangeMode::kFixed && scan.row_max.empty()) return RangeMode::kFixed;
+  return mode;
+}
+
 ValueRange StageRange(Stage stage, bool diverging, const ValueScan& scan, RangeMode mode) {
   if (stage == Stage::kMask) return {0, 1};
-  if ((stage == Stage::kWeights || stage == Stage::kWeightsDropped) && !diverging) {
+  if (IsWeights(stage) && !diverging) {
     const float top = RangeFromExtremes(scan.lo, scan.hi, scan.any_finite, false).hi;
-    if (mode == RangeMode::kData) return {0, top > 0 ? top : 1.0f};
+    if (mode == RangeMode::kData) {
+      const float spread = scan.row_max.empty() ? top : LargestSpreadWeight(scan);
+      return {0, spread > 0 ? spread : 1.0f};
+    }
+    if (mode == RangeMode::kPerRow) return {0, 1};
+    if (mode == RangeMode::kLog) {
+      // Down to the smallest positive weight, but no further than two decades under the
+      // uniform 1/T (nor 1e-6): the bar spends its colours where the weights are.
+      const double small = std::isfinite(scan.min_positive) ? scan.min_positive : 1e-6;
+      const double uniform = 1.0 / std::max<size_t>(scan.row_max.size(), 1);
+      const double floor = std::max(std::floor(std::log10(uniform)) - 2, -6.0);
+      const float lo = static_cast<float>(std::max(std::floor(std::log10(small)), floor));
+      return {std::min(lo, -1.0f), 0.0f};
+    }
     return {0, std::max(1.0f, top)};
   }
   return RangeFromExtremes(scan.lo, scan.hi, scan.any_finite, diverging);
@@ -229,11 +372,32 @@ HeatmapSpec MakeHeatmapSpec(const HeatmapContent& content, int64_t rows, int64_t
   s.rows = rows;
   s.cols = cols;
   s.colormap = &PickColormap(options, content.diverging);
-  s.range = StageRange(content.stage, content.diverging, scan, options.range);
-  for (double t : NiceTicks(s.range.lo, s.range.hi, 4))
-    s.ticks.push_back({t, FormatNumber(t, NumberStyle::kTick)});
+  const RangeMode mode =
+      ResolveRangeMode(content.stage, content.diverging, cols, scan, options.range);
+  s.range = StageRange(content.stage, content.diverging, scan, mode);
+  if (mode == RangeMode::kLog) {
+    s.scaling = ColorScaling::kLog;
+    for (int e = static_cast<int>(s.range.lo); e <= 0; ++e)
+      s.ticks.push_back({static_cast<double>(e), e >= -2 ? FormatNumber(std::pow(10.0, e),
+                                                                        NumberStyle::kTick)
+                                                         : "1e" + std::to_string(e)});
+  } else {
+    for (double t : NiceTicks(s.range.lo, s.range.hi, 4))
+      s.ticks.push_back({t, FormatNumber(t, NumberStyle::kTick)});
+  }
+  if (mode == RangeMode::kPerRow) {
+    s.scaling = ColorScaling::kPerRow;
+    s.row_scale = scan.row_max;
+  }
   s.mask_legend = content.stage == Stage::kMask;
   s.legends = Legends(s, scan, any_masked);
+  // Colours that are not the plain [0, 1] of a weight say so, in the legend of screen and figure.
+  if (mode == RangeMode::kPerRow)
+    s.legends.push_back({LegendKind::kNote, "colours: per row"});
+  else if (mode == RangeMode::kLog)
+    s.legends.push_back({LegendKind::kNote, "colours: log\u2081\u2080"});
+  else if (mode == RangeMode::kData)
+    s.legends.push_back({LegendKind::kNote, "colours: 0 \u2013 largest"});
   s.values_wanted =
       !s.mask_legend && (options.values == ValuesMode::kOn ||
                          (options.values == ValuesMode::kAuto && rows <= 12 && cols <= 12));
@@ -243,9 +407,30 @@ HeatmapSpec MakeHeatmapSpec(const HeatmapContent& content, int64_t rows, int64_t
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Cells and labels: colour, ink, value text, fitting, thinning
 
-Rgb CellColor(const HeatmapSpec& spec, float v) {
+float ScalePosition(const HeatmapSpec& spec, float v, int64_t row) {
+  double t = 0;
+  switch (spec.scaling) {
+    case ColorScaling::kLinear:
+      return LutIndex(v, spec.range) / 255.0f;
+    case ColorScaling::kPerRow: {
+      const float top = row >= 0 && static_cast<size_t>(row) < spec.row_scale.size()
+                            ? spec.row_scale[static_cast<size_t>(row)]
+                            : 1.0f;
+      t = v == INFINITY ? 1.0 : top > 0 && std::isfinite(top) ? v / static_cast<double>(top) : 0.0;
+      break;
+    }
+    case ColorScaling::kLog:
+      t = v <= 0 ? 0.0 : (std::log10(static_cast<double>(v)) - spec.range.lo) /
+                             (static_cast<double>(spec.range.hi) - spec.range.lo);
+      break;
+  }
+  return static_cast<float>(std::lround(std::clamp(t, 0.0, 1.0) * 255.0) / 255.0);
+}
+
+Rgb CellColor(const HeatmapSpec& spec, float v, int64_t row) {
   if (std::isnan(v)) return kNanColor;
-  return spec.colormap->lut[LutIndex(v, spec.range)];
+  if (spec.scaling == ColorScaling::kLinear) return spec.colormap->lut[LutIndex(v, spec.range)];
+  return spec.colormap->lut[std::lround(ScalePosition(spec, v, row) * 255.0f)];
 }
 
 Rgb CellInk(Rgb bg) {
@@ -295,6 +480,9 @@ nlohmann::json HeatmapSpecJson(const HeatmapSpec& s) {
           {"colormap", s.colormap ? s.colormap->name : ""},
           {"diverging", s.diverging},
           {"range", {s.range.lo, s.range.hi}},
+          {"scaling", s.scaling == ColorScaling::kPerRow ? "per-row"
+                      : s.scaling == ColorScaling::kLog  ? "log"
+                                                         : "linear"},
           {"ticks", ticks},
           {"legends", legends},
           {"values_wanted", s.values_wanted}};

@@ -8,8 +8,10 @@
 namespace attnlab {
 
 const std::vector<Stage>& AllStages() {
-  static const std::vector<Stage> all = {Stage::kScores,  Stage::kMask,           Stage::kLogits,
-                                         Stage::kWeights, Stage::kWeightsDropped, Stage::kContext};
+  static const std::vector<Stage> all = {
+      Stage::kX,      Stage::kQ,       Stage::kK,              Stage::kV,      Stage::kScores,
+      Stage::kMask,   Stage::kLogits,  Stage::kWeights,        Stage::kWeightsDropped,
+      Stage::kContext};
   return all;
 }
 
@@ -19,9 +21,38 @@ std::optional<Stage> ParseStage(const std::string& name) {
   return std::nullopt;
 }
 
+std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& sh) {
+  switch (stage) {
+    case Stage::kX:
+      return {sh.T, sh.d_in};
+    case Stage::kQ:
+    case Stage::kK:
+    case Stage::kV:
+      return {sh.T, sh.dh};
+    case Stage::kContext:
+      return {sh.T, sh.d_out};
+    default:
+      return {sh.T, sh.T};
+  }
+}
+
 namespace {
 
-// The per-head matrices of a stage, or nullptr for the mask and the context.
+/// Q, K or V's stack, or nullptr.
+const MatrixStack* ProjectedStack(const Stages& st, Stage stage) {
+  switch (stage) {
+    case Stage::kQ:
+      return &st.Q;
+    case Stage::kK:
+      return &st.K;
+    case Stage::kV:
+      return &st.V;
+    default:
+      return nullptr;
+  }
+}
+
+// The per-head T x T matrices of a stage, or nullptr for the others.
 const MatrixStack* HeadStack(const Stages& st, Stage stage) {
   switch (stage) {
     case Stage::kScores:
@@ -55,15 +86,21 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
     throw std::invalid_argument(std::string(StageName(stage)) + " has no heads (use head 0)");
   if (stage == Stage::kWeightsDropped && st.weights_dropped.empty())
     throw std::invalid_argument("weights_dropped needs dropout p > 0 (this scenario has none)");
+  if (stage == Stage::kX && st.X.empty())
+    throw std::invalid_argument("X: this scenario has no input matrix (Q, K and V are given)");
 
   StageView v;
   if (const MatrixStack* stack = HeadStack(st, stage))
     v.values = st.Head(*stack, batch, head);
+  else if (const MatrixStack* qkv = ProjectedStack(st, stage))
+    v.values = (*qkv)[batch].middleCols(head * sh.dh, sh.dh);
+  else if (stage == Stage::kX)
+    v.values = st.X[batch];
   else if (stage == Stage::kMask)
     v.values = st.mask.cast<float>();
   else
     v.values = st.context[batch];
-  const ValueScan scan = ScanValues(v.values);
+  const ValueScan scan = ScanStage(stage, v.values);
   static_cast<HeatmapContent&>(v) =
       StageContent(st, sc, stage, head, batch, TokenLabels(st.tokens), scan);
   if (v.hatch_masked) v.masked = (st.mask.array() == 0).cast<uint8_t>();

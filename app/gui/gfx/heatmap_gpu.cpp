@@ -67,7 +67,8 @@ void HeatmapTexture::Release() {
   if (color_) glDeleteTextures(1, &color_);
   if (fbo_) glDeleteFramebuffers(1, &fbo_);
   if (own_mask_) glDeleteTextures(1, &own_mask_);
-  values_ = color_ = fbo_ = own_mask_ = 0;
+  if (row_scale_) glDeleteTextures(1, &row_scale_);
+  values_ = color_ = fbo_ = own_mask_ = row_scale_ = 0;
   rows_ = cols_ = image_w_ = image_h_ = mask_rows_ = mask_cols_ = 0;
   drawn_valid_ = false;
 }
@@ -87,6 +88,18 @@ void HeatmapTexture::UploadValues(const Matrix& m) {
     glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, cols, rows, GL_RED, GL_FLOAT, m.data());
   }
   ++version_;
+}
+
+void HeatmapTexture::UploadRowScale(const std::vector<float>& scale) {
+  if (!row_scale_) glGenTextures(1, &row_scale_);
+  glBindTexture(GL_TEXTURE_2D, row_scale_);
+  SetNearestClamp();
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  const float none = 1.0f;
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, std::max<int>(static_cast<int>(scale.size()), 1), 1, 0,
+               GL_RED, GL_FLOAT, scale.empty() ? &none : scale.data());
+  ++row_scale_version_;
 }
 
 void HeatmapTexture::UploadOwnMask(const MaskMatrix& allowed) {
@@ -126,11 +139,14 @@ void HeatmapRenderer::Init() {
   u_range_ = glGetUniformLocation(program_, "u_range");
   u_cells_ = glGetUniformLocation(program_, "u_cells");
   u_target_height_ = glGetUniformLocation(program_, "u_target_height");
+  u_row_scale_ = glGetUniformLocation(program_, "u_row_scale");
+  u_scaling_ = glGetUniformLocation(program_, "u_scaling");
   // The constants of colormap.h, set once.
   glUseProgram(program_);
   glUniform1i(u_values_, 0);
   glUniform1i(u_lut_, 1);
   glUniform1i(u_mask_, 2);
+  glUniform1i(u_row_scale_, 3);
   SetRgb(glGetUniformLocation(program_, "u_masked_light"), kMaskedLight);
   SetRgb(glGetUniformLocation(program_, "u_masked_stripe"), kMaskedStripe);
   SetRgb(glGetUniformLocation(program_, "u_nan_color"), kNanColor);
@@ -217,6 +233,9 @@ void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look) {
                              : mask_ && mask_rows_ == hm.rows_ && mask_cols_ == hm.cols_;
   glBindTexture(GL_TEXTURE_2D, mask_fits ? mask : 0);
   glUniform1i(u_use_mask_, look.use_mask && mask_fits ? 1 : 0);
+  glActiveTexture(GL_TEXTURE3);
+  glBindTexture(GL_TEXTURE_2D, look.scaling == 1 ? hm.row_scale_ : 0);
+  glUniform1i(u_scaling_, look.scaling == 1 && !hm.row_scale_ ? 0 : look.scaling);
   glUniform2f(u_range_, look.range.lo, look.range.hi);
   glUniform2i(u_cells_, hm.cols_, hm.rows_);
   glUniform1i(u_target_height_, look.height);
@@ -226,6 +245,8 @@ void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look) {
   // Leave the state as found (ImGui's renderer sets its own, but be a good neighbour).
   glBindVertexArray(0);
   glUseProgram(0);
+  glActiveTexture(GL_TEXTURE3);
+  glBindTexture(GL_TEXTURE_2D, 0);
   glActiveTexture(GL_TEXTURE2);
   glBindTexture(GL_TEXTURE_2D, 0);
   glActiveTexture(GL_TEXTURE1);

@@ -23,11 +23,14 @@ struct HeatmapLook {
   uint64_t mask_version = 0;    ///< the renderer's mask version when masked cells are shown
   bool use_mask = false;        ///< hatch the cells the mask forbids
   ValueRange range;
+  int scaling = 0;  ///< ColorScaling: 0 linear, 1 per row (UploadRowScale), 2 log10
+  uint64_t row_scale_version = 0;  ///< bumped by each UploadRowScale
   int colormap = 0;  ///< index into Colormaps()
   int width = 0, height = 0;
   bool operator==(const HeatmapLook& o) const {
     return values_version == o.values_version && mask_version == o.mask_version &&
            use_mask == o.use_mask && range.lo == o.range.lo && range.hi == o.range.hi &&
+           scaling == o.scaling && row_scale_version == o.row_scale_version &&
            colormap == o.colormap && width == o.width && height == o.height;
   }
 };
@@ -49,6 +52,9 @@ class HeatmapTexture {
   /// Gives this heatmap its own mask (rows x cols of 0/1, 1 allowed): hatched heatmaps read it
   /// instead of the renderer's shared one. An empty matrix goes back to the shared mask.
   void UploadOwnMask(const MaskMatrix& allowed);
+  /// Each row's scale for per-row colours (rows floats: the value drawn at the top colour).
+  void UploadRowScale(const std::vector<float>& scale);
+  uint64_t row_scale_version() const { return row_scale_version_; }
   uint64_t values_version() const { return version_; }
   bool has_values() const { return values_ != 0 && rows_ > 0 && cols_ > 0; }
 
@@ -59,9 +65,9 @@ class HeatmapTexture {
 
  private:
   friend class HeatmapRenderer;
-  unsigned values_ = 0, fbo_ = 0, color_ = 0, own_mask_ = 0;
+  unsigned values_ = 0, fbo_ = 0, color_ = 0, own_mask_ = 0, row_scale_ = 0;
   int rows_ = 0, cols_ = 0, image_w_ = 0, image_h_ = 0, mask_rows_ = 0, mask_cols_ = 0;
-  uint64_t version_ = 0, own_mask_version_ = 0;
+  uint64_t version_ = 0, own_mask_version_ = 0, row_scale_version_ = 0;
   HeatmapLook drawn_;
   bool drawn_valid_ = false;
 };
@@ -93,7 +99,7 @@ class HeatmapRenderer {
   uint64_t mask_version_ = 0;
   std::vector<unsigned> luts_;
   int u_values_ = -1, u_lut_ = -1, u_mask_ = -1, u_use_mask_ = -1, u_range_ = -1, u_cells_ = -1,
-      u_target_height_ = -1;
+      u_target_height_ = -1, u_row_scale_ = -1, u_scaling_ = -1;
 };
 
 }  // namespace attnlab::gui

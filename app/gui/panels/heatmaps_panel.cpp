@@ -58,6 +58,7 @@ void RefreshContents(AppState& state, bool uploaded) {
 /// each takes about a millisecond, as does each upload.
 void UploadDirty(AppState& state) {
   if (!state.renderer || !state.engine.has_result()) return;
+  RefreshHeadSlices(state);
   if (state.mask_dirty) {
     state.renderer->UploadMask(ShownStages(state).mask);
     state.mask_dirty = false;
@@ -79,7 +80,7 @@ void UploadDirty(AppState& state) {
   if (!jobs.empty()) {
     auto scan_all = [jobs] {
       std::vector<ValueScan> scans;
-      for (const auto& [i, m] : jobs) scans.push_back(ScanValues(*m));
+      for (const auto& [i, m] : jobs) scans.push_back(ScanStage(StageAt(i), *m));
       return scans;
     };
     std::future<std::vector<ValueScan>> pending;
@@ -132,14 +133,32 @@ void DrawToolbar(AppState& state) {
         // darker cells; data gives contrast at large T, where every weight is about 1/T.
         ImGui::Separator();
         const RangeMode r = state.view.weights_range;
-        if (ImGui::Selectable("range 0 \xE2\x80\x93 1", r == RangeMode::kFixed))
-          Emit(state, SetWeightsRange{RangeMode::kFixed});
-        Tip("Weights coloured over [0, 1]: a sharper softmax shows as brighter cells, and "
-            "temperatures compare at a glance.");
-        if (ImGui::Selectable("range 0 \xE2\x80\x93 largest weight", r == RangeMode::kData))
-          Emit(state, SetWeightsRange{RangeMode::kData});
-        Tip("Weights coloured over [0, the largest weight]: contrast at large T, where every "
-            "weight is tiny. The colorbar shows the range; exports follow.");
+        struct Choice {
+          RangeMode mode;
+          const char* label;
+          const char* tip;
+        };
+        static const Choice choices[] = {
+            {RangeMode::kAuto, "colours: auto",
+             "0 \xE2\x80\x93 1 for the notebooks' sizes; log10 when T > 32 and a typical row's "
+             "largest weight is under 0.25, where [0, 1] would show almost nothing."},
+            {RangeMode::kFixed, "colours: 0 \xE2\x80\x93 1",
+             "Weights coloured over [0, 1]: a sharper softmax shows as brighter cells, and "
+             "temperatures compare at a glance."},
+            {RangeMode::kData, "colours: 0 \xE2\x80\x93 largest",
+             "Over [0, the largest weight], leaving out one-hot rows (a causal row 0 has one key "
+             "and weight 1): contrast at large T."},
+            {RangeMode::kPerRow, "colours: per row",
+             "Each row over [0, its own largest weight]: where each query looks, even when "
+             "every weight is about 1/T."},
+            {RangeMode::kLog, "colours: log\xE2\x82\x81\xE2\x82\x80",
+             "log10 of each weight: 0.001 and 0.01 look different, so the decay along a causal "
+             "row shows at any T."},
+        };
+        for (const Choice& c : choices) {
+          if (ImGui::Selectable(c.label, r == c.mode)) Emit(state, SetWeightsRange{c.mode});
+          Tip(c.tip);
+        }
       }
       ImGui::EndCombo();
     }
@@ -176,6 +195,13 @@ void DrawToolbar(AppState& state) {
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Tooltip: how the hovered number was made
+
+/// The T x T stages (queries by keys), as against X, Q, K, V and the context (tokens by
+/// dimensions).
+bool TokenByToken(Stage s) {
+  return s != Stage::kX && s != Stage::kQ && s != Stage::kK && s != Stage::kV &&
+         s != Stage::kContext;
+}
 
 std::string Num(double v) { return FormatNumber(v, NumberStyle::kShortest); }
 
@@ -258,9 +284,48 @@ void WeightLine(const CellContext& c) {
   }
 }
 
+/// X, Q, K or V's cell: where the number comes from.
+void ProjectionLines(const AppState& state, Stage stage, const CellContext& c) {
+  const Shape& sh = c.st.shape;
+  if (stage == Stage::kX) {
+    switch (c.s.input.source) {
+      case InputSource::kText:
+        if (static_cast<size_t>(c.i) < c.st.token_ids.size())
+          ImGui::Text("row %d of the embedding table (the token's id), dimension %lld",
+                      c.st.token_ids[c.i], static_cast<long long>(c.j));
+        break;
+      case InputSource::kRandn:
+        ImGui::TextUnformatted("drawn by torch.randn from the input seed");
+        break;
+      default:
+        ImGui::TextUnformatted("an entry of the input matrix (edit it in the input section)");
+    }
+    return;
+  }
+  const char* role = stage == Stage::kQ ? "query" : stage == Stage::kK ? "key" : "value";
+  const char letter = stage == Stage::kQ ? 'q' : stage == Stage::kK ? 'k' : 'v';
+  const int64_t d = state.head * sh.dh + c.j;
+  ImGui::Text("%c_%lld[d%lld] = x_%lld \xC2\xB7 W_%s[:, %lld] = \xCE\xA3_c x_%lld[c] W_%s[c, %lld]",
+              letter, static_cast<long long>(c.i), static_cast<long long>(d),
+              static_cast<long long>(c.i), role, static_cast<long long>(d),
+              static_cast<long long>(c.i), role, static_cast<long long>(d));
+  ImGui::TextDisabled("over d_in = %lld input dimensions%s", static_cast<long long>(sh.d_in),
+                      c.s.projections.bias ? ", plus the bias" : "");
+  if (sh.H > 1)
+    ImGui::TextDisabled("head %lld uses columns %lld..%lld", static_cast<long long>(state.head),
+                        static_cast<long long>(state.head * sh.dh),
+                        static_cast<long long>((state.head + 1) * sh.dh - 1));
+}
+
 /// The lines of one stage's tooltip, from the score to the stage itself.
 void StageLines(const AppState& state, Stage stage, const CellContext& c, float v) {
   switch (stage) {
+    case Stage::kX:
+    case Stage::kQ:
+    case Stage::kK:
+    case Stage::kV:
+      ProjectionLines(state, stage, c);
+      break;
     case Stage::kScores:
       ScoreLine(state, c);
       break;
@@ -319,9 +384,10 @@ void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
   ImGui::BeginTooltip();
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
   const std::string qi = RowLabel(state, i);
-  if (stage == Stage::kContext)
-    ImGui::Text("context[%lld, d%lld]  (query \"%s\")", static_cast<long long>(i),
-                static_cast<long long>(j), qi.c_str());
+  if (!TokenByToken(stage))
+    ImGui::Text("%s[%lld, %s]  (%s \"%s\")", StageName(stage), static_cast<long long>(i),
+                ColumnLabel(state, stage, j).c_str(),
+                stage == Stage::kK || stage == Stage::kV ? "key" : "token", qi.c_str());
   else
     ImGui::Text("query %lld \"%s\"  \xE2\x86\x92  key %lld \"%s\"", static_cast<long long>(i),
                 qi.c_str(), static_cast<long long>(j), RowLabel(state, j).c_str());
@@ -336,7 +402,12 @@ void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] One heatmap: the shared drawing, then painting, tooltip and context menu
 
-void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
+/// How a heatmap is drawn: among all stages, focused (most of the view, values printed), or as
+/// a thumbnail of the strip under the focused one.
+enum class MapMode { kOverview, kFocused, kThumbnail };
+
+void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
+                 MapMode mode = MapMode::kOverview) {
   HeatmapSlot& slot = state.heatmaps[StageIndex(stage)];
   const Shape& sh = ShownStages(state).shape;
   const Matrix* m = StageMatrix(state, stage);
@@ -352,22 +423,44 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
   spec.labels_key = state.engine.counts().input;
   spec.allowed = &ShownStages(state).mask;
   spec.marked_row = state.row;
-  // The hovered query row in every heatmap; its key column on the maps of the same kind.
+  // The hovered query row in every heatmap indexed by queries, its key row in K and V and its
+  // key column in the T x T maps: one row followed from X to its context vector.
   const HoverCell& hv = state.hover;
   if (hv.active) {
-    spec.highlight_row = hv.row;
-    const bool same_kind = (hv.stage == Stage::kContext) == (stage == Stage::kContext);
-    if (same_kind) spec.highlight_col = hv.col;
+    const bool on_keys = hv.stage == Stage::kK || hv.stage == Stage::kV;
+    const bool on_square = !on_keys && hv.stage != Stage::kX && hv.stage != Stage::kQ &&
+                           hv.stage != Stage::kContext;
+    const int64_t query = on_keys ? -1 : hv.row;
+    const int64_t key = on_keys ? hv.row : on_square ? hv.col : -1;
+    const bool dims = stage == Stage::kX || stage == Stage::kQ || stage == Stage::kContext;
+    if (stage == Stage::kK || stage == Stage::kV) {
+      spec.highlight_row = key;
+    } else if (dims) {
+      spec.highlight_row = query >= 0 ? query : (stage == Stage::kX ? key : -1);
+    } else {
+      spec.highlight_row = query;
+      spec.highlight_col = key;
+    }
+    // The hovered dimension stays marked in the map it was hovered on.
+    if (hv.stage == stage && (dims || on_keys)) spec.highlight_col = hv.col;
   }
   spec.track_outside = state.paint.active;
+  spec.thumbnail = mode == MapMode::kThumbnail;
+  spec.force_values = mode == MapMode::kFocused;
+  spec.title_tip = mode == MapMode::kFocused ? "Click to see every stage again (Esc)."
+                                             : "Click to focus on this stage: it takes most of "
+                                               "the view, with its numbers printed.";
   const HeatmapViewHover hover = DrawHeatmapView(state, slot, spec, origin, size);
+  if (hover.title_clicked)
+    Emit(state, SetFocus{mode == MapMode::kFocused ? std::nullopt : std::optional<Stage>(stage)});
+  if (mode == MapMode::kThumbnail) return;
   if (!m || !slot.gpu.has_values() || slot.image_max.x <= slot.image_min.x) return;
 
   // -- interaction: tooltip, row selection, custom-mask painting, context menu
   const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
   const MaskMatrix& mask = ShownStages(state).mask;
   ImGui::PushID(StageIndex(stage));
-  const bool square = rows == sh.T && cols == sh.T && stage != Stage::kContext;
+  const bool square = rows == sh.T && cols == sh.T && TokenByToken(stage);
   const bool painting_allowed =
       square && state.scenario.mask.kind == MaskKind::kCustom && state.error.empty();
   if (hover.active) {
@@ -394,6 +487,133 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size) {
     ImGui::EndPopup();
   }
   ImGui::PopID();
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Layout: the pipeline in two rows, identity stages as chips, focus and its strip
+
+/// Why a stage is an identity (or absent) for the current settings, shown as a chip instead of
+/// a map; nullptr when it has a map.
+const char* ChipText(const AppState& state, Stage stage) {
+  const Scenario& s = state.shown;
+  const Stages& st = ShownStages(state);
+  if (stage == Stage::kMask && s.mask.kind == MaskKind::kNone)
+    return "mask: none \xE2\x80\x94 every query sees every key";
+  if (stage == Stage::kWeightsDropped && st.weights_dropped.empty())
+    return "dropout: off (p = 0) \xE2\x80\x94 the weights go to V unchanged";
+  if (stage == Stage::kX && st.X.empty()) return "X: none \xE2\x80\x94 Q, K and V are given";
+  return nullptr;
+}
+
+const char* ChipTip(Stage stage) {
+  switch (stage) {
+    case Stage::kMask:
+      return "With mask none the mask changes nothing, so it is not drawn. Choose causal or "
+             "custom in the attention controls to see it (and the hatched cells it forbids).";
+    case Stage::kWeightsDropped:
+      return "Dropout is off, so the weights after dropout equal the weights. Set p > 0 in the "
+             "attention controls to see nn.Dropout zero some weights and scale the rest.";
+    default:
+      return "This scenario gives Q, K and V directly: there is no input matrix.";
+  }
+}
+
+bool StageShown(const AppState& state, Stage stage) { return ChipText(state, stage) == nullptr; }
+
+/// The chips of the identity stages, on one line; the height used.
+float DrawChips(AppState& state, ImVec2 at) {
+  float x = at.x;
+  bool any = false;
+  const float h = ImGui::GetFrameHeight();
+  for (int k = 0; k < kStageCount; ++k) {
+    const char* text = ChipText(state, StageAt(k));
+    if (!text) continue;
+    any = true;
+    ImGui::SetCursorScreenPos(ImVec2(x, at.y));
+    ImGui::PushID(k);
+    ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.22f, 0.24f, 0.30f, 1.0f));
+    ImGui::PushStyleVar(ImGuiStyleVar_FrameRounding, h * 0.5f);
+    ImGui::SmallButton(text);
+    ImGui::PopStyleVar();
+    ImGui::PopStyleColor();
+    Tip(ChipTip(StageAt(k)));
+    state.heatmap_cells[k] = ScreenRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax()};
+    x = ImGui::GetItemRectMax().x + ImGui::GetFontSize();
+    ImGui::PopID();
+  }
+  return any ? h + 4 : 0;
+}
+
+/// A row of heatmaps across `width`, each as wide as its matrix wants at the row's height
+/// (X, Q, K, V are narrow when d is small), scaled together to fill the row.
+void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec2 size) {
+  if (stages.empty()) return;
+  const float font = ImGui::GetFontSize(), gap = font;
+  const float image_h = std::max(size.y - font * 4.5f, font * 2);
+  const float overhead = font * 8.5f;  // row labels and colorbar with its ticks
+  std::vector<float> want;
+  float total = 0;
+  for (Stage s : stages) {
+    const Matrix* m = StageMatrix(state, s);
+    const float rows = m && m->rows() ? static_cast<float>(m->rows()) : 1.0f;
+    const float cols = m && m->cols() ? static_cast<float>(m->cols()) : 1.0f;
+    const float image_w = std::min(image_h * cols / rows, image_h * 1.25f);
+    want.push_back(overhead + std::max(image_w, font * 3));
+    total += want.back();
+  }
+  const float room = size.x - gap * (stages.size() - 1);
+  float x = at.x;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const float w = std::floor(want[k] * room / total);
+    const ImVec2 o(x, at.y);
+    state.heatmap_cells[StageIndex(stages[k])] = ScreenRect{o, ImVec2(o.x + w, o.y + size.y)};
+    DrawHeatmap(state, stages[k], o, ImVec2(w, size.y));
+    x += w + gap;
+  }
+}
+
+/// Every stage in the order of the computation: X, Q, K, V and the scores on the first row; the
+/// mask, logits, weights, dropout and context on the second; identity stages as chips between.
+void DrawPipeline(AppState& state, ImVec2 origin, ImVec2 avail) {
+  auto shown = [&](std::initializer_list<Stage> list) {
+    std::vector<Stage> out;
+    for (Stage s : list)
+      if (StageShown(state, s)) out.push_back(s);
+    return out;
+  };
+  const std::vector<Stage> top = shown({Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kScores});
+  const std::vector<Stage> bottom = shown(
+      {Stage::kMask, Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped, Stage::kContext});
+  const float gap_y = 4;
+  const float top_h = std::floor((avail.y - gap_y) * 0.46f);
+  DrawRow(state, top, origin, ImVec2(avail.x, top_h));
+  const ImVec2 mid(origin.x, origin.y + top_h + gap_y);
+  const float chips_h = DrawChips(state, mid);
+  DrawRow(state, bottom, ImVec2(mid.x, mid.y + chips_h),
+          ImVec2(avail.x, avail.y - top_h - gap_y - chips_h));
+}
+
+/// One stage over most of the view, its values printed where they fit; the other stages as a
+/// strip of thumbnails under it (click one to focus it, click the title to go back).
+void DrawFocused(AppState& state, Stage focus, ImVec2 origin, ImVec2 avail) {
+  const float font = ImGui::GetFontSize();
+  const float strip_h = std::min(font * 5.5f, avail.y * 0.25f);
+  const float main_h = avail.y - strip_h - 6;
+  state.heatmap_cells[StageIndex(focus)] =
+      ScreenRect{origin, ImVec2(origin.x + avail.x, origin.y + main_h)};
+  DrawHeatmap(state, focus, origin, ImVec2(avail.x, main_h), MapMode::kFocused);
+  std::vector<Stage> others;
+  for (int k = 0; k < kStageCount; ++k)
+    if (StageAt(k) != focus && StageShown(state, StageAt(k))) others.push_back(StageAt(k));
+  if (others.empty()) return;
+  const float gap = font * 0.5f;
+  const float w = std::min(font * 9.0f, (avail.x - gap * (others.size() - 1)) / others.size());
+  const float y = origin.y + main_h + 6;
+  for (size_t k = 0; k < others.size(); ++k) {
+    const ImVec2 o(origin.x + k * (w + gap), y);
+    state.heatmap_cells[StageIndex(others[k])] = ScreenRect{o, ImVec2(o.x + w, o.y + strip_h)};
+    DrawHeatmap(state, others[k], o, ImVec2(w, strip_h), MapMode::kThumbnail);
+  }
 }
 
 }  // namespace
@@ -425,14 +645,10 @@ void DrawHeatmapsPanel(AppState& state) {
   }
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float gap_x = ImGui::GetFontSize(), gap_y = 4;
-  const ImVec2 cell((avail.x - 2 * gap_x) / 3, (avail.y - gap_y) / 2);
-  for (int k = 0; k < kStageCount; ++k) {
-    const int col = k % 3, row = k / 3;
-    const ImVec2 at(origin.x + col * (cell.x + gap_x), origin.y + row * (cell.y + gap_y));
-    state.heatmap_cells[k] = ScreenRect{at, ImVec2(at.x + cell.x, at.y + cell.y)};
-    DrawHeatmap(state, StageAt(k), at, cell);
-  }
+  if (state.focus && StageShown(state, *state.focus))
+    DrawFocused(state, *state.focus, origin, avail);
+  else
+    DrawPipeline(state, origin, avail);
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + avail.y));
   ImGui::Dummy(ImVec2(0, 0));
 }

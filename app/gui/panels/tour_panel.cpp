@@ -1,5 +1,5 @@
-// tour_panel.cpp: the guided tour's card (tour.h). It sits on the heatmap grid's empty slot
-// (the dropout heatmap, blank unless dropout is on), beside the heatmaps it talks about; the
+// tour_panel.cpp: the guided tour's card (tour.h). It sits on a bottom panel the step does not
+// talk about, under the heatmaps it talks about; the
 // step's heatmap or panel is outlined in orange, with an arrow from the card to it. Back, Next
 // and Skip emit TourCommand actions.
 #include <algorithm>
@@ -89,9 +89,14 @@ void DrawTourPanel(AppState& state) {
   tour.step = std::clamp(tour.step, 0, static_cast<int>(steps.size()) - 1);
   const TourStep& step = steps[static_cast<size_t>(tour.step)];
 
-  // The card goes on the dropout slot of the heatmap grid; elsewhere, bottom right.
+  // The card sits on the bottom panel the step does not talk about (the variance experiment,
+  // or the peaking panel when the step is about the variance), never on a heatmap; in the
+  // other views, bottom right.
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  const ScreenRect& slot = state.heatmap_cells[StageIndex(Stage::kWeightsDropped)];
+  const ScreenRect& slot =
+      step.target == TourTarget::kVariance || step.also == TourTarget::kVariance
+          ? state.peaking_rect
+          : state.variance_rect;
   const bool docked = state.central == CentralView::kHeatmaps && slot.valid();
   const float width = docked ? std::max(slot.max.x - slot.min.x, ImGui::GetFontSize() * 18.0f)
                              : ImGui::GetFontSize() * 24.0f;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -64,6 +65,10 @@ struct ValueScan {
   bool has_nan = false;
   bool has_inf = false;
   bool has_negative = false;  ///< a finite value < 0
+  /// Filled by ScanStage (heatmap_spec.h) for the weights only, else empty / +inf: each row's
+  /// largest finite value (-inf for a row without one), and the smallest finite value > 0.
+  std::vector<float> row_max;
+  float min_positive = INFINITY;
 };
 ValueScan ScanValues(const Matrix& m);
 

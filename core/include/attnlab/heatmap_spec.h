@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,13 +27,44 @@
 
 namespace attnlab {
 
-/// The stages a heatmap can show, in pipeline order.
-enum class Stage { kScores, kMask, kLogits, kWeights, kWeightsDropped, kContext };
+/// The stages a heatmap can show, in pipeline order: the input X (B x T x d_in), the
+/// projections Q, K, V (one head's d_k columns each), then the T x T stages and the context.
+enum class Stage {
+  kX,
+  kQ,
+  kK,
+  kV,
+  kScores,
+  kMask,
+  kLogits,
+  kWeights,
+  kWeightsDropped,
+  kContext
+};
 
-/// How the colour range of weights is chosen.
+/// How the colours of the weights (the sequential map) are chosen; other stages ignore it.
 enum class RangeMode {
-  kFixed,  ///< weights over [0, max(1, largest)]: a sharper softmax shows as brighter cells
-  kData,   ///< weights over [0, largest]: contrast at large T, where every weight is tiny
+  kAuto,    ///< kFixed up to 32 keys (the notebooks' sizes) and whenever the rows' largest
+            ///< weights are typically >= 0.25; else kLog, where [0, 1] would show almost
+            ///< nothing (at T = 512 every weight is about 1/T) and log10 shows how much
+  kFixed,   ///< over [0, max(1, largest)]: a sharper softmax shows as brighter cells
+  kData,    ///< over [0, the largest weight of the rows that are not one-hot]: a causal row 0
+            ///< (one allowed key, weight 1) does not flatten the rest
+  kPerRow,  ///< each row over [0, that row's largest weight]: where each query looks
+  kLog,     ///< log10 of the weight over [10^floor(log10(smallest > 0)), 1], no lower than
+            ///< two decades under 1/T (nor 1e-6)
+};
+
+/// "auto", "fixed", "data", "per-row", "log" (the command line's --range words).
+const char* RangeModeName(RangeMode mode);
+/// The mode named `name` (RangeModeName), or nullopt.
+std::optional<RangeMode> ParseRangeMode(const std::string& name);
+
+/// How a value becomes a position on the colour scale (HeatmapSpec::scaling).
+enum class ColorScaling {
+  kLinear,  ///< v itself, over spec.range
+  kPerRow,  ///< v / row_scale[row], over [0, 1]
+  kLog,     ///< log10(v), over spec.range in decades (v <= 0 takes the bottom colour)
 };
 
 /// When cell values are printed: auto prints them when the grid is at most 12 x 12.
@@ -43,7 +75,7 @@ struct PresentationOptions {
   std::string colormap;  ///< a name from Colormaps() for every heatmap; empty: the two below
   std::string sequential_colormap = "viridis";  ///< mask and weights (values >= 0)
   std::string diverging_colormap = "coolwarm";  ///< signed stages, centred on zero
-  RangeMode range = RangeMode::kFixed;
+  RangeMode range = RangeMode::kAuto;
   ValuesMode values = ValuesMode::kAuto;
   bool operator==(const PresentationOptions&) const = default;
 };
@@ -56,8 +88,8 @@ struct HeatmapContent {
   std::string subtitle;  ///< head, batch and settings: "head 1 · scaled by 1/√d_k, multiplier 1"
   std::string help;      ///< one sentence on what the stage is (tooltips)
   std::vector<std::string> row_labels;  ///< one per row: query tokens as VisibleToken shows them
-  std::vector<std::string> col_labels;  ///< key tokens, or "d0".."d{d_out-1}" for the context
-  std::string row_axis = "query", col_axis = "key";  ///< context: "query", "dimension"
+  std::vector<std::string> col_labels;  ///< key tokens, or "d0".. for X, Q, K, V and the context
+  std::string row_axis = "query", col_axis = "key";  ///< X, Q, K, V, context: "dimension"
   bool diverging = false;     ///< signed data: a diverging colormap centred on zero
   bool hatch_masked = false;  ///< masked cells are drawn hatched (mask, logits, weights)
 };
@@ -69,16 +101,19 @@ struct ColorbarTick {
 };
 
 /// What a legend entry explains (cells that are not on the colour scale, or the mask's values).
-enum class LegendKind { kAllowed, kMasked, kNan, kInf };
+enum class LegendKind { kAllowed, kMasked, kNan, kInf, kNote };
 struct LegendEntry {
   LegendKind kind = LegendKind::kMasked;
-  std::string text;  ///< "masked", "NaN", "±inf (the scale's ends)", "1 allowed", "0 masked"
+  std::string text;  ///< "masked", "NaN", "±inf (the scale's ends)", "1 allowed", "0 masked",
+                     ///< or a note without a swatch ("colours: per row")
 };
 
 /// A heatmap as it should be presented.
 struct HeatmapSpec : HeatmapContent {
   const Colormap* colormap = nullptr;  ///< never null after MakeHeatmapSpec
-  ValueRange range;                    ///< the colorbar's ends
+  ValueRange range;                    ///< the colorbar's ends (kLog: in decades, e.g. -3..0)
+  ColorScaling scaling = ColorScaling::kLinear;
+  std::vector<float> row_scale;  ///< kPerRow: each row's largest weight (the row's "1")
   std::vector<ColorbarTick> ticks;     ///< nice round values inside range, low to high
   bool mask_legend = false;  ///< the mask: a two-entry legend (allowed, masked), no colorbar
   std::vector<LegendEntry> legends;  ///< shown under the colorbar (or as the mask's legend)
@@ -86,15 +121,20 @@ struct HeatmapSpec : HeatmapContent {
   int64_t rows = 0, cols = 0;
 };
 
-/// "scores", "mask", "logits", "weights", "weights_dropped", "context".
+/// "X", "Q", "K", "V", "scores", "mask", "logits", "weights", "weights_dropped", "context".
 const char* StageName(Stage stage);
 
-/// Stages with one matrix per head: scores, logits, weights, weights_dropped.
+/// Stages with one matrix per head: Q, K, V (the head's d_k columns), scores, logits, weights,
+/// weights_dropped.
 bool StageIsPerHead(Stage stage);
 
 /// The one rule for signed colours: scores, logits and context always; weights only when some
 /// finite weight is negative ("sum" normalization can give them); the mask never.
 bool StageIsDiverging(Stage stage, const ValueScan& scan);
+
+/// ScanValues of a stage's matrix, plus for the weights (the stages RangeMode applies to) each
+/// row's largest value and the smallest positive one, which kData, kPerRow and kLog need.
+ValueScan ScanStage(Stage stage, const Matrix& m);
 
 /// Each token as VisibleToken (text.h) shows it: the labels of both axes.
 std::vector<std::string> TokenLabels(const std::vector<std::string>& tokens);
@@ -112,6 +152,12 @@ HeatmapContent StageContent(const Stages& stages, const Scenario& scenario, Stag
 ValueRange StageRange(Stage stage, bool diverging, const ValueScan& scan,
                       RangeMode mode = RangeMode::kFixed);
 
+/// The mode `mode` comes to for `stage` (rows x cols, signed or not, scan from ScanStage):
+/// kAuto resolved; modes other than kFixed only for weights on a sequential map, and kData,
+/// kPerRow and kLog only with the scan's row maxima (else kFixed).
+RangeMode ResolveRangeMode(Stage stage, bool diverging, int64_t cols, const ValueScan& scan,
+                           RangeMode mode);
+
 /// About `target` nice round tick values (1, 2, 2.5 or 5 times a power of ten) in [lo, hi].
 /// Used by colorbars and by the window's plots.
 std::vector<double> NiceTicks(double lo, double hi, int target);
@@ -122,9 +168,13 @@ HeatmapSpec MakeHeatmapSpec(const HeatmapContent& content, int64_t rows, int64_t
                             const ValueScan& scan, bool any_masked,
                             const PresentationOptions& options);
 
-/// A cell's colour: kNanColor for NaN, else the colormap at v (masked cells are the caller's:
-/// MaskedColorAt, since the hatch depends on the pixel).
-Rgb CellColor(const HeatmapSpec& spec, float v);
+/// Where v of row `row` falls on the colour scale, in [0, 1] (the spec's scaling; row is used by
+/// kPerRow only). NaN is the caller's.
+float ScalePosition(const HeatmapSpec& spec, float v, int64_t row);
+
+/// A cell's colour: kNanColor for NaN, else the colormap at ScalePosition (masked cells are the
+/// caller's: MaskedColorAt, since the hatch depends on the pixel).
+Rgb CellColor(const HeatmapSpec& spec, float v, int64_t row = 0);
 
 /// Black or white, whichever contrasts more with `background` (WCAG relative luminance).
 Rgb CellInk(Rgb background);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnlab/heatmap_spec.h"
@@ -19,6 +20,10 @@ namespace attnlab {
 std::optional<Stage> ParseStage(const std::string& name);
 /// Every stage, in pipeline order.
 const std::vector<Stage>& AllStages();
+
+/// The rows x cols of one matrix of `stage` in a run of this shape: T x d_in (X), T x d_k (Q, K,
+/// V: one head), T x d_out (context), else T x T.
+std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& shape);
 
 /// One matrix of one stage with what it is (title, labels, signed or not: HeatmapContent).
 /// Owns its values: figures, exports and the compare view use it; the window draws the engine's
