@@ -117,8 +117,19 @@ GLFWwindow* OpenWindow(const attnlab::gui::GuiOptions& options) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
-  GLFWwindow* window =
-      glfwCreateWindow(options.width, options.height, "Attention Lab", nullptr, nullptr);
+  // Without --size: 1280 x 800 times the monitor's content scale, at most 90% of its work area.
+  int width = options.width, height = options.height;
+  if (width == 0) {
+    float sx = 1, sy = 1;
+    int wx = 0, wy = 0, ww = 1280, wh = 800;
+    if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+      glfwGetMonitorContentScale(monitor, &sx, &sy);
+      glfwGetMonitorWorkarea(monitor, &wx, &wy, &ww, &wh);
+    }
+    width = std::max(480, std::min(static_cast<int>(1280 * sx), ww * 9 / 10));
+    height = std::max(480, std::min(static_cast<int>(800 * sy), wh * 9 / 10));
+  }
+  GLFWwindow* window = glfwCreateWindow(width, height, "Attention Lab", nullptr, nullptr);
   if (!window) {
     std::cerr << "attention-lab: error: cannot create an OpenGL 3.3 window\n";
     glfwTerminate();

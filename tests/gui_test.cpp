@@ -75,13 +75,18 @@ class Gui : public ::testing::Test {
 
   /// Runs the app under xvfb-run with XDG_CONFIG_HOME in the test folder. xvfb-run -a can lose
   /// a race for a display number when tests run side by side: then it is tried again.
-  Result RunApp(const std::string& args, bool gui = true) const {
+  /// The window is `screen` (W x H) on a screen of that size, unless args give --size.
+  Result RunApp(const std::string& args, bool gui = true,
+                const std::string& screen = "1280x800") const {
     Result r;
     for (int attempt = 0; attempt < 4; ++attempt) {
       const std::string err_path = Path("stderr.txt");
       std::string cmd = "XDG_CONFIG_HOME=" + Path("config") + " ";
-      if (gui) cmd += "xvfb-run -a -s '-screen 0 1280x800x24' ";
-      cmd += std::string(ATTNLAB_APP) + " " + args + " 2>" + err_path;
+      if (gui) cmd += "xvfb-run -a -s '-screen 0 " + screen + "x24' ";
+      const bool sized = !gui || args.find("--size") != std::string::npos ||
+                         IsSubcommandLine(args);
+      cmd += std::string(ATTNLAB_APP) + " " + args + (sized ? "" : " --size " + screen) +
+             " 2>" + err_path;
       FILE* p = popen(cmd.c_str(), "r");
       r = Result{};
       char buf[4096];
@@ -94,6 +99,15 @@ class Gui : public ::testing::Test {
       usleep(200000 * (attempt + 1));
     }
     return r;
+  }
+
+  /// The arguments start with a subcommand or ask for help or the version (no window).
+  static bool IsSubcommandLine(const std::string& args) {
+    const std::string first = args.substr(0, args.find(' '));
+    for (const char* s : {"dump", "presets", "variance", "show", "export", "code", "-h", "--help",
+                          "--version"})
+      if (first == s) return true;
+    return false;
   }
 
   fs::path dir_;

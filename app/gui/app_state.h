@@ -50,6 +50,7 @@ struct HeatmapSlot {
   bool has_spec = false;
   ImVec2 image_min{0, 0}, image_max{0, 0};  ///< where the image was drawn last frame
   bool thumbnail = false;                   ///< drawn last frame as a thumbnail (no labels)
+  std::vector<std::string> printed;  ///< last frame's cell texts, row by row (--layout)
   float row_label_w = 0, col_label_w = 0;   ///< widest labels, measured once per input run
   int labels_input_run = -1, labels_rows = 0, labels_cols = 0;
 };

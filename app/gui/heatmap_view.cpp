@@ -251,11 +251,14 @@ void PaintImage(const AppState& state, HeatmapSlot& slot, const ViewLayout& L) {
 }
 
 /// Each unmasked cell's value as the spec prints it (as many decimals as fit, its ink colour).
-/// False when the spec wants values but the cells are too small for any.
+/// False when the spec wants values but the cells are too small for any. `printed`: each cell's
+/// text, row by row ("" where none), or empty when nothing is printed (for --layout).
 bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Matrix& m,
-                 const LabelFont& small, const ViewLayout& L) {
+                 const LabelFont& small, const ViewLayout& L, std::vector<std::string>& printed) {
+  printed.clear();
   if (!spec.values_wanted) return true;
   if (L.ch < small.size || L.rows * L.cols > 4096) return false;
+  printed.assign(static_cast<size_t>(L.rows) * L.cols, "");
   bool any = false;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const MeasureText measure = small.Measurer();
@@ -269,12 +272,14 @@ bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Mat
       const std::string t = FittedCellValue(v, L.cw - 2, measure);
       if (t.empty()) continue;
       any = true;
+      printed[static_cast<size_t>(i) * L.cols + j] = t;
       const ImVec2 ts = small.Measure(t);
       dl->AddText(small.font, small.size,
                   ImVec2(L.p0.x + L.cw * (j + 0.5f) - ts.x * 0.5f,
                          L.p0.y + L.ch * (i + 0.5f) - ts.y * 0.5f),
                   ToU32(CellInk(CellColor(spec, v, i))), t.c_str());
     }
+  if (!any) printed.clear();
   return any;
 }
 
@@ -443,6 +448,7 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   if (view.force_values && options.values == ValuesMode::kAuto) options.values = ValuesMode::kOn;
   EnsureSpec(slot, options);
   slot.thumbnail = view.thumbnail;
+  slot.printed.clear();
   const float line = ImGui::GetTextLineHeight();
   if (view.thumbnail) return DrawThumbnail(state, slot, view, origin, size, line);
   const LabelFont small{state.fonts.small ? state.fonts.small : ImGui::GetFont(),
@@ -467,7 +473,7 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   slot.image_min = L.p0;
   slot.image_max = L.p1;
   PaintImage(state, slot, L);
-  if (!PaintValues(slot.spec, view, *m, small, L) && view.title_tip && !view.force_values &&
+  if (!PaintValues(slot.spec, view, *m, small, L, slot.printed) && view.title_tip && !view.force_values &&
       origin.y + size.y - L.p1.y >= small.size + 2) {
     ImGui::GetWindowDrawList()->AddText(small.font, small.size, ImVec2(L.p0.x, L.p1.y + 2),
                                         ImGui::GetColorU32(ImGuiCol_TextDisabled),

@@ -15,6 +15,7 @@
 #include "gui/actions.h"
 #include "gui/app_state.h"
 #include "gui/views.h"
+#include "gui/window.h"
 
 namespace attnlab::gui {
 namespace {
@@ -64,6 +65,7 @@ const std::map<std::string, int>& Arity() {
                                                    {"save-code", 1},
                                                    {"save-clipboard", 1},
                                                    {"save-views", 1},
+                                                   {"save-layout", 1},
                                                    {"tour", 1}};
   return arity;
 }
@@ -432,7 +434,8 @@ bool ScriptRunner::StartControl(AppState& state, const Command& c) {
     if (!state.error.empty()) Fail(c, "expected no error, got: " + state.error);
   } else if (cmd == "copy-code") {
     Emit(state, CopyCode{});
-  } else if (cmd == "save-code" || cmd == "save-clipboard" || cmd == "save-views") {
+  } else if (cmd == "save-code" || cmd == "save-clipboard" || cmd == "save-views" ||
+             cmd == "save-layout") {
     std::string text, why;
     if (cmd == "save-code") {
       RefreshCode(state);
@@ -444,6 +447,8 @@ bool ScriptRunner::StartControl(AppState& state, const Command& c) {
     } else if (cmd == "save-clipboard") {
       const char* clip = ImGui::GetClipboardText();
       text = clip ? clip : "";
+    } else if (cmd == "save-layout") {
+      text = HeatmapLayoutJson(state);  // of the last frame drawn
     } else {
       text = ViewsJson(state);
     }

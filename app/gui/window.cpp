@@ -77,6 +77,7 @@ nlohmann::json SlotJson(const char* key, const std::string& name, const HeatmapS
           {"y1", slot.image_max.y},
           {"rows", slot.gpu.rows()},
           {"thumbnail", slot.thumbnail},
+          {"printed", slot.printed},
           {"cols", slot.gpu.cols()},
           {"spec", slot.has_spec ? HeatmapSpecJson(slot.spec) : nlohmann::json()}};
 }
