@@ -347,6 +347,13 @@ TEST_F(Cli, LongFileNamesFit) {
   EXPECT_EQ(nlohmann::json::parse(ReadFile(Path(name)))["tokens"][1], "journey");
 }
 
+TEST_F(Cli, VersionIsTheProjectVersion) {
+  const Result r = RunCli("--version");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "attention-lab " ATTNLAB_VERSION "\n");
+  EXPECT_EQ(std::string(ATTNLAB_VERSION), "0.1.0");
+}
+
 // karpathy-trick's X is torch.randn(4, 8, 2) after manual_seed(1337): 64 values, so the block
 // kernel draws them. The kernel is PyTorch's choice on this CPU unless ATEN_CPU_CAPABILITY=default
 // asks for the generic one, as it does in PyTorch.
