@@ -367,7 +367,11 @@ std::vector<float> DumpedX(const Result& r) {
 }
 
 TEST_F(Cli, NormalKernelIsChosenAtRunTimeAsPyTorchChoosesIt) {
+#if defined(__x86_64__) || defined(__i386__)
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  const bool avx2 = false;  // PyTorch's AVX2 kernels exist on x86 only
+#endif
   EXPECT_EQ(DetectNormalKernel(), avx2 ? NormalKernel::kAvx2 : NormalKernel::kScalar);
   const std::vector<float> chosen = TorchGenerator(1337).Normal(64);
   const std::vector<float> generic = TorchGenerator(1337, NormalKernel::kScalar).Normal(64);
