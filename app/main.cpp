@@ -24,6 +24,7 @@
 #include "gui/gfx/gl.h"
 #include "gui/gfx/screenshot.h"
 #include "gui/options.h"
+#include "gui/recent_files.h"
 #include "gui/script.h"
 #include "gui/session.h"
 #include "gui/test_hooks.h"
@@ -45,6 +46,15 @@ void CatchStopSignals() {
 
 void GlfwErrorCallback(int error, const char* description) {
   std::fprintf(stderr, "attention-lab: GLFW error %d: %s\n", error, description);
+}
+
+/// Files dropped on the window become one DropFiles action (the first .json opens).
+void OnDrop(GLFWwindow* window, int count, const char** paths) {
+  auto* state = static_cast<attnlab::gui::AppState*>(glfwGetWindowUserPointer(window));
+  if (!state || count <= 0) return;
+  attnlab::gui::DropFiles drop;
+  for (int i = 0; i < count; ++i) drop.paths.emplace_back(paths[i]);
+  attnlab::gui::Emit(*state, std::move(drop));
 }
 
 /// DejaVu Sans at a readable size, with the glyphs the labels use (Latin, Greek, arrows,
@@ -160,6 +170,8 @@ void StartState(attnlab::gui::AppState& state, const attnlab::gui::StartPoint& s
   }
   const gui::Settings settings = gui::LoadSettings();
   state.tour.seen = settings.tour_seen;
+  state.recent_files = gui::LoadRecentFiles();
+  state.scripted = !options.script.empty();
   if (gui::TourStartsByItself(options, settings))
     gui::Emit(state, gui::TourCommand{gui::TourCommand::kStart});
 }
@@ -207,6 +219,8 @@ int RunWindow(int argc, char** argv) {
   }
   state->renderer = &renderer;
   StartState(*state, start, hooks.options);
+  glfwSetWindowUserPointer(window, state.get());  // for OnDrop
+  glfwSetDropCallback(window, OnDrop);
   state->autosaved_version = state->shown_version;  // the start needs no save
   CatchStopSignals();
 

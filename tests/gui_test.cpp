@@ -791,5 +791,95 @@ TEST_F(Gui, BadViewCommandsAreRefusedBeforeAnyWindow) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Desktop: Save As asks before replacing, dropped files, Open Recent, zenity
+
+namespace desktop {
+
+/// A preset written as a scenario file (a real file to open, drop or recall).
+std::string PresetFile(const std::string& id, const std::string& path) {
+  std::ofstream(path) << WriteScenario(LoadPreset(id));
+  return path;
+}
+
+}  // namespace desktop
+
+TEST_F(Gui, SaveAsAsksBeforeReplacingAFile) {
+  const std::string old = Write("old.json", "keep me\n");
+  const std::string keep = Write("keep.script", "preset karpathy-trick\nchoose save " + old +
+                                                     "\nreplace no\nchoose save " +
+                                                     Path("new.json") + "\n");
+  const Result a = RunApp("--script " + keep + " --no-autosave");
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(ReadFile(old), "keep me\n");  // "Replace?" answered no: untouched
+  EXPECT_EQ(ParseScenario(ReadFile(Path("new.json"))), LoadPreset("karpathy-trick"));
+  const std::string replace =
+      Write("replace.script", "preset karpathy-trick\nchoose save " + old + "\nreplace yes\n");
+  const Result b = RunApp("--script " + replace + " --no-autosave");
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(ParseScenario(ReadFile(old)), LoadPreset("karpathy-trick"));
+}
+
+TEST_F(Gui, ADroppedScenarioOpens) {
+  const std::string scenario = desktop::PresetFile("dog-attacks-cat", Path("dropped.json"));
+  const std::string script = Write("drop.script", "preset raschka-journey\ndrop " +
+                                                      Path("notes.txt") + " " + scenario +
+                                                      "\nsave " + Path("after.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ParseScenario(ReadFile(Path("after.json"))), LoadPreset("dog-attacks-cat"));
+  // Only files that are not scenarios: nothing opens and the window says why.
+  const std::string other = Write("other.script", "drop " + Path("notes.txt") + "\n");
+  const Result o = RunApp("--script " + other + " --no-autosave");
+  EXPECT_EQ(o.status, 3);
+  EXPECT_NE(o.err.find("notes.txt is not a scenario (.json)"), std::string::npos) << o.err;
+}
+
+TEST_F(Gui, OpenRecentRemembersOpenedAndSavedFiles) {
+  const std::string a = desktop::PresetFile("karpathy-trick", Path("a.json"));
+  const std::string first = Write("first.script", "open " + a + "\npreset raschka-journey\nsave " +
+                                                      Path("b.json") + "\n");
+  ASSERT_EQ(RunApp("--script " + first + " --no-autosave").status, 0);
+  const nlohmann::json recent =
+      nlohmann::json::parse(ReadFile(Path("config/attention-lab/recent.json")));
+  EXPECT_EQ(recent["format"], "attention-lab/recent@1");
+  EXPECT_EQ(recent["files"], nlohmann::json({Path("b.json"), a}));  // newest first
+  const std::string second =
+      Write("second.script", "open-recent 1\nsave " + Path("c.json") + "\nclear-recent\n");
+  const Result r = RunApp("--script " + second + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ParseScenario(ReadFile(Path("c.json"))), LoadPreset("karpathy-trick"));
+  const nlohmann::json cleared =
+      nlohmann::json::parse(ReadFile(Path("config/attention-lab/recent.json")));
+  EXPECT_TRUE(cleared["files"].empty());
+  const std::string third = Write("third.script", "open-recent 0\n");
+  EXPECT_EQ(RunApp("--script " + third + " --no-autosave").status, 3);  // the list is empty
+}
+
+// The desktop's dialog: a stand-in zenity on PATH answers with a path after a moment, while the
+// window goes on drawing; its arguments are what a real zenity needs.
+TEST_F(Gui, ZenityPicksTheFileWithoutBlockingTheWindow) {
+  const std::string scenario = desktop::PresetFile("scaling-demo", Path("picked.json"));
+  fs::create_directories(Path("bin"));
+  const std::string zenity = Write("bin/zenity", "#!/bin/sh\necho \"$@\" >> " + Path("args.txt") +
+                                                     "\nsleep 0.3\necho " + scenario + "\n");
+  fs::permissions(zenity, fs::perms::owner_all);
+  const std::string script = Write("pick.script", "dialog open\nwait 80\nsave " +
+                                                      Path("after.json") + "\ntemperature 2\ndialog save\nwait 80\n");
+  const std::string cmd = "PATH=" + Path("bin") + ":$PATH ATTNLAB_FILE_DIALOG=zenity XDG_CONFIG_HOME=" +
+                          Path("config") + " xvfb-run -a -s '-screen 0 1280x800x24' " +
+                          ATTNLAB_APP + " --preset raschka-journey --script " + script +
+                          " --frame-stats --no-autosave 2>" + Path("err.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadFile(Path("err.txt"));
+  EXPECT_EQ(ParseScenario(ReadFile(Path("after.json"))), LoadPreset("scaling-demo"));
+  const std::string args = ReadFile(Path("args.txt"));
+  EXPECT_NE(args.find("--file-selection --title=Open scenario --file-filter="), std::string::npos)
+      << args;
+  EXPECT_NE(args.find("--file-filter=Scenarios (*.json) | *.json"), std::string::npos) << args;
+  // Save As through zenity: zenity itself asked about replacing, so the file is written.
+  EXPECT_NE(args.find("--save --confirm-overwrite"), std::string::npos) << args;
+  EXPECT_DOUBLE_EQ(ParseScenario(ReadFile(scenario)).scaling.multiplier, 2.0);
+}
+
 }  // namespace
 }  // namespace attnlab

@@ -312,14 +312,17 @@ int Show(const std::string& input, const std::string& stage) {
 
 }  // namespace
 
+std::string VersionLine() { return "attention-lab " ATTNLAB_VERSION; }
+
 bool IsSubcommand(const std::string& arg) {
   return arg == "dump" || arg == "presets" || arg == "variance" || arg == "show" ||
-         arg == "export" || arg == "code" || arg == "-h" || arg == "--help";
+         arg == "export" || arg == "code" || arg == "-h" || arg == "--help" || arg == "--version";
 }
 
 int Run(int argc, char** argv) {
   CLI::App app{"Attention Lab: self-attention you can play with, PyTorch-exact.", "attention-lab"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", VersionLine(), "Print the version (" ATTNLAB_VERSION ") and exit");
 
   std::string input, out, stage;
   CLI::App* dump = app.add_subcommand("dump", "Run a scenario and write every stage as JSON");
@@ -371,6 +374,8 @@ int Run(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "attention-lab: error: " << e.what() << " (see attention-lab --help)\n";

@@ -5,6 +5,7 @@
 // [SECTION] Running the engine
 // [SECTION] Views: compare, code, the tour
 // [SECTION] Apply: undo/redo, files, export, view
+// [SECTION] Desktop: chosen files, replacing, the desktop's dialog, dropped files, recent files
 #include "gui/actions.h"
 
 #include <algorithm>
@@ -16,6 +17,8 @@
 #include "attnlab/file_io.h"
 #include "attnlab/presets.h"
 #include "gui/app_state.h"
+#include "gui/native_dialog.h"
+#include "gui/recent_files.h"
 #include "gui/export.h"
 #include "gui/session.h"
 #include "gui/tour.h"
@@ -103,6 +106,13 @@ void SetStatus(AppState& state, std::string message, bool is_error) {
   state.status = std::move(message);
   state.status_is_error = is_error;
   if (is_error) state.action_error = state.status;
+}
+
+/// File > Open Recent gains `path` (opened or saved); the list is written at once.
+void RememberRecentFile(AppState& state, const std::string& path) {
+  state.recent_files = WithRecentFile(state.recent_files, path);
+  const std::string problem = SaveRecentFiles(state.recent_files);
+  if (!problem.empty()) SetStatus(state, state.status + " (" + problem + ")", false);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -203,6 +213,7 @@ bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_k
     state.scenario_path = AbsolutePath(ExpandPath(o->path));
     state.preset_id.clear();
     SetStatus(state, "Opened " + state.scenario_path, false);
+    RememberRecentFile(state, state.scenario_path);
   }
   if (after == state.scenario) return false;
 
@@ -364,18 +375,11 @@ bool Do(AppState& state, const SaveScenario& a) {
     WriteFileAtomic(path, WriteScenario(state.scenario));
     state.scenario_path = AbsolutePath(path);
     SetStatus(state, "Saved scenario to " + state.scenario_path, false);
+    RememberRecentFile(state, state.scenario_path);
   } catch (const std::exception& e) {
     SetStatus(state, std::string("Not saved: ") + e.what(), true);
   }
   return false;
-}
-
-bool Do(AppState& state, const Save&) {
-  if (state.scenario_path.empty()) {
-    state.dialog = DialogState{DialogKind::kSaveAs, true, "scenario.json"};
-    return false;
-  }
-  return Do(state, SaveScenario{state.scenario_path});
 }
 
 bool Do(AppState& state, const OpenDialog& a) {
@@ -398,11 +402,25 @@ bool Do(AppState& state, const OpenDialog& a) {
       d.stage = static_cast<int>(a.map);
       break;
     case DialogKind::kNone:
+    case DialogKind::kReplace:
       d.just_opened = false;
       break;
   }
+  const std::string tool = NativeDialog::Tool(state.scripted);
+  if (d.just_opened && !tool.empty()) {
+    auto native = std::make_shared<NativeDialog>();
+    if (native->Start(tool, d.kind, AbsolutePath(ExpandPath(d.path)))) {
+      d.native = std::move(native);
+      d.just_opened = false;  // the typed dialog stays closed while the desktop's is up
+    }
+  }
   state.dialog = d;
   return false;
+}
+
+bool Do(AppState& state, const Save&) {
+  if (state.scenario_path.empty()) return Do(state, OpenDialog{DialogKind::kSaveAs});
+  return Do(state, SaveScenario{state.scenario_path});
 }
 
 bool Report(AppState& state, bool ok, const std::string& message) {
@@ -521,6 +539,71 @@ bool Do(AppState& state, const TourCommand& a) { return ApplyTour(state, a.kind)
 
 bool Do(AppState& state, const Quit&) {
   state.quit_requested = true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Desktop: chosen files, replacing, the desktop's dialog, dropped files, recent files
+
+bool Do(AppState& state, const ChooseFile& a) {
+  state.dialog = DialogState{};
+  switch (a.kind) {
+    case DialogKind::kOpen:
+      return ApplyEdit(state, OpenScenario{a.path}, "");
+    case DialogKind::kSaveAs: {
+      std::error_code ec;
+      if (!a.confirmed && std::filesystem::exists(ExpandPath(a.path), ec)) {
+        state.dialog = DialogState{DialogKind::kReplace, true, a.path};
+        return false;
+      }
+      return Do(state, SaveScenario{a.path});
+    }
+    case DialogKind::kExport:
+      return Do(state, ExportStage{StageAt(a.stage), a.path});
+    case DialogKind::kExportAll:
+      return Do(state, ExportAllStages{a.path});
+    case DialogKind::kExportCompare:
+      return Do(state, ExportCompare{static_cast<CompareMap>(a.stage), a.path});
+    case DialogKind::kNone:
+    case DialogKind::kReplace:
+      break;
+  }
+  return false;
+}
+
+bool Do(AppState& state, const ConfirmReplace& a) {
+  const std::string path = state.dialog.path;
+  state.dialog = DialogState{};
+  if (a.replace && !path.empty()) return Do(state, SaveScenario{path});
+  SetStatus(state, "Not saved: " + path + " kept as it was", false);
+  return false;
+}
+
+bool Do(AppState& state, const NativeDialogEnded& a) {
+  DialogState& d = state.dialog;
+  d.native.reset();
+  if (a.failed) {  // the desktop's dialog did not work: the typed one instead
+    d.just_opened = true;
+    return false;
+  }
+  const ChooseFile chosen{d.kind, a.path, d.stage, true};
+  d = DialogState{};
+  return a.chosen ? Do(state, chosen) : false;
+}
+
+bool Do(AppState& state, const DropFiles& a) {
+  for (const std::string& path : a.paths)
+    if (std::filesystem::path(path).extension() == ".json")
+      return ApplyEdit(state, OpenScenario{path}, "");
+  if (!a.paths.empty())
+    SetStatus(state, "Not opened: " + a.paths[0] + " is not a scenario (.json)", true);
+  return false;
+}
+
+bool Do(AppState& state, const ClearRecentFiles&) {
+  state.recent_files.clear();
+  const std::string problem = SaveRecentFiles(state.recent_files);
+  SetStatus(state, problem.empty() ? "Recent files cleared" : problem, !problem.empty());
   return false;
 }
 

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@
 #include "gui/gfx/heatmap_gpu.h"
 
 namespace attnlab::gui {
+
+class NativeDialog;  // native_dialog.h
 
 /// The heatmaps, in pipeline order (the order of figure.h's Stage enum).
 inline constexpr int kStageCount = 10;
@@ -115,6 +118,7 @@ struct DialogState {
   bool just_opened = false;                 ///< open the ImGui popup this frame
   std::string path;                         ///< the path being typed
   int stage = StageIndex(Stage::kWeights);  ///< kExport: the stage; kExportCompare: CompareMap
+  std::shared_ptr<NativeDialog> native;     ///< the desktop's dialog while it runs (else typed)
 };
 
 /// Fonts loaded at start-up (nullptr: ImGui's default).
@@ -253,6 +257,8 @@ struct AppState {
   bool status_is_error = false;
   std::string action_error;  ///< the last file or export action that failed (scripts stop)
   DialogState dialog;
+  std::vector<std::string> recent_files;  ///< File > Open Recent, newest first (recent_files.h)
+  bool scripted = false;                  ///< driven by --script: no desktop dialog unless asked
   bool quit_requested = false;
 
   // -- graphics (owned by main)

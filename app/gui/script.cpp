@@ -66,7 +66,12 @@ const std::map<std::string, int>& Arity() {
                                                    {"save-clipboard", 1},
                                                    {"save-views", 1},
                                                    {"save-layout", 1},
-                                                   {"tour", 1}};
+                                                   {"tour", 1},
+                                                   {"choose", 2},
+                                                   {"replace", 1},
+                                                   {"drop", -1},
+                                                   {"open-recent", 1},
+                                                   {"clear-recent", 0}};
   return arity;
 }
 
@@ -107,6 +112,15 @@ Normalization NormalizationArg(const std::string& w) {
                               " (softmax, softmax_naive, sum, mean)");
 }
 
+/// open, save, export or export-all: the file dialog of those commands.
+DialogKind DialogArg(const std::string& w) {
+  if (w == "open") return DialogKind::kOpen;
+  if (w == "save") return DialogKind::kSaveAs;
+  if (w == "export") return DialogKind::kExport;
+  if (w == "export-all") return DialogKind::kExportAll;
+  throw std::invalid_argument("open, save, export or export-all");
+}
+
 /// Checks a command's arguments by building what it would emit (throws when they are bad).
 void CheckArguments(const std::vector<std::string>& w) {
   const std::string& c = w[0];
@@ -138,8 +152,7 @@ void CheckArguments(const std::vector<std::string>& w) {
     throw std::invalid_argument("auto, on or off");
   if (c == "weights-range" && !ParseRangeMode(w[1]))
     throw std::invalid_argument("auto, fixed, data, per-row or log");
-  if (c == "dialog" && w[1] != "open" && w[1] != "save" && w[1] != "export" && w[1] != "export-all")
-    throw std::invalid_argument("open, save, export or export-all");
+  if (c == "dialog") DialogArg(w[1]);
   if (c == "hover" || c == "click") {
     if (!ParseStage(w[1]) && w[1].rfind("trick_v", 0) != 0 && w[1].rfind("compare_", 0) != 0)
       StageArg(w[1]);
@@ -171,6 +184,10 @@ void CheckArguments(const std::vector<std::string>& w) {
   }
   if (c == "tour" && w[1] != "start" && w[1] != "next" && w[1] != "back" && w[1] != "skip")
     throw std::invalid_argument("start, next, back or skip");
+  if (c == "choose") DialogArg(w[1]);
+  if (c == "replace" && w[1] != "yes" && w[1] != "no") throw std::invalid_argument("yes or no");
+  if (c == "drop" && w.size() < 2) throw std::invalid_argument("at least one FILE");
+  if (c == "open-recent" && Integer(w[1]) < 0) throw std::invalid_argument("N is >= 0");
 }
 
 /// Writes a file for a save-* command; false with the reason in *why.
@@ -375,11 +392,7 @@ bool ScriptRunner::StartView(AppState& state, const Command& c) {
   } else if (cmd == "weights-range") {
     Emit(state, SetWeightsRange{*ParseRangeMode(w[1])});
   } else if (cmd == "dialog") {
-    const DialogKind kind = w[1] == "open"     ? DialogKind::kOpen
-                            : w[1] == "save"   ? DialogKind::kSaveAs
-                            : w[1] == "export" ? DialogKind::kExport
-                                               : DialogKind::kExportAll;
-    Emit(state, OpenDialog{kind});
+    Emit(state, OpenDialog{DialogArg(w[1])});
   } else if (cmd == "view") {
     Emit(state, SetView{ViewArg(w[1])});
   } else if (cmd == "compare") {
@@ -467,8 +480,33 @@ bool ScriptRunner::StartControl(AppState& state, const Command& c) {
   return true;
 }
 
+// File dialogs' answers, dropped files and recent files.
+bool ScriptRunner::StartDesktop(AppState& state, const Command& c) {
+  const std::vector<std::string>& w = c.words;
+  const std::string& cmd = w[0];
+  if (cmd == "choose") {
+    Emit(state, ChooseFile{DialogArg(w[1]), w[2], StageIndex(Stage::kWeights)});
+  } else if (cmd == "replace") {
+    Emit(state, ConfirmReplace{w[1] == "yes"});
+  } else if (cmd == "drop") {
+    Emit(state, DropFiles{std::vector<std::string>(w.begin() + 1, w.end())});
+  } else if (cmd == "open-recent") {
+    const size_t i = static_cast<size_t>(Integer(w[1]));
+    if (i >= state.recent_files.size())
+      Fail(c, "no recent file " + w[1] + " (the list has " +
+                  std::to_string(state.recent_files.size()) + ")");
+    else
+      Emit(state, OpenScenario{state.recent_files[i]});
+  } else if (cmd == "clear-recent") {
+    Emit(state, ClearRecentFiles{});
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void ScriptRunner::Start(AppState& state, const Command& c) {
-  if (StartEdit(state, c) || StartView(state, c)) return;
+  if (StartEdit(state, c) || StartView(state, c) || StartDesktop(state, c)) return;
   StartControl(state, c);
 }
 

@@ -42,6 +42,11 @@
 //   expect-error TEXT                the window shows an error containing TEXT
 //   expect-ok                        the window shows no error
 //   quit
+//   choose open|save|export|export-all FILE   a path picked in that file dialog (save: asks
+//                                    before replacing an existing file)
+//   replace yes|no                   the answer to "Replace file?"
+//   drop FILE...                     files dropped on the window (the first .json opens)
+//   open-recent N | clear-recent     File > Open Recent: the Nth file (0: newest), or Clear
 // A file or export action that fails, or an expect that does not hold, fails the script: the
 // app prints "script FILE:LINE: reason" and exits with status 3.
 #pragma once
@@ -75,6 +80,7 @@ class ScriptRunner {
   bool StartEdit(AppState& state, const Command& c);
   bool StartView(AppState& state, const Command& c);
   bool StartControl(AppState& state, const Command& c);
+  bool StartDesktop(AppState& state, const Command& c);
 
   std::string path_;
   std::vector<Command> commands_;

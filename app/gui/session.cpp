@@ -133,11 +133,16 @@ std::string SaveSettings(const Settings& settings) {
   if (path.empty()) return "no place for the settings: neither XDG_CONFIG_HOME nor HOME is set";
   const nlohmann::json j = {{"format", "attention-lab/settings@1"},
                             {"tour_seen", settings.tour_seen}};
+  return WriteConfigFile(path, j.dump(2) + "\n", "settings");
+}
+
+std::string WriteConfigFile(const std::string& path, const std::string& text,
+                            const std::string& what) {
   try {
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    WriteFileAtomic(path, j.dump(2) + "\n");
+    WriteFileAtomic(path, text);
   } catch (const std::exception& e) {
-    return std::string("settings not saved: ") + e.what();
+    return what + " not saved: " + e.what();
   }
   return "";
 }

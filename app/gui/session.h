@@ -58,6 +58,11 @@ struct Settings {
 /// settings.json beside LastSessionPath() ("" when there is no place for it).
 std::string SettingsPath();
 
+/// Writes `text` atomically to `path` (a file of the config folder), creating the folder;
+/// returns "" or "<what> not saved: <reason>".
+std::string WriteConfigFile(const std::string& path, const std::string& text,
+                            const std::string& what);
+
 /// The settings; defaults when the file is missing or cannot be read.
 Settings LoadSettings();
 

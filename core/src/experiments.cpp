@@ -6,6 +6,7 @@
 #include <string>
 
 #include "attnlab/rng.h"
+#include "float_exp.h"
 
 namespace attnlab {
 
@@ -214,7 +215,7 @@ Matrix RowSoftmax(const Matrix& z) {
   Matrix w(z.rows(), z.cols());
   for (Eigen::Index i = 0; i < z.rows(); ++i) {
     const float mx = z.row(i).maxCoeff();
-    w.row(i) = (z.row(i).array() - mx).exp().matrix();
+    detail::ShiftedExp(z.row(i).data(), mx, w.row(i).data(), z.cols());
     w.row(i) /= w.row(i).sum();
   }
   return w;

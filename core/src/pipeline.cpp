@@ -12,6 +12,8 @@
 #include <cstring>
 #include <limits>
 
+#include "float_exp.h"
+
 namespace attnlab {
 
 Matrix MatrixFromFlat(const std::vector<float>& values, Eigen::Index rows, Eigen::Index cols) {
@@ -274,7 +276,7 @@ float NormalizeRow(Normalization norm, const float* logits, const uint8_t* allow
       // Stable softmax: subtracting the row max keeps exp() from overflowing and does not
       // change the result. Masked entries are -inf and become exactly 0.
       const float mx = z.maxCoeff();
-      out = (z - mx).exp();
+      detail::ShiftedExp(logits, mx, weights, len);
       const float inv = 1.0f / out.sum();
       out *= inv;
       return 0.0f * inv;
@@ -282,7 +284,7 @@ float NormalizeRow(Normalization norm, const float* logits, const uint8_t* allow
     case Normalization::kSoftmaxNaive: {
       // exp(z) / sum exp(z), as the notebooks first write it: overflows to inf and nan for
       // large logits, which is the lesson.
-      out = z.exp();
+      detail::ShiftedExp(logits, 0.0f, weights, len);
       const float sum = out.sum();
       out /= sum;
       return 0.0f / sum;
