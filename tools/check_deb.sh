@@ -31,7 +31,7 @@ cd "$tmp/run"
 env -u DISPLAY "$app" presets | grep -q "^raschka-journey "
 env -u DISPLAY "$app" show karpathy-trick --stage context | grep -q "^tensor"
 XDG_CONFIG_HOME="$tmp/config" xvfb-run -a -s "-screen 0 1280x800x24" \
-  "$app" --preset raschka-journey --screenshot shot.png --frames 3 --no-autosave
+  "$app" --preset raschka-journey --size 1280x800 --screenshot shot.png --frames 3 --no-autosave
 file shot.png | grep -q "PNG image data, 1280 x 800"
 
 lintian --tag-display-limit 0 "$deb" >"$tmp/lintian.txt" 2>&1 || true

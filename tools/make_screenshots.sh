@@ -18,7 +18,7 @@ shot() {
   shift 2
   printf '%s\n' "wait 2" "$@" "wait 4" >"$tmp/$name.script"
   XDG_CONFIG_HOME="$tmp/config" xvfb-run -a -s "-screen 0 1280x800x24" \
-    "$app" --preset "$preset" --script "$tmp/$name.script" --screenshot "$out/$name.png" \
+    "$app" --preset "$preset" --size 1280x800 --script "$tmp/$name.script" --screenshot "$out/$name.png" \
     --no-autosave
   echo "$out/$name.png"
 }
