@@ -31,6 +31,7 @@
 #include "attnlab/pipeline.h"
 #include "attnlab/presets.h"
 #include "attnlab/scenario.h"
+#include "attnlab/text.h"
 
 namespace attnlab {
 namespace {
@@ -879,6 +880,98 @@ TEST_F(Gui, ZenityPicksTheFileWithoutBlockingTheWindow) {
   // Save As through zenity: zenity itself asked about replacing, so the file is written.
   EXPECT_NE(args.find("--save --confirm-overwrite"), std::string::npos) << args;
   EXPECT_DOUBLE_EQ(ParseScenario(ReadFile(scenario)).scaling.multiplier, 2.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The pipeline: focus prints the engine's numbers, small screens, large T
+
+// Every preset: focusing Q, K, V, the weights and the context prints each allowed cell's value
+// as the engine has it, with 4 decimals where they fit and never fewer than 2.
+TEST_P(GuiPreset, FocusPrintsTheEngineNumbers) {
+  const std::string id = GetParam();
+  const std::vector<std::string> stages = {"Q", "K", "V", "weights", "context"};
+  std::string script = "preset " + id + "\n";
+  for (const std::string& s : stages)
+    script += "focus " + s + "\nwait 2\nsave-layout " + Path(s + ".json") + "\n";
+  const Result r = RunApp("--script " + Write("focus.script", script) + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario sc = LoadPreset(id);
+  const Stages st = RunScenario(sc);
+  for (const std::string& name : stages) {
+    const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path(name + ".json")));
+    EXPECT_EQ(layout["focus"], name);
+    const nlohmann::json* focused = nullptr;
+    for (const nlohmann::json& m : layout["heatmaps"])
+      if (m["stage"] == name && !m["thumbnail"].get<bool>()) focused = &m;
+    ASSERT_NE(focused, nullptr) << id << " " << name;
+    const StageView view = ExtractStage(st, sc, *ParseStage(name), 0, 0);
+    const std::vector<std::string> printed = (*focused)["printed"];
+    ASSERT_EQ(printed.size(), static_cast<size_t>(view.values.size())) << id << " " << name;
+    int four = 0, shown = 0;
+    for (Eigen::Index i = 0; i < view.values.rows(); ++i)
+      for (Eigen::Index j = 0; j < view.values.cols(); ++j) {
+        const std::string& t = printed[static_cast<size_t>(i * view.values.cols() + j)];
+        if (view.masked.size() && view.masked(i, j)) {
+          EXPECT_EQ(t, "") << id << " " << name << " masked cell " << i << "," << j;
+          continue;
+        }
+        ++shown;
+        const size_t dot = t.find('.');
+        ASSERT_NE(dot, std::string::npos) << id << " " << name << " " << i << "," << j << ": "
+                                          << t;
+        const int decimals = static_cast<int>(t.size() - dot - 1);
+        EXPECT_GE(decimals, 2) << t;
+        four += decimals == 4;
+        EXPECT_EQ(t, FormatNumber(view.values(i, j), NumberStyle::kFixed, decimals))
+            << id << " " << name << " cell " << i << "," << j;
+      }
+    EXPECT_EQ(four, shown) << id << " " << name << ": not every value with 4 decimals";
+  }
+}
+
+// At 1024 x 700 every heatmap and every toolbar item lies inside the window (toolbars wrap).
+TEST_F(Gui, SmallScreenClipsNothing) {
+  for (const std::string id : {"karpathy-head", "dog-attacks-cat"}) {
+    const Result r = RunApp("--preset " + id + " --layout " + Path("small.json") +
+                                " --frames 4 --no-autosave",
+                            true, "1024x700");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json l = nlohmann::json::parse(ReadFile(Path("small.json")));
+    EXPECT_EQ(l["window"]["width"], 1024);
+    EXPECT_EQ(l["window"]["height"], 700);
+    auto inside = [](const nlohmann::json& b) {
+      return b["x0"] >= 0 && b["y0"] >= 0 && b["x1"] <= 1024 && b["y1"] <= 700;
+    };
+    EXPECT_GE(l["heatmaps"].size(), 8u) << id;
+    for (const nlohmann::json& m : l["heatmaps"]) EXPECT_TRUE(inside(m)) << id << " " << m["stage"];
+    ASSERT_EQ(l["toolbar"].size(), 6u) << id;
+    for (const nlohmann::json& t : l["toolbar"]) EXPECT_TRUE(inside(t)) << id << " " << t["name"];
+  }
+}
+
+// T = 512 under a causal mask: by default the weights are coloured so that structure shows
+// (log10, named in the legend), with many more colours than [0, 1] gives.
+TEST_F(Gui, LargeCausalWeightsUseAWideRangeOfColours) {
+  int colours[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const std::string script = Write("t512.script", std::string("length 512\nfocus weights\n") +
+                                                        (k ? "weights-range fixed\n" : "") +
+                                                        "wait 3\n");
+    const Result r = RunApp("--preset karpathy-head --script " + script + " --screenshot " +
+                            Path("t512.png") + " --layout " + Path("t512.json") +
+                            " --no-autosave");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string layout = ReadFile(Path("t512.json"));
+    for (const HeatmapStats& m : Analyse(LoadPng(Path("t512.png")), layout))
+      if (m.stage == "weights" && m.rows == 512) colours[k] = m.distinct_colours;
+    if (k == 0) {
+      for (const nlohmann::json& m : nlohmann::json::parse(layout)["heatmaps"])
+        if (m["stage"] == "weights")
+          EXPECT_EQ(m["spec"]["scaling"], "log") << m["spec"]["legends"];
+    }
+  }
+  EXPECT_GE(colours[0], 150);               // log10: most of the 256 colours
+  EXPECT_GE(colours[0], 3 * colours[1]);    // [0, 1]: a dark triangle
 }
 
 }  // namespace

@@ -240,6 +240,7 @@ struct AppState {
   CompareState compare;
   TourState tour;
   std::array<ScreenRect, kStageCount> heatmap_cells;  ///< each heatmap's grid cell (labels too)
+  std::vector<std::pair<std::string, ScreenRect>> toolbar_items;  ///< drawn this frame
   ScreenRect peaking_rect, variance_rect, controls_rect, views_rect;
 
   // -- actions and history

@@ -161,10 +161,11 @@ void MeasureLabels(HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFo
 
 /// Row labels | image | colorbar and legends; column labels above the image. False when the
 /// rectangle is too small for an image.
-bool LayOutView(const HeatmapSlot& slot, const LabelFont& small, ImVec2 origin, ImVec2 size,
-                float top, ViewLayout& L) {
+bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFont& small,
+                ImVec2 origin, ImVec2 size, float top, ViewLayout& L) {
   const HeatmapSpec& spec = slot.spec;
-  L.row_label_w = std::clamp(slot.row_label_w, small.size, small.size * 6.0f) + 10;
+  L.row_label_w =
+      view.row_labels ? std::clamp(slot.row_label_w, small.size, small.size * 6.0f) + 10 : 8;
   // Right of the image: the colorbar's ticks, or the legends when they are wider.
   float side_w = small.Measure("-0.000").x + 4;
   for (const LegendEntry& e : spec.legends) side_w = std::max(side_w, small.Measure(e.text).x + 4);
@@ -292,7 +293,7 @@ void PaintLabels(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Lab
   const ImU32 dim_color = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const MeasureText measure = small.Measurer();
   const int row_step = LabelStep(small.size, L.ch);
-  for (int i = 0; i < L.rows; i += row_step) {
+  for (int i = 0; view.row_labels && i < L.rows; i += row_step) {
     const std::string t = FitLabel(LabelAt(spec.row_labels, i), L.row_label_w - 9, measure);
     const ImVec2 ts = small.Measure(t);
     dl->AddText(small.font, small.size,
@@ -466,7 +467,7 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   L.rows = static_cast<int>(m->rows());
   L.cols = static_cast<int>(m->cols());
   MeasureLabels(slot, view, small, L.rows, L.cols);
-  if (!LayOutView(slot, small, origin, size, origin.y + line + 4, L)) {
+  if (!LayOutView(slot, view, small, origin, size, origin.y + line + 4, L)) {
     slot.image_min = slot.image_max = ImVec2(0, 0);
     return hover;
   }
@@ -474,7 +475,8 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   slot.image_max = L.p1;
   PaintImage(state, slot, L);
   if (!PaintValues(slot.spec, view, *m, small, L, slot.printed) && view.title_tip && !view.force_values &&
-      origin.y + size.y - L.p1.y >= small.size + 2) {
+      origin.y + size.y - L.p1.y >= small.size + 2 &&
+      small.Measure("numbers: click the title").x <= origin.x + size.x - L.p0.x) {
     ImGui::GetWindowDrawList()->AddText(small.font, small.size, ImVec2(L.p0.x, L.p1.y + 2),
                                         ImGui::GetColorU32(ImGuiCol_TextDisabled),
                                         "numbers: click the title");

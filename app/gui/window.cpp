@@ -94,6 +94,7 @@ void ForgetRects(AppState& state) {
   for (HeatmapSlot& s : state.trick.result_maps) s.image_min = s.image_max = ImVec2(0, 0);
   for (HeatmapSlot& s : state.compare.maps) s.image_min = s.image_max = ImVec2(0, 0);
   for (ScreenRect& r : state.heatmap_cells) r = ScreenRect{};
+  state.toolbar_items.clear();
   state.peaking_rect = state.variance_rect = ScreenRect{};
 }
 
@@ -122,6 +123,15 @@ std::string HeatmapLayoutJson(const AppState& state) {
   nlohmann::json j = {{"heatmaps", maps}, {"views", extra}};
   j["view"] = views[static_cast<int>(state.central)];
   j["focus"] = state.focus ? nlohmann::json(StageName(*state.focus)) : nlohmann::json();
+  nlohmann::json toolbar = nlohmann::json::array();
+  for (const auto& [name, rect] : state.toolbar_items) {
+    nlohmann::json item = RectJson(rect);
+    item["name"] = name;
+    toolbar.push_back(item);
+  }
+  j["toolbar"] = toolbar;
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  j["window"] = {{"width", display.x}, {"height", display.y}};
   j["tour"] = {{"active", state.tour.active},
                {"step", state.tour.step},
                {"card", RectJson(state.tour.card)}};
