@@ -478,6 +478,18 @@ bool Do(AppState& state, const SetValuesMode& a) {
   return false;
 }
 
+bool Do(AppState& state, const SetZoom& a) {
+  const float z = std::round(ClampZoom(a.zoom) * 10.0f) / 10.0f;
+  if (z == state.zoom) return false;
+  state.zoom = z;
+  state.fonts_dirty = true;
+  SaveSettings(Settings{state.tour.seen, state.zoom});
+  char text[64];
+  std::snprintf(text, sizeof text, "Zoom %d%% (Ctrl+0 resets it)", static_cast<int>(z * 100 + 0.5f));
+  SetStatus(state, text, false);
+  return false;
+}
+
 bool Do(AppState& state, const SetFocus& a) {
   state.focus = a.stage;
   return false;

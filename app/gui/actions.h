@@ -146,6 +146,11 @@ struct Save {};
 struct SetFocus {
   std::optional<Stage> stage;
 };
+/// View > Zoom: every size of the window (fonts, spacing) times `zoom` (kept in 0.6..2.5), on
+/// top of the monitor's content scale; remembered in the settings.
+struct SetZoom {
+  float zoom = 1.0f;
+};
 /// When cell values are printed on the heatmaps.
 struct SetValuesMode {
   ValuesMode mode = ValuesMode::kAuto;
@@ -196,7 +201,7 @@ using Action =
                  ExportStage, ExportAllStages, SelectHead, SelectBatch, SelectRow, SetColormap,
                  SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage,
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
-                 SetVarianceTrials, SetVarianceHistogramDim, SetFocus, ChooseFile, ConfirmReplace,
+                 SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile, ConfirmReplace,
                  NativeDialogEnded, DropFiles, ClearRecentFiles>;
 
 /// An action waiting for ApplyPendingActions.

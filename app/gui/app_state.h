@@ -56,6 +56,7 @@ struct HeatmapSlot {
   std::vector<std::string> printed;  ///< last frame's cell texts, row by row (--layout)
   float row_label_w = 0, col_label_w = 0;   ///< widest labels, measured once per input run
   int labels_input_run = -1, labels_rows = 0, labels_cols = 0;
+  float labels_font_size = 0;  ///< the zoom changes it: measure again
 };
 
 /// The cell under the mouse (any heatmap), or none.
@@ -221,6 +222,9 @@ struct AppState {
   int64_t row = 0;                ///< the query row of the peaking panel (follows the hovered row)
   bool pick_default_row = false;  ///< after a preset or file loads: choose a telling row
   std::optional<Stage> focus;     ///< the stage given most of the heatmaps view (SetFocus)
+  float content_scale = 1.0f;     ///< the monitor's (GLFW content scale): HiDPI
+  float zoom = 1.0f;              ///< View > Zoom (SetZoom)
+  bool fonts_dirty = false;       ///< build the fonts again at content_scale * zoom
   HoverCell hover;                ///< hovered cell of the last frame (highlights are drawn from it)
   HoverCell hover_next;           ///< filled while drawing this frame
   std::array<HeatmapSlot, kStageCount> heatmaps;
@@ -267,6 +271,9 @@ struct AppState {
   Fonts fonts;
   int64_t frame = 0;
 };
+
+/// A zoom kept in 0.6..2.5 (1 for anything that is not a number).
+inline float ClampZoom(float z) { return z >= 0.6f && z <= 2.5f ? z : z > 2.5f ? 2.5f : z >= 0 ? 0.6f : 1.0f; }
 
 /// The stages on screen (the engine's last good run).
 inline const Stages& ShownStages(const AppState& state) { return state.engine.stages(); }

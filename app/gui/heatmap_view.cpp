@@ -146,7 +146,7 @@ constexpr float kBarW = 12, kBarGap = 6;
 void MeasureLabels(HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFont& small, int rows,
                    int cols) {
   if (slot.labels_input_run == view.labels_key && slot.labels_rows == rows &&
-      slot.labels_cols == cols)
+      slot.labels_cols == cols && slot.labels_font_size == small.size)
     return;
   const HeatmapSpec& spec = slot.spec;
   slot.row_label_w = slot.col_label_w = 0;
@@ -157,6 +157,7 @@ void MeasureLabels(HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFo
   slot.labels_input_run = static_cast<int>(view.labels_key);
   slot.labels_rows = rows;
   slot.labels_cols = cols;
+  slot.labels_font_size = small.size;
 }
 
 /// Row labels | image | colorbar and legends; column labels above the image. False when the

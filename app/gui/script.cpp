@@ -55,6 +55,7 @@ const std::map<std::string, int>& Arity() {
                                                    {"dialog", 1},
                                                    {"numbers", 1},
                                                    {"focus", 1},
+                                                   {"zoom", 1},
                                                    {"weights-range", 1},
                                                    {"input-cell", 3},
                                                    {"view", 1},
@@ -143,6 +144,8 @@ void CheckArguments(const std::vector<std::string>& w) {
     Integer(w[1]);
   if (c == "export") StageArg(w[1]);
   if (c == "focus" && w[1] != "none") StageArg(w[1]);
+  if (c == "zoom" && (Number(w[1]) < 0.6 || Number(w[1]) > 2.5))
+    throw std::invalid_argument("a zoom in 0.6..2.5");
   if (c == "input-cell") {
     Integer(w[1]);
     Integer(w[2]);
@@ -387,6 +390,8 @@ bool ScriptRunner::StartView(AppState& state, const Command& c) {
     Emit(state, SetValuesMode{w[1] == "on"    ? ValuesMode::kOn
                               : w[1] == "off" ? ValuesMode::kOff
                                               : ValuesMode::kAuto});
+  } else if (cmd == "zoom") {
+    Emit(state, SetZoom{static_cast<float>(Number(w[1]))});
   } else if (cmd == "focus") {
     Emit(state, w[1] == "none" ? SetFocus{} : SetFocus{StageArg(w[1])});
   } else if (cmd == "weights-range") {

@@ -19,6 +19,7 @@
 //   numbers auto|on|off              print cell values on the heatmaps
 //   weights-range auto|fixed|data|per-row|log   how the weights are coloured (RangeMode)
 //   focus STAGE|none                 one stage over most of the view (values printed), or all
+//   zoom Z                           View > Zoom (0.6..2.5): fonts and spacing times Z
 //   undo | redo
 //   hover MAP ROW COL                move the mouse over a cell (tooltip, row highlight); MAP is
 //                                    a STAGE or a view's map as --layout names it

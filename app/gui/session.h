@@ -53,6 +53,7 @@ void AutosaveWhenIdle(AppState& state, double now);
 /// What the window remembers besides the scenario.
 struct Settings {
   bool tour_seen = false;  ///< the guided tour was shown once (it starts by itself only then)
+  float zoom = 1.0f;       ///< View > Zoom (Ctrl+= / Ctrl+-), on top of the monitor's scale
 };
 
 /// settings.json beside LastSessionPath() ("" when there is no place for it).

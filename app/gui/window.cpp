@@ -32,7 +32,8 @@ namespace {
 bool Pressed(int glfw_key) { return ImGui::IsKeyPressed(glfw_key, false); }
 
 /// Ctrl+Z / Ctrl+Y / Ctrl+Shift+Z, Ctrl+O, Ctrl+S, Ctrl+E, Ctrl+Q, Ctrl+1..4 (views),
-/// Ctrl+Shift+C (copy the code), F1 (the tour), Esc (leave a focused stage). While a text field has the keyboard, Ctrl+Z
+/// Ctrl+Shift+C (copy the code), Ctrl+= / Ctrl+- / Ctrl+0 (zoom), F1 (the tour), Esc (leave a
+/// focused stage). While a text field has the keyboard, Ctrl+Z
 /// belongs to the field.
 void HandleShortcuts(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
@@ -53,6 +54,10 @@ void HandleShortcuts(AppState& state) {
     Emit(state,
          OpenDialog{DialogKind::kExport, state.hover.active ? state.hover.stage : Stage::kWeights});
   if (Pressed(GLFW_KEY_Q)) Emit(state, Quit{});
+  if (Pressed(GLFW_KEY_EQUAL) || Pressed(GLFW_KEY_KP_ADD)) Emit(state, SetZoom{state.zoom + 0.1f});
+  if (Pressed(GLFW_KEY_MINUS) || Pressed(GLFW_KEY_KP_SUBTRACT))
+    Emit(state, SetZoom{state.zoom - 0.1f});
+  if (Pressed(GLFW_KEY_0)) Emit(state, SetZoom{1.0f});
 }
 
 /// A titled section of the controls column.

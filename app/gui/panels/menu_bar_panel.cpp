@@ -146,6 +146,13 @@ void DrawMenuBar(AppState& state) {
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.tip);
     }
     ImGui::Separator();
+    if (ImGui::MenuItem("Zoom in", "Ctrl+=")) Emit(state, SetZoom{state.zoom + 0.1f});
+    if (ImGui::MenuItem("Zoom out", "Ctrl+-")) Emit(state, SetZoom{state.zoom - 0.1f});
+    if (ImGui::MenuItem("Actual size", "Ctrl+0", state.zoom == 1.0f)) Emit(state, SetZoom{1.0f});
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Zoom %d%%: fonts and spacing for a projector or a small screen; "
+                        "remembered.", static_cast<int>(state.zoom * 100 + 0.5f));
+    ImGui::Separator();
     if (ImGui::MenuItem("Copy PyTorch code", "Ctrl+Shift+C")) Emit(state, CopyCode{});
     ImGui::EndMenu();
   }
@@ -172,8 +179,9 @@ void DrawMenuBar(AppState& state) {
         "outlined in every heatmap. With a custom mask, click or drag on the heatmaps to paint "
         "it. Right-click a heatmap to export it.\n\n"
         "Keys: Ctrl+Z undo, Ctrl+Y redo, Ctrl+O open, Ctrl+S save, Ctrl+E export the heatmap "
-        "under the mouse, Ctrl+1..4 the views, Ctrl+Shift+C copy the PyTorch code, F1 the "
-        "guided tour.");
+        "under the mouse, Ctrl+1..4 the views, Ctrl+Shift+C copy the PyTorch code, Ctrl+= / "
+        "Ctrl+- zoom, Esc leaves a focused stage, F1 the guided tour. Tab and the arrow keys "
+        "move between controls, Space or Enter uses one.");
     ImGui::PopTextWrapPos();
     ImGui::EndMenu();
   }
