@@ -57,7 +57,7 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
       {R"({"format": "attention-lab/scenario@1", "projections": {"init": "identity"}})",
        "input: missing required field"},
       {Edit("\"matrix\"", "\"image\""),
-       "input.source: unknown value \"image\" (expected one of: matrix, text, randn)"},
+       "input.source: unknown value \"image\" (expected one of: matrix, text, randn, qkv)"},
       {Edit("[0.55, 0.87, 0.66]", "[0.55, 0.87]"),
        "input.values[1]: has 2 entries but row 0 has 3 (ragged rows)"},
       {Edit("0.87", "1e39"), "input.values[1][1]: is 1e+39, which is not finite in float32"},

@@ -265,6 +265,9 @@ std::vector<TrickStep> AveragingTrick(const Stages& st, const Scenario& sc, int6
   if (batch < 0 || batch >= st.shape.B)
     throw std::invalid_argument("batch " + std::to_string(batch) + " is out of range (0.." +
                                 std::to_string(st.shape.B - 1) + ")");
+  if (st.X.size() <= static_cast<size_t>(batch))
+    throw std::invalid_argument(
+        "the averaging trick averages X, and this scenario has none (input.source \"qkv\")");
   const Matrix& x = st.X[batch];
   const Eigen::Index T = x.rows();
   const float neg_inf = -std::numeric_limits<float>::infinity();

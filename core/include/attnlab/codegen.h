@@ -20,8 +20,11 @@
 
 namespace attnlab {
 
-/// The program for `scenario` (validated first), as Python 3 source text (UTF-8). Errors:
-/// ScenarioError as ValidateScenario.
+/// The program for `scenario` (validated first), as Python 3 source text (UTF-8): PyTorch, or
+/// NumPy in the NumPy notebook's style (np.random.seed, np.random.randn, np.matmul, a 0 / -inf
+/// mask added to the scaled scores, its own softmax) when input.generator is "numpy". For qkv
+/// input the program draws or writes q, k, v and sets Q, K, V = q, k, v (no X, no W).
+/// Errors: ScenarioError as ValidateScenario.
 std::string GeneratePyTorchCode(const Scenario& scenario);
 
 }  // namespace attnlab

@@ -97,7 +97,7 @@ struct TrickStep {
 /// bit on the karpathy presets (tests/golden/trick.json), so their allclose verdicts are
 /// PyTorch's: equal up to rounding, and allclose True except where rounding crosses the
 /// tolerance. v4 differs (it weights the past by q.k, and averages V, not X). Errors:
-/// std::invalid_argument for a batch out of range.
+/// std::invalid_argument for a batch out of range, or stages without X (qkv input).
 std::vector<TrickStep> AveragingTrick(const Stages& stages, const Scenario& scenario,
                                       int64_t batch);
 
