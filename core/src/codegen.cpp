@@ -320,7 +320,7 @@ void WriteNumpyWeights(const Ctx& c) {
   const bool has_mask = c.s.mask.kind != MaskKind::kNone;
   switch (c.s.normalization) {
     case Normalization::kSoftmax:
-      c.py << "\ndef softmax(x):  # stable: the row's largest value is subtracted first\n"
+      c.py << "\n\ndef softmax(x):  # stable: the row's largest value is subtracted first\n"
               "    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
               "    return e / e.sum(axis=-1, keepdims=True)\n\n\n";
       c.py << "weights = softmax(logits)\n";

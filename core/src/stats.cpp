@@ -5,21 +5,35 @@
 #include <limits>
 #include <stdexcept>
 
+#include "attnlab/experiments.h"
+
 namespace attnlab {
 namespace {
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
-// Sum and count of a set of blocks, then the squared deviations: two passes in double.
+// The mean, then the squared deviations from it summed in double. torch: the mean is
+// torch.mean of the float32 tensor (its float32 sum / n, as std_var_all_cpu takes it), NumPy:
+// the double sum / n.
 template <typename Blocks>
 double Variance(const Blocks& blocks, VarianceKind kind) {
   double sum = 0.0, n = 0.0;
+  std::vector<float> flat;
   for (const auto& m : blocks) {
-    sum += m.template cast<double>().sum();
+    if (kind == VarianceKind::kTorchUnbiased) {
+      const Matrix copy = m;  // row-major, contiguous: the tensor's flat order
+      flat.insert(flat.end(), copy.data(), copy.data() + copy.size());
+    } else {
+      sum += m.template cast<double>().sum();
+    }
     n += static_cast<double>(m.size());
   }
   if (n == 0) return kNan;
-  const double mean = sum / n;
+  const double mean =
+      kind == VarianceKind::kTorchUnbiased
+          ? static_cast<double>(TorchContiguousSum(flat.data(), static_cast<int64_t>(flat.size())) /
+                                static_cast<float>(n))
+          : sum / n;
   double sq = 0.0;
   for (const auto& m : blocks) sq += (m.template cast<double>().array() - mean).square().sum();
   if (kind == VarianceKind::kNumpy) return sq / n;

@@ -13,9 +13,11 @@ namespace attnlab {
 
 /// Whose `.var()` to reproduce.
 enum class VarianceKind {
-  /// torch.Tensor.var() on float32 (PyTorch 1.13 and 2.x, CPU, all dims): unbiased (n - 1),
-  /// the squared deviations from the mean summed in double, the result rounded to float32
-  /// (inf above FLT_MAX). nan when n < 2 or any element is inf or nan (masked logits: -inf).
+  /// torch.Tensor.var() on float32 (PyTorch 1.13, CPU, all dims: std_var_all_cpu): the mean
+  /// is torch.mean's float32 value (TorchContiguousSum / n), the squared deviations from it
+  /// are summed in double, divided by n - 1 (unbiased) and rounded to float32 (inf above
+  /// FLT_MAX). nan when n < 2 or any element is inf or nan (masked logits: -inf). Bit for bit
+  /// below 32768 elements (tests/golden/qkv); above, PyTorch's threads split the sums.
   kTorchUnbiased,
   /// numpy.ndarray.var() (ddof = 0): mean and squared deviations in double, divided by n.
   /// nan when any element is inf or nan. The stages are float32 for now, so this is NumPy's
