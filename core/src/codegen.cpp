@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "attnlab/text.h"
@@ -125,7 +126,7 @@ void WriteHeader(const Ctx& c) {
   if (c.numpy) {
     c.py << "# The NumPy program behind what the app shows (the app computes in float32, this\n"
             "# program in float64 as the NumPy notebook does). Run it with NumPy installed.\n";
-    c.py << "import math\n\nimport numpy as np\n\n";
+    c.py << "import numpy as np\nimport math\n\n";
     if (!c.s.title.empty()) c.py << "title = " << PyString(c.s.title) << "\n";
     c.py << "\n";
     return;
@@ -464,6 +465,47 @@ std::string GeneratePyTorchCode(const Scenario& s) {
     WriteContext(c);
   }
   return py.str();
+}
+
+std::string ProgramAsNotebook(const std::string& program) {
+  using nlohmann::json;
+  // Lines of each cell, as nbformat stores a source: every line but the last keeps its "\n".
+  std::vector<std::vector<std::string>> cells(1);
+  std::istringstream in(program);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) {
+      if (!cells.back().empty()) cells.emplace_back();
+      continue;
+    }
+    cells.back().push_back(line);
+  }
+  if (cells.back().empty()) cells.pop_back();
+  const bool numpy = program.find("import numpy as np") != std::string::npos;
+  json nb_cells = json::array();
+  nb_cells.push_back({{"cell_type", "markdown"},
+                      {"metadata", json::object()},
+                      {"source", json::array({std::string("**Attention Lab**: the ") +
+                                              (numpy ? "NumPy" : "PyTorch") +
+                                              " program behind the app's stages, one cell per "
+                                              "step; run the cells in order."})}});
+  for (const auto& lines : cells) {
+    json source = json::array();
+    for (size_t i = 0; i < lines.size(); ++i)
+      source.push_back(lines[i] + (i + 1 < lines.size() ? "\n" : ""));
+    nb_cells.push_back({{"cell_type", "code"},
+                        {"execution_count", nullptr},
+                        {"metadata", json::object()},
+                        {"outputs", json::array()},
+                        {"source", source}});
+  }
+  const json nb = {
+      {"cells", nb_cells},
+      {"metadata",
+       {{"kernelspec", {{"display_name", "Python 3"}, {"language", "python"}, {"name", "python3"}}},
+        {"language_info", {{"name", "python"}}}}},
+      {"nbformat", 4},
+      {"nbformat_minor", 4}};
+  return nb.dump(1) + "\n";
 }
 
 }  // namespace attnlab

@@ -27,4 +27,10 @@ namespace attnlab {
 /// Errors: ScenarioError as ValidateScenario.
 std::string GeneratePyTorchCode(const Scenario& scenario);
 
+/// `program` (GeneratePyTorchCode's text) as a Jupyter notebook: nbformat 4 JSON (minor 4, no
+/// cell ids), one markdown cell of one line naming the program's library, then one code cell
+/// per step, the program cut at its blank lines (the steps GeneratePyTorchCode separates),
+/// so that the cells run in order are the program. UTF-8 text, ends with a newline.
+std::string ProgramAsNotebook(const std::string& program);
+
 }  // namespace attnlab
