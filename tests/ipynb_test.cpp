@@ -67,11 +67,7 @@ std::string RunCells(const std::string& ipynb) {
       "exec(\"\".join(c[\"source\"]), env)\n"
       "w = env[\"weights\"]\nw = w.tolist()\nprint(\"RESULT\", json.dumps(w))' " +
       ipynb + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = pclose(p);
+  const auto [status, out] = test::RunShell(cmd);
   const size_t at = out.find("RESULT ");
   if (status != 0 || at == std::string::npos) return "error: " + out;
   return out.substr(at + 7);

@@ -144,12 +144,7 @@ TEST_P(QkvGolden, EveryStageMatchesPyTorchAndNumpy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Goldens, QkvGolden, ::testing::ValuesIn(QkvGoldens()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+                         [](const auto& info) { return test::ParamName(info.param); });
 
 TEST(QkvGoldens, CoverBothGeneratorsGivenAndDrawnAndHeads) {
   std::set<std::string> seen;
@@ -178,70 +173,6 @@ TEST(HeadVariances, OneBatchAndHeadAsTorchComputesIt) {
   EXPECT_THROW(HeadVariances(st, 2, 0, VarianceKind::kTorchUnbiased), std::out_of_range);
   const StageVariances whole = WholeVariances(st, VarianceKind::kNumpy);
   EXPECT_LT(whole.var_weights, StackVariance(st.weights, VarianceKind::kTorchUnbiased));
-}
-
-std::string ErrorOf(const std::string& text) {
-  try {
-    ParseScenario(text);
-  } catch (const ScenarioError& e) {
-    return e.what();
-  }
-  return "(accepted)";
-}
-
-TEST(QkvScenario, RefusesWhatHasNoMeaningNamingTheField) {
-  const std::string head = R"({"format": "attention-lab/scenario@1", "input": )";
-  struct Case {
-    std::string json, message;
-  };
-  const Case cases[] = {
-      {head + R"({"source": "qkv", "seed": 0, "length": 4, "d_k": 8},
-                  "projections": {"init": "identity"}})",
-       "projections: is not read when input.source is \"qkv\" (Q, K and V come without X or W); "
-       "remove it (the heads are input.heads)"},
-      {head + R"({"source": "qkv", "generator": "numpy", "seed": 4294967296, "length": 4,
-                  "d_k": 8}})",
-       "input.seed: must be in [0, 2**32 - 1] with input.generator \"numpy\" (np.random.seed "
-       "refuses 4294967296)"},
-      {head + R"({"source": "qkv", "generator": "numpy", "seed": -1, "length": 4, "d_k": 8}})",
-       "input.seed: must be in [0, 2**32 - 1] with input.generator \"numpy\" (np.random.seed "
-       "refuses negative seeds)"},
-      {head + R"({"source": "qkv", "generator": "jax", "seed": 1, "length": 4, "d_k": 8}})",
-       "input.generator: unknown value \"jax\" (expected one of: torch, numpy)"},
-      {head + R"({"source": "qkv", "seed": 1, "length": 4, "d_k": 8, "d_v": 4}})",
-       "input.d_v: is 4 but d_k = 8; a d_v other than d_k is not supported yet"},
-      {head + R"({"source": "qkv", "seed": 1, "length": 4, "d_k": 6, "heads": 4}})",
-       "input.heads: 4 heads do not divide d_k = 6 (each head takes d_k / heads columns)"},
-      {head + R"({"source": "qkv", "seed": 1, "length": 4, "d_k": 6,
-                  "order": ["key", "key", "value"]}})",
-       "input.order[1]: \"key\" appears twice; list query, key, value once each"},
-      {head + R"({"source": "qkv", "Q": [[1, 2]], "K": [[1, 2]], "V": [[1, 2]], "seed": 3}})",
-       "input.seed: is only read when Q, K and V are drawn, not given as matrices"},
-      {head + R"({"source": "qkv", "Q": [[1, 2]], "K": [[1, 2], [3, 4]], "V": [[1, 2]]}})",
-       "input.K: is 2 x 2 but must be T x d_k (the shape of input.Q) = 1 x 2"},
-      {head + R"({"source": "qkv", "Q": [[1, 2]], "V": [[1, 2]]}})",
-       "input.K: missing required field"},
-      {head + R"({"source": "text", "generator": "numpy", "text": "a b", "d_in": 2, "seed": 1},
-                  "projections": {"init": "identity"}})",
-       "input.generator: \"numpy\" has no nn.Embedding: text input needs \"torch\""},
-      {head + R"({"source": "randn", "generator": "numpy", "length": 3, "d_in": 2, "seed": 1},
-                  "projections": {"init": "linear", "d_out": 2}})",
-       "projections.init: \"linear\" (nn.Linear) has no NumPy counterpart with input.generator "
-       "\"numpy\" (use randn, torch_rand for np.random.rand, or matrix)"},
-      {head + R"({"source": "randn", "generator": "numpy", "length": 3, "d_in": 2, "seed": 1},
-                  "projections": {"init": "identity"}, "dropout": {"p": 0.1}})",
-       "dropout.p: must be 0 with input.generator \"numpy\" (nn.Dropout has no NumPy "
-       "counterpart here)"},
-      {head + R"({"source": "matrix", "generator": "numpy", "values": [[1, 2]]},
-                  "projections": {"init": "randn", "d_out": 2}})",
-       "projections.seed: is needed with input.generator \"numpy\" when the input draws nothing "
-       "(np.random is unseeded: it would differ at every run)"},
-      {head + R"({"source": "randn", "generator": "numpy", "length": 3, "d_in": 2, "seed": 1},
-                  "projections": {"init": "randn", "d_out": 2, "seed": 5000000000}})",
-       "projections.seed: must be in [0, 2**32 - 1] with input.generator \"numpy\" "
-       "(np.random.seed refuses 5000000000)"},
-  };
-  for (const Case& c : cases) EXPECT_EQ(ErrorOf(c.json), c.message) << c.json;
 }
 
 TEST(QkvScenario, ProgramsNeverMentionXForQkvAndUseNumpyForNumpy) {

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <limits>
 
+#include "attnlab/stats.h"
+
 namespace attnlab {
 
 Matrix MatrixFromFlat(const std::vector<float>& values, Eigen::Index rows, Eigen::Index cols) {
@@ -216,14 +218,8 @@ void Engine::ComputeProjections(const Scenario& s) {
       if (st.bias[w].size() > 0) y.rowwise() += st.bias[w];
     }
   }
-  // K.var(): unbiased sample variance over all B*T*d_out elements, accumulated in double.
-  double sum = 0.0, sum_sq = 0.0;
-  const double n = static_cast<double>(sh.B * sh.T * sh.d_out);
-  for (const Matrix& k : st.K) sum += k.cast<double>().sum();
-  const double mean = sum / n;
-  for (const Matrix& k : st.K) sum_sq += (k.cast<double>().array() - mean).square().sum();
-  // torch returns a float32 tensor: a variance above float32's largest value is inf.
-  st.var_K = n > 1 ? static_cast<float>(sum_sq / (n - 1)) : std::numeric_limits<float>::quiet_NaN();
+  // K.var() as torch computes it (stats.h): unbiased, a float32 value (inf above FLT_MAX).
+  st.var_K = StackVariance(st.K, VarianceKind::kTorchUnbiased);
 }
 
 // ---------------------------------------------------------------------------------------------

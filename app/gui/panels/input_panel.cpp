@@ -227,16 +227,22 @@ void DrawMatrixInput(AppState& state) {
   MatrixEditor("##X", X, 180.0f, cb);
 }
 
-void DrawRandnInput(AppState& state) {
+/// The batch and length of drawn input (randn, qkv).
+void DrawBatchAndLength(AppState& state, const char* batch_tip) {
   const InputSpec& in = state.scenario.input;
-  int64_t batch = in.batch, length = in.length, d_in = in.d_in;
-  if (IntInput("batch (B)", &batch, 1, 64,
-               "How many independent sequences (torch.randn(B, T, d_in))."))
+  int64_t batch = in.batch, length = in.length;
+  if (IntInput("batch (B)", &batch, 1, 64, batch_tip))
     Edit(
         state, "batch", [batch](Scenario& s) { s.input.batch = batch; }, "input.batch");
   if (IntInput("tokens (T)", &length, 1, 8192, "Sequence length T. The heatmaps are T x T."))
     Edit(
         state, "T", [length](Scenario& s) { s.input.length = length; }, "input.length");
+}
+
+void DrawRandnInput(AppState& state) {
+  const InputSpec& in = state.scenario.input;
+  int64_t d_in = in.d_in;
+  DrawBatchAndLength(state, "How many independent sequences (torch.randn(B, T, d_in)).");
   if (IntInput("d_in", &d_in, 1, 1024, "Embedding width of each token."))
     Edit(
         state, "d_in", [d_in](Scenario& s) { s.input.d_in = d_in; }, "input.d_in");
@@ -276,13 +282,8 @@ void DrawQkvInput(AppState& state) {
                        static_cast<long long>(in.Q[0].cols()));
     return;
   }
-  int64_t batch = in.batch, length = in.length, d_k = in.d_k;
-  if (IntInput("batch (B)", &batch, 1, 64, "How many independent sequences."))
-    Edit(
-        state, "batch", [batch](Scenario& s) { s.input.batch = batch; }, "input.batch");
-  if (IntInput("tokens (T)", &length, 1, 8192, "Sequence length T. The heatmaps are T x T."))
-    Edit(
-        state, "T", [length](Scenario& s) { s.input.length = length; }, "input.length");
+  int64_t d_k = in.d_k;
+  DrawBatchAndLength(state, "How many independent sequences (randn(B, T, d_k)).");
   if (IntInput("d_k", &d_k, 1, 1024, "Width of q, k and v (d_v = d_k)."))
     Edit(
         state, "d_k", [d_k](Scenario& s) { s.input.d_k = d_k, s.input.d_v = 0; }, "input.d_k");

@@ -49,8 +49,8 @@ struct Stages {
   MatrixStack weights;              ///< (B*H) x T x T, attention weights
   MatrixStack weights_dropped;      ///< (B*H) x T x T, empty when dropout p == 0
   MatrixStack context;              ///< B x T x d_out (after out_proj when present)
-  double var_K = 0.0;  ///< K.var() over all elements, unbiased, accumulated in double and
-                       ///< rounded to float32 as torch.Tensor.var returns it (inf above FLT_MAX)
+  double var_K = 0.0;  ///< K.var() over all elements as torch.Tensor.var computes it
+                       ///< (stats.h kTorchUnbiased): a float32 value, inf above FLT_MAX
 
   /// The T x T matrix of a per-head stage for batch b, head h.
   const Matrix& Head(const MatrixStack& stage, int64_t b, int64_t h) const {

@@ -151,8 +151,10 @@ struct Shape {
 /// Parses and validates a scenario from JSON text.
 /// Errors: ScenarioError naming the field (unknown field, wrong type, impossible shape,
 /// out-of-range value, a number beyond a double such as 1e400, a seed outside torch.manual_seed's
-/// [-2^63, 2^64), too large for kMaxStageBytes: the size most out of line), or, for broken
-/// JSON, the line and column.
+/// [-2^63, 2^64) or, with input.generator "numpy", outside np.random.seed's [0, 2^32 - 1], what
+/// NumPy has no counterpart for (text input, init "linear", dropout p > 0 with "numpy"),
+/// "projections" given with input.source "qkv", too large for kMaxStageBytes: the size most out
+/// of line), or, for broken JSON, the line and column.
 Scenario ParseScenario(const std::string& json_text);
 
 /// Validates a scenario built in code (the GUI's edits) exactly as ParseScenario does, and
