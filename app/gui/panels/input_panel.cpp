@@ -74,7 +74,7 @@ void DrawSourceChoice(AppState& state) {
   for (const Choice& c : choices) {
     if (&c != choices) ImGui::SameLine();
     if (ImGui::RadioButton(c.label, now == c.source) && now != c.source) {
-      const MatrixStack X = st.X;
+      const MatrixStack X = st.X.empty() ? st.Q : st.X;  // qkv has no X: Q becomes the matrix
       const std::vector<std::string> tokens = st.tokens;
       const int64_t d_in = std::max<int64_t>(st.shape.d_in > 0 ? st.shape.d_in : st.shape.d_out, 1);
       const int64_t d_k = std::max<int64_t>(st.shape.d_out, 1);
