@@ -785,7 +785,7 @@ void ValidateQkvInput(const InputSpec& in, Shape& sh) {
     sh.B = in.batch;
     sh.T = in.length;
     sh.d_out = in.d_k;
-    CheckTokens(in, sh.T, "the draws: input.length");
+    CheckTokens(in, sh.T, "the draws, input.length");
   }
   sh.d_in = 0;
 }
