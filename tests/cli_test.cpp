@@ -74,9 +74,11 @@ TEST_F(Cli, PresetsListsIdThenTitle) {
   const Result r = RunCli("presets");
   EXPECT_EQ(r.status, 0);
   for (const char* id :
-       {"raschka-journey", "dog-attacks-cat", "karpathy-trick", "karpathy-head", "scaling-demo"})
+       {"raschka-journey", "dog-attacks-cat", "karpathy-trick", "karpathy-head", "scaling-demo",
+        "scaling-demo-scaled", "numpy-masked"})
     EXPECT_NE(r.out.find(std::string(id) + " "), std::string::npos) << id;
-  EXPECT_NE(r.out.find("raschka-journey  Raschka ch. 3"), std::string::npos) << r.out;
+  // The titles line up after the longest id (scaling-demo-scaled) and two spaces.
+  EXPECT_NE(r.out.find("\nraschka-journey      Raschka ch. 3"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, DumpPresetWritesEveryStage) {

@@ -212,10 +212,11 @@ class GuiPreset : public Gui, public ::testing::WithParamInterface<std::string> 
 /// on small grids take some pixels), shows several values, and is hatched where masked.
 void ExpectHeatmaps(const std::vector<HeatmapStats>& maps, const Scenario& scenario,
                     const std::string& what) {
-  // X, Q, K, V, scores, logits, weights, context always; the mask and the weights after dropout
-  // only when they are not the identity (else a chip says so).
+  // Q, K, V, scores, logits, weights, context always, X unless Q, K, V are given; the mask and
+  // the weights after dropout only when they are not the identity (else a chip says so).
   const bool dropout = scenario.dropout.p > 0, mask = scenario.mask.kind != MaskKind::kNone;
-  EXPECT_EQ(maps.size(), 8u + dropout + mask) << what;
+  const bool x = scenario.input.source != InputSource::kQkv;  // qkv gives Q, K, V: no X
+  EXPECT_EQ(maps.size(), 7u + x + dropout + mask) << what;
   for (const HeatmapStats& m : maps) {
     const std::string where = what + ", " + m.stage;
     EXPECT_GT(m.pixels, 2000) << where;

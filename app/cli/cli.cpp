@@ -5,7 +5,7 @@
 //   attention-lab presets                                    one line per preset: id, title
 //   attention-lab variance --dims 5,100 --trials 20000 --seed 0
 //   attention-lab show SCENARIO.json|PRESET_ID [--stage S]   stages printed as PyTorch does
-//   attention-lab code SCENARIO.json|PRESET_ID [-o OUT.py]     the PyTorch program behind it
+//   attention-lab code SCENARIO.json|PRESET_ID [-o OUT.py|OUT.ipynb]  the program behind it
 //   attention-lab export SCENARIO.json|PRESET_ID --stage S [--head H] [--batch B]
 //                [--colormap NAME] [--scale N] [--values auto|on|off] [--range auto|fixed|data|per-row|log]
 //                [--format png|csv|npy]
@@ -213,7 +213,9 @@ int Export(const ExportArgs& a) {
 }
 
 int Code(const std::string& input, const std::string& out) {
-  WriteOutput(out, GeneratePyTorchCode(LoadScenarioArg(input)));
+  const std::string program = GeneratePyTorchCode(LoadScenarioArg(input));
+  const bool ipynb = out.size() > 6 && out.compare(out.size() - 6, 6, ".ipynb") == 0;
+  WriteOutput(out, ipynb ? ProgramAsNotebook(program) : program);
   return 0;
 }
 
@@ -350,7 +352,8 @@ int Run(int argc, char** argv) {
   std::string code_out = "-";
   CLI::App* code = app.add_subcommand("code", "Print the PyTorch program that computes a scenario");
   code->add_option("scenario", input, "Scenario file (.json) or preset id")->required();
-  code->add_option("-o,--output", code_out, "Output .py file ('-' for standard output)");
+  code->add_option("-o,--output", code_out,
+                   "Output .py file, or .ipynb for a Jupyter notebook ('-' for standard output)");
 
   ExportArgs ex;
   CLI::App* exp = app.add_subcommand("export", "Render a stage's heatmap to PNG (or CSV / NPY)");
