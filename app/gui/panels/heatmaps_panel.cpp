@@ -130,8 +130,8 @@ void DrawToolbar(AppState& state) {
 
   auto colormap_combo = [&](const char* label, bool diverging, const char* tip) {
     const int current = diverging ? state.view.diverging_colormap : state.view.sequential_colormap;
-    BeginToolbarItem(false, LabeledWidth(ImGui::GetFontSize() * 6.0f, label));
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
+    BeginToolbarItem(false, LabeledWidth(ImGui::GetFontSize() * 5.5f, label));
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
     if (ImGui::BeginCombo(label, Colormaps()[current].name.c_str())) {
       for (int i = 0; i < static_cast<int>(Colormaps().size()); ++i) {
         if (Colormaps()[i].diverging != diverging) continue;
@@ -314,6 +314,12 @@ void ProjectionLines(const AppState& state, Stage stage, const CellContext& c) {
       default:
         ImGui::TextUnformatted("an entry of the input matrix (edit it in the input section)");
     }
+    return;
+  }
+  if (c.s.input.source == InputSource::kQkv) {
+    ImGui::TextUnformatted(c.s.input.QkvGiven()
+                               ? "given in the scenario (no embeddings, no projections)"
+                               : "drawn directly from the generator (no embeddings, no projections)");
     return;
   }
   const char* role = stage == Stage::kQ ? "query" : stage == Stage::kK ? "key" : "value";
