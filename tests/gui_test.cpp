@@ -931,6 +931,25 @@ TEST_P(GuiPreset, FocusPrintsTheEngineNumbers) {
   }
 }
 
+// Undoing a preset switch names the earlier preset again (with its edits), and redo the later.
+TEST_F(Gui, UndoRestoresThePresetName) {
+  const std::string script = Write("undo.script", "preset raschka-journey\ntemperature 2\n"
+                                   "preset karpathy-head\nundo\nsave-views " + Path("a.json") +
+                                   "\nundo\nsave-views " + Path("b.json") + "\nredo\nredo\n"
+                                   "save-views " + Path("c.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json a = nlohmann::json::parse(ReadFile(Path("a.json")))["preset"];
+  EXPECT_EQ(a["id"], "raschka-journey");
+  EXPECT_TRUE(a["edited"].get<bool>());  // the multiplier 2 is still there
+  const nlohmann::json b = nlohmann::json::parse(ReadFile(Path("b.json")))["preset"];
+  EXPECT_EQ(b["id"], "raschka-journey");
+  EXPECT_FALSE(b["edited"].get<bool>());
+  const nlohmann::json c = nlohmann::json::parse(ReadFile(Path("c.json")))["preset"];
+  EXPECT_EQ(c["id"], "karpathy-head");
+  EXPECT_FALSE(c["edited"].get<bool>());
+}
+
 // At 1024 x 700 every heatmap and every toolbar item lies inside the window (toolbars wrap).
 TEST_F(Gui, SmallScreenClipsNothing) {
   for (const std::string id : {"karpathy-head", "dog-attacks-cat"}) {

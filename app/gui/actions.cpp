@@ -185,11 +185,11 @@ size_t ScenarioBytes(const Scenario& s) {
 /// (the newest step always stays).
 void TrimHistory(History& h) {
   size_t bytes = 0;
-  for (const Scenario& s : h.undo) bytes += ScenarioBytes(s);
+  for (const HistoryStep& s : h.undo) bytes += ScenarioBytes(s.scenario);
   size_t drop = 0;
   while (h.undo.size() - drop > 1 &&
          (h.undo.size() - drop > History::kLimit || bytes > History::kByteLimit))
-    bytes -= ScenarioBytes(h.undo[drop++]);
+    bytes -= ScenarioBytes(h.undo[drop++].scenario);
   h.undo.erase(h.undo.begin(), h.undo.begin() + static_cast<std::ptrdiff_t>(drop));
 }
 
@@ -202,6 +202,7 @@ bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_k
     SetStatus(state, e.what(), true);
     return false;
   }
+  const std::string preset_before = state.preset_id;
   // Loading a preset or a file always counts (it also names what is shown).
   if (const auto* p = std::get_if<LoadPresetAction>(&action)) {
     state.pick_default_row = true;
@@ -220,7 +221,7 @@ bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_k
   History& h = state.history;
   const bool merge = !merge_key.empty() && merge_key == h.open_merge_key && !h.undo.empty();
   if (!merge) {
-    h.undo.push_back(state.scenario);
+    h.undo.push_back({state.scenario, preset_before});
     TrimHistory(h);
   }
   h.redo.clear();
@@ -358,8 +359,12 @@ bool DoUndoRedo(AppState& state, bool undo) {
     SetStatus(state, undo ? "Nothing to undo" : "Nothing to redo", false);
     return false;
   }
-  to.push_back(std::move(state.scenario));
-  state.scenario = std::move(from.back());
+  to.push_back({std::move(state.scenario), state.preset_id});
+  state.scenario = std::move(from.back().scenario);
+  if (from.back().preset_id != state.preset_id) {  // the step switched presets: name it again
+    state.preset_id = from.back().preset_id;
+    if (!state.preset_id.empty()) state.preset_scenario = LoadPreset(state.preset_id);
+  }
   from.pop_back();
   SetStatus(state, undo ? "Undone" : "Redone", false);
   return true;

@@ -66,9 +66,16 @@ struct HoverCell {
   int64_t row = -1, col = -1;
 };
 
-/// Undo and redo stacks of whole scenarios (a scenario is small next to its stages).
+/// One undo step: the whole scenario (small next to its stages) and the preset it was shown
+/// as, so that undoing a preset switch names the preset again.
+struct HistoryStep {
+  Scenario scenario;
+  std::string preset_id;
+};
+
+/// Undo and redo stacks.
 struct History {
-  std::vector<Scenario> undo, redo;
+  std::vector<HistoryStep> undo, redo;
   /// Edits carrying this merge key fold into the last undo step (a slider drag, painting the
   /// mask, typing in a field); cleared when the mouse and keyboard let go.
   std::string open_merge_key;

@@ -1,6 +1,8 @@
 // experiments.cpp: see experiments.h.
 #include "attnlab/experiments.h"
 
+#include "attnlab/text.h"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -288,10 +290,14 @@ std::vector<TrickStep> AveragingTrick(const Stages& st, const Scenario& sc, int6
   // v4: a real head: the zeros become q.k, so each token picks whom to listen to.
   TrickStep& v4 = steps[3];
   v4.name = "v4: self-attention head";
-  v4.code =
-      "wei = q @ k.transpose(-2, -1) * multiplier / d_k**0.5\n"
-      "wei = wei.masked_fill(tril == 0, float('-inf'))\nwei = F.softmax(wei, dim=-1)\nout = wei @ "
-      "v";
+  // The code of the current state: the multiplier and 1/sqrt(d_k) only when they are on.
+  std::string first = "wei = q @ k.transpose(-2, -1)";
+  if (sc.scaling.multiplier != 1.0)
+    first += " * " + FormatNumber(sc.scaling.multiplier, NumberStyle::kShortest);
+  if (sc.scaling.sqrt_dk) first += " * " + std::to_string(st.shape.dh) + "**-0.5";
+  v4.code = first +
+            "\nwei = wei.masked_fill(tril == 0, float('-inf'))\nwei = F.softmax(wei, dim=-1)\n"
+            "out = wei @ v";
   const int64_t dh = st.shape.dh;
   Matrix logits = st.Head(st.scores, batch, 0) * static_cast<float>(sc.scaling.multiplier);
   if (sc.scaling.sqrt_dk) logits /= static_cast<float>(std::sqrt(static_cast<double>(dh)));

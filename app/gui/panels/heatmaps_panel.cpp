@@ -276,8 +276,9 @@ void WeightLine(const CellContext& c) {
   const double z = c.logits(c.i, c.j), w = c.weights(c.i, c.j);
   switch (c.s.normalization) {
     case Normalization::kSoftmax:
-      ImGui::Text("weight = exp(z - max) / \xCE\xA3 = exp(%s - %s) / %s = %s", Num(z).c_str(),
-                  Num(mx).c_str(), Num(sum_exp).c_str(), Num(w).c_str());
+      ImGui::TextUnformatted("weight = exp(z - max) / \xCE\xA3");
+      ImGui::Text("       = exp(%s - %s) / %s = %s", Num(z).c_str(), Num(mx).c_str(),
+                  Num(sum_exp).c_str(), Num(w).c_str());
       ImGui::TextDisabled(
           "max = the row's largest logit; \xCE\xA3 = sum of exp(z - max) over the %lld allowed "
           "keys",
@@ -402,19 +403,23 @@ void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
                       st.Head(st.logits, state.batch, state.head),
                       st.Head(st.weights, state.batch, state.head)};
   ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+  // Wide enough that a formula with its numbers stays on one line.
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 44.0f);
   const std::string qi = RowLabel(state, i);
   if (!TokenByToken(stage))
     ImGui::Text("%s[%lld, %s]  (%s \"%s\")", StageName(stage), static_cast<long long>(i),
                 ColumnLabel(state, stage, j).c_str(),
                 stage == Stage::kK || stage == Stage::kV ? "key" : "token", qi.c_str());
   else
-    ImGui::Text("query %lld \"%s\"  \xE2\x86\x92  key %lld \"%s\"", static_cast<long long>(i),
-                qi.c_str(), static_cast<long long>(j), RowLabel(state, j).c_str());
+    ImGui::Text("query %lld (\"%s\")  \xE2\x86\x92  key %lld (\"%s\")",
+                static_cast<long long>(i), qi.c_str(), static_cast<long long>(j),
+                RowLabel(state, j).c_str());
   ImGui::Separator();
   StageLines(state, stage, c, v);
   ImGui::Separator();
   ImGui::Text("value: %s", Num(v).c_str());
+  ImGui::TextDisabled("Rows and columns count from 0, as PyTorch indexes them; the labels are "
+                      "the tokens.");
   ImGui::PopTextWrapPos();
   ImGui::EndTooltip();
 }
