@@ -28,6 +28,7 @@
 #include "attnlab/heatmap_spec.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/scenario.h"
+#include "attnlab/stats.h"
 #include "gui/actions.h"
 #include "gui/gfx/heatmap_gpu.h"
 
@@ -110,6 +111,13 @@ struct VarianceState {
   std::vector<VariancePoint> points;
   bool dirty = true;  ///< rerun before the next draw
   std::string error;
+  /// The learner's own run (shown batch and head): q.var(), k.var(), (q @ k.T).var() and the
+  /// scaled scores' var() before the mask, as the notebooks print them.
+  std::string own_key;  ///< shown_version/batch/head they were computed for
+  std::string own_pending;  ///< a newer key, waiting for edits to pause (large T)
+  double own_pending_since = 0;
+  StageVariances own, whole;  ///< the shown batch and head; every batch and head
+  double own_scaled = 0;
 };
 
 /// The peaking panel's curve and what it was computed from (recomputed when those change).

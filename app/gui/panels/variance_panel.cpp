@@ -8,6 +8,7 @@
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
+#include "attnlab/text.h"
 #include "gui/widgets.h"
 
 namespace attnlab::gui {
@@ -43,6 +44,60 @@ void DrawVarianceControls(AppState& state, const VarianceState& v) {
   int trials = static_cast<int>(v.trials);
   if (ImGui::InputInt("trials", &trials, 500, 5000)) Emit(state, SetVarianceTrials{trials});
   Tip("How many random (q, k) pairs per d. More trials: smoother histogram, steadier variance.");
+}
+
+/// The same lesson on the learner's own run: var(q), var(k), var(q·k) and var of the scaled
+/// scores for the shown batch and head, as the notebooks print them (torch's unbiased .var(),
+/// NumPy's for NumPy scenarios), made again only when the run, batch or head changes.
+void DrawOwnVariances(AppState& state) {
+  VarianceState& v = state.variance;
+  const Stages& st = ShownStages(state);
+  if (!state.engine.has_result() || st.Q.empty()) return;
+  const std::string key = std::to_string(state.shown_version) + "/" +
+                          std::to_string(state.batch) + "/" + std::to_string(state.head);
+  // At large T the variances take most of a second: they wait until the edits pause.
+  const bool large = st.shape.T * st.shape.T > (1 << 18);
+  bool stale = false;
+  if (key != v.own_key && large) {
+    if (key != v.own_pending) {
+      v.own_pending = key;
+      v.own_pending_since = ImGui::GetTime();
+    }
+    stale = ImGui::GetTime() - v.own_pending_since < 0.4 || ImGui::IsAnyMouseDown();
+  }
+  if (key != v.own_key && !stale) {
+    v.own_key = key;
+    const VarianceKind kind = VarianceKindOf(state.shown.input.generator);
+    v.own = HeadVariances(st, state.batch, state.head, kind);
+    v.whole = WholeVariances(st, kind);
+    // The scaled scores before the mask (Karpathy's wei.var() after * head_size**-0.5).
+    Matrix scaled = st.Head(st.scores, state.batch, state.head) *
+                    static_cast<float>(state.shown.scaling.multiplier);
+    if (state.shown.scaling.sqrt_dk)
+      scaled /= static_cast<float>(std::sqrt(static_cast<double>(st.shape.dh)));
+    v.own_scaled = StackVariance(MatrixStack{scaled}, kind);
+  }
+  auto num = [](double x) { return FormatNumber(x, NumberStyle::kGeneral, 4); };
+  const bool scaled = state.shown.scaling.sqrt_dk || state.shown.scaling.multiplier != 1.0;
+  const Shape& sh = st.shape;
+  const std::string who = sh.B > 1 || sh.H > 1 ? "batch " + std::to_string(state.batch) +
+                                                     ", head " + std::to_string(state.head) + ":"
+                                               : "your run:";
+  std::string line = who + " var(q) " + num(v.own.var_q) + "  var(k) " + num(v.own.var_k) +
+                     "  var(q\xC2\xB7k) " + num(v.own.var_scores);
+  if (scaled) line += "  scaled " + num(v.own_scaled);
+  if (stale || v.own_key.empty()) line += "  (updating\xE2\x80\xA6)";
+  ImGui::TextWrapped("%s", line.c_str());
+  if (ImGui::IsItemHovered()) {
+    const std::string whole = "Over every batch and head, as a notebook prints q.var(), "
+                              "k.var(), wei.var(): " + num(v.whole.var_q) + ", " +
+                              num(v.whole.var_k) + ", " + num(v.whole.var_scores) + ".";
+    Tip(("The variances of the shown batch and head (PyTorch's unbiased var(), or NumPy's for "
+         "a NumPy scenario). With q and k of variance about 1, var(q\xC2\xB7k) is about d_k; "
+         "scaled by 1/\xE2\x88\x9Ad_k (and the multiplier) it is back near 1: the plot's "
+         "lesson on your own data.\n\n" + whole)
+            .c_str());
+  }
 }
 
 /// Variance against d on log-log axes, unscaled and scaled, the current d_k marked.
@@ -135,6 +190,7 @@ void DrawVariancePanel(AppState& state) {
   VarianceState& v = state.variance;
   const int64_t dk = ShownStages(state).shape.dh;
   DrawVarianceControls(state, v);
+  DrawOwnVariances(state);
   if (!v.error.empty()) {
     ErrorText(v.error);
     return;
