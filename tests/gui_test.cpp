@@ -351,8 +351,11 @@ export weights )" + Path("fixed.png") + "\n");
       "export dog-attacks-cat --stage weights --values off --range data -o " + Path("cli-data.png"),
       false);
   ASSERT_EQ(data.status, 0) << data.err;
+  // The figures carry the view options: the window's "fixed" is the command line's --range fixed.
   const Result fixed = RunApp(
-      "export dog-attacks-cat --stage weights --values off -o " + Path("cli-fixed.png"), false);
+      "export dog-attacks-cat --stage weights --values off --range fixed -o " +
+          Path("cli-fixed.png"),
+      false);
   ASSERT_EQ(fixed.status, 0) << fixed.err;
   EXPECT_EQ(ReadFile(Path("data.png")), ReadFile(Path("cli-data.png")));
   EXPECT_EQ(ReadFile(Path("fixed.png")), ReadFile(Path("cli-fixed.png")));

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "attnlab/figure_meta.h"
 #include "attnlab/file_io.h"
 #include "attnlab/presets.h"
 #include "gui/app_state.h"
@@ -46,11 +47,11 @@ StartPoint ChooseStart(const GuiOptions& options) {
       throw StartError(e.what());  // FileError names the path itself
     }
     try {
-      start.scenario = ParseScenario(text);
+      start.scenario = ScenarioFromFileBytes(text);  // a scenario, or a figure carrying one
     } catch (const std::exception& e) {
       throw StartError(options.file + ": " + e.what());
     }
-    start.path = AbsolutePath(path);
+    if (!LooksLikeFigure(text)) start.path = AbsolutePath(path);  // Save must not write a figure
     return start;
   }
   if (!options.preset.empty()) {

@@ -66,4 +66,27 @@ class FontError : public std::runtime_error {
 Image RenderFigure(const StageView& view, const FigureOptions& options,
                    FigureLayout* layout = nullptr);
 
+/// A multi-panel figure: one panel per view (each as RenderFigure draws it, with its own
+/// colorbar), in rows of at most 4, under `title` in larger type. One view gives exactly
+/// RenderFigure(view). Errors as RenderFigure, and std::invalid_argument for no view.
+/// `layouts`: where each panel went (optional).
+Image RenderFigure(const std::vector<StageView>& views, const std::string& title,
+                   const FigureOptions& options, std::vector<FigureLayout>* layouts = nullptr);
+
+/// The figure file formats, all drawn by the same code (figure.cpp) from the same layout.
+enum class FigureFormat { kPng, kSvg, kPdf };
+
+/// "png", "svg", "pdf".
+const char* FigureFormatName(FigureFormat format);
+
+/// The bytes of a figure file of `views` (as RenderFigure(views, title, options)) carrying
+/// `metadata` (UTF-8 text, e.g. FigureMetadata in export.h; empty: none): PNG (an iTXt chunk
+/// keyed kFigureMetadataKey), SVG (text as <text>, cells as rectangles up to 64 x 64 cells, else
+/// one embedded PNG; metadata in <metadata>) or PDF (cairo and pango, 1 pixel = 0.75 pt;
+/// metadata base64 in the document information's Keywords, figure_meta.h).
+/// Errors as RenderFigure; std::runtime_error when PNG encoding or cairo fails.
+std::string FigureFile(const std::vector<StageView>& views, const std::string& title,
+                       const FigureOptions& options, FigureFormat format,
+                       const std::string& metadata = "");
+
 }  // namespace attnlab
