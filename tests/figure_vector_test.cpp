@@ -250,3 +250,75 @@ TEST(FigureFile, LargeFiguresAreFastAndSmall) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// The command line takes a figure wherever it takes a scenario, and makes multi-panel figures.
+TEST(FigureCli, PipelineFigureDumpsAsItsScenarioAndHasEveryPanel) {
+  const std::string cli = ATTNLAB_CLI;
+  const fs::path pdf = TempPath(".pdf"), png = TempPath(".png");
+  ASSERT_EQ(Shell(cli + " export karpathy-head --stage pipeline -o " + pdf.string()).first, 0);
+  ASSERT_EQ(Shell(cli + " export karpathy-head --stage scores,weights --head 0 -o " + png.string())
+                .first,
+            0);
+  const std::string want = Shell(cli + " dump karpathy-head -o -").second;
+  ASSERT_GT(want.size(), 1000u);
+  EXPECT_EQ(Shell(cli + " dump " + pdf.string() + " -o -").second, want);
+  EXPECT_EQ(Shell(cli + " dump " + png.string() + " -o -").second, want);
+  const FigureSource f = ReadFigureScenario(ReadFile(png.string()));
+  EXPECT_EQ(f.stages, (std::vector<Stage>{Stage::kScores, Stage::kWeights}));
+  // karpathy-head is causal without dropout: the mask is a panel, weights_dropped is not.
+  const std::string text = Shell("pdftotext " + pdf.string() + " -").second;
+  for (const char* title : {"X = ", "Q = ", "K = ", "V = ", "scores = ", "mask: causal",
+                            "logits = ", "weights = ", "context = "})
+    EXPECT_NE(text.find(title), std::string::npos) << title << " not in\n" << text;
+  EXPECT_EQ(text.find("dropout("), std::string::npos);
+  EXPECT_NE(text.find(LoadPreset("karpathy-head").title.substr(0, 20)), std::string::npos);
+  fs::remove(pdf);
+  fs::remove(png);
+}
+
+TEST(FigureCli, ATruncatedFigureIsRefusedInOneLineNamingIt) {
+  const std::string cli = ATTNLAB_CLI;
+  const fs::path svg = TempPath(".svg"), cut = TempPath("_cut.svg");
+  ASSERT_EQ(Shell(cli + " export dog-attacks-cat --stage weights -o " + svg.string()).first, 0);
+  const std::string bytes = ReadFile(svg.string());
+  WriteFileAtomic(cut.string(), bytes.substr(0, bytes.find("</attnlab:figure>")));
+  const auto [status, err] = Shell(cli + " show " + cut.string() + " 2>&1");
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(err, "attention-lab: error: " + cut.string() +
+                     ": this SVG carries no Attention Lab scenario (only figures exported by "
+                     "Attention Lab do)\n");
+  const auto [csv_status, csv_err] =
+      Shell(cli + " export dog-attacks-cat --stage scores,weights -o " + cut.string() +
+            ".csv 2>&1");
+  EXPECT_EQ(csv_status, 2);
+  EXPECT_NE(csv_err.find("several stages make one figure"), std::string::npos) << csv_err;
+  fs::remove(svg);
+  fs::remove(cut);
+}
+
+// pango shapes what the raster font cannot: combining accents, Arabic and emoji reach the PDF
+// as text that pdftotext reads back.
+TEST(PdfFigure, UnicodeTokensAreShapedText) {
+  Scenario s;
+  s.title = "Unicode";
+  s.input.values = {Matrix::Identity(4, 4)};
+  s.input.tokens = {"caf\u00e9", "cafe\u0301", "\u0645\u0631\u062d\u0628\u0627", "\U0001F600"};
+  ValidateScenario(s);
+  const fs::path pdf = TempPath(".pdf");
+  WriteFileAtomic(pdf.string(),
+                  FigureFile({View(s, Stage::kWeights)}, "", {}, FigureFormat::kPdf));
+  const std::string text = Shell("pdftotext " + pdf.string() + " -").second;
+  EXPECT_NE(text.find("caf\u00e9"), std::string::npos) << text;
+  EXPECT_NE(text.find("e\u0301"), std::string::npos) << text;
+  EXPECT_NE(text.find("\U0001F600"), std::string::npos) << text;
+  // Arabic comes back as its letters (in logical or visual order, as pdftotext decides).
+  EXPECT_NE(text.find("\u0645"), std::string::npos) << text;
+  EXPECT_NE(text.find("\u0628"), std::string::npos) << text;
+  fs::remove(pdf);
+}
+
+}  // namespace
+}  // namespace attnlab
