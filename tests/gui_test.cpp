@@ -362,6 +362,22 @@ export weights )" + Path("fixed.png") + "\n");
   EXPECT_NE(ReadFile(Path("data.png")), ReadFile(Path("fixed.png")));
 }
 
+// A figure opens as the scenario and the view that made it: the window's export of it is the
+// command line's figure, byte for byte (scenario, batch, weights range and values included).
+TEST_F(Gui, AFigureOpensAsItsScenarioAndView) {
+  const Result cli = RunApp("export karpathy-head --stage weights --batch 2 --range log "
+                            "--values on -o " + Path("cli.png"),
+                            false);
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  const std::string script =
+      Write("fig.script", "export weights " + Path("window.png") + "\nsave " +
+                              Path("saved.json") + "\n");
+  const Result r = RunApp(Path("cli.png") + " --script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(ReadFile(Path("window.png")) == ReadFile(Path("cli.png")));
+  EXPECT_EQ(ParseScenario(ReadFile(Path("saved.json"))).title, LoadPreset("karpathy-head").title);
+}
+
 TEST_F(Gui, BadEditShowsTheErrorAndKeepsTheLastHeatmaps) {
   const std::string shot = Path("shot.png");
   const std::string script = Write("bad.script", R"(preset raschka-journey
