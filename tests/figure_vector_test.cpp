@@ -322,3 +322,36 @@ TEST(PdfFigure, UnicodeTokensAreShapedText) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// A printed size: the PDF page, the SVG's width and the PNG's pHYs all say 8 cm.
+TEST(FigureFile, PrintedWidthIsThePageTheSvgSizeAndThePngResolution) {
+  const Scenario s = LoadPreset("dog-attacks-cat");
+  const StageView v = View(s, Stage::kWeights);
+  FigureOptions o;
+  o.width_inches = 8 / 2.54;
+  o.scale = 2;
+  const Image im = RenderFigure(v, o);
+  const fs::path pdf = TempPath(".pdf");
+  WriteFileAtomic(pdf.string(), FigureFile({v}, "", o, FigureFormat::kPdf));
+  const std::string info = Shell("pdfinfo " + pdf.string()).second;
+  EXPECT_NE(info.find("Page size:       226.77"), std::string::npos) << info;  // 8 cm = 226.77 pt
+  fs::remove(pdf);
+  EXPECT_NE(FigureFile({v}, "", o, FigureFormat::kSvg).find("width=\"3.1496in\""),
+            std::string::npos);
+  const std::string png = FigureFile({v}, "", o, FigureFormat::kPng);
+  const size_t at = png.find("pHYs");
+  ASSERT_EQ(at, 37u);  // right after IHDR
+  const uint32_t per_metre = uint32_t(uint8_t(png[at + 4])) << 24 |
+                             uint32_t(uint8_t(png[at + 5])) << 16 |
+                             uint32_t(uint8_t(png[at + 6])) << 8 | uint8_t(png[at + 7]);
+  EXPECT_NEAR(im.width / double(per_metre), 0.08, 0.0001);  // metres
+  EXPECT_EQ(png[at + 12], 1);                               // unit: the metre
+  // No size asked: no pHYs, the PNG is RenderFigure's.
+  EXPECT_EQ(FigureFile({v}, "", {}, FigureFormat::kPng), EncodePng(RenderFigure(v, {})));
+}
+
+}  // namespace
+}  // namespace attnlab

@@ -8,7 +8,7 @@
 //   attention-lab code SCENARIO.json|PRESET_ID [-o OUT.py]     the PyTorch program behind it
 //   attention-lab export SCENARIO.json|PRESET_ID --stage S [--head H] [--batch B]
 //                [--colormap NAME] [--scale N] [--values auto|on|off] [--range auto|fixed|data|per-row|log]
-//                [--format png|svg|pdf|csv|npy]   (--stage A,B,C or pipeline: one multi-panel figure)
+//                [--format png|svg|pdf|csv|npy] [--dpi N] [--width 8cm|80mm|3.5in]   (--stage A,B,C or pipeline: one multi-panel figure)
 //                -o OUT.png    (or --all -o DIR: every stage, head and batch)
 #include "cli/cli.h"
 
@@ -132,6 +132,7 @@ int Dump(const std::string& input, const std::string& out) {
 struct ExportArgs {
   std::string input, out, stage, colormap, values = "auto", format, range = "auto";
   std::string head = "0", batch = "0", scale = "1";  // integers, parsed by ParseInteger
+  std::string dpi, width;                            // --dpi 300, --width 8cm
   bool all = false;
 };
 
@@ -162,9 +163,25 @@ std::vector<Stage> ExportStages(const std::string& text, const Scenario& scenari
   return stages;
 }
 
+/// --width's text ("8cm", "80mm", "3.5in") in inches. Errors: UsageError.
+double ParseWidth(const std::string& text) {
+  static const std::pair<const char*, double> units[] = {{"cm", 2.54}, {"mm", 25.4}, {"in", 1}};
+  for (const auto& [unit, per_inch] : units) {
+    const size_t n = text.size() - std::min(text.size(), std::strlen(unit));
+    if (text.compare(n, std::string::npos, unit) != 0) continue;
+    double value = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + n, value);
+    if (ec == std::errc() && ptr == text.data() + n && n > 0 && value > 0 && value <= 1000)
+      return value / per_inch;
+  }
+  throw UsageError("--width \"" + text + "\" is not a length such as 8cm, 80mm or 3.5in");
+}
+
 int Export(const ExportArgs& a) {
   FigureOptions opt;
   opt.scale = ParseInteger<int>("--scale", a.scale, 1, 8);
+  if (!a.dpi.empty()) opt.dpi = ParseInteger<int>("--dpi", a.dpi, 1, 100000);
+  if (!a.width.empty()) opt.width_inches = ParseWidth(a.width);
   const int64_t head = ParseInteger<int64_t>("--head", a.head, 0, INT64_MAX);
   const int64_t batch = ParseInteger<int64_t>("--batch", a.batch, 0, INT64_MAX);
   if (!a.colormap.empty()) {
@@ -383,6 +400,10 @@ int Run(int argc, char** argv) {
   exp->add_option("--batch", ex.batch, "Batch entry, from 0");
   exp->add_option("--colormap", ex.colormap, "viridis, magma, gray, coolwarm or rdbu");
   exp->add_option("--scale", ex.scale, "Size multiplier 1..8 (2 for slides)");
+  exp->add_option("--dpi", ex.dpi,
+                  "Print resolution, pixels per inch (PNG pHYs; SVG and PDF printed size)");
+  exp->add_option("--width", ex.width,
+                  "Printed width of the figure: 8cm, 80mm or 3.5in (use --scale for pixels)");
   exp->add_option("--values", ex.values, "Print cell values: auto (T <= 12), on, off");
   exp->add_option("--range", ex.range,
                   "How the weights are coloured: auto (default: [0, 1] up to 32 keys, log10 when "

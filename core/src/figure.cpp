@@ -393,6 +393,11 @@ Image RenderFigure(const std::vector<StageView>& views, const std::string& title
   return RenderPanels(figure::Compose(views, title, options), layouts);
 }
 
+double PrintWidthInches(int pixels, const FigureOptions& options) {
+  if (options.width_inches > 0) return options.width_inches;
+  return pixels / (options.dpi > 0 ? options.dpi : 96.0);
+}
+
 const char* FigureFormatName(FigureFormat format) {
   switch (format) {
     case FigureFormat::kPng:
@@ -409,13 +414,17 @@ std::string FigureFile(const std::vector<StageView>& views, const std::string& t
                        const FigureOptions& options, FigureFormat format,
                        const std::string& metadata) {
   const figure::Composition c = figure::Compose(views, title, options);
+  const double inches = PrintWidthInches(c.width, options);
   switch (format) {
-    case FigureFormat::kPng:
-      return EmbedPngText(EncodePng(RenderPanels(c, nullptr)), kFigureMetadataKey, metadata);
+    case FigureFormat::kPng: {
+      std::string png = EncodePng(RenderPanels(c, nullptr));
+      if (options.dpi > 0 || options.width_inches > 0) png = SetPngDpi(png, c.width / inches);
+      return EmbedPngText(png, kFigureMetadataKey, metadata);
+    }
     case FigureFormat::kSvg:
-      return figure::SvgFigure(c, metadata);
+      return figure::SvgFigure(c, metadata, inches);
     case FigureFormat::kPdf:
-      return figure::PdfFigure(c, metadata);
+      return figure::PdfFigure(c, metadata, inches);
   }
   throw std::invalid_argument("unknown figure format");
 }

@@ -95,14 +95,14 @@ void DrawTitle(Painter& painter, const Composition& c);
 void Draw(Painter& painter, const Composition& c);
 
 /// SVG text of `c` (tokens as <text>, grids over kMaxVectorCells cells as one PNG picture);
-/// `metadata` (may be empty) goes, XML-escaped, into <metadata>.
-std::string SvgFigure(const Composition& c, const std::string& metadata);
+/// `metadata` (may be empty) goes, XML-escaped, into <metadata>; `inches`: its printed width.
+std::string SvgFigure(const Composition& c, const std::string& metadata, double inches);
 
-/// PDF bytes of `c` drawn by cairo with pango text (1 figure pixel = 0.75 pt, 96 dpi);
+/// PDF bytes of `c` drawn by cairo with pango text, the page `inches` wide;
 /// `metadata` (may be empty): kPdfMetadataPrefix then its base64, as the document's Keywords
 /// (cairo 1.16 writes no custom keys; base64 keeps the PDF string free of escapes).
 /// Errors: std::runtime_error when cairo fails.
-std::string PdfFigure(const Composition& c, const std::string& metadata);
+std::string PdfFigure(const Composition& c, const std::string& metadata, double inches);
 inline constexpr std::string_view kPdfMetadataPrefix = "attention-lab-figure:";
 
 /// Base64 (RFC 4648, padded) of bytes, and back (nullopt for anything else).

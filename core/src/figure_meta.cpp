@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -33,6 +34,16 @@ uint32_t Crc32(std::string_view bytes) {
 
 void PutU32(std::string& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xFF);
+}
+
+// A PNG chunk: length, type, data, CRC-32 of type and data.
+std::string Chunk(std::string_view type, const std::string& data) {
+  std::string out;
+  PutU32(out, static_cast<uint32_t>(data.size()));
+  const std::string body = std::string(type) + data;
+  out += body;
+  PutU32(out, Crc32(body));
+  return out;
 }
 
 uint32_t GetU32(std::string_view b, size_t at) {
@@ -95,15 +106,23 @@ std::string EmbedPngText(const std::string& png, const std::string& keyword,
   const std::string_view iend("\0\0\0\0IEND\xae\x42\x60\x82", 12);
   if (png.size() < 20 || std::string_view(png).substr(png.size() - 12) != iend)
     throw std::invalid_argument("PNG: no IEND chunk at the end");
-  std::string chunk = "iTXt" + keyword;
-  chunk += std::string("\0\0\0\0\0", 5);  // keyword end, no compression, method, no language
-  chunk += text;                          // (and no translated keyword)
-  std::string out = png.substr(0, png.size() - 12);
-  PutU32(out, static_cast<uint32_t>(chunk.size() - 4));
-  out += chunk;
-  PutU32(out, Crc32(chunk));
-  out += iend;
-  return out;
+  std::string data = keyword;
+  data += std::string("\0\0\0\0\0", 5);  // keyword end, no compression, method, no language
+  data += text;                          // (and no translated keyword)
+  return png.substr(0, png.size() - 12) + Chunk("iTXt", data) + std::string(iend);
+}
+
+std::string SetPngDpi(const std::string& png, double dpi) {
+  const std::string_view b(png);
+  if (b.substr(0, 8) != kPngSignature || b.size() < 33 || b.substr(12, 4) != "IHDR")
+    throw std::invalid_argument("PNG: no IHDR chunk at the start");
+  if (!(dpi > 0 && dpi < 1e6)) throw std::invalid_argument("PNG: dpi must be in (0, 1e6)");
+  const uint32_t per_metre = static_cast<uint32_t>(std::lround(dpi / 0.0254));
+  std::string data;
+  PutU32(data, per_metre);
+  PutU32(data, per_metre);
+  data += '\x01';  // unit: the metre
+  return png.substr(0, 33) + Chunk("pHYs", data) + png.substr(33);
 }
 
 std::optional<std::string> PngText(const std::string& png, const std::string& keyword) {
@@ -194,6 +213,8 @@ std::string FigureMetadata(const Scenario& scenario, const std::vector<Stage>& s
       {"range", RangeModeName(options.range)},
       {"values", kValues[static_cast<int>(options.values)]},
       {"scale", options.scale},
+      {"width_inches", options.width_inches},
+      {"dpi", options.dpi},
       {"scenario", WriteScenario(scenario)}};
   return j.dump(1);
 }
@@ -225,6 +246,8 @@ void ReadViewOptions(const nlohmann::json& j, FigureSource& f) {
                      : values == "off" ? ValuesMode::kOff
                                        : ValuesMode::kAuto;
   f.options.scale = std::clamp(j.at("scale").get<int>(), 1, 8);
+  f.options.width_inches = std::clamp(j.value("width_inches", 0.0), 0.0, 1000.0);
+  f.options.dpi = std::clamp(j.value("dpi", 0.0), 0.0, 100000.0);
   for (const std::string* name : {&f.options.colormap, &f.options.sequential_colormap,
                                   &f.options.diverging_colormap})
     if (!name->empty()) FindColormap(*name);  // throws for an unknown one

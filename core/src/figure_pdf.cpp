@@ -1,7 +1,7 @@
 // figure_pdf.cpp: the PDF backend of the figure drawing (figure_draw.h): cairo's PDF surface
 // with text shaped by pango (any script, emoji through fontconfig's fallbacks), so the text is
-// real PDF text (selectable, found by search and pdftotext). One figure pixel is 0.75 pt
-// (96 dpi), so a PDF prints at the size the PNG shows on screen.
+// real PDF text (selectable, found by search and pdftotext). The page is the printed size
+// (by default one figure pixel is 0.75 pt, 96 dpi: the size the PNG shows on screen).
 #include <cairo-pdf.h>
 #include <pango/pangocairo.h>
 
@@ -103,11 +103,11 @@ class PdfPainter : public Painter {
 
 }  // namespace
 
-std::string PdfFigure(const Composition& c, const std::string& metadata) {
+std::string PdfFigure(const Composition& c, const std::string& metadata, double inches) {
   std::string out;
-  constexpr double kPointsPerPixel = 0.75;
+  const double points_per_pixel = inches * 72 / c.width;
   cairo_surface_t* surface = cairo_pdf_surface_create_for_stream(
-      Append, &out, c.width * kPointsPerPixel, c.height * kPointsPerPixel);
+      Append, &out, c.width * points_per_pixel, c.height * points_per_pixel);
   std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)> own(surface,
                                                                          cairo_surface_destroy);
   cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, "Attention Lab");
@@ -119,7 +119,7 @@ std::string PdfFigure(const Composition& c, const std::string& metadata) {
     cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_KEYWORDS,
                                    (std::string(kPdfMetadataPrefix) + Base64Encode(metadata)).c_str());
   cairo_t* cr = cairo_create(surface);
-  cairo_scale(cr, kPointsPerPixel, kPointsPerPixel);
+  cairo_scale(cr, points_per_pixel, points_per_pixel);
   cairo_set_source_rgb(cr, 1, 1, 1);
   cairo_paint(cr);
   {

@@ -91,11 +91,14 @@ std::string MaskedPattern() {
 
 }  // namespace
 
-std::string SvgFigure(const Composition& c, const std::string& metadata) {
+std::string SvgFigure(const Composition& c, const std::string& metadata, double inches) {
   const std::string w = std::to_string(c.width), h = std::to_string(c.height);
+  char size[96];  // the printed size; the drawing stays in figure pixels (viewBox)
+  std::snprintf(size, sizeof size, "width=\"%.4fin\" height=\"%.4fin\"", inches,
+                inches * c.height / c.width);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" version=\"1.1\" width=\"" + w +
-         "\" height=\"" + h + "\" viewBox=\"0 0 " + w + " " + h + "\">\n";
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" "
+         "version=\"1.1\" " + std::string(size) + " viewBox=\"0 0 " + w + " " + h + "\">\n";
   if (!metadata.empty())
     out += "<metadata><attnlab:figure xmlns:attnlab=\"https://attention-lab.invalid/figure\">" +
            XmlEscape(metadata) + "</attnlab:figure></metadata>\n";

@@ -40,6 +40,11 @@ inline constexpr const char* kFigureMetadataKey = "attention-lab:scenario";
 std::string EmbedPngText(const std::string& png, const std::string& keyword,
                          const std::string& text);
 
+/// `png` with a pHYs chunk after IHDR saying it prints at `dpi` pixels per inch (stored, as PNG
+/// requires, in pixels per metre, rounded). Errors: std::invalid_argument when `png` does not
+/// start with IHDR or dpi is not in (0, 1e6).
+std::string SetPngDpi(const std::string& png, double dpi);
+
 /// The text of the first iTXt chunk keyed `keyword` in `png`, or nullopt when there is none.
 /// Every chunk's length is checked against the bytes (a truncated or garbage file gives nullopt,
 /// never a read past the end); CRCs are not checked.

@@ -28,7 +28,15 @@ ValueRange FigureRange(const StageView& view, RangeMode mode = RangeMode::kFixed
 /// The figure's choices: the presentation options shared with the window, and its size.
 struct FigureOptions : PresentationOptions {
   int scale = 1;  ///< 1..8: every length of the figure (cells, fonts, margins) times scale
+  /// The printed width of the whole figure in inches; 0: its pixels at `dpi`.
+  double width_inches = 0;
+  /// Pixels per inch when printed; 0: 96 (SVG and PDF at CSS size, PNG without a pHYs chunk).
+  double dpi = 0;
 };
+
+/// The printed width in inches of a figure `pixels` wide under `options` (width_inches, else
+/// pixels / dpi, dpi 96 when unset).
+double PrintWidthInches(int pixels, const FigureOptions& options);
 
 /// The presentation of a view's own values under `options`: what RenderFigure draws.
 HeatmapSpec FigureSpec(const StageView& view, const PresentationOptions& options);
@@ -81,8 +89,9 @@ const char* FigureFormatName(FigureFormat format);
 
 /// The bytes of a figure file of `views` (as RenderFigure(views, title, options)) carrying
 /// `metadata` (UTF-8 text, e.g. FigureMetadata in export.h; empty: none): PNG (an iTXt chunk
-/// keyed kFigureMetadataKey), SVG (text as <text>, cells as rectangles up to 64 x 64 cells, else
-/// one embedded PNG; metadata in <metadata>) or PDF (cairo and pango, 1 pixel = 0.75 pt;
+/// keyed kFigureMetadataKey; a pHYs chunk when options.dpi or width_inches is set), SVG (its
+/// width and height in inches, PrintWidthInches; text as <text>, cells as rectangles up to 64 x 64 cells, else
+/// one embedded PNG; metadata in <metadata>) or PDF (cairo and pango, page PrintWidthInches wide;
 /// metadata base64 in the document information's Keywords, figure_meta.h).
 /// Errors as RenderFigure; std::runtime_error when PNG encoding or cairo fails.
 std::string FigureFile(const std::vector<StageView>& views, const std::string& title,
