@@ -1,6 +1,9 @@
-// figure.h: heatmap figures a teacher can put on a slide, rendered on the CPU (no window, no
-// GPU), shared by the command line's `export` and the app's Export buttons, so both produce the
-// same bytes for the same state and the colours equal the ones on screen (colormap.h).
+// figure.h: heatmap figures a teacher can put on a slide or in a paper, rendered on the CPU (no
+// window, no GPU), shared by the command line's `export` and the app's Export buttons, so both
+// produce the same bytes for the same state and the colours equal the ones on screen
+// (colormap.h). One drawing (figure.cpp, through figure_draw.h's Painter) makes PNG (stb
+// raster), SVG (written as XML, text as <text>) and PDF (cairo with pango-shaped text); several
+// stages make one multi-panel figure; figure_meta.h puts the scenario into every figure file.
 //
 // A figure: title (stage, head, batch, scaling on/off, temperature), the tokens along both axes
 // (column labels rotated when they would overlap, thinned when there are too many), a colorbar
