@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include "gui/gfx/gl.h"
 #include "gui/gfx/screenshot.h"
 #include "gui/options.h"
+#include "gui/recent_files.h"
 #include "gui/script.h"
 #include "gui/session.h"
 #include "gui/test_hooks.h"
@@ -47,10 +49,19 @@ void GlfwErrorCallback(int error, const char* description) {
   std::fprintf(stderr, "attention-lab: GLFW error %d: %s\n", error, description);
 }
 
+/// Files dropped on the window become one DropFiles action (the first .json opens).
+void OnDrop(GLFWwindow* window, int count, const char** paths) {
+  auto* state = static_cast<attnlab::gui::AppState*>(glfwGetWindowUserPointer(window));
+  if (!state || count <= 0) return;
+  attnlab::gui::DropFiles drop;
+  for (int i = 0; i < count; ++i) drop.paths.emplace_back(paths[i]);
+  attnlab::gui::Emit(*state, std::move(drop));
+}
+
 /// DejaVu Sans at a readable size, with the glyphs the labels use (Latin, Greek, arrows,
 /// math symbols such as the square root), and DejaVu Sans Mono for code. Falls back to ImGui's
 /// built-in font, with a warning.
-attnlab::gui::Fonts LoadFonts() {
+attnlab::gui::Fonts LoadFonts(float scale) {
   ImGuiIO& io = ImGui::GetIO();
   attnlab::gui::Fonts fonts;
   static const ImWchar ranges[] = {0x0020, 0x024F,  // Latin, Latin-1, Latin Extended
@@ -64,23 +75,36 @@ attnlab::gui::Fonts LoadFonts() {
   const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) {
-    fonts.regular = io.Fonts->AddFontFromFileTTF(path, 16.0f, nullptr, ranges);
-    fonts.small = io.Fonts->AddFontFromFileTTF(path, 13.0f, nullptr, ranges);
+    fonts.regular = io.Fonts->AddFontFromFileTTF(path, std::round(16.0f * scale), nullptr, ranges);
+    fonts.small = io.Fonts->AddFontFromFileTTF(path, std::round(13.0f * scale), nullptr, ranges);
   }
   const char* mono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
   if (fonts.regular && std::filesystem::exists(mono, ec))
-    fonts.mono = io.Fonts->AddFontFromFileTTF(mono, 14.0f, nullptr, ranges);
+    fonts.mono = io.Fonts->AddFontFromFileTTF(mono, std::round(14.0f * scale), nullptr, ranges);
   if (!fonts.regular) {
     fonts.warning = std::string("Font ") + path +
                     " not found (install fonts-dejavu-core); using ImGui's small built-in font.";
     std::fprintf(stderr, "attention-lab: %s\n", fonts.warning.c_str());
     ImFontConfig config;
-    config.SizePixels = 13.0f;
+    config.SizePixels = std::round(13.0f * scale);
     fonts.regular = io.Fonts->AddFontDefault(&config);
     fonts.small = fonts.regular;
   }
   if (!fonts.mono) fonts.mono = fonts.regular;
   return fonts;
+}
+
+/// View > Zoom changed: the fonts again at the new size (a sharp atlas, not a stretched one)
+/// and the style's sizes scaled to match. Runs between frames.
+void RebuildFonts(attnlab::gui::AppState& state) {
+  const float scale = state.content_scale * state.zoom;
+  ImGui::GetIO().Fonts->Clear();
+  state.fonts = LoadFonts(scale);
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
+  ImGui_ImplOpenGL3_CreateFontsTexture();
+  attnlab::gui::ApplyStyle();
+  ImGui::GetStyle().ScaleAllSizes(scale);
+  state.fonts_dirty = false;
 }
 
 /// Options, start scenario and script; returns an exit status when the app must stop now.
@@ -117,8 +141,19 @@ GLFWwindow* OpenWindow(const attnlab::gui::GuiOptions& options) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
-  GLFWwindow* window =
-      glfwCreateWindow(options.width, options.height, "Attention Lab", nullptr, nullptr);
+  // Without --size: 1280 x 800 times the monitor's content scale, at most 90% of its work area.
+  int width = options.width, height = options.height;
+  if (width == 0) {
+    float sx = 1, sy = 1;
+    int wx = 0, wy = 0, ww = 1280, wh = 800;
+    if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+      glfwGetMonitorContentScale(monitor, &sx, &sy);
+      glfwGetMonitorWorkarea(monitor, &wx, &wy, &ww, &wh);
+    }
+    width = std::max(480, std::min(static_cast<int>(1280 * sx), ww * 9 / 10));
+    height = std::max(480, std::min(static_cast<int>(800 * sy), wh * 9 / 10));
+  }
+  GLFWwindow* window = glfwCreateWindow(width, height, "Attention Lab", nullptr, nullptr);
   if (!window) {
     std::cerr << "attention-lab: error: cannot create an OpenGL 3.3 window\n";
     glfwTerminate();
@@ -150,6 +185,8 @@ void StartState(attnlab::gui::AppState& state, const attnlab::gui::StartPoint& s
   }
   const gui::Settings settings = gui::LoadSettings();
   state.tour.seen = settings.tour_seen;
+  state.recent_files = gui::LoadRecentFiles();
+  state.scripted = !options.script.empty();
   if (gui::TourStartsByItself(options, settings))
     gui::Emit(state, gui::TourCommand{gui::TourCommand::kStart});
 }
@@ -179,6 +216,7 @@ int RunWindow(int argc, char** argv) {
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;
+  io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;  // Tab, arrows, Space: every control
   gui::ApplyStyle();
 
   // Setup Platform/Renderer backends.
@@ -187,7 +225,14 @@ int RunWindow(int argc, char** argv) {
 
   // Our state: the start scenario, the heatmap renderer.
   auto state = std::make_unique<gui::AppState>();
-  state->fonts = LoadFonts();
+  {
+    float sx = 1, sy = 1;
+    glfwGetWindowContentScale(window, &sx, &sy);
+    state->content_scale = std::clamp(sx, 0.5f, 4.0f);
+    state->zoom = gui::LoadSettings().zoom;
+  }
+  state->fonts = LoadFonts(state->content_scale * state->zoom);
+  ImGui::GetStyle().ScaleAllSizes(state->content_scale * state->zoom);
   gui::HeatmapRenderer renderer;
   try {
     renderer.Init();
@@ -197,6 +242,8 @@ int RunWindow(int argc, char** argv) {
   }
   state->renderer = &renderer;
   StartState(*state, start, hooks.options);
+  glfwSetWindowUserPointer(window, state.get());  // for OnDrop
+  glfwSetDropCallback(window, OnDrop);
   state->autosaved_version = state->shown_version;  // the start needs no save
   CatchStopSignals();
 
@@ -205,6 +252,8 @@ int RunWindow(int argc, char** argv) {
     const Clock::time_point frame_start = Clock::now();
     glfwPollEvents();
     if (!hooks.BeforeFrame(*state)) break;  // a script emits its actions before the widgets
+
+    if (state->fonts_dirty) RebuildFonts(*state);
 
     // Start the Dear ImGui frame
     ImGui_ImplOpenGL3_NewFrame();

@@ -15,6 +15,7 @@
 #include "attnlab/figure_meta.h"
 #include "attnlab/file_io.h"
 #include "attnlab/presets.h"
+#include "attnlab/rng.h"
 #include "test_util.h"
 
 namespace attnlab {
@@ -74,9 +75,11 @@ TEST_F(Cli, PresetsListsIdThenTitle) {
   const Result r = RunCli("presets");
   EXPECT_EQ(r.status, 0);
   for (const char* id :
-       {"raschka-journey", "dog-attacks-cat", "karpathy-trick", "karpathy-head", "scaling-demo"})
+       {"raschka-journey", "dog-attacks-cat", "karpathy-trick", "karpathy-head", "scaling-demo",
+        "scaling-demo-scaled", "numpy-masked"})
     EXPECT_NE(r.out.find(std::string(id) + " "), std::string::npos) << id;
-  EXPECT_NE(r.out.find("raschka-journey  Raschka ch. 3"), std::string::npos) << r.out;
+  // The titles line up after the longest id (scaling-demo-scaled) and two spaces.
+  EXPECT_NE(r.out.find("\nraschka-journey      Raschka ch. 3"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, DumpPresetWritesEveryStage) {
@@ -347,6 +350,61 @@ TEST_F(Cli, LongFileNamesFit) {
   const Result r = RunCli("dump raschka-journey -o " + Path(name));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(ReadFile(Path(name)))["tokens"][1], "journey");
+}
+
+TEST_F(Cli, VersionIsTheProjectVersion) {
+  const Result r = RunCli("--version");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "attention-lab " ATTNLAB_VERSION "\n");
+  EXPECT_EQ(std::string(ATTNLAB_VERSION), "0.1.0");
+}
+
+// karpathy-trick's X is torch.randn(4, 8, 2) after manual_seed(1337): 64 values, so the block
+// kernel draws them. The kernel is PyTorch's choice on this CPU unless ATEN_CPU_CAPABILITY=default
+// asks for the generic one, as it does in PyTorch.
+std::vector<float> DumpedX(const Result& r) {
+  std::vector<float> x;
+  const nlohmann::json dump = nlohmann::json::parse(r.out);
+  for (const auto& batch : dump["X"])
+    for (const auto& row : batch)
+      for (const auto& v : row) x.push_back(v.get<float>());
+  return x;
+}
+
+TEST_F(Cli, NormalKernelIsChosenAtRunTimeAsPyTorchChoosesIt) {
+#if defined(__x86_64__) || defined(__i386__)
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  const bool avx2 = false;  // PyTorch's AVX2 kernels exist on x86 only
+#endif
+  EXPECT_EQ(DetectNormalKernel(), avx2 ? NormalKernel::kAvx2 : NormalKernel::kScalar);
+  const std::vector<float> chosen = TorchGenerator(1337).Normal(64);
+  const std::vector<float> generic = TorchGenerator(1337, NormalKernel::kScalar).Normal(64);
+  const std::vector<float> vectorised = TorchGenerator(1337, NormalKernel::kAvx2).Normal(64);
+  EXPECT_NE(generic, vectorised);  // the two kernels differ in the last bits
+  EXPECT_EQ(chosen, avx2 ? vectorised : generic);
+  EXPECT_EQ(DumpedX(RunCli("dump karpathy-trick -o -")), chosen);
+  ASSERT_EQ(setenv("ATEN_CPU_CAPABILITY", "default", 1), 0);
+  const Result forced = RunCli("dump karpathy-trick -o -");
+  unsetenv("ATEN_CPU_CAPABILITY");
+  EXPECT_EQ(DumpedX(forced), generic);
+}
+
+// The command line needs no display: the subcommands never touch GLFW or OpenGL.
+TEST_F(Cli, SubcommandsRunWithoutADisplay) {
+  ASSERT_EQ(unsetenv("DISPLAY"), 0);
+  ASSERT_EQ(unsetenv("WAYLAND_DISPLAY"), 0);
+  const Result show = RunCli("show raschka-journey --stage weights");
+  EXPECT_EQ(show.status, 0) << show.err;
+  EXPECT_NE(show.out.find("tensor([[0.1551, 0.2104, 0.2059, 0.1413, 0.1074, 0.1799],"),
+            std::string::npos)
+      << show.out;
+  const Result dump = RunCli("dump karpathy-head -o " + Path("k.json"));
+  EXPECT_EQ(dump.status, 0) << dump.err;
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(Path("k.json")))["shape"]["T"], 8);
+  const Result png = RunCli("export raschka-journey --stage weights -o " + Path("w.png"));
+  EXPECT_EQ(png.status, 0) << png.err;
+  EXPECT_GT(fs::file_size(Path("w.png")), 1000u);
 }
 
 }  // namespace

@@ -207,11 +207,8 @@ TEST(GeneratePyTorchCode, HostileProgramsOnlyCompute) {
                           "exec(compile(open(p, encoding=\"utf-8\").read(), p, \"exec\"), "
                           "{\"__name__\": \"__main__\"})'" +
                           programs + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  ASSERT_EQ(pclose(p), 0) << out;
+  const auto [status, out] = test::RunShell(cmd);
+  ASSERT_EQ(status, 0) << out;
   EXPECT_FALSE(fs::exists(marker));
   std::vector<nlohmann::json> results;
   for (size_t at = out.find("RESULT "); at != std::string::npos; at = out.find("RESULT ", at + 1))

@@ -112,6 +112,22 @@ TEST(AveragingTrick, V1V2V3AreEqualAndV4Differs) {
 // v1, v2, v3 bit for bit as the notebook's cells run in PyTorch 1.13 (tests/golden/trick.json,
 // tools/make_trick_goldens.py), so the verdicts are PyTorch's: False for karpathy-trick batch 1
 // and karpathy-head batch 3, where float32 rounding crosses allclose's tolerance.
+// v4's code is the code of the current state: no "* multiplier / d_k**0.5" when they are off.
+TEST(AveragingTrick, V4CodeFollowsTheScaling) {
+  Scenario s = LoadPreset("karpathy-head");
+  auto first_line = [&] {
+    const std::string code = AveragingTrick(RunScenario(s), s, 0)[3].code;
+    return code.substr(0, code.find('\n'));
+  };
+  s.scaling.sqrt_dk = true;
+  EXPECT_EQ(first_line(), "wei = q @ k.transpose(-2, -1) * 16**-0.5");
+  s.scaling.multiplier = 2.5;
+  EXPECT_EQ(first_line(), "wei = q @ k.transpose(-2, -1) * 2.5 * 16**-0.5");
+  s.scaling.sqrt_dk = false;
+  s.scaling.multiplier = 1.0;
+  EXPECT_EQ(first_line(), "wei = q @ k.transpose(-2, -1)");
+}
+
 TEST(AveragingTrick, MatchesPyTorchOnTheKarpathyPresets) {
   const nlohmann::json golden = test::LoadGolden("trick.json");
   for (const char* id : {"karpathy-trick", "karpathy-head"}) {

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -31,6 +32,7 @@
 #include "attnlab/pipeline.h"
 #include "attnlab/presets.h"
 #include "attnlab/scenario.h"
+#include "attnlab/text.h"
 
 namespace attnlab {
 namespace {
@@ -75,13 +77,18 @@ class Gui : public ::testing::Test {
 
   /// Runs the app under xvfb-run with XDG_CONFIG_HOME in the test folder. xvfb-run -a can lose
   /// a race for a display number when tests run side by side: then it is tried again.
-  Result RunApp(const std::string& args, bool gui = true) const {
+  /// The window is `screen` (W x H) on a screen of that size, unless args give --size.
+  Result RunApp(const std::string& args, bool gui = true,
+                const std::string& screen = "1280x800") const {
     Result r;
     for (int attempt = 0; attempt < 4; ++attempt) {
       const std::string err_path = Path("stderr.txt");
       std::string cmd = "XDG_CONFIG_HOME=" + Path("config") + " ";
-      if (gui) cmd += "xvfb-run -a -s '-screen 0 1280x800x24' ";
-      cmd += std::string(ATTNLAB_APP) + " " + args + " 2>" + err_path;
+      if (gui) cmd += "xvfb-run -a -s '-screen 0 " + screen + "x24' ";
+      const bool sized = !gui || args.find("--size") != std::string::npos ||
+                         IsSubcommandLine(args);
+      cmd += std::string(ATTNLAB_APP) + " " + args + (sized ? "" : " --size " + screen) +
+             " 2>" + err_path;
       FILE* p = popen(cmd.c_str(), "r");
       r = Result{};
       char buf[4096];
@@ -94,6 +101,15 @@ class Gui : public ::testing::Test {
       usleep(200000 * (attempt + 1));
     }
     return r;
+  }
+
+  /// The arguments start with a subcommand or ask for help or the version (no window).
+  static bool IsSubcommandLine(const std::string& args) {
+    const std::string first = args.substr(0, args.find(' '));
+    for (const char* s : {"dump", "presets", "variance", "show", "export", "code", "-h", "--help",
+                          "--version"})
+      if (first == s) return true;
+    return false;
   }
 
   fs::path dir_;
@@ -197,10 +213,11 @@ class GuiPreset : public Gui, public ::testing::WithParamInterface<std::string> 
 /// on small grids take some pixels), shows several values, and is hatched where masked.
 void ExpectHeatmaps(const std::vector<HeatmapStats>& maps, const Scenario& scenario,
                     const std::string& what) {
-  // X, Q, K, V, scores, logits, weights, context always; the mask and the weights after dropout
-  // only when they are not the identity (else a chip says so).
+  // Q, K, V, scores, logits, weights, context always, X unless Q, K, V are given; the mask and
+  // the weights after dropout only when they are not the identity (else a chip says so).
   const bool dropout = scenario.dropout.p > 0, mask = scenario.mask.kind != MaskKind::kNone;
-  EXPECT_EQ(maps.size(), 8u + dropout + mask) << what;
+  const bool x = scenario.input.source != InputSource::kQkv;  // qkv gives Q, K, V: no X
+  EXPECT_EQ(maps.size(), 7u + x + dropout + mask) << what;
   for (const HeatmapStats& m : maps) {
     const std::string where = what + ", " + m.stage;
     EXPECT_GT(m.pixels, 2000) << where;
@@ -794,6 +811,219 @@ TEST_F(Gui, BadViewCommandsAreRefusedBeforeAnyWindow) {
     EXPECT_EQ(r.status, 2) << line;
     EXPECT_NE(r.err.find("bad.script:1"), std::string::npos) << line << ": " << r.err;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Desktop: Save As asks before replacing, dropped files, Open Recent, zenity
+
+namespace desktop {
+
+/// A preset written as a scenario file (a real file to open, drop or recall).
+std::string PresetFile(const std::string& id, const std::string& path) {
+  std::ofstream(path) << WriteScenario(LoadPreset(id));
+  return path;
+}
+
+}  // namespace desktop
+
+TEST_F(Gui, SaveAsAsksBeforeReplacingAFile) {
+  const std::string old = Write("old.json", "keep me\n");
+  const std::string keep = Write("keep.script", "preset karpathy-trick\nchoose save " + old +
+                                                     "\nreplace no\nchoose save " +
+                                                     Path("new.json") + "\n");
+  const Result a = RunApp("--script " + keep + " --no-autosave");
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(ReadFile(old), "keep me\n");  // "Replace?" answered no: untouched
+  EXPECT_EQ(ParseScenario(ReadFile(Path("new.json"))), LoadPreset("karpathy-trick"));
+  const std::string replace =
+      Write("replace.script", "preset karpathy-trick\nchoose save " + old + "\nreplace yes\n");
+  const Result b = RunApp("--script " + replace + " --no-autosave");
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(ParseScenario(ReadFile(old)), LoadPreset("karpathy-trick"));
+}
+
+TEST_F(Gui, ADroppedScenarioOpens) {
+  const std::string scenario = desktop::PresetFile("dog-attacks-cat", Path("dropped.json"));
+  const std::string script = Write("drop.script", "preset raschka-journey\ndrop " +
+                                                      Path("notes.txt") + " " + scenario +
+                                                      "\nsave " + Path("after.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ParseScenario(ReadFile(Path("after.json"))), LoadPreset("dog-attacks-cat"));
+  // Only files that are not scenarios: nothing opens and the window says why.
+  const std::string other = Write("other.script", "drop " + Path("notes.txt") + "\n");
+  const Result o = RunApp("--script " + other + " --no-autosave");
+  EXPECT_EQ(o.status, 3);
+  EXPECT_NE(o.err.find("notes.txt is not a scenario (.json)"), std::string::npos) << o.err;
+}
+
+TEST_F(Gui, OpenRecentRemembersOpenedAndSavedFiles) {
+  const std::string a = desktop::PresetFile("karpathy-trick", Path("a.json"));
+  const std::string first = Write("first.script", "open " + a + "\npreset raschka-journey\nsave " +
+                                                      Path("b.json") + "\n");
+  ASSERT_EQ(RunApp("--script " + first + " --no-autosave").status, 0);
+  const nlohmann::json recent =
+      nlohmann::json::parse(ReadFile(Path("config/attention-lab/recent.json")));
+  EXPECT_EQ(recent["format"], "attention-lab/recent@1");
+  EXPECT_EQ(recent["files"], nlohmann::json({Path("b.json"), a}));  // newest first
+  const std::string second =
+      Write("second.script", "open-recent 1\nsave " + Path("c.json") + "\nclear-recent\n");
+  const Result r = RunApp("--script " + second + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ParseScenario(ReadFile(Path("c.json"))), LoadPreset("karpathy-trick"));
+  const nlohmann::json cleared =
+      nlohmann::json::parse(ReadFile(Path("config/attention-lab/recent.json")));
+  EXPECT_TRUE(cleared["files"].empty());
+  const std::string third = Write("third.script", "open-recent 0\n");
+  EXPECT_EQ(RunApp("--script " + third + " --no-autosave").status, 3);  // the list is empty
+}
+
+// The desktop's dialog: a stand-in zenity on PATH answers with a path after a moment, while the
+// window goes on drawing; its arguments are what a real zenity needs.
+TEST_F(Gui, ZenityPicksTheFileWithoutBlockingTheWindow) {
+  const std::string scenario = desktop::PresetFile("scaling-demo", Path("picked.json"));
+  fs::create_directories(Path("bin"));
+  const std::string zenity = Write("bin/zenity", "#!/bin/sh\necho \"$@\" >> " + Path("args.txt") +
+                                                     "\nsleep 0.3\necho " + scenario + "\n");
+  fs::permissions(zenity, fs::perms::owner_all);
+  const std::string script = Write("pick.script", "dialog open\nwait 80\nsave " +
+                                                      Path("after.json") + "\ntemperature 2\ndialog save\nwait 80\n");
+  const std::string cmd = "PATH=" + Path("bin") + ":$PATH ATTNLAB_FILE_DIALOG=zenity XDG_CONFIG_HOME=" +
+                          Path("config") + " xvfb-run -a -s '-screen 0 1280x800x24' " +
+                          ATTNLAB_APP + " --preset raschka-journey --script " + script +
+                          " --frame-stats --no-autosave 2>" + Path("err.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadFile(Path("err.txt"));
+  EXPECT_EQ(ParseScenario(ReadFile(Path("after.json"))), LoadPreset("scaling-demo"));
+  const std::string args = ReadFile(Path("args.txt"));
+  EXPECT_NE(args.find("--file-selection --title=Open scenario --file-filter="), std::string::npos)
+      << args;
+  EXPECT_NE(args.find("--file-filter=Scenarios (*.json) | *.json"), std::string::npos) << args;
+  // Save As through zenity: zenity itself asked about replacing, so the file is written.
+  EXPECT_NE(args.find("--save --confirm-overwrite"), std::string::npos) << args;
+  EXPECT_DOUBLE_EQ(ParseScenario(ReadFile(scenario)).scaling.multiplier, 2.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The pipeline: focus prints the engine's numbers, small screens, large T
+
+// Every preset: focusing Q, K, V, the weights and the context prints each allowed cell's value
+// as the engine has it, with 4 decimals where they fit and never fewer than 2.
+TEST_P(GuiPreset, FocusPrintsTheEngineNumbers) {
+  const std::string id = GetParam();
+  const std::vector<std::string> stages = {"Q", "K", "V", "weights", "context"};
+  std::string script = "preset " + id + "\n";
+  for (const std::string& s : stages)
+    script += "focus " + s + "\nwait 2\nsave-layout " + Path(s + ".json") + "\n";
+  const Result r = RunApp("--script " + Write("focus.script", script) + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario sc = LoadPreset(id);
+  const Stages st = RunScenario(sc);
+  for (const std::string& name : stages) {
+    const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path(name + ".json")));
+    EXPECT_EQ(layout["focus"], name);
+    const nlohmann::json* focused = nullptr;
+    for (const nlohmann::json& m : layout["heatmaps"])
+      if (m["stage"] == name && !m["thumbnail"].get<bool>()) focused = &m;
+    ASSERT_NE(focused, nullptr) << id << " " << name;
+    const StageView view = ExtractStage(st, sc, *ParseStage(name), 0, 0);
+    const std::vector<std::string> printed = (*focused)["printed"];
+    ASSERT_EQ(printed.size(), static_cast<size_t>(view.values.size())) << id << " " << name;
+    int four = 0, shown = 0;
+    for (Eigen::Index i = 0; i < view.values.rows(); ++i)
+      for (Eigen::Index j = 0; j < view.values.cols(); ++j) {
+        const std::string& t = printed[static_cast<size_t>(i * view.values.cols() + j)];
+        if (view.masked.size() && view.masked(i, j)) {
+          EXPECT_EQ(t, "") << id << " " << name << " masked cell " << i << "," << j;
+          continue;
+        }
+        ++shown;
+        const size_t dot = t.find('.');
+        ASSERT_NE(dot, std::string::npos) << id << " " << name << " " << i << "," << j << ": "
+                                          << t;
+        const int decimals = static_cast<int>(t.size() - dot - 1);
+        EXPECT_GE(decimals, 2) << t;
+        four += decimals == 4;
+        EXPECT_EQ(t, FormatNumber(view.values(i, j), NumberStyle::kFixed, decimals))
+            << id << " " << name << " cell " << i << "," << j;
+      }
+    EXPECT_EQ(four, shown) << id << " " << name << ": not every value with 4 decimals";
+  }
+}
+
+// Undoing a preset switch names the earlier preset again (with its edits), and redo the later.
+TEST_F(Gui, UndoRestoresThePresetName) {
+  const std::string script = Write("undo.script", "preset raschka-journey\ntemperature 2\n"
+                                   "preset karpathy-head\nundo\nsave-views " + Path("a.json") +
+                                   "\nundo\nsave-views " + Path("b.json") + "\nredo\nredo\n"
+                                   "save-views " + Path("c.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json a = nlohmann::json::parse(ReadFile(Path("a.json")))["preset"];
+  EXPECT_EQ(a["id"], "raschka-journey");
+  EXPECT_TRUE(a["edited"].get<bool>());  // the multiplier 2 is still there
+  const nlohmann::json b = nlohmann::json::parse(ReadFile(Path("b.json")))["preset"];
+  EXPECT_EQ(b["id"], "raschka-journey");
+  EXPECT_FALSE(b["edited"].get<bool>());
+  const nlohmann::json c = nlohmann::json::parse(ReadFile(Path("c.json")))["preset"];
+  EXPECT_EQ(c["id"], "karpathy-head");
+  EXPECT_FALSE(c["edited"].get<bool>());
+}
+
+// At 1024 x 700 every heatmap and every toolbar item lies inside the window (toolbars wrap).
+TEST_F(Gui, SmallScreenClipsNothing) {
+  for (const std::string id : {"karpathy-head", "dog-attacks-cat"}) {
+    const Result r = RunApp("--preset " + id + " --layout " + Path("small.json") +
+                                " --frames 4 --no-autosave",
+                            true, "1024x700");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json l = nlohmann::json::parse(ReadFile(Path("small.json")));
+    EXPECT_EQ(l["window"]["width"], 1024);
+    EXPECT_EQ(l["window"]["height"], 700);
+    auto inside = [](const nlohmann::json& b) {
+      return b["x0"] >= 0 && b["y0"] >= 0 && b["x1"] <= 1024 && b["y1"] <= 700;
+    };
+    EXPECT_GE(l["heatmaps"].size(), 8u) << id;
+    for (const nlohmann::json& m : l["heatmaps"]) EXPECT_TRUE(inside(m)) << id << " " << m["stage"];
+    ASSERT_EQ(l["toolbar"].size(), 6u) << id;
+    for (const nlohmann::json& t : l["toolbar"]) EXPECT_TRUE(inside(t)) << id << " " << t["name"];
+  }
+}
+
+// T = 512 under a causal mask: by default the weights are coloured so that structure shows
+// (log10, named in the legend): most allowed cells off the colormap's darkest tenth, where
+// [0, 1] leaves almost all of them (every weight is about 1/T).
+TEST_F(Gui, LargeCausalWeightsUseAWideRangeOfColours) {
+  std::map<uint32_t, int> viridis;  // colour -> LUT index
+  for (int k = 0; k < 256; ++k) viridis[Key(FindColormap("viridis").lut[k])] = k;
+  double dark[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const std::string script = Write("t512.script", std::string("length 512\nfocus weights\n") +
+                                                        (k ? "weights-range fixed\n" : "") +
+                                                        "wait 3\n");
+    const Result r = RunApp("--preset karpathy-head --script " + script + " --screenshot " +
+                            Path("t512.png") + " --layout " + Path("t512.json") +
+                            " --no-autosave");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const Png png = LoadPng(Path("t512.png"));
+    const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path("t512.json")));
+    for (const nlohmann::json& m : layout["heatmaps"]) {
+      if (m["stage"] != "weights" || m["thumbnail"].get<bool>()) continue;
+      EXPECT_EQ(m["spec"]["scaling"], k ? "linear" : "log") << m["spec"]["legends"];
+      int64_t cells = 0, low = 0;
+      for (int y = static_cast<int>(m["y0"].get<double>()) + 1; y < m["y1"].get<double>() - 1; ++y)
+        for (int x = static_cast<int>(m["x0"].get<double>()) + 1; x < m["x1"].get<double>() - 1;
+             ++x) {
+          const auto it = viridis.find(Key(png.At(x, y)));
+          if (it == viridis.end()) continue;  // the hatch of masked cells, highlights
+          ++cells;
+          low += it->second < 26;
+        }
+      ASSERT_GT(cells, 10000);
+      dark[k] = static_cast<double>(low) / cells;
+    }
+  }
+  EXPECT_LT(dark[0], 0.3);  // log10: the weights spread over the colours
+  EXPECT_GT(dark[1], 0.8);  // [0, 1]: a dark triangle
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "attnlab/pipeline.h"
 #include "attnlab/presets.h"
+#include "attnlab/stats.h"
 #include "test_util.h"
 
 namespace attnlab {
@@ -197,12 +198,75 @@ TEST(Notebook, KarpathyHeadKeyVariance) {
 }
 
 TEST(Notebook, ScalingDemoIsAlmostOneHot) {
-  const Stages st = RunScenario(LoadPreset("scaling-demo"));
+  const Scenario s = LoadPreset("scaling-demo");
+  EXPECT_EQ(s.input.source, InputSource::kQkv);  // the notebook's q and k, no X or W
+  const Stages st = RunScenario(s);
+  EXPECT_TRUE(st.X.empty());
   EXPECT_NEAR(VarUnbiased(st.scores), 15.6977, kPrinted);  // wei.var()
   EXPECT_NEAR(st.var_K, 1.0069, kPrinted);                 // k.var()
   EXPECT_NEAR(VarUnbiased(st.Q), 0.9302, kPrinted);        // q.var()
   EXPECT_TRUE(Printed("softmax(wei)[0][0]", st.weights[0].row(0),
                       {{0.0000, 0.8555, 0.1444, 0.0000, 0.0000, 0.0000, 0.0000, 0.0001}}));
+  // The same prints as the dump's stats (torch's .var()): k.var(), q.var(), wei.var().
+  const StageVariances v = WholeVariances(st, VarianceKindOf(s.input.generator));
+  EXPECT_NEAR(v.var_k, 1.0069, kPrinted);
+  EXPECT_NEAR(v.var_q, 0.9302, kPrinted);
+  EXPECT_NEAR(v.var_scores, 15.6977, kPrinted);
+  EXPECT_NEAR(v.var_logits, 15.6977, kPrinted);  // unscaled: the logits are the scores
+}
+
+// self-attention-from-scratch's wei2 = q2 @ k2.T * head_size**-0.5 (the draws after q and k).
+TEST(Notebook, ScalingDemoScaledStaysDiffuse) {
+  const Scenario s = LoadPreset("scaling-demo-scaled");
+  const Stages st = RunScenario(s);
+  const StageVariances v = WholeVariances(st, VarianceKindOf(s.input.generator));
+  EXPECT_NEAR(v.var_k, 0.9967, kPrinted);       // k2.var()
+  EXPECT_NEAR(v.var_q, 0.8952, kPrinted);       // q2.var()
+  EXPECT_NEAR(v.var_logits, 1.0194, kPrinted);  // wei2.var()
+  EXPECT_TRUE(Printed("softmax(wei2)[0][0]", st.weights[0].row(0),
+                      {{0.2348, 0.0406, 0.1533, 0.0552, 0.0287, 0.3193, 0.0635, 0.1047}}));
+}
+
+// numpy-scaled-masked-attention.txt ran unseeded: the preset seeds np.random.seed(0), and its
+// numbers are those of the notebook's own cells run after that seed by real NumPy in float64
+// (golden/notebooks/numpy-masked.json): its 0/-inf mask added to the scaled scores and its
+// softmax without the max subtracted give the app's causal mask and stable softmax, to float32.
+TEST(Notebook, NumpyMaskedIsTheNotebookAfterSeedZero) {
+  const nlohmann::json nb = test::LoadGolden("notebooks/numpy-masked.json")["cells"];
+  const Scenario s = LoadPreset("numpy-masked");
+  EXPECT_EQ(s.input.seed, nb["seed"].get<uint64_t>());
+  const Stages st = RunScenario(s);
+  auto f64 = [](const nlohmann::json& j) {
+    Eigen::MatrixXd m(j.size(), j[0].size());
+    for (size_t r = 0; r < j.size(); ++r)
+      for (size_t c = 0; c < j[r].size(); ++c) m(r, c) = j[r][c].get<double>();
+    return m;
+  };
+  // The draws: NumPy's float64 values rounded to float32, exactly.
+  EXPECT_TRUE(test::MatrixNear("q", st.Q[0], f64(nb["q"]).cast<float>(), 0, 0));
+  EXPECT_TRUE(test::MatrixNear("k", st.K[0], f64(nb["k"]).cast<float>(), 0, 0));
+  EXPECT_TRUE(test::MatrixNear("v", st.V[0], f64(nb["v"]).cast<float>(), 0, 0));
+  EXPECT_TRUE(test::MatrixNear("np.matmul(q, k.T)", st.scores[0], f64(nb["scores"]).cast<float>(),
+                               1e-5, 1e-5));
+  EXPECT_TRUE(test::MatrixNear("attention", st.weights[0], f64(nb["attention"]).cast<float>(),
+                               1e-6, 1e-5));
+  EXPECT_TRUE(test::MatrixNear("new_v", st.context[0], f64(nb["new_v"]).cast<float>(), 1e-5,
+                               1e-5));
+  const Eigen::MatrixXd scaled = f64(nb["scaled"]);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      if (j > i) {
+        EXPECT_EQ(st.logits[0](i, j), -INFINITY);  // scaled + mask
+      } else {
+        EXPECT_NEAR(st.logits[0](i, j), scaled(i, j), 1e-5) << i << "," << j;
+      }
+    }
+  // q.var(), k.var(), np.matmul(q, k.T).var(): NumPy's ddof = 0, of the float32 stages.
+  const StageVariances v = WholeVariances(st, VarianceKindOf(s.input.generator));
+  EXPECT_NEAR(v.var_q, nb["q.var()"].get<double>(), 1e-6);
+  EXPECT_NEAR(v.var_k, nb["k.var()"].get<double>(), 1e-6);
+  EXPECT_NEAR(v.var_scores, nb["np.matmul(q, k.T).var()"].get<double>(), 1e-5);
+  EXPECT_TRUE(std::isnan(v.var_logits));  // the masked logits hold -inf
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// pipeline_test.cpp: the engine against the scenario spec's oracle run by real PyTorch
+// pipeline_test.cpp: the engine against PyTorch: the goldens of tools/torch_oracle.py
 // (golden/scenarios/*.json), plus properties and the recompute-only-what-changed promise.
 //
 // Tolerances: X and W are drawn by the generator and compared exactly (bit for bit). Every

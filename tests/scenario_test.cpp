@@ -57,7 +57,7 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
       {R"({"format": "attention-lab/scenario@1", "projections": {"init": "identity"}})",
        "input: missing required field"},
       {Edit("\"matrix\"", "\"image\""),
-       "input.source: unknown value \"image\" (expected one of: matrix, text, randn)"},
+       "input.source: unknown value \"image\" (expected one of: matrix, text, randn, qkv)"},
       {Edit("[0.55, 0.87, 0.66]", "[0.55, 0.87]"),
        "input.values[1]: has 2 entries but row 0 has 3 (ragged rows)"},
       {Edit("0.87", "1e39"), "input.values[1][1]: is 1e+39, which is not finite in float32"},
@@ -279,6 +279,62 @@ TEST(WriteScenario, RoundTripsEveryOption) {
 TEST(ParseScenario, NegativeSeedWrapsAsInPyTorch) {
   const Scenario s = ParseScenario(Edit("\"seed\": 123", "\"seed\": -1"));
   EXPECT_EQ(*s.projections.seed, 18446744073709551615ull);
+}
+
+// input.source "qkv" and input.generator "numpy": what NumPy cannot express is refused.
+TEST(QkvScenario, RefusesWhatHasNoMeaningNamingTheField) {
+  const std::string head = R"({"format": "attention-lab/scenario@1", "input": )";
+  struct Case {
+    std::string json, message;
+  };
+  const Case cases[] = {
+      {head + R"({"source": "qkv", "seed": 0, "length": 4, "d_k": 8},
+                  "projections": {"init": "identity"}})",
+       "projections: is not read when input.source is \"qkv\" (Q, K and V come without X or W); "
+       "remove it (the heads are input.heads)"},
+      {head + R"({"source": "qkv", "generator": "numpy", "seed": 4294967296, "length": 4,
+                  "d_k": 8}})",
+       "input.seed: must be in [0, 2**32 - 1] with input.generator \"numpy\" (np.random.seed "
+       "refuses 4294967296)"},
+      {head + R"({"source": "qkv", "generator": "numpy", "seed": -1, "length": 4, "d_k": 8}})",
+       "input.seed: must be in [0, 2**32 - 1] with input.generator \"numpy\" (np.random.seed "
+       "refuses negative seeds)"},
+      {head + R"({"source": "qkv", "generator": "jax", "seed": 1, "length": 4, "d_k": 8}})",
+       "input.generator: unknown value \"jax\" (expected one of: torch, numpy)"},
+      {head + R"({"source": "qkv", "seed": 1, "length": 4, "d_k": 8, "d_v": 4}})",
+       "input.d_v: is 4 but d_k = 8; a d_v other than d_k is not supported yet"},
+      {head + R"({"source": "qkv", "seed": 1, "length": 4, "d_k": 6, "heads": 4}})",
+       "input.heads: 4 heads do not divide d_k = 6 (each head takes d_k / heads columns)"},
+      {head + R"({"source": "qkv", "seed": 1, "length": 4, "d_k": 6,
+                  "order": ["key", "key", "value"]}})",
+       "input.order[1]: \"key\" appears twice; list query, key, value once each"},
+      {head + R"({"source": "qkv", "Q": [[1, 2]], "K": [[1, 2]], "V": [[1, 2]], "seed": 3}})",
+       "input.seed: is only read when Q, K and V are drawn, not given as matrices"},
+      {head + R"({"source": "qkv", "Q": [[1, 2]], "K": [[1, 2], [3, 4]], "V": [[1, 2]]}})",
+       "input.K: is 2 x 2 but must be T x d_k (the shape of input.Q) = 1 x 2"},
+      {head + R"({"source": "qkv", "Q": [[1, 2]], "V": [[1, 2]]}})",
+       "input.K: missing required field"},
+      {head + R"({"source": "text", "generator": "numpy", "text": "a b", "d_in": 2, "seed": 1},
+                  "projections": {"init": "identity"}})",
+       "input.generator: \"numpy\" has no nn.Embedding: text input needs \"torch\""},
+      {head + R"({"source": "randn", "generator": "numpy", "length": 3, "d_in": 2, "seed": 1},
+                  "projections": {"init": "linear", "d_out": 2}})",
+       "projections.init: \"linear\" (nn.Linear) has no NumPy counterpart with input.generator "
+       "\"numpy\" (use randn, torch_rand for np.random.rand, or matrix)"},
+      {head + R"({"source": "randn", "generator": "numpy", "length": 3, "d_in": 2, "seed": 1},
+                  "projections": {"init": "identity"}, "dropout": {"p": 0.1}})",
+       "dropout.p: must be 0 with input.generator \"numpy\" (nn.Dropout has no NumPy "
+       "counterpart here)"},
+      {head + R"({"source": "matrix", "generator": "numpy", "values": [[1, 2]]},
+                  "projections": {"init": "randn", "d_out": 2}})",
+       "projections.seed: is needed with input.generator \"numpy\" when the input draws nothing "
+       "(np.random is unseeded: it would differ at every run)"},
+      {head + R"({"source": "randn", "generator": "numpy", "length": 3, "d_in": 2, "seed": 1},
+                  "projections": {"init": "randn", "d_out": 2, "seed": 5000000000}})",
+       "projections.seed: must be in [0, 2**32 - 1] with input.generator \"numpy\" "
+       "(np.random.seed refuses 5000000000)"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(ErrorOf(c.json), c.message) << c.json;
 }
 
 }  // namespace

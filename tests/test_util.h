@@ -4,15 +4,35 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "attnlab/tensor.h"
 
 namespace attnlab::test {
+
+/// Runs a shell command; returns its exit status (pclose's) and its standard output.
+inline std::pair<int, std::string> RunShell(const std::string& cmd) {
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {-1, ""};
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  return {pclose(p), out};
+}
+
+/// A golden's file name as a GoogleTest parameter name (letters and digits, '_' elsewhere).
+inline std::string ParamName(std::string name) {
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
 
 inline nlohmann::json LoadGolden(const std::string& relative) {
   const std::string path = std::string(ATTNLAB_GOLDEN_DIR) + "/" + relative;

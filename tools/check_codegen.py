@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""Runs the PyTorch program `attention-lab code` writes for each scenario and checks that it
-computes the same stages as `attention-lab dump` (X, Q, K, V, scores, logits, weights,
-weights_dropped, context), to |a - b| <= 1e-5 + 1e-5 |b| (float32 summation order).
+"""Runs the program `attention-lab code` writes for each scenario and checks that it computes
+the same stages as `attention-lab dump` (X, Q, K, V, scores, logits, weights, weights_dropped,
+context), to |a - b| <= 1e-5 + 1e-5 |b| (float32 summation order; a NumPy program computes in
+float64 from the same draws, the app in float32 for now).
 
-Registered as a ctest; exits 77 (skipped) when this Python has no torch, since the suite must
-run without it. Run with Debian's interpreter: /usr/bin/python3 tools/check_codegen.py CLI
-SCENARIO_OR_PRESET...
+The program is PyTorch, or NumPy for scenarios with input.generator "numpy". Registered as the
+ctests codegen_runs_in_pytorch and codegen_runs_in_numpy; a scenario whose library this Python
+lacks is skipped, and the run exits 77 (skipped) when every scenario was, since the suite must
+run without torch and numpy. Run with Debian's interpreter: /usr/bin/python3
+tools/check_codegen.py CLI SCENARIO_OR_PRESET...
 """
 import contextlib
 import io
@@ -17,28 +20,60 @@ import tempfile
 try:
     import torch
 except ImportError:
-    print("torch is not installed for", sys.executable, "- skipped")
-    sys.exit(77)
+    torch = None
+try:
+    import numpy as np
+except ImportError:
+    np = None
 
 STAGES = ("X", "Q", "K", "V", "scores", "logits", "weights", "weights_dropped", "context")
 
 
-def tensor(v):
+def array(v):
     def conv(x):  # "inf", "-inf" and "nan" are strings in a dump; float() reads them
         return [conv(y) for y in x] if isinstance(x, list) else float(x)
-    return torch.tensor(conv(v), dtype=torch.float64)
+    return np.array(conv(v), dtype=np.float64)
 
 
-def check(cli, scenario):
+def as_numpy(value):
+    if torch is not None and isinstance(value, torch.Tensor):
+        return value.detach().to(torch.float64).numpy()
+    return np.asarray(value, dtype=np.float64)
+
+
+def compare(name, got, want):
+    got, want = got.squeeze(), want.squeeze()
+    if got.shape != want.shape:
+        return f"{name}: shape {tuple(got.shape)}, app {tuple(want.shape)}"
+    same_nonfinite = np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(
+        np.isinf(got), np.isinf(want)) and np.array_equal(got[np.isinf(got)], want[np.isinf(want)])
+    fin = np.isfinite(want)
+    close = np.allclose(got[fin], want[fin], rtol=1e-5, atol=1e-5)
+    if same_nonfinite and close:
+        return None
+    diff = np.abs(got[fin] - want[fin]).max() if fin.any() else float("nan")
+    return f"{name}: differs (largest difference {diff:.3g})"
+
+
+def unwrap(scenario):
+    """A golden file of tests/golden wraps the scenario: unwrap it into a temporary file."""
     if scenario.endswith(".json"):
-        # A golden file of tests/golden/scenarios wraps the scenario: unwrap it.
         doc = json.load(open(scenario))
         if "scenario" in doc:
             tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
             json.dump(doc["scenario"], tmp)
             tmp.close()
-            scenario = tmp.name
+            return tmp.name
+    return scenario
+
+
+def check(cli, scenario):
+    """None when the program's library is missing, else the list of differences."""
+    scenario = unwrap(scenario)
     code = subprocess.run([cli, "code", scenario], check=True, capture_output=True, text=True).stdout
+    needs = "numpy" if "import numpy as np" in code else "torch"
+    if np is None or (needs == "torch" and torch is None):
+        return None
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         subprocess.run([cli, "dump", scenario, "-o", f.name], check=True)
         dump = json.load(open(f.name))
@@ -53,32 +88,31 @@ def check(cli, scenario):
         if name not in env:
             bad.append(f"{name}: missing from the program")
             continue
-        got = env[name].detach().to(torch.float64).squeeze()
-        want = tensor(dump[name]).squeeze()
-        if got.shape != want.shape:
-            bad.append(f"{name}: shape {tuple(got.shape)}, app {tuple(want.shape)}")
-            continue
-        same_nonfinite = torch.equal(torch.isnan(got), torch.isnan(want)) and torch.equal(
-            torch.isinf(got), torch.isinf(want))
-        fin = torch.isfinite(want)
-        close = torch.allclose(got[fin], want[fin], rtol=1e-5, atol=1e-5)
-        if not (same_nonfinite and close):
-            diff = (got[fin] - want[fin]).abs().max().item() if fin.any() else float("nan")
-            bad.append(f"{name}: differs (largest difference {diff:.3g})")
+        diff = compare(name, as_numpy(env[name]), array(dump[name]))
+        if diff:
+            bad.append(diff)
     return bad
 
 
 def main():
     cli, scenarios = sys.argv[1], sys.argv[2:]
-    failures = 0
-    torch.set_printoptions(profile="short")
+    failures = skipped = 0
+    if torch is not None:
+        torch.set_printoptions(profile="short")
     for s in scenarios:
         # The generated program prints; keep the output of the check readable.
         with contextlib.redirect_stdout(io.StringIO()):
             bad = check(cli, s)
+        if bad is None:
+            print("skip " + s + " (no torch or numpy for " + sys.executable + ")")
+            skipped += 1
+            continue
         print(("FAIL " if bad else "ok   ") + s + ("".join("\n     " + b for b in bad)))
         failures += bool(bad)
-    print(f"{len(scenarios) - failures}/{len(scenarios)} generated programs reproduce the app's stages")
+    ran = len(scenarios) - skipped
+    print(f"{ran - failures}/{ran} generated programs reproduce the app's stages")
+    if ran == 0:
+        sys.exit(77)
     sys.exit(1 if failures else 0)
 
 

@@ -20,6 +20,9 @@ packages=(
   libimgui-dev libglfw3-dev python3-glad libgl-dev
   # tests and benchmarks; the GUI tests run under a virtual X server with Mesa's llvmpipe
   libgtest-dev libbenchmark-dev xvfb xauth libgl1-mesa-dri
+  # install and package (cpack -G DEB, tools/make_deb.sh): dependencies from the linked libraries,
+  # the package check, the icon's PNG sizes, the desktop entry and AppStream checks
+  dpkg-dev fakeroot file lintian librsvg2-bin desktop-file-utils appstream
   # the sanitizer and fuzz step of test.sh (tools/sanitize.sh): clang with libFuzzer
   clang-14 libclang-rt-14-dev
 )

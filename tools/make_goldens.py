@@ -6,22 +6,27 @@ The tests read the committed goldens and never need torch.
 
   tests/golden/rng.json         generator calls: seed, a sequence of calls, and every value
                                 they return (float32 as uint32 bit patterns: compared exactly)
+  tests/golden/rng_generic.json the same calls (three seeds) with PyTorch's generic CPU kernels
+                                (ATEN_CPU_CAPABILITY=default), as on a CPU without AVX2
   tests/golden/variance.json    the variance experiment as torch computes it
   tests/golden/scenarios/*.json one scenario each ({"scenario": ..., "expected": ...}), the
-                                expected stages printed by the scenario spec's oracle
-                                (torch_scenario.py, found with --oracle)
+                                expected stages computed by the PyTorch oracle of the scenario
+                                format, tools/torch_oracle.py
 
-usage: tools/make_goldens.py [--oracle DIR_OF_torch_scenario.py] [--out tests/golden]
+usage: tools/make_goldens.py [--out tests/golden]
 """
 import argparse
 import glob
 import json
 import math
 import os
+import subprocess
 import sys
 
 import numpy as np
 import torch
+
+import torch_oracle  # tools/torch_oracle.py, next to this file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -68,9 +73,8 @@ def run_call(c):
     raise ValueError(op)
 
 
-def rng_cases():
+def rng_cases(seeds=(0, 1, 42, 123, 1337, 2**32 + 7)):
     cases = []
-    seeds = [0, 1, 42, 123, 1337, 2**32 + 7]
     for s in seeds:
         for n in range(1, 41):
             cases.append({"seed": s, "calls": [{"op": "rand", "n": n}]})
@@ -257,21 +261,31 @@ def nonfinite():
     return s
 
 
-def scenario_cases(oracle_dir):
-    sys.path.insert(0, oracle_dir)
-    import torch_scenario  # the spec's executable oracle
+def scenario_cases():
     cases = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "assets", "presets", "*.json"))):
         with open(path) as f:
-            cases["preset-" + os.path.basename(path)[:-5]] = json.load(f)
+            preset = json.load(f)
+        # Q, K, V given or drawn directly, and NumPy's generator: tools/make_qkv_goldens.py
+        # makes those goldens (tests/golden/qkv) with real NumPy and PyTorch.
+        if preset["input"]["source"] == "qkv" or preset["input"].get("generator") == "numpy":
+            continue
+        cases["preset-" + os.path.basename(path)[:-5]] = preset
     cases.update(spread())
     cases.update(nonfinite())
     out = {}
     for name, scn in cases.items():
-        res = torch_scenario.run(json.loads(json.dumps(scn)))
-        out[name] = {"scenario": scn,
-                     "expected": {k: torch_scenario.to_json(v) for k, v in res.items()}}
+        out[name] = {"scenario": scn, "expected": torch_oracle.expected(json.loads(json.dumps(scn)))}
     return out
+
+
+def generic_rng_golden(out):
+    """rng_generic.json: the generator calls of three seeds drawn by PyTorch's generic kernels
+    (ATEN_CPU_CAPABILITY=default: no AVX2, no FMA), what a CPU without AVX2 gets. The capability
+    is fixed when torch loads, so this runs in a second interpreter."""
+    env = dict(os.environ, ATEN_CPU_CAPABILITY="default")
+    subprocess.run([sys.executable, os.path.abspath(__file__), "--generic-rng-only", "--out", out],
+                   env=env, check=True)
 
 
 def write(path, obj):
@@ -284,13 +298,19 @@ def write(path, obj):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--oracle", default=os.path.join(ROOT, "..", "shared", "spec", "reference"))
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "golden"))
+    ap.add_argument("--generic-rng-only", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     torch.set_grad_enabled(False)
+    if a.generic_rng_only:
+        write(os.path.join(a.out, "rng_generic.json"),
+              {"torch": torch.__version__, "capability": "default",
+               "cases": rng_cases(seeds=(0, 123, 2**32 + 7))})
+        return
+    generic_rng_golden(a.out)
     write(os.path.join(a.out, "rng.json"), {"torch": torch.__version__, "cases": rng_cases()})
     write(os.path.join(a.out, "variance.json"), {"torch": torch.__version__, "cases": variance_cases()})
-    cases = scenario_cases(a.oracle)  # before anything is removed: a failing case keeps the old set
+    cases = scenario_cases()  # before anything is removed: a failing case keeps the old set
     for old in glob.glob(os.path.join(a.out, "scenarios", "*.json")):
         os.remove(old)
     for name, case in cases.items():

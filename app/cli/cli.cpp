@@ -5,7 +5,7 @@
 //   attention-lab presets                                    one line per preset: id, title
 //   attention-lab variance --dims 5,100 --trials 20000 --seed 0
 //   attention-lab show SCENARIO.json|PRESET_ID [--stage S]   stages printed as PyTorch does
-//   attention-lab code SCENARIO.json|PRESET_ID [-o OUT.py]     the PyTorch program behind it
+//   attention-lab code SCENARIO.json|PRESET_ID [-o OUT.py|OUT.ipynb]  the program behind it
 //   attention-lab export SCENARIO.json|PRESET_ID --stage S [--head H] [--batch B]
 //                [--colormap NAME] [--scale N] [--values auto|on|off] [--range auto|fixed|data|per-row|log]
 //                [--format png|svg|pdf|csv|npy] [--dpi N] [--width 8cm|80mm|3.5in]   (--stage A,B,C or pipeline: one multi-panel figure)
@@ -251,7 +251,9 @@ int Export(const ExportArgs& a) {
 }
 
 int Code(const std::string& input, const std::string& out) {
-  WriteOutput(out, GeneratePyTorchCode(LoadScenarioArg(input)));
+  const std::string program = GeneratePyTorchCode(LoadScenarioArg(input));
+  const bool ipynb = out.size() > 6 && out.compare(out.size() - 6, 6, ".ipynb") == 0;
+  WriteOutput(out, ipynb ? ProgramAsNotebook(program) : program);
   return 0;
 }
 
@@ -350,9 +352,11 @@ int Show(const std::string& input, const std::string& stage) {
 
 }  // namespace
 
+std::string VersionLine() { return "attention-lab " ATTNLAB_VERSION; }
+
 bool IsSubcommand(const std::string& arg) {
   return arg == "dump" || arg == "presets" || arg == "variance" || arg == "show" ||
-         arg == "export" || arg == "code" || arg == "-h" || arg == "--help";
+         arg == "export" || arg == "code" || arg == "-h" || arg == "--help" || arg == "--version";
 }
 
 constexpr const char* kScenarioHelp =
@@ -361,6 +365,7 @@ constexpr const char* kScenarioHelp =
 int Run(int argc, char** argv) {
   CLI::App app{"Attention Lab: self-attention you can play with, PyTorch-exact.", "attention-lab"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", VersionLine(), "Print the version (" ATTNLAB_VERSION ") and exit");
 
   std::string input, out, stage;
   CLI::App* dump = app.add_subcommand("dump", "Run a scenario and write every stage as JSON");
@@ -388,7 +393,8 @@ int Run(int argc, char** argv) {
   std::string code_out = "-";
   CLI::App* code = app.add_subcommand("code", "Print the PyTorch program that computes a scenario");
   code->add_option("scenario", input, kScenarioHelp)->required();
-  code->add_option("-o,--output", code_out, "Output .py file ('-' for standard output)");
+  code->add_option("-o,--output", code_out,
+                   "Output .py file, or .ipynb for a Jupyter notebook ('-' for standard output)");
 
   ExportArgs ex;
   CLI::App* exp = app.add_subcommand("export", "Render a stage's heatmap to PNG, SVG or PDF (or CSV / NPY)");
@@ -418,6 +424,8 @@ int Run(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "attention-lab: error: " << e.what() << " (see attention-lab --help)\n";

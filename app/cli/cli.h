@@ -6,6 +6,9 @@
 
 namespace attnlab::cli {
 
+/// "attention-lab 0.1.0": the name and the CMake project version, for --version and Help > About.
+std::string VersionLine();
+
 /// True if argv[1] names a subcommand (so main() runs the command line, not the window).
 bool IsSubcommand(const std::string& arg);
 

@@ -5,6 +5,7 @@
 // [SECTION] Running the engine
 // [SECTION] Views: compare, code, the tour
 // [SECTION] Apply: undo/redo, files, export, view
+// [SECTION] Desktop: chosen files, replacing, the desktop's dialog, dropped files, recent files
 #include "gui/actions.h"
 
 #include <algorithm>
@@ -17,6 +18,8 @@
 #include "attnlab/file_io.h"
 #include "attnlab/presets.h"
 #include "gui/app_state.h"
+#include "gui/native_dialog.h"
+#include "gui/recent_files.h"
 #include "gui/export.h"
 #include "gui/session.h"
 #include "gui/tour.h"
@@ -106,6 +109,13 @@ void SetStatus(AppState& state, std::string message, bool is_error) {
   if (is_error) state.action_error = state.status;
 }
 
+/// File > Open Recent gains `path` (opened or saved); the list is written at once.
+void RememberRecentFile(AppState& state, const std::string& path) {
+  state.recent_files = WithRecentFile(state.recent_files, path);
+  const std::string problem = SaveRecentFiles(state.recent_files);
+  if (!problem.empty()) SetStatus(state, state.status + " (" + problem + ")", false);
+}
+
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Edits: one undoable action -> the edited scenario
 
@@ -176,11 +186,11 @@ size_t ScenarioBytes(const Scenario& s) {
 /// (the newest step always stays).
 void TrimHistory(History& h) {
   size_t bytes = 0;
-  for (const Scenario& s : h.undo) bytes += ScenarioBytes(s);
+  for (const HistoryStep& s : h.undo) bytes += ScenarioBytes(s.scenario);
   size_t drop = 0;
   while (h.undo.size() - drop > 1 &&
          (h.undo.size() - drop > History::kLimit || bytes > History::kByteLimit))
-    bytes -= ScenarioBytes(h.undo[drop++]);
+    bytes -= ScenarioBytes(h.undo[drop++].scenario);
   h.undo.erase(h.undo.begin(), h.undo.begin() + static_cast<std::ptrdiff_t>(drop));
 }
 
@@ -193,6 +203,7 @@ bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_k
     SetStatus(state, e.what(), true);
     return false;
   }
+  const std::string preset_before = state.preset_id;
   // Loading a preset or a file always counts (it also names what is shown).
   if (const auto* p = std::get_if<LoadPresetAction>(&action)) {
     state.pick_default_row = true;
@@ -207,13 +218,14 @@ bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_k
     state.scenario_path = figure ? "" : opened;  // Save must not write JSON over a figure
     state.preset_id.clear();
     SetStatus(state, "Opened " + opened, false);
+    RememberRecentFile(state, opened);
   }
   if (after == state.scenario) return false;
 
   History& h = state.history;
   const bool merge = !merge_key.empty() && merge_key == h.open_merge_key && !h.undo.empty();
   if (!merge) {
-    h.undo.push_back(state.scenario);
+    h.undo.push_back({state.scenario, preset_before});
     TrimHistory(h);
   }
   h.redo.clear();
@@ -351,8 +363,12 @@ bool DoUndoRedo(AppState& state, bool undo) {
     SetStatus(state, undo ? "Nothing to undo" : "Nothing to redo", false);
     return false;
   }
-  to.push_back(std::move(state.scenario));
-  state.scenario = std::move(from.back());
+  to.push_back({std::move(state.scenario), state.preset_id});
+  state.scenario = std::move(from.back().scenario);
+  if (from.back().preset_id != state.preset_id) {  // the step switched presets: name it again
+    state.preset_id = from.back().preset_id;
+    if (!state.preset_id.empty()) state.preset_scenario = LoadPreset(state.preset_id);
+  }
   from.pop_back();
   SetStatus(state, undo ? "Undone" : "Redone", false);
   return true;
@@ -368,18 +384,11 @@ bool Do(AppState& state, const SaveScenario& a) {
     WriteFileAtomic(path, WriteScenario(state.scenario));
     state.scenario_path = AbsolutePath(path);
     SetStatus(state, "Saved scenario to " + state.scenario_path, false);
+    RememberRecentFile(state, state.scenario_path);
   } catch (const std::exception& e) {
     SetStatus(state, std::string("Not saved: ") + e.what(), true);
   }
   return false;
-}
-
-bool Do(AppState& state, const Save&) {
-  if (state.scenario_path.empty()) {
-    state.dialog = DialogState{DialogKind::kSaveAs, true, "scenario.json"};
-    return false;
-  }
-  return Do(state, SaveScenario{state.scenario_path});
 }
 
 bool Do(AppState& state, const OpenDialog& a) {
@@ -402,11 +411,25 @@ bool Do(AppState& state, const OpenDialog& a) {
       d.stage = static_cast<int>(a.map);
       break;
     case DialogKind::kNone:
+    case DialogKind::kReplace:
       d.just_opened = false;
       break;
   }
+  const std::string tool = NativeDialog::Tool(state.scripted);
+  if (d.just_opened && !tool.empty()) {
+    auto native = std::make_shared<NativeDialog>();
+    if (native->Start(tool, d.kind, AbsolutePath(ExpandPath(d.path)))) {
+      d.native = std::move(native);
+      d.just_opened = false;  // the typed dialog stays closed while the desktop's is up
+    }
+  }
   state.dialog = d;
   return false;
+}
+
+bool Do(AppState& state, const Save&) {
+  if (state.scenario_path.empty()) return Do(state, OpenDialog{DialogKind::kSaveAs});
+  return Do(state, SaveScenario{state.scenario_path});
 }
 
 bool Report(AppState& state, bool ok, const std::string& message) {
@@ -461,6 +484,18 @@ bool Do(AppState& state, const SetWeightsRange& a) {
 
 bool Do(AppState& state, const SetValuesMode& a) {
   state.view.values = a.mode;
+  return false;
+}
+
+bool Do(AppState& state, const SetZoom& a) {
+  const float z = std::round(ClampZoom(a.zoom) * 10.0f) / 10.0f;
+  if (z == state.zoom) return false;
+  state.zoom = z;
+  state.fonts_dirty = true;
+  SaveSettings(Settings{state.tour.seen, state.zoom});
+  char text[64];
+  std::snprintf(text, sizeof text, "Zoom %d%% (Ctrl+0 resets it)", static_cast<int>(z * 100 + 0.5f));
+  SetStatus(state, text, false);
   return false;
 }
 
@@ -525,6 +560,71 @@ bool Do(AppState& state, const TourCommand& a) { return ApplyTour(state, a.kind)
 
 bool Do(AppState& state, const Quit&) {
   state.quit_requested = true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Desktop: chosen files, replacing, the desktop's dialog, dropped files, recent files
+
+bool Do(AppState& state, const ChooseFile& a) {
+  state.dialog = DialogState{};
+  switch (a.kind) {
+    case DialogKind::kOpen:
+      return ApplyEdit(state, OpenScenario{a.path}, "");
+    case DialogKind::kSaveAs: {
+      std::error_code ec;
+      if (!a.confirmed && std::filesystem::exists(ExpandPath(a.path), ec)) {
+        state.dialog = DialogState{DialogKind::kReplace, true, a.path};
+        return false;
+      }
+      return Do(state, SaveScenario{a.path});
+    }
+    case DialogKind::kExport:
+      return Do(state, ExportStage{StageAt(a.stage), a.path});
+    case DialogKind::kExportAll:
+      return Do(state, ExportAllStages{a.path});
+    case DialogKind::kExportCompare:
+      return Do(state, ExportCompare{static_cast<CompareMap>(a.stage), a.path});
+    case DialogKind::kNone:
+    case DialogKind::kReplace:
+      break;
+  }
+  return false;
+}
+
+bool Do(AppState& state, const ConfirmReplace& a) {
+  const std::string path = state.dialog.path;
+  state.dialog = DialogState{};
+  if (a.replace && !path.empty()) return Do(state, SaveScenario{path});
+  SetStatus(state, "Not saved: " + path + " kept as it was", false);
+  return false;
+}
+
+bool Do(AppState& state, const NativeDialogEnded& a) {
+  DialogState& d = state.dialog;
+  d.native.reset();
+  if (a.failed) {  // the desktop's dialog did not work: the typed one instead
+    d.just_opened = true;
+    return false;
+  }
+  const ChooseFile chosen{d.kind, a.path, d.stage, true};
+  d = DialogState{};
+  return a.chosen ? Do(state, chosen) : false;
+}
+
+bool Do(AppState& state, const DropFiles& a) {
+  for (const std::string& path : a.paths)
+    if (std::filesystem::path(path).extension() == ".json")
+      return ApplyEdit(state, OpenScenario{path}, "");
+  if (!a.paths.empty())
+    SetStatus(state, "Not opened: " + a.paths[0] + " is not a scenario (.json)", true);
+  return false;
+}
+
+bool Do(AppState& state, const ClearRecentFiles&) {
+  state.recent_files.clear();
+  const std::string problem = SaveRecentFiles(state.recent_files);
+  SetStatus(state, problem.empty() ? "Recent files cleared" : problem, !problem.empty());
   return false;
 }
 

@@ -129,7 +129,8 @@ struct TourCommand {
 };
 struct Quit {};
 /// Which modal dialog is up (DialogState in app_state.h).
-enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll, kExportCompare };
+/// kReplace: "FILE exists. Replace it?" before Save As writes over a file.
+enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll, kExportCompare, kReplace };
 /// Opens a dialog with its default path: Open the last file; Save As that file or
 /// "scenario.json"; Export DefaultExportName(stage); Export all "attention-figures"; Export
 /// compare DefaultCompareExportName(map).
@@ -144,6 +145,11 @@ struct Save {};
 /// stages side by side in pipeline order.
 struct SetFocus {
   std::optional<Stage> stage;
+};
+/// View > Zoom: every size of the window (fonts, spacing) times `zoom` (kept in 0.6..2.5), on
+/// top of the monitor's content scale; remembered in the settings.
+struct SetZoom {
+  float zoom = 1.0f;
 };
 /// When cell values are printed on the heatmaps.
 struct SetValuesMode {
@@ -161,13 +167,42 @@ struct SetVarianceHistogramDim {
   int index = 0;
 };
 
+// -- desktop: file dialogs, recent files, drag and drop (not undoable)
+/// A path picked in a file dialog (typed or the desktop's) for `kind`: opens, saves or exports
+/// there (stage: the stage of kExport, the CompareMap of kExportCompare). Save As to a file that
+/// exists asks first (DialogKind::kReplace) unless `confirmed` (the desktop's dialog asked).
+struct ChooseFile {
+  DialogKind kind = DialogKind::kOpen;
+  std::string path;
+  int stage = 0;
+  bool confirmed = false;
+};
+/// The answer to "Replace FILE?": replace saves over it; otherwise nothing is written.
+struct ConfirmReplace {
+  bool replace = false;
+};
+/// The desktop's file dialog ended: a path was chosen, it was cancelled, or it failed to run
+/// (then the typed-path dialog opens instead).
+struct NativeDialogEnded {
+  bool chosen = false;
+  bool failed = false;
+  std::string path;
+};
+/// Files dropped on the window: the first .json among them opens as a scenario.
+struct DropFiles {
+  std::vector<std::string> paths;
+};
+/// File > Open Recent > Clear the list.
+struct ClearRecentFiles {};
+
 using Action =
     std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization, SetDropout,
                  LoadPresetAction, OpenScenario, EditScenario, Undo, Redo, SaveScenario,
                  ExportStage, ExportAllStages, SelectHead, SelectBatch, SelectRow, SetColormap,
                  SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage,
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
-                 SetVarianceTrials, SetVarianceHistogramDim, SetFocus>;
+                 SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile, ConfirmReplace,
+                 NativeDialogEnded, DropFiles, ClearRecentFiles>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

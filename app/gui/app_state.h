@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@
 #include "gui/gfx/heatmap_gpu.h"
 
 namespace attnlab::gui {
+
+class NativeDialog;  // native_dialog.h
 
 /// The heatmaps, in pipeline order (the order of figure.h's Stage enum).
 inline constexpr int kStageCount = 10;
@@ -50,8 +53,10 @@ struct HeatmapSlot {
   bool has_spec = false;
   ImVec2 image_min{0, 0}, image_max{0, 0};  ///< where the image was drawn last frame
   bool thumbnail = false;                   ///< drawn last frame as a thumbnail (no labels)
+  std::vector<std::string> printed;  ///< last frame's cell texts, row by row (--layout)
   float row_label_w = 0, col_label_w = 0;   ///< widest labels, measured once per input run
   int labels_input_run = -1, labels_rows = 0, labels_cols = 0;
+  float labels_font_size = 0;  ///< the zoom changes it: measure again
 };
 
 /// The cell under the mouse (any heatmap), or none.
@@ -61,9 +66,16 @@ struct HoverCell {
   int64_t row = -1, col = -1;
 };
 
-/// Undo and redo stacks of whole scenarios (a scenario is small next to its stages).
+/// One undo step: the whole scenario (small next to its stages) and the preset it was shown
+/// as, so that undoing a preset switch names the preset again.
+struct HistoryStep {
+  Scenario scenario;
+  std::string preset_id;
+};
+
+/// Undo and redo stacks.
 struct History {
-  std::vector<Scenario> undo, redo;
+  std::vector<HistoryStep> undo, redo;
   /// Edits carrying this merge key fold into the last undo step (a slider drag, painting the
   /// mask, typing in a field); cleared when the mouse and keyboard let go.
   std::string open_merge_key;
@@ -114,6 +126,7 @@ struct DialogState {
   bool just_opened = false;                 ///< open the ImGui popup this frame
   std::string path;                         ///< the path being typed
   int stage = StageIndex(Stage::kWeights);  ///< kExport: the stage; kExportCompare: CompareMap
+  std::shared_ptr<NativeDialog> native;     ///< the desktop's dialog while it runs (else typed)
 };
 
 /// Fonts loaded at start-up (nullptr: ImGui's default).
@@ -216,6 +229,9 @@ struct AppState {
   int64_t row = 0;                ///< the query row of the peaking panel (follows the hovered row)
   bool pick_default_row = false;  ///< after a preset or file loads: choose a telling row
   std::optional<Stage> focus;     ///< the stage given most of the heatmaps view (SetFocus)
+  float content_scale = 1.0f;     ///< the monitor's (GLFW content scale): HiDPI
+  float zoom = 1.0f;              ///< View > Zoom (SetZoom)
+  bool fonts_dirty = false;       ///< build the fonts again at content_scale * zoom
   HoverCell hover;                ///< hovered cell of the last frame (highlights are drawn from it)
   HoverCell hover_next;           ///< filled while drawing this frame
   std::array<HeatmapSlot, kStageCount> heatmaps;
@@ -235,6 +251,7 @@ struct AppState {
   CompareState compare;
   TourState tour;
   std::array<ScreenRect, kStageCount> heatmap_cells;  ///< each heatmap's grid cell (labels too)
+  std::vector<std::pair<std::string, ScreenRect>> toolbar_items;  ///< drawn this frame
   ScreenRect peaking_rect, variance_rect, controls_rect, views_rect;
 
   // -- actions and history
@@ -252,6 +269,8 @@ struct AppState {
   bool status_is_error = false;
   std::string action_error;  ///< the last file or export action that failed (scripts stop)
   DialogState dialog;
+  std::vector<std::string> recent_files;  ///< File > Open Recent, newest first (recent_files.h)
+  bool scripted = false;                  ///< driven by --script: no desktop dialog unless asked
   bool quit_requested = false;
 
   // -- graphics (owned by main)
@@ -259,6 +278,9 @@ struct AppState {
   Fonts fonts;
   int64_t frame = 0;
 };
+
+/// A zoom kept in 0.6..2.5 (1 for anything that is not a number).
+inline float ClampZoom(float z) { return z >= 0.6f && z <= 2.5f ? z : z > 2.5f ? 2.5f : z >= 0 ? 0.6f : 1.0f; }
 
 /// The stages on screen (the engine's last good run).
 inline const Stages& ShownStages(const AppState& state) { return state.engine.stages(); }

@@ -146,7 +146,7 @@ constexpr float kBarW = 12, kBarGap = 6;
 void MeasureLabels(HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFont& small, int rows,
                    int cols) {
   if (slot.labels_input_run == view.labels_key && slot.labels_rows == rows &&
-      slot.labels_cols == cols)
+      slot.labels_cols == cols && slot.labels_font_size == small.size)
     return;
   const HeatmapSpec& spec = slot.spec;
   slot.row_label_w = slot.col_label_w = 0;
@@ -157,14 +157,16 @@ void MeasureLabels(HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFo
   slot.labels_input_run = static_cast<int>(view.labels_key);
   slot.labels_rows = rows;
   slot.labels_cols = cols;
+  slot.labels_font_size = small.size;
 }
 
 /// Row labels | image | colorbar and legends; column labels above the image. False when the
 /// rectangle is too small for an image.
-bool LayOutView(const HeatmapSlot& slot, const LabelFont& small, ImVec2 origin, ImVec2 size,
-                float top, ViewLayout& L) {
+bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFont& small,
+                ImVec2 origin, ImVec2 size, float top, ViewLayout& L) {
   const HeatmapSpec& spec = slot.spec;
-  L.row_label_w = std::clamp(slot.row_label_w, small.size, small.size * 6.0f) + 10;
+  L.row_label_w =
+      view.row_labels ? std::clamp(slot.row_label_w, small.size, small.size * 6.0f) + 10 : 8;
   // Right of the image: the colorbar's ticks, or the legends when they are wider.
   float side_w = small.Measure("-0.000").x + 4;
   for (const LegendEntry& e : spec.legends) side_w = std::max(side_w, small.Measure(e.text).x + 4);
@@ -251,11 +253,14 @@ void PaintImage(const AppState& state, HeatmapSlot& slot, const ViewLayout& L) {
 }
 
 /// Each unmasked cell's value as the spec prints it (as many decimals as fit, its ink colour).
-/// False when the spec wants values but the cells are too small for any.
+/// False when the spec wants values but the cells are too small for any. `printed`: each cell's
+/// text, row by row ("" where none), or empty when nothing is printed (for --layout).
 bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Matrix& m,
-                 const LabelFont& small, const ViewLayout& L) {
+                 const LabelFont& small, const ViewLayout& L, std::vector<std::string>& printed) {
+  printed.clear();
   if (!spec.values_wanted) return true;
   if (L.ch < small.size || L.rows * L.cols > 4096) return false;
+  printed.assign(static_cast<size_t>(L.rows) * L.cols, "");
   bool any = false;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const MeasureText measure = small.Measurer();
@@ -269,12 +274,14 @@ bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Mat
       const std::string t = FittedCellValue(v, L.cw - 2, measure);
       if (t.empty()) continue;
       any = true;
+      printed[static_cast<size_t>(i) * L.cols + j] = t;
       const ImVec2 ts = small.Measure(t);
       dl->AddText(small.font, small.size,
                   ImVec2(L.p0.x + L.cw * (j + 0.5f) - ts.x * 0.5f,
                          L.p0.y + L.ch * (i + 0.5f) - ts.y * 0.5f),
                   ToU32(CellInk(CellColor(spec, v, i))), t.c_str());
     }
+  if (!any) printed.clear();
   return any;
 }
 
@@ -287,7 +294,7 @@ void PaintLabels(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Lab
   const ImU32 dim_color = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const MeasureText measure = small.Measurer();
   const int row_step = LabelStep(small.size, L.ch);
-  for (int i = 0; i < L.rows; i += row_step) {
+  for (int i = 0; view.row_labels && i < L.rows; i += row_step) {
     const std::string t = FitLabel(LabelAt(spec.row_labels, i), L.row_label_w - 9, measure);
     const ImVec2 ts = small.Measure(t);
     dl->AddText(small.font, small.size,
@@ -443,6 +450,7 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   if (view.force_values && options.values == ValuesMode::kAuto) options.values = ValuesMode::kOn;
   EnsureSpec(slot, options);
   slot.thumbnail = view.thumbnail;
+  slot.printed.clear();
   const float line = ImGui::GetTextLineHeight();
   if (view.thumbnail) return DrawThumbnail(state, slot, view, origin, size, line);
   const LabelFont small{state.fonts.small ? state.fonts.small : ImGui::GetFont(),
@@ -460,15 +468,16 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   L.rows = static_cast<int>(m->rows());
   L.cols = static_cast<int>(m->cols());
   MeasureLabels(slot, view, small, L.rows, L.cols);
-  if (!LayOutView(slot, small, origin, size, origin.y + line + 4, L)) {
+  if (!LayOutView(slot, view, small, origin, size, origin.y + line + 4, L)) {
     slot.image_min = slot.image_max = ImVec2(0, 0);
     return hover;
   }
   slot.image_min = L.p0;
   slot.image_max = L.p1;
   PaintImage(state, slot, L);
-  if (!PaintValues(slot.spec, view, *m, small, L) && view.title_tip && !view.force_values &&
-      origin.y + size.y - L.p1.y >= small.size + 2) {
+  if (!PaintValues(slot.spec, view, *m, small, L, slot.printed) && view.title_tip && !view.force_values &&
+      origin.y + size.y - L.p1.y >= small.size + 2 &&
+      small.Measure("numbers: click the title").x <= origin.x + size.x - L.p0.x) {
     ImGui::GetWindowDrawList()->AddText(small.font, small.size, ImVec2(L.p0.x, L.p1.y + 2),
                                         ImGui::GetColorU32(ImGuiCol_TextDisabled),
                                         "numbers: click the title");

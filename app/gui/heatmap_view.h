@@ -32,6 +32,7 @@ struct HeatmapViewSpec {
   bool track_outside = false;  ///< report the cell under the mouse while another item is held
   bool thumbnail = false;  ///< title and image only (no labels, colorbar or values): a strip item
   bool force_values = false;  ///< print values wherever they fit (unless the learner chose off)
+  bool row_labels = true;  ///< false: the map left of it in the same row shows the tokens
   const char* title_tip = nullptr;  ///< the title is clickable, with this tooltip line
 };
 

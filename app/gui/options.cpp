@@ -2,6 +2,8 @@
 #include "gui/options.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <string>
 
 namespace attnlab::gui {
 
@@ -20,6 +22,26 @@ Testing and measuring (the run ends by itself):
   --no-autosave                    do not save the session at exit
 )";
 }
+
+namespace {
+
+/// "1024x700" or "1280" (height 800): both sides in 480..8192.
+void ParseSize(const std::string& text, int* width, int* height) {
+  const size_t x = text.find('x');
+  auto side = [&](const std::string& digits) {
+    if (digits.empty() || digits.size() > 5 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      throw OptionsError("--size \"" + text + "\" is not WxH or W (e.g. 1024x700)");
+    const int v = std::stoi(digits);
+    if (v < 480 || v > 8192)
+      throw OptionsError("--size \"" + text + "\": each side must be in 480..8192");
+    return v;
+  };
+  *width = side(text.substr(0, x));
+  *height = x == std::string::npos ? std::max(480, *width * 10 / 16) : side(text.substr(x + 1));
+}
+
+}  // namespace
 
 GuiOptions ParseGuiOptions(int argc, char** argv, bool* exit_now) {
   *exit_now = false;
@@ -40,8 +62,10 @@ GuiOptions ParseGuiOptions(int argc, char** argv, bool* exit_now) {
   app.add_flag("--frame-stats", o.frame_stats, "Print the median frame time as JSON at exit");
   bool no_autosave = false;
   app.add_flag("--no-autosave", no_autosave, "Do not save the session at exit");
-  app.add_option("--size", o.width, "Window width (height follows at 16:10)")
-      ->check(CLI::Range(640, 8192));
+  std::string size;
+  app.add_option("--size", size,
+                 "Window size WxH, or a width W with the height at 16:10 (default: up to 90% of "
+                 "the monitor's work area)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -54,7 +78,7 @@ GuiOptions ParseGuiOptions(int argc, char** argv, bool* exit_now) {
   if (!o.file.empty() && !o.preset.empty())
     throw OptionsError("give a scenario file or --preset, not both");
   o.autosave = !no_autosave;
-  o.height = o.width * 10 / 16;
+  if (!size.empty()) ParseSize(size, &o.width, &o.height);
   return o;
 }
 

@@ -27,7 +27,9 @@ struct GuiOptions {
   std::string script;
   bool frame_stats = false;
   bool autosave = true;
-  int width = 1280, height = 800;
+  /// --size WxH (or W, height at 16:10); 0: 90% of the monitor's work area at most, 1280 x 800
+  /// times its content scale at most.
+  int width = 0, height = 0;
 
   /// True when the run ends by itself (a test or a measurement), not by the learner.
   bool Headless() const {

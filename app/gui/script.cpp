@@ -15,6 +15,7 @@
 #include "gui/actions.h"
 #include "gui/app_state.h"
 #include "gui/views.h"
+#include "gui/window.h"
 
 namespace attnlab::gui {
 namespace {
@@ -54,6 +55,7 @@ const std::map<std::string, int>& Arity() {
                                                    {"dialog", 1},
                                                    {"numbers", 1},
                                                    {"focus", 1},
+                                                   {"zoom", 1},
                                                    {"weights-range", 1},
                                                    {"input-cell", 3},
                                                    {"view", 1},
@@ -64,7 +66,13 @@ const std::map<std::string, int>& Arity() {
                                                    {"save-code", 1},
                                                    {"save-clipboard", 1},
                                                    {"save-views", 1},
-                                                   {"tour", 1}};
+                                                   {"save-layout", 1},
+                                                   {"tour", 1},
+                                                   {"choose", 2},
+                                                   {"replace", 1},
+                                                   {"drop", -1},
+                                                   {"open-recent", 1},
+                                                   {"clear-recent", 0}};
   return arity;
 }
 
@@ -105,6 +113,15 @@ Normalization NormalizationArg(const std::string& w) {
                               " (softmax, softmax_naive, sum, mean)");
 }
 
+/// open, save, export or export-all: the file dialog of those commands.
+DialogKind DialogArg(const std::string& w) {
+  if (w == "open") return DialogKind::kOpen;
+  if (w == "save") return DialogKind::kSaveAs;
+  if (w == "export") return DialogKind::kExport;
+  if (w == "export-all") return DialogKind::kExportAll;
+  throw std::invalid_argument("open, save, export or export-all");
+}
+
 /// Checks a command's arguments by building what it would emit (throws when they are bad).
 void CheckArguments(const std::vector<std::string>& w) {
   const std::string& c = w[0];
@@ -127,6 +144,8 @@ void CheckArguments(const std::vector<std::string>& w) {
     Integer(w[1]);
   if (c == "export") StageArg(w[1]);
   if (c == "focus" && w[1] != "none") StageArg(w[1]);
+  if (c == "zoom" && (Number(w[1]) < 0.6 || Number(w[1]) > 2.5))
+    throw std::invalid_argument("a zoom in 0.6..2.5");
   if (c == "input-cell") {
     Integer(w[1]);
     Integer(w[2]);
@@ -136,8 +155,7 @@ void CheckArguments(const std::vector<std::string>& w) {
     throw std::invalid_argument("auto, on or off");
   if (c == "weights-range" && !ParseRangeMode(w[1]))
     throw std::invalid_argument("auto, fixed, data, per-row or log");
-  if (c == "dialog" && w[1] != "open" && w[1] != "save" && w[1] != "export" && w[1] != "export-all")
-    throw std::invalid_argument("open, save, export or export-all");
+  if (c == "dialog") DialogArg(w[1]);
   if (c == "hover" || c == "click") {
     if (!ParseStage(w[1]) && w[1].rfind("trick_v", 0) != 0 && w[1].rfind("compare_", 0) != 0)
       StageArg(w[1]);
@@ -169,6 +187,10 @@ void CheckArguments(const std::vector<std::string>& w) {
   }
   if (c == "tour" && w[1] != "start" && w[1] != "next" && w[1] != "back" && w[1] != "skip")
     throw std::invalid_argument("start, next, back or skip");
+  if (c == "choose") DialogArg(w[1]);
+  if (c == "replace" && w[1] != "yes" && w[1] != "no") throw std::invalid_argument("yes or no");
+  if (c == "drop" && w.size() < 2) throw std::invalid_argument("at least one FILE");
+  if (c == "open-recent" && Integer(w[1]) < 0) throw std::invalid_argument("N is >= 0");
 }
 
 /// Writes a file for a save-* command; false with the reason in *why.
@@ -368,16 +390,14 @@ bool ScriptRunner::StartView(AppState& state, const Command& c) {
     Emit(state, SetValuesMode{w[1] == "on"    ? ValuesMode::kOn
                               : w[1] == "off" ? ValuesMode::kOff
                                               : ValuesMode::kAuto});
+  } else if (cmd == "zoom") {
+    Emit(state, SetZoom{static_cast<float>(Number(w[1]))});
   } else if (cmd == "focus") {
     Emit(state, w[1] == "none" ? SetFocus{} : SetFocus{StageArg(w[1])});
   } else if (cmd == "weights-range") {
     Emit(state, SetWeightsRange{*ParseRangeMode(w[1])});
   } else if (cmd == "dialog") {
-    const DialogKind kind = w[1] == "open"     ? DialogKind::kOpen
-                            : w[1] == "save"   ? DialogKind::kSaveAs
-                            : w[1] == "export" ? DialogKind::kExport
-                                               : DialogKind::kExportAll;
-    Emit(state, OpenDialog{kind});
+    Emit(state, OpenDialog{DialogArg(w[1])});
   } else if (cmd == "view") {
     Emit(state, SetView{ViewArg(w[1])});
   } else if (cmd == "compare") {
@@ -432,7 +452,8 @@ bool ScriptRunner::StartControl(AppState& state, const Command& c) {
     if (!state.error.empty()) Fail(c, "expected no error, got: " + state.error);
   } else if (cmd == "copy-code") {
     Emit(state, CopyCode{});
-  } else if (cmd == "save-code" || cmd == "save-clipboard" || cmd == "save-views") {
+  } else if (cmd == "save-code" || cmd == "save-clipboard" || cmd == "save-views" ||
+             cmd == "save-layout") {
     std::string text, why;
     if (cmd == "save-code") {
       RefreshCode(state);
@@ -444,6 +465,8 @@ bool ScriptRunner::StartControl(AppState& state, const Command& c) {
     } else if (cmd == "save-clipboard") {
       const char* clip = ImGui::GetClipboardText();
       text = clip ? clip : "";
+    } else if (cmd == "save-layout") {
+      text = HeatmapLayoutJson(state);  // of the last frame drawn
     } else {
       text = ViewsJson(state);
     }
@@ -462,8 +485,33 @@ bool ScriptRunner::StartControl(AppState& state, const Command& c) {
   return true;
 }
 
+// File dialogs' answers, dropped files and recent files.
+bool ScriptRunner::StartDesktop(AppState& state, const Command& c) {
+  const std::vector<std::string>& w = c.words;
+  const std::string& cmd = w[0];
+  if (cmd == "choose") {
+    Emit(state, ChooseFile{DialogArg(w[1]), w[2], StageIndex(Stage::kWeights)});
+  } else if (cmd == "replace") {
+    Emit(state, ConfirmReplace{w[1] == "yes"});
+  } else if (cmd == "drop") {
+    Emit(state, DropFiles{std::vector<std::string>(w.begin() + 1, w.end())});
+  } else if (cmd == "open-recent") {
+    const size_t i = static_cast<size_t>(Integer(w[1]));
+    if (i >= state.recent_files.size())
+      Fail(c, "no recent file " + w[1] + " (the list has " +
+                  std::to_string(state.recent_files.size()) + ")");
+    else
+      Emit(state, OpenScenario{state.recent_files[i]});
+  } else if (cmd == "clear-recent") {
+    Emit(state, ClearRecentFiles{});
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void ScriptRunner::Start(AppState& state, const Command& c) {
-  if (StartEdit(state, c) || StartView(state, c)) return;
+  if (StartEdit(state, c) || StartView(state, c) || StartDesktop(state, c)) return;
   StartControl(state, c);
 }
 

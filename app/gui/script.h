@@ -1,8 +1,8 @@
 // script.h: --script FILE, actions from a text file, one command per frame, emitted through
 // the same Emit() the widgets use, so undo/redo, export and save are tested end to end.
 //
-// One command per line; '#' starts a comment. STAGE is scores, mask, logits, weights,
-// weights_dropped or context.
+// One command per line; '#' starts a comment. STAGE is X, Q, K, V, scores, mask, logits,
+// weights, weights_dropped or context.
 //   preset ID | open FILE | save FILE | export STAGE FILE.png | export-all DIR
 //   temperature X                  scaling.multiplier (the slider "multiplier = 1/temperature")
 //   drag-temperature FROM TO FRAMES
@@ -17,7 +17,9 @@
 //   input-cell ROW COL VALUE         one cell of a matrix input (batch 0); VALUE may be nan or inf
 //   head H | batch B | row R
 //   numbers auto|on|off              print cell values on the heatmaps
-//   weights-range fixed|data         weights coloured over [0, 1] or [0, largest weight]
+//   weights-range auto|fixed|data|per-row|log   how the weights are coloured (RangeMode)
+//   focus STAGE|none                 one stage over most of the view (values printed), or all
+//   zoom Z                           View > Zoom (0.6..2.5): fonts and spacing times Z
 //   undo | redo
 //   hover MAP ROW COL                move the mouse over a cell (tooltip, row highlight); MAP is
 //                                    a STAGE or a view's map as --layout names it
@@ -35,11 +37,17 @@
 //   save-code FILE                   the code view's program, as shown
 //   save-clipboard FILE              what the clipboard holds
 //   save-views FILE                  the views' state as JSON (views.h ViewsJson)
+//   save-layout FILE                 what --layout writes, for the last frame drawn
 //   tour start|next|back|skip        the guided tour
 //   wait N                           render N frames
 //   expect-error TEXT                the window shows an error containing TEXT
 //   expect-ok                        the window shows no error
 //   quit
+//   choose open|save|export|export-all FILE   a path picked in that file dialog (save: asks
+//                                    before replacing an existing file)
+//   replace yes|no                   the answer to "Replace file?"
+//   drop FILE...                     files dropped on the window (the first .json opens)
+//   open-recent N | clear-recent     File > Open Recent: the Nth file (0: newest), or Clear
 // A file or export action that fails, or an expect that does not hold, fails the script: the
 // app prints "script FILE:LINE: reason" and exits with status 3.
 #pragma once
@@ -73,6 +81,7 @@ class ScriptRunner {
   bool StartEdit(AppState& state, const Command& c);
   bool StartView(AppState& state, const Command& c);
   bool StartControl(AppState& state, const Command& c);
+  bool StartDesktop(AppState& state, const Command& c);
 
   std::string path_;
   std::vector<Command> commands_;

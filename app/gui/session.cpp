@@ -4,6 +4,7 @@
 #include <imgui.h>
 
 #include <cstdlib>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -111,7 +112,7 @@ std::string SaveSession(const AppState& state) {
   } catch (const std::exception& e) {
     return std::string("session not saved: ") + e.what();
   }
-  return SaveSettings(Settings{state.tour.seen});
+  return SaveSettings(Settings{state.tour.seen, state.zoom});
 }
 
 void AutosaveWhenIdle(AppState& state, double now) {
@@ -145,6 +146,7 @@ Settings LoadSettings() {
   try {
     const nlohmann::json j = nlohmann::json::parse(ReadFile(path));
     settings.tour_seen = j.value("tour_seen", false);
+    settings.zoom = ClampZoom(j.value("zoom", 1.0f));
   } catch (const std::exception&) {
     // A broken settings file is not worth a message: defaults it is.
   }
@@ -155,12 +157,18 @@ std::string SaveSettings(const Settings& settings) {
   const std::string path = SettingsPath();
   if (path.empty()) return "no place for the settings: neither XDG_CONFIG_HOME nor HOME is set";
   const nlohmann::json j = {{"format", "attention-lab/settings@1"},
-                            {"tour_seen", settings.tour_seen}};
+                            {"tour_seen", settings.tour_seen},
+                            {"zoom", std::round(settings.zoom * 100.0) / 100.0}};
+  return WriteConfigFile(path, j.dump(2) + "\n", "settings");
+}
+
+std::string WriteConfigFile(const std::string& path, const std::string& text,
+                            const std::string& what) {
   try {
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    WriteFileAtomic(path, j.dump(2) + "\n");
+    WriteFileAtomic(path, text);
   } catch (const std::exception& e) {
-    return std::string("settings not saved: ") + e.what();
+    return what + " not saved: " + e.what();
   }
   return "";
 }

@@ -61,10 +61,16 @@ void AutosaveWhenIdle(AppState& state, double now);
 /// What the window remembers besides the scenario.
 struct Settings {
   bool tour_seen = false;  ///< the guided tour was shown once (it starts by itself only then)
+  float zoom = 1.0f;       ///< View > Zoom (Ctrl+= / Ctrl+-), on top of the monitor's scale
 };
 
 /// settings.json beside LastSessionPath() ("" when there is no place for it).
 std::string SettingsPath();
+
+/// Writes `text` atomically to `path` (a file of the config folder), creating the folder;
+/// returns "" or "<what> not saved: <reason>".
+std::string WriteConfigFile(const std::string& path, const std::string& text,
+                            const std::string& what);
 
 /// The settings; defaults when the file is missing or cannot be read.
 Settings LoadSettings();

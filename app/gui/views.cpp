@@ -263,6 +263,8 @@ std::string ViewsJson(AppState& state) {
   nlohmann::json j;
   j["view"] = views[static_cast<int>(state.central)];
   j["history"] = {{"undo", state.history.undo.size()}, {"redo", state.history.redo.size()}};
+  j["preset"] = {{"id", state.preset_id},
+                 {"edited", !state.preset_id.empty() && !(state.scenario == state.preset_scenario)}};
   j["tour"] = {{"active", state.tour.active}, {"step", state.tour.step}};
   nlohmann::json steps = nlohmann::json::array();
   for (size_t i = 0; i < state.trick.steps.size(); ++i) {

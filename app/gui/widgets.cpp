@@ -9,6 +9,16 @@
 
 namespace attnlab::gui {
 
+void BeginToolbarItem(bool first, float width) {
+  if (first) return;
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
+float LabeledWidth(float field, const char* label) {
+  return field + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+}
+
 void Tip(const char* text) {
   if (!ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) return;
   ImGui::BeginTooltip();

@@ -17,6 +17,14 @@ namespace attnlab::gui {
 /// A wrapped tooltip on the last item when it is hovered.
 void Tip(const char* text);
 
+/// Starts a toolbar item `width` pixels wide, label included (LabeledWidth): on the current line
+/// when it fits, else on the next, so toolbars wrap rather than run off a narrow window.
+/// `first`: the toolbar's first item (starts where the cursor is).
+void BeginToolbarItem(bool first, float width);
+
+/// The width of a widget with a `field` pixels wide box and a label to its right.
+float LabeledWidth(float field, const char* label);
+
 /// A "(?)" marker with a tooltip, on the same line.
 void HelpMarker(const char* text);
 

@@ -32,7 +32,8 @@ namespace {
 bool Pressed(int glfw_key) { return ImGui::IsKeyPressed(glfw_key, false); }
 
 /// Ctrl+Z / Ctrl+Y / Ctrl+Shift+Z, Ctrl+O, Ctrl+S, Ctrl+E, Ctrl+Q, Ctrl+1..4 (views),
-/// Ctrl+Shift+C (copy the code), F1 (the tour), Esc (leave a focused stage). While a text field has the keyboard, Ctrl+Z
+/// Ctrl+Shift+C (copy the code), Ctrl+= / Ctrl+- / Ctrl+0 (zoom), F1 (the tour), Esc (leave a
+/// focused stage). While a text field has the keyboard, Ctrl+Z
 /// belongs to the field.
 void HandleShortcuts(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
@@ -53,6 +54,10 @@ void HandleShortcuts(AppState& state) {
     Emit(state,
          OpenDialog{DialogKind::kExport, state.hover.active ? state.hover.stage : Stage::kWeights});
   if (Pressed(GLFW_KEY_Q)) Emit(state, Quit{});
+  if (Pressed(GLFW_KEY_EQUAL) || Pressed(GLFW_KEY_KP_ADD)) Emit(state, SetZoom{state.zoom + 0.1f});
+  if (Pressed(GLFW_KEY_MINUS) || Pressed(GLFW_KEY_KP_SUBTRACT))
+    Emit(state, SetZoom{state.zoom - 0.1f});
+  if (Pressed(GLFW_KEY_0)) Emit(state, SetZoom{1.0f});
 }
 
 /// A titled section of the controls column.
@@ -77,6 +82,7 @@ nlohmann::json SlotJson(const char* key, const std::string& name, const HeatmapS
           {"y1", slot.image_max.y},
           {"rows", slot.gpu.rows()},
           {"thumbnail", slot.thumbnail},
+          {"printed", slot.printed},
           {"cols", slot.gpu.cols()},
           {"spec", slot.has_spec ? HeatmapSpecJson(slot.spec) : nlohmann::json()}};
 }
@@ -93,6 +99,7 @@ void ForgetRects(AppState& state) {
   for (HeatmapSlot& s : state.trick.result_maps) s.image_min = s.image_max = ImVec2(0, 0);
   for (HeatmapSlot& s : state.compare.maps) s.image_min = s.image_max = ImVec2(0, 0);
   for (ScreenRect& r : state.heatmap_cells) r = ScreenRect{};
+  state.toolbar_items.clear();
   state.peaking_rect = state.variance_rect = ScreenRect{};
 }
 
@@ -121,6 +128,15 @@ std::string HeatmapLayoutJson(const AppState& state) {
   nlohmann::json j = {{"heatmaps", maps}, {"views", extra}};
   j["view"] = views[static_cast<int>(state.central)];
   j["focus"] = state.focus ? nlohmann::json(StageName(*state.focus)) : nlohmann::json();
+  nlohmann::json toolbar = nlohmann::json::array();
+  for (const auto& [name, rect] : state.toolbar_items) {
+    nlohmann::json item = RectJson(rect);
+    item["name"] = name;
+    toolbar.push_back(item);
+  }
+  j["toolbar"] = toolbar;
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  j["window"] = {{"width", display.x}, {"height", display.y}};
   j["tour"] = {{"active", state.tour.active},
                {"step", state.tour.step},
                {"card", RectJson(state.tour.card)}};

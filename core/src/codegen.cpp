@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "attnlab/text.h"
@@ -109,10 +110,27 @@ struct Ctx {
   const Shape& sh;
   bool flat;  // B = 1 and one head: the batch and head dimensions are dropped
   std::ostringstream& py;
+  bool numpy = false;  // input.generator "numpy": the program is NumPy, as the NumPy notebook
 };
+
+// "(T, d)" or "(B, T, d)" as the arguments of a draw, and its shape comment.
+std::string DrawShape(const Ctx& c, int64_t d) {
+  return (c.flat ? "" : std::to_string(c.sh.B) + ", ") + std::to_string(c.sh.T) + ", " +
+         std::to_string(d);
+}
+
+const char* Seeding(const Ctx& c) { return c.numpy ? "np.random.seed(" : "torch.manual_seed("; }
 
 void WriteHeader(const Ctx& c) {
   c.py << "# Attention Lab\n";
+  if (c.numpy) {
+    c.py << "# The NumPy program behind what the app shows (the app computes in float32, this\n"
+            "# program in float64 as the NumPy notebook does). Run it with NumPy installed.\n";
+    c.py << "import numpy as np\nimport math\n\n";
+    if (!c.s.title.empty()) c.py << "title = " << PyString(c.s.title) << "\n";
+    c.py << "\n";
+    return;
+  }
   c.py << "# The PyTorch program behind what the app shows. Run it with PyTorch installed.\n";
   if (c.s.input.source == InputSource::kText) c.py << "import re\n";
   c.py << "import torch\n\n";
@@ -121,19 +139,50 @@ void WriteHeader(const Ctx& c) {
   c.py << "\n";
 }
 
+// name = torch.tensor(...) or np.array(...) of B matrices (one when B = 1).
+void WriteStack(const Ctx& c, const std::string& name, const MatrixStack& stack) {
+  const std::string fn = c.numpy ? "np.array(" : "torch.tensor(";
+  if (stack.size() == 1) {
+    c.py << name << " = " << fn
+         << PyMatrix(stack[0], static_cast<int>(name.size() + 3 + fn.size() - 1)) << ")\n";
+    if (!c.flat)
+      c.py << name << " = " << name << (c.numpy ? "[np.newaxis]" : ".unsqueeze(0)")
+           << "  # (B, T, " << (name == "X" ? "d_in" : name == "V" ? "d_v" : "d_k")
+           << ") with B = 1\n";
+  } else {
+    c.py << name << " = " << fn << "[\n";
+    for (size_t b = 0; b < stack.size(); ++b)
+      c.py << "    " << PyMatrix(stack[b], 4) << (b + 1 < stack.size() ? ",\n" : "\n");
+    c.py << "])\n";
+  }
+}
+
 void WriteMatrixInput(const Ctx& c) {
   const InputSpec& in = c.s.input;
   c.py << "# Input embeddings, one row per token\n";
   if (!in.tokens.empty()) c.py << "tokens = " << PyList(in.tokens) << "\n";
-  if (c.sh.B == 1) {
-    c.py << "X = torch.tensor(" << PyMatrix(in.values[0], 16) << ")\n";
-    if (!c.flat) c.py << "X = X.unsqueeze(0)  # (B, T, d_in) with B = 1\n";
+  WriteStack(c, "X", in.values);
+}
+
+// Q, K and V without X or projections: given, or drawn in input.order right after the seed.
+void WriteQkvInput(const Ctx& c) {
+  const InputSpec& in = c.s.input;
+  c.py << "# Query, key and value vectors directly: no embeddings, no projections\n";
+  if (!in.tokens.empty()) c.py << "tokens = " << PyList(in.tokens) << "\n";
+  if (in.QkvGiven()) {
+    WriteStack(c, "Q", in.Q);
+    WriteStack(c, "K", in.K);
+    WriteStack(c, "V", in.V);
   } else {
-    c.py << "X = torch.tensor([\n";
-    for (size_t b = 0; b < in.values.size(); ++b)
-      c.py << "    " << PyMatrix(in.values[b], 4) << (b + 1 < in.values.size() ? ",\n" : "\n");
-    c.py << "])\n";
+    c.py << Seeding(c) << in.seed << ")\n";
+    const char* fn = c.numpy ? "np.random.randn(" : "torch.randn(";
+    for (Projection w : in.order) {
+      const char letter = Name(w)[0];  // q, k, v
+      c.py << letter << " = " << fn << DrawShape(c, c.sh.d_out) << ")\n";
+    }
+    c.py << "Q, K, V = q, k, v\n";
   }
+  c.py << "d_out = " << c.sh.d_out << "  # the width of Q, K and V\n";
 }
 
 void WriteTextInput(const Ctx& c) {
@@ -168,12 +217,12 @@ void WriteInput(const Ctx& c) {
       WriteTextInput(c);
       break;
     case InputSource::kRandn:
-      c.py << "torch.manual_seed(" << c.s.input.seed << ")\n";
-      if (c.flat)
-        c.py << "X = torch.randn(" << c.sh.T << ", " << c.sh.d_in << ")  # (T, d_in)\n";
-      else
-        c.py << "X = torch.randn(" << c.sh.B << ", " << c.sh.T << ", " << c.sh.d_in
-             << ")  # (B, T, d_in)\n";
+      c.py << Seeding(c) << c.s.input.seed << ")\n";
+      c.py << "X = " << (c.numpy ? "np.random.randn(" : "torch.randn(")
+           << DrawShape(c, c.sh.d_in) << (c.flat ? ")  # (T, d_in)\n" : ")  # (B, T, d_in)\n");
+      break;
+    case InputSource::kQkv:
+      WriteQkvInput(c);
       break;
   }
   c.py << "\n";
@@ -181,9 +230,10 @@ void WriteInput(const Ctx& c) {
 
 void WriteProjections(const Ctx& c) {
   const ProjectionSpec& p = c.s.projections;
+  if (c.s.input.source == InputSource::kQkv) return;
   c.py << "d_in, d_out = " << c.sh.d_in << ", " << c.sh.d_out << "\n";
   const bool draws = ProjectionInitDraws(p.init);
-  if (draws && p.seed) c.py << "torch.manual_seed(" << *p.seed << ")\n";
+  if (draws && p.seed) c.py << Seeding(c) << *p.seed << ")\n";
   switch (p.init) {
     case ProjectionInit::kIdentity:
       c.py << "# Simplified self-attention: no trainable weights, the embeddings themselves\n";
@@ -191,9 +241,14 @@ void WriteProjections(const Ctx& c) {
       break;
     case ProjectionInit::kTorchRand:
     case ProjectionInit::kRandn: {
-      const char* fn = p.init == ProjectionInit::kTorchRand ? "torch.rand" : "torch.randn";
+      const bool rand = p.init == ProjectionInit::kTorchRand;
+      const char* fn = c.numpy ? (rand ? "np.random.rand" : "np.random.randn")
+                               : (rand ? "torch.rand" : "torch.randn");
       for (Projection w : p.order)
-        c.py << "W_" << Name(w) << " = torch.nn.Parameter(" << fn << "(d_in, d_out))\n";
+        c.py << "W_" << Name(w) << " = "
+             << (c.numpy ? std::string(fn) + "(d_in, d_out)"
+                         : "torch.nn.Parameter(" + std::string(fn) + "(d_in, d_out))")
+             << "\n";
       c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
       break;
     }
@@ -207,13 +262,95 @@ void WriteProjections(const Ctx& c) {
     case ProjectionInit::kMatrix:
       for (int w = 0; w < 3; ++w) {
         const std::string name = std::string("W_") + Name(static_cast<Projection>(w));
-        c.py << name << " = torch.tensor(" << PyMatrix(p.W[w], static_cast<int>(name.size()) + 16)
-             << ")\n";
+        c.py << name << (c.numpy ? " = np.array(" : " = torch.tensor(")
+             << PyMatrix(p.W[w], static_cast<int>(name.size()) + (c.numpy ? 13 : 16)) << ")\n";
       }
       c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
       break;
   }
   c.py << "\n";
+}
+
+void WriteNumpyScores(const Ctx& c) {
+  if (c.sh.H > 1) {
+    c.py << "# " << c.sh.H << " heads: head h uses columns h*head_size .. (h+1)*head_size - 1\n";
+    c.py << "B, T, heads, head_size = " << c.sh.B << ", " << c.sh.T << ", " << c.sh.H << ", "
+         << c.sh.dh << "\n";
+    for (const char* n : {"q", "k", "v"}) {
+      const char upper = static_cast<char>(n[0] - 'a' + 'A');
+      c.py << n << " = " << upper << ".reshape(B, T, heads, head_size).transpose(0, 2, 1, 3)"
+           << (n[0] == 'q' ? "  # (B, heads, T, head_size)\n" : "\n");
+    }
+    c.py << "scores = np.matmul(q, k.transpose(0, 1, 3, 2))  # (B, heads, T, T)\n";
+    c.py << "d_k = head_size\n";
+  } else {
+    c.py << "scores = np.matmul(Q, "
+         << (c.flat ? "K.T)  # (T, T)" : "K.transpose(0, 2, 1))  # (B, T, T)") << "\n";
+    c.py << "d_k = K.shape[-1]\n";
+  }
+}
+
+// The NumPy notebook's scaling and mask: / math.sqrt(d_k), then a 0 / -inf mask added.
+void WriteNumpyLogits(const Ctx& c) {
+  const Scenario& s = c.s;
+  c.py << "logits = scores";
+  if (s.scaling.multiplier != 1.0)
+    c.py << " * " << PyFloat(s.scaling.multiplier) << "  # the multiplier (1/temperature)\n"
+         << "logits = logits";
+  if (s.scaling.sqrt_dk) c.py << " / math.sqrt(d_k)  # keeps the variance of q.k near 1";
+  c.py << "\n";
+  if (s.mask.kind == MaskKind::kNone) return;
+  if (s.mask.kind == MaskKind::kCausal) {
+    c.py << "mask = np.tril(np.ones((" << c.sh.T << ", " << c.sh.T
+         << ")))  # causal: no peeking ahead\n";
+  } else {
+    c.py << "mask = np.array([";
+    for (Eigen::Index r = 0; r < s.mask.allowed.rows(); ++r) {
+      c.py << (r ? ",\n                 [" : "[");
+      for (Eigen::Index col = 0; col < s.mask.allowed.cols(); ++col)
+        c.py << (col ? ", " : "") << int(s.mask.allowed(r, col)) << ".";
+      c.py << "]";
+    }
+    c.py << "])\n";
+  }
+  c.py << "mask[mask == 0] = -np.inf\nmask[mask == 1] = 0\n";
+  c.py << "logits = logits + mask  # -inf where attention is not allowed\n";
+}
+
+void WriteNumpyWeights(const Ctx& c) {
+  const bool has_mask = c.s.mask.kind != MaskKind::kNone;
+  switch (c.s.normalization) {
+    case Normalization::kSoftmax:
+      c.py << "\n\ndef softmax(x):  # stable: the row's largest value is subtracted first\n"
+              "    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
+              "    return e / e.sum(axis=-1, keepdims=True)\n\n\n";
+      c.py << "weights = softmax(logits)\n";
+      break;
+    case Normalization::kSoftmaxNaive:
+      c.py << "weights = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)"
+              "  # overflows for large logits\n";
+      break;
+    case Normalization::kSum:
+      c.py << (has_mask ? "z = np.where(mask == 0, logits, 0.0)\n" : "z = logits\n");
+      c.py << "weights = z / z.sum(axis=-1, keepdims=True)  # can go negative\n";
+      break;
+    case Normalization::kMean:
+      c.py << (has_mask ? "allowed = (mask == 0).astype(float)\n"
+                        : "allowed = np.ones((" + std::to_string(c.sh.T) + ", " +
+                              std::to_string(c.sh.T) + "))\n");
+      c.py << "weights = np.broadcast_to(allowed / allowed.sum(axis=-1, keepdims=True), "
+              "scores.shape)  # averaging: every allowed key alike\n";
+      break;
+  }
+}
+
+void WriteNumpyContext(const Ctx& c) {
+  if (c.sh.H > 1)
+    c.py << "context = np.matmul(weights, v).transpose(0, 2, 1, 3).reshape(B, T, d_out)\n";
+  else
+    c.py << "context = np.matmul(weights, V)\n";
+  c.py
+      << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
 }
 
 void WriteScores(const Ctx& c) {
@@ -312,15 +449,63 @@ void WriteContext(const Ctx& c) {
 std::string GeneratePyTorchCode(const Scenario& s) {
   const Shape sh = ValidateScenario(s);
   std::ostringstream py;
-  const Ctx c{s, sh, sh.B == 1 && sh.H == 1, py};
+  const Ctx c{s, sh, sh.B == 1 && sh.H == 1, py, s.input.generator == Generator::kNumpy};
   WriteHeader(c);
   WriteInput(c);
   WriteProjections(c);
-  WriteScores(c);
-  WriteLogits(c);
-  WriteWeights(c);
-  WriteContext(c);
+  if (c.numpy) {
+    WriteNumpyScores(c);
+    WriteNumpyLogits(c);
+    WriteNumpyWeights(c);
+    WriteNumpyContext(c);
+  } else {
+    WriteScores(c);
+    WriteLogits(c);
+    WriteWeights(c);
+    WriteContext(c);
+  }
   return py.str();
+}
+
+std::string ProgramAsNotebook(const std::string& program) {
+  using nlohmann::json;
+  // Lines of each cell, as nbformat stores a source: every line but the last keeps its "\n".
+  std::vector<std::vector<std::string>> cells(1);
+  std::istringstream in(program);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) {
+      if (!cells.back().empty()) cells.emplace_back();
+      continue;
+    }
+    cells.back().push_back(line);
+  }
+  if (cells.back().empty()) cells.pop_back();
+  const bool numpy = program.find("import numpy as np") != std::string::npos;
+  json nb_cells = json::array();
+  nb_cells.push_back({{"cell_type", "markdown"},
+                      {"metadata", json::object()},
+                      {"source", json::array({std::string("**Attention Lab**: the ") +
+                                              (numpy ? "NumPy" : "PyTorch") +
+                                              " program behind the app's stages, one cell per "
+                                              "step; run the cells in order."})}});
+  for (const auto& lines : cells) {
+    json source = json::array();
+    for (size_t i = 0; i < lines.size(); ++i)
+      source.push_back(lines[i] + (i + 1 < lines.size() ? "\n" : ""));
+    nb_cells.push_back({{"cell_type", "code"},
+                        {"execution_count", nullptr},
+                        {"metadata", json::object()},
+                        {"outputs", json::array()},
+                        {"source", source}});
+  }
+  const json nb = {
+      {"cells", nb_cells},
+      {"metadata",
+       {{"kernelspec", {{"display_name", "Python 3"}, {"language", "python"}, {"name", "python3"}}},
+        {"language_info", {{"name", "python"}}}}},
+      {"nbformat", 4},
+      {"nbformat_minor", 4}};
+  return nb.dump(1) + "\n";
 }
 
 }  // namespace attnlab

@@ -1,11 +1,14 @@
 // experiments.cpp: see experiments.h.
 #include "attnlab/experiments.h"
 
+#include "attnlab/text.h"
+
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "attnlab/rng.h"
+#include "float_exp.h"
 
 namespace attnlab {
 
@@ -136,6 +139,22 @@ float RowSum(const float* p, int64_t stride, int64_t n) {
   return part[0];
 }
 
+}  // namespace
+
+float TorchContiguousSum(const float* p, int64_t n) {
+  if (n <= 0) return 0.0f;
+  if (n == 1) return 0.0f + p[0];
+  if (n < 8) return RowSum(p, 1, n);
+  // 8 lanes of 8-float vectors, then the tail from zero, then the lanes added in order.
+  const int64_t nv = n / 8;
+  float sum = 0.0f;
+  for (int64_t k = nv * 8; k < n; ++k) sum += p[k];
+  for (int l = 0; l < 8; ++l) sum += RowSum(p + l, 8, nv);
+  return sum;
+}
+
+namespace {
+
 // torch.mean(x[:n], dim=0)[c] for a row-major T x C float32 x: the sum as cascade_sum orders it
 // for this shape (32-byte vectors of 8 floats, as the AVX2 and default kernels), then / n.
 float TorchColumnMean(const Matrix& x, int64_t n, int64_t c) {
@@ -144,13 +163,8 @@ float TorchColumnMean(const Matrix& x, int64_t n, int64_t c) {
   float sum;
   if (n == 1) {
     sum = 0.0f + col[0];
-  } else if (C == 1 && n >= 8) {  // one contiguous row: 8 lanes, then the tail, then the lanes
-    const int64_t nv = n / 8;
-    sum = 0.0f;
-    for (int64_t k = nv * 8; k < n; ++k) sum += col[k];
-    for (int l = 0; l < 8; ++l) sum += RowSum(col + l, 8, nv);
-  } else if (C == 1) {
-    sum = RowSum(col, 1, n);
+  } else if (C == 1) {  // one contiguous row
+    sum = TorchContiguousSum(col, n);
   } else {  // outer reduction: groups of 4 vectors (C >= 8) or of 4 scalars run LevelSum
     const int64_t grouped = C >= 8 ? C / 32 * 32 : C / 4 * 4;
     sum = c < grouped ? LevelSum(col, C, n) : RowSum(col, C, n);
@@ -214,7 +228,7 @@ Matrix RowSoftmax(const Matrix& z) {
   Matrix w(z.rows(), z.cols());
   for (Eigen::Index i = 0; i < z.rows(); ++i) {
     const float mx = z.row(i).maxCoeff();
-    w.row(i) = (z.row(i).array() - mx).exp().matrix();
+    detail::ShiftedExp(z.row(i).data(), mx, w.row(i).data(), z.cols());
     w.row(i) /= w.row(i).sum();
   }
   return w;
@@ -265,6 +279,9 @@ std::vector<TrickStep> AveragingTrick(const Stages& st, const Scenario& sc, int6
   if (batch < 0 || batch >= st.shape.B)
     throw std::invalid_argument("batch " + std::to_string(batch) + " is out of range (0.." +
                                 std::to_string(st.shape.B - 1) + ")");
+  if (st.X.size() <= static_cast<size_t>(batch))
+    throw std::invalid_argument(
+        "the averaging trick averages X, and this scenario has none (input.source \"qkv\")");
   const Matrix& x = st.X[batch];
   const Eigen::Index T = x.rows();
   const float neg_inf = -std::numeric_limits<float>::infinity();
@@ -273,10 +290,14 @@ std::vector<TrickStep> AveragingTrick(const Stages& st, const Scenario& sc, int6
   // v4: a real head: the zeros become q.k, so each token picks whom to listen to.
   TrickStep& v4 = steps[3];
   v4.name = "v4: self-attention head";
-  v4.code =
-      "wei = q @ k.transpose(-2, -1) * multiplier / d_k**0.5\n"
-      "wei = wei.masked_fill(tril == 0, float('-inf'))\nwei = F.softmax(wei, dim=-1)\nout = wei @ "
-      "v";
+  // The code of the current state: the multiplier and 1/sqrt(d_k) only when they are on.
+  std::string first = "wei = q @ k.transpose(-2, -1)";
+  if (sc.scaling.multiplier != 1.0)
+    first += " * " + FormatNumber(sc.scaling.multiplier, NumberStyle::kShortest);
+  if (sc.scaling.sqrt_dk) first += " * " + std::to_string(st.shape.dh) + "**-0.5";
+  v4.code = first +
+            "\nwei = wei.masked_fill(tril == 0, float('-inf'))\nwei = F.softmax(wei, dim=-1)\n"
+            "out = wei @ v";
   const int64_t dh = st.shape.dh;
   Matrix logits = st.Head(st.scores, batch, 0) * static_cast<float>(sc.scaling.multiplier);
   if (sc.scaling.sqrt_dk) logits /= static_cast<float>(std::sqrt(static_cast<double>(dh)));

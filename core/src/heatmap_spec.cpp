@@ -66,8 +66,15 @@ namespace {
 
 std::string Num(double v) { return FormatNumber(v, NumberStyle::kGeneral, 6); }
 
-/// "Q = X W_query", with " + b_query" when the projections have a bias.
+/// "Q = X W_query", with " + b_query" when the projections have a bias; for Q, K, V given or
+/// drawn directly, "Q (given)" or "Q = randn(B, T, d_k)".
 std::string ProjectionTitle(const Scenario& s, const char* name, const char* role) {
+  if (s.input.source == InputSource::kQkv) {
+    if (s.input.QkvGiven()) return std::string(name) + " (given)";
+    const bool numpy = s.input.generator == Generator::kNumpy;
+    return std::string(name) + (numpy ? " = np.random.randn(T, " : " = randn(B, T, ") +
+           (std::string(name) == "V" ? "d_v)" : "d_k)");
+  }
   std::string t = std::string(name) + " = X W_" + role;
   if (s.projections.bias && s.projections.init == ProjectionInit::kLinear)
     t += std::string(" + b_") + role;

@@ -12,10 +12,34 @@
 #include <cstring>
 #include <limits>
 
+#include "float_exp.h"
+#include "attnlab/stats.h"
+
 namespace attnlab {
 
 Matrix MatrixFromFlat(const std::vector<float>& values, Eigen::Index rows, Eigen::Index cols) {
   return Eigen::Map<const Matrix>(values.data(), rows, cols);
+}
+
+void DrawSource::Seed(uint64_t seed) {
+  if (kind_ == Generator::kNumpy)
+    numpy_.Seed(seed);
+  else
+    torch_.ManualSeed(seed);
+}
+
+namespace {
+std::vector<float> ToFloat(const std::vector<double>& v) {
+  return std::vector<float>(v.begin(), v.end());  // float64 draws rounded to float32
+}
+}  // namespace
+
+std::vector<float> DrawSource::Normal(int64_t n) {
+  return kind_ == Generator::kNumpy ? ToFloat(numpy_.Randn(n)) : torch_.Normal(n);
+}
+
+std::vector<float> DrawSource::Uniform(int64_t n) {
+  return kind_ == Generator::kNumpy ? ToFloat(numpy_.Rand(n)) : torch_.Uniform(n);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -71,7 +95,8 @@ void Engine::ComputeInput(const Scenario& s) {
   Stages& st = stages_;
   const Shape& sh = st.shape;
   // A fresh generator is a fresh Python process: torch's default seed until manual_seed.
-  TorchGenerator gen;
+  DrawSource gen(s.input.generator);
+  st.generator = s.input.generator;
   st.X.clear();
   st.tokens.clear();
   st.token_ids.clear();
@@ -88,24 +113,50 @@ void Engine::ComputeInput(const Scenario& s) {
       st.token_ids = std::move(v.token_ids);
       // torch.manual_seed(seed); nn.Embedding(V, d_in): the whole V x d_in table is drawn
       // (its size decides the randn path and tail), then the rows of the token ids are taken.
-      gen.ManualSeed(s.input.seed);
-      const Matrix table = MatrixFromFlat(gen.Embedding(sh.vocab, sh.d_in), sh.vocab, sh.d_in);
+      gen.Seed(s.input.seed);
+      const Matrix table =
+          MatrixFromFlat(gen.torch().Embedding(sh.vocab, sh.d_in), sh.vocab, sh.d_in);
       Matrix x(sh.T, sh.d_in);
       for (int64_t t = 0; t < sh.T; ++t) x.row(t) = table.row(st.token_ids[t]);
       st.X.push_back(std::move(x));
       break;
     }
     case InputSource::kRandn: {
-      gen.ManualSeed(s.input.seed);
+      gen.Seed(s.input.seed);
       const std::vector<float> flat = gen.Normal(sh.B * sh.T * sh.d_in);
       for (int64_t b = 0; b < sh.B; ++b)
         st.X.push_back(Eigen::Map<const Matrix>(flat.data() + b * sh.T * sh.d_in, sh.T, sh.d_in));
       break;
     }
+    case InputSource::kQkv:
+      InputQkv(s.input, gen);
+      break;
   }
   if (st.tokens.empty())
     for (int64_t t = 0; t < sh.T; ++t) st.tokens.push_back("x" + std::to_string(t + 1));
   gen_after_input_ = gen;
+}
+
+// Q, K and V of a qkv input: given, or q = randn(B, T, d_k), k = ..., v = ... in input.order.
+void Engine::InputQkv(const InputSpec& in, DrawSource& gen) {
+  Stages& st = stages_;
+  const Shape& sh = st.shape;
+  st.tokens = in.tokens;
+  if (in.QkvGiven()) {
+    st.Q = in.Q;
+    st.K = in.K;
+    st.V = in.V;
+    return;
+  }
+  gen.Seed(in.seed);
+  MatrixStack* outs[3] = {&st.Q, &st.K, &st.V};
+  for (Projection name : in.order) {
+    MatrixStack& out = *outs[static_cast<int>(name)];
+    const std::vector<float> flat = gen.Normal(sh.B * sh.T * sh.d_out);
+    out.clear();
+    for (int64_t b = 0; b < sh.B; ++b)
+      out.push_back(Eigen::Map<const Matrix>(flat.data() + b * sh.T * sh.d_out, sh.T, sh.d_out));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -117,13 +168,17 @@ void Engine::ComputeProjections(const Scenario& s) {
   Stages& st = stages_;
   const Shape& sh = st.shape;
   const ProjectionSpec& p = s.projections;
-  TorchGenerator gen = gen_after_input_;
+  DrawSource gen = gen_after_input_;
   const bool draws = ProjectionInitDraws(p.init);
-  if (draws && p.seed) gen.ManualSeed(*p.seed);
+  if (draws && p.seed) gen.Seed(*p.seed);
   for (auto& b : st.bias) b.resize(0);
   st.out_proj_W.resize(0, 0);
   st.out_proj_bias.resize(0);
+  const bool qkv = s.input.source == InputSource::kQkv;  // Q, K, V come from the input
+  for (Matrix& w : st.W)
+    if (qkv) w.resize(0, 0);
   for (Projection name : p.order) {
+    if (qkv) break;
     const int w = static_cast<int>(name);
     switch (p.init) {
       case ProjectionInit::kIdentity:
@@ -136,7 +191,7 @@ void Engine::ComputeProjections(const Scenario& s) {
         st.W[w] = MatrixFromFlat(gen.Normal(sh.d_in * sh.d_out), sh.d_in, sh.d_out);
         break;
       case ProjectionInit::kLinear: {  // nn.Linear(d_in, d_out, bias): W = weight.T
-        TorchGenerator::LinearInit lin = gen.Linear(sh.d_in, sh.d_out, p.bias);
+        TorchGenerator::LinearInit lin = gen.torch().Linear(sh.d_in, sh.d_out, p.bias);
         st.W[w] = MatrixFromFlat(lin.weight, sh.d_out, sh.d_in).transpose();
         if (p.bias) st.bias[w] = Eigen::Map<const RowVector>(lin.bias.data(), sh.d_out);
         break;
@@ -147,7 +202,7 @@ void Engine::ComputeProjections(const Scenario& s) {
     }
   }
   if (p.out_proj) {  // nn.Linear(d_out, d_out, bias=True), drawn after the three projections
-    TorchGenerator::LinearInit lin = gen.Linear(sh.d_out, sh.d_out, true);
+    TorchGenerator::LinearInit lin = gen.torch().Linear(sh.d_out, sh.d_out, true);
     st.out_proj_W = MatrixFromFlat(lin.weight, sh.d_out, sh.d_out).transpose();
     st.out_proj_bias = Eigen::Map<const RowVector>(lin.bias.data(), sh.d_out);
   }
@@ -156,7 +211,7 @@ void Engine::ComputeProjections(const Scenario& s) {
   // Q = X @ W_query (+ b_query), and so on: the product first, then the bias, as
   // torch_scenario.py computes them (two roundings, not one addmm).
   MatrixStack* outs[3] = {&st.Q, &st.K, &st.V};
-  for (int w = 0; w < 3; ++w) {
+  for (int w = 0; w < 3 && !qkv; ++w) {
     outs[w]->resize(sh.B);
     for (int64_t b = 0; b < sh.B; ++b) {
       Matrix& y = (*outs[w])[b];
@@ -164,14 +219,8 @@ void Engine::ComputeProjections(const Scenario& s) {
       if (st.bias[w].size() > 0) y.rowwise() += st.bias[w];
     }
   }
-  // K.var(): unbiased sample variance over all B*T*d_out elements, accumulated in double.
-  double sum = 0.0, sum_sq = 0.0;
-  const double n = static_cast<double>(sh.B * sh.T * sh.d_out);
-  for (const Matrix& k : st.K) sum += k.cast<double>().sum();
-  const double mean = sum / n;
-  for (const Matrix& k : st.K) sum_sq += (k.cast<double>().array() - mean).square().sum();
-  // torch returns a float32 tensor: a variance above float32's largest value is inf.
-  st.var_K = n > 1 ? static_cast<float>(sum_sq / (n - 1)) : std::numeric_limits<float>::quiet_NaN();
+  // K.var() as torch computes it (stats.h): unbiased, a float32 value (inf above FLT_MAX).
+  st.var_K = StackVariance(st.K, VarianceKind::kTorchUnbiased);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,7 +323,7 @@ float NormalizeRow(Normalization norm, const float* logits, const uint8_t* allow
       // Stable softmax: subtracting the row max keeps exp() from overflowing and does not
       // change the result. Masked entries are -inf and become exactly 0.
       const float mx = z.maxCoeff();
-      out = (z - mx).exp();
+      detail::ShiftedExp(logits, mx, weights, len);
       const float inv = 1.0f / out.sum();
       out *= inv;
       return 0.0f * inv;
@@ -282,7 +331,7 @@ float NormalizeRow(Normalization norm, const float* logits, const uint8_t* allow
     case Normalization::kSoftmaxNaive: {
       // exp(z) / sum exp(z), as the notebooks first write it: overflows to inf and nan for
       // large logits, which is the lesson.
-      out = z.exp();
+      detail::ShiftedExp(logits, 0.0f, weights, len);
       const float sum = out.sum();
       out /= sum;
       return 0.0f / sum;
@@ -349,12 +398,12 @@ void Engine::ComputeDropout(const Scenario& s) {
     st.weights_dropped.clear();
     return;
   }
-  TorchGenerator gen = gen_after_projections_;
-  if (s.dropout.seed) gen.ManualSeed(*s.dropout.seed);
+  DrawSource gen = gen_after_projections_;
+  if (s.dropout.seed) gen.Seed(*s.dropout.seed);
   st.weights_dropped.resize(st.weights.size());
   for (size_t m = 0; m < st.weights.size(); ++m) st.weights_dropped[m] = st.weights[m];
   // One mask over the B x H x T x T tensor in flat order: matrix after matrix, row-major.
-  for (Matrix& m : st.weights_dropped) gen.Dropout(m.data(), m.size(), s.dropout.p);
+  for (Matrix& m : st.weights_dropped) gen.torch().Dropout(m.data(), m.size(), s.dropout.p);
 }
 
 void Engine::ComputeContext() {

@@ -13,13 +13,41 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 namespace attnlab {
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] engine and uniform primitives
 // ---------------------------------------------------------------------------------------------
+
+namespace {
+
+/// PyTorch's AVX2 dispatch level needs both AVX2 and FMA (cpuinfo's x86 flags).
+bool CpuHasAvx2AndFma() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+NormalKernel ChooseNormalKernel() {
+  const char* capability = std::getenv("ATEN_CPU_CAPABILITY");
+  if (capability != nullptr && std::string_view(capability) == "default")
+    return NormalKernel::kScalar;
+  return CpuHasAvx2AndFma() ? NormalKernel::kAvx2 : NormalKernel::kScalar;
+}
+
+}  // namespace
+
+NormalKernel DetectNormalKernel() {
+  static const NormalKernel kernel = ChooseNormalKernel();
+  return kernel;
+}
 
 TorchGenerator::TorchGenerator(uint64_t seed, NormalKernel kernel) : kernel_(kernel) {
   ManualSeed(seed);
@@ -54,12 +82,17 @@ double TorchGenerator::U53() {
 // ---------------------------------------------------------------------------------------------
 
 std::vector<float> TorchGenerator::Uniform(int64_t n, double low, double high) {
-  // The double bounds become floats first; the AVX2 build contracts x * width + lo into one FMA.
+  // The double bounds become floats first; PyTorch's AVX2 kernels are compiled with FMA, which
+  // contracts x * width + lo into one fused operation; its generic kernels round twice.
   const float lo = static_cast<float>(low);
   const float hi = static_cast<float>(high);
   const float width = hi - lo;
   std::vector<float> out(static_cast<size_t>(n));
-  for (float& v : out) v = std::fma(U24(), width, lo);
+  if (kernel_ == NormalKernel::kAvx2) {
+    for (float& v : out) v = std::fma(U24(), width, lo);
+  } else {
+    for (float& v : out) v = U24() * width + lo;  // not fused: -ffp-contract=off
+  }
   return out;
 }
 

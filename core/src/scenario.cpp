@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "attnlab/numpy_rng.h"
 #include "json_matrix.h"
 
 namespace attnlab {
@@ -40,9 +41,12 @@ const char* Name(InputSource v) {
       return "text";
     case InputSource::kRandn:
       return "randn";
+    case InputSource::kQkv:
+      return "qkv";
   }
   return "";
 }
+const char* Name(Generator v) { return v == Generator::kNumpy ? "numpy" : "torch"; }
 const char* Name(ProjectionInit v) {
   switch (v) {
     case ProjectionInit::kIdentity:
@@ -375,52 +379,114 @@ Matrix NumberMatrix(const json& j, const std::string& path) {
 // [SECTION] ParseScenario
 // ---------------------------------------------------------------------------------------------
 
+// B matrices of the same rows x cols: a T x d array (B = 1) or a B x T x d array.
+MatrixStack NumberStack(const json& v, const std::string& path, const char* shape) {
+  MatrixStack out;
+  if (v.is_array() && !v.empty() && v[0].is_array() && !v[0].empty() && v[0][0].is_array()) {
+    for (size_t b = 0; b < v.size(); ++b) {
+      out.push_back(NumberMatrix(v[b], Index(path, b)));
+      if (out.back().rows() != out[0].rows() || out.back().cols() != out[0].cols())
+        Fail(Index(path, b), std::string("batch entries must all have the same ") + shape +
+                                 " shape");
+    }
+  } else {
+    out.push_back(NumberMatrix(v, path));
+  }
+  return out;
+}
+
+// "order": a permutation of "query", "key", "value".
+std::array<Projection, 3> DrawOrder(const json& o, const std::string& path) {
+  if (!o.is_array() || o.size() != 3)
+    Fail(path, "must list \"query\", \"key\" and \"value\" once each");
+  std::array<Projection, 3> order{};
+  std::set<Projection> seen;
+  for (size_t i = 0; i < 3; ++i) {
+    order[i] = Choice(o[i], Index(path, i),
+                      std::array{Projection::kQuery, Projection::kKey, Projection::kValue});
+    if (!seen.insert(order[i]).second)
+      Fail(Index(path, i), std::string("\"") + Name(order[i]) +
+                               "\" appears twice; list query, key, value once each");
+  }
+  return order;
+}
+
+int64_t Size(const json& j, const std::string& path) {
+  return Integer(j, path, 1, int64_t{1} << 40);
+}
+
+void ParseQkvInput(const json& j, InputSpec& in) {
+  const std::string path = "input";
+  CheckKeys(j, path,
+            {"source", "generator", "seed", "batch", "length", "d_k", "d_v", "order", "heads",
+             "Q", "K", "V", "tokens"});
+  if (j.contains("Q") || j.contains("K") || j.contains("V")) {
+    for (const char* drawn : {"generator", "seed", "batch", "length", "d_k", "d_v", "order"})
+      if (j.contains(drawn))
+        Fail(Join(path, drawn), "is only read when Q, K and V are drawn, not given as matrices");
+    in.Q = NumberStack(Require(j, path, "Q"), "input.Q", "T x d_k");
+    in.K = NumberStack(Require(j, path, "K"), "input.K", "T x d_k");
+    in.V = NumberStack(Require(j, path, "V"), "input.V", "T x d_v");
+    in.batch = static_cast<int64_t>(in.Q.size());
+    in.length = in.Q[0].rows();
+    in.d_k = in.Q[0].cols();
+    in.d_v = in.V[0].cols();
+    if (j.contains("tokens")) in.tokens = StringList(j["tokens"], "input.tokens");
+    return;
+  }
+  if (j.contains("batch")) in.batch = Size(j["batch"], "input.batch");
+  in.length = Size(Require(j, path, "length"), "input.length");
+  in.d_k = Size(Require(j, path, "d_k"), "input.d_k");
+  in.d_v = j.contains("d_v") ? Size(j["d_v"], "input.d_v") : in.d_k;
+  in.seed = Seed(Require(j, path, "seed"), "input.seed");
+  if (j.contains("order")) in.order = DrawOrder(j["order"], "input.order");
+  if (j.contains("tokens")) in.tokens = StringList(j["tokens"], "input.tokens");
+}
+
 InputSpec ParseInput(const json& j) {
   const std::string path = "input";
   Object(j, path);
   InputSpec in;
   in.source = Choice(Require(j, path, "source"), "input.source",
-                     std::array{InputSource::kMatrix, InputSource::kText, InputSource::kRandn});
+                     std::array{InputSource::kMatrix, InputSource::kText, InputSource::kRandn,
+                                InputSource::kQkv});
+  if (j.contains("generator"))
+    in.generator = Choice(j["generator"], "input.generator",
+                          std::array{Generator::kTorch, Generator::kNumpy});
   switch (in.source) {
     case InputSource::kMatrix: {
-      CheckKeys(j, path, {"source", "values", "tokens"});
-      const json& v = Require(j, path, "values");
-      if (v.is_array() && !v.empty() && v[0].is_array() && !v[0].empty() && v[0][0].is_array()) {
-        for (size_t b = 0; b < v.size(); ++b) {
-          in.values.push_back(NumberMatrix(v[b], Index("input.values", b)));
-          if (in.values.back().rows() != in.values[0].rows() ||
-              in.values.back().cols() != in.values[0].cols())
-            Fail(Index("input.values", b), "batch entries must all have the same T x d_in shape");
-        }
-      } else {
-        in.values.push_back(NumberMatrix(v, "input.values"));
-      }
+      CheckKeys(j, path, {"source", "generator", "values", "tokens"});
+      in.values = NumberStack(Require(j, path, "values"), "input.values", "T x d_in");
       in.batch = static_cast<int64_t>(in.values.size());
       in.d_in = in.values[0].cols();
       if (j.contains("tokens")) in.tokens = StringList(j["tokens"], "input.tokens");
       break;
     }
     case InputSource::kText: {
-      CheckKeys(j, path, {"source", "text", "tokenizer", "d_in", "seed", "special_tokens"});
+      CheckKeys(j, path,
+                {"source", "generator", "text", "tokenizer", "d_in", "seed", "special_tokens"});
       in.text = String(Require(j, path, "text"), "input.text");
       if (j.contains("tokenizer"))
         in.tokenizer = Choice(j["tokenizer"], "input.tokenizer",
                               std::array{TokenizerKind::kWords, TokenizerKind::kWordsAndSpaces,
                                          TokenizerKind::kChars});
-      in.d_in = Integer(Require(j, path, "d_in"), "input.d_in", 1, int64_t{1} << 40);
+      in.d_in = Size(Require(j, path, "d_in"), "input.d_in");
       in.seed = Seed(Require(j, path, "seed"), "input.seed");
       if (j.contains("special_tokens"))
         in.special_tokens = StringList(j["special_tokens"], "input.special_tokens");
       break;
     }
     case InputSource::kRandn: {
-      CheckKeys(j, path, {"source", "batch", "length", "d_in", "seed"});
-      if (j.contains("batch")) in.batch = Integer(j["batch"], "input.batch", 1, int64_t{1} << 40);
-      in.length = Integer(Require(j, path, "length"), "input.length", 1, int64_t{1} << 40);
-      in.d_in = Integer(Require(j, path, "d_in"), "input.d_in", 1, int64_t{1} << 40);
+      CheckKeys(j, path, {"source", "generator", "batch", "length", "d_in", "seed"});
+      if (j.contains("batch")) in.batch = Size(j["batch"], "input.batch");
+      in.length = Size(Require(j, path, "length"), "input.length");
+      in.d_in = Size(Require(j, path, "d_in"), "input.d_in");
       in.seed = Seed(Require(j, path, "seed"), "input.seed");
       break;
     }
+    case InputSource::kQkv:
+      ParseQkvInput(j, in);
+      break;
   }
   return in;
 }
@@ -444,20 +510,7 @@ ProjectionSpec ParseProjections(const json& j) {
          std::string("missing required field (init \"") + Name(p.init) + "\")");
   }
   p.seed = OptionalSeed(j, path);
-  if (j.contains("order")) {
-    const json& o = j["order"];
-    if (!o.is_array() || o.size() != 3)
-      Fail("projections.order", "must list \"query\", \"key\" and \"value\" once each");
-    std::set<Projection> seen;
-    for (size_t i = 0; i < 3; ++i) {
-      p.order[i] = Choice(o[i], Index("projections.order", i),
-                          std::array{Projection::kQuery, Projection::kKey, Projection::kValue});
-      if (!seen.insert(p.order[i]).second)
-        Fail(Index("projections.order", i),
-             std::string("\"") + Name(p.order[i]) +
-                 "\" appears twice; list query, key, value once each");
-    }
-  }
+  if (j.contains("order")) p.order = DrawOrder(j["order"], "projections.order");
   if (j.contains("bias")) p.bias = Bool(j["bias"], "projections.bias");
   if (j.contains("heads")) p.heads = Integer(j["heads"], "projections.heads", 1, int64_t{1} << 40);
   if (j.contains("out_proj")) p.out_proj = Bool(j["out_proj"], "projections.out_proj");
@@ -524,7 +577,15 @@ Scenario ParseScenario(const std::string& json_text) {
   Scenario s;
   if (j.contains("title")) s.title = String(j["title"], "title");
   s.input = ParseInput(Require(j, "", "input"));
-  s.projections = ParseProjections(Require(j, "", "projections"));
+  if (s.input.source == InputSource::kQkv) {
+    if (j.contains("projections"))
+      Fail("projections",
+           "is not read when input.source is \"qkv\" (Q, K and V come without X or W); remove "
+           "it (the heads are input.heads)");
+    if (j["input"].contains("heads")) s.projections.heads = Size(j["input"]["heads"], "input.heads");
+  } else {
+    s.projections = ParseProjections(Require(j, "", "projections"));
+  }
   if (s.projections.init == ProjectionInit::kIdentity && s.projections.d_out != 0) {
     const int64_t d_in =
         ValidateScenario(Scenario{"", s.input, ProjectionSpec{}, {}, {}, {}, {}}).d_in;
@@ -614,27 +675,32 @@ std::string Gib(double bytes) {
     int64_t Shape::*member;
     std::string field;
   };
-  const std::string t_field = in.source == InputSource::kRandn  ? "input.length"
+  const bool qkv = in.source == InputSource::kQkv, given = in.QkvGiven();
+  const bool drawn = in.source == InputSource::kRandn || (qkv && !given);
+  const std::string t_field = drawn                             ? "input.length"
                               : in.source == InputSource::kText ? "input.text"
+                              : given                           ? "input.Q"
                                                                 : values;
   const std::string d_in_field = in.source == InputSource::kMatrix ? values : "input.d_in";
-  const std::string d_out_field = identity ? d_in_field
+  const std::string d_out_field = qkv ? (given ? "input.Q" : "input.d_k")
+                                  : identity ? d_in_field
                                   : s.projections.init == ProjectionInit::kMatrix
                                       ? "projections.W_query"
                                       : "projections.d_out";
   const Size sizes[] = {{"T", &Shape::T, t_field},
-                        {"B", &Shape::B, in.source == InputSource::kRandn ? "input.batch" : values},
-                        {"H", &Shape::H, "projections.heads"},
+                        {"B", &Shape::B, drawn ? "input.batch" : given ? "input.Q" : values},
+                        {"H", &Shape::H, qkv ? "input.heads" : "projections.heads"},
                         {"d_in", &Shape::d_in, d_in_field},
                         {"d_out", &Shape::d_out, d_out_field}};
   const Size* worst = &sizes[0];
   double worst_factor = 0;
   for (const Size& z : sizes) {
-    if (identity && z.member == &Shape::d_out) continue;  // d_out is d_in: named as d_in
+    if (identity && !qkv && z.member == &Shape::d_out) continue;  // d_out is d_in: as d_in
+    if (qkv && z.member == &Shape::d_in) continue;                // no X
     auto estimate = [&](double v) {
       Shape t = sh;
       t.*z.member = static_cast<int64_t>(v);
-      if (identity && z.member == &Shape::d_in) t.d_out = t.d_in;
+      if (identity && !qkv && z.member == &Shape::d_in) t.d_out = t.d_in;
       if (z.member == &Shape::H || z.member == &Shape::d_out) t.H = std::min(t.H, t.d_out);
       return EstimateStageBytes(t, dropout, text, s.projections.out_proj);
     };
@@ -665,9 +731,66 @@ std::string Gib(double bytes) {
 
 }  // namespace
 
-Shape ValidateScenario(const Scenario& s) {
-  Shape sh;
-  const InputSpec& in = s.input;
+namespace {
+
+// Every matrix of `stack` is rows x cols and finite; `field` names the stack ("input.values").
+void CheckStack(const MatrixStack& stack, const std::string& field, int64_t rows, int64_t cols,
+                const char* shape) {
+  for (size_t b = 0; b < stack.size(); ++b) {
+    const std::string at = stack.size() > 1 ? Index(field, b) : field;
+    if (stack[b].rows() != rows || stack[b].cols() != cols)
+      Fail(at, "is " + std::to_string(stack[b].rows()) + " x " + std::to_string(stack[b].cols()) +
+                   " but must be " + shape + " = " + std::to_string(rows) + " x " +
+                   std::to_string(cols));
+    for (Eigen::Index r = 0; r < rows; ++r)
+      for (Eigen::Index c = 0; c < cols; ++c)
+        if (!std::isfinite(stack[b](r, c)))
+          Fail(Index(Index(at, r), c), "must be a finite number");
+  }
+}
+
+void CheckTokens(const InputSpec& in, int64_t T, const char* rows_of) {
+  if (!in.tokens.empty() && static_cast<int64_t>(in.tokens.size()) != T)
+    Fail("input.tokens", "has " + std::to_string(in.tokens.size()) + " labels but there are " +
+                             std::to_string(T) + " tokens (rows of " + rows_of + ")");
+}
+
+void ValidateQkvInput(const InputSpec& in, Shape& sh) {
+  if (in.QkvGiven()) {
+    if (in.Q[0].size() == 0) Fail("input.Q", "must hold at least one token of one number");
+    sh.B = static_cast<int64_t>(in.Q.size());
+    sh.T = in.Q[0].rows();
+    const int64_t d_k = in.Q[0].cols();
+    for (const auto& [stack, field] : {std::pair{&in.K, "input.K"}, std::pair{&in.V, "input.V"}})
+      if (static_cast<int64_t>(stack->size()) != sh.B)
+        Fail(field, "has " + std::to_string(stack->size()) + " batch entries but input.Q has " +
+                        std::to_string(sh.B));
+    CheckStack(in.Q, "input.Q", sh.T, d_k, "T x d_k");
+    CheckStack(in.K, "input.K", sh.T, d_k, "T x d_k (the shape of input.Q)");
+    if (in.V[0].cols() != d_k)
+      Fail("input.V", "has d_v = " + std::to_string(in.V[0].cols()) + " columns but d_k = " +
+                          std::to_string(d_k) + "; a d_v other than d_k is not supported yet");
+    CheckStack(in.V, "input.V", sh.T, d_k, "T x d_v");
+    CheckTokens(in, sh.T, "input.Q");
+    sh.d_out = d_k;
+  } else {
+    if (in.batch < 1) Fail("input.batch", "must be at least 1");
+    if (in.length < 1) Fail("input.length", "must be at least 1");
+    if (in.d_k < 1) Fail("input.d_k", "must be at least 1");
+    if (in.d_v != 0 && in.d_v != in.d_k)
+      Fail("input.d_v", "is " + std::to_string(in.d_v) + " but d_k = " + std::to_string(in.d_k) +
+                            "; a d_v other than d_k is not supported yet");
+    if (in.order[0] == in.order[1] || in.order[0] == in.order[2] || in.order[1] == in.order[2])
+      Fail("input.order", "must list \"query\", \"key\" and \"value\" once each");
+    sh.B = in.batch;
+    sh.T = in.length;
+    sh.d_out = in.d_k;
+    CheckTokens(in, sh.T, "the draws, input.length");
+  }
+  sh.d_in = 0;
+}
+
+void ValidateInput(const InputSpec& in, Shape& sh) {
   switch (in.source) {
     case InputSource::kMatrix: {
       if (in.values.empty() || in.values[0].size() == 0)
@@ -675,18 +798,12 @@ Shape ValidateScenario(const Scenario& s) {
       sh.B = static_cast<int64_t>(in.values.size());
       sh.T = in.values[0].rows();
       sh.d_in = in.values[0].cols();
-      for (size_t b = 0; b < in.values.size(); ++b) {
-        const std::string field = sh.B > 1 ? Index("input.values", b) : "input.values";
+      for (size_t b = 0; b < in.values.size(); ++b)
         if (in.values[b].rows() != sh.T || in.values[b].cols() != sh.d_in)
-          Fail(field, "batch entries must all have the same T x d_in shape");
-        for (Eigen::Index r = 0; r < sh.T; ++r)
-          for (Eigen::Index c = 0; c < sh.d_in; ++c)
-            if (!std::isfinite(in.values[b](r, c)))
-              Fail(Index(Index(field, r), c), "must be a finite number");
-      }
-      if (!in.tokens.empty() && static_cast<int64_t>(in.tokens.size()) != sh.T)
-        Fail("input.tokens", "has " + std::to_string(in.tokens.size()) + " labels but there are " +
-                                 std::to_string(sh.T) + " tokens (rows of input.values)");
+          Fail(sh.B > 1 ? Index("input.values", b) : "input.values",
+               "batch entries must all have the same T x d_in shape");
+      CheckStack(in.values, "input.values", sh.T, sh.d_in, "T x d_in");
+      CheckTokens(in, sh.T, "input.values");
       break;
     }
     case InputSource::kText: {
@@ -710,9 +827,48 @@ Shape ValidateScenario(const Scenario& s) {
       sh.d_in = in.d_in;
       break;
     }
+    case InputSource::kQkv:
+      ValidateQkvInput(in, sh);
+      break;
   }
+}
+
+// The combinations the numpy generator has no meaning for, and NumPy's seed range.
+void ValidateGenerator(const Scenario& s) {
+  const InputSpec& in = s.input;
   const ProjectionSpec& p = s.projections;
-  if (p.init == ProjectionInit::kIdentity) {
+  if (in.generator != Generator::kNumpy) return;
+  const std::string numpy = " with input.generator \"numpy\"";
+  if (in.source == InputSource::kText)
+    Fail("input.generator", "\"numpy\" has no nn.Embedding: text input needs \"torch\"");
+  if (p.init == ProjectionInit::kLinear)
+    Fail("projections.init", "\"linear\" (nn.Linear) has no NumPy counterpart" + numpy +
+                                 " (use randn, torch_rand for np.random.rand, or matrix)");
+  if (s.dropout.p > 0)
+    Fail("dropout.p", "must be 0" + numpy + " (nn.Dropout has no NumPy counterpart here)");
+  const auto check_seed = [&](uint64_t seed, const char* field) {
+    if (seed > kNumpyMaxSeed)
+      Fail(field, "must be in [0, 2**32 - 1]" + numpy + " (np.random.seed refuses " +
+                      (seed >= (uint64_t{1} << 63) ? "negative seeds" : std::to_string(seed)) +
+                      ")");
+  };
+  const bool input_draws = in.source == InputSource::kRandn ||
+                           (in.source == InputSource::kQkv && !in.QkvGiven());
+  if (input_draws) check_seed(in.seed, "input.seed");
+  if (p.seed && ProjectionInitDraws(p.init)) check_seed(*p.seed, "projections.seed");
+  if (!input_draws && ProjectionInitDraws(p.init) && !p.seed)
+    Fail("projections.seed", "is needed" + numpy +
+                                 " when the input draws nothing (np.random is unseeded: it "
+                                 "would differ at every run)");
+}
+
+void ValidateProjections(const Scenario& s, Shape& sh) {
+  const ProjectionSpec& p = s.projections;
+  if (s.input.source == InputSource::kQkv) {
+    if (p.init != ProjectionInit::kIdentity || p.out_proj || p.bias)
+      Fail("projections.init", "is not used when input.source is \"qkv\" (no W: Q, K and V come "
+                               "directly)");
+  } else if (p.init == ProjectionInit::kIdentity) {
     sh.d_out = sh.d_in;  // a d_out left over from another init is ignored (the GUI keeps it)
   } else if (p.init == ProjectionInit::kMatrix) {
     sh.d_out = p.W[0].cols();
@@ -732,16 +888,28 @@ Shape ValidateScenario(const Scenario& s) {
     if (p.d_out < 1) Fail("projections.d_out", "must be at least 1");
     sh.d_out = p.d_out;
   }
-  if (p.heads < 1) Fail("projections.heads", "must be at least 1");
+  const bool qkv = s.input.source == InputSource::kQkv;
+  const char* heads = qkv ? "input.heads" : "projections.heads";
+  const char* d_out = qkv ? "d_k" : "d_out";
+  if (p.heads < 1) Fail(heads, "must be at least 1");
   if (sh.d_out % p.heads != 0)
-    Fail("projections.heads", std::to_string(p.heads) +
-                                  " heads do not divide d_out = " + std::to_string(sh.d_out) +
-                                  " (each head takes d_out / heads columns)");
+    Fail(heads, std::to_string(p.heads) + " heads do not divide " + d_out + " = " +
+                    std::to_string(sh.d_out) + " (each head takes " + d_out +
+                    " / heads columns)");
   if (p.out_proj && p.init != ProjectionInit::kLinear)
     Fail("projections.out_proj",
          std::string("needs init \"linear\", not \"") + Name(p.init) + "\"");
   sh.H = p.heads;
   sh.dh = sh.d_out / sh.H;
+}
+
+}  // namespace
+
+Shape ValidateScenario(const Scenario& s) {
+  Shape sh;
+  ValidateInput(s.input, sh);
+  ValidateProjections(s, sh);
+  ValidateGenerator(s);
   if (!std::isfinite(s.scaling.multiplier)) Fail("scaling.multiplier", "must be a finite number");
   if (s.mask.kind == MaskKind::kCustom) {
     if (s.mask.allowed.rows() != sh.T || s.mask.allowed.cols() != sh.T)
@@ -756,8 +924,9 @@ Shape ValidateScenario(const Scenario& s) {
   }
   if (!(s.dropout.p >= 0.0 && s.dropout.p < 1.0))
     Fail("dropout.p", "must be in [0, 1), got " + json(s.dropout.p).dump());
-  const double bytes =
-      EstimateStageBytes(sh, s.dropout.p > 0, in.source == InputSource::kText, p.out_proj);
+  const double bytes = EstimateStageBytes(sh, s.dropout.p > 0,
+                                          s.input.source == InputSource::kText,
+                                          s.projections.out_proj);
   if (bytes > kMaxStageBytes) FailTooLarge(s, sh, bytes);
   return sh;
 }
@@ -771,6 +940,34 @@ using detail::MatrixJson;  // the shortest float32 text, shared with the dump
 
 json SeedJson(uint64_t seed) { return json(seed); }
 
+json StackJson(const MatrixStack& stack) {
+  if (stack.size() == 1) return MatrixJson(stack[0]);
+  json out = json::array();
+  for (const Matrix& m : stack) out.push_back(MatrixJson(m));
+  return out;
+}
+
+void WriteQkvInput(const Scenario& s, json& in) {
+  const InputSpec& i = s.input;
+  if (i.QkvGiven()) {
+    in["Q"] = StackJson(i.Q);
+    in["K"] = StackJson(i.K);
+    in["V"] = StackJson(i.V);
+  } else {
+    in["seed"] = SeedJson(i.seed);
+    in["batch"] = i.batch;
+    in["length"] = i.length;
+    in["d_k"] = i.d_k;
+    if (i.d_v != 0 && i.d_v != i.d_k) in["d_v"] = i.d_v;
+    in["order"] = {Name(i.order[0]), Name(i.order[1]), Name(i.order[2])};
+  }
+  if (!i.tokens.empty()) in["tokens"] = i.tokens;
+  if (s.projections.heads != 1) in["heads"] = s.projections.heads;
+}
+
+json ProjectionsJson(const ProjectionSpec& p);
+void WriteStages(const Scenario& s, json& j);
+
 }  // namespace
 
 std::string WriteScenario(const Scenario& s) {
@@ -781,12 +978,7 @@ std::string WriteScenario(const Scenario& s) {
   in["source"] = Name(s.input.source);
   switch (s.input.source) {
     case InputSource::kMatrix:
-      if (s.input.values.size() == 1) {
-        in["values"] = MatrixJson(s.input.values[0]);
-      } else {
-        in["values"] = json::array();
-        for (const Matrix& m : s.input.values) in["values"].push_back(MatrixJson(m));
-      }
+      in["values"] = StackJson(s.input.values);
       if (!s.input.tokens.empty()) in["tokens"] = s.input.tokens;
       break;
     case InputSource::kText:
@@ -803,9 +995,20 @@ std::string WriteScenario(const Scenario& s) {
       in["d_in"] = s.input.d_in;
       in["seed"] = SeedJson(s.input.seed);
       break;
+    case InputSource::kQkv:
+      WriteQkvInput(s, in);
+      break;
   }
+  if (s.input.generator != Generator::kTorch) in["generator"] = Name(s.input.generator);
   j["input"] = in;
-  const ProjectionSpec& p = s.projections;
+  if (s.input.source != InputSource::kQkv) j["projections"] = ProjectionsJson(s.projections);
+  WriteStages(s, j);
+  return j.dump(2) + "\n";
+}
+
+namespace {
+
+json ProjectionsJson(const ProjectionSpec& p) {
   json pj = json::object();
   pj["init"] = Name(p.init);
   if (p.init != ProjectionInit::kIdentity) {
@@ -823,7 +1026,11 @@ std::string WriteScenario(const Scenario& s) {
     pj["W_key"] = MatrixJson(p.W[1]);
     pj["W_value"] = MatrixJson(p.W[2]);
   }
-  j["projections"] = pj;
+  return pj;
+}
+
+// scaling, mask, normalization and dropout.
+void WriteStages(const Scenario& s, json& j) {
   j["scaling"] = {{"sqrt_dk", s.scaling.sqrt_dk}, {"multiplier", s.scaling.multiplier}};
   json mj = {{"kind", Name(s.mask.kind)}};
   if (s.mask.kind == MaskKind::kCustom) {
@@ -840,8 +1047,9 @@ std::string WriteScenario(const Scenario& s) {
   j["normalization"] = Name(s.normalization);
   j["dropout"] = {{"p", s.dropout.p},
                   {"seed", s.dropout.seed ? SeedJson(*s.dropout.seed) : json(nullptr)}};
-  return j.dump(2) + "\n";
 }
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] comparisons
@@ -856,21 +1064,31 @@ bool SameMatrix(const M& a, const M& b) {
          std::memcmp(a.data(), b.data(), sizeof(typename M::Scalar) * a.size()) == 0;
 }
 
+bool SameStack(const MatrixStack& a, const MatrixStack& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!SameMatrix(a[i], b[i])) return false;
+  return true;
+}
+
 }  // namespace
 
 bool SameInput(const InputSpec& a, const InputSpec& b) {
-  if (a.source != b.source) return false;
+  if (a.source != b.source || a.generator != b.generator) return false;
   switch (a.source) {
     case InputSource::kMatrix:
-      if (a.values.size() != b.values.size() || a.tokens != b.tokens) return false;
-      for (size_t i = 0; i < a.values.size(); ++i)
-        if (!SameMatrix(a.values[i], b.values[i])) return false;
-      return true;
+      return a.tokens == b.tokens && SameStack(a.values, b.values);
     case InputSource::kText:
       return a.text == b.text && a.tokenizer == b.tokenizer && a.d_in == b.d_in &&
              a.seed == b.seed && a.special_tokens == b.special_tokens;
     case InputSource::kRandn:
       return a.batch == b.batch && a.length == b.length && a.d_in == b.d_in && a.seed == b.seed;
+    case InputSource::kQkv:
+      return a.QkvGiven() == b.QkvGiven() && a.tokens == b.tokens &&
+             (a.QkvGiven() ? SameStack(a.Q, b.Q) && SameStack(a.K, b.K) && SameStack(a.V, b.V)
+                           : a.batch == b.batch && a.length == b.length && a.d_k == b.d_k &&
+                                 (a.d_v ? a.d_v : a.d_k) == (b.d_v ? b.d_v : b.d_k) &&
+                                 a.order == b.order && a.seed == b.seed);
   }
   return false;
 }

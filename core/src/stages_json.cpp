@@ -10,6 +10,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "attnlab/stats.h"
 #include "attnlab/text.h"
 #include "json_matrix.h"
 
@@ -66,6 +67,13 @@ class StreamWriter {
     }
   }
   void Int(int64_t v) { Raw(std::to_string(v)); }
+  // A double's shortest text (17 digits at most); nan, inf, -inf as strings.
+  void Double(double v) {
+    if (!std::isfinite(v))
+      Raw(std::isnan(v) ? "\"nan\"" : v > 0 ? "\"inf\"" : "\"-inf\"");
+    else
+      Raw(json(v).dump());
+  }
   void String(const std::string& s) { Raw(json(s).dump()); }
   void Key(const char* key) {
     Raw(first_key_ ? "{\"" : ",\"");
@@ -139,6 +147,29 @@ class StreamWriter {
   bool first_key_ = true;
 };
 
+// "stats": the notebooks' .var() prints over whole stages (stats.h): float32 values for torch
+// scenarios, float64 for numpy ones.
+void WriteStats(StreamWriter& w, const Stages& st) {
+  const VarianceKind kind = VarianceKindOf(st.generator);
+  const StageVariances v = WholeVariances(st, kind);
+  w.Key("stats");
+  const std::pair<const char*, double> items[] = {{"var_k", v.var_k},
+                                                  {"var_logits", v.var_logits},
+                                                  {"var_q", v.var_q},
+                                                  {"var_scores", v.var_scores},
+                                                  {"var_weights", v.var_weights}};
+  for (size_t i = 0; i < std::size(items); ++i) {
+    w.Raw(i ? ",\"" : "{\"");
+    w.Raw(items[i].first);
+    w.Raw("\":");
+    if (kind == VarianceKind::kNumpy)
+      w.Double(items[i].second);
+    else
+      w.Float(static_cast<float>(items[i].second));
+  }
+  w.Raw("}");
+}
+
 }  // namespace
 
 void WriteStagesJson(std::ostream& os, const Stages& st) {
@@ -152,12 +183,15 @@ void WriteStagesJson(std::ostream& os, const Stages& st) {
   }
   const char* w_names[3] = {"W_key", "W_query", "W_value"};
   const int w_index[3] = {1, 0, 2};
-  for (int i = 0; i < 3; ++i) {
+  const bool has_x = !st.X.empty();  // qkv input: no X and no W
+  for (int i = 0; i < 3 && has_x; ++i) {
     w.Key(w_names[i]);
     w.Matrix2(st.W[w_index[i]]);
   }
-  w.Key("X");
-  w.Stack(st.X, B, 0);
+  if (has_x) {
+    w.Key("X");
+    w.Stack(st.X, B, 0);
+  }
   const char* bias_names[3] = {"b_key", "b_query", "b_value"};
   for (int i = 0; i < 3; ++i)
     if (st.bias[w_index[i]].size() > 0) {
@@ -183,6 +217,7 @@ void WriteStagesJson(std::ostream& os, const Stages& st) {
         ",\"T\":" + std::to_string(st.shape.T) + ",\"d_in\":" + std::to_string(st.shape.d_in) +
         ",\"d_k\":" + std::to_string(st.shape.dh) + ",\"d_out\":" + std::to_string(st.shape.d_out) +
         "}");
+  WriteStats(w, st);
   if (!st.vocab.empty()) {
     w.Key("token_ids");
     w.List(st.token_ids);

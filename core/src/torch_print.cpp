@@ -225,6 +225,10 @@ void SetStack(PrintedStage& out, const MatrixStack& stack, const Shape& sh, bool
 }
 
 void SetMatrix(PrintedStage& out, const Matrix& m) {
+  if (m.size() == 0) {  // the W's of a qkv scenario
+    out.present = false;
+    return;
+  }
   out.shape = {m.rows(), m.cols()};
   out.text = TorchTensorString(m);
 }

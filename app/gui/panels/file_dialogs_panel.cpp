@@ -1,5 +1,7 @@
-// file_dialogs_panel.cpp: Open, Save As and Export as small ImGui popups with a path field
-// (no native dialog library): type or paste a path, or pick a .json file of the folder.
+// file_dialogs_panel.cpp: Open, Save As and Export. The desktop's own dialog (zenity or
+// kdialog, native_dialog.h) when there is one; else, or when it fails, small ImGui popups with a
+// path field: type or paste a path, or pick a .json file of the folder. Save As asks before
+// replacing a file ("Replace file?").
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -8,6 +10,7 @@
 
 #include "gui/app_state.h"
 #include "gui/export.h"
+#include "gui/native_dialog.h"
 #include "gui/panels/panels.h"
 #include "gui/session.h"
 #include "gui/stage_info.h"
@@ -28,6 +31,8 @@ const char* Title(DialogKind kind) {
       return "Export all heatmaps as PNG";
     case DialogKind::kExportCompare:
       return "Export compare heatmap as PNG";
+    case DialogKind::kReplace:
+      return "Replace file?";
     case DialogKind::kNone:
       break;
   }
@@ -49,11 +54,28 @@ std::vector<std::string> JsonFilesNear(const std::string& path) {
   return files;
 }
 
+/// "PATH already exists. Replace it?" before Save As writes over a file.
+void DrawReplaceQuestion(AppState& state, bool open) {
+  ImGui::TextWrapped("%s already exists.", AbsolutePath(ExpandPath(state.dialog.path)).c_str());
+  ImGui::TextUnformatted("Replace it with the scenario on screen?");
+  const float width = ImGui::GetFontSize() * 6;
+  const bool replace = ImGui::Button("Replace", ImVec2(width, 0));
+  ImGui::SameLine();
+  const bool keep = ImGui::Button("Cancel", ImVec2(width, 0)) || !open;
+  if (replace || keep) {
+    Emit(state, ConfirmReplace{replace});
+    state.dialog.kind = DialogKind::kNone;
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::EndPopup();
+}
+
 }  // namespace
 
 void DrawFileDialogs(AppState& state) {
+  PollNativeDialog(state);
   DialogState& d = state.dialog;
-  if (d.kind == DialogKind::kNone) return;
+  if (d.kind == DialogKind::kNone || d.native) return;  // the desktop's dialog is up
   const char* title = Title(d.kind);
   if (d.just_opened) {
     ImGui::OpenPopup(title);
@@ -65,6 +87,7 @@ void DrawFileDialogs(AppState& state) {
     d.kind = DialogKind::kNone;  // closed with Escape or the x
     return;
   }
+  if (d.kind == DialogKind::kReplace) return DrawReplaceQuestion(state, open);
   if (d.kind == DialogKind::kExport) {
     int stage = d.stage;
     const char* names[kStageCount];
@@ -103,27 +126,7 @@ void DrawFileDialogs(AppState& state) {
   const bool confirm = ImGui::Button(verb, ImVec2(ImGui::GetFontSize() * 6, 0)) || enter;
   ImGui::SameLine();
   const bool cancel = ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 6, 0)) || !open;
-  if (confirm && !d.path.empty()) {
-    switch (d.kind) {
-      case DialogKind::kOpen:
-        Emit(state, OpenScenario{d.path});
-        break;
-      case DialogKind::kSaveAs:
-        Emit(state, SaveScenario{d.path});
-        break;
-      case DialogKind::kExport:
-        Emit(state, ExportStage{StageAt(d.stage), d.path});
-        break;
-      case DialogKind::kExportAll:
-        Emit(state, ExportAllStages{d.path});
-        break;
-      case DialogKind::kExportCompare:
-        Emit(state, ExportCompare{static_cast<CompareMap>(d.stage), d.path});
-        break;
-      case DialogKind::kNone:
-        break;
-    }
-  }
+  if (confirm && !d.path.empty()) Emit(state, ChooseFile{d.kind, d.path, d.stage});
   if ((confirm && !d.path.empty()) || cancel) {
     d.kind = DialogKind::kNone;
     ImGui::CloseCurrentPopup();

@@ -96,11 +96,20 @@ void UploadDirty(AppState& state) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Toolbar: head, batch, colours, values, export
 
+/// Where each toolbar item was drawn this frame (--layout checks nothing is off-screen).
+void RecordToolbarItem(AppState& state, const char* name) {
+  state.toolbar_items.push_back(
+      {name, ScreenRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax()}});
+}
+
 void DrawToolbar(AppState& state) {
   const Shape& sh = ShownStages(state).shape;
   const float w = ImGui::GetFontSize() * 5.5f;
+  bool first = true;
   auto selector = [&](const char* label, int64_t value, int64_t count, const char* tip,
                       auto make_action) {
+    BeginToolbarItem(first, LabeledWidth(w, label));
+    first = false;
     ImGui::SetNextItemWidth(w);
     ImGui::BeginDisabled(count <= 1);
     int v = static_cast<int>(value);
@@ -109,8 +118,8 @@ void DrawToolbar(AppState& state) {
     if (ImGui::SliderInt(label, &v, 0, std::max<int>(static_cast<int>(count) - 1, 0), fmt))
       Emit(state, make_action(v));
     ImGui::EndDisabled();
+    RecordToolbarItem(state, label);
     Tip(tip);
-    ImGui::SameLine(0, ImGui::GetFontSize());
   };
   selector("head", state.head, sh.H,
            "Which head's scores, logits and weights to show (each head attends with its own "
@@ -121,7 +130,8 @@ void DrawToolbar(AppState& state) {
 
   auto colormap_combo = [&](const char* label, bool diverging, const char* tip) {
     const int current = diverging ? state.view.diverging_colormap : state.view.sequential_colormap;
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
+    BeginToolbarItem(false, LabeledWidth(ImGui::GetFontSize() * 5.5f, label));
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
     if (ImGui::BeginCombo(label, Colormaps()[current].name.c_str())) {
       for (int i = 0; i < static_cast<int>(Colormaps().size()); ++i) {
         if (Colormaps()[i].diverging != diverging) continue;
@@ -162,8 +172,8 @@ void DrawToolbar(AppState& state) {
       }
       ImGui::EndCombo();
     }
+    RecordToolbarItem(state, label);
     Tip(tip);
-    ImGui::SameLine(0, ImGui::GetFontSize());
   };
   colormap_combo("weights colours", false,
                  "Colour scale for the mask and the weights (values >= 0): sequential.");
@@ -172,13 +182,17 @@ void DrawToolbar(AppState& state) {
 
   const char* modes[] = {"auto", "on", "off"};
   int mode = static_cast<int>(state.view.values);
+  BeginToolbarItem(false, LabeledWidth(ImGui::GetFontSize() * 4.0f, "numbers"));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.0f);
   if (ImGui::Combo("numbers", &mode, modes, 3))
     Emit(state, SetValuesMode{static_cast<ValuesMode>(mode)});
+  RecordToolbarItem(state, "numbers");
   Tip("Print each cell's value: auto does it when the grid is at most 12 x 12 and the "
-      "numbers fit.");
-  ImGui::SameLine(0, ImGui::GetFontSize());
+      "numbers fit (in a focused stage, wherever they fit).");
+  BeginToolbarItem(false, ImGui::CalcTextSize("Export...").x +
+                              ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Button("Export...")) ImGui::OpenPopup("export_menu");
+  RecordToolbarItem(state, "Export...");
   Tip("Save a heatmap (or all of them) as a PNG figure, the same file `attention-lab export` "
       "writes. Ctrl+E exports the heatmap under the mouse.");
   if (ImGui::BeginPopup("export_menu")) {
@@ -262,8 +276,9 @@ void WeightLine(const CellContext& c) {
   const double z = c.logits(c.i, c.j), w = c.weights(c.i, c.j);
   switch (c.s.normalization) {
     case Normalization::kSoftmax:
-      ImGui::Text("weight = exp(z - max) / \xCE\xA3 = exp(%s - %s) / %s = %s", Num(z).c_str(),
-                  Num(mx).c_str(), Num(sum_exp).c_str(), Num(w).c_str());
+      ImGui::TextUnformatted("weight = exp(z - max) / \xCE\xA3");
+      ImGui::Text("       = exp(%s - %s) / %s = %s", Num(z).c_str(), Num(mx).c_str(),
+                  Num(sum_exp).c_str(), Num(w).c_str());
       ImGui::TextDisabled(
           "max = the row's largest logit; \xCE\xA3 = sum of exp(z - max) over the %lld allowed "
           "keys",
@@ -300,6 +315,12 @@ void ProjectionLines(const AppState& state, Stage stage, const CellContext& c) {
       default:
         ImGui::TextUnformatted("an entry of the input matrix (edit it in the input section)");
     }
+    return;
+  }
+  if (c.s.input.source == InputSource::kQkv) {
+    ImGui::TextUnformatted(c.s.input.QkvGiven()
+                               ? "given in the scenario (no embeddings, no projections)"
+                               : "drawn directly from the generator (no embeddings, no projections)");
     return;
   }
   const char* role = stage == Stage::kQ ? "query" : stage == Stage::kK ? "key" : "value";
@@ -382,19 +403,23 @@ void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
                       st.Head(st.logits, state.batch, state.head),
                       st.Head(st.weights, state.batch, state.head)};
   ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+  // Wide enough that a formula with its numbers stays on one line.
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 44.0f);
   const std::string qi = RowLabel(state, i);
   if (!TokenByToken(stage))
     ImGui::Text("%s[%lld, %s]  (%s \"%s\")", StageName(stage), static_cast<long long>(i),
                 ColumnLabel(state, stage, j).c_str(),
                 stage == Stage::kK || stage == Stage::kV ? "key" : "token", qi.c_str());
   else
-    ImGui::Text("query %lld \"%s\"  \xE2\x86\x92  key %lld \"%s\"", static_cast<long long>(i),
-                qi.c_str(), static_cast<long long>(j), RowLabel(state, j).c_str());
+    ImGui::Text("query %lld (\"%s\")  \xE2\x86\x92  key %lld (\"%s\")",
+                static_cast<long long>(i), qi.c_str(), static_cast<long long>(j),
+                RowLabel(state, j).c_str());
   ImGui::Separator();
   StageLines(state, stage, c, v);
   ImGui::Separator();
   ImGui::Text("value: %s", Num(v).c_str());
+  ImGui::TextDisabled("Rows and columns count from 0, as PyTorch indexes them; the labels are "
+                      "the tokens.");
   ImGui::PopTextWrapPos();
   ImGui::EndTooltip();
 }
@@ -407,7 +432,7 @@ void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
 enum class MapMode { kOverview, kFocused, kThumbnail };
 
 void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
-                 MapMode mode = MapMode::kOverview) {
+                 MapMode mode = MapMode::kOverview, bool row_labels = true) {
   HeatmapSlot& slot = state.heatmaps[StageIndex(stage)];
   const Shape& sh = ShownStages(state).shape;
   const Matrix* m = StageMatrix(state, stage);
@@ -446,6 +471,7 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
   }
   spec.track_outside = state.paint.active;
   spec.thumbnail = mode == MapMode::kThumbnail;
+  spec.row_labels = row_labels;
   spec.force_values = mode == MapMode::kFocused;
   spec.title_tip = mode == MapMode::kFocused ? "Click to see every stage again (Esc)."
                                              : "Click to focus on this stage: it takes most of "
@@ -550,24 +576,35 @@ void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec
   if (stages.empty()) return;
   const float font = ImGui::GetFontSize(), gap = font;
   const float image_h = std::max(size.y - font * 4.5f, font * 2);
-  const float overhead = font * 8.5f;  // row labels and colorbar with its ticks
+  const float labels = font * 4.5f, colorbar = font * 4.0f;
+  const float room = size.x - gap * (stages.size() - 1);
+  // The maps of a row share their rows (the tokens): on a narrow window only the first one
+  // labels them, which leaves the others room for their cells.
+  bool shared_labels = false;
   std::vector<float> want;
   float total = 0;
-  for (Stage s : stages) {
-    const Matrix* m = StageMatrix(state, s);
-    const float rows = m && m->rows() ? static_cast<float>(m->rows()) : 1.0f;
-    const float cols = m && m->cols() ? static_cast<float>(m->cols()) : 1.0f;
-    const float image_w = std::min(image_h * cols / rows, image_h * 1.25f);
-    want.push_back(overhead + std::max(image_w, font * 3));
-    total += want.back();
+  for (int pass = 0; pass < 2; ++pass) {
+    want.clear();
+    total = 0;
+    for (size_t k = 0; k < stages.size(); ++k) {
+      const Matrix* m = StageMatrix(state, stages[k]);
+      const float rows = m && m->rows() ? static_cast<float>(m->rows()) : 1.0f;
+      const float cols = m && m->cols() ? static_cast<float>(m->cols()) : 1.0f;
+      const float image_w = std::min(image_h * cols / rows, image_h * 1.25f);
+      const bool own_labels = k == 0 || !shared_labels;
+      want.push_back((own_labels ? labels : font * 0.5f) + colorbar + std::max(image_w, font * 3));
+      total += want.back();
+    }
+    if (total <= room * 1.25f || shared_labels) break;
+    shared_labels = true;
   }
-  const float room = size.x - gap * (stages.size() - 1);
   float x = at.x;
   for (size_t k = 0; k < stages.size(); ++k) {
     const float w = std::floor(want[k] * room / total);
     const ImVec2 o(x, at.y);
     state.heatmap_cells[StageIndex(stages[k])] = ScreenRect{o, ImVec2(o.x + w, o.y + size.y)};
-    DrawHeatmap(state, stages[k], o, ImVec2(w, size.y));
+    DrawHeatmap(state, stages[k], o, ImVec2(w, size.y), MapMode::kOverview,
+                k == 0 || !shared_labels);
     x += w + gap;
   }
 }

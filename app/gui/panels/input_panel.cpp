@@ -3,6 +3,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include "attnlab/numpy_rng.h"
 #include "attnlab/presets.h"
 #include "attnlab/tokenizer.h"
 #include "gui/app_state.h"
@@ -66,24 +67,42 @@ void DrawSourceChoice(AppState& state) {
        "Edit the embedding matrix itself, one row per token (switching keeps the current X)."},
       {InputSource::kRandn, "randn",
        "X = torch.randn(batch, T, d_in) after torch.manual_seed(seed): random tokens, any size."},
+      {InputSource::kQkv, "qkv",
+       "No X and no projections: q, k, v = randn(batch, T, d_k) drawn directly after the seed, "
+       "as the NumPy notebook and Karpathy's scaling cell do."},
   };
   for (const Choice& c : choices) {
     if (&c != choices) ImGui::SameLine();
     if (ImGui::RadioButton(c.label, now == c.source) && now != c.source) {
-      const MatrixStack X = st.X;
+      const MatrixStack X = st.X.empty() ? st.Q : st.X;  // qkv has no X: Q becomes the matrix
       const std::vector<std::string> tokens = st.tokens;
-      const int64_t d_in = std::max<int64_t>(st.shape.d_in, 1);
+      const int64_t d_in = std::max<int64_t>(st.shape.d_in > 0 ? st.shape.d_in : st.shape.d_out, 1);
+      const int64_t d_k = std::max<int64_t>(st.shape.d_out, 1);
       const int64_t T = std::max<int64_t>(st.shape.T, 1), B = std::max<int64_t>(st.shape.B, 1);
       const InputSource to = c.source;
       Edit(state, "input source", [=](Scenario& x) {
         InputSpec& in = x.input;
+        if (in.source == InputSource::kQkv || to == InputSource::kQkv) {
+          const int64_t heads = x.projections.heads;
+          x.projections = ProjectionSpec{};  // qkv has no projections; others start at identity
+          if (to == InputSource::kQkv && d_k % heads == 0) x.projections.heads = heads;
+          if (to != InputSource::kQkv && d_in % heads == 0) x.projections.heads = heads;
+        }
         in.source = to;
-        if (to == InputSource::kMatrix) {
+        if (to == InputSource::kQkv) {
+          in.Q.clear(), in.K.clear(), in.V.clear();
+          in.batch = B;
+          in.length = T;
+          in.d_k = d_k;
+          in.d_v = 0;
+          if (in.generator == Generator::kNumpy && in.seed > kNumpyMaxSeed) in.seed = 0;
+        } else if (to == InputSource::kMatrix) {
           in.values = X;
           in.tokens = tokens;
         } else if (to == InputSource::kText) {
           if (in.text.empty()) in.text = "Your journey starts with one step";
           in.d_in = d_in;
+          in.generator = Generator::kTorch;  // nn.Embedding: PyTorch only
         } else {
           in.batch = B;
           in.length = T;
@@ -208,16 +227,22 @@ void DrawMatrixInput(AppState& state) {
   MatrixEditor("##X", X, 180.0f, cb);
 }
 
-void DrawRandnInput(AppState& state) {
+/// The batch and length of drawn input (randn, qkv).
+void DrawBatchAndLength(AppState& state, const char* batch_tip) {
   const InputSpec& in = state.scenario.input;
-  int64_t batch = in.batch, length = in.length, d_in = in.d_in;
-  if (IntInput("batch (B)", &batch, 1, 64,
-               "How many independent sequences (torch.randn(B, T, d_in))."))
+  int64_t batch = in.batch, length = in.length;
+  if (IntInput("batch (B)", &batch, 1, 64, batch_tip))
     Edit(
         state, "batch", [batch](Scenario& s) { s.input.batch = batch; }, "input.batch");
   if (IntInput("tokens (T)", &length, 1, 8192, "Sequence length T. The heatmaps are T x T."))
     Edit(
         state, "T", [length](Scenario& s) { s.input.length = length; }, "input.length");
+}
+
+void DrawRandnInput(AppState& state) {
+  const InputSpec& in = state.scenario.input;
+  int64_t d_in = in.d_in;
+  DrawBatchAndLength(state, "How many independent sequences (torch.randn(B, T, d_in)).");
   if (IntInput("d_in", &d_in, 1, 1024, "Embedding width of each token."))
     Edit(
         state, "d_in", [d_in](Scenario& s) { s.input.d_in = d_in; }, "input.d_in");
@@ -226,6 +251,48 @@ void DrawRandnInput(AppState& state) {
                 "torch.manual_seed(seed) right before torch.randn(B, T, d_in)."))
     Edit(
         state, "input seed", [seed](Scenario& s) { s.input.seed = seed; }, "input.seed");
+}
+
+/// torch or numpy: whose generator the draws reproduce (randn and qkv inputs).
+void DrawGeneratorChoice(AppState& state) {
+  const Scenario& s = state.scenario;
+  if (s.input.source == InputSource::kText || s.input.QkvGiven()) return;
+  int numpy = s.input.generator == Generator::kNumpy ? 1 : 0;
+  const char* names[] = {"torch", "numpy"};
+  if (ImGui::Combo("generator", &numpy, names, 2))
+    Edit(state, "generator", [numpy](Scenario& x) {
+      x.input.generator = numpy ? Generator::kNumpy : Generator::kTorch;
+      if (!numpy) return;  // NumPy has no nn.Linear or dropout, and seeds below 2**32
+      x.input.seed &= kNumpyMaxSeed;
+      if (x.projections.init == ProjectionInit::kLinear) x.projections = ProjectionSpec{};
+      x.dropout.p = 0.0;
+    });
+  Tip("torch: torch.manual_seed and torch.randn / torch.rand, bit for bit.\nnumpy: "
+      "np.random.seed and np.random.randn / np.random.rand (NumPy's legacy generator), bit for "
+      "bit, rounded to float32. NumPy has no nn.Linear, nn.Embedding or dropout.");
+}
+
+void DrawQkvInput(AppState& state) {
+  const InputSpec& in = state.scenario.input;
+  if (in.QkvGiven()) {
+    ImGui::TextWrapped("Q, K and V are given as matrices (B = %lld, T = %lld, d_k = %lld): no "
+                       "embeddings, no projections. Edit them in the scenario file.",
+                       static_cast<long long>(in.Q.size()),
+                       static_cast<long long>(in.Q[0].rows()),
+                       static_cast<long long>(in.Q[0].cols()));
+    return;
+  }
+  int64_t d_k = in.d_k;
+  DrawBatchAndLength(state, "How many independent sequences (randn(B, T, d_k)).");
+  if (IntInput("d_k", &d_k, 1, 1024, "Width of q, k and v (d_v = d_k)."))
+    Edit(
+        state, "d_k", [d_k](Scenario& s) { s.input.d_k = d_k, s.input.d_v = 0; }, "input.d_k");
+  uint64_t seed = in.seed;
+  if (SeedInput("seed", &seed, "The seed set right before q, k and v are drawn."))
+    Edit(
+        state, "qkv seed", [seed](Scenario& s) { s.input.seed = seed; }, "input.seed");
+  ImGui::TextDisabled("draw order: %s, %s, %s", Name(in.order[0]), Name(in.order[1]),
+                      Name(in.order[2]));
 }
 
 }  // namespace
@@ -243,7 +310,11 @@ void DrawInputPanel(AppState& state) {
     case InputSource::kRandn:
       DrawRandnInput(state);
       break;
+    case InputSource::kQkv:
+      DrawQkvInput(state);
+      break;
   }
+  DrawGeneratorChoice(state);
 }
 
 }  // namespace attnlab::gui

@@ -1,5 +1,7 @@
-// menu_bar_panel.cpp: File, Edit, View, Presets and Help menus of the main window, and the view
+// menu_bar_panel.cpp: File (with Open Recent), Edit, View, Presets and Help (with About) menus of the main window, and the view
 // switch (Heatmaps | Trick | Compare | Code) over the central area, as a workspace bar.
+#include <filesystem>
+
 #include "attnlab/presets.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
@@ -78,22 +80,61 @@ void DrawViewSwitch(AppState& state) {
   state.views_rect = all;
 }
 
+/// File > Open Recent: the last files opened or saved, newest first, and Clear.
+void DrawRecentMenu(AppState& state) {
+  if (!ImGui::BeginMenu("Open recent", !state.recent_files.empty())) return;
+  for (size_t i = 0; i < state.recent_files.size(); ++i) {
+    const std::string& path = state.recent_files[i];
+    const std::string name = std::filesystem::path(path).filename().string();
+    ImGui::PushID(static_cast<int>(i));
+    if (ImGui::MenuItem(name.c_str())) Emit(state, OpenScenario{path});
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", path.c_str());
+    ImGui::PopID();
+  }
+  ImGui::Separator();
+  if (ImGui::MenuItem("Clear the list")) Emit(state, ClearRecentFiles{});
+  ImGui::EndMenu();
+}
+
+void DrawFileMenu(AppState& state) {
+  if (!ImGui::BeginMenu("File")) return;
+  if (ImGui::MenuItem("Open scenario...", "Ctrl+O")) Emit(state, OpenDialog{DialogKind::kOpen});
+  DrawRecentMenu(state);
+  if (ImGui::MenuItem("Save scenario", "Ctrl+S")) Emit(state, Save{});
+  if (ImGui::MenuItem("Save scenario as...")) Emit(state, OpenDialog{DialogKind::kSaveAs});
+  ImGui::Separator();
+  if (ImGui::MenuItem("Export weights heatmap...", "Ctrl+E"))
+    Emit(state, OpenDialog{DialogKind::kExport, Stage::kWeights});
+  if (ImGui::MenuItem("Export all heatmaps...")) Emit(state, OpenDialog{DialogKind::kExportAll});
+  ImGui::Separator();
+  if (ImGui::MenuItem("Quit", "Ctrl+Q")) Emit(state, Quit{});
+  ImGui::EndMenu();
+}
+
+/// Help > About: the version (the CMake project's) and the license.
+void DrawAboutMenu() {
+  if (!ImGui::BeginMenu("About Attention Lab")) return;
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
+  ImGui::TextUnformatted("Attention Lab " ATTNLAB_VERSION);
+  ImGui::TextDisabled("Self-attention you can play with, PyTorch-exact.");
+  ImGui::Separator();
+  ImGui::TextUnformatted(
+      "Copyright (c) 2026 Attention Lab contributors. Released under the MIT License: free to "
+      "use, copy, modify and share, with the copyright and license notice kept; provided "
+      "\"as is\", without warranty of any kind. The full text is in LICENSE (in a package: "
+      "/usr/share/doc/attention-lab/copyright).");
+  ImGui::Separator();
+  ImGui::TextDisabled("The guide, the scenario format and the generator notes: docs/ "
+                      "(/usr/share/doc/attention-lab/ when installed).");
+  ImGui::PopTextWrapPos();
+  ImGui::EndMenu();
+}
+
 }  // namespace
 
 void DrawMenuBar(AppState& state) {
   if (!ImGui::BeginMenuBar()) return;
-  if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open scenario...", "Ctrl+O")) Emit(state, OpenDialog{DialogKind::kOpen});
-    if (ImGui::MenuItem("Save scenario", "Ctrl+S")) Emit(state, Save{});
-    if (ImGui::MenuItem("Save scenario as...")) Emit(state, OpenDialog{DialogKind::kSaveAs});
-    ImGui::Separator();
-    if (ImGui::MenuItem("Export weights heatmap...", "Ctrl+E"))
-      Emit(state, OpenDialog{DialogKind::kExport, Stage::kWeights});
-    if (ImGui::MenuItem("Export all heatmaps...")) Emit(state, OpenDialog{DialogKind::kExportAll});
-    ImGui::Separator();
-    if (ImGui::MenuItem("Quit", "Ctrl+Q")) Emit(state, Quit{});
-    ImGui::EndMenu();
-  }
+  DrawFileMenu(state);
   if (ImGui::BeginMenu("Edit")) {
     if (ImGui::MenuItem("Undo", "Ctrl+Z", false, !state.history.undo.empty())) Emit(state, Undo{});
     if (ImGui::MenuItem("Redo", "Ctrl+Y", false, !state.history.redo.empty())) Emit(state, Redo{});
@@ -104,6 +145,13 @@ void DrawMenuBar(AppState& state) {
       if (ImGui::MenuItem(v.menu, v.keys, state.central == v.view)) Emit(state, SetView{v.view});
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.tip);
     }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Zoom in", "Ctrl+=")) Emit(state, SetZoom{state.zoom + 0.1f});
+    if (ImGui::MenuItem("Zoom out", "Ctrl+-")) Emit(state, SetZoom{state.zoom - 0.1f});
+    if (ImGui::MenuItem("Actual size", "Ctrl+0", state.zoom == 1.0f)) Emit(state, SetZoom{1.0f});
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Zoom %d%%: fonts and spacing for a projector or a small screen; "
+                        "remembered.", static_cast<int>(state.zoom * 100 + 0.5f));
     ImGui::Separator();
     if (ImGui::MenuItem("Copy PyTorch code", "Ctrl+Shift+C")) Emit(state, CopyCode{});
     ImGui::EndMenu();
@@ -119,6 +167,7 @@ void DrawMenuBar(AppState& state) {
   if (ImGui::BeginMenu("Help")) {
     if (ImGui::MenuItem("Guided tour", "F1", state.tour.active))
       Emit(state, TourCommand{state.tour.active ? TourCommand::kSkip : TourCommand::kStart});
+    DrawAboutMenu();
     ImGui::Separator();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
     ImGui::TextUnformatted(
@@ -130,8 +179,9 @@ void DrawMenuBar(AppState& state) {
         "outlined in every heatmap. With a custom mask, click or drag on the heatmaps to paint "
         "it. Right-click a heatmap to export it.\n\n"
         "Keys: Ctrl+Z undo, Ctrl+Y redo, Ctrl+O open, Ctrl+S save, Ctrl+E export the heatmap "
-        "under the mouse, Ctrl+1..4 the views, Ctrl+Shift+C copy the PyTorch code, F1 the "
-        "guided tour.");
+        "under the mouse, Ctrl+1..4 the views, Ctrl+Shift+C copy the PyTorch code, Ctrl+= / "
+        "Ctrl+- zoom, Esc leaves a focused stage, F1 the guided tour. Tab and the arrow keys "
+        "move between controls, Space or Enter uses one.");
     ImGui::PopTextWrapPos();
     ImGui::EndMenu();
   }

@@ -67,16 +67,17 @@ void DrawRowSummary(const AppState& state, const RowVector& w, const PeakStats& 
   }
   const bool distribution = w.minCoeff() >= 0 && std::fabs(w.sum() - 1.0f) < 1e-3f;
   if (!distribution) {
-    ImGui::Text("max %.4f (\"%s\")   no entropy: this row is not a distribution",
+    ImGui::TextWrapped("max %.4f (\"%s\")   no entropy: this row is not a distribution",
                 stats.max_weight,
                 stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-");
     Tip("Entropy and effective keys need weights >= 0 that sum to 1. Dividing by the sum "
         "(z / \u03A3 z) of signed logits gives negative weights, and weights larger than 1.");
     return;
   }
-  ImGui::Text("max %.4f (\"%s\")   entropy %.3f nats = %.1f of %lld keys", stats.max_weight,
-              stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-", stats.entropy,
-              stats.effective_tokens, static_cast<long long>(n));
+  ImGui::TextWrapped("max %.4f (\"%s\")   entropy %.3f nats = %.1f of %lld keys",
+                     stats.max_weight,
+                     stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-",
+                     stats.entropy, stats.effective_tokens, static_cast<long long>(n));
   Tip("Effective keys = exp(entropy): how many keys the query averages over, in effect.");
 }
 
@@ -189,7 +190,7 @@ void DrawPeakingPanel(AppState& state) {
   ImGui::TextUnformatted("Softmax peaking");
   Tip("How concentrated one query's attention is. Entropy is -\xCE\xA3 w log w: log n when the "
       "n allowed keys share equally, 0 when one key takes everything.");
-  ImGui::SameLine(0, ImGui::GetFontSize());
+  BeginToolbarItem(false, LabeledWidth(ImGui::GetFontSize() * 9.0f, "query row"));
   DrawRowPicker(state, T);
 
   const RowVector w = st.Head(st.weights, state.batch, state.head).row(i);

@@ -173,6 +173,18 @@ void DrawWeightEditors(AppState& state, const Stages& st) {
 void DrawProjectionPanel(AppState& state) {
   const ProjectionSpec& p = state.scenario.projections;
   const Stages& st = ShownStages(state);
+  if (state.scenario.input.source == InputSource::kQkv) {
+    ImGui::TextWrapped("No projections: Q, K and V come directly from the input (source "
+                       "\"qkv\"), without X or W.");
+    int64_t heads = p.heads;
+    if (IntInput("heads", &heads, 1, 64,
+                 "Number of attention heads H. d_k must be divisible by H; head h uses columns "
+                 "h*d_k/H .. (h+1)*d_k/H - 1 of Q, K and V."))
+      Edit(
+          state, "heads", [heads](Scenario& s) { s.projections.heads = heads; },
+          "projections.heads");
+    return;
+  }
   DrawInitCombo(state, p, st);
   DrawSizes(state, p, st);
   DrawDrawOptions(state, p);

@@ -10,10 +10,16 @@ namespace attnlab::gui {
 void DrawStatusBar(AppState& state) {
   const Shape& sh = ShownStages(state).shape;
   char sizes[160];
-  std::snprintf(sizes, sizeof sizes, "B=%lld T=%lld d_in=%lld d_out=%lld heads=%lld d_k=%lld",
-                static_cast<long long>(sh.B), static_cast<long long>(sh.T),
-                static_cast<long long>(sh.d_in), static_cast<long long>(sh.d_out),
-                static_cast<long long>(sh.H), static_cast<long long>(sh.dh));
+  if (ShownStages(state).X.empty())  // Q, K, V given or drawn: no input width
+    std::snprintf(sizes, sizeof sizes, "B=%lld T=%lld d_out=%lld heads=%lld d_k=%lld",
+                  static_cast<long long>(sh.B), static_cast<long long>(sh.T),
+                  static_cast<long long>(sh.d_out), static_cast<long long>(sh.H),
+                  static_cast<long long>(sh.dh));
+  else
+    std::snprintf(sizes, sizeof sizes, "B=%lld T=%lld d_in=%lld d_out=%lld heads=%lld d_k=%lld",
+                  static_cast<long long>(sh.B), static_cast<long long>(sh.T),
+                  static_cast<long long>(sh.d_in), static_cast<long long>(sh.d_out),
+                  static_cast<long long>(sh.H), static_cast<long long>(sh.dh));
   const std::string right =
       state.recomputed.empty() ? sizes : std::string(sizes) + "   recomputed: " + state.recomputed;
   const float right_w = ImGui::CalcTextSize(right.c_str()).x;

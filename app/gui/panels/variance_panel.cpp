@@ -33,12 +33,12 @@ void DrawVarianceControls(AppState& state, const VarianceState& v) {
   ImGui::TextUnformatted("Why 1/\u221Ad_k");
   Tip("Draw q and k from N(0, 1) in d dimensions (torch.randn, the seed below): the dot "
       "product q\xC2\xB7k has variance d. Divided by \u221Ad it is back to 1, whatever d.");
-  ImGui::SameLine(0, ImGui::GetFontSize());
+  BeginToolbarItem(false, LabeledWidth(ImGui::GetFontSize() * 14.0f, "seed"));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.5f);
   uint64_t seed = v.seed;
   if (SeedInput("seed", &seed, "torch.manual_seed(seed) before drawing q and k for each d."))
     Emit(state, SetVarianceSeed{seed});
-  ImGui::SameLine(0, ImGui::GetFontSize());
+  BeginToolbarItem(false, LabeledWidth(ImGui::GetFontSize() * 6.0f, "trials"));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
   int trials = static_cast<int>(v.trials);
   if (ImGui::InputInt("trials", &trials, 500, 5000)) Emit(state, SetVarianceTrials{trials});

@@ -20,8 +20,17 @@
 
 namespace attnlab {
 
-/// The program for `scenario` (validated first), as Python 3 source text (UTF-8). Errors:
-/// ScenarioError as ValidateScenario.
+/// The program for `scenario` (validated first), as Python 3 source text (UTF-8): PyTorch, or
+/// NumPy in the NumPy notebook's style (np.random.seed, np.random.randn, np.matmul, a 0 / -inf
+/// mask added to the scaled scores, its own softmax) when input.generator is "numpy". For qkv
+/// input the program draws or writes q, k, v and sets Q, K, V = q, k, v (no X, no W).
+/// Errors: ScenarioError as ValidateScenario.
 std::string GeneratePyTorchCode(const Scenario& scenario);
+
+/// `program` (GeneratePyTorchCode's text) as a Jupyter notebook: nbformat 4 JSON (minor 4, no
+/// cell ids), one markdown cell of one line naming the program's library, then one code cell
+/// per step, the program cut at its blank lines (the steps GeneratePyTorchCode separates),
+/// so that the cells run in order are the program. UTF-8 text, ends with a newline.
+std::string ProgramAsNotebook(const std::string& program);
 
 }  // namespace attnlab

@@ -5,6 +5,7 @@
 // index b * H + h; the others are stacks of B matrices (see tensor.h).
 //
 //   X (B x T x d_in) --W_query/W_key/W_value (d_in x d_out)--> Q, K, V (B x T x d_out)
+//   (input.source "qkv": no X and no W, Q, K, V given or drawn directly; d_out = d_k)
 //   scores[b,h]  = Q_h K_h^T                                  (T x T, before scaling)
 //   logits[b,h]  = scores * multiplier / sqrt(dh), -inf where the mask forbids
 //   weights[b,h] = normalization(logits) row by row           (softmax, naive, sum, mean);
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/numpy_rng.h"
 #include "attnlab/rng.h"
 #include "attnlab/scenario.h"
 #include "attnlab/tensor.h"
@@ -30,11 +32,13 @@ namespace attnlab {
 /// Every intermediate of one run, kept for display. Shapes in the comments.
 struct Stages {
   Shape shape;                      ///< B, T, d_in, d_out, H, dh
+  Generator generator = Generator::kTorch;  ///< input.generator of the scenario run
   std::vector<std::string> tokens;  ///< T labels (text tokens, matrix tokens, or "x1".."xT")
   std::vector<int> token_ids;       ///< text input only: T ids into vocab
   std::vector<std::string> vocab;   ///< text input only: V entries
-  MatrixStack X;                    ///< B x T x d_in
-  std::array<Matrix, 3> W;          ///< W_query, W_key, W_value: d_in x d_out (x @ W)
+  MatrixStack X;                    ///< B x T x d_in; empty for qkv input
+  std::array<Matrix, 3> W;          ///< W_query, W_key, W_value: d_in x d_out (x @ W); 0 x 0
+                                    ///< for qkv input
   std::array<RowVector, 3> bias;    ///< 1 x d_out each, empty without bias
   Matrix out_proj_W;                ///< d_out x d_out (x @ W convention), empty without out_proj
   RowVector out_proj_bias;          ///< 1 x d_out, empty without out_proj
@@ -45,13 +49,38 @@ struct Stages {
   MatrixStack weights;              ///< (B*H) x T x T, attention weights
   MatrixStack weights_dropped;      ///< (B*H) x T x T, empty when dropout p == 0
   MatrixStack context;              ///< B x T x d_out (after out_proj when present)
-  double var_K = 0.0;  ///< K.var() over all elements, unbiased, accumulated in double and
-                       ///< rounded to float32 as torch.Tensor.var returns it (inf above FLT_MAX)
+  double var_K = 0.0;  ///< K.var() over all elements as torch.Tensor.var computes it
+                       ///< (stats.h kTorchUnbiased): a float32 value, inf above FLT_MAX
 
   /// The T x T matrix of a per-head stage for batch b, head h.
   const Matrix& Head(const MatrixStack& stage, int64_t b, int64_t h) const {
     return stage[static_cast<size_t>(b * shape.H + h)];
   }
+};
+
+/// The generator a scenario draws from (input.generator): PyTorch's or NumPy's legacy global
+/// one, with the calls the pipeline makes. NumPy's float64 draws are rounded to float32 (the
+/// pipeline computes in float32). Copyable: the engine keeps its state between stages.
+class DrawSource {
+ public:
+  /// A fresh process: torch's default seed, or NumPy unseeded (seeded 0 here; the scenario
+  /// reader refuses numpy draws that are not seeded).
+  explicit DrawSource(Generator kind = Generator::kTorch) : kind_(kind) {}
+  /// torch.manual_seed(seed) or np.random.seed(seed). Error: std::invalid_argument for a
+  /// numpy seed above 2**32 - 1 (ValidateScenario refuses it first).
+  void Seed(uint64_t seed);
+  /// torch.randn(n) or np.random.randn(n), as float32, C order.
+  std::vector<float> Normal(int64_t n);
+  /// torch.rand(n) or np.random.rand(n), as float32, C order.
+  std::vector<float> Uniform(int64_t n);
+  /// The torch generator (nn.Linear, nn.Embedding, dropout: torch only).
+  TorchGenerator& torch() { return torch_; }
+  Generator kind() const { return kind_; }
+
+ private:
+  Generator kind_;
+  TorchGenerator torch_;
+  NumpyGenerator numpy_;
 };
 
 /// How many times each stage group has been computed (to show and test that a temperature
@@ -79,6 +108,7 @@ class Engine {
 
  private:
   void ComputeInput(const Scenario& s);
+  void InputQkv(const InputSpec& in, DrawSource& gen);
   void ComputeProjections(const Scenario& s);
   void ComputeScores();
   void ComputeLogits(const Scenario& s);
@@ -90,8 +120,8 @@ class Engine {
   bool has_result_ = false;
   Stages stages_;
   RecomputeCounts counts_;
-  TorchGenerator gen_after_input_;        // generator state where the projections start
-  TorchGenerator gen_after_projections_;  // generator state where dropout starts
+  DrawSource gen_after_input_;        // generator state where the projections start
+  DrawSource gen_after_projections_;  // generator state where dropout starts
   // Weights are exactly +0 above the diagonal (causal fast path of the context product): false
   // when a row's normaliser is 0, negative or nan and PyTorch fills that row's masked cells.
   bool upper_is_zero_ = false;

@@ -18,11 +18,22 @@
 
 namespace attnlab {
 
-/// Which normal-distribution kernel to reproduce for tensors of 16 or more elements (§5B).
+/// Which of PyTorch's CPU kernels to reproduce: its AVX2 build or its generic one. They differ in
+/// normal draws of 16 or more elements (§5B) and in uniform_ with a width other than 1 (nn.Linear's
+/// initialisers among them), where only the AVX2 build fuses x * width + low (§3).
 enum class NormalKernel {
-  kAvx2,    ///< x86-64 AVX2 kernels (§5B-1): the default, portable and libm-free.
-  kScalar,  ///< no-AVX2 kernels (§5B-2), also used on ARM64 / Apple silicon; uses libm.
+  kAvx2,    ///< x86-64 AVX2 kernels (§5B-1): portable and libm-free.
+  kScalar,  ///< generic x86-64 kernels (§5B-2; ARM64 draws normals this way too); uses libm.
 };
+
+/// The kernel PyTorch's CPU dispatch runs on this machine, chosen at run time as PyTorch
+/// chooses it: kAvx2 when the CPU reports both AVX2 and FMA (every AVX-512 CPU does too),
+/// kScalar otherwise and on every other architecture. ATEN_CPU_CAPABILITY=default in the
+/// environment, PyTorch's own switch to its generic kernels, gives kScalar here too. Both
+/// kernels give the same bits whatever flags the binary was compiled with (explicit std::fma,
+/// -ffp-contract=off), so a generic x86-64 build matches PyTorch on every machine. Decided once
+/// per process.
+NormalKernel DetectNormalKernel();
 
 /// A PyTorch-compatible CPU generator: one MT19937 engine plus the cached double normal.
 ///
@@ -33,7 +44,9 @@ class TorchGenerator {
   /// PyTorch's default seed (default_rng_seed_val): the state of a fresh Python process.
   static constexpr uint64_t kDefaultSeed = 67280421310721ULL;
 
-  explicit TorchGenerator(uint64_t seed = kDefaultSeed, NormalKernel kernel = NormalKernel::kAvx2);
+  /// A generator seeded with `seed` that reproduces `kernel`'s results (normal_ and uniform_).
+  explicit TorchGenerator(uint64_t seed = kDefaultSeed,
+                          NormalKernel kernel = DetectNormalKernel());
 
   /// torch.manual_seed(seed): reseeds from the low 32 bits and clears the normal cache (§1).
   /// A negative Python seed is passed as its two's-complement uint64, as PyTorch does.
@@ -42,7 +55,8 @@ class TorchGenerator {
   /// The next 32-bit word of the MT19937 stream (`W()` in §1).
   uint32_t NextWord();
 
-  /// torch.rand(n) / Tensor.uniform_(low, high) on float32 (§3), with the AVX2 build's FMA.
+  /// torch.rand(n) / Tensor.uniform_(low, high) on float32 (§3), with the AVX2 build's FMA
+  /// (kAvx2) or the generic build's two roundings (kScalar).
   std::vector<float> Uniform(int64_t n, double low = 0.0, double high = 1.0);
 
   /// torch.randn(n) / Tensor.normal_(mean, std) on float32 (§5): the scalar path (double

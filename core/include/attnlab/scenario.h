@@ -38,8 +38,13 @@ class ScenarioError : public std::runtime_error {
   std::string field_;
 };
 
-/// input.source: where X comes from (see InputSpec).
-enum class InputSource { kMatrix, kText, kRandn };
+/// input.source: where X comes from (see InputSpec); qkv: no X, Q, K and V directly.
+enum class InputSource { kMatrix, kText, kRandn, kQkv };
+/// input.generator: whose random generator the draws reproduce. kTorch: torch.manual_seed and
+/// torch.randn / torch.rand (rng.h). kNumpy: NumPy's legacy global generator, np.random.seed
+/// and np.random.randn / np.random.rand (numpy_rng.h), float64 draws rounded to float32 (the
+/// pipeline computes in float32). NumPy has no nn.Linear, nn.Embedding or nn.Dropout.
+enum class Generator { kTorch, kNumpy };
 /// projections.init: how W_query, W_key, W_value are made (see ProjectionSpec).
 enum class ProjectionInit { kIdentity, kTorchRand, kRandn, kLinear, kMatrix };
 /// Whether `init` draws W from the generator (torch_rand, randn, linear): then d_out is needed
@@ -57,6 +62,7 @@ enum class Normalization { kSoftmax, kSoftmaxNaive, kSum, kMean };
 
 /// The spec's names: "matrix", "torch_rand", "query", "causal", "softmax_naive", ...
 const char* Name(InputSource v);
+const char* Name(Generator v);
 const char* Name(ProjectionInit v);
 const char* Name(Projection v);
 const char* Name(MaskKind v);
@@ -78,9 +84,22 @@ struct InputSpec {
   // text and randn
   int64_t d_in = 0;
   uint64_t seed = 0;
-  // randn: X = torch.randn(batch, length, d_in) right after torch.manual_seed(seed).
+  // randn: X = torch.randn(batch, length, d_in) right after torch.manual_seed(seed)
+  // (np.random.seed(seed); np.random.randn(batch, length, d_in) with the numpy generator).
   int64_t batch = 1;
   int64_t length = 0;
+  // The generator of every draw of the scenario (input, projections). Default torch.
+  Generator generator = Generator::kTorch;
+  // qkv, drawn (Q, K, V empty): after the seed, q = randn(batch, length, d_k),
+  // k = randn(batch, length, d_k), v = randn(batch, length, d_v) in `order`.
+  // qkv, given: Q, K (B x T x d_k) and V (B x T x d_v) as written; tokens as for matrix.
+  // The heads of a qkv scenario are ProjectionSpec::heads (input.heads in the file).
+  int64_t d_k = 0;
+  int64_t d_v = 0;  ///< 0: d_k
+  std::array<Projection, 3> order = {Projection::kQuery, Projection::kKey, Projection::kValue};
+  MatrixStack Q, K, V;
+  /// qkv with Q, K and V given as matrices (not drawn).
+  bool QkvGiven() const { return source == InputSource::kQkv && !Q.empty(); }
 };
 
 /// "projections": how W_query, W_key, W_value (d_in x d_out, x @ W convention) are made.
@@ -122,7 +141,8 @@ struct Scenario {
   DropoutSpec dropout;
 };
 
-/// The sizes a scenario resolves to. For text input this tokenizes the text.
+/// The sizes a scenario resolves to. For text input this tokenizes the text. For qkv input
+/// there is no X and no W: d_in = 0 and d_out = d_k.
 struct Shape {
   int64_t B = 1, T = 0, d_in = 0, d_out = 0, H = 1, dh = 0;
   int64_t vocab = 0;  ///< V for text input, else 0
@@ -131,8 +151,10 @@ struct Shape {
 /// Parses and validates a scenario from JSON text.
 /// Errors: ScenarioError naming the field (unknown field, wrong type, impossible shape,
 /// out-of-range value, a number beyond a double such as 1e400, a seed outside torch.manual_seed's
-/// [-2^63, 2^64), too large for kMaxStageBytes: the size most out of line), or, for broken
-/// JSON, the line and column.
+/// [-2^63, 2^64) or, with input.generator "numpy", outside np.random.seed's [0, 2^32 - 1], what
+/// NumPy has no counterpart for (text input, init "linear", dropout p > 0 with "numpy"),
+/// "projections" given with input.source "qkv", too large for kMaxStageBytes: the size most out
+/// of line), or, for broken JSON, the line and column.
 Scenario ParseScenario(const std::string& json_text);
 
 /// Validates a scenario built in code (the GUI's edits) exactly as ParseScenario does, and

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Regenerates the PyTorch goldens (tools/make_goldens.py with tools/torch_oracle.py) into a
+# temporary folder and checks they equal the committed tests/golden byte for byte: rng.json,
+# rng_generic.json, variance.json and every scenarios/*.json. Needs Debian's python3-torch; exits 77 (skipped)
+# without it.  usage: tools/check_goldens.sh [PYTHON]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${1:-/usr/bin/python3}
+if ! "$python" -c "import torch" 2>/dev/null; then
+  echo "skipped: $python has no torch"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$python" tools/make_goldens.py --out "$tmp" >/dev/null
+diff -r --brief tests/golden/scenarios "$tmp/scenarios"
+cmp tests/golden/rng.json "$tmp/rng.json"
+cmp tests/golden/rng_generic.json "$tmp/rng_generic.json"
+cmp tests/golden/variance.json "$tmp/variance.json"
+echo "goldens regenerated identically: $(ls "$tmp/scenarios" | wc -l) scenarios, rng, variance"

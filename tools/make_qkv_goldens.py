@@ -1,0 +1,266 @@
+#!/usr/bin/python3
+"""Writes tests/golden/qkv/*.json: scenarios with input.source "qkv" and/or input.generator
+"numpy", with every stage computed by real PyTorch (float32) from draws made by real PyTorch
+(torch.manual_seed, torch.randn, torch.rand) or real NumPy (np.random.seed, np.random.randn,
+np.random.rand, rounded to float32 as the app does), plus the notebooks' variance prints
+("stats": torch's Tensor.var() of the float32 stages; NumPy's ndarray.var() of the float32
+stages widened to float64 for numpy scenarios).
+
+Each file: {"scenario": ..., "expected": {stage: values}, "torch": version, "numpy": version}.
+Needs Debian's python3-torch and python3-numpy (run with /usr/bin/python3); the tests read the
+JSON only. This is its own small oracle for these scenarios (softmax, softmax_naive, sum, mean;
+none, causal and custom masks; heads; identity, randn, torch_rand and matrix projections).
+
+    /usr/bin/python3 tools/make_qkv_goldens.py
+"""
+import json
+import math
+import os
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "tests", "golden", "qkv")
+FMT = "attention-lab/scenario@1"
+
+
+def f32_list(t):
+    """Nested lists of the float32 values, as shortest-repr floats (inf/nan as strings)."""
+    def conv(x):
+        if isinstance(x, list):
+            return [conv(y) for y in x]
+        v = float(np.float32(x))
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return float(repr(np.float32(v)))
+    return conv(t.tolist())
+
+
+class Draws:
+    """The scenario's generator: torch's or NumPy's legacy global one, float32 results."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def seed(self, s):
+        if self.kind == "numpy":
+            np.random.seed(s)
+        else:
+            torch.manual_seed(s)
+
+    def randn(self, *shape):
+        if self.kind == "numpy":
+            return torch.from_numpy(np.random.randn(*shape).astype(np.float32))
+        return torch.randn(*shape)
+
+    def rand(self, *shape):
+        if self.kind == "numpy":
+            return torch.from_numpy(np.random.rand(*shape).astype(np.float32))
+        return torch.rand(*shape)
+
+
+def inputs(scn):
+    """X (or None) and Q, K, V as (B, T, d) float32 tensors, and the token labels."""
+    inp, proj = scn["input"], scn.get("projections")
+    g = Draws(inp.get("generator", "torch"))
+    if inp["source"] == "qkv":
+        if "Q" in inp:
+            q, k, v = (torch.tensor(inp[n], dtype=torch.float32) for n in "QKV")
+            q, k, v = (t if t.dim() == 3 else t.unsqueeze(0) for t in (q, k, v))
+        else:
+            g.seed(inp["seed"])
+            shape = (inp.get("batch", 1), inp["length"], inp["d_k"])
+            drawn = {}
+            for name in inp.get("order", ["query", "key", "value"]):
+                drawn[name] = g.randn(*shape)
+            q, k, v = drawn["query"], drawn["key"], drawn["value"]
+        T = q.shape[1]
+        return None, None, (q, k, v), inp.get("tokens", ["x%d" % (i + 1) for i in range(T)])
+    if inp["source"] == "randn":
+        g.seed(inp["seed"])
+        X = g.randn(inp.get("batch", 1), inp["length"], inp["d_in"])
+    else:
+        X = torch.tensor(inp["values"], dtype=torch.float32)
+        X = X if X.dim() == 3 else X.unsqueeze(0)
+    init, d_in = proj["init"], X.shape[-1]
+    W = {}
+    if init in ("randn", "torch_rand"):
+        if proj.get("seed") is not None:
+            g.seed(proj["seed"])
+        for name in proj.get("order", ["query", "key", "value"]):
+            W[name] = (g.randn if init == "randn" else g.rand)(d_in, proj["d_out"])
+    elif init == "matrix":
+        for name in ("query", "key", "value"):
+            W[name] = torch.tensor(proj["W_" + name], dtype=torch.float32)
+    else:
+        for name in ("query", "key", "value"):
+            W[name] = torch.eye(d_in)
+    qkv = tuple(X @ W[n] for n in ("query", "key", "value"))
+    T = X.shape[1]
+    return X, W, qkv, inp.get("tokens", ["x%d" % (i + 1) for i in range(T)])
+
+
+def attention(scn, q, k, v, heads):
+    B, T, d = q.shape
+    dh = d // heads
+    split = lambda t: t.view(B, T, heads, dh).transpose(1, 2)  # noqa: E731
+    qh, kh, vh = split(q), split(k), split(v)
+    scores = qh @ kh.transpose(-2, -1)
+    sc = scn.get("scaling", {})
+    logits = scores
+    if sc.get("multiplier", 1.0) != 1.0:
+        logits = logits * sc["multiplier"]
+    if sc.get("sqrt_dk", True):
+        logits = logits / torch.tensor(math.sqrt(dh), dtype=torch.float32)
+    mk = scn.get("mask", {}).get("kind", "none")
+    allowed = torch.ones(T, T)
+    if mk == "causal":
+        allowed = torch.tril(torch.ones(T, T))
+    elif mk == "custom":
+        allowed = torch.tensor(scn["mask"]["allowed"], dtype=torch.float32)
+    if mk != "none":
+        logits = logits.masked_fill(allowed == 0, float("-inf"))
+    norm = scn.get("normalization", "softmax")
+    if norm == "softmax":
+        weights = torch.softmax(logits, dim=-1)
+    elif norm == "softmax_naive":
+        weights = torch.exp(logits) / torch.exp(logits).sum(dim=-1, keepdim=True)
+    elif norm == "sum":
+        z = logits.masked_fill(allowed == 0, 0.0)
+        weights = z / z.sum(dim=-1, keepdim=True)
+    else:
+        weights = (allowed / allowed.sum(dim=-1, keepdim=True)).expand_as(scores)
+    context = (weights @ vh).transpose(1, 2).contiguous().view(B, T, d)
+    return scores, logits, weights, allowed, context
+
+
+def stats(kind, stages):
+    out = {}
+    for key, t in stages.items():
+        if kind == "numpy":
+            v = float(t.numpy().astype(np.float64).var())
+        else:
+            v = float(t.var())
+        out[key] = "nan" if math.isnan(v) else ("inf" if math.isinf(v) else v)
+    return out
+
+
+def run(scn):
+    X, W, (q, k, v), tokens = inputs(scn)
+    heads = (scn["input"] if scn["input"]["source"] == "qkv" else scn["projections"]).get("heads", 1)
+    scores, logits, weights, allowed, context = attention(scn, q, k, v, heads)
+    ex = {"Q": f32_list(q), "K": f32_list(k), "V": f32_list(v), "scores": f32_list(scores),
+          "logits": f32_list(logits), "weights": f32_list(weights), "context": f32_list(context),
+          "mask": allowed.to(torch.int64).tolist(), "tokens": tokens}
+    if X is not None:
+        ex["X"] = f32_list(X)
+        for n in ("query", "key", "value"):
+            ex["W_" + n] = f32_list(W[n])
+    kind = scn["input"].get("generator", "torch")
+    ex["stats"] = stats(kind, {"var_q": q, "var_k": k, "var_scores": scores,
+                               "var_logits": logits, "var_weights": weights})
+    return ex
+
+
+def qkv(generator, seed, length, d_k, **kw):
+    inp = {"source": "qkv", "seed": seed, "length": length, "d_k": d_k}
+    if generator != "torch":
+        inp["generator"] = generator
+    inp.update(kw)
+    return inp
+
+
+def scenario(title, inp, proj=None, mask="none", norm="softmax", scaling=None, allowed=None):
+    s = {"format": FMT, "title": title, "input": inp}
+    if proj is not None:
+        s["projections"] = proj
+    s["mask"] = {"kind": mask}
+    if allowed is not None:
+        s["mask"]["allowed"] = allowed
+    s["normalization"] = norm
+    if scaling is not None:
+        s["scaling"] = scaling
+    return s
+
+
+def given_qkv():
+    torch.manual_seed(5)
+    q, k, v = torch.randn(3, 4), torch.randn(3, 4), torch.randn(3, 4)
+    return {"source": "qkv", "Q": f32_list(q), "K": f32_list(k), "V": f32_list(v),
+            "tokens": ["a", "b", "c"]}
+
+
+CASES = {
+    "numpy-masked-seed0": scenario("NumPy notebook, seed 0", qkv("numpy", 0, 4, 8),
+                                   mask="causal"),
+    "numpy-odd-counts": scenario("numpy, 15 draws each: the cached Gaussian crosses q, k, v",
+                                 qkv("numpy", 2**32 - 1, 3, 5,
+                                     order=["value", "key", "query"]),
+                                 scaling={"sqrt_dk": False, "multiplier": 0.5}),
+    "numpy-batch-heads-naive": scenario("numpy, B = 2, 3 heads", qkv("numpy", 1, 3, 6, batch=2,
+                                                                     heads=3),
+                                        mask="custom", norm="softmax_naive",
+                                        allowed=[[1, 0, 1], [1, 1, 0], [0, 1, 1]]),
+    "numpy-randn-projections": scenario(
+        "numpy randn X (15 draws) then randn W continuing the cached Gaussian",
+        {"source": "randn", "generator": "numpy", "length": 5, "d_in": 3, "seed": 7},
+        {"init": "randn", "d_out": 4, "heads": 2}, mask="causal", norm="sum"),
+    "numpy-matrix-rand-W": scenario(
+        "numpy rand W after its own seed",
+        {"source": "matrix", "generator": "numpy", "values": [[1.0, 0.5], [-0.25, 2.0],
+                                                              [0.0, 1.5]]},
+        {"init": "torch_rand", "d_out": 3, "seed": 9, "order": ["key", "value", "query"]},
+        norm="mean", mask="causal"),
+    "torch-qkv-kqv-heads": scenario("torch qkv, key first, B = 2, 2 heads",
+                                    qkv("torch", 42, 5, 8, batch=2, heads=2,
+                                        order=["key", "query", "value"]),
+                                    mask="causal"),
+    "torch-qkv-small": scenario("torch qkv, 6 draws each (the scalar path)",
+                                qkv("torch", 74, 2, 3)),
+    "torch-qkv-given": scenario("Q, K, V given", given_qkv(), norm="mean"),
+}
+
+
+def numpy_notebook(seed):
+    """The cells of the NumPy notebook numpy-scaled-masked-attention, in float64, run right
+    after np.random.seed(seed) (the notebook itself ran unseeded): what the numpy-masked preset
+    must show."""
+    np.random.seed(seed)
+    L, d_k, d_v = 4, 8, 8
+    q, k, v = np.random.randn(L, d_k), np.random.randn(L, d_k), np.random.randn(L, d_v)
+    scores = np.matmul(q, k.T)
+    scaled = scores / math.sqrt(d_k)
+    mask = np.tril(np.ones((L, L)))
+    mask[mask == 0] = -np.inf
+    mask[mask == 1] = 0
+    e = np.exp(scaled + mask)  # the notebook's own softmax: no max subtracted
+    attention = (e.T / np.sum(e, axis=-1)).T
+    new_v = np.matmul(attention, v)
+    return {"seed": seed, "q": q.tolist(), "k": k.tolist(), "v": v.tolist(),
+            "scores": scores.tolist(), "scaled": scaled.tolist(), "attention": attention.tolist(),
+            "new_v": new_v.tolist(), "q.var()": q.var(), "k.var()": k.var(),
+            "np.matmul(q, k.T).var()": scores.var(), "scaled.var()": scaled.var()}
+
+
+def main():
+    nb = os.path.join(OUT, "..", "notebooks")
+    os.makedirs(nb, exist_ok=True)
+    with open(os.path.join(nb, "numpy-masked.json"), "w") as f:
+        json.dump({"made_by": "tools/make_qkv_goldens.py", "numpy": np.__version__,
+                   "cells": numpy_notebook(0)}, f, indent=1)
+        f.write("\n")
+    os.makedirs(OUT, exist_ok=True)
+    for name, scn in CASES.items():
+        doc = {"scenario": scn, "expected": run(scn), "torch": torch.__version__,
+               "numpy": np.__version__}
+        with open(os.path.join(OUT, name + ".json"), "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+    print("wrote", len(CASES), "files to", os.path.normpath(OUT))
+
+
+if __name__ == "__main__":
+    main()

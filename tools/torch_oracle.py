@@ -1,0 +1,229 @@
+#!/usr/bin/python3
+"""The PyTorch oracle of the scenario format (attention-lab/scenario@1): every stage of a
+scenario computed with real PyTorch, as the notebooks compute it. tools/make_goldens.py writes
+its results into tests/golden/scenarios/; the engine (core/src/pipeline.cpp) is tested against
+them. The format itself is described in docs/scenario-format.md.
+
+Run with Debian's interpreter, which has torch (python3-torch):
+
+  /usr/bin/python3 tools/torch_oracle.py SCENARIO.json > EXPECTED.json
+
+The output is one JSON object: X, Q, K, V, scores, logits, weights, context, mask, W_query,
+W_key, W_value (nested lists of numbers; "nan", "inf", "-inf" as strings), var_K, tokens, and for
+text input token_ids and vocab; weights_dropped comes first when dropout is on.
+
+Every operation is PyTorch's own, in the order a notebook writes it (scores * multiplier, then
+/ sqrt(dh); masked_fill(-inf); softmax over the last dimension; ...), because that order is
+what fixes the float32 results the engine must reproduce.
+"""
+import json
+import math
+import re
+import sys
+
+import torch
+
+# The notebooks' SimpleTokenizer split: punctuation marks, a double dash, or one whitespace
+# character (Python's \s on str: Unicode spaces included), each kept as its own piece.
+SPLIT_PATTERN = re.compile(r'([,.:;?_!"()\']|--|\s)')
+DEFAULT_SPECIALS = ["<|endoftext|>", "<|unk|>"]
+PROJECTION_NAMES = ("query", "key", "value")
+DRAWING_INITS = {"torch_rand", "randn", "linear"}
+
+
+def split_text(text, tokenizer):
+    """The tokens of `text`: chars keeps every character; words drops whitespace pieces and
+    strips the rest; words_and_spaces keeps every non-empty piece, spaces too."""
+    if tokenizer == "chars":
+        return list(text)
+    pieces = SPLIT_PATTERN.split(text)
+    if tokenizer == "words_and_spaces":
+        return [piece for piece in pieces if piece]
+    if tokenizer == "words":
+        stripped = (piece.strip() for piece in pieces)
+        return [piece for piece in stripped if piece]
+    raise ValueError("unknown tokenizer: %r" % tokenizer)
+
+
+def default_labels(count):
+    return ["x%d" % (i + 1) for i in range(count)]
+
+
+def input_from_matrix(spec):
+    X = torch.tensor(spec["values"], dtype=torch.float32)
+    if X.dim() == 2:  # one matrix: a batch of one
+        X = X[None]
+    labels = spec.get("tokens") or default_labels(X.shape[1])
+    return X, {"tokens": labels}
+
+
+def input_from_text(spec):
+    tokens = split_text(spec["text"], spec.get("tokenizer", "words"))
+    vocab = sorted(set(tokens)) + list(spec.get("special_tokens", DEFAULT_SPECIALS))
+    first_index = {}
+    for i, word in enumerate(vocab):
+        first_index.setdefault(word, i)
+    ids = [first_index[t] for t in tokens]
+    torch.manual_seed(spec["seed"])
+    table = torch.nn.Embedding(len(vocab), spec["d_in"]).weight.detach()
+    X = table[torch.tensor(ids)][None].clone()
+    return X, {"tokens": tokens, "token_ids": ids, "vocab": vocab}
+
+
+def input_from_randn(spec):
+    torch.manual_seed(spec["seed"])
+    X = torch.randn(spec.get("batch", 1), spec["length"], spec["d_in"])
+    return X, {"tokens": default_labels(X.shape[1])}
+
+
+INPUT_SOURCES = {"matrix": input_from_matrix, "text": input_from_text, "randn": input_from_randn}
+
+
+def make_weight(init, spec, name, d_in, d_out):
+    """One projection's (W, bias or None), drawn from the generator where `init` draws."""
+    if init == "identity":
+        return torch.eye(d_in), None
+    if init == "torch_rand":
+        return torch.rand(d_in, d_out), None
+    if init == "randn":
+        return torch.randn(d_in, d_out), None
+    if init == "linear":  # nn.Linear stores d_out x d_in; the format's W is x @ W: transpose
+        layer = torch.nn.Linear(d_in, d_out, bias=spec.get("bias", False))
+        bias = None if layer.bias is None else layer.bias.detach()
+        return layer.weight.detach().T.contiguous(), bias
+    if init == "matrix":
+        return torch.tensor(spec["W_" + name], dtype=torch.float32), None
+    raise ValueError("unknown projections.init: %r" % init)
+
+
+def make_projections(spec, d_in):
+    """W and bias per projection name, the output Linear (or None) and d_out."""
+    init = spec["init"]
+    d_out = d_in if init == "identity" else spec["d_out"]
+    if init in DRAWING_INITS and spec.get("seed") is not None:
+        torch.manual_seed(spec["seed"])
+    weights, biases = {}, {}
+    for name in spec.get("order", list(PROJECTION_NAMES)):
+        weights[name], bias = make_weight(init, spec, name, d_in, d_out)
+        if bias is not None:
+            biases[name] = bias
+    out_layer = None
+    if init == "linear" and spec.get("out_proj", False):
+        out_layer = torch.nn.Linear(d_out, d_out, bias=True)
+    return weights, biases, out_layer, d_out
+
+
+def allowed_cells(mask, T):
+    kind = mask.get("kind", "none")
+    if kind == "none":
+        return torch.ones(T, T, dtype=torch.bool)
+    if kind == "causal":
+        return torch.ones(T, T, dtype=torch.bool).tril()
+    if kind == "custom":
+        return torch.tensor(mask["allowed"]) != 0
+    raise ValueError("unknown mask.kind: %r" % kind)
+
+
+def normalize(logits, allowed, how, shape):
+    """weights from logits, row by row over the keys (the last dimension)."""
+    if how == "softmax":
+        return logits.softmax(dim=-1)
+    if how == "softmax_naive":
+        exps = logits.exp()
+        return exps / exps.sum(dim=-1, keepdim=True)
+    if how == "sum":
+        kept = logits.masked_fill(~allowed, 0.0)
+        return kept / kept.sum(dim=-1, keepdim=True)
+    if how == "mean":
+        ones = allowed.float()
+        return (ones / ones.sum(dim=-1, keepdim=True)).expand(*shape).clone()
+    raise ValueError("unknown normalization: %r" % how)
+
+
+def split_heads(M, B, T, heads, dh):
+    return M.view(B, T, heads, dh).transpose(1, 2)
+
+
+def run(scenario):
+    """Every stage of `scenario` (a parsed scenario@1 object) as tensors, plus var_K and the
+    token lists, in the order the goldens store them."""
+    X, labels = INPUT_SOURCES[scenario["input"]["source"]](scenario["input"])
+    B, T, d_in = X.shape
+    proj_spec = scenario["projections"]
+    W, bias, out_layer, d_out = make_projections(proj_spec, d_in)
+    heads = proj_spec.get("heads", 1)
+    dh = d_out // heads
+
+    projected = {}
+    for name in PROJECTION_NAMES:
+        projected[name] = X @ W[name]
+        if name in bias:
+            projected[name] = projected[name] + bias[name]
+    Q, K, V = (projected[name] for name in PROJECTION_NAMES)
+    q, k, v = (split_heads(M, B, T, heads, dh) for M in (Q, K, V))
+
+    scores = q @ k.transpose(2, 3)
+    scaling = scenario.get("scaling", {})
+    logits = scores * scaling.get("multiplier", 1.0)
+    if scaling.get("sqrt_dk", True):
+        logits = logits / math.sqrt(dh)
+    allowed = allowed_cells(scenario.get("mask", {}), T)
+    logits = logits.masked_fill(~allowed, float("-inf"))
+    weights = normalize(logits, allowed, scenario.get("normalization", "softmax"),
+                        (B, heads, T, T))
+
+    stages = {}
+    dropout = scenario.get("dropout", {})
+    attended = weights
+    if dropout.get("p", 0.0) > 0:
+        if dropout.get("seed") is not None:
+            torch.manual_seed(dropout["seed"])
+        layer = torch.nn.Dropout(dropout["p"])
+        layer.train()
+        attended = layer(weights)
+        stages["weights_dropped"] = attended
+    context = (attended @ v).transpose(1, 2).contiguous().view(B, T, d_out)
+    if out_layer is not None:
+        context = out_layer(context)
+
+    stages.update(X=X, Q=Q, K=K, V=V, scores=scores, logits=logits, weights=weights,
+                  context=context, mask=allowed.int(), W_query=W["query"], W_key=W["key"],
+                  W_value=W["value"])
+    stages["var_K"] = K.var().item()
+    stages.update(labels)
+    return stages
+
+
+def plain(value):
+    """A tensor, number or list as JSON-ready values: tensors as nested lists, non-finite
+    floats as the strings "nan", "inf" and "-inf"."""
+    if isinstance(value, torch.Tensor):
+        if value.dim() == 0:
+            return plain(value.item())
+        return [plain(row) for row in value]
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+def expected(scenario):
+    """run(scenario) with every value made plain: what a golden's "expected" holds."""
+    return {key: plain(value) for key, value in run(scenario).items()}
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write("usage: torch_oracle.py SCENARIO.json\n")
+        return 2
+    with open(argv[1]) as f:
+        scenario = json.load(f)
+    torch.set_grad_enabled(False)
+    json.dump(expected(scenario), sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
