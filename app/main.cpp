@@ -177,6 +177,7 @@ void StartState(attnlab::gui::AppState& state, const attnlab::gui::StartPoint& s
   namespace gui = attnlab::gui;
   gui::StartScenario(state, start.scenario, start.preset_id);
   state.scenario_path = start.path;
+  if (start.figure) gui::ApplyFigureView(state, *start.figure);
   if (!start.message.empty()) {
     state.status = start.message;
     state.status_is_error = true;

@@ -12,6 +12,7 @@
 
 #include "attnlab/export.h"
 #include "attnlab/figure.h"
+#include "attnlab/figure_meta.h"
 #include "attnlab/file_io.h"
 #include "attnlab/presets.h"
 #include "attnlab/rng.h"
@@ -105,9 +106,11 @@ TEST_F(Cli, ExportWritesThePngTheLibraryRenders) {
   const Result r = RunCli("export dog-attacks-cat --stage weights --scale 2 -o " + Path("w.png"));
   ASSERT_EQ(r.status, 0) << r.err;
   const Scenario s = LoadPreset("dog-attacks-cat");
-  const std::string want =
-      EncodePng(RenderFigure(ExtractStage(RunScenario(s), s, Stage::kWeights, 0, 0), {.scale = 2}));
-  EXPECT_TRUE(ReadFile(Path("w.png")) == want);  // the command line adds nothing of its own
+  const std::string want = EmbedPngText(
+      EncodePng(RenderFigure(ExtractStage(RunScenario(s), s, Stage::kWeights, 0, 0), {.scale = 2})),
+      kFigureMetadataKey, FigureMetadata(s, {Stage::kWeights}, 0, 0, {.scale = 2}));
+  // The command line adds nothing of its own but the scenario and the view options.
+  EXPECT_TRUE(ReadFile(Path("w.png")) == want);
   const Result csv = RunCli("export raschka-journey --stage context -o " + Path("c.csv"));
   ASSERT_EQ(csv.status, 0) << csv.err;
   EXPECT_EQ(ReadFile(Path("c.csv")).substr(0, 13), "query,d0,d1\nY");
@@ -221,7 +224,7 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
       {"frobnicate", "frobnicate"},
       {"export raschka-journey --stage attention -o " + out,
        "--stage \"attention\" is not a stage (X, Q, K, V, scores, mask, logits, weights, "
-       "weights_dropped, context)"},
+       "weights_dropped, context, or pipeline)"},
       {"export raschka-journey --stage weights --head 2 -o " + out,
        "head 2 is out of range: the scenario has 1 head (0)"},
       {"export karpathy-head --stage weights --batch 4 -o " + out,

@@ -368,12 +368,31 @@ export weights )" + Path("fixed.png") + "\n");
       "export dog-attacks-cat --stage weights --values off --range data -o " + Path("cli-data.png"),
       false);
   ASSERT_EQ(data.status, 0) << data.err;
+  // The figures carry the view options: the window's "fixed" is the command line's --range fixed.
   const Result fixed = RunApp(
-      "export dog-attacks-cat --stage weights --values off -o " + Path("cli-fixed.png"), false);
+      "export dog-attacks-cat --stage weights --values off --range fixed -o " +
+          Path("cli-fixed.png"),
+      false);
   ASSERT_EQ(fixed.status, 0) << fixed.err;
   EXPECT_EQ(ReadFile(Path("data.png")), ReadFile(Path("cli-data.png")));
   EXPECT_EQ(ReadFile(Path("fixed.png")), ReadFile(Path("cli-fixed.png")));
   EXPECT_NE(ReadFile(Path("data.png")), ReadFile(Path("fixed.png")));
+}
+
+// A figure opens as the scenario and the view that made it: the window's export of it is the
+// command line's figure, byte for byte (scenario, batch, weights range and values included).
+TEST_F(Gui, AFigureOpensAsItsScenarioAndView) {
+  const Result cli = RunApp("export karpathy-head --stage weights --batch 2 --range log "
+                            "--values on -o " + Path("cli.png"),
+                            false);
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  const std::string script =
+      Write("fig.script", "export weights " + Path("window.png") + "\nsave " +
+                              Path("saved.json") + "\n");
+  const Result r = RunApp(Path("cli.png") + " --script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(ReadFile(Path("window.png")) == ReadFile(Path("cli.png")));
+  EXPECT_EQ(ParseScenario(ReadFile(Path("saved.json"))).title, LoadPreset("karpathy-head").title);
 }
 
 TEST_F(Gui, BadEditShowsTheErrorAndKeepsTheLastHeatmaps) {

@@ -10,6 +10,12 @@ packages=(
   libeigen3-dev nlohmann-json3-dev libcli11-dev
   # figures: PNG writing and TrueType text (stb), the font
   libstb-dev fonts-dejavu-core
+  # figures: PDF drawn by cairo with text shaped by pango; PDF text checked by pdftotext in tests
+  libcairo2-dev
+  libpango1.0-dev
+  poppler-utils
+  # tests: SVG figures checked as XML by xmllint
+  libxml2-utils
   # the window: Dear ImGui 1.86 (GLFW + OpenGL3 backends), GLFW, glad 2 (loader made at build time)
   libimgui-dev libglfw3-dev python3-glad libgl-dev
   # tests and benchmarks; the GUI tests run under a virtual X server with Mesa's llvmpipe

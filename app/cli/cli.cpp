@@ -8,7 +8,7 @@
 //   attention-lab code SCENARIO.json|PRESET_ID [-o OUT.py|OUT.ipynb]  the program behind it
 //   attention-lab export SCENARIO.json|PRESET_ID --stage S [--head H] [--batch B]
 //                [--colormap NAME] [--scale N] [--values auto|on|off] [--range auto|fixed|data|per-row|log]
-//                [--format png|csv|npy]
+//                [--format png|svg|pdf|csv|npy] [--dpi N] [--width 8cm|80mm|3.5in]   (--stage A,B,C or pipeline: one multi-panel figure)
 //                -o OUT.png    (or --all -o DIR: every stage, head and batch)
 #include "cli/cli.h"
 
@@ -26,6 +26,7 @@
 #include "attnlab/experiments.h"
 #include "attnlab/export.h"
 #include "attnlab/figure.h"
+#include "attnlab/figure_meta.h"
 #include "attnlab/file_io.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/presets.h"
@@ -56,13 +57,14 @@ void CheckNotInput(const std::string& out) {
                      "input (choose another output)");
 }
 
-/// A scenario from a file path, or else a preset id. Errors name the file or the id.
+/// A scenario from a file path (a scenario JSON, or a figure that carries one: figure_meta.h),
+/// or else a preset id. Errors name the file or the id.
 Scenario LoadScenarioArg(const std::string& arg) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(arg, ec)) {
     InputFile() = arg;
     try {
-      return ParseScenario(ReadFile(arg));
+      return ScenarioFromFileBytes(ReadFile(arg));
     } catch (const ScenarioError& e) {
       throw UsageError(arg + ": " + e.what());
     }
@@ -130,12 +132,56 @@ int Dump(const std::string& input, const std::string& out) {
 struct ExportArgs {
   std::string input, out, stage, colormap, values = "auto", format, range = "auto";
   std::string head = "0", batch = "0", scale = "1";  // integers, parsed by ParseInteger
+  std::string dpi, width;                            // --dpi 300, --width 8cm
   bool all = false;
 };
+
+/// The stages of --stage: one name, several separated by commas (one multi-panel figure), or
+/// "pipeline": X, Q, K, V, scores, mask (unless there is none), logits, weights,
+/// weights_dropped (with dropout) and context. Errors: UsageError naming an unknown stage.
+std::vector<Stage> ExportStages(const std::string& text, const Scenario& scenario) {
+  std::vector<Stage> stages;
+  if (text == "pipeline") {
+    for (Stage s : AllStages())
+      if ((s != Stage::kMask || scenario.mask.kind != MaskKind::kNone) &&
+          (s != Stage::kWeightsDropped || scenario.dropout.p > 0))
+        stages.push_back(s);
+    return stages;
+  }
+  for (size_t start = 0; start <= text.size();) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, comma - start);
+    const std::optional<Stage> stage = ParseStage(name);
+    if (!stage) {
+      std::string known;
+      for (Stage s : AllStages()) known += (known.empty() ? "" : ", ") + std::string(StageName(s));
+      throw UsageError("--stage \"" + name + "\" is not a stage (" + known + ", or pipeline)");
+    }
+    stages.push_back(*stage);
+    start = comma + 1;
+  }
+  return stages;
+}
+
+/// --width's text ("8cm", "80mm", "3.5in") in inches. Errors: UsageError.
+double ParseWidth(const std::string& text) {
+  static const std::pair<const char*, double> units[] = {{"cm", 2.54}, {"mm", 25.4}, {"in", 1}};
+  for (const auto& [unit, per_inch] : units) {
+    const size_t n = text.size() - std::min(text.size(), std::strlen(unit));
+    if (text.compare(n, std::string::npos, unit) != 0) continue;
+    double value = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + n, value);
+    if (ec == std::errc() && ptr == text.data() + n && n > 0 && value > 0 && value <= 1000)
+      return value / per_inch;
+  }
+  throw UsageError("--width \"" + text + "\" is not a length such as 8cm, 80mm or 3.5in");
+}
 
 int Export(const ExportArgs& a) {
   FigureOptions opt;
   opt.scale = ParseInteger<int>("--scale", a.scale, 1, 8);
+  if (!a.dpi.empty()) opt.dpi = ParseInteger<int>("--dpi", a.dpi, 1, 100000);
+  if (!a.width.empty()) opt.width_inches = ParseWidth(a.width);
   const int64_t head = ParseInteger<int64_t>("--head", a.head, 0, INT64_MAX);
   const int64_t batch = ParseInteger<int64_t>("--batch", a.batch, 0, INT64_MAX);
   if (!a.colormap.empty()) {
@@ -162,49 +208,41 @@ int Export(const ExportArgs& a) {
   std::string fmt = a.format;
   if (fmt.empty()) {
     const std::string ext = std::filesystem::path(a.out).extension().string();
-    fmt = ext == ".csv" ? "csv" : ext == ".npy" ? "npy" : "png";
+    fmt = ParseExportFormat(ext.empty() ? "" : ext.substr(1)) ? ext.substr(1) : "png";
   }
-  ExportFormat format;
-  if (fmt == "png")
-    format = ExportFormat::kPng;
-  else if (fmt == "csv")
-    format = ExportFormat::kCsv;
-  else if (fmt == "npy")
-    format = ExportFormat::kNpy;
-  else
-    throw UsageError("--format \"" + fmt + "\" is not one of png, csv, npy");
+  const std::optional<ExportFormat> format = ParseExportFormat(fmt);
+  if (!format) throw UsageError("--format \"" + fmt + "\" is not one of png, svg, pdf, csv, npy");
   if (!a.all && a.stage.empty()) throw UsageError("--stage is required (or --all)");
   if (a.all && !a.stage.empty()) throw UsageError("--stage and --all exclude each other");
-  std::optional<Stage> stage;
-  if (!a.all) {
-    stage = ParseStage(a.stage);
-    if (!stage) {
-      std::string known;
-      for (Stage s : AllStages()) known += (known.empty() ? "" : ", ") + std::string(StageName(s));
-      throw UsageError("--stage \"" + a.stage + "\" is not a stage (" + known + ")");
-    }
-  }
   const Scenario scenario = LoadScenarioArg(a.input);
+  const std::vector<Stage> stages = a.all ? AllStages() : ExportStages(a.stage, scenario);
+  if (stages.size() > 1 && (*format == ExportFormat::kCsv || *format == ExportFormat::kNpy))
+    throw UsageError("several stages make one figure: use png, svg or pdf (or one stage)");
   if (!a.all) CheckNotInput(a.out);
   try {
-    if (format == ExportFormat::kPng) {  // refuse a figure too large before running anything
-      const Shape sh = ValidateScenario(scenario);
-      for (Stage s : AllStages())
-        if (a.all || s == *stage) {
-          const auto [rows, cols] = StageSize(s, sh);
-          CheckFigureSize(s, rows, cols, opt.scale);
-        }
+    if (*format != ExportFormat::kCsv && *format != ExportFormat::kNpy) {
+      const Shape sh = ValidateScenario(scenario);  // refuse a figure too large before running
+      for (Stage s : stages) {
+        const auto [rows, cols] = StageSize(s, sh);
+        CheckFigureSize(s, rows, cols, opt.scale);
+      }
     }
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  const Stages stages = RunScenario(scenario);
+  const Stages run = RunScenario(scenario);
   try {
     if (a.all) {
-      for (const std::string& p : ExportAll(stages, scenario, opt, format, a.out))
+      for (const std::string& p : ExportAll(run, scenario, opt, *format, a.out))
         std::cout << p << "\n";
+    } else if (stages.size() == 1) {
+      ExportView(ExtractStage(run, scenario, stages[0], head, batch), opt, *format, a.out,
+                 &scenario);
     } else {
-      ExportView(ExtractStage(stages, scenario, *stage, head, batch), opt, format, a.out);
+      std::vector<StageView> views;
+      for (Stage s : stages)
+        views.push_back(ExtractStage(run, scenario, s, StageIsPerHead(s) ? head : 0, batch));
+      ExportPanels(views, scenario, opt, *format, a.out);
     }
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
@@ -321,6 +359,9 @@ bool IsSubcommand(const std::string& arg) {
          arg == "export" || arg == "code" || arg == "-h" || arg == "--help" || arg == "--version";
 }
 
+constexpr const char* kScenarioHelp =
+    "Scenario file (.json), a figure exported from one (.png, .svg, .pdf), or preset id";
+
 int Run(int argc, char** argv) {
   CLI::App app{"Attention Lab: self-attention you can play with, PyTorch-exact.", "attention-lab"};
   app.require_subcommand(1);
@@ -328,7 +369,7 @@ int Run(int argc, char** argv) {
 
   std::string input, out, stage;
   CLI::App* dump = app.add_subcommand("dump", "Run a scenario and write every stage as JSON");
-  dump->add_option("scenario", input, "Scenario file (.json) or preset id")->required();
+  dump->add_option("scenario", input, kScenarioHelp)->required();
   dump->add_option("-o,--output", out, "Output JSON file ('-' for standard output)")->required();
 
   CLI::App* presets = app.add_subcommand("presets", "List the shipped presets: id, then title");
@@ -344,31 +385,37 @@ int Run(int argc, char** argv) {
 
   CLI::App* show =
       app.add_subcommand("show", "Print the stages of a scenario as PyTorch prints them");
-  show->add_option("scenario", input, "Scenario file (.json) or preset id")->required();
+  show->add_option("scenario", input, kScenarioHelp)->required();
   show->add_option("--stage", stage,
                    "Only this stage: X, W_query, W_key, W_value, Q, K, V, scores, logits, mask, "
                    "weights, weights_dropped or context");
 
   std::string code_out = "-";
   CLI::App* code = app.add_subcommand("code", "Print the PyTorch program that computes a scenario");
-  code->add_option("scenario", input, "Scenario file (.json) or preset id")->required();
+  code->add_option("scenario", input, kScenarioHelp)->required();
   code->add_option("-o,--output", code_out,
                    "Output .py file, or .ipynb for a Jupyter notebook ('-' for standard output)");
 
   ExportArgs ex;
-  CLI::App* exp = app.add_subcommand("export", "Render a stage's heatmap to PNG (or CSV / NPY)");
-  exp->add_option("scenario", ex.input, "Scenario file (.json) or preset id")->required();
-  exp->add_option("--stage", ex.stage, "scores, mask, logits, weights, weights_dropped or context");
+  CLI::App* exp = app.add_subcommand("export", "Render a stage's heatmap to PNG, SVG or PDF (or CSV / NPY)");
+  exp->add_option("scenario", ex.input, kScenarioHelp)->required();
+  exp->add_option("--stage", ex.stage,
+                  "X, Q, K, V, scores, mask, logits, weights, weights_dropped or context; several "
+                  "separated by commas, or pipeline, for one figure with a panel each");
   exp->add_option("--head", ex.head, "Head (per-head stages), from 0");
   exp->add_option("--batch", ex.batch, "Batch entry, from 0");
   exp->add_option("--colormap", ex.colormap, "viridis, magma, gray, coolwarm or rdbu");
   exp->add_option("--scale", ex.scale, "Size multiplier 1..8 (2 for slides)");
+  exp->add_option("--dpi", ex.dpi,
+                  "Print resolution, pixels per inch (PNG pHYs; SVG and PDF printed size)");
+  exp->add_option("--width", ex.width,
+                  "Printed width of the figure: 8cm, 80mm or 3.5in (use --scale for pixels)");
   exp->add_option("--values", ex.values, "Print cell values: auto (T <= 12), on, off");
   exp->add_option("--range", ex.range,
                   "How the weights are coloured: auto (default: [0, 1] up to 32 keys, log10 when "
                   "[0, 1] would show almost nothing), fixed [0, 1], data [0, largest weight], "
                   "per-row (each row over its largest), log (log10)");
-  exp->add_option("--format", ex.format, "png, csv or npy (default: from the output's extension)");
+  exp->add_option("--format", ex.format, "png, svg, pdf, csv or npy (default: from the output's extension)");
   exp->add_flag("--all", ex.all, "Every stage, head and batch into the folder given by -o");
   exp->add_option("-o,--output", ex.out, "Output file (or folder with --all)")->required();
 

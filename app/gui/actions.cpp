@@ -14,6 +14,7 @@
 #include <new>
 #include <type_traits>
 
+#include "attnlab/figure_meta.h"
 #include "attnlab/file_io.h"
 #include "attnlab/presets.h"
 #include "gui/app_state.h"
@@ -158,7 +159,7 @@ Scenario Edited(AppState& state, const Action& action) {
         } else if constexpr (std::is_same_v<T, OpenScenario>) {
           const std::string path = ExpandPath(a.path);
           try {
-            s = ParseScenario(ReadFile(path));
+            s = ScenarioFromFileBytes(ReadFile(path));  // a scenario, or a figure carrying one
           } catch (const ScenarioError& e) {
             // what() already starts with the field: "projections.heads: ..." once, after the path.
             throw std::runtime_error(path + ": " + e.what());
@@ -211,10 +212,13 @@ bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_k
     SetStatus(state, "Loaded preset " + p->id, false);
   } else if (const auto* o = std::get_if<OpenScenario>(&action)) {
     state.pick_default_row = true;
-    state.scenario_path = AbsolutePath(ExpandPath(o->path));
+    const std::string opened = AbsolutePath(ExpandPath(o->path));
+    const std::string ext = std::filesystem::path(opened).extension().string();
+    const bool figure = ext == ".png" || ext == ".svg" || ext == ".pdf";
+    state.scenario_path = figure ? "" : opened;  // Save must not write JSON over a figure
     state.preset_id.clear();
-    SetStatus(state, "Opened " + state.scenario_path, false);
-    RememberRecentFile(state, state.scenario_path);
+    SetStatus(state, "Opened " + opened, false);
+    RememberRecentFile(state, opened);
   }
   if (after == state.scenario) return false;
 

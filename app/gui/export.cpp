@@ -18,6 +18,12 @@ std::string WithPng(const std::string& path) {
   return std::filesystem::path(path).has_extension() ? path : path + ".png";
 }
 
+/// The figure format a path's extension names: SVG or PDF for .svg and .pdf, else PNG.
+ExportFormat FigureFormatOf(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  return ext == ".svg" ? ExportFormat::kSvg : ext == ".pdf" ? ExportFormat::kPdf : ExportFormat::kPng;
+}
+
 }  // namespace
 
 FigureOptions ScreenFigureOptions(const AppState& state) {
@@ -36,7 +42,7 @@ bool ExportOneStage(const AppState& state, Stage stage, const std::string& path,
   try {
     const int64_t head = StageIsPerHead(stage) ? state.head : 0;
     const StageView view = ExtractStage(ShownStages(state), state.shown, stage, head, state.batch);
-    ExportView(view, ScreenFigureOptions(state), ExportFormat::kPng, file);
+    ExportView(view, ScreenFigureOptions(state), FigureFormatOf(file), file, &state.shown);
   } catch (const std::exception& e) {
     *message = std::string("Not exported: ") + e.what();
     return false;
@@ -75,7 +81,7 @@ bool ExportCompareMap(AppState& state, CompareMap map, const std::string& path,
   }
   const std::string file = WithPng(path);
   try {
-    ExportView(*view, ScreenFigureOptions(state), ExportFormat::kPng, file);
+    ExportView(*view, ScreenFigureOptions(state), FigureFormatOf(file), file);
   } catch (const std::exception& e) {
     *message = std::string("Not exported: ") + e.what();
     return false;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "attnlab/figure_meta.h"
 #include "attnlab/file_io.h"
 #include "attnlab/presets.h"
 #include "gui/app_state.h"
@@ -25,6 +26,27 @@ std::string LastSessionPath() {
   else
     return "";
   return (dir / "attention-lab" / "last-session.json").string();
+}
+
+// A figure's view options on screen: its head and batch (when the scenario has them), weights
+// range, values, colormaps, and its stage in focus when it shows one.
+void ApplyFigureView(AppState& state, const FigureSource& f) {
+  const Shape sh = ValidateScenario(f.scenario);
+  state.head = f.head < sh.H ? f.head : 0;
+  state.batch = f.batch < sh.B ? f.batch : 0;
+  state.view.weights_range = f.options.range;
+  state.view.values = f.options.values;
+  auto index = [](const std::string& name, int fallback) {
+    for (size_t i = 0; i < Colormaps().size(); ++i)
+      if (Colormaps()[i].name == name) return static_cast<int>(i);
+    return fallback;
+  };
+  const bool one = !f.options.colormap.empty();  // one map for every heatmap
+  state.view.sequential_colormap = index(one ? f.options.colormap : f.options.sequential_colormap,
+                                         state.view.sequential_colormap);
+  state.view.diverging_colormap = index(one ? f.options.colormap : f.options.diverging_colormap,
+                                        state.view.diverging_colormap);
+  if (f.stages.size() == 1) state.focus = f.stages[0];
 }
 
 StartPoint ChooseStart(const GuiOptions& options) {
@@ -47,11 +69,12 @@ StartPoint ChooseStart(const GuiOptions& options) {
       throw StartError(e.what());  // FileError names the path itself
     }
     try {
-      start.scenario = ParseScenario(text);
+      if (LooksLikeFigure(text)) start.figure = ReadFigureScenario(text);  // and its options
+      start.scenario = start.figure ? start.figure->scenario : ParseScenario(text);
     } catch (const std::exception& e) {
       throw StartError(options.file + ": " + e.what());
     }
-    start.path = AbsolutePath(path);
+    if (!LooksLikeFigure(text)) start.path = AbsolutePath(path);  // Save must not write a figure
     return start;
   }
   if (!options.preset.empty()) {

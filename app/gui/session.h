@@ -4,9 +4,11 @@
 // guided tour. settings.json beside it remembers that the tour was seen.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "attnlab/figure_meta.h"
 #include "attnlab/scenario.h"
 #include "gui/options.h"
 
@@ -27,6 +29,7 @@ struct StartPoint {
   std::string preset_id;  ///< when it is a preset
   std::string path;       ///< when it is a file
   std::string message;    ///< why the requested start was not possible ("" when it was)
+  std::optional<FigureSource> figure;  ///< when the file is a figure: its view options too
 };
 
 /// A scenario file or preset named on the command line that cannot be opened; what() is one
@@ -39,6 +42,11 @@ struct StartError : std::runtime_error {
 /// for a FILE or ID that cannot be loaded. A last session that cannot be read falls back to
 /// kFirstPreset with the reason in `message`.
 StartPoint ChooseStart(const GuiOptions& options);
+
+/// A figure's view options on screen (a figure opened as the start scenario): its head and
+/// batch (when the scenario has them), weights range, values, colormaps, and its stage in focus
+/// when it shows one. Errors: ScenarioError when f.scenario is invalid.
+void ApplyFigureView(AppState& state, const FigureSource& f);
 
 /// Writes the scenario on screen (the edited one when it runs, else the last one that ran) to
 /// LastSessionPath(), and the settings (SaveSettings). Returns "" or the reason it failed.

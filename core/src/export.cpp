@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "attnlab/figure_meta.h"
 #include "attnlab/file_io.h"
 #include "attnlab/text.h"
 
@@ -104,25 +105,75 @@ std::string StageNpy(const StageView& v) {
 
 namespace {
 
-// The bytes of one view in `format`. Errors as ExportView.
-std::string ExportBytes(const StageView& view, const FigureOptions& options, ExportFormat format) {
+// The figure format of an export format, or nullopt for CSV and NPY.
+std::optional<FigureFormat> AsFigure(ExportFormat format) {
   switch (format) {
     case ExportFormat::kPng:
-      CheckFigureSize(view, options);
-      return EncodePng(RenderFigure(view, options));
-    case ExportFormat::kCsv:
-      return StageCsv(view);
-    case ExportFormat::kNpy:
-      return StageNpy(view);
+      return FigureFormat::kPng;
+    case ExportFormat::kSvg:
+      return FigureFormat::kSvg;
+    case ExportFormat::kPdf:
+      return FigureFormat::kPdf;
+    default:
+      return std::nullopt;
   }
-  throw std::invalid_argument("unknown export format");
+}
+
+// The bytes of one view in `format`. Errors as ExportView.
+std::string ExportBytes(const StageView& view, const FigureOptions& options, ExportFormat format,
+                        const Scenario* scenario) {
+  if (const std::optional<FigureFormat> figure = AsFigure(format)) {
+    CheckFigureSize(view, options);
+    const std::string meta =
+        scenario ? FigureMetadata(*scenario, {view.stage}, view.head, view.batch, options) : "";
+    return FigureFile({view}, "", options, *figure, meta);
+  }
+  return format == ExportFormat::kCsv ? StageCsv(view) : StageNpy(view);
 }
 
 }  // namespace
 
+std::optional<ExportFormat> ParseExportFormat(const std::string& name) {
+  for (ExportFormat f : {ExportFormat::kPng, ExportFormat::kCsv, ExportFormat::kNpy,
+                         ExportFormat::kSvg, ExportFormat::kPdf})
+    if ("." + name == ExportExtension(f)) return f;
+  return std::nullopt;
+}
+
+const char* ExportExtension(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::kPng:
+      return ".png";
+    case ExportFormat::kCsv:
+      return ".csv";
+    case ExportFormat::kNpy:
+      return ".npy";
+    case ExportFormat::kSvg:
+      return ".svg";
+    case ExportFormat::kPdf:
+      return ".pdf";
+  }
+  return "";
+}
+
 void ExportView(const StageView& view, const FigureOptions& options, ExportFormat format,
-                const std::string& path) {
-  WriteFileAtomic(path, ExportBytes(view, options, format));
+                const std::string& path, const Scenario* scenario) {
+  WriteFileAtomic(path, ExportBytes(view, options, format, scenario));
+}
+
+void ExportPanels(const std::vector<StageView>& views, const Scenario& scenario,
+                  const FigureOptions& options, ExportFormat format, const std::string& path) {
+  const std::optional<FigureFormat> figure = AsFigure(format);
+  if (!figure) throw std::invalid_argument("a multi-stage export is a figure: PNG, SVG or PDF");
+  std::vector<Stage> stages;
+  int64_t head = 0, batch = 0;  // the per-head panels' head; stages without heads show head 0
+  for (const StageView& v : views) {
+    CheckFigureSize(v, options);
+    stages.push_back(v.stage);
+    head = std::max(head, v.head), batch = std::max(batch, v.batch);
+  }
+  WriteFileAtomic(path, FigureFile(views, scenario.title, options, *figure,
+                                   FigureMetadata(scenario, stages, head, batch, options)));
 }
 
 std::vector<std::string> ExportAll(const Stages& stages, const Scenario& scenario,
@@ -134,9 +185,7 @@ std::vector<std::string> ExportAll(const Stages& stages, const Scenario& scenari
   fs::create_directories(dir, ec);
   if (!fs::is_directory(dir))
     throw FileError(dir + ": cannot create the folder" + (ec ? " (" + ec.message() + ")" : ""));
-  const char* ext = format == ExportFormat::kPng   ? ".png"
-                    : format == ExportFormat::kCsv ? ".csv"
-                                                   : ".npy";
+  const char* ext = ExportExtension(format);
   const Shape& sh = stages.shape;
   std::vector<std::string> written;
   AtomicFileSet files;  // all or nothing: temporaries until every file is ready
@@ -152,7 +201,7 @@ std::vector<std::string> ExportAll(const Stages& stages, const Scenario& scenari
           if (batches > 1) name += "_b" + std::to_string(b);
           const std::string path = (fs::path(dir) / (name + ext)).string();
           files.Add(path,
-                    ExportBytes(ExtractStage(stages, scenario, stage, h, b), options, format));
+                    ExportBytes(ExtractStage(stages, scenario, stage, h, b), options, format, &scenario));
           written.push_back(path);
         }
     }

@@ -87,6 +87,22 @@ int MeasureText(const std::string& text, float px) {
          2;
 }
 
+float EmPixels(float px) {
+  const stbtt_fontinfo& info = Font::Get().info();
+  return stbtt_ScaleForPixelHeight(&info, px) / stbtt_ScaleForMappingEmToPixels(&info, 1.0f);
+}
+
+std::string FontFamily() {
+  const stbtt_fontinfo& info = Font::Get().info();
+  int length = 0;  // family name (ID 1), Windows Unicode English: UTF-16BE
+  const char* name = stbtt_GetFontNameString(&info, &length, STBTT_PLATFORM_ID_MICROSOFT,
+                                             STBTT_MS_EID_UNICODE_BMP, STBTT_MS_LANG_ENGLISH, 1);
+  std::string family;
+  for (int i = 0; name && i + 1 < length; i += 2)
+    if (name[i] == 0 && name[i + 1] > 0x1F && name[i + 1] < 0x7F) family += name[i + 1];
+  return family.empty() ? "DejaVu Sans" : family;
+}
+
 TextBitmap RenderText(const std::string& text, float px) {
   const stbtt_fontinfo& info = Font::Get().info();
   const float scale = stbtt_ScaleForPixelHeight(&info, px);
@@ -98,6 +114,7 @@ TextBitmap RenderText(const std::string& text, float px) {
   TextBitmap bm;
   bm.width = static_cast<int>(std::ceil(x)) + 2;
   bm.height = base + static_cast<int>(std::ceil(-descent * scale)) + 1;
+  bm.baseline = base;
   bm.alpha.assign(static_cast<size_t>(bm.width) * bm.height, 0);
   // Pass 2: glyphs, each rasterised on its own and added (saturating) into the line.
   x = 0;

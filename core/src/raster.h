@@ -16,12 +16,21 @@ namespace attnlab::raster {
 // An 8-bit coverage bitmap of a line of text; the baseline is at `ascent`.
 struct TextBitmap {
   int width = 0, height = 0;
+  int baseline = 0;  ///< rows from the top to the baseline
   std::vector<uint8_t> alpha;
 };
 
 /// Rasterises one line of UTF-8 text at a pixel height `px` (kerning applied; code points the
 /// font lacks draw as its missing glyph). Errors: FontError when no font is found.
 TextBitmap RenderText(const std::string& text, float px);
+
+/// The font size (em, in pixels) that RenderText uses for pixel height `px`: what vector
+/// backends give their text so it measures as the raster's. Errors: FontError.
+float EmPixels(float px);
+
+/// The family name of the figure font ("DejaVu Sans" unless $ATTNLAB_FONT names another).
+/// Errors: FontError.
+std::string FontFamily();
 
 /// The width in pixels RenderText(text, px) would have, without rasterising.
 int MeasureText(const std::string& text, float px);

@@ -1,18 +1,25 @@
 // fuzz_figure.cpp: any bytes as a scenario file, rendered: every stage view of a small accepted
 // scenario through RenderFigure and EncodePng (the PNG must be non-empty), StageCsv and StageNpy,
-// with the figure options taken from the last input byte. Only refusals documented in
+// with the figure options taken from the last input byte; the weights' PNG and SVG figures must
+// carry the scenario back, and the bytes read as a figure file must be read or refused with a
+// ScenarioError. Only refusals documented in
 // export.h / figure.h (std::invalid_argument) are allowed to escape the rendering.
 #include <stdexcept>
 #include <string>
 
 #include "attnlab/export.h"
 #include "attnlab/figure.h"
+#include "attnlab/figure_meta.h"
 #include "attnlab/pipeline.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace attnlab;
   if (size == 0) return 0;
+  try {  // the bytes as a figure file: read or refused, never a crash or another exception
+    ReadFigureScenario(std::string(reinterpret_cast<const char*>(data), size));
+  } catch (const ScenarioError&) {
+  }
   const uint8_t knobs = data[size - 1];
   const std::optional<Scenario> s =
       fuzz::SmallScenario(std::string(reinterpret_cast<const char*>(data), size - 1));
@@ -41,6 +48,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       fuzz::Violated("the grid lies outside the image");
     if (EncodePng(image).empty()) fuzz::Violated("EncodePng returned nothing");
     if (StageCsv(view).empty() || StageNpy(view).empty()) fuzz::Violated("empty CSV or NPY");
+    if (stage == Stage::kWeights) {  // the scenario a PNG and an SVG figure carry comes back
+      const std::string meta = FigureMetadata(*s, {stage}, view.head, view.batch, options);
+      for (FigureFormat f : {FigureFormat::kPng, FigureFormat::kSvg})
+        if (ReadFigureScenario(FigureFile({view}, "", options, f, meta)).scenario_text !=
+            WriteScenario(*s))
+          fuzz::Violated("a figure's embedded scenario did not come back");
+    }
   }
   return 0;
 }

@@ -1,8 +1,9 @@
-// export.h: a stage view written to a file: PNG (RenderFigure, figure.h), CSV or NumPy .npy,
+// export.h: a stage view written to a file: PNG, SVG or PDF (figure.h), CSV or NumPy .npy,
 // one at a time or every stage, head and batch of a run. Files are written atomically.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,26 @@ void CheckFigureSize(Stage stage, int64_t rows, int64_t cols, int scale);
 /// std::runtime_error when stb fails to encode (never an empty result).
 std::string EncodePng(const Image& image);
 
+/// The PNG keyword of the text chunk a figure's metadata travels in.
+inline constexpr const char* kFigureMetadataKey = "attention-lab:scenario";
+
+/// `png` with an iTXt chunk (uncompressed UTF-8 `text` under `keyword`, 1..79 Latin-1 bytes)
+/// inserted before IEND, its CRC-32 computed here; `png` unchanged when text is empty.
+/// Errors: std::invalid_argument when `png` does not end with an IEND chunk or the keyword is
+/// not 1..79 bytes.
+std::string EmbedPngText(const std::string& png, const std::string& keyword,
+                         const std::string& text);
+
+/// `png` with a pHYs chunk after IHDR saying it prints at `dpi` pixels per inch (stored, as PNG
+/// requires, in pixels per metre, rounded). Errors: std::invalid_argument when `png` does not
+/// start with IHDR or dpi is not in (0, 1e6).
+std::string SetPngDpi(const std::string& png, double dpi);
+
+/// The text of the first iTXt chunk keyed `keyword` in `png`, or nullopt when there is none.
+/// Every chunk's length is checked against the bytes (a truncated or garbage file gives nullopt,
+/// never a read past the end); CRCs are not checked.
+std::optional<std::string> PngText(const std::string& png, const std::string& keyword);
+
 /// The matrix as CSV: a header row "query,<col labels>", then one row per query token. Text
 /// cells a spreadsheet would evaluate (leading =, +, -, @, tab, CR) are quoted with a leading
 /// single quote (OWASP's CSV injection advice); the values are plain numbers.
@@ -38,15 +59,29 @@ std::string StageCsv(const StageView& view);
 std::string StageNpy(const StageView& view);
 
 /// Output formats of an export.
-enum class ExportFormat { kPng, kCsv, kNpy };
+enum class ExportFormat { kPng, kCsv, kNpy, kSvg, kPdf };
 
-/// Renders (or serialises) one view and writes it atomically to `path` (file_io.h).
+/// The format named "png", "csv", "npy", "svg" or "pdf", or nullopt.
+std::optional<ExportFormat> ParseExportFormat(const std::string& name);
+
+/// The file extension of a format, with its dot (".png").
+const char* ExportExtension(ExportFormat format);
+
+/// Renders (or serialises) one view and writes it atomically to `path` (file_io.h). Figures
+/// (PNG, SVG, PDF) of a view of `scenario` (may be null: then none is embedded) carry it and
+/// the view options (FigureMetadata, figure_meta.h), so they reopen as that scenario.
 /// Errors: FileError (unwritable path), FontError, std::invalid_argument (a figure over
-/// kMaxFigurePixels, see CheckFigureSize), std::runtime_error (PNG encoding failed).
+/// kMaxFigurePixels, see CheckFigureSize), std::runtime_error (PNG encoding or cairo failed).
 void ExportView(const StageView& view, const FigureOptions& options, ExportFormat format,
-                const std::string& path);
+                const std::string& path, const Scenario* scenario = nullptr);
 
-/// Every stage, head and batch of a run into `dir` (created if missing), one file each, named
+/// A multi-panel figure of `views` (one panel each, RenderFigure(views, title, options)) of a
+/// run of `scenario`, written atomically to `path` as PNG, SVG or PDF with the scenario and view
+/// options embedded. Errors as ExportView; std::invalid_argument for CSV or NPY.
+void ExportPanels(const std::vector<StageView>& views, const Scenario& scenario,
+                  const FigureOptions& options, ExportFormat format, const std::string& path);
+
+/// Every stage, head and batch of a run into `dir` (figures carry `scenario`) (created if missing), one file each, named
 /// "<stage>[_h<head>][_b<batch>].<ext>" (head and batch parts only when there are several).
 /// Returns the paths written. All or nothing: every file is written to a temporary first and
 /// renamed into place only when all are ready; on any error none is left (nor the folder, when

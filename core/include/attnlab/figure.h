@@ -1,6 +1,9 @@
-// figure.h: heatmap figures a teacher can put on a slide, rendered on the CPU (no window, no
-// GPU), shared by the command line's `export` and the app's Export buttons, so both produce the
-// same bytes for the same state and the colours equal the ones on screen (colormap.h).
+// figure.h: heatmap figures a teacher can put on a slide or in a paper, rendered on the CPU (no
+// window, no GPU), shared by the command line's `export` and the app's Export buttons, so both
+// produce the same bytes for the same state and the colours equal the ones on screen
+// (colormap.h). One drawing (figure.cpp, through figure_draw.h's Painter) makes PNG (stb
+// raster), SVG (written as XML, text as <text>) and PDF (cairo with pango-shaped text); several
+// stages make one multi-panel figure; figure_meta.h puts the scenario into every figure file.
 //
 // A figure: title (stage, head, batch, scaling on/off, temperature), the tokens along both axes
 // (column labels rotated when they would overlap, thinned when there are too many), a colorbar
@@ -28,7 +31,15 @@ ValueRange FigureRange(const StageView& view, RangeMode mode = RangeMode::kFixed
 /// The figure's choices: the presentation options shared with the window, and its size.
 struct FigureOptions : PresentationOptions {
   int scale = 1;  ///< 1..8: every length of the figure (cells, fonts, margins) times scale
+  /// The printed width of the whole figure in inches; 0: its pixels at `dpi`.
+  double width_inches = 0;
+  /// Pixels per inch when printed; 0: 96 (SVG and PDF at CSS size, PNG without a pHYs chunk).
+  double dpi = 0;
 };
+
+/// The printed width in inches of a figure `pixels` wide under `options` (width_inches, else
+/// pixels / dpi, dpi 96 when unset).
+double PrintWidthInches(int pixels, const FigureOptions& options);
 
 /// The presentation of a view's own values under `options`: what RenderFigure draws.
 HeatmapSpec FigureSpec(const StageView& view, const PresentationOptions& options);
@@ -65,5 +76,29 @@ class FontError : public std::runtime_error {
 /// colormap or a scale outside 1..8.
 Image RenderFigure(const StageView& view, const FigureOptions& options,
                    FigureLayout* layout = nullptr);
+
+/// A multi-panel figure: one panel per view (each as RenderFigure draws it, with its own
+/// colorbar), in rows of at most 4, under `title` in larger type. One view gives exactly
+/// RenderFigure(view). Errors as RenderFigure, and std::invalid_argument for no view.
+/// `layouts`: where each panel went (optional).
+Image RenderFigure(const std::vector<StageView>& views, const std::string& title,
+                   const FigureOptions& options, std::vector<FigureLayout>* layouts = nullptr);
+
+/// The figure file formats, all drawn by the same code (figure.cpp) from the same layout.
+enum class FigureFormat { kPng, kSvg, kPdf };
+
+/// "png", "svg", "pdf".
+const char* FigureFormatName(FigureFormat format);
+
+/// The bytes of a figure file of `views` (as RenderFigure(views, title, options)) carrying
+/// `metadata` (UTF-8 text, e.g. FigureMetadata in export.h; empty: none): PNG (an iTXt chunk
+/// keyed kFigureMetadataKey; a pHYs chunk when options.dpi or width_inches is set), SVG (its
+/// width and height in inches, PrintWidthInches; text as <text>, cells as rectangles up to 64 x 64 cells, else
+/// one embedded PNG; metadata in <metadata>) or PDF (cairo and pango, page PrintWidthInches wide;
+/// metadata base64 in the document information's Keywords, figure_meta.h).
+/// Errors as RenderFigure; std::runtime_error when PNG encoding or cairo fails.
+std::string FigureFile(const std::vector<StageView>& views, const std::string& title,
+                       const FigureOptions& options, FigureFormat format,
+                       const std::string& metadata = "");
 
 }  // namespace attnlab
