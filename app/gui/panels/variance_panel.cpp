@@ -94,7 +94,7 @@ void DrawOwnVariances(AppState& state) {
                               num(v.whole.var_k) + ", " + num(v.whole.var_scores) + ".";
     Tip(("The variances of the shown batch and head (PyTorch's unbiased var(), or NumPy's for "
          "a NumPy scenario). With q and k of variance about 1, var(q\xC2\xB7k) is about d_k; "
-         "scaled by 1/\xE2\x88\x9Ad_k (and the multiplier) it is back near 1: the plot's "
+         "scaled by 1/\xE2\x88\x9A" "d_k (and the multiplier) it is back near 1: the plot's "
          "lesson on your own data.\n\n" + whole)
             .c_str());
   }
