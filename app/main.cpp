@@ -94,16 +94,31 @@ attnlab::gui::Fonts LoadFonts(float scale) {
   return fonts;
 }
 
+/// The fonts and the style's sizes (after ApplyStyle) at the monitor's content scale times the
+/// zoom.
+void ScaleFontsAndStyle(attnlab::gui::AppState& state) {
+  const float scale = state.content_scale * state.zoom;
+  state.fonts = LoadFonts(scale);
+  ImGui::GetStyle().ScaleAllSizes(scale);
+}
+
+/// At start: the window's content scale (HiDPI) and the remembered zoom, then the fonts.
+void ScaleToMonitor(GLFWwindow* window, attnlab::gui::AppState& state) {
+  float sx = 1, sy = 1;
+  glfwGetWindowContentScale(window, &sx, &sy);
+  state.content_scale = std::clamp(sx, 0.5f, 4.0f);
+  state.zoom = attnlab::gui::LoadSettings().zoom;
+  ScaleFontsAndStyle(state);
+}
+
 /// View > Zoom changed: the fonts again at the new size (a sharp atlas, not a stretched one)
 /// and the style's sizes scaled to match. Runs between frames.
 void RebuildFonts(attnlab::gui::AppState& state) {
-  const float scale = state.content_scale * state.zoom;
   ImGui::GetIO().Fonts->Clear();
-  state.fonts = LoadFonts(scale);
+  attnlab::gui::ApplyStyle();
+  ScaleFontsAndStyle(state);
   ImGui_ImplOpenGL3_DestroyFontsTexture();
   ImGui_ImplOpenGL3_CreateFontsTexture();
-  attnlab::gui::ApplyStyle();
-  ImGui::GetStyle().ScaleAllSizes(scale);
   state.fonts_dirty = false;
 }
 
@@ -225,14 +240,7 @@ int RunWindow(int argc, char** argv) {
 
   // Our state: the start scenario, the heatmap renderer.
   auto state = std::make_unique<gui::AppState>();
-  {
-    float sx = 1, sy = 1;
-    glfwGetWindowContentScale(window, &sx, &sy);
-    state->content_scale = std::clamp(sx, 0.5f, 4.0f);
-    state->zoom = gui::LoadSettings().zoom;
-  }
-  state->fonts = LoadFonts(state->content_scale * state->zoom);
-  ImGui::GetStyle().ScaleAllSizes(state->content_scale * state->zoom);
+  ScaleToMonitor(window, *state);
   gui::HeatmapRenderer renderer;
   try {
     renderer.Init();

@@ -102,6 +102,40 @@ void RecordToolbarItem(AppState& state, const char* name) {
       {name, ScreenRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax()}});
 }
 
+/// The weights' colour modes (RangeMode), at the end of the sequential colormap's menu.
+void DrawWeightsColourChoices(AppState& state) {
+  // [0, 1] shows a temperature change as brighter or darker cells; the others give contrast
+  // at large T, where every weight is about 1/T.
+  ImGui::Separator();
+  const RangeMode r = state.view.weights_range;
+  struct Choice {
+    RangeMode mode;
+    const char* label;
+    const char* tip;
+  };
+  static const Choice choices[] = {
+      {RangeMode::kAuto, "colours: auto",
+       "0 \xE2\x80\x93 1 for the notebooks' sizes; log10 when T > 32 and a typical row's "
+       "largest weight is under 0.25, where [0, 1] would show almost nothing."},
+      {RangeMode::kFixed, "colours: 0 \xE2\x80\x93 1",
+       "Weights coloured over [0, 1]: a sharper softmax shows as brighter cells, and "
+       "temperatures compare at a glance."},
+      {RangeMode::kData, "colours: 0 \xE2\x80\x93 largest",
+       "Over [0, the largest weight], leaving out one-hot rows (a causal row 0 has one key "
+       "and weight 1): contrast at large T."},
+      {RangeMode::kPerRow, "colours: per row",
+       "Each row over [0, its own largest weight]: where each query looks, even when "
+       "every weight is about 1/T."},
+      {RangeMode::kLog, "colours: log\xE2\x82\x81\xE2\x82\x80",
+       "log10 of each weight: 0.001 and 0.01 look different, so the decay along a causal "
+       "row shows at any T."},
+  };
+  for (const Choice& c : choices) {
+    if (ImGui::Selectable(c.label, r == c.mode)) Emit(state, SetWeightsRange{c.mode});
+    Tip(c.tip);
+  }
+}
+
 void DrawToolbar(AppState& state) {
   const Shape& sh = ShownStages(state).shape;
   const float w = ImGui::GetFontSize() * 5.5f;
@@ -139,36 +173,7 @@ void DrawToolbar(AppState& state) {
           Emit(state, SetColormap{diverging, i});
       }
       if (!diverging) {
-        // The range of the weights' colours: fixed shows a temperature change as brighter or
-        // darker cells; data gives contrast at large T, where every weight is about 1/T.
-        ImGui::Separator();
-        const RangeMode r = state.view.weights_range;
-        struct Choice {
-          RangeMode mode;
-          const char* label;
-          const char* tip;
-        };
-        static const Choice choices[] = {
-            {RangeMode::kAuto, "colours: auto",
-             "0 \xE2\x80\x93 1 for the notebooks' sizes; log10 when T > 32 and a typical row's "
-             "largest weight is under 0.25, where [0, 1] would show almost nothing."},
-            {RangeMode::kFixed, "colours: 0 \xE2\x80\x93 1",
-             "Weights coloured over [0, 1]: a sharper softmax shows as brighter cells, and "
-             "temperatures compare at a glance."},
-            {RangeMode::kData, "colours: 0 \xE2\x80\x93 largest",
-             "Over [0, the largest weight], leaving out one-hot rows (a causal row 0 has one key "
-             "and weight 1): contrast at large T."},
-            {RangeMode::kPerRow, "colours: per row",
-             "Each row over [0, its own largest weight]: where each query looks, even when "
-             "every weight is about 1/T."},
-            {RangeMode::kLog, "colours: log\xE2\x82\x81\xE2\x82\x80",
-             "log10 of each weight: 0.001 and 0.01 look different, so the decay along a causal "
-             "row shows at any T."},
-        };
-        for (const Choice& c : choices) {
-          if (ImGui::Selectable(c.label, r == c.mode)) Emit(state, SetWeightsRange{c.mode});
-          Tip(c.tip);
-        }
+        DrawWeightsColourChoices(state);
       }
       ImGui::EndCombo();
     }

@@ -83,11 +83,17 @@ void DrawOwnVariances(AppState& state) {
   const std::string who = sh.B > 1 || sh.H > 1 ? "batch " + std::to_string(state.batch) +
                                                      ", head " + std::to_string(state.head) + ":"
                                                : "your run:";
-  std::string line = who + " var(q) " + num(v.own.var_q) + "  var(k) " + num(v.own.var_k) +
-                     "  var(q\xC2\xB7k) " + num(v.own.var_scores);
-  if (scaled) line += "  scaled " + num(v.own_scaled);
-  if (stale || v.own_key.empty()) line += "  (updating\xE2\x80\xA6)";
-  ImGui::TextWrapped("%s", line.c_str());
+  // Each "name value" pair wraps as a whole: a number is never cut in two.
+  std::vector<std::string> parts = {who, "var(q) " + num(v.own.var_q), "var(k) " + num(v.own.var_k),
+                                    "var(q\xC2\xB7k) " + num(v.own.var_scores)};
+  if (scaled) parts.push_back("scaled " + num(v.own_scaled));
+  if (stale || v.own_key.empty()) parts.push_back("(updating\xE2\x80\xA6)");
+  ImGui::BeginGroup();
+  for (size_t k = 0; k < parts.size(); ++k) {
+    BeginToolbarItem(k == 0, ImGui::CalcTextSize(parts[k].c_str()).x);
+    ImGui::TextUnformatted(parts[k].c_str());
+  }
+  ImGui::EndGroup();
   if (ImGui::IsItemHovered()) {
     const std::string whole = "Over every batch and head, as a notebook prints q.var(), "
                               "k.var(), wei.var(): " + num(v.whole.var_q) + ", " +
