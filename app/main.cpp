@@ -71,6 +71,7 @@ attnlab::gui::Fonts LoadFonts(float scale) {
                                    0x2000, 0x22FF,  // punctuation, arrows, math operators
                                    0x2400, 0x243F,  // control pictures (the visible space)
                                    0x25A0, 0x25FF,  // geometric shapes (the tour's triangles)
+                                   0x2713, 0x2714,  // check marks (the tour's tasks)
                                    0};
   const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
   std::error_code ec;

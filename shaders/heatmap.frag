@@ -18,7 +18,7 @@ uniform int u_use_mask;
 uniform sampler2D u_row_scale;  // R32F, rows x 1: each row's largest weight (u_scaling 1)
 uniform int u_scaling;          // 0 linear, 1 per row, 2 log10
 uniform vec2 u_range;        // lo, hi of the colorbar
-uniform ivec2 u_cells;       // cols, rows
+uniform ivec4 u_view;        // the cells drawn: first col, first row, cols, rows (a zoomed map)
 uniform int u_target_height; // pixel rows of the target, to count y from the top like figures
 uniform vec3 u_masked_light;
 uniform vec3 u_masked_stripe;
@@ -27,7 +27,7 @@ uniform int u_masked_period;
 uniform int u_masked_stripe_width;
 
 void main() {
-  ivec2 cell = clamp(ivec2(floor(v_uv * vec2(u_cells))), ivec2(0), u_cells - 1);
+  ivec2 cell = u_view.xy + clamp(ivec2(floor(v_uv * vec2(u_view.zw))), ivec2(0), u_view.zw - 1);
   if (u_use_mask != 0 && texelFetch(u_mask, cell, 0).r < 0.5 / 255.0) {
     // MaskedColorAt(x, y): pixel coordinates from the heatmap's top-left corner.
     int x = int(gl_FragCoord.x);

@@ -950,6 +950,83 @@ TEST_P(GuiPreset, FocusPrintsTheEngineNumbers) {
   }
 }
 
+// Mouse-wheel zoom around the cell under the mouse and a left drag that pans: at T = 256 the
+// focused weights print the engine's numbers for exactly the cells the layout says are shown.
+TEST_F(Gui, WheelZoomAndDragPanShowTheEngineNumbers) {
+  const std::string script = Write(
+      "zoom.script", "preset karpathy-head\nlength 256\nfocus weights\nwait 2\n"
+                     "wheel weights 200 100 14\nwait 2\nsave-layout " + Path("a.json") +
+                     "\npan weights 200 100 197 98\nwait 2\nsave-layout " + Path("b.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  Scenario sc = LoadPreset("karpathy-head");
+  sc.input.length = 256;
+  const Stages st = RunScenario(sc);
+  const Matrix& w = st.Head(st.weights, 0, 0);
+  auto weights_map = [](const nlohmann::json& layout) {
+    for (const nlohmann::json& m : layout["heatmaps"])
+      if (m["stage"] == "weights" && !m["thumbnail"].get<bool>()) return m;
+    return nlohmann::json();
+  };
+  const nlohmann::json a = weights_map(nlohmann::json::parse(ReadFile(Path("a.json"))));
+  const nlohmann::json b = weights_map(nlohmann::json::parse(ReadFile(Path("b.json"))));
+  ASSERT_FALSE(a.is_null());
+  ASSERT_FALSE(b.is_null());
+  // 14 wheel steps of 1.25: 22.7 times larger cells, 11 of 256 rows, around row 200, column 100.
+  EXPECT_NEAR(a["zoom"].get<double>(), std::pow(1.25, 14), 1e-3);
+  const std::vector<int> va = a["view"], vb = b["view"];
+  EXPECT_EQ(va[2], 11);
+  EXPECT_EQ(va[3], 11);
+  EXPECT_TRUE(va[0] <= 200 && 200 < va[0] + va[2]) << va[0];
+  EXPECT_TRUE(va[1] <= 100 && 100 < va[1] + va[3]) << va[1];
+  // Dragging the content 3 rows up and 2 columns left shows 3 rows further down, 2 further right.
+  EXPECT_EQ(vb[0], va[0] + 3);
+  EXPECT_EQ(vb[1], va[1] + 2);
+  for (const nlohmann::json* m : {&a, &b}) {
+    const std::vector<int> v = (*m)["view"];
+    const std::vector<std::string> printed = (*m)["printed"];
+    ASSERT_EQ(printed.size(), static_cast<size_t>(v[2] * v[3]));
+    int shown = 0;
+    for (int i = 0; i < v[2]; ++i)
+      for (int j = 0; j < v[3]; ++j) {
+        const int row = v[0] + i, col = v[1] + j;
+        const std::string& t = printed[static_cast<size_t>(i * v[3] + j)];
+        if (col > row) {  // causal: masked, nothing printed
+          EXPECT_EQ(t, "") << row << "," << col;
+          continue;
+        }
+        ++shown;
+        EXPECT_EQ(t, FormatNumber(w(row, col), NumberStyle::kFixed, 4)) << row << "," << col;
+      }
+    EXPECT_GT(shown, 100);
+  }
+}
+
+// The tour asks: a step's task is not done on entering it, is noticed once done (hovering the
+// asked cell, raising the multiplier until the entropy halves) and starts afresh on the next.
+TEST_F(Gui, TourAsksAndNoticesWhenDone) {
+  std::string script = "tour start\ntour next\nwait 2\nsave-layout " + Path("1.json") +
+                       "\nhover scores 2 1\nwait 2\nsave-layout " + Path("2.json") +
+                       "\nhover scores 1 2\nwait 2\nsave-layout " + Path("3.json") +
+                       "\ntour next\ntour next\nwait 2\nsave-layout " + Path("4.json") +
+                       "\ntemperature 8\nwait 2\nsave-layout " + Path("5.json") +
+                       "\ntemperature 20\nwait 2\nsave-layout " + Path("6.json") + "\n";
+  const Result r = RunApp("--script " + Write("tour.script", script) + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto tour = [&](const char* name) {
+    return nlohmann::json::parse(ReadFile(Path(name)))["tour"];
+  };
+  EXPECT_EQ(tour("1.json")["step"], 1);
+  EXPECT_FALSE(tour("1.json")["task_done"].get<bool>());
+  EXPECT_FALSE(tour("2.json")["task_done"].get<bool>());  // the transposed cell is not it
+  EXPECT_TRUE(tour("3.json")["task_done"].get<bool>());
+  EXPECT_EQ(tour("4.json")["step"], 3);
+  EXPECT_FALSE(tour("4.json")["task_done"].get<bool>());
+  // Row "journey": entropy 1.035 nats at m = 8, above half of log 6 (0.896); 0.70 at m = 20.
+  EXPECT_FALSE(tour("5.json")["task_done"].get<bool>());
+  EXPECT_TRUE(tour("6.json")["task_done"].get<bool>());
+}
+
 // Undoing a preset switch names the earlier preset again (with its edits), and redo the later.
 TEST_F(Gui, UndoRestoresThePresetName) {
   const std::string script = Write("undo.script", "preset raschka-journey\ntemperature 2\n"

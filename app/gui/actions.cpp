@@ -283,6 +283,7 @@ void Recompute(AppState& state) {
 bool EnterTourStep(AppState& state) {
   const TourStep& step = TourSteps()[static_cast<size_t>(state.tour.step)];
   state.central = CentralView::kHeatmaps;
+  state.tour.task_done = false;
   bool changed = false;
   if (step.preset && state.preset_id != step.preset)
     changed = ApplyEdit(state, LoadPresetAction{step.preset}, "");

@@ -43,8 +43,23 @@ inline Stage StageAt(int index) { return static_cast<Stage>(index); }
 
 /// One heatmap on screen: its GPU textures, the scan of the uploaded matrix and the
 /// presentation the core decides for it (heatmap_spec.h): the window draws only from `spec`.
+/// A heatmap's mouse-wheel zoom and drag-pan: how many times larger the cells are than when the
+/// whole matrix shows (1: all of it), and the top-left cell shown (fractional while dragged).
+struct MapZoom {
+  float factor = 1.0f;
+  float row0 = 0.0f, col0 = 0.0f;
+  bool operator==(const MapZoom&) const = default;
+};
+
+/// The cells [row0, row0 + rows) x [col0, col0 + cols) of a matrix.
+struct CellWindow {
+  int row0 = 0, col0 = 0, rows = 0, cols = 0;
+};
+
 struct HeatmapSlot {
   HeatmapTexture gpu;
+  MapZoom zoom;       ///< kept while the matrix keeps its size; reset by a new size
+  CellWindow shown;   ///< the cells drawn last frame (all of them unless zoomed)
   bool dirty = true;                 ///< the stage matrix changed: upload again before drawing
   ValueScan scan;                    ///< ScanValues of the uploaded matrix
   bool any_masked = false;           ///< some cell of the uploaded matrix is masked
@@ -210,6 +225,7 @@ struct TourState {
   int step = 0;
   bool seen = false;  ///< shown once; remembered in the settings so it does not come back
   ScreenRect card;    ///< where the card was drawn last frame
+  bool task_done = false;  ///< the step's "your turn" task was done (reset on entering a step)
 };
 
 struct AppState {
@@ -270,6 +286,7 @@ struct AppState {
     bool active = false;  ///< replace the real mouse (set after the backend's NewFrame)
     ImVec2 pos{0, 0};
     bool down = false;
+    float wheel = 0.0f;  ///< wheel steps this frame (up > 0)
   } script_mouse;
 
   // -- messages and dialogs

@@ -9,6 +9,8 @@
 // [SECTION] DrawHeatmapView
 #include "gui/heatmap_view.h"
 
+#include <imgui_internal.h>  // SetItemUsingMouseWheel: the wheel zooms a map, not the window
+
 #include <algorithm>
 #include <cmath>
 
@@ -107,6 +109,7 @@ void UploadMatrix(HeatmapSlot& slot, const Matrix& m, const HeatmapContent& cont
                   const MaskMatrix& masked) {
   slot.dirty = false;
   slot.has_spec = false;
+  if (m.rows() != slot.gpu.rows() || m.cols() != slot.gpu.cols()) slot.zoom = MapZoom();
   if (m.size() == 0) {
     slot.gpu.Release();
     return;
@@ -131,15 +134,37 @@ namespace {
 
 /// Where everything of one heatmap goes this frame.
 struct ViewLayout {
-  int rows = 0, cols = 0;
+  int rows = 0, cols = 0;  // the whole matrix
+  CellWindow win;          // the cells drawn: all of them, or the zoomed part
   float row_label_w = 0, col_label_h = 0, bar_h = 0;
   bool rotate = false;
-  float cw = 0, ch = 0;  // cell width and height
+  float cw = 0, ch = 0;  // a drawn cell's width and height
   ImVec2 p0, p1;         // the image
   float avail_h = 0;
 };
 
 constexpr float kBarW = 12, kBarGap = 6;
+
+/// The first multiple of step at or after `from`.
+int FirstMultiple(int from, int step) { return (from + step - 1) / step * step; }
+
+/// How many rows (or columns) of n a zoom factor shows.
+int ZoomedCount(int n, float factor) {
+  return std::clamp(static_cast<int>(std::lround(n / factor)), 1, std::max(n, 1));
+}
+
+/// The cells a zoom shows of a rows x cols matrix, after bringing the zoom back inside it.
+CellWindow VisibleCells(MapZoom& z, int rows, int cols) {
+  z.factor = std::clamp(z.factor, 1.0f, static_cast<float>(std::max({rows, cols, 1})));
+  CellWindow w;
+  w.rows = ZoomedCount(rows, z.factor);
+  w.cols = ZoomedCount(cols, z.factor);
+  z.row0 = std::clamp(z.row0, 0.0f, static_cast<float>(rows - w.rows));
+  z.col0 = std::clamp(z.col0, 0.0f, static_cast<float>(cols - w.cols));
+  w.row0 = std::clamp(static_cast<int>(std::lround(z.row0)), 0, rows - w.rows);
+  w.col0 = std::clamp(static_cast<int>(std::lround(z.col0)), 0, cols - w.cols);
+  return w;
+}
 
 /// Label widths from up to ~256 labels spread over the whole range (T may be 2048), measured
 /// again only when the labels change.
@@ -173,7 +198,7 @@ bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const Labe
   const float right_w = kBarGap + kBarW + 4 + side_w;
   const float avail_w = size.x - L.row_label_w - right_w;
   // Column labels: horizontal when they fit the cells, else rotated (and then taller).
-  L.rotate = slot.col_label_w + 4 > avail_w / L.cols;
+  L.rotate = slot.col_label_w + 4 > avail_w / L.win.cols;
   L.col_label_h = L.rotate ? std::min(slot.col_label_w, small.size * 5.0f) + 8 : small.size + 4;
   L.avail_h = size.y - (top - origin.y) - L.col_label_h - 2;
   if (avail_w < 20 || L.avail_h < 20) return false;
@@ -185,8 +210,8 @@ bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const Labe
   ch = std::min(ch, std::max(3 * c, 0.6f * L.avail_h / L.rows));
   const int img_w = std::max(1, static_cast<int>(std::floor(cw * L.cols)));
   const int img_h = std::max(1, static_cast<int>(std::floor(ch * L.rows)));
-  L.cw = static_cast<float>(img_w) / L.cols;
-  L.ch = static_cast<float>(img_h) / L.rows;
+  L.cw = static_cast<float>(img_w) / L.win.cols;
+  L.ch = static_cast<float>(img_h) / L.win.rows;
   L.p0 = ImVec2(std::floor(origin.x + L.row_label_w), std::floor(top + L.col_label_h));
   L.p1 = ImVec2(L.p0.x + img_w, L.p0.y + img_h);
   const float legend_h = spec.legends.size() * (small.size + 2) + (spec.legends.empty() ? 0 : 4);
@@ -234,8 +259,7 @@ bool PaintHeading(const HeatmapSpec& spec, const HeatmapViewSpec& view, ImVec2 o
   return clicked;
 }
 
-void PaintImage(const AppState& state, HeatmapSlot& slot, const ViewLayout& L) {
-  ImDrawList* dl = ImGui::GetWindowDrawList();
+HeatmapLook LookOf(const HeatmapSlot& slot, const ViewLayout& L) {
   HeatmapLook look;
   look.use_mask = slot.spec.hatch_masked;
   look.range = slot.spec.range;
@@ -244,7 +268,16 @@ void PaintImage(const AppState& state, HeatmapSlot& slot, const ViewLayout& L) {
   look.colormap = ColormapIndex(slot.spec.colormap);
   look.width = static_cast<int>(L.p1.x - L.p0.x);
   look.height = static_cast<int>(L.p1.y - L.p0.y);
-  if (state.renderer) state.renderer->Render(slot.gpu, look);
+  look.view_col0 = L.win.col0;
+  look.view_row0 = L.win.row0;
+  look.view_cols = L.win.cols;
+  look.view_rows = L.win.rows;
+  return look;
+}
+
+void PaintImage(const AppState& state, HeatmapSlot& slot, const ViewLayout& L) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  if (state.renderer) state.renderer->Render(slot.gpu, LookOf(slot, L));
   // The FBO's first row is the image's bottom: flip v.
   dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(slot.gpu.image())), L.p0, L.p1,
                ImVec2(0, 1), ImVec2(1, 0));
@@ -259,27 +292,29 @@ bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Mat
                  const LabelFont& small, const ViewLayout& L, std::vector<std::string>& printed) {
   printed.clear();
   if (!spec.values_wanted) return true;
-  if (L.ch < small.size || L.rows * L.cols > 4096) return false;
-  printed.assign(static_cast<size_t>(L.rows) * L.cols, "");
+  const CellWindow& w = L.win;
+  if (L.ch < small.size || w.rows * w.cols > 4096) return false;
+  printed.assign(static_cast<size_t>(w.rows) * w.cols, "");
   bool any = false;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const MeasureText measure = small.Measurer();
   const MaskMatrix* allowed = view.allowed;
   const bool check_mask =
       spec.hatch_masked && allowed && allowed->rows() == L.rows && allowed->cols() == L.cols;
-  for (int i = 0; i < L.rows; ++i)
-    for (int j = 0; j < L.cols; ++j) {
-      if (check_mask && !(*allowed)(i, j)) continue;
-      const float v = m(i, j);
+  for (int i = 0; i < w.rows; ++i)
+    for (int j = 0; j < w.cols; ++j) {
+      const int r = w.row0 + i, c = w.col0 + j;
+      if (check_mask && !(*allowed)(r, c)) continue;
+      const float v = m(r, c);
       const std::string t = FittedCellValue(v, L.cw - 2, measure);
       if (t.empty()) continue;
       any = true;
-      printed[static_cast<size_t>(i) * L.cols + j] = t;
+      printed[static_cast<size_t>(i) * w.cols + j] = t;
       const ImVec2 ts = small.Measure(t);
       dl->AddText(small.font, small.size,
                   ImVec2(L.p0.x + L.cw * (j + 0.5f) - ts.x * 0.5f,
                          L.p0.y + L.ch * (i + 0.5f) - ts.y * 0.5f),
-                  ToU32(CellInk(CellColor(spec, v, i))), t.c_str());
+                  ToU32(CellInk(CellColor(spec, v, r))), t.c_str());
     }
   if (!any) printed.clear();
   return any;
@@ -293,27 +328,31 @@ void PaintLabels(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Lab
   const ImU32 text_color = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 dim_color = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const MeasureText measure = small.Measurer();
+  const CellWindow& w = L.win;
+  // Labels on multiples of the step, so that they stay put while the map is dragged.
   const int row_step = LabelStep(small.size, L.ch);
-  for (int i = 0; view.row_labels && i < L.rows; i += row_step) {
-    const std::string t = FitLabel(LabelAt(spec.row_labels, i), L.row_label_w - 9, measure);
+  for (int r = FirstMultiple(w.row0, row_step); view.row_labels && r < w.row0 + w.rows;
+       r += row_step) {
+    const std::string t = FitLabel(LabelAt(spec.row_labels, r), L.row_label_w - 9, measure);
     const ImVec2 ts = small.Measure(t);
     dl->AddText(small.font, small.size,
-                ImVec2(L.p0.x - 6 - ts.x, L.p0.y + L.ch * (i + 0.5f) - ts.y * 0.5f),
-                i == view.marked_row ? text_color : dim_color, t.c_str());
+                ImVec2(L.p0.x - 6 - ts.x, L.p0.y + L.ch * (r - w.row0 + 0.5f) - ts.y * 0.5f),
+                r == view.marked_row ? text_color : dim_color, t.c_str());
   }
-  if (view.marked_row >= 0 && view.marked_row < L.rows) {  // a small triangle at the marked row
-    const float y = L.p0.y + L.ch * (view.marked_row + 0.5f);
+  const int64_t marked = view.marked_row - w.row0;
+  if (view.marked_row >= 0 && marked >= 0 && marked < w.rows) {  // a triangle at the marked row
+    const float y = L.p0.y + L.ch * (marked + 0.5f);
     dl->AddTriangleFilled(ImVec2(L.p0.x - 5, y - 3), ImVec2(L.p0.x - 5, y + 3),
                           ImVec2(L.p0.x - 1, y), IM_COL32(255, 200, 60, 255));
   }
   const int col_step = LabelStep(L.rotate ? small.size * 1.3f : col_label_w + 6, L.cw);
-  for (int j = 0; j < L.cols; j += col_step) {
-    const float x = L.p0.x + L.cw * (j + 0.5f);
+  for (int c = FirstMultiple(w.col0, col_step); c < w.col0 + w.cols; c += col_step) {
+    const float x = L.p0.x + L.cw * (c - w.col0 + 0.5f);
     if (L.rotate) {
-      const std::string t = FitLabel(LabelAt(spec.col_labels, j), L.col_label_h - 5, measure);
+      const std::string t = FitLabel(LabelAt(spec.col_labels, c), L.col_label_h - 5, measure);
       AddUpwardText(dl, small.font, small.size, ImVec2(x, L.p0.y - 4), dim_color, t.c_str());
     } else {
-      const std::string& t = LabelAt(spec.col_labels, j);
+      const std::string& t = LabelAt(spec.col_labels, c);
       const ImVec2 ts = small.Measure(t);
       dl->AddText(small.font, small.size, ImVec2(x - ts.x * 0.5f, L.p0.y - ts.y - 3), dim_color,
                   t.c_str());
@@ -367,10 +406,11 @@ void PaintColorbarAndLegends(const AppState& state, const HeatmapSpec& spec, con
 void PaintHighlights(const HeatmapViewSpec& view, const ViewLayout& L) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p0 = L.p0, p1 = L.p1;
-  const bool has_row = view.highlight_row >= 0 && view.highlight_row < L.rows;
-  const bool has_col = view.highlight_col >= 0 && view.highlight_col < L.cols;
-  const float y0 = p0.y + L.ch * view.highlight_row, y1 = y0 + L.ch;
-  const float x0 = p0.x + L.cw * view.highlight_col, x1 = x0 + L.cw;
+  const int64_t row = view.highlight_row - L.win.row0, col = view.highlight_col - L.win.col0;
+  const bool has_row = view.highlight_row >= 0 && row >= 0 && row < L.win.rows;
+  const bool has_col = view.highlight_col >= 0 && col >= 0 && col < L.win.cols;
+  const float y0 = p0.y + L.ch * row, y1 = y0 + L.ch;
+  const float x0 = p0.x + L.cw * col, x1 = x0 + L.cw;
   if (has_row) {
     dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(0, 0, 0, 200), 0, 0,
                 3.0f);
@@ -410,6 +450,7 @@ HeatmapViewHover DrawThumbnail(const AppState& state, HeatmapSlot& slot,
   L.p1 = ImVec2(L.p0.x + w, L.p0.y + h);
   slot.image_min = L.p0;
   slot.image_max = L.p1;
+  slot.shown = CellWindow{0, 0, static_cast<int>(rows), static_cast<int>(cols)};
   PaintImage(state, slot, L);
   ImGui::SetCursorScreenPos(L.p0);
   ImGui::PushID(view.id);
@@ -422,19 +463,112 @@ HeatmapViewHover DrawThumbnail(const AppState& state, HeatmapSlot& slot,
   return out;
 }
 
+/// Where a zoomed map's minimap goes: the image's bottom-right corner, the whole matrix at most
+/// 140 pixels (or a third of the image) on its long side. Empty when not zoomed.
+ImRect MinimapRect(const MapZoom& z, const ViewLayout& L) {
+  if (z.factor <= 1.0f) return ImRect();
+  const float box_w = L.p1.x - L.p0.x, box_h = L.p1.y - L.p0.y;
+  const float side = std::min(140.0f, 0.34f * std::min(box_w, box_h));
+  const float scale = side / static_cast<float>(std::max(L.rows, L.cols));
+  const float w = std::floor(std::max(10.0f, L.cols * scale));
+  const float h = std::floor(std::max(10.0f, L.rows * scale));
+  if (w + 12 > box_w || h + 12 > box_h) return ImRect();
+  const ImVec2 b(L.p1.x - 6, L.p1.y - 6);
+  return ImRect(ImVec2(b.x - w, b.y - h), b);
+}
+
+/// The minimap: the whole matrix, the part shown outlined.
+void PaintMinimap(const AppState& state, HeatmapSlot& slot, const ViewLayout& L,
+                  const ImRect& r) {
+  if (r.GetWidth() <= 0 || !state.renderer) return;
+  ViewLayout whole = L;
+  whole.win = CellWindow{0, 0, L.rows, L.cols};
+  whole.p0 = r.Min;
+  whole.p1 = r.Max;
+  state.renderer->Render(slot.gpu, LookOf(slot, whole), true);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(ImVec2(r.Min.x - 3, r.Min.y - 3), ImVec2(r.Max.x + 3, r.Max.y + 3),
+                    IM_COL32(20, 20, 26, 230));
+  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(slot.gpu.overview_image())),
+               r.Min, r.Max, ImVec2(0, 1), ImVec2(1, 0));
+  const float sx = r.GetWidth() / L.cols, sy = r.GetHeight() / L.rows;
+  const ImVec2 a(r.Min.x + sx * L.win.col0, r.Min.y + sy * L.win.row0);
+  const ImVec2 b(a.x + std::max(2.0f, sx * L.win.cols), a.y + std::max(2.0f, sy * L.win.rows));
+  dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(0, 0, 0, 220), 0, 0, 3);
+  dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, 1.5f);
+}
+
+/// The wheel zooms around the cell under the mouse; dragging with the middle button (or the
+/// left one on a zoomed map that is not painted on) pans; the minimap recentres; a double
+/// click shows the whole map again. Call with the cells' button as the last item.
+void ZoomAndPan(HeatmapSlot& slot, const HeatmapViewSpec& view, const ViewLayout& L,
+                const ImRect& minimap) {
+  const ImGuiIO& io = ImGui::GetIO();
+  MapZoom& z = slot.zoom;
+  const bool hovered = ImGui::IsItemHovered();
+  const ImVec2 mp = io.MousePos;
+  const float box_w = L.p1.x - L.p0.x, box_h = L.p1.y - L.p0.y;
+  if (hovered && io.MouseWheel != 0.0f) {
+    ImGui::SetItemUsingMouseWheel();
+    const float fx = (mp.x - L.p0.x) / box_w, fy = (mp.y - L.p0.y) / box_h;
+    const float col = z.col0 + fx * L.win.cols, row = z.row0 + fy * L.win.rows;
+    z.factor *= std::pow(1.25f, io.MouseWheel);
+    MapZoom next = z;
+    const CellWindow w = VisibleCells(next, L.rows, L.cols);
+    z.factor = next.factor;
+    z.col0 = col - fx * w.cols;
+    z.row0 = row - fy * w.rows;
+  }
+  if (minimap.GetWidth() > 0 && ImGui::IsItemActive() && ImGui::IsMouseDown(0) &&
+      minimap.Contains(io.MouseClickedPos[0])) {  // recentre where the minimap is pressed
+    z.col0 = (mp.x - minimap.Min.x) / minimap.GetWidth() * L.cols - L.win.cols * 0.5f;
+    z.row0 = (mp.y - minimap.Min.y) / minimap.GetHeight() * L.rows - L.win.rows * 0.5f;
+  } else if (ImGui::IsItemActive() &&
+             (ImGui::IsMouseDragging(ImGuiMouseButton_Middle) ||
+              (view.pan_with_left && z.factor > 1.0f && ImGui::IsMouseDragging(0)))) {
+    z.col0 -= io.MouseDelta.x / L.cw;
+    z.row0 -= io.MouseDelta.y / L.ch;
+  }
+  if (hovered && ImGui::IsMouseDoubleClicked(0) && !minimap.Contains(mp)) z = MapZoom();
+  VisibleCells(z, L.rows, L.cols);
+}
+
+/// Under the image, in small dim text: how to see numbers when none fit, or the zoom and how to
+/// leave it. Only when it fits below the image.
+void PaintZoomNote(const HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFont& small,
+                   const ViewLayout& L, bool printed, float right, float bottom) {
+  char text[96];
+  if (slot.zoom.factor > 1.0f)
+    std::snprintf(text, sizeof text, "zoom \xC3\x97%.1f \xC2\xB7 drag to pan \xC2\xB7 double-click: all",
+                  slot.zoom.factor);
+  else if (!printed && view.title_tip && !view.force_values)
+    std::snprintf(text, sizeof text, "numbers: click the title, or zoom in (wheel)");
+  else
+    return;
+  if (bottom - L.p1.y < small.size + 2) return;
+  const float w = small.Measure(text).x;
+  if (w > right - L.p0.x) {
+    if (slot.zoom.factor <= 1.0f) return;
+    std::snprintf(text, sizeof text, "zoom \xC3\x97%.1f", slot.zoom.factor);
+  }
+  ImGui::GetWindowDrawList()->AddText(small.font, small.size, ImVec2(L.p0.x, L.p1.y + 2),
+                                      ImGui::GetColorU32(ImGuiCol_TextDisabled), text);
+}
+
 /// The cells as one button: the cell under the mouse, if any.
 HeatmapViewHover TrackHover(const HeatmapViewSpec& view, const ViewLayout& L) {
   HeatmapViewHover hover;
   ImGui::SetCursorScreenPos(L.p0);
   ImGui::PushID(view.id);
   ImGui::InvisibleButton("##cells", ImVec2(L.p1.x - L.p0.x, L.p1.y - L.p0.y),
-                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight |
+                             ImGuiButtonFlags_MouseButtonMiddle);
   ImGui::PopID();
   if (ImGui::IsItemHovered() || (view.track_outside && ImGui::IsMouseHoveringRect(L.p0, L.p1))) {
     const ImVec2 mp = ImGui::GetIO().MousePos;
     hover.active = true;
-    hover.col = std::clamp(static_cast<int>((mp.x - L.p0.x) / L.cw), 0, L.cols - 1);
-    hover.row = std::clamp(static_cast<int>((mp.y - L.p0.y) / L.ch), 0, L.rows - 1);
+    hover.col = L.win.col0 + std::clamp(static_cast<int>((mp.x - L.p0.x) / L.cw), 0, L.win.cols - 1);
+    hover.row = L.win.row0 + std::clamp(static_cast<int>((mp.y - L.p0.y) / L.ch), 0, L.win.rows - 1);
   }
   return hover;
 }
@@ -447,7 +581,10 @@ HeatmapViewHover TrackHover(const HeatmapViewSpec& view, const ViewLayout& L) {
 HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
                                  const HeatmapViewSpec& view, ImVec2 origin, ImVec2 size) {
   PresentationOptions options = ScreenPresentation(state);
-  if (view.force_values && options.values == ValuesMode::kAuto) options.values = ValuesMode::kOn;
+  // Focused or zoomed in, the values print wherever they fit.
+  const bool zoomed = !view.thumbnail && slot.zoom.factor > 1.0f;
+  if ((view.force_values || zoomed) && options.values == ValuesMode::kAuto)
+    options.values = ValuesMode::kOn;
   EnsureSpec(slot, options);
   slot.thumbnail = view.thumbnail;
   slot.printed.clear();
@@ -467,6 +604,7 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   ViewLayout L;
   L.rows = static_cast<int>(m->rows());
   L.cols = static_cast<int>(m->cols());
+  L.win = VisibleCells(slot.zoom, L.rows, L.cols);
   MeasureLabels(slot, view, small, L.rows, L.cols);
   if (!LayOutView(slot, view, small, origin, size, origin.y + line + 4, L)) {
     slot.image_min = slot.image_max = ImVec2(0, 0);
@@ -474,21 +612,23 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   }
   slot.image_min = L.p0;
   slot.image_max = L.p1;
+  slot.shown = L.win;
   PaintImage(state, slot, L);
-  if (!PaintValues(slot.spec, view, *m, small, L, slot.printed) && view.title_tip && !view.force_values &&
-      origin.y + size.y - L.p1.y >= small.size + 2 &&
-      small.Measure("numbers: click the title").x <= origin.x + size.x - L.p0.x) {
-    ImGui::GetWindowDrawList()->AddText(small.font, small.size, ImVec2(L.p0.x, L.p1.y + 2),
-                                        ImGui::GetColorU32(ImGuiCol_TextDisabled),
-                                        "numbers: click the title");
-  }
+  const bool printed = PaintValues(slot.spec, view, *m, small, L, slot.printed);
+  PaintZoomNote(slot, view, small, L, printed, origin.x + size.x, origin.y + size.y);
   PaintLabels(slot.spec, view, small, L, slot.col_label_w);
   PaintColorbarAndLegends(state, slot.spec, small, L);
+  const ImRect minimap = MinimapRect(slot.zoom, L);
   const HeatmapViewHover cells = TrackHover(view, L);
-  hover.active = cells.active;
+  ZoomAndPan(slot, view, L, minimap);
+  const bool on_minimap = minimap.Contains(ImGui::GetIO().MousePos);
+  hover.active = cells.active && !on_minimap;
   hover.row = cells.row;
   hover.col = cells.col;
   PaintHighlights(view, L);
+  PaintMinimap(state, slot, L, minimap);
+  if (on_minimap && ImGui::IsItemHovered())
+    Tip("The whole map; the outlined part is shown. Click or drag here to move there.");
   return hover;
 }
 

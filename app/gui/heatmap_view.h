@@ -34,6 +34,7 @@ struct HeatmapViewSpec {
   bool force_values = false;  ///< print values wherever they fit (unless the learner chose off)
   bool row_labels = true;  ///< false: the map left of it in the same row shows the tokens
   const char* title_tip = nullptr;  ///< the title is clickable, with this tooltip line
+  bool pan_with_left = true;  ///< a left drag pans a zoomed map (false where it paints)
 };
 
 /// The cell under the mouse this frame.

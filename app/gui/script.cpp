@@ -72,7 +72,9 @@ const std::map<std::string, int>& Arity() {
                                                    {"replace", 1},
                                                    {"drop", -1},
                                                    {"open-recent", 1},
-                                                   {"clear-recent", 0}};
+                                                   {"clear-recent", 0},
+                                                   {"wheel", 4},
+                                                   {"pan", 5}};
   return arity;
 }
 
@@ -156,7 +158,9 @@ void CheckArguments(const std::vector<std::string>& w) {
   if (c == "weights-range" && !ParseRangeMode(w[1]))
     throw std::invalid_argument("auto, fixed, data, per-row or log");
   if (c == "dialog") DialogArg(w[1]);
-  if (c == "hover" || c == "click") {
+  if (c == "wheel" || c == "pan")
+    for (size_t i = 2; i < w.size(); ++i) Integer(w[i]);
+  if (c == "hover" || c == "click" || c == "wheel" || c == "pan") {
     if (!ParseStage(w[1]) && w[1].rfind("trick_v", 0) != 0 && w[1].rfind("compare_", 0) != 0)
       StageArg(w[1]);
     Integer(w[2]);
@@ -224,10 +228,12 @@ bool CellCentre(const AppState& state, const std::string& map, int64_t row, int6
                 ImVec2* pos) {
   const HeatmapSlot* slot = SlotNamed(state, map);
   if (!slot) return false;
-  const int rows = slot->gpu.rows(), cols = slot->gpu.cols();
-  if (rows <= 0 || cols <= 0 || row < 0 || col < 0 || row >= rows || col >= cols) return false;
+  // The cells drawn last frame (a zoomed map shows part of its matrix).
+  const CellWindow& w = slot->shown;
+  const int64_t r = row - w.row0, c = col - w.col0;
+  if (w.rows <= 0 || w.cols <= 0 || r < 0 || c < 0 || r >= w.rows || c >= w.cols) return false;
   const ImVec2 a = slot->image_min, b = slot->image_max;
-  *pos = ImVec2(a.x + (b.x - a.x) * (col + 0.5f) / cols, a.y + (b.y - a.y) * (row + 0.5f) / rows);
+  *pos = ImVec2(a.x + (b.x - a.x) * (c + 0.5f) / w.cols, a.y + (b.y - a.y) * (r + 0.5f) / w.rows);
   return b.x > a.x && b.y > a.y;
 }
 
@@ -280,6 +286,21 @@ bool ScriptRunner::Step(AppState& state) {
   if (releasing_) {
     state.script_mouse.down = false;
     releasing_ = false;
+    return true;
+  }
+  if (unwheel_) {
+    state.script_mouse.wheel = 0.0f;
+    unwheel_ = false;
+    return true;
+  }
+  if (panning_) {  // 8 frames from pan_from_ to pan_to_, then the button is let go
+    const float t = std::min(1.0f, static_cast<float>(++pan_frame_) / 8.0f);
+    state.script_mouse.pos = ImVec2(pan_from_.x + (pan_to_.x - pan_from_.x) * t,
+                                    pan_from_.y + (pan_to_.y - pan_from_.y) * t);
+    if (t >= 1.0f) {
+      panning_ = false;
+      releasing_ = true;
+    }
     return true;
   }
   if (frames_left_ > 0) {
@@ -439,6 +460,26 @@ bool ScriptRunner::StartControl(AppState& state, const Command& c) {
     state.script_mouse.pos = pos;
     state.script_mouse.down = cmd == "click";
     releasing_ = cmd == "click";
+  } else if (cmd == "wheel" || cmd == "pan") {
+    ImVec2 from, to;
+    const bool pan = cmd == "pan";
+    if (!CellCentre(state, w[1], Integer(w[2]), Integer(w[3]), &from) ||
+        (pan && !CellCentre(state, w[1], Integer(w[4]), Integer(w[5]), &to))) {
+      Fail(c, "no such cell shown on the " + w[1] + " heatmap");
+      return true;
+    }
+    state.script_mouse.active = true;
+    state.script_mouse.pos = from;
+    if (pan) {
+      state.script_mouse.down = true;
+      pan_from_ = from;
+      pan_to_ = to;
+      pan_frame_ = 0;
+      panning_ = true;
+    } else {
+      state.script_mouse.wheel = static_cast<float>(Integer(w[4]));
+      unwheel_ = true;
+    }
   } else if (cmd == "wait") {
     frames_left_ = static_cast<int>(std::max<int64_t>(Integer(w[1]) - 1, 0));
   } else if (cmd == "expect-error") {

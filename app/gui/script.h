@@ -25,6 +25,8 @@
 //                                    a STAGE or a view's map as --layout names it
 //                                    (trick_v2_weights, compare_diff, ...)
 //   click MAP ROW COL                press and release the left button there (two frames)
+//   wheel MAP ROW COL STEPS          turn the mouse wheel over a shown cell (> 0 zooms in)
+//   pan MAP R0 C0 R1 C1              drag with the left button from one shown cell to another
 //   dialog open|save|export|export-all   open that dialog (to look at it in a screenshot)
 //   view heatmaps|trick|compare|code the central view
 //   compare scaled|causal|pin        B of the compare view: sqrt(d_k) flipped, the mask flipped,
@@ -51,6 +53,8 @@
 // A file or export action that fails, or an expect that does not hold, fails the script: the
 // app prints "script FILE:LINE: reason" and exits with status 3.
 #pragma once
+
+#include <imgui.h>
 
 #include <string>
 #include <vector>
@@ -91,7 +95,11 @@ class ScriptRunner {
   int frames_left_ = 0;
   int frames_total_ = 0;
   double drag_from_ = 1.0, drag_to_ = 1.0;
-  bool dragging_ = false, releasing_ = false;
+  bool dragging_ = false, releasing_ = false, unwheel_ = false;
+  // pan: the mouse moves from pan_from_ to pan_to_ with the left button down.
+  ImVec2 pan_from_{0, 0}, pan_to_{0, 0};
+  bool panning_ = false;
+  int pan_frame_ = 0;
   const Command* current_ = nullptr;
 };
 

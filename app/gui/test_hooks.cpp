@@ -45,6 +45,7 @@ void TestHooks::OverrideMouse(const AppState& state, ImGuiIO& io) const {
   }
   io.MousePos = state.script_mouse.pos;
   io.MouseDown[0] = state.script_mouse.down;
+  io.MouseWheel = state.script_mouse.wheel;
 }
 
 bool TestHooks::AfterRender(const AppState& state, int display_w, int display_h) {

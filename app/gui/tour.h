@@ -8,6 +8,8 @@
 
 namespace attnlab::gui {
 
+struct AppState;
+
 /// What a step points at.
 enum class TourTarget {
   kNone,
@@ -28,9 +30,17 @@ struct TourStep {
   const char* preset;  ///< loaded on entering the step unless already on screen; nullptr: keep
   TourTarget target;
   TourTarget also = TourTarget::kNone;  ///< a second, fainter highlight
+  /// Something the learner is asked to do ("Your turn: ..."), or nullptr.
+  const char* task = nullptr;
+  /// True once the task is done, judged on the window's state each frame.
+  bool (*task_done)(const AppState&) = nullptr;
 };
 
 /// The steps, in order.
 const std::vector<TourStep>& TourSteps();
+
+/// Marks the current step's task done (it stays done) once its check holds. Call once a
+/// frame, after the frame's actions and hover.
+void UpdateTourTask(AppState& state);
 
 }  // namespace attnlab::gui

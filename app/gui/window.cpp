@@ -24,6 +24,7 @@
 #include "gui/export.h"
 #include "gui/gfx/gl.h"  // GLFW key codes (ImGui 1.86 indexes keys by the backend's codes)
 #include "gui/panels/panels.h"
+#include "gui/tour.h"
 #include "gui/widgets.h"
 
 namespace attnlab::gui {
@@ -84,6 +85,8 @@ nlohmann::json SlotJson(const char* key, const std::string& name, const HeatmapS
           {"thumbnail", slot.thumbnail},
           {"printed", slot.printed},
           {"cols", slot.gpu.cols()},
+          {"view", {slot.shown.row0, slot.shown.col0, slot.shown.rows, slot.shown.cols}},
+          {"zoom", slot.zoom.factor},
           {"spec", slot.has_spec ? HeatmapSpecJson(slot.spec) : nlohmann::json()}};
 }
 
@@ -139,6 +142,7 @@ std::string HeatmapLayoutJson(const AppState& state) {
   j["window"] = {{"width", display.x}, {"height", display.y}};
   j["tour"] = {{"active", state.tour.active},
                {"step", state.tour.step},
+               {"task_done", state.tour.task_done},
                {"card", RectJson(state.tour.card)}};
   return j.dump(1) + "\n";
 }
@@ -243,6 +247,7 @@ void DrawMainWindow(AppState& state) {
   // The hover found this frame drives next frame's highlights; the peaking row follows it.
   state.hover = state.hover_next;
   if (state.hover.active && state.hover.row != state.row) Emit(state, SelectRow{state.hover.row});
+  UpdateTourTask(state);
 }
 
 }  // namespace attnlab::gui

@@ -64,13 +64,15 @@ HeatmapTexture::~HeatmapTexture() { Release(); }
 
 void HeatmapTexture::Release() {
   if (values_) glDeleteTextures(1, &values_);
-  if (color_) glDeleteTextures(1, &color_);
-  if (fbo_) glDeleteFramebuffers(1, &fbo_);
+  for (Target* t : {&main_, &overview_}) {
+    if (t->color) glDeleteTextures(1, &t->color);
+    if (t->fbo) glDeleteFramebuffers(1, &t->fbo);
+    *t = Target();
+  }
   if (own_mask_) glDeleteTextures(1, &own_mask_);
   if (row_scale_) glDeleteTextures(1, &row_scale_);
-  values_ = color_ = fbo_ = own_mask_ = row_scale_ = 0;
-  rows_ = cols_ = image_w_ = image_h_ = mask_rows_ = mask_cols_ = 0;
-  drawn_valid_ = false;
+  values_ = own_mask_ = row_scale_ = 0;
+  rows_ = cols_ = mask_rows_ = mask_cols_ = 0;
 }
 
 void HeatmapTexture::UploadValues(const Matrix& m) {
@@ -137,7 +139,7 @@ void HeatmapRenderer::Init() {
   u_mask_ = glGetUniformLocation(program_, "u_mask");
   u_use_mask_ = glGetUniformLocation(program_, "u_use_mask");
   u_range_ = glGetUniformLocation(program_, "u_range");
-  u_cells_ = glGetUniformLocation(program_, "u_cells");
+  u_view_ = glGetUniformLocation(program_, "u_view");
   u_target_height_ = glGetUniformLocation(program_, "u_target_height");
   u_row_scale_ = glGetUniformLocation(program_, "u_row_scale");
   u_scaling_ = glGetUniformLocation(program_, "u_scaling");
@@ -191,26 +193,36 @@ void HeatmapRenderer::UploadMask(const MaskMatrix& mask) {
   ++mask_version_;
 }
 
-void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look) {
+void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look, bool overview) {
   if (!hm.has_values() || look.width <= 0 || look.height <= 0) return;
   look.values_version = hm.version_;
   // Its own mask when it has one (versions of the two kinds kept apart by the top bit).
   const bool own = hm.own_mask_ != 0;
   if (look.use_mask) look.mask_version = own ? hm.own_mask_version_ | (1ull << 63) : mask_version_;
-  if (hm.drawn_valid_ && hm.drawn_ == look) return;
+  // The cells drawn: the view when it lies inside the matrix, else all of them.
+  const bool view_fits = look.view_cols > 0 && look.view_rows > 0 && look.view_col0 >= 0 &&
+                         look.view_row0 >= 0 && look.view_col0 + look.view_cols <= hm.cols_ &&
+                         look.view_row0 + look.view_rows <= hm.rows_;
+  if (!view_fits) {
+    look.view_col0 = look.view_row0 = 0;
+    look.view_cols = hm.cols_;
+    look.view_rows = hm.rows_;
+  }
+  HeatmapTexture::Target& target = overview ? hm.overview_ : hm.main_;
+  if (target.valid && target.drawn == look) return;
 
   // (Re)create the image texture and its framebuffer at the on-screen size.
-  if (!hm.color_ || hm.image_w_ != look.width || hm.image_h_ != look.height) {
-    if (!hm.color_) glGenTextures(1, &hm.color_);
-    glBindTexture(GL_TEXTURE_2D, hm.color_);
+  if (!target.color || target.w != look.width || target.h != look.height) {
+    if (!target.color) glGenTextures(1, &target.color);
+    glBindTexture(GL_TEXTURE_2D, target.color);
     SetNearestClamp();
     glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, look.width, look.height, 0, GL_RGBA, GL_UNSIGNED_BYTE,
                  nullptr);
-    if (!hm.fbo_) glGenFramebuffers(1, &hm.fbo_);
-    glBindFramebuffer(GL_FRAMEBUFFER, hm.fbo_);
-    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, hm.color_, 0);
-    hm.image_w_ = look.width;
-    hm.image_h_ = look.height;
+    if (!target.fbo) glGenFramebuffers(1, &target.fbo);
+    glBindFramebuffer(GL_FRAMEBUFFER, target.fbo);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, target.color, 0);
+    target.w = look.width;
+    target.h = look.height;
   }
 
   GLint old_fbo = 0, old_viewport[4] = {};
@@ -218,7 +230,7 @@ void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look) {
   glGetIntegerv(GL_VIEWPORT, old_viewport);
   const GLboolean scissor = glIsEnabled(GL_SCISSOR_TEST), blend = glIsEnabled(GL_BLEND);
 
-  glBindFramebuffer(GL_FRAMEBUFFER, hm.fbo_);
+  glBindFramebuffer(GL_FRAMEBUFFER, target.fbo);
   glViewport(0, 0, look.width, look.height);
   glDisable(GL_SCISSOR_TEST);
   glDisable(GL_BLEND);
@@ -237,7 +249,7 @@ void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look) {
   glBindTexture(GL_TEXTURE_2D, look.scaling == 1 ? hm.row_scale_ : 0);
   glUniform1i(u_scaling_, look.scaling == 1 && !hm.row_scale_ ? 0 : look.scaling);
   glUniform2f(u_range_, look.range.lo, look.range.hi);
-  glUniform2i(u_cells_, hm.cols_, hm.rows_);
+  glUniform4i(u_view_, look.view_col0, look.view_row0, look.view_cols, look.view_rows);
   glUniform1i(u_target_height_, look.height);
   glBindVertexArray(vao_);
   glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
@@ -258,8 +270,8 @@ void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look) {
   if (scissor) glEnable(GL_SCISSOR_TEST);
   if (blend) glEnable(GL_BLEND);
 
-  hm.drawn_ = look;
-  hm.drawn_valid_ = true;
+  target.drawn = look;
+  target.valid = true;
 }
 
 }  // namespace attnlab::gui

@@ -27,11 +27,16 @@ struct HeatmapLook {
   uint64_t row_scale_version = 0;  ///< bumped by each UploadRowScale
   int colormap = 0;  ///< index into Colormaps()
   int width = 0, height = 0;
+  /// The cells drawn (a zoomed map): columns [view_col0, view_col0 + view_cols) and rows
+  /// [view_row0, view_row0 + view_rows); view_cols == 0 draws the whole matrix.
+  int view_col0 = 0, view_row0 = 0, view_cols = 0, view_rows = 0;
   bool operator==(const HeatmapLook& o) const {
     return values_version == o.values_version && mask_version == o.mask_version &&
            use_mask == o.use_mask && range.lo == o.range.lo && range.hi == o.range.hi &&
            scaling == o.scaling && row_scale_version == o.row_scale_version &&
-           colormap == o.colormap && width == o.width && height == o.height;
+           colormap == o.colormap && width == o.width && height == o.height &&
+           view_col0 == o.view_col0 && view_row0 == o.view_row0 && view_cols == o.view_cols &&
+           view_rows == o.view_rows;
   }
 };
 
@@ -59,17 +64,26 @@ class HeatmapTexture {
   bool has_values() const { return values_ != 0 && rows_ > 0 && cols_ > 0; }
 
   /// The coloured image's GL texture name (0 before the first Render).
-  unsigned image() const { return color_; }
+  unsigned image() const { return main_.color; }
+  /// The second image, of the whole matrix at a small size: a zoomed map's minimap (0 before
+  /// the first Render with `overview`).
+  unsigned overview_image() const { return overview_.color; }
   /// Frees the GL objects (also done by the destructor; call it while the context is alive).
   void Release();
 
  private:
   friend class HeatmapRenderer;
-  unsigned values_ = 0, fbo_ = 0, color_ = 0, own_mask_ = 0, row_scale_ = 0;
-  int rows_ = 0, cols_ = 0, image_w_ = 0, image_h_ = 0, mask_rows_ = 0, mask_cols_ = 0;
+  /// An RGBA8 texture drawn through its framebuffer, and the look it shows.
+  struct Target {
+    unsigned fbo = 0, color = 0;
+    int w = 0, h = 0;
+    HeatmapLook drawn;
+    bool valid = false;
+  };
+  unsigned values_ = 0, own_mask_ = 0, row_scale_ = 0;
+  int rows_ = 0, cols_ = 0, mask_rows_ = 0, mask_cols_ = 0;
   uint64_t version_ = 0, own_mask_version_ = 0, row_scale_version_ = 0;
-  HeatmapLook drawn_;
-  bool drawn_valid_ = false;
+  Target main_, overview_;
 };
 
 /// The GL objects every heatmap shares: the shader program, a lookup texture per colormap, the
@@ -89,16 +103,16 @@ class HeatmapRenderer {
   void UploadMask(const MaskMatrix& mask);
   uint64_t mask_version() const { return mask_version_; }
 
-  /// Makes hm.image() show `look` (redrawing only when the look changed). Restores the
-  /// framebuffer and viewport it found.
-  void Render(HeatmapTexture& hm, HeatmapLook look);
+  /// Makes hm.image() (or, with `overview`, hm.overview_image()) show `look`, redrawing only
+  /// when the look changed. Restores the framebuffer and viewport it found.
+  void Render(HeatmapTexture& hm, HeatmapLook look, bool overview = false);
 
  private:
   unsigned program_ = 0, vao_ = 0, mask_ = 0;
   int mask_rows_ = 0, mask_cols_ = 0;
   uint64_t mask_version_ = 0;
   std::vector<unsigned> luts_;
-  int u_values_ = -1, u_lut_ = -1, u_mask_ = -1, u_use_mask_ = -1, u_range_ = -1, u_cells_ = -1,
+  int u_values_ = -1, u_lut_ = -1, u_mask_ = -1, u_use_mask_ = -1, u_range_ = -1, u_view_ = -1,
       u_target_height_ = -1, u_row_scale_ = -1, u_scaling_ = -1;
 };
 

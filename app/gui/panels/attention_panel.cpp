@@ -20,22 +20,35 @@ void DrawScaling(AppState& state, const Scenario& s, const Stages& st) {
   Tip("Scaled dot-product attention divides the scores by sqrt(d_k). Without it, large d_k "
       "makes the logits large and softmax almost one-hot (see the peaking and variance panels).");
 
-  // -- multiplier on a log scale
+  // -- multiplier on a log scale: the slider has no text of its own (its handle would cover
+  // it); the value is an editable field under it, beside the reset button and the temperature
   float m = static_cast<float>(s.scaling.multiplier);
-  ImGui::SetNextItemWidth(ImGui::CalcItemWidth() - ImGui::GetFrameHeight() * 1.6f);
   const bool dragged =
-      ImGui::SliderFloat("##multiplier", &m, 0.01f, 100.0f, "x %.3g", ImGuiSliderFlags_Logarithmic);
+      ImGui::SliderFloat("##multiplier", &m, 0.01f, 100.0f, "", ImGuiSliderFlags_Logarithmic);
   if (dragged && m > 0) Emit(state, SetMultiplier{m}, "scaling.multiplier");
   Tip("The multiplier m = 1/temperature: logits = scores x m (/ sqrt(d_k)). Drag right to "
-      "sharpen (cold), left to flatten (hot). Log scale; Ctrl+click to type a value. A whole "
-      "drag is one undo step.");
-  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-  if (ImGui::Button("1", ImVec2(ImGui::GetFrameHeight() * 1.2f, 0)))
-    Emit(state, SetMultiplier{1.0});
-  Tip("Back to multiplier 1 (temperature 1).");
+      "sharpen (cold), left to flatten (hot). Log scale from 0.01 to 100. A whole drag is one "
+      "undo step.");
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
   ImGui::TextUnformatted("multiplier");
-  ImGui::TextDisabled("temperature = 1/m = %.3g", 1.0 / s.scaling.multiplier);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("m =");
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  double typed = s.scaling.multiplier;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.5f);
+  if (ImGui::InputDouble("##multiplier_value", &typed, 0.0, 0.0, "%.4g",
+                         ImGuiInputTextFlags_EnterReturnsTrue) &&
+      typed > 0 && std::isfinite(typed))
+    Emit(state, SetMultiplier{typed});
+  Tip("Type a multiplier (> 0) and press Enter.");
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::BeginDisabled(s.scaling.multiplier == 1.0);
+  if (ImGui::Button("reset")) Emit(state, SetMultiplier{1.0});
+  ImGui::EndDisabled();
+  Tip("Back to multiplier 1 (temperature 1).");
+  ImGui::SameLine();
+  ImGui::TextDisabled("temperature %.3g", 1.0 / s.scaling.multiplier);
+  Tip("temperature = 1/m: hot (large) flattens the weights, cold (small) sharpens them.");
 }
 
 /// The mask row (none, causal, custom) and, for a custom mask, its allow-all and causal buttons.

@@ -448,8 +448,10 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
   spec.empty_text = stage == Stage::kWeightsDropped ? "Dropout is off. Set p > 0 in the\n"
                                                       "attention controls to see it."
                                                     : "(nothing to show)";
-  if (stage == Stage::kMask && state.shown.mask.kind == MaskKind::kCustom)
+  if (stage == Stage::kMask && state.shown.mask.kind == MaskKind::kCustom) {
     spec.heading_note = "click to paint";
+    spec.pan_with_left = false;
+  }
   spec.labels_key = state.engine.counts().input;
   spec.allowed = &ShownStages(state).mask;
   spec.marked_row = state.row;
@@ -505,8 +507,10 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
                ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
       const bool now = mask.rows() > i && mask(i, j);
       if (now != state.paint.value) Emit(state, SetMaskCell{i, j, state.paint.value}, "mask.paint");
-    } else if (!painting_allowed && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-      Emit(state, SelectRow{i});
+    } else if (!painting_allowed && ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
+               ImGui::GetIO().MouseDragMaxDistanceSqr[0] <
+                   ImGui::GetIO().MouseDragThreshold * ImGui::GetIO().MouseDragThreshold) {
+      Emit(state, SelectRow{i});  // on release, so that a drag pans instead
     }
     if (!ImGui::IsPopupOpen("heatmap_menu")) DrawCellTooltip(state, stage, i, j);
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) ImGui::OpenPopup("heatmap_menu");

@@ -77,6 +77,16 @@ void Highlight(const ScreenRect& target, const ScreenRect& card, bool strong) {
                         ImVec2(base.x - n.x * 6, base.y - n.y * 6), kAccent);
 }
 
+/// "Your turn: ..." and whether it is done yet (the check is UpdateTourTask's).
+void DrawTask(const char* task, bool done) {
+  ImGui::Spacing();
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kAccent), "Your turn: %s", task);
+  if (done)
+    ImGui::TextColored(ImVec4(0.45f, 0.85f, 0.45f, 1.0f), "\xE2\x9C\x93 Done! Next when you are ready.");
+  else
+    ImGui::TextDisabled("\xE2\x97\x8B not yet \xE2\x80\x94 or just go on with Next.");
+}
+
 }  // namespace
 
 void DrawTourPanel(AppState& state) {
@@ -118,6 +128,7 @@ void DrawTourPanel(AppState& state) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kAccent), "%s", step.title);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(step.text);
+    if (step.task) DrawTask(step.task, tour.task_done);
     ImGui::PopTextWrapPos();
     ImGui::Spacing();
     const bool last = tour.step + 1 == static_cast<int>(steps.size());
