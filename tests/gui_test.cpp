@@ -1046,24 +1046,44 @@ TEST_F(Gui, UndoRestoresThePresetName) {
   EXPECT_FALSE(c["edited"].get<bool>());
 }
 
-// At 1024 x 700 every heatmap and every toolbar item lies inside the window (toolbars wrap).
-TEST_F(Gui, SmallScreenClipsNothing) {
-  for (const std::string id : {"karpathy-head", "dog-attacks-cat"}) {
-    const Result r = RunApp("--preset " + id + " --layout " + Path("small.json") +
-                                " --frames 4 --no-autosave",
-                            true, "1024x700");
-    ASSERT_EQ(r.status, 0) << r.err;
-    const nlohmann::json l = nlohmann::json::parse(ReadFile(Path("small.json")));
-    EXPECT_EQ(l["window"]["width"], 1024);
-    EXPECT_EQ(l["window"]["height"], 700);
-    auto inside = [](const nlohmann::json& b) {
-      return b["x0"] >= 0 && b["y0"] >= 0 && b["x1"] <= 1024 && b["y1"] <= 700;
-    };
-    EXPECT_GE(l["heatmaps"].size(), 8u) << id;
-    for (const nlohmann::json& m : l["heatmaps"]) EXPECT_TRUE(inside(m)) << id << " " << m["stage"];
-    ASSERT_EQ(l["toolbar"].size(), 6u) << id;
-    for (const nlohmann::json& t : l["toolbar"]) EXPECT_TRUE(inside(t)) << id << " " << t["name"];
-  }
+// On a small screen (1024 x 700), a large one (1920 x 1200) and at 130% zoom, every heatmap
+// and every toolbar item lies inside the window (toolbars wrap); the large screen gives the
+// weights a larger map than the small one.
+TEST_F(Gui, NoScreenSizeClipsAnything) {
+  struct Screen {
+    int w, h;
+    const char* zoom;
+  };
+  for (const Screen sc : {Screen{1024, 700, "1"}, Screen{1920, 1200, "1"}, Screen{1280, 800, "1.3"}})
+    for (const std::string id : {"karpathy-head", "dog-attacks-cat"}) {
+      const std::string size = std::to_string(sc.w) + "x" + std::to_string(sc.h);
+      const std::string script =
+          Write("zoom.script", std::string("zoom ") + sc.zoom + "\nwait 3\n");
+      const Result r = RunApp("--preset " + id + " --script " + script + " --layout " +
+                                  Path(size + ".json") + " --no-autosave",
+                              true, size);
+      ASSERT_EQ(r.status, 0) << r.err;
+      const nlohmann::json l = nlohmann::json::parse(ReadFile(Path(size + ".json")));
+      EXPECT_EQ(l["window"]["width"], sc.w);
+      EXPECT_EQ(l["window"]["height"], sc.h);
+      auto inside = [&](const nlohmann::json& b) {
+        return b["x0"] >= 0 && b["y0"] >= 0 && b["x1"] <= sc.w && b["y1"] <= sc.h;
+      };
+      EXPECT_GE(l["heatmaps"].size(), 8u) << id;
+      for (const nlohmann::json& m : l["heatmaps"])
+        EXPECT_TRUE(inside(m)) << id << " " << size << " " << m["stage"];
+      ASSERT_EQ(l["toolbar"].size(), 6u) << id;
+      for (const nlohmann::json& t : l["toolbar"])
+        EXPECT_TRUE(inside(t)) << id << " " << size << " " << t["name"];
+    }
+  auto weights_width = [&](const std::string& size) {
+    const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path(size + ".json")));
+    for (const nlohmann::json& m : layout["heatmaps"])
+      if (m.is_object() && m["stage"] == "weights")
+        return m["x1"].get<double>() - m["x0"].get<double>();
+    return 0.0;
+  };
+  EXPECT_GT(weights_width("1920x1200"), 1.5 * weights_width("1024x700"));
 }
 
 // T = 512 under a causal mask: by default the weights are coloured so that structure shows

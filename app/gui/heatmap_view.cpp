@@ -143,7 +143,10 @@ struct ViewLayout {
   float avail_h = 0;
 };
 
-constexpr float kBarW = 12, kBarGap = 6;
+/// The colorbar's width and its gap from the image: 12 and 6 pixels at the small font's 13,
+/// growing with the zoom and the monitor's scale as the text does.
+float BarWidth(const LabelFont& small) { return std::round(small.size * 12.0f / 13.0f); }
+float BarGap(const LabelFont& small) { return std::round(small.size * 6.0f / 13.0f); }
 
 /// The first multiple of step at or after `from`.
 int FirstMultiple(int from, int step) { return (from + step - 1) / step * step; }
@@ -195,7 +198,7 @@ bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const Labe
   // Right of the image: the colorbar's ticks, or the legends when they are wider.
   float side_w = small.Measure("-0.000").x + 4;
   for (const LegendEntry& e : spec.legends) side_w = std::max(side_w, small.Measure(e.text).x + 4);
-  const float right_w = kBarGap + kBarW + 4 + side_w;
+  const float right_w = BarGap(small) + BarWidth(small) + 4 + side_w;
   const float avail_w = size.x - L.row_label_w - right_w;
   // Column labels: horizontal when they fit the cells, else rotated (and then taller).
   L.rotate = slot.col_label_w + 4 > avail_w / L.win.cols;
@@ -366,10 +369,10 @@ void PaintColorbarAndLegends(const AppState& state, const HeatmapSpec& spec, con
                              const ViewLayout& L) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 dim_color = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  const float bx = L.p1.x + kBarGap;
+  const float bar_w = BarWidth(small), bx = L.p1.x + BarGap(small);
   float ly = L.p0.y;
   if (!spec.mask_legend) {
-    const ImVec2 b0(bx, L.p0.y), b1(bx + kBarW, L.p0.y + L.bar_h);
+    const ImVec2 b0(bx, L.p0.y), b1(bx + bar_w, L.p0.y + L.bar_h);
     const int cm = ColormapIndex(spec.colormap);
     const ImTextureID lut =
         state.renderer
@@ -392,10 +395,10 @@ void PaintColorbarAndLegends(const AppState& state, const HeatmapSpec& spec, con
     }
     ly = b1.y + 6;
   }
-  const float sw = spec.mask_legend ? kBarW : small.size - 2;
+  const float sw = spec.mask_legend ? bar_w : small.size - 2;
   for (const LegendEntry& e : spec.legends) {
-    AddLegendSwatch(dl, spec, e.kind, ImVec2(bx, ly), ImVec2(bx + kBarW, ly + sw));
-    const float tx = e.kind == LegendKind::kNote ? bx : bx + kBarW + 4;
+    AddLegendSwatch(dl, spec, e.kind, ImVec2(bx, ly), ImVec2(bx + bar_w, ly + sw));
+    const float tx = e.kind == LegendKind::kNote ? bx : bx + bar_w + 4;
     dl->AddText(small.font, small.size, ImVec2(tx, ly + (sw - small.size) * 0.5f), dim_color,
                 e.text.c_str());
     ly += std::max(sw, small.size) + (spec.mask_legend ? 6 : 2);

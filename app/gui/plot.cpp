@@ -210,6 +210,24 @@ void PlotPoint(const PlotAxes& axes, double x, double y, ImU32 color, float radi
   dl->AddCircle(p, radius + 1.5f, IM_COL32(255, 255, 255, 230), 0, 1.5f);
 }
 
+namespace {
+
+/// A plot's line label on a plate of the window's colour, so the lines and bars under it do
+/// not cross the text; kept inside the data area.
+void AddLabel(const PlotAxes& axes, ImVec2 pos, ImU32 color, const char* label) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 ts = ImGui::CalcTextSize(label);
+  pos.x = std::max(axes.min.x + 2, std::min(pos.x, axes.max.x - ts.x - 2));
+  pos.y = std::max(axes.min.y + 1, std::min(pos.y, axes.max.y - ts.y - 1));
+  ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+  bg.w = 0.85f;
+  dl->AddRectFilled(ImVec2(pos.x - 2, pos.y), ImVec2(pos.x + ts.x + 2, pos.y + ts.y),
+                    ImGui::GetColorU32(bg), 3.0f);
+  dl->AddText(pos, color, label);
+}
+
+}  // namespace
+
 void PlotVLine(const PlotAxes& axes, double x, ImU32 color, const char* label,
                bool label_at_bottom) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -218,8 +236,9 @@ void PlotVLine(const PlotAxes& axes, double x, ImU32 color, const char* label,
   dl->AddLine(ImVec2(sx, axes.min.y), ImVec2(sx, axes.max.y), color, 1.5f);
   if (label) {
     const ImVec2 ts = ImGui::CalcTextSize(label);
-    const float tx = sx + 3 + ts.x > axes.max.x ? sx - 3 - ts.x : sx + 3;
-    dl->AddText(ImVec2(tx, label_at_bottom ? axes.max.y - ts.y - 2 : axes.min.y + 2), color, label);
+    const float tx = sx + 4 + ts.x > axes.max.x ? sx - 4 - ts.x : sx + 4;
+    AddLabel(axes, ImVec2(tx, label_at_bottom ? axes.max.y - ts.y - 2 : axes.min.y + 2), color,
+             label);
   }
 }
 
@@ -232,8 +251,8 @@ void PlotHLine(const PlotAxes& axes, double y, ImU32 color, const char* label, b
     dl->AddLine(ImVec2(x, sy), ImVec2(std::min(x + dash, axes.max.x), sy), color, 1.0f);
   if (label) {
     const ImVec2 ts = ImGui::CalcTextSize(label);
-    dl->AddText(ImVec2(label_left ? axes.min.x + 3 : axes.max.x - ts.x - 3, sy - ts.y - 1), color,
-                label);
+    AddLabel(axes, ImVec2(label_left ? axes.min.x + 3 : axes.max.x - ts.x - 3, sy - ts.y - 1),
+             color, label);
   }
 }
 

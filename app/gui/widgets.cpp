@@ -15,6 +15,18 @@ void BeginToolbarItem(bool first, float width) {
   if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
 }
 
+void WrappedParts(const std::vector<std::string>& parts, const ImVec4* color) {
+  ImGui::BeginGroup();
+  for (size_t k = 0; k < parts.size(); ++k) {
+    BeginToolbarItem(k == 0, ImGui::CalcTextSize(parts[k].c_str()).x);
+    if (color)
+      ImGui::TextColored(*color, "%s", parts[k].c_str());
+    else
+      ImGui::TextUnformatted(parts[k].c_str());
+  }
+  ImGui::EndGroup();
+}
+
 float LabeledWidth(float field, const char* label) {
   return field + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
 }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attnlab/tensor.h"
 
@@ -21,6 +22,11 @@ void Tip(const char* text);
 /// when it fits, else on the next, so toolbars wrap rather than run off a narrow window.
 /// `first`: the toolbar's first item (starts where the cursor is).
 void BeginToolbarItem(bool first, float width);
+
+/// Text in parts that wrap as wholes, so a number is never cut in two (ImGui's word wrap
+/// breaks after a '.'). One group: the caller's Tip covers all of it. `color`: nullptr for
+/// the text colour.
+void WrappedParts(const std::vector<std::string>& parts, const ImVec4* color = nullptr);
 
 /// The width of a widget with a `field` pixels wide box and a label to its right.
 float LabeledWidth(float field, const char* label);

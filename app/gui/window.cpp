@@ -183,9 +183,12 @@ void DrawMainWindow(AppState& state) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float status_h = ImGui::GetFrameHeight() + style.ItemSpacing.y;
   const float body_h = avail.y - status_h;
-  const float left_w = std::clamp(avail.x * 0.25f, 300.0f, 420.0f);
+  // Pixel sizes grow with the text (zoom and monitor scale): 16 px is the unscaled font.
+  const float u = ImGui::GetFontSize() / 16.0f;
+  const float left_w = std::min(std::clamp(avail.x * 0.25f, 300.0f * u, 420.0f * u), avail.x * 0.4f);
   const float right_w = avail.x - left_w - style.ItemSpacing.x;
-  const float bottom_h = std::clamp(body_h * 0.31f, 200.0f, 340.0f);
+  const float bottom_h =
+      std::min(std::clamp(body_h * 0.31f * u, 200.0f * u, 340.0f * u), body_h * 0.45f);
 
   // -- left: the controls
   ImGui::BeginChild("controls", ImVec2(left_w, body_h), true);

@@ -49,6 +49,14 @@ std::vector<uint8_t> AllowedKeys(const Stages& st, int64_t i) {
   return allowed;
 }
 
+/// max 0.2264 ("journey"): the row's largest weight and its key.
+std::string MaxWeightText(const AppState& state, const PeakStats& stats) {
+  char text[160];
+  std::snprintf(text, sizeof text, "max %.4f (\"%s\")", stats.max_weight,
+                stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-");
+  return text;
+}
+
 /// The row's largest weight and its entropy, when the row is a probability distribution;
 /// otherwise why there is no entropy.
 void DrawRowSummary(const AppState& state, const RowVector& w, const PeakStats& stats,
@@ -67,17 +75,16 @@ void DrawRowSummary(const AppState& state, const RowVector& w, const PeakStats& 
   }
   const bool distribution = w.minCoeff() >= 0 && std::fabs(w.sum() - 1.0f) < 1e-3f;
   if (!distribution) {
-    ImGui::TextWrapped("max %.4f (\"%s\")   no entropy: this row is not a distribution",
-                stats.max_weight,
-                stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-");
+    WrappedParts({MaxWeightText(state, stats), "no entropy: this row is not a distribution"});
     Tip("Entropy and effective keys need weights >= 0 that sum to 1. Dividing by the sum "
         "(z / \u03A3 z) of signed logits gives negative weights, and weights larger than 1.");
     return;
   }
-  ImGui::TextWrapped("max %.4f (\"%s\")   entropy %.3f nats = %.1f of %lld keys",
-                     stats.max_weight,
-                     stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-",
-                     stats.entropy, stats.effective_tokens, static_cast<long long>(n));
+  char entropy[64], keys[64];
+  std::snprintf(entropy, sizeof entropy, "entropy %.3f nats", stats.entropy);
+  std::snprintf(keys, sizeof keys, "= %.1f of %lld keys", stats.effective_tokens,
+                static_cast<long long>(n));
+  WrappedParts({MaxWeightText(state, stats), entropy, keys});
   Tip("Effective keys = exp(entropy): how many keys the query averages over, in effect.");
 }
 
@@ -142,7 +149,7 @@ void DrawEntropyCurve(AppState& state, const PeakStats& stats, int64_t n, ImVec2
   const bool dragging = ImGui::IsItemActive();
   if (n > 1)
     PlotHLine(axes, std::log(static_cast<double>(n)), IM_COL32(200, 200, 200, 180),
-              "uniform: log n", true);
+              "uniform: log n");  // at the right, where the curve has left the line
   PlotLine(axes, xs, ys, IM_COL32(90, 150, 230, 255), 2.0f);
   const double m = s.scaling.multiplier;
   if (s.normalization == Normalization::kSoftmax)

@@ -31,8 +31,10 @@ void DrawStatusBar(AppState& state) {
   ImVec4 color = ImGui::GetStyleColorVec4(ImGuiCol_Text);
   const ImVec4 red(1.0f, 0.45f, 0.4f, 1.0f);
   if (!state.error.empty()) {
-    left = "Cannot run this edit: " + state.error +
-           "   (the heatmaps show the last result that ran; Ctrl+Z undoes)";
+    left = "Cannot run this edit: " + state.error;
+    // The reminder only when it fits whole (the banner over the heatmaps says it too).
+    const std::string more = "   (the heatmaps show the last result that ran; Ctrl+Z undoes)";
+    if (ImGui::CalcTextSize((left + more).c_str()).x <= room) left += more;
     color = red;
   } else if (!state.status.empty()) {
     left = state.status;

@@ -88,12 +88,7 @@ void DrawOwnVariances(AppState& state) {
                                     "var(q\xC2\xB7k) " + num(v.own.var_scores)};
   if (scaled) parts.push_back("scaled " + num(v.own_scaled));
   if (stale || v.own_key.empty()) parts.push_back("(updating\xE2\x80\xA6)");
-  ImGui::BeginGroup();
-  for (size_t k = 0; k < parts.size(); ++k) {
-    BeginToolbarItem(k == 0, ImGui::CalcTextSize(parts[k].c_str()).x);
-    ImGui::TextUnformatted(parts[k].c_str());
-  }
-  ImGui::EndGroup();
+  WrappedParts(parts);
   if (ImGui::IsItemHovered()) {
     const std::string whole = "Over every batch and head, as a notebook prints q.var(), "
                               "k.var(), wei.var(): " + num(v.whole.var_q) + ", " +
@@ -125,16 +120,16 @@ void DrawVarianceCurve(const VarianceState& v, int64_t dk, ImVec2 size) {
   spec.x_label = "dimension d";
   spec.y_label = "variance";
   const PlotAxes axes = BeginPlot(spec);
-  if (dk > 0) {
-    char label[32];
-    std::snprintf(label, sizeof label, "d_k = %lld", static_cast<long long>(dk));
-    PlotVLine(axes, static_cast<double>(dk), IM_COL32(255, 200, 60, 200), label, true);
-  }
   PlotLine(axes, ds, un, kUnscaledColor, 2.0f);
   PlotLine(axes, ds, sc, kScaledColor, 2.0f);
   for (size_t k = 0; k < ds.size(); ++k) {
     PlotPoint(axes, ds[k], un[k], kUnscaledColor, 2.5f);
     PlotPoint(axes, ds[k], sc[k], kScaledColor, 2.5f);
+  }
+  if (dk > 0) {  // after the series, so that its label stays readable over them
+    char label[32];
+    std::snprintf(label, sizeof label, "d_k = %lld", static_cast<long long>(dk));
+    PlotVLine(axes, static_cast<double>(dk), IM_COL32(255, 200, 60, 200), label, true);
   }
   PlotLegend(axes, {{"var(q\xC2\xB7k) \xE2\x89\x88 d", kUnscaledColor},
                     {"var(q\xC2\xB7k / \u221Ad) \xE2\x89\x88 1", kScaledColor}});
@@ -203,10 +198,13 @@ void DrawVariancePanel(AppState& state) {
   }
   if (v.points.empty()) return;
 
+  // Side by side when each plot gets 14 characters' width; else the curve alone (the lesson).
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetFontSize();
-  const ImVec2 plot_size((avail.x - gap) * 0.5f, avail.y);
+  const bool both = (avail.x - gap) * 0.5f >= ImGui::GetFontSize() * 14.0f;
+  const ImVec2 plot_size(both ? (avail.x - gap) * 0.5f : avail.x, avail.y);
   DrawVarianceCurve(v, dk, plot_size);
+  if (!both) return;
   ImGui::SameLine(0, gap);
   DrawDotHistogram(state, plot_size);
 }
