@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -200,6 +202,35 @@ TEST_F(FileIo, AFileSetIsAllOrNothing) {
   EXPECT_EQ(Entries(), (std::vector<std::string>{"a.txt", "b.txt", "c.txt"}));
   EXPECT_EQ(ReadFile(Path("a.txt")), "new a");
   EXPECT_EQ(ReadFile(Path("b.txt")), "new b");
+}
+
+// A writer killed between writing its temporary and renaming it (SIGKILL) leaves
+// ".attnlab-<pid>-XXXXXX"; the next write into that folder removes it, and only it: a running
+// writer's temporary, files of other names and temporaries without a pid stay.
+TEST_F(FileIo, TemporariesOfKilledWritersAreRemovedByTheNextWrite) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    AtomicFileSet set;
+    set.Add(Path("big.json"), std::string(1 << 20, 'x'));
+    ::raise(SIGKILL);  // before Commit(): the temporary stays behind
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const std::string left_prefix = ".attnlab-" + std::to_string(child) + "-";
+  std::vector<std::string> before = Entries();
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before[0].rfind(left_prefix, 0), 0u) << before[0];
+  EXPECT_EQ(before[0].size(), left_prefix.size() + 6);
+  const std::string alive = ".attnlab-" + std::to_string(getppid()) + "-abcdef";
+  for (const std::string& name : {alive, std::string(".attnlab-abcdef"), std::string("notes.txt")})
+    std::ofstream(Path(name)) << "keep";
+  WriteFileAtomic(Path("out.json"), "{}");
+  std::vector<std::string> want = {alive, ".attnlab-abcdef", "notes.txt", "out.json"};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(Entries(), want);
 }
 
 }  // namespace

@@ -1,14 +1,18 @@
 // file_io.cpp: see file_io.h.
 #include "attnlab/file_io.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <mutex>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <streambuf>
 #include <vector>
@@ -193,6 +197,34 @@ AtomicFileSet::AtomicFileSet() = default;
 
 AtomicFileSet::~AtomicFileSet() { RemoveTemporaries(); }
 
+void RemoveStaleTemporaries(const std::string& dir) {
+  static std::mutex mutex;
+  static std::set<std::string> done;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!done.insert(dir).second) return;
+  }
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  const std::string prefix = ".attnlab-";
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind(prefix, 0) != 0) continue;
+    // ".attnlab-<pid>-XXXXXX": mkstemp's six characters after the pid's dash.
+    const size_t dash = name.find('-', prefix.size());
+    if (dash == std::string::npos || dash == prefix.size() || name.size() != dash + 7) continue;
+    const std::string digits = name.substr(prefix.size(), dash - prefix.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::stol(digits);
+    if (pid <= 0 || pid == static_cast<long>(::getpid())) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // runs, or unknown
+    struct stat st;
+    const std::string path = dir + "/" + name;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(path.c_str());
+  }
+  ::closedir(d);
+}
+
 void AtomicFileSet::RemoveTemporaries() noexcept {
   for (Pending& p : pending_)
     if (!p.tmp.empty() && !p.renamed) ::unlink(p.tmp.c_str());
@@ -217,8 +249,11 @@ int AtomicFileSet::Stage(const std::string& path, struct stat* st, bool* existed
     Fail(path, "cannot write", errno);
   }
   p.target = FollowLinks(path);  // the link stays a link: its target is replaced
-  // A short name: "<target>.tmp-XXXXXX" would not fit next to a 245-byte file name.
-  std::string tmpl = Parent(p.target) + "/.attnlab-XXXXXX";
+  // A short name: "<target>.tmp-XXXXXX" would not fit next to a 245-byte file name. The pid
+  // tells a later writer whether this temporary's writer still runs.
+  RemoveStaleTemporaries(Parent(p.target));
+  std::string tmpl =
+      Parent(p.target) + "/.attnlab-" + std::to_string(static_cast<long>(::getpid())) + "-XXXXXX";
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) Fail(path, "cannot write", errno);
   p.tmp = tmpl;

@@ -24,8 +24,15 @@ class FileError : public std::runtime_error {
 /// path and the reason ("cannot read (No such file or directory)", "not a regular file (a FIFO)").
 std::string ReadFile(const std::string& path);
 
+/// Removes the temporaries that writers killed mid-write (SIGKILL, a power cut) left in folder
+/// `dir`: hidden files ".attnlab-<pid>-XXXXXX" whose process no longer runs. Done at most once
+/// per folder per process (AtomicFileSet calls it for every folder it writes into; the window
+/// for its settings folder at start). Never fails: what cannot be read or removed stays.
+void RemoveStaleTemporaries(const std::string& dir);
+
 /// Files written all or nothing. Add() writes each file's bytes to a temporary in the target's
-/// folder (a short hidden name, ".attnlab-XXXXXX", so a 255-byte file name still fits); Commit()
+/// folder (a short hidden name, ".attnlab-<pid>-XXXXXX", so a 255-byte file name still fits and
+/// a temporary left by a killed writer can be recognised: RemoveStaleTemporaries); Commit()
 /// renames every temporary over its target. If an Add() or the Commit() fails, or the set is
 /// destroyed without a Commit() (an exception), every temporary is removed and no target is
 /// touched (a rename failing half-way through Commit() removes the targets it had created).
