@@ -256,7 +256,7 @@ struct RowBlocks {
   int64_t Count(int64_t task) const { return std::min(rows, T - First(task)); }
 };
 
-// logits = scores * multiplier / sqrt(dh) for rows [r0, r0 + rb), -inf where masked.
+// How logits are made from scores: * mult, then / div (float32(sqrt(dh))) when scale.
 struct LogitScaling {
   float mult, div;
   bool scale;
