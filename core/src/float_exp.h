@@ -23,6 +23,9 @@ inline void ShiftedExp(const float* z, float shift, float* out, int64_t n) {
   const Eigen::Map<const Eigen::ArrayXf> in(z, n);
   Eigen::Map<Eigen::ArrayXf> result(out, n);
   result = (in - shift).exp();
+  // The scalar fix-up is needed only when some x is below the normal range, or nan (a nan
+  // makes the vectorised minimum nan, and the loop then leaves it to std::exp as before).
+  if (n == 0 || (in - shift).minCoeff<Eigen::PropagateNaN>() >= kExpNormalLow) return;
   for (int64_t j = 0; j < n; ++j) {
     const float x = z[j] - shift;
     if (x < kExpNormalLow) out[j] = std::exp(x);

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "float_exp.h"
+#include "attnlab/parallel.h"
 #include "attnlab/stats.h"
 
 namespace attnlab {
@@ -64,11 +65,12 @@ const Stages& Engine::Run(const Scenario& s) {
   stages_.shape = shape;
   if (from <= 0) ComputeInput(s);
   if (from <= 1) ComputeProjections(s);
-  if (from <= 2) ComputeScores();
-  if (from <= 3) ComputeLogits(s);
-  if (from <= 4) ComputeWeights(s);
+  // Scores, logits, weights (and the context when there is no dropout) are computed together,
+  // row block by row block on all threads, while each block is in cache.
+  const bool context_fused = s.dropout.p <= 0.0;
+  if (from <= 4) ComputeHeads(s, from, context_fused);
   if (from <= 5) ComputeDropout(s);
-  if (from <= 6) ComputeContext();
+  if (from <= 6 && !(from <= 4 && context_fused)) ComputeContext();
   last_ = s;
   has_result_ = true;
   return stages_;
@@ -209,15 +211,22 @@ void Engine::ComputeProjections(const Scenario& s) {
   gen_after_projections_ = gen;
 
   // Q = X @ W_query (+ b_query), and so on: the product first, then the bias, as
-  // torch_scenario.py computes them (two roundings, not one addmm).
+  // torch_scenario.py computes them (two roundings, not one addmm). Row blocks on all threads.
   MatrixStack* outs[3] = {&st.Q, &st.K, &st.V};
-  for (int w = 0; w < 3 && !qkv; ++w) {
-    outs[w]->resize(sh.B);
-    for (int64_t b = 0; b < sh.B; ++b) {
-      Matrix& y = (*outs[w])[b];
-      y.noalias() = st.X[b] * st.W[w];
-      if (st.bias[w].size() > 0) y.rowwise() += st.bias[w];
+  if (!qkv) {
+    for (MatrixStack* out : outs) {
+      out->resize(sh.B);
+      for (Matrix& y : *out) y.resize(sh.T, sh.d_out);
     }
+    const int64_t rows = RowBlock(sh.T), blocks = (sh.T + rows - 1) / rows;
+    ParallelFor(3 * sh.B * blocks, [&](int64_t task) {
+      const int w = static_cast<int>(task / (sh.B * blocks));
+      const int64_t b = task / blocks % sh.B, r0 = task % blocks * rows;
+      const int64_t rb = std::min(rows, sh.T - r0);
+      auto y = (*outs[w])[b].middleRows(r0, rb);
+      y.noalias() = st.X[b].middleRows(r0, rb) * st.W[w];
+      if (st.bias[w].size() > 0) y.rowwise() += st.bias[w];
+    });
   }
   // K.var() as torch computes it (stats.h): unbiased, a float32 value (inf above FLT_MAX).
   st.var_K = StackVariance(st.K, VarianceKind::kTorchUnbiased);
@@ -227,19 +236,6 @@ void Engine::ComputeProjections(const Scenario& s) {
 // [SECTION] scores, logits, weights
 // ---------------------------------------------------------------------------------------------
 
-void Engine::ComputeScores() {
-  ++counts_.scores;
-  Stages& st = stages_;
-  const Shape& sh = st.shape;
-  st.scores.resize(sh.B * sh.H);
-  for (int64_t b = 0; b < sh.B; ++b)
-    for (int64_t h = 0; h < sh.H; ++h) {
-      // scores = q @ k.transpose(-2, -1) for head h's columns h*dh .. (h+1)*dh - 1.
-      st.scores[b * sh.H + h].noalias() =
-          st.Q[b].middleCols(h * sh.dh, sh.dh) * st.K[b].middleCols(h * sh.dh, sh.dh).transpose();
-    }
-}
-
 namespace {
 
 // Number of leading entries of row i that may be non-zero after masking: the causal mask
@@ -248,66 +244,74 @@ inline int64_t ActiveLength(MaskKind kind, int64_t i, int64_t T) {
   return kind == MaskKind::kCausal ? i + 1 : T;
 }
 
+// The matrices of a per-head stage cut into row blocks (RowBlock(T) rows, the last one
+// shorter): task i is block i % blocks of matrix i / blocks, the last block first, as the
+// causal mask makes the last rows the longest.
+struct RowBlocks {
+  int64_t T, rows, blocks;
+  explicit RowBlocks(int64_t t) : T(t), rows(RowBlock(t)), blocks((t + rows - 1) / rows) {}
+  size_t Matrix(int64_t task) const { return static_cast<size_t>(task / blocks); }
+  int64_t Block(int64_t task) const { return blocks - 1 - task % blocks; }
+  int64_t First(int64_t task) const { return Block(task) * rows; }
+  int64_t Count(int64_t task) const { return std::min(rows, T - First(task)); }
+};
+
+// How logits are made from scores: * mult, then / div (float32(sqrt(dh))) when scale.
+struct LogitScaling {
+  float mult, div;
+  bool scale;
+};
+
 }  // namespace
 
-void Engine::ComputeLogits(const Scenario& s) {
-  ++counts_.logits;
+void Engine::BuildMask(const Scenario& s) {
   Stages& st = stages_;
-  const Shape& sh = st.shape;
-  const int64_t T = sh.T;
+  const int64_t T = st.shape.T;
   // The mask only changes with its kind (or T); a temperature drag must not rebuild it.
-  const bool same_mask =
-      st.mask.rows() == T && mask_kind_ == s.mask.kind && s.mask.kind != MaskKind::kCustom;
-  if (!same_mask) {
-    if (s.mask.kind == MaskKind::kCustom) {
-      st.mask = s.mask.allowed;
-    } else {
-      st.mask.resize(T, T);
-      for (int64_t i = 0; i < T; ++i) {
-        const int64_t len = ActiveLength(s.mask.kind, i, T);
-        std::memset(st.mask.data() + i * T, 1, len);
-        std::memset(st.mask.data() + i * T + len, 0, T - len);
-      }
-    }
-    mask_kind_ = s.mask.kind;
-  }
-  // logits = scores * multiplier, then / sqrt(dh): two float32 roundings, as PyTorch does
-  // (the divisor is float32(sqrt(dh)); x * 1 is exact, so a multiplier of 1 is skipped).
-  const float mult = static_cast<float>(s.scaling.multiplier);
-  const bool scale = s.scaling.sqrt_dk;
-  const float div = static_cast<float>(std::sqrt(static_cast<double>(sh.dh)));
-  const float neg_inf = -std::numeric_limits<float>::infinity();
-  st.logits.resize(st.scores.size());
-  const TailKey key{s.mask.kind, T, st.scores.size()};
-  const bool tails_written = logits_tail_ == key;
-  for (size_t m = 0; m < st.scores.size(); ++m) {
-    const Matrix& sc = st.scores[m];
-    Matrix& lg = st.logits[m];
-    lg.resize(T, T);
+  if (st.mask.rows() == T && mask_kind_ == s.mask.kind && s.mask.kind != MaskKind::kCustom)
+    return;
+  if (s.mask.kind == MaskKind::kCustom) {
+    st.mask = s.mask.allowed;
+  } else {
+    st.mask.resize(T, T);
     for (int64_t i = 0; i < T; ++i) {
-      const float* in = sc.data() + i * T;
-      float* out = lg.data() + i * T;
       const int64_t len = ActiveLength(s.mask.kind, i, T);
-      if (mult != 1.0f && scale) {
-        for (int64_t j = 0; j < len; ++j) out[j] = (in[j] * mult) / div;
-      } else if (scale) {
-        for (int64_t j = 0; j < len; ++j) out[j] = in[j] / div;
-      } else {
-        for (int64_t j = 0; j < len; ++j) out[j] = in[j] * mult;
-      }
-      if (!tails_written)
-        for (int64_t j = len; j < T; ++j) out[j] = neg_inf;
-      if (s.mask.kind == MaskKind::kCustom) {
-        const uint8_t* allowed = st.mask.data() + i * T;
-        for (int64_t j = 0; j < T; ++j)
-          if (!allowed[j]) out[j] = neg_inf;
-      }
+      std::memset(st.mask.data() + i * T, 1, len);
+      std::memset(st.mask.data() + i * T + len, 0, T - len);
     }
   }
-  logits_tail_ = key;
+  mask_kind_ = s.mask.kind;
 }
 
 namespace {
+
+// Rows [r0, r0 + rb) of logits from the same rows of scores. `tails` says whether the -inf
+// beyond each row's active length must be written (not already there from an earlier run).
+void LogitRows(const Matrix& sc, const MaskMatrix& mask, MaskKind kind, LogitScaling f,
+               int64_t r0, int64_t rb, bool tails, Matrix& lg) {
+  const int64_t T = sc.cols();
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (int64_t i = r0; i < r0 + rb; ++i) {
+    const float* in = sc.data() + i * T;
+    float* out = lg.data() + i * T;
+    const int64_t len = ActiveLength(kind, i, T);
+    // Two float32 roundings, as PyTorch does (x * 1 is exact, so a multiplier of 1 is skipped).
+    if (f.mult != 1.0f && f.scale) {
+      for (int64_t j = 0; j < len; ++j) out[j] = (in[j] * f.mult) / f.div;
+    } else if (f.scale) {
+      for (int64_t j = 0; j < len; ++j) out[j] = in[j] / f.div;
+    } else {
+      for (int64_t j = 0; j < len; ++j) out[j] = in[j] * f.mult;
+    }
+    if (tails)
+      for (int64_t j = len; j < T; ++j) out[j] = neg_inf;
+    if (kind == MaskKind::kCustom) {
+      const uint8_t* allowed = mask.data() + i * T;
+      for (int64_t j = 0; j < T; ++j)
+        if (!allowed[j]) out[j] = neg_inf;
+    }
+  }
+}
 
 // Normalises one row's first `len` logits z into out (PyTorch's formulas, see pipeline.h) and
 // returns what PyTorch writes in the row's masked cells beyond `len`: exp(-inf) = 0 (or the
@@ -354,37 +358,69 @@ float NormalizeRow(Normalization norm, const float* logits, const uint8_t* allow
   return 0.0f;
 }
 
-}  // namespace
-
-void Engine::ComputeWeights(const Scenario& s) {
-  ++counts_.weights;
-  Stages& st = stages_;
-  const int64_t T = st.shape.T;
-  const MaskKind kind = s.mask.kind;
-  st.weights.resize(st.logits.size());
-  const TailKey key{kind, T, st.logits.size()};
-  // The causal fast path leaves the cells above the diagonal at the +0 an earlier run wrote;
-  // a row whose normaliser is 0, negative or nan gets PyTorch's value there instead.
-  const bool tails_written = weights_tail_ == key;
+// Rows [r0, r0 + rb) of the weights from the same rows of logits. Returns true when every
+// row's masked cells beyond its active length hold +0 (written now, or already there when
+// `tails` is false); a row whose normaliser is 0, negative or nan gets PyTorch's fill there.
+bool WeightRows(Normalization norm, const Matrix& lg, const MaskMatrix& mask, MaskKind kind,
+                int64_t r0, int64_t rb, bool tails, Matrix& w) {
+  const int64_t T = lg.cols();
   bool zero_tails = true;
-  for (size_t m = 0; m < st.logits.size(); ++m) {
-    Matrix& w = st.weights[m];
-    w.resize(T, T);
-    for (int64_t i = 0; i < T; ++i) {
-      const int64_t len = ActiveLength(kind, i, T);
-      float* row = w.data() + i * T;
-      const float fill = NormalizeRow(s.normalization, st.logits[m].data() + i * T,
-                                      st.mask.data() + i * T, len, row);
-      if (fill != 0.0f || std::signbit(fill)) {
-        std::fill(row + len, row + T, fill);
-        zero_tails = zero_tails && len == T;
-      } else if (!tails_written) {
-        std::fill(row + len, row + T, 0.0f);
-      }
+  for (int64_t i = r0; i < r0 + rb; ++i) {
+    const int64_t len = ActiveLength(kind, i, T);
+    float* row = w.data() + i * T;
+    const float fill = NormalizeRow(norm, lg.data() + i * T, mask.data() + i * T, len, row);
+    if (fill != 0.0f || std::signbit(fill)) {
+      std::fill(row + len, row + T, fill);
+      zero_tails = zero_tails && len == T;
+    } else if (tails) {
+      std::fill(row + len, row + T, 0.0f);
     }
   }
-  upper_is_zero_ = kind == MaskKind::kCausal && zero_tails;
+  return zero_tails;
+}
+
+}  // namespace
+
+void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
+  Stages& st = stages_;
+  const Shape& sh = st.shape;
+  const int64_t T = sh.T;
+  const size_t count = static_cast<size_t>(sh.B * sh.H);
+  const MaskKind kind = s.mask.kind;
+  const TailKey key{kind, T, count};
+  const bool do_scores = from <= 2, do_logits = from <= 3;
+  auto sized = [&](MatrixStack& stack) {
+    stack.resize(count);
+    for (Matrix& m : stack) m.resize(T, T);
+  };
+  if (do_scores) ++counts_.scores, sized(st.scores);
+  if (do_logits) ++counts_.logits, sized(st.logits), BuildMask(s);
+  ++counts_.weights;
+  sized(st.weights);
+  if (with_context) PrepareContext();
+  const float div = static_cast<float>(std::sqrt(static_cast<double>(sh.dh)));
+  const LogitScaling scaling{static_cast<float>(s.scaling.multiplier), div, s.scaling.sqrt_dk};
+  const bool logit_tails = logits_tail_ != key, weight_tails = weights_tail_ != key;
+  const RowBlocks blocks(T);
+  block_zero_tail_.assign(count * blocks.blocks, 0);
+  ParallelFor(static_cast<int64_t>(count) * blocks.blocks, [&](int64_t task) {
+    const size_t m = blocks.Matrix(task);
+    const int64_t r0 = blocks.First(task), rb = blocks.Count(task);
+    const int64_t b = static_cast<int64_t>(m) / sh.H, h = static_cast<int64_t>(m) % sh.H;
+    if (do_scores)  // scores = q @ k.transpose(-2, -1) for head h's columns
+      st.scores[m].middleRows(r0, rb).noalias() =
+          st.Q[b].block(r0, h * sh.dh, rb, sh.dh) * st.K[b].middleCols(h * sh.dh, sh.dh).transpose();
+    if (do_logits)
+      LogitRows(st.scores[m], st.mask, kind, scaling, r0, rb, logit_tails, st.logits[m]);
+    block_zero_tail_[m * blocks.blocks + blocks.Block(task)] = WeightRows(
+        s.normalization, st.logits[m], st.mask, kind, r0, rb, weight_tails, st.weights[m]);
+    if (with_context) ContextRows(st.weights, m, r0, rb, blocks.Block(task));
+  });
+  if (do_logits) logits_tail_ = key;
+  const bool zero_tails = std::all_of(block_zero_tail_.begin(), block_zero_tail_.end(),
+                                      [](uint8_t z) { return z != 0; });
   weights_tail_ = zero_tails ? std::optional<TailKey>(key) : std::nullopt;
+  if (with_context) ApplyOutProj();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -402,46 +438,69 @@ void Engine::ComputeDropout(const Scenario& s) {
   if (s.dropout.seed) gen.Seed(*s.dropout.seed);
   st.weights_dropped.resize(st.weights.size());
   for (size_t m = 0; m < st.weights.size(); ++m) st.weights_dropped[m] = st.weights[m];
-  // One mask over the B x H x T x T tensor in flat order: matrix after matrix, row-major.
+  // One mask over the B x H x T x T tensor in flat order: matrix after matrix, row-major. The
+  // generator is sequential, so this stays on one thread.
   for (Matrix& m : st.weights_dropped) gen.torch().Dropout(m.data(), m.size(), s.dropout.p);
 }
 
-void Engine::ComputeContext() {
+void Engine::PrepareContext() {
   ++counts_.context;
   Stages& st = stages_;
   const Shape& sh = st.shape;
-  const MatrixStack& used = st.weights_dropped.empty() ? st.weights : st.weights_dropped;
-  // The weights above the diagonal are exactly +0 under a causal mask when every row's
-  // normaliser is finite and positive (exp(-inf) = 0), so a triangular product gives the same
-  // sums with half the work.
-  const bool lower = upper_is_zero_;
   st.context.resize(sh.B);
-  for (int64_t b = 0; b < sh.B; ++b) {
-    Matrix& ctx = st.context[b];
-    ctx.resize(sh.T, sh.d_out);
-    for (int64_t h = 0; h < sh.H; ++h) {
-      const Matrix& w = used[b * sh.H + h];
-      const auto v = st.V[b].middleCols(h * sh.dh, sh.dh);
-      // 0 * inf is nan in PyTorch's full product: V must be finite for the skip to be exact.
-      if (lower && v.allFinite()) {
-        // Block rows [r0, r0 + rb) only meet keys [0, r0 + rb): one GEMM per block row skips
-        // the zero blocks above the diagonal (faster here than Eigen's triangular product).
-        constexpr int64_t kBlock = 256;
-        for (int64_t r0 = 0; r0 < sh.T; r0 += kBlock) {
-          const int64_t rb = std::min(kBlock, sh.T - r0);
-          ctx.block(r0, h * sh.dh, rb, sh.dh).noalias() =
-              w.block(r0, 0, rb, r0 + rb) * v.topRows(r0 + rb);
-        }
-      } else {
-        ctx.middleCols(h * sh.dh, sh.dh).noalias() = w * v;
-      }
-    }
-    if (st.out_proj_W.size() > 0) {
-      Matrix y = ctx * st.out_proj_W;
-      y.rowwise() += st.out_proj_bias;
-      ctx = std::move(y);
-    }
-  }
+  for (Matrix& ctx : st.context) ctx.resize(sh.T, sh.d_out);
+  // 0 * inf is nan in PyTorch's full product: V must be finite for the causal skip to be exact.
+  v_finite_.resize(sh.B * sh.H);
+  for (int64_t b = 0; b < sh.B; ++b)
+    for (int64_t h = 0; h < sh.H; ++h)
+      v_finite_[b * sh.H + h] = st.V[b].middleCols(h * sh.dh, sh.dh).allFinite();
+}
+
+void Engine::ContextRows(const MatrixStack& used, size_t m, int64_t r0, int64_t rb,
+                         int64_t block) {
+  Stages& st = stages_;
+  const Shape& sh = st.shape;
+  const int64_t b = static_cast<int64_t>(m) / sh.H, h = static_cast<int64_t>(m) % sh.H;
+  const Matrix& w = used[m];
+  const auto v = st.V[b].middleCols(h * sh.dh, sh.dh);
+  auto out = st.context[b].block(r0, h * sh.dh, rb, sh.dh);
+  // Under a causal mask the weights beyond each row's diagonal are exactly +0 when its
+  // normaliser is finite and positive (exp(-inf) = 0): rows [r0, r0 + rb) then meet only keys
+  // [0, r0 + rb), and the product skips the zero block above the diagonal.
+  const RowBlocks blocks(sh.T);
+  const bool lower = mask_kind_ == MaskKind::kCausal && v_finite_[m] &&
+                     block_zero_tail_[m * blocks.blocks + block];
+  if (lower)
+    out.noalias() = w.block(r0, 0, rb, r0 + rb) * v.topRows(r0 + rb);
+  else
+    out.noalias() = w.middleRows(r0, rb) * v;
+}
+
+void Engine::ApplyOutProj() {
+  Stages& st = stages_;
+  const Shape& sh = st.shape;
+  if (st.out_proj_W.size() == 0) return;
+  // out_proj(context) = context @ W + bias, row block by row block (rows are independent).
+  const int64_t rows = RowBlock(sh.T), blocks = (sh.T + rows - 1) / rows;
+  ParallelFor(sh.B * blocks, [&](int64_t task) {
+    const int64_t b = task / blocks, r0 = task % blocks * rows;
+    auto ctx = st.context[b].middleRows(r0, std::min(rows, sh.T - r0));
+    Matrix y = ctx * st.out_proj_W;
+    y.rowwise() += st.out_proj_bias;
+    ctx = y;
+  });
+}
+
+void Engine::ComputeContext() {
+  Stages& st = stages_;
+  const MatrixStack& used = st.weights_dropped.empty() ? st.weights : st.weights_dropped;
+  PrepareContext();
+  const RowBlocks blocks(st.shape.T);
+  ParallelFor(static_cast<int64_t>(used.size()) * blocks.blocks, [&](int64_t task) {
+    ContextRows(used, blocks.Matrix(task), blocks.First(task), blocks.Count(task),
+                blocks.Block(task));
+  });
+  ApplyOutProj();
 }
 
 }  // namespace attnlab

@@ -91,7 +91,9 @@ struct RecomputeCounts {
 
 /// Runs scenarios and keeps the stages of the last one. Recomputes only from the first stage
 /// whose settings changed: input -> projections -> scores -> logits (scaling, mask) -> weights
-/// (normalization) -> dropout -> context.
+/// (normalization) -> dropout -> context. The projections and the per-head stages run in row
+/// blocks on ParallelFor's threads (parallel.h; ATTNLAB_THREADS, SetThreadCount): every stage
+/// is bit-identical whatever the thread count. The dropout mask is drawn on one thread.
 class Engine {
  public:
   /// Runs `scenario` and returns its stages. Errors: ScenarioError (from ValidateScenario)
@@ -110,10 +112,15 @@ class Engine {
   void ComputeInput(const Scenario& s);
   void InputQkv(const InputSpec& in, DrawSource& gen);
   void ComputeProjections(const Scenario& s);
-  void ComputeScores();
-  void ComputeLogits(const Scenario& s);
-  void ComputeWeights(const Scenario& s);
+  // Scores (from <= 2), logits (from <= 3) and weights, then the context when with_context,
+  // row block by row block on all threads (parallel.h).
+  void ComputeHeads(const Scenario& s, int from, bool with_context);
+  void BuildMask(const Scenario& s);
   void ComputeDropout(const Scenario& s);
+  void PrepareContext();
+  // Context rows [r0, r0 + rb) (row block `block`) of matrix m = b * H + h from `used`.
+  void ContextRows(const MatrixStack& used, size_t m, int64_t r0, int64_t rb, int64_t block);
+  void ApplyOutProj();
   void ComputeContext();
 
   Scenario last_;
@@ -122,9 +129,11 @@ class Engine {
   RecomputeCounts counts_;
   DrawSource gen_after_input_;        // generator state where the projections start
   DrawSource gen_after_projections_;  // generator state where dropout starts
-  // Weights are exactly +0 above the diagonal (causal fast path of the context product): false
-  // when a row's normaliser is 0, negative or nan and PyTorch fills that row's masked cells.
-  bool upper_is_zero_ = false;
+  // Per row block (matrix m, block k at m * blocks + k, parallel.h RowBlock): 1 when every
+  // row's weights beyond its active length are exactly +0 (the causal fast path of the context
+  // product); 0 when a row's normaliser is 0, negative or nan and PyTorch fills its masked cells.
+  std::vector<uint8_t> block_zero_tail_;
+  std::vector<uint8_t> v_finite_;  // per matrix b * H + h: V's head columns are all finite
   // The kind stages_.mask was built for: a temperature drag must not rebuild it.
   MaskKind mask_kind_ = MaskKind::kNone;
   // What the parts of logits (-inf) and weights (0) beyond each row's active length were last

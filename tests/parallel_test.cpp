@@ -1,0 +1,208 @@
+// parallel_test.cpp: the thread pool (parallel.h) and the engine's promise that every stage is
+// bit-identical whatever the number of threads: the golden scenarios and randn T = 300 causal
+// ones at 1, 2 and 8 threads, compared bit for bit, and `dump` byte for byte with
+// ATTNLAB_THREADS=1, 2 and 8.
+#include "attnlab/parallel.h"
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "attnlab/pipeline.h"
+#include "test_util.h"
+
+namespace attnlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Restores the default thread count when a test ends, whatever happens in it.
+struct ThreadCountGuard {
+  ~ThreadCountGuard() { SetThreadCount(0); }
+};
+
+TEST(ThreadPool, SetterOverridesAndZeroRestoresTheDefault) {
+  ThreadCountGuard guard;
+  const int initial = ThreadCount();
+  EXPECT_GE(initial, 1);
+  SetThreadCount(3);
+  EXPECT_EQ(ThreadCount(), 3);
+  SetThreadCount(0);
+  EXPECT_EQ(ThreadCount(), initial);
+}
+
+TEST(ThreadPool, RunsEveryTaskExactlyOnceAtAnyThreadCount) {
+  ThreadCountGuard guard;
+  for (int threads : {1, 2, 8}) {
+    SetThreadCount(threads);
+    std::vector<std::atomic<int>> hits(1000);
+    ParallelFor(1000, [&](int64_t i) { hits[i].fetch_add(1); });
+    for (size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i].load(), 1) << "task " << i;
+    // A nested call runs inline and still covers its range.
+    std::atomic<int64_t> sum{0};
+    ParallelFor(8, [&](int64_t) { ParallelFor(10, [&](int64_t j) { sum += j; }); });
+    EXPECT_EQ(sum.load(), 8 * 45) << threads << " threads";
+  }
+}
+
+TEST(ThreadPool, RethrowsATasksExceptionAndStaysUsable) {
+  ThreadCountGuard guard;
+  SetThreadCount(4);
+  EXPECT_THROW(ParallelFor(100,
+                           [](int64_t i) {
+                             if (i == 37) throw std::runtime_error("task 37");
+                           }),
+               std::runtime_error);
+  std::atomic<int> count{0};
+  ParallelFor(50, [&](int64_t) { ++count; });
+  EXPECT_EQ(count.load(), 50);
+}
+
+TEST(ThreadPool, RowBlockDependsOnTOnly) {
+  EXPECT_EQ(RowBlock(8), 32);
+  EXPECT_EQ(RowBlock(300), 32);
+  EXPECT_EQ(RowBlock(1024), 64);
+  EXPECT_EQ(RowBlock(2048), 128);
+  EXPECT_EQ(RowBlock(8192), 128);
+}
+
+// Bit for bit (memcmp: nan payloads and the sign of zero included).
+::testing::AssertionResult SameBits(const std::string& what, const MatrixStack& a,
+                                    const MatrixStack& b) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << what << ": stack sizes differ";
+  for (size_t m = 0; m < a.size(); ++m) {
+    if (a[m].rows() != b[m].rows() || a[m].cols() != b[m].cols())
+      return ::testing::AssertionFailure() << what << "[" << m << "]: shapes differ";
+    if (std::memcmp(a[m].data(), b[m].data(), sizeof(float) * a[m].size()) != 0)
+      return ::testing::AssertionFailure() << what << "[" << m << "]: bits differ";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+void ExpectSameStages(const Stages& a, const Stages& b, const std::string& label) {
+  EXPECT_TRUE(SameBits(label + " X", a.X, b.X));
+  for (int w = 0; w < 3; ++w)
+    EXPECT_TRUE(SameBits(label + " W", {a.W[w]}, {b.W[w]}));
+  EXPECT_TRUE(SameBits(label + " Q", a.Q, b.Q));
+  EXPECT_TRUE(SameBits(label + " K", a.K, b.K));
+  EXPECT_TRUE(SameBits(label + " V", a.V, b.V));
+  EXPECT_TRUE(SameBits(label + " scores", a.scores, b.scores));
+  EXPECT_TRUE(SameBits(label + " logits", a.logits, b.logits));
+  EXPECT_TRUE(SameBits(label + " weights", a.weights, b.weights));
+  EXPECT_TRUE(SameBits(label + " weights_dropped", a.weights_dropped, b.weights_dropped));
+  EXPECT_TRUE(SameBits(label + " context", a.context, b.context));
+  EXPECT_EQ(std::memcmp(&a.var_K, &b.var_K, sizeof a.var_K), 0) << label << " var_K";
+}
+
+// randn 2 x 300 x 32, nn.Linear with bias and out_proj, 2 heads, causal: many row blocks.
+Scenario Randn300(double dropout) {
+  Scenario s;
+  s.input.source = InputSource::kRandn;
+  s.input.batch = 2;
+  s.input.length = 300;
+  s.input.d_in = 32;
+  s.input.seed = 123;
+  s.projections.init = ProjectionInit::kLinear;
+  s.projections.d_out = 32;
+  s.projections.heads = 2;
+  s.projections.bias = true;
+  s.projections.out_proj = true;
+  s.projections.seed = 7;
+  s.mask.kind = MaskKind::kCausal;
+  s.dropout.p = dropout;
+  s.dropout.seed = 3;
+  return s;
+}
+
+std::vector<std::pair<std::string, Scenario>> AllScenarios() {
+  std::vector<std::pair<std::string, Scenario>> out;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(std::string(ATTNLAB_GOLDEN_DIR) + "/scenarios"))
+    files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    const nlohmann::json golden = test::LoadGolden("scenarios/" + f.filename().string());
+    out.emplace_back(f.stem().string(), ParseScenario(golden["scenario"].dump()));
+  }
+  out.emplace_back("randn-300-causal", Randn300(0.0));
+  out.emplace_back("randn-300-causal-dropout", Randn300(0.2));
+  return out;
+}
+
+TEST(ParallelEngine, EveryStageIsBitIdenticalAt1And2And8Threads) {
+  ThreadCountGuard guard;
+  const auto scenarios = AllScenarios();
+  ASSERT_GT(scenarios.size(), 40u);
+  for (const auto& [name, scenario] : scenarios) {
+    SetThreadCount(1);
+    const Stages one = RunScenario(scenario);
+    for (int threads : {2, 8}) {
+      SetThreadCount(threads);
+      ExpectSameStages(one, RunScenario(scenario), name + " at " + std::to_string(threads));
+    }
+  }
+}
+
+// The partial recomputes (temperature, normalization, dropout) on 8 threads land on the same
+// bits as a fresh run on one thread.
+TEST(ParallelEngine, PartialRecomputesMatchAFreshSingleThreadRun) {
+  ThreadCountGuard guard;
+  Scenario s = Randn300(0.0);
+  SetThreadCount(8);
+  Engine engine;
+  engine.Run(s);
+  auto check = [&](const std::string& label) {
+    const Stages& got = engine.Run(s);
+    SetThreadCount(1);
+    const Stages fresh = RunScenario(s);
+    SetThreadCount(8);
+    ExpectSameStages(got, fresh, label);
+  };
+  s.scaling.multiplier = 1e30;  // overflowing logits: nan rows, filled masked cells
+  s.normalization = Normalization::kSoftmaxNaive;
+  check("naive overflow");
+  s.scaling.multiplier = 0.5;
+  check("temperature 0.5 after nan rows");
+  s.normalization = Normalization::kSoftmax;
+  check("softmax");
+  s.dropout.p = 0.3;
+  check("dropout 0.3");
+  s.dropout.seed = 11;
+  check("dropout seed 11");
+  EXPECT_EQ(engine.counts().scores, 1);
+}
+
+// `dump` writes the same bytes whatever ATTNLAB_THREADS says.
+TEST(ParallelEngine, DumpIsByteIdenticalWithAttnlabThreads1And2And8) {
+  const fs::path dir = fs::temp_directory_path() / ("attnlab_parallel_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string scenario = (dir / "randn300.json").string();
+  {
+    std::ofstream f(scenario);
+    f << R"({"format": "attention-lab/scenario@1",
+      "input": {"source": "randn", "length": 300, "d_in": 16, "seed": 5},
+      "projections": {"init": "linear", "d_out": 16, "heads": 2, "seed": 9},
+      "mask": {"kind": "causal"}, "dropout": {"p": 0.1, "seed": 2}})";
+  }
+  std::string first;
+  for (int threads : {1, 2, 8}) {
+    const std::string out = (dir / ("dump" + std::to_string(threads) + ".json")).string();
+    const auto [status, text] = test::RunShell("ATTNLAB_THREADS=" + std::to_string(threads) + " " +
+                                               ATTNLAB_CLI + " dump " + scenario + " -o " + out);
+    ASSERT_EQ(status, 0) << text;
+    std::ifstream in(out, std::ios::binary);
+    const std::string bytes(std::istreambuf_iterator<char>(in), {});
+    ASSERT_GT(bytes.size(), 1000000u);  // 2 heads x 300 x 300 per stage
+    if (threads == 1)
+      first = bytes;
+    else
+      EXPECT_TRUE(bytes == first) << "dump differs at ATTNLAB_THREADS=" << threads;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace attnlab
