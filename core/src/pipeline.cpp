@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "float_exp.h"
+#include "torch_sum.h"
 #include "attnlab/parallel.h"
 #include "attnlab/stats.h"
 
@@ -319,7 +320,7 @@ void LogitRows(const Matrix& sc, const MaskMatrix& mask, MaskKind kind, LogitSca
 // finite positive normaliser, -0 for a negative one ("sum"), and nan when the normaliser is 0
 // or nan (exp underflow, a zero row sum, +inf logits: inf - inf), as in the rest of the row.
 float NormalizeRow(Normalization norm, const float* logits, const uint8_t* allowed, int64_t len,
-                   float* weights) {
+                   int64_t T, float* weights) {
   const Eigen::Map<const Eigen::ArrayXf> z(logits, len);
   Eigen::Map<Eigen::ArrayXf> out(weights, len);
   switch (norm) {
@@ -336,14 +337,16 @@ float NormalizeRow(Normalization norm, const float* logits, const uint8_t* allow
       // exp(z) / sum exp(z), as the notebooks first write it: overflows to inf and nan for
       // large logits, which is the lesson.
       detail::ShiftedExp(logits, 0.0f, weights, len);
-      const float sum = out.sum();
+      const float sum = detail::TorchRowSum(weights, len, T);  // exps.sum(): PyTorch's order
       out /= sum;
       return 0.0f / sum;
     }
     case Normalization::kSum: {
       // z / sum(z) over the allowed entries: can be negative or blow up.
       for (int64_t j = 0; j < len; ++j) out[j] = allowed[j] ? z[j] : 0.0f;
-      const float sum = out.sum();
+      // In PyTorch's order: where partial sums overflow (3e38 + 3e38) the order decides
+      // between inf and a finite sum.
+      const float sum = detail::TorchRowSum(weights, len, T);
       out /= sum;
       return 0.0f / sum;
     }
@@ -368,7 +371,7 @@ bool WeightRows(Normalization norm, const Matrix& lg, const MaskMatrix& mask, Ma
   for (int64_t i = r0; i < r0 + rb; ++i) {
     const int64_t len = ActiveLength(kind, i, T);
     float* row = w.data() + i * T;
-    const float fill = NormalizeRow(norm, lg.data() + i * T, mask.data() + i * T, len, row);
+    const float fill = NormalizeRow(norm, lg.data() + i * T, mask.data() + i * T, len, T, row);
     if (fill != 0.0f || std::signbit(fill)) {
       std::fill(row + len, row + T, fill);
       zero_tails = zero_tails && len == T;

@@ -1,0 +1,88 @@
+// torch_sum.cpp: see torch_sum.h. The order of additions follows ATen's SumKernel.cpp
+// (cascade_sum -> vectorized_inner_sum / scalar_inner_sum -> row_sum -> multi_row_sum) as
+// PyTorch 1.13 builds it; the values are checked against Debian's torch in
+// tests/golden/torch_sum.json (tools/make_sum_goldens.py).
+#include "torch_sum.h"
+
+#include <algorithm>
+#include <array>
+
+namespace attnlab::detail {
+namespace {
+
+constexpr int kLanes = 8;     // Vectorized<float>::size() of the AVX2 and default kernels
+constexpr int kInterleave = 4;  // row_sum's ilp_factor: partial sums kept side by side
+constexpr int kLevels = 4;    // multi_row_sum's cascade levels
+using Lanes = std::array<float, kLanes>;
+
+void Add(float& a, float b) { a += b; }
+void Add(Lanes& a, const Lanes& b) {
+  for (int l = 0; l < kLanes; ++l) a[l] += b[l];
+}
+
+/// ceil(log2(x)) for x > 2, and 1 for x <= 2 (ATen's CeilLog2).
+int64_t CeilLog2(int64_t x) {
+  if (x <= 2) return 1;
+  return 64 - __builtin_clzll(static_cast<unsigned long long>(x - 1));
+}
+
+/// kInterleave sums side by side over `size` groups, group i's entry k being load(i, k): each
+/// sum runs over chunks of 2^power entries whose sums are added one level up, four levels deep,
+/// so that only numbers of a similar size meet.
+template <typename Acc, typename Load>
+std::array<Acc, kInterleave> CascadeSums(int64_t size, const Load& load) {
+  const int64_t power = std::max<int64_t>(4, CeilLog2(size) / kLevels);
+  const int64_t step = int64_t{1} << power, mask = step - 1;
+  std::array<std::array<Acc, kInterleave>, kLevels> acc{};
+  int64_t i = 0;
+  while (i + step <= size) {
+    for (int64_t j = 0; j < step; ++j, ++i)
+      for (int k = 0; k < kInterleave; ++k) Add(acc[0][k], load(i, k));
+    for (int j = 1; j < kLevels; ++j) {
+      for (int k = 0; k < kInterleave; ++k) {
+        Add(acc[j][k], acc[j - 1][k]);
+        acc[j - 1][k] = Acc{};
+      }
+      if ((i & (mask << (j * power))) != 0) break;
+    }
+  }
+  for (; i < size; ++i)
+    for (int k = 0; k < kInterleave; ++k) Add(acc[0][k], load(i, k));
+  for (int j = 1; j < kLevels; ++j)
+    for (int k = 0; k < kInterleave; ++k) Add(acc[0][k], acc[j][k]);
+  return acc[0];
+}
+
+/// The sum of load(0..size): kInterleave cascaded sums over the whole groups, the rest added
+/// to the first, then the other three added to it (ATen's row_sum).
+template <typename Acc, typename Load>
+Acc InterleavedSum(int64_t size, const Load& load) {
+  const int64_t groups = size / kInterleave;
+  std::array<Acc, kInterleave> partial =
+      CascadeSums<Acc>(groups, [&](int64_t i, int k) { return load(i * kInterleave + k); });
+  for (int64_t i = groups * kInterleave; i < size; ++i) Add(partial[0], load(i));
+  for (int k = 1; k < kInterleave; ++k) Add(partial[0], partial[k]);
+  return partial[0];
+}
+
+}  // namespace
+
+float TorchRowSum(const float* x, int64_t len, int64_t n) {
+  auto at = [&](int64_t j) { return j < len ? x[j] : 0.0f; };
+  float total = 0.0f;
+  if (n >= kLanes) {
+    const int64_t vectors = n / kLanes;
+    const Lanes lanes = InterleavedSum<Lanes>(vectors, [&](int64_t v) {
+      Lanes l;
+      for (int k = 0; k < kLanes; ++k) l[k] = at(v * kLanes + k);
+      return l;
+    });
+    for (int64_t j = vectors * kLanes; j < n; ++j) total += at(j);
+    for (int k = 0; k < kLanes; ++k) total += lanes[k];
+  } else {
+    total = InterleavedSum<float>(n, at);
+  }
+  return 0.0f + total;
+}
+
+}  // namespace attnlab::detail
