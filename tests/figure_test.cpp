@@ -377,3 +377,119 @@ TEST(ExportAll, WritesEveryFileOrNone) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// The ink of one row label's strip (left of the grid, one cell high), as RGB bytes.
+struct Strip {
+  std::vector<uint8_t> rgb;
+  int left = -1, right = -1, top = -1, bottom = -1;  // the ink's bounding box; -1: none
+};
+
+Strip RowLabelStrip(const Image& im, const FigureLayout& lay, int row) {
+  Strip s;
+  const int x0 = 0, x1 = lay.grid_x - 1, y0 = lay.grid_y + row * lay.cell;
+  for (int y = y0; y < y0 + lay.cell; ++y)
+    for (int x = x0; x < x1; ++x) {
+      const Rgb p = Pixel(im, x, y);
+      s.rgb.insert(s.rgb.end(), {p.r, p.g, p.b});
+      if (p == Rgb{255, 255, 255} || x < lay.grid_x - 200) continue;  // axis name far left
+      if (s.left < 0 || x < s.left) s.left = x;
+      s.right = std::max(s.right, x);
+      if (s.top < 0) s.top = y;
+      s.bottom = y;
+    }
+  return s;
+}
+
+// pango shapes the PNG's text: a combining accent composes with its letter (drawn exactly as the
+// precomposed letter), Arabic letters join (other glyphs than the same letters kept apart by
+// zero-width non-joiners), the emoji has a glyph; no label needs a replacement box.
+TEST(RenderFigure, UnicodeTokensAreShapedWithoutReplacementBoxes) {
+  const std::vector<std::string> tokens = {
+      "caf\u00e9", "cafe\u0301", "\u0645\u0631\u062d\u0628\u0627", "\U0001F600",
+      "\u0645\u200c\u0631\u200c\u062d\u200c\u0628\u200c\u0627"};
+  Scenario s;
+  s.input.values = {Matrix::Identity(5, 4)};
+  s.input.tokens = tokens;
+  ValidateScenario(s);
+  FigureLayout lay;
+  const Image im = RenderFigure(ExtractStage(RunScenario(s), s, Stage::kWeights, 0, 0), {}, &lay);
+  std::vector<Strip> strips;
+  for (int r = 0; r < 5; ++r) {
+    SCOPED_TRACE(tokens[r]);
+    EXPECT_EQ(MissingGlyphs(tokens[r]), 0);
+    strips.push_back(RowLabelStrip(im, lay, r));
+    ASSERT_GE(strips.back().left, 0);  // non-empty glyph boxes
+    EXPECT_GE(strips.back().bottom - strips.back().top, 7);
+    EXPECT_GE(strips.back().right - strips.back().left, 7);
+  }
+  EXPECT_EQ(strips[0].rgb, strips[1].rgb);  // e + U+0301 is drawn as the letter with its accent
+  // Joined forms (with their connecting strokes) are not the isolated ones: unshaped, the two
+  // would draw the same glyphs.
+  EXPECT_GT(std::abs((strips[2].right - strips[2].left) - (strips[4].right - strips[4].left)), 8);
+  EXPECT_GT(MissingGlyphs("\U0010FFFD"), 0);  // the check sees a box when there is one
+}
+
+}  // namespace
+}  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// Multi-panel colorbars: auto shares one when every panel has the same scale (two batches'
+// weights on [0, 1]); shared puts Q, K and V on one symmetric range; a diverging and a
+// sequential panel cannot share one.
+TEST(MultiPanelFigure, ColorbarIsSharedWhenTheScalesAgreeOrWhenAsked) {
+  const Scenario s = LoadPreset("karpathy-head");
+  const Stages run = RunScenario(s);
+  std::vector<FigureLayout> lay;
+  RenderFigure({ExtractStage(run, s, Stage::kWeights, 0, 0), ExtractStage(run, s, Stage::kWeights, 0, 1)},
+               "t", {}, &lay);
+  ASSERT_EQ(lay.size(), 2u);
+  EXPECT_EQ(lay[0].bar_w, 0);  // one colorbar, right of the last panel
+  EXPECT_GT(lay[1].bar_w, 0);
+  FigureOptions per_panel;
+  per_panel.colorbar = ColorbarMode::kPerPanel;
+  lay.clear();
+  RenderFigure({ExtractStage(run, s, Stage::kWeights, 0, 0), ExtractStage(run, s, Stage::kWeights, 0, 1)},
+               "t", per_panel, &lay);
+  EXPECT_GT(lay[0].bar_w, 0);
+
+  std::vector<StageView> qkv;
+  float a = 0;
+  for (Stage st : {Stage::kQ, Stage::kK, Stage::kV}) {
+    qkv.push_back(ExtractStage(run, s, st, 0, 0));
+    a = std::max(a, qkv.back().values.cwiseAbs().maxCoeff());
+  }
+  lay.clear();
+  const Image own = RenderFigure(qkv, "t", {}, &lay);  // different ranges: one colorbar each
+  EXPECT_GT(lay[0].bar_w, 0);
+  FigureOptions shared;
+  shared.colorbar = ColorbarMode::kShared;
+  lay.clear();
+  const Image im = RenderFigure(qkv, "t", shared, &lay);
+  ASSERT_EQ(lay.size(), 3u);
+  EXPECT_EQ(lay[0].bar_w + lay[1].bar_w, 0);
+  EXPECT_GT(lay[2].bar_w, 0);
+  const Colormap& cmap = DefaultColormap(true);
+  for (int p = 0; p < 3; ++p)  // each panel's first cell on the shared range [-a, a]
+    EXPECT_EQ(Pixel(im, lay[p].grid_x + 2, lay[p].grid_y + 2),
+              cmap.lut[LutIndex(qkv[p].values(0, 0), ValueRange{-a, a})]);
+
+  try {
+    RenderFigure({ExtractStage(run, s, Stage::kScores, 0, 0), ExtractStage(run, s, Stage::kWeights, 0, 0)},
+                 "t", shared);
+    ADD_FAILURE() << "scores and weights shared a colorbar";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "no shared colorbar: weights is coloured by viridis, scores by coolwarm; choose one "
+              "colormap, or a colorbar per panel");
+  }
+  EXPECT_EQ(ParseColorbarMode("per-panel"), ColorbarMode::kPerPanel);
+  EXPECT_EQ(ParseColorbarMode("both"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace attnlab

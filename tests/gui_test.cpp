@@ -1125,3 +1125,60 @@ TEST_F(Gui, LargeCausalWeightsUseAWideRangeOfColours) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// File > Open and a drop of a figure apply its view (batch, weights range, values) as the
+// command line's FIGURE does: the window's export is then the command line's figure.
+TEST_F(Gui, OpenAndDropOfAFigureApplyItsView) {
+  const Result cli = RunApp("export karpathy-head --stage weights --batch 2 --range log "
+                            "--values on -o " + Path("cli.png"),
+                            false);
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  const std::string script =
+      Write("open.script", "preset raschka-journey\nopen " + Path("cli.png") + "\nexport weights " +
+                               Path("opened.png") + "\npreset raschka-journey\ndrop " +
+                               Path("cli.png") + "\nexport weights " + Path("dropped.png") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(ReadFile(Path("opened.png")) == ReadFile(Path("cli.png")));
+  EXPECT_TRUE(ReadFile(Path("dropped.png")) == ReadFile(Path("cli.png")));
+}
+
+}  // namespace
+}  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// The export dialog's choices (format, stages, width, dpi, colorbars) give the command line's
+// bytes: Q, K, V on one shared colorbar as an 12 cm PNG, and the whole pipeline as an SVG.
+TEST_F(Gui, ExportDialogWritesTheCommandLinesFigure) {
+  const Result png = RunApp("export raschka-journey --stage Q,K,V --colorbar shared --width 12cm "
+                            "-o " + Path("cli.png"),
+                            false);
+  ASSERT_EQ(png.status, 0) << png.err;
+  const Result svg = RunApp(
+      "export raschka-journey --stage pipeline --format svg --dpi 300 -o " + Path("cli.svg"), false);
+  ASSERT_EQ(svg.status, 0) << svg.err;
+  const std::string script = Write(
+      "dialog.script",
+      "preset raschka-journey\ndialog export\nexport-option format png\nexport-option stages "
+      "Q,K,V\nexport-option colorbar shared\nexport-option width 12cm\nwait 2\nchoose export " +
+          Path("window.png") +
+          "\ndialog export\nexport-option format svg\nexport-option stages pipeline\n"
+          "export-option colorbar auto\nexport-option width 0\nexport-option dpi 300\nwait 2\n"
+          "choose export " + Path("window.svg") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(ReadFile(Path("window.png")) == ReadFile(Path("cli.png")));
+  EXPECT_TRUE(ReadFile(Path("window.svg")) == ReadFile(Path("cli.svg")));
+  const Result bad = RunApp("--script " + Write("bad.script", "export-option colorbar both\n") +
+                            " --no-autosave");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("colorbar: auto, shared or per-panel"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace attnlab

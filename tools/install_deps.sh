@@ -8,10 +8,10 @@ packages=(
   g++ make cmake pkg-config
   # core and command line
   libeigen3-dev nlohmann-json3-dev libcli11-dev
-  # figures: PNG writing and TrueType text (stb), the font
+  # figures: the font; stb for the app's screenshots and the tests' PNG reading
   libstb-dev fonts-dejavu-core
   # figures: PDF drawn by cairo with text shaped by pango; PDF text checked by pdftotext in tests
-  libcairo2-dev
+  libcairo2-dev libpng-dev
   libpango1.0-dev
   poppler-utils
   # tests: SVG figures checked as XML by xmllint

@@ -133,6 +133,7 @@ struct ExportArgs {
   std::string input, out, stage, colormap, values = "auto", format, range = "auto";
   std::string head = "0", batch = "0", scale = "1";  // integers, parsed by ParseInteger
   std::string dpi, width;                            // --dpi 300, --width 8cm
+  std::string colorbar = "auto";                     // --colorbar shared|per-panel
   bool all = false;
 };
 
@@ -140,14 +141,8 @@ struct ExportArgs {
 /// "pipeline": X, Q, K, V, scores, mask (unless there is none), logits, weights,
 /// weights_dropped (with dropout) and context. Errors: UsageError naming an unknown stage.
 std::vector<Stage> ExportStages(const std::string& text, const Scenario& scenario) {
+  if (text == "pipeline") return PipelineStages(scenario);
   std::vector<Stage> stages;
-  if (text == "pipeline") {
-    for (Stage s : AllStages())
-      if ((s != Stage::kMask || scenario.mask.kind != MaskKind::kNone) &&
-          (s != Stage::kWeightsDropped || scenario.dropout.p > 0))
-        stages.push_back(s);
-    return stages;
-  }
   for (size_t start = 0; start <= text.size();) {
     const size_t comma = std::min(text.find(',', start), text.size());
     const std::string name = text.substr(start, comma - start);
@@ -182,6 +177,10 @@ int Export(const ExportArgs& a) {
   opt.scale = ParseInteger<int>("--scale", a.scale, 1, 8);
   if (!a.dpi.empty()) opt.dpi = ParseInteger<int>("--dpi", a.dpi, 1, 100000);
   if (!a.width.empty()) opt.width_inches = ParseWidth(a.width);
+  if (const std::optional<ColorbarMode> c = ParseColorbarMode(a.colorbar))
+    opt.colorbar = *c;
+  else
+    throw UsageError("--colorbar \"" + a.colorbar + "\" is not one of auto, shared, per-panel");
   const int64_t head = ParseInteger<int64_t>("--head", a.head, 0, INT64_MAX);
   const int64_t batch = ParseInteger<int64_t>("--batch", a.batch, 0, INT64_MAX);
   if (!a.colormap.empty()) {
@@ -418,6 +417,9 @@ int Run(int argc, char** argv) {
   exp->add_option("--format", ex.format, "png, svg, pdf, csv or npy (default: from the output's extension)");
   exp->add_flag("--all", ex.all, "Every stage, head and batch into the folder given by -o");
   exp->add_option("-o,--output", ex.out, "Output file (or folder with --all)")->required();
+  exp->add_option("--colorbar", ex.colorbar,
+                  "Several stages: shared (one colorbar, the panels on one range), per-panel, or "
+                  "auto (default: shared when every panel has the same scale, else per-panel)");
 
   try {
     app.parse(argc, argv);

@@ -219,6 +219,7 @@ bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_k
     state.preset_id.clear();
     SetStatus(state, "Opened " + opened, false);
     RememberRecentFile(state, opened);
+    if (figure) ApplyFigureFileView(state, opened);  // its stage, head, batch, colours
   }
   if (after == state.scenario) return false;
 
@@ -580,8 +581,11 @@ bool Do(AppState& state, const ChooseFile& a) {
       }
       return Do(state, SaveScenario{a.path});
     }
-    case DialogKind::kExport:
-      return Do(state, ExportStage{StageAt(a.stage), a.path});
+    case DialogKind::kExport: {  // with the dialog's format, stages, size and colorbars
+      std::string message;
+      return Report(state, ExportWithChoices(state, StageAt(a.stage), ExpandPath(a.path), &message),
+                    message);
+    }
     case DialogKind::kExportAll:
       return Do(state, ExportAllStages{a.path});
     case DialogKind::kExportCompare:
@@ -614,11 +618,18 @@ bool Do(AppState& state, const NativeDialogEnded& a) {
 }
 
 bool Do(AppState& state, const DropFiles& a) {
-  for (const std::string& path : a.paths)
-    if (std::filesystem::path(path).extension() == ".json")
+  for (const std::string& path : a.paths) {  // a scenario, or a figure carrying one
+    const std::string ext = std::filesystem::path(path).extension().string();
+    if (ext == ".json" || ext == ".png" || ext == ".svg" || ext == ".pdf")
       return ApplyEdit(state, OpenScenario{path}, "");
+  }
   if (!a.paths.empty())
-    SetStatus(state, "Not opened: " + a.paths[0] + " is not a scenario (.json)", true);
+    SetStatus(state, "Not opened: " + a.paths[0] + " is not a scenario (.json) or a figure", true);
+  return false;
+}
+
+bool Do(AppState& state, const SetExportChoices& a) {
+  state.export_choices = a.choices;
   return false;
 }
 

@@ -15,6 +15,7 @@
 
 #include "attnlab/figure.h"
 #include "attnlab/scenario.h"
+#include "gui/export_choices.h"
 
 namespace attnlab::gui {
 
@@ -188,12 +189,16 @@ struct NativeDialogEnded {
   bool failed = false;
   std::string path;
 };
-/// Files dropped on the window: the first .json among them opens as a scenario.
+/// Files dropped on the window: the first .json or figure (.png, .svg, .pdf) among them opens.
 struct DropFiles {
   std::vector<std::string> paths;
 };
 /// File > Open Recent > Clear the list.
 struct ClearRecentFiles {};
+/// The export dialog's format, stages, size and colorbar choices (not undoable).
+struct SetExportChoices {
+  ExportChoices choices;
+};
 
 using Action =
     std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization, SetDropout,
@@ -202,7 +207,7 @@ using Action =
                  SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage,
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
                  SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile, ConfirmReplace,
-                 NativeDialogEnded, DropFiles, ClearRecentFiles>;
+                 NativeDialogEnded, DropFiles, ClearRecentFiles, SetExportChoices>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

@@ -297,6 +297,7 @@ struct AppState {
   std::vector<std::string> recent_files;  ///< File > Open Recent, newest first (recent_files.h)
   bool scripted = false;                  ///< driven by --script: no desktop dialog unless asked
   bool quit_requested = false;
+  ExportChoices export_choices;  ///< the export dialog's (gui/export.h)
 
   // -- graphics (owned by main)
   HeatmapRenderer* renderer = nullptr;

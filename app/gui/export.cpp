@@ -2,6 +2,7 @@
 #include "gui/export.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 
 #include "gui/app_state.h"
@@ -107,6 +108,127 @@ std::string DefaultCompareExportName(const AppState& state, CompareMap map) {
   if (map == CompareMap::kB) name += "B_" + clean(c.name_b);
   if (map == CompareMap::kDifference) name += clean(c.name_a) + "_minus_" + clean(c.name_b);
   return name + ".png";
+}
+
+bool SetExportOption(ExportChoices& choices, const std::string& key, const std::string& value,
+                     std::string* why) {
+  ExportChoices c = choices;
+  if (key == "format") {
+    const std::optional<ExportFormat> f = ParseExportFormat(value);
+    if (!f) return *why = "format: png, svg, pdf, csv or npy", false;
+    c.format = *f;
+  } else if (key == "stages") {
+    c.stages = value == "this" ? ExportStages::kThis
+               : value == "pipeline" ? ExportStages::kPipeline
+                                     : ExportStages::kChosen;
+    c.chosen.clear();
+    for (size_t start = 0; c.stages == ExportStages::kChosen && start <= value.size();) {
+      const size_t comma = std::min(value.find(',', start), value.size());
+      const std::optional<Stage> s = ParseStage(value.substr(start, comma - start));
+      if (!s) return *why = "stages: this, pipeline or stage names separated by commas", false;
+      c.chosen.push_back(*s);
+      start = comma + 1;
+    }
+  } else if (key == "dpi") {
+    char* end = nullptr;
+    const long dpi = std::strtol(value.c_str(), &end, 10);
+    if (value.empty() || *end || dpi < 0 || dpi > 100000) return *why = "dpi: 0..100000", false;
+    c.dpi = static_cast<int>(dpi);
+  } else if (key == "width") {
+    char* end = nullptr;
+    const double w = std::strtod(value.c_str(), &end);
+    const std::string unit = end ? end : "";
+    if (value.empty() || !(w >= 0 && w <= 1000) || (w > 0 && unit != "cm" && unit != "in"))
+      return *why = "width: a length such as 8cm or 3.5in, or 0", false;
+    c.width = w;
+    c.width_in_cm = unit != "in";
+  } else if (key == "colorbar") {
+    const std::optional<ColorbarMode> m = ParseColorbarMode(value);
+    if (!m) return *why = "colorbar: auto, shared or per-panel", false;
+    c.colorbar = *m;
+  } else {
+    return *why = "format, stages, dpi, width or colorbar", false;
+  }
+  choices = c;
+  return true;
+}
+
+std::vector<Stage> ChosenStages(const AppState& state, const ExportChoices& choices, Stage stage) {
+  switch (choices.stages) {
+    case ExportStages::kPipeline:
+      return PipelineStages(state.shown);
+    case ExportStages::kChosen:
+      if (!choices.chosen.empty()) return choices.chosen;
+      break;
+    case ExportStages::kThis:
+      break;
+  }
+  return {stage};
+}
+
+FigureOptions ChosenFigureOptions(const AppState& state, const ExportChoices& choices) {
+  FigureOptions options = ScreenFigureOptions(state);
+  options.dpi = choices.dpi;
+  if (choices.width > 0) options.width_inches = choices.width / (choices.width_in_cm ? 2.54 : 1);
+  options.colorbar = choices.colorbar;
+  return options;
+}
+
+namespace {
+
+// The views of `stages` on screen (per-head stages of the head on screen), as the command line.
+std::vector<StageView> ChosenViews(const AppState& state, const std::vector<Stage>& stages) {
+  std::vector<StageView> views;
+  for (Stage s : stages)
+    views.push_back(ExtractStage(ShownStages(state), state.shown, s,
+                                 StageIsPerHead(s) ? state.head : 0, state.batch));
+  return views;
+}
+
+}  // namespace
+
+bool ExportWithChoices(const AppState& state, Stage stage, const std::string& path,
+                       std::string* message) {
+  if (!state.engine.has_result()) {
+    *message = "Not exported: nothing has run yet";
+    return false;
+  }
+  const ExportChoices& c = state.export_choices;
+  const std::vector<Stage> stages = ChosenStages(state, c, stage);
+  try {
+    const std::vector<StageView> views = ChosenViews(state, stages);
+    const FigureOptions options = ChosenFigureOptions(state, c);
+    if (views.size() == 1)
+      ExportView(views[0], options, c.format, path, &state.shown);
+    else
+      ExportPanels(views, state.shown, options, c.format, path);
+  } catch (const std::exception& e) {
+    *message = std::string("Not exported: ") + e.what();
+    return false;
+  }
+  *message = "Saved " + std::to_string(stages.size()) + (stages.size() == 1 ? " stage" : " stages") +
+             " to " + AbsolutePath(path);
+  return true;
+}
+
+Image ExportPreview(const AppState& state, Stage stage, int max_width) {
+  const ExportChoices& c = state.export_choices;
+  const std::vector<StageView> views = ChosenViews(state, ChosenStages(state, c, stage));
+  const Image full = RenderFigure(views, state.shown.title, ChosenFigureOptions(state, c));
+  const int k = std::max(1, (full.width + max_width - 1) / std::max(1, max_width));
+  Image small{full.width / k, full.height / k, {}};
+  small.rgb.resize(static_cast<size_t>(small.width) * small.height * 3);
+  for (int y = 0; y < small.height; ++y)
+    for (int x = 0; x < small.width; ++x)
+      for (int ch = 0; ch < 3; ++ch) {
+        int sum = 0;
+        for (int dy = 0; dy < k; ++dy)
+          for (int dx = 0; dx < k; ++dx)
+            sum += full.rgb[(static_cast<size_t>(y * k + dy) * full.width + x * k + dx) * 3 + ch];
+        small.rgb[(static_cast<size_t>(y) * small.width + x) * 3 + ch] =
+            static_cast<uint8_t>(sum / (k * k));
+      }
+  return small;
 }
 
 std::string DefaultExportName(const AppState& state, Stage stage) {

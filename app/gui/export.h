@@ -31,6 +31,30 @@ std::string DefaultExportName(const AppState& state, Stage stage);
 bool ExportCompareMap(AppState& state, CompareMap map, const std::string& path,
                       std::string* message);
 
+/// Sets one of the export dialog's choices from text (the script's export-option): format
+/// png|svg|pdf|csv|npy; stages this|pipeline|A,B,C (stage names); dpi 0..100000; width 8cm,
+/// 3.5in or 0 (the figure's own size); colorbar auto|shared|per-panel. Returns false with the
+/// reason in *why (choices unchanged).
+bool SetExportOption(ExportChoices& choices, const std::string& key, const std::string& value,
+                     std::string* why);
+
+/// The stages an export with `choices` draws; `stage` is the dialog's stage ("this stage").
+std::vector<Stage> ChosenStages(const AppState& state, const ExportChoices& choices, Stage stage);
+
+/// ScreenFigureOptions with the choices' print size and colorbars.
+FigureOptions ChosenFigureOptions(const AppState& state, const ExportChoices& choices);
+
+/// The export dialog's Export: state.export_choices (format, stages, size, colorbars) of the
+/// state on screen, written to `path` as `attention-lab export` writes it (ExportView for one
+/// stage, ExportPanels for several), so the bytes equal the command line's. Same reporting as
+/// ExportOneStage.
+bool ExportWithChoices(const AppState& state, Stage stage, const std::string& path,
+                       std::string* message);
+
+/// The figure ExportWithChoices would write, as pixels shrunk (box filter) to at most
+/// `max_width` wide: the dialog's preview. Errors: as RenderFigure.
+Image ExportPreview(const AppState& state, Stage stage, int max_width);
+
 /// A default file name for a compare map: "compare_weights_scaled-unscaled.png".
 std::string DefaultCompareExportName(const AppState& state, CompareMap map);
 

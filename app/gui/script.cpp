@@ -14,6 +14,7 @@
 #include "attnlab/file_io.h"
 #include "gui/actions.h"
 #include "gui/app_state.h"
+#include "gui/export.h"
 #include "gui/views.h"
 #include "gui/window.h"
 
@@ -74,7 +75,8 @@ const std::map<std::string, int>& Arity() {
                                                    {"open-recent", 1},
                                                    {"clear-recent", 0},
                                                    {"wheel", 4},
-                                                   {"pan", 5}};
+                                                   {"pan", 5},
+                                                   {"export-option", 2}};
   return arity;
 }
 
@@ -195,6 +197,11 @@ void CheckArguments(const std::vector<std::string>& w) {
   if (c == "replace" && w[1] != "yes" && w[1] != "no") throw std::invalid_argument("yes or no");
   if (c == "drop" && w.size() < 2) throw std::invalid_argument("at least one FILE");
   if (c == "open-recent" && Integer(w[1]) < 0) throw std::invalid_argument("N is >= 0");
+  if (c == "export-option") {
+    ExportChoices choices;
+    std::string why;
+    if (!SetExportOption(choices, w[1], w[2], &why)) throw std::invalid_argument(why);
+  }
 }
 
 /// Writes a file for a save-* command; false with the reason in *why.
@@ -545,6 +552,11 @@ bool ScriptRunner::StartDesktop(AppState& state, const Command& c) {
       Emit(state, OpenScenario{state.recent_files[i]});
   } else if (cmd == "clear-recent") {
     Emit(state, ClearRecentFiles{});
+  } else if (cmd == "export-option") {  // the export dialog's choices, as its widgets set them
+    ExportChoices choices = state.export_choices;
+    std::string why;
+    SetExportOption(choices, w[1], w[2], &why);
+    Emit(state, SetExportChoices{choices});
   } else {
     return false;
   }

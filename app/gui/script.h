@@ -50,6 +50,9 @@
 //   replace yes|no                   the answer to "Replace file?"
 //   drop FILE...                     files dropped on the window (the first .json opens)
 //   open-recent N | clear-recent     File > Open Recent: the Nth file (0: newest), or Clear
+//   export-option KEY VALUE          the export dialog's choice: format png|svg|pdf|csv|npy,
+//                                    stages this|pipeline|A,B,C, dpi N, width 8cm|3in|0,
+//                                    colorbar auto|shared|per-panel (then choose export FILE)
 // A file or export action that fails, or an expect that does not hold, fails the script: the
 // app prints "script FILE:LINE: reason" and exits with status 3.
 #pragma once

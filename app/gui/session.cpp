@@ -49,6 +49,17 @@ void ApplyFigureView(AppState& state, const FigureSource& f) {
   if (f.stages.size() == 1) state.focus = f.stages[0];
 }
 
+bool ApplyFigureFileView(AppState& state, const std::string& path) {
+  try {
+    const std::string bytes = ReadFile(path);
+    if (!LooksLikeFigure(bytes)) return false;
+    ApplyFigureView(state, ReadFigureScenario(bytes));
+    return true;
+  } catch (const std::exception&) {
+    return false;  // opening it has already said what is wrong
+  }
+}
+
 StartPoint ChooseStart(const GuiOptions& options) {
   StartPoint start;
   if (!options.file.empty()) {

@@ -48,6 +48,11 @@ StartPoint ChooseStart(const GuiOptions& options);
 /// when it shows one. Errors: ScenarioError when f.scenario is invalid.
 void ApplyFigureView(AppState& state, const FigureSource& f);
 
+/// When the file at `path` is a figure: ApplyFigureView of its view options (File > Open, Open
+/// Recent and a drop, as the command line's FIGURE). Returns whether it was one; never throws
+/// (a file that cannot be read or parsed was already refused by the open).
+bool ApplyFigureFileView(AppState& state, const std::string& path);
+
 /// Writes the scenario on screen (the edited one when it runs, else the last one that ran) to
 /// LastSessionPath(), and the settings (SaveSettings). Returns "" or the reason it failed.
 std::string SaveSession(const AppState& state);

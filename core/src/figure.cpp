@@ -62,7 +62,7 @@ void LayOutLabels(const HeatmapSpec& spec, const Metrics& m, Geometry& g) {
 
 }  // namespace
 
-Geometry LayOut(const HeatmapSpec& spec, int scale) {
+Geometry LayOut(const HeatmapSpec& spec, int scale, bool colorbar) {
   const Metrics m;
   Geometry g;
   g.s = scale;
@@ -77,8 +77,9 @@ Geometry LayOut(const HeatmapSpec& spec, int scale) {
   g.subtitle = MakeLabel(spec.subtitle, m.subtitle_px * s);
   g.row_axis = MakeLabel(spec.row_axis + " \u2193", m.label_px * s);
   g.col_axis = MakeLabel(spec.col_axis + " \u2192", m.label_px * s);
+  const bool bar = colorbar && !spec.mask_legend;
   int side_w = 0;  // right of the colorbar: ticks or legend texts
-  if (!spec.mask_legend)
+  if (bar)
     for (const ColorbarTick& t : spec.ticks) {
       g.tick_text.push_back(MakeLabel(t.text, m.tick_px * s));
       side_w = std::max(side_w, g.tick_text.back().width());
@@ -90,8 +91,8 @@ Geometry LayOut(const HeatmapSpec& spec, int scale) {
   const int pad = m.pad * s;
   g.grid_x = pad + g.row_axis.height() + pad / 2 + g.row_label_w + 6 * s;
   g.grid_y = pad + g.title.height() + g.subtitle.height() + pad;
-  g.bar_w = spec.mask_legend ? 0 : m.bar_width * s;
-  g.bar_h = spec.mask_legend ? 0 : std::max(g.grid_h, 160 * s);
+  g.bar_w = bar ? m.bar_width * s : 0;
+  g.bar_h = bar ? std::max(g.grid_h, 160 * s) : 0;
   g.bar_x = g.grid_x + g.grid_w + m.bar_gap * s;
   const int legends_h = static_cast<int>(spec.legends.size()) * m.legend_line * s;
   g.width = std::max({g.bar_x + std::max(g.bar_w, m.swatch * s) + 6 * s + side_w + pad,
@@ -104,7 +105,8 @@ Geometry LayOut(const HeatmapSpec& spec, int scale) {
 
 
 Label MakeLabel(const std::string& text, float px) {
-  return Label{text, px, raster::RenderText(text, px)};
+  const raster::TextBox box = raster::MeasureLine(text, px);
+  return Label{text, px, box.width, box.height, box.baseline};
 }
 
 void Shift(Geometry& g, int dx, int dy) {
@@ -202,7 +204,7 @@ void PaintLabels(Painter& p, const Geometry& g) {
 
 // The colorbar, high at the top, with the spec's ticks at their values.
 void PaintColorbar(Painter& p, const HeatmapSpec& spec, const Geometry& g) {
-  if (spec.mask_legend) return;
+  if (g.bar_w == 0) return;
   const int s = g.s;
   Image bar{g.bar_w, g.bar_h, std::vector<uint8_t>(static_cast<size_t>(g.bar_w) * g.bar_h * 3)};
   Canvas cv(bar);
@@ -228,7 +230,7 @@ void PaintColorbar(Painter& p, const HeatmapSpec& spec, const Geometry& g) {
 void PaintLegends(Painter& p, const HeatmapSpec& spec, const Geometry& g) {
   const Metrics m;
   const int s = g.s, sw = m.swatch * s;
-  int y = spec.mask_legend ? g.grid_y : g.grid_y + g.bar_h + 12 * s;
+  int y = g.bar_h == 0 ? g.grid_y : g.grid_y + g.bar_h + 12 * s;
   for (size_t i = 0; i < spec.legends.size(); ++i) {
     const int x = g.bar_x;
     switch (spec.legends[i].kind) {
@@ -255,31 +257,6 @@ void PaintLegends(Painter& p, const HeatmapSpec& spec, const Geometry& g) {
   }
 }
 
-// The raster backend: pixels of an Image.
-class RasterPainter : public Painter {
- public:
-  explicit RasterPainter(Image& im) : cv_(im) {}
-  void Fill(int x, int y, int w, int h, Rgb c) override { cv_.Fill(x, y, w, h, c); }
-  void Hatch(int x, int y, int w, int h) override {
-    for (int py = y; py < y + h; ++py)
-      for (int px = x; px < x + w; ++px) cv_.Put(px, py, MaskedColorAt(px, py));
-  }
-  void Picture(int x, int y, const Image& image) override {
-    for (int py = 0; py < image.height; ++py)
-      for (int px = 0; px < image.width; ++px) {
-        const uint8_t* q = &image.rgb[(static_cast<size_t>(py) * image.width + px) * 3];
-        cv_.Put(x + px, y + py, Rgb{q[0], q[1], q[2]});
-      }
-  }
-  void Text(const Label& t, int x, int y, Rgb c, bool vertical) override {
-    cv_.Text(t.bitmap, x, y, c, vertical);
-  }
-  bool Raster() const override { return true; }
-
- private:
-  Canvas cv_;
-};
-
 }  // namespace
 
 bool Draw(Painter& p, const HeatmapSpec& spec, const StageView& view, const Geometry& g) {
@@ -294,6 +271,59 @@ bool Draw(Painter& p, const HeatmapSpec& spec, const StageView& view, const Geom
   return values_shown;
 }
 
+
+namespace {
+
+// Whether two heatmaps colour alike: one colormap, scaling, range and the same ticks.
+bool SameScale(const HeatmapSpec& a, const HeatmapSpec& b) {
+  if (a.colormap != b.colormap || a.scaling != b.scaling || a.range.lo != b.range.lo ||
+      a.range.hi != b.range.hi || a.ticks.size() != b.ticks.size())
+    return false;
+  for (size_t i = 0; i < a.ticks.size(); ++i)
+    if (a.ticks[i].text != b.ticks[i].text) return false;
+  return a.scaling != ColorScaling::kPerRow || a.row_scale == b.row_scale;
+}
+
+// Puts the specs `barred` on one linear range: the union of theirs, symmetric around 0 when all
+// are signed. Errors: std::invalid_argument when their colormaps differ or one is coloured per
+// row or on a log scale.
+void ShareRange(std::vector<HeatmapSpec>& specs, const std::vector<size_t>& barred) {
+  const HeatmapSpec& first = specs[barred[0]];
+  float lo = first.range.lo, hi = first.range.hi;
+  bool all_signed = true;
+  for (size_t i : barred) {
+    const HeatmapSpec& s = specs[i];
+    const std::string no = std::string("no shared colorbar: ") + StageName(s.stage);
+    if (s.colormap != first.colormap)
+      throw std::invalid_argument(no + " is coloured by " + s.colormap->name + ", " +
+                                  StageName(first.stage) + " by " + first.colormap->name +
+                                  "; choose one colormap, or a colorbar per panel");
+    if (s.scaling != ColorScaling::kLinear)
+      throw std::invalid_argument(
+          no + " is coloured " + (s.scaling == ColorScaling::kLog ? "on a log scale" : "per row") +
+          "; choose a linear range (fixed or data), or a colorbar per panel");
+    lo = std::min(lo, s.range.lo), hi = std::max(hi, s.range.hi);
+    all_signed = all_signed && s.diverging;
+  }
+  if (all_signed) hi = std::max(std::abs(lo), std::abs(hi)), lo = -hi;
+  std::vector<ColorbarTick> ticks;
+  for (double t : NiceTicks(lo, hi, 4)) ticks.push_back({t, FormatNumber(t, NumberStyle::kTick)});
+  for (size_t i : barred) specs[i].range = {lo, hi}, specs[i].ticks = ticks;
+}
+
+// Whether the panels of `specs` share one colorbar under `mode` (ShareRange done when forced).
+bool ShareColorbar(std::vector<HeatmapSpec>& specs, ColorbarMode mode) {
+  std::vector<size_t> barred;  // every panel but the mask's (a legend, no colorbar)
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (!specs[i].mask_legend) barred.push_back(i);
+  if (mode == ColorbarMode::kPerPanel || barred.size() < 2) return false;
+  bool same = true;
+  for (size_t i : barred) same = same && SameScale(specs[barred[0]], specs[i]);
+  if (!same && mode == ColorbarMode::kShared) ShareRange(specs, barred);
+  return same || mode == ColorbarMode::kShared;
+}
+
+}  // namespace
 
 Composition Compose(std::vector<StageView> views, const std::string& title,
                     const FigureOptions& options) {
@@ -310,11 +340,15 @@ Composition Compose(std::vector<StageView> views, const std::string& title,
     top = pad + c.title.height();
     c.width = 2 * pad + c.title.width();
   }
+  for (const StageView& v : views) c.specs.push_back(FigureSpec(v, options));
+  const bool shared = ShareColorbar(c.specs, options.colorbar);
+  size_t last_bar = 0;  // a shared colorbar goes right of the last panel that has one
+  for (size_t i = 0; i < c.specs.size(); ++i)
+    if (!c.specs[i].mask_legend) last_bar = i;
   int x = 0, y = top, row_h = 0;
   for (size_t i = 0; i < views.size(); ++i) {
     if (i > 0 && i % kPanelsPerRow == 0) x = 0, y += row_h, row_h = 0;
-    c.specs.push_back(FigureSpec(views[i], options));
-    c.panels.push_back(LayOut(c.specs.back(), c.s));
+    c.panels.push_back(LayOut(c.specs[i], c.s, !shared || i == last_bar));
     Geometry& g = c.panels.back();
     Shift(g, x, y);
     x += g.width;
@@ -364,21 +398,17 @@ HeatmapSpec FigureSpec(const StageView& view, const PresentationOptions& options
 
 // The pixels of `c`, and where each panel went.
 Image RenderPanels(const figure::Composition& c, std::vector<FigureLayout>* layouts) {
-  Image im;
-  im.width = c.width;
-  im.height = c.height;
-  im.rgb.assign(static_cast<size_t>(c.width) * c.height * 3, 255);
-  figure::RasterPainter painter(im);
-  if (c.views.size() > 1) figure::DrawTitle(painter, c);
-  for (size_t i = 0; i < c.views.size(); ++i) {
-    const bool values_shown = figure::Draw(painter, c.specs[i], c.views[i], c.panels[i]);
-    const Geometry& g = c.panels[i];
-    if (layouts)
-      layouts->push_back(FigureLayout{g.grid_x, g.grid_y, g.cell, g.rows, g.cols, g.bar_x,
-                                      g.grid_y, g.bar_w, g.bar_h, g.row_step, g.col_step,
-                                      g.rotate, values_shown});
-  }
-  return im;
+  return figure::RasterDraw(c.width, c.height, [&c, layouts](figure::Painter& painter) {
+    if (c.views.size() > 1) figure::DrawTitle(painter, c);
+    for (size_t i = 0; i < c.views.size(); ++i) {
+      const bool values_shown = figure::Draw(painter, c.specs[i], c.views[i], c.panels[i]);
+      const Geometry& g = c.panels[i];
+      if (layouts)
+        layouts->push_back(FigureLayout{g.grid_x, g.grid_y, g.cell, g.rows, g.cols, g.bar_x,
+                                        g.grid_y, g.bar_w, g.bar_h, g.row_step, g.col_step,
+                                        g.rotate, values_shown});
+    }
+  });
 }
 
 Image RenderFigure(const StageView& view, const FigureOptions& options, FigureLayout* layout) {
@@ -392,6 +422,35 @@ Image RenderFigure(const std::vector<StageView>& views, const std::string& title
                    const FigureOptions& options, std::vector<FigureLayout>* layouts) {
   return RenderPanels(figure::Compose(views, title, options), layouts);
 }
+
+const char* ColorbarModeName(ColorbarMode mode) {
+  switch (mode) {
+    case ColorbarMode::kAuto:
+      return "auto";
+    case ColorbarMode::kShared:
+      return "shared";
+    case ColorbarMode::kPerPanel:
+      return "per-panel";
+  }
+  return "?";
+}
+
+std::optional<ColorbarMode> ParseColorbarMode(const std::string& name) {
+  for (ColorbarMode m : {ColorbarMode::kAuto, ColorbarMode::kShared, ColorbarMode::kPerPanel})
+    if (name == ColorbarModeName(m)) return m;
+  return std::nullopt;
+}
+
+std::vector<Stage> PipelineStages(const Scenario& scenario) {
+  std::vector<Stage> stages;
+  for (Stage s : AllStages())
+    if ((s != Stage::kMask || scenario.mask.kind != MaskKind::kNone) &&
+        (s != Stage::kWeightsDropped || scenario.dropout.p > 0))
+      stages.push_back(s);
+  return stages;
+}
+
+int MissingGlyphs(const std::string& text) { return raster::UnknownGlyphs(text); }
 
 double PrintWidthInches(int pixels, const FigureOptions& options) {
   if (options.width_inches > 0) return options.width_inches;

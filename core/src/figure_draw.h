@@ -1,12 +1,13 @@
 // figure_draw.h (internal to the core): the one drawing of a figure, in pixels, through a Painter
-// that a backend implements: the raster backend (figure.cpp: PNG through EncodePng), SVG
-// (figure_svg.cpp, written as XML so the tokens are <text>) and PDF (figure_pdf.cpp: cairo with
-// pango). Layout and every drawing decision live in figure.cpp; backends only put rectangles,
+// that a backend implements: cairo (figure_cairo.cpp: PNG on an image surface, PDF on
+// figure_pdf.cpp's surface, text shaped by pango) and SVG (figure_svg.cpp, written as XML so the
+// tokens are <text>). Layout and every drawing decision live in figure.cpp; backends only put rectangles,
 // hatches, pictures and text where they are told.
 //
 // Legend: T tokens.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,16 +20,17 @@
 
 namespace attnlab::figure {
 
-/// A line of text with its metrics (from the raster font, so every backend lays out alike).
+/// A line of text with its box (measured by pango, raster.h, so every backend lays out alike).
 struct Label {
   std::string text;
-  float px = 0;  ///< pixel height (ascent - descent) as RenderText takes it
-  raster::TextBitmap bitmap;
-  int width() const { return bitmap.width; }
-  int height() const { return bitmap.height; }
+  float px = 0;  ///< pixel height (ascent + descent), raster::MeasureLine
+  int w = 0, h = 0;
+  int baseline = 0;  ///< rows from the box's top to the baseline
+  int width() const { return w; }
+  int height() const { return h; }
 };
 
-/// Rasterises `text` at `px` (raster::RenderText) and keeps the text for vector backends.
+/// `text` at `px`, measured (raster::MeasureLine). Errors: FontError.
 Label MakeLabel(const std::string& text, float px);
 
 /// What a backend draws with; coordinates are pixels of the whole figure, y down.
@@ -62,8 +64,9 @@ struct Geometry {
   int origin_x = 0, origin_y = 0;  ///< the figure's top-left (Shift moves it)
 };
 
-/// The layout of `spec` at `scale` (1..8), its top-left at (0, 0).
-Geometry LayOut(const HeatmapSpec& spec, int scale);
+/// The layout of `spec` at `scale` (1..8), its top-left at (0, 0); without a colorbar when
+/// `colorbar` is false (its legends then take the colorbar's place).
+Geometry LayOut(const HeatmapSpec& spec, int scale, bool colorbar = true);
 
 /// Moves every position of `g` by (dx, dy) (a panel of a multi-panel figure).
 void Shift(Geometry& g, int dx, int dy);
@@ -104,6 +107,14 @@ std::string SvgFigure(const Composition& c, const std::string& metadata, double 
 /// Errors: std::runtime_error when cairo fails.
 std::string PdfFigure(const Composition& c, const std::string& metadata, double inches);
 inline constexpr std::string_view kPdfMetadataPrefix = "attention-lab-figure:";
+
+/// Runs `draw` with a painter on `cr`: raster (an image surface: grids and hatches as exact
+/// pixels, fills unsmoothed) or vector (PDF).
+void DrawWithCairo(cairo_t* cr, bool raster, const std::function<void(Painter&)>& draw);
+
+/// A white width x height image with `draw` painted on it by cairo (raster painter).
+/// Errors: std::runtime_error when cairo fails; FontError.
+Image RasterDraw(int width, int height, const std::function<void(Painter&)>& draw);
 
 /// Base64 (RFC 4648, padded) of bytes, and back (nullopt for anything else).
 std::string Base64Encode(std::string_view bytes);

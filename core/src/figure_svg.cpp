@@ -56,13 +56,13 @@ class SvgPainter : public Painter {
     if (t.text.empty()) return;
     char size[32];
     std::snprintf(size, sizeof size, "%.3f", raster::EmPixels(t.px));
-    const std::string base = std::to_string(t.bitmap.baseline);
+    const std::string base = std::to_string(t.baseline);
     out_ += "<text font-size=\"" + std::string(size) + "\" fill=\"" + Hex(c) + "\" ";
     if (vertical)
       out_ += "transform=\"translate(" + std::to_string(x) + " " +
               std::to_string(y + t.width()) + ") rotate(-90)\" x=\"1\" y=\"" + base + "\"";
     else
-      out_ += "x=\"" + std::to_string(x + 1) + "\" y=\"" + std::to_string(y + t.bitmap.baseline) +
+      out_ += "x=\"" + std::to_string(x + 1) + "\" y=\"" + std::to_string(y + t.baseline) +
               "\"";
     out_ += ">" + XmlEscape(t.text) + "</text>\n";
   }

@@ -1,7 +1,8 @@
 // file_dialogs_panel.cpp: Open, Save As and Export. The desktop's own dialog (zenity or
 // kdialog, native_dialog.h) when there is one; else, or when it fails, small ImGui popups with a
 // path field: type or paste a path, or pick a .json file of the folder. Save As asks before
-// replacing a file ("Replace file?").
+// replacing a file ("Replace file?"). Export chooses the format, the stages (this one, a set,
+// the whole pipeline), the printed size and the colorbars, with a preview of the figure.
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -10,6 +11,7 @@
 
 #include "gui/app_state.h"
 #include "gui/export.h"
+#include "gui/gfx/gl.h"
 #include "gui/native_dialog.h"
 #include "gui/panels/panels.h"
 #include "gui/session.h"
@@ -26,7 +28,7 @@ const char* Title(DialogKind kind) {
     case DialogKind::kSaveAs:
       return "Save scenario as";
     case DialogKind::kExport:
-      return "Export heatmap as PNG";
+      return "Export figure";
     case DialogKind::kExportAll:
       return "Export all heatmaps as PNG";
     case DialogKind::kExportCompare:
@@ -52,6 +54,143 @@ std::vector<std::string> JsonFilesNear(const std::string& path) {
   std::sort(files.begin(), files.end());
   if (files.size() > 200) files.resize(200);
   return files;
+}
+
+/// The dialog's preview: the figure as a small texture, made again only when what it shows
+/// changes (its key), so an open dialog costs one texture draw per frame.
+struct Preview {
+  GLuint texture = 0;
+  int width = 0, height = 0;
+  std::string key, error;
+};
+
+std::string PreviewKey(const AppState& state, Stage stage) {
+  const ExportChoices& c = state.export_choices;
+  const FigureOptions o = ChosenFigureOptions(state, c);
+  std::string key = std::to_string(state.shown_version) + "/" + std::to_string(state.head) + "/" +
+                    std::to_string(state.batch) + "/" + StageName(stage) + "/" +
+                    std::to_string(static_cast<int>(c.stages)) + "/" + o.colormap + "/" +
+                    o.sequential_colormap + "/" + o.diverging_colormap + "/" +
+                    RangeModeName(o.range) + "/" + std::to_string(static_cast<int>(o.values)) +
+                    "/" + ColorbarModeName(c.colorbar);
+  for (Stage s : c.chosen) key += std::string("/") + StageName(s);
+  return key;
+}
+
+void DrawPreview(const AppState& state, Stage stage) {
+  static Preview preview;
+  const ExportChoices& c = state.export_choices;
+  if (c.format == ExportFormat::kCsv || c.format == ExportFormat::kNpy) {
+    ImGui::TextDisabled("CSV and NPY hold the numbers of one stage: no picture.");
+    return;
+  }
+  const std::string key = PreviewKey(state, stage);
+  if (key != preview.key && state.engine.has_result()) {
+    preview.key = key;
+    preview.error.clear();
+    try {
+      const float width = ImGui::GetFontSize() * 30;
+      const Image im = ExportPreview(state, stage, static_cast<int>(width));
+      if (!preview.texture) glGenTextures(1, &preview.texture);
+      glBindTexture(GL_TEXTURE_2D, preview.texture);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+      glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB8, im.width, im.height, 0, GL_RGB, GL_UNSIGNED_BYTE,
+                   im.rgb.data());
+      glBindTexture(GL_TEXTURE_2D, 0);
+      preview.width = im.width, preview.height = im.height;
+    } catch (const std::exception& e) {
+      preview.error = e.what();
+    }
+  }
+  if (!preview.error.empty()) {
+    ImGui::TextWrapped("No figure: %s", preview.error.c_str());
+  } else if (preview.texture) {
+    ImGui::Image(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(preview.texture)),
+                 ImVec2(static_cast<float>(preview.width), static_cast<float>(preview.height)));
+    Tip("The figure as it will be exported (shrunk). SVG and PDF draw the same layout as "
+        "vector text and shapes.");
+  }
+}
+
+/// `path` with the extension of `format` (".png" ...).
+std::string WithExtension(const std::string& path, ExportFormat format) {
+  return std::filesystem::path(path).replace_extension(ExportExtension(format)).string();
+}
+
+/// The export dialog's choices: format, stages, printed size, colorbars; and the preview.
+void DrawExportChoices(AppState& state) {
+  DialogState& d = state.dialog;
+  ExportChoices c = state.export_choices;
+  static const ExportFormat formats[] = {ExportFormat::kPng, ExportFormat::kSvg, ExportFormat::kPdf,
+                                         ExportFormat::kCsv, ExportFormat::kNpy};
+  const char* format_names[] = {"PNG", "SVG", "PDF", "CSV", "NPY"};
+  int f = 0;
+  while (formats[f] != c.format) ++f;
+  if (ImGui::IsWindowAppearing()) d.path = WithExtension(d.path, c.format);
+  if (ImGui::Combo("format", &f, format_names, 5)) {
+    c.format = formats[f];
+    d.path = WithExtension(d.path, c.format);
+  }
+  Tip("PNG for screens and slides; SVG and PDF stay sharp at any size, their tokens selectable "
+      "text; CSV and NPY hold the numbers of one stage. Every figure carries its scenario and "
+      "reopens as it.");
+  int which = static_cast<int>(c.stages);
+  ImGui::RadioButton("this stage", &which, 0);
+  Tip("One heatmap: the stage chosen below, of the head and batch on screen.");
+  ImGui::SameLine();
+  ImGui::RadioButton("chosen stages", &which, 1);
+  Tip("One figure with a panel per ticked stage, under one title.");
+  ImGui::SameLine();
+  ImGui::RadioButton("whole pipeline", &which, 2);
+  Tip("X, Q, K, V, scores, mask, logits, weights and context in one figure, as a textbook "
+      "prints the computation.");
+  c.stages = static_cast<ExportStages>(which);
+  if (c.stages == ExportStages::kThis) {
+    int stage = d.stage;
+    const char* names[kStageCount];
+    for (int i = 0; i < kStageCount; ++i) names[i] = StageName(StageAt(i));
+    if (ImGui::Combo("heatmap", &stage, names, kStageCount)) d.stage = stage;
+    Tip("Which stage to export (of the head and batch on screen).");
+  } else if (c.stages == ExportStages::kChosen) {
+    std::vector<Stage> chosen;
+    for (int i = 0; i < kStageCount; ++i) {
+      const Stage s = StageAt(i);
+      bool on = std::find(c.chosen.begin(), c.chosen.end(), s) != c.chosen.end();
+      if (i % 5) ImGui::SameLine();
+      ImGui::Checkbox(StageName(s), &on);
+      if (on) chosen.push_back(s);
+    }
+    c.chosen = chosen;
+  }
+  const float field = ImGui::GetFontSize() * 5;
+  ImGui::SetNextItemWidth(field);
+  ImGui::InputInt("dpi", &c.dpi, 0);
+  c.dpi = std::clamp(c.dpi, 0, 100000);
+  Tip("Pixels per inch when printed (0: not said). PNG: its pHYs chunk; SVG and PDF: their "
+      "printed size when no width is given.");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(field);
+  ImGui::InputDouble("width", &c.width, 0, 0, "%.2f");
+  c.width = std::clamp(c.width, 0.0, 1000.0);
+  Tip("The printed width of the whole figure (0: its own size). The pixels stay; only the "
+      "printed size changes.");
+  ImGui::SameLine();
+  int unit = c.width_in_cm ? 0 : 1;
+  const char* units[] = {"cm", "in"};
+  ImGui::SetNextItemWidth(field);
+  if (ImGui::Combo("##unit", &unit, units, 2)) c.width_in_cm = unit == 0;
+  int bar = static_cast<int>(c.colorbar);
+  const char* bars[] = {"auto", "shared", "per panel"};
+  ImGui::BeginDisabled(c.stages == ExportStages::kThis);
+  ImGui::SetNextItemWidth(field * 2);
+  if (ImGui::Combo("colorbars", &bar, bars, 3)) c.colorbar = static_cast<ColorbarMode>(bar);
+  ImGui::EndDisabled();
+  Tip("Several panels: one colorbar for all (their colours then mean the same values), one per "
+      "panel, or auto: shared when the panels already have the same scale.");
+  if (!(c == state.export_choices)) Emit(state, SetExportChoices{c});
+  DrawPreview(state, StageAt(d.stage));
 }
 
 /// "PATH already exists. Replace it?" before Save As writes over a file.
@@ -88,13 +227,7 @@ void DrawFileDialogs(AppState& state) {
     return;
   }
   if (d.kind == DialogKind::kReplace) return DrawReplaceQuestion(state, open);
-  if (d.kind == DialogKind::kExport) {
-    int stage = d.stage;
-    const char* names[kStageCount];
-    for (int i = 0; i < kStageCount; ++i) names[i] = StageName(StageAt(i));
-    if (ImGui::Combo("heatmap", &stage, names, kStageCount)) d.stage = stage;
-    Tip("Which stage to export (of the head and batch on screen).");
-  }
+  if (d.kind == DialogKind::kExport) DrawExportChoices(state);
   if (d.kind == DialogKind::kExportCompare) {
     int map = d.stage;
     const char* names[] = {"A", "B", "A \xE2\x88\x92 B (difference)"};

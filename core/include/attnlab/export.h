@@ -11,9 +11,9 @@
 
 namespace attnlab {
 
-/// The most pixels a PNG figure may have: 2^27 (about 11585 x 11585, 384 MiB of RGB).
-/// stb_image_write keeps every size in an int and overflows or fails beyond about 7e8 bytes of
-/// image data; a figure this large is also past what image viewers open.
+/// The most pixels a PNG figure may have: 2^27 (about 11585 x 11585, 384 MiB of RGB; cairo's
+/// image surfaces stop at 32767 pixels a side). A figure this large is also past what image
+/// viewers open.
 inline constexpr int64_t kMaxFigurePixels = int64_t{1} << 27;
 
 /// Refuses, before anything is rendered, a figure of `view` at options.scale whose heatmap grid
@@ -25,9 +25,9 @@ void CheckFigureSize(const StageView& view, const FigureOptions& options);
 /// refuse before running the scenario. Errors: std::invalid_argument as above.
 void CheckFigureSize(Stage stage, int64_t rows, int64_t cols, int scale);
 
-/// PNG bytes of an image (stb_image_write, compression level 4). Errors: std::invalid_argument
-/// for an empty image, one whose pixels do not match its size, or one over kMaxFigurePixels;
-/// std::runtime_error when stb fails to encode (never an empty result).
+/// PNG bytes of an image (libpng, zlib level 3, Sub and Up filters). Errors:
+/// std::invalid_argument for an empty image, one whose pixels do not match its size, or one over
+/// kMaxFigurePixels; std::runtime_error when libpng fails to encode (never an empty result).
 std::string EncodePng(const Image& image);
 
 /// The PNG keyword of the text chunk a figure's metadata travels in.

@@ -1,9 +1,10 @@
 // figure.h: heatmap figures a teacher can put on a slide or in a paper, rendered on the CPU (no
 // window, no GPU), shared by the command line's `export` and the app's Export buttons, so both
 // produce the same bytes for the same state and the colours equal the ones on screen
-// (colormap.h). One drawing (figure.cpp, through figure_draw.h's Painter) makes PNG (stb
-// raster), SVG (written as XML, text as <text>) and PDF (cairo with pango-shaped text); several
-// stages make one multi-panel figure; figure_meta.h puts the scenario into every figure file.
+// (colormap.h). One drawing (figure.cpp, through figure_draw.h's Painter) makes PNG and PDF
+// (cairo, text shaped by pango: combining accents, right-to-left scripts, emoji) and SVG
+// (written as XML, text as <text>); several stages make one multi-panel figure; figure_meta.h
+// puts the scenario into every figure file.
 //
 // A figure: title (stage, head, batch, scaling on/off, temperature), the tokens along both axes
 // (column labels rotated when they would overlap, thinned when there are too many), a colorbar
@@ -28,8 +29,22 @@ namespace attnlab {
 /// StageRange (heatmap_spec.h) of a view's own values.
 ValueRange FigureRange(const StageView& view, RangeMode mode = RangeMode::kFixed);
 
+/// The colorbars of a multi-panel figure: one for the whole figure (right of the last panel) or
+/// one per panel. kAuto: shared when every panel with a colorbar has the same scale (colormap,
+/// range and ticks), else per panel. kShared on panels of different ranges puts them on one
+/// range (their union; symmetric around 0 when all are signed); panels on different colormaps
+/// or on a log or per-row scale cannot share one.
+enum class ColorbarMode { kAuto, kShared, kPerPanel };
+
+/// "auto", "shared", "per-panel".
+const char* ColorbarModeName(ColorbarMode mode);
+
+/// The mode named "auto", "shared" or "per-panel", or nullopt.
+std::optional<ColorbarMode> ParseColorbarMode(const std::string& name);
+
 /// The figure's choices: the presentation options shared with the window, and its size.
 struct FigureOptions : PresentationOptions {
+  ColorbarMode colorbar = ColorbarMode::kAuto;  ///< multi-panel figures only
   int scale = 1;  ///< 1..8: every length of the figure (cells, fonts, margins) times scale
   /// The printed width of the whole figure in inches; 0: its pixels at `dpi`.
   double width_inches = 0;
@@ -70,19 +85,30 @@ class FontError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Renders the figure. Cell size shrinks with T (at least 1 pixel per cell); T = 2048 renders
-/// in well under 2 s. Errors: FontError when no TrueType font is found (DejaVu Sans from
-/// fonts-dejavu-core, or the file named by $ATTNLAB_FONT); std::invalid_argument for an unknown
-/// colormap or a scale outside 1..8.
+/// How many glyphs of `text` no installed font has (drawn as pango's replacement boxes): 0 for
+/// any text the figures draw correctly. Errors: FontError.
+int MissingGlyphs(const std::string& text);
+
+/// Renders the figure (cairo; the cells, colorbar and hatches as exact pixels, the text shaped
+/// by pango and antialiased). Cell size shrinks with T (at least 1 pixel per cell); T = 2048
+/// renders in well under 1 s. Errors: FontError when the figure font is missing (DejaVu Sans
+/// from fonts-dejavu-core, or the file named by $ATTNLAB_FONT); std::invalid_argument for an
+/// unknown colormap or a scale outside 1..8; std::runtime_error when cairo fails.
 Image RenderFigure(const StageView& view, const FigureOptions& options,
                    FigureLayout* layout = nullptr);
 
-/// A multi-panel figure: one panel per view (each as RenderFigure draws it, with its own
-/// colorbar), in rows of at most 4, under `title` in larger type. One view gives exactly
-/// RenderFigure(view). Errors as RenderFigure, and std::invalid_argument for no view.
+/// A multi-panel figure: one panel per view (each as RenderFigure draws it; colorbars shared or
+/// per panel as options.colorbar says), in rows of at most 4, under `title` in larger type. One
+/// view gives exactly RenderFigure(view). Errors as RenderFigure, and std::invalid_argument for
+/// no view or a shared colorbar the panels cannot have (its message says why).
 /// `layouts`: where each panel went (optional).
 Image RenderFigure(const std::vector<StageView>& views, const std::string& title,
                    const FigureOptions& options, std::vector<FigureLayout>* layouts = nullptr);
+
+/// The panels of a figure of the whole computation (`export --stage pipeline`): X, Q, K, V,
+/// scores, mask (unless the scenario has none), logits, weights, weights_dropped (with dropout)
+/// and context.
+std::vector<Stage> PipelineStages(const Scenario& scenario);
 
 /// The figure file formats, all drawn by the same code (figure.cpp) from the same layout.
 enum class FigureFormat { kPng, kSvg, kPdf };
