@@ -21,8 +21,8 @@ namespace attnlab::gui {
 struct AppState;
 
 /// What the central area shows (View menu, Ctrl+1..4, the switch in the menu bar).
-enum class CentralView { kHeatmaps, kTrick, kCompare, kCode };
-inline constexpr int kCentralViewCount = 4;
+enum class CentralView { kHeatmaps, kTrick, kCompare, kCode, kGradients };
+inline constexpr int kCentralViewCount = 5;
 
 /// The compare view's B: how it is made from the scenario on screen (A).
 enum class CompareMode {
@@ -195,6 +195,12 @@ struct DropFiles {
 /// File > Open Recent > Clear the list.
 struct ClearRecentFiles {};
 
+/// The gradients view's loss key J ("query row i should attend to key j"; gradient_panel.cpp).
+struct SetLossKey {
+  int64_t key = 0;
+};
+bool Do(AppState& state, const SetLossKey& a);  ///< gradient_panel.cpp; found by ADL
+
 using Action =
     std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization, SetDropout,
                  LoadPresetAction, OpenScenario, EditScenario, Undo, Redo, SaveScenario,
@@ -202,7 +208,7 @@ using Action =
                  SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage,
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
                  SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile, ConfirmReplace,
-                 NativeDialogEnded, DropFiles, ClearRecentFiles>;
+                 NativeDialogEnded, DropFiles, ClearRecentFiles, SetLossKey>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {
