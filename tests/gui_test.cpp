@@ -29,6 +29,7 @@
 #include "attnlab/export.h"
 #include "attnlab/figure.h"
 #include "attnlab/file_io.h"
+#include "attnlab/grad.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/presets.h"
 #include "attnlab/scenario.h"
@@ -1121,6 +1122,40 @@ TEST_F(Gui, LargeCausalWeightsUseAWideRangeOfColours) {
   }
   EXPECT_LT(dark[0], 0.3);  // log10: the weights spread over the colours
   EXPECT_GT(dark[1], 0.8);  // [0, 1]: a dark triangle
+}
+
+// The gradients view: clicking key 2 of d L / d logits on row 5 of karpathy-head makes the loss
+// -sum log w[b, h, 5, 2], whose value and ||dL/dW_query|| are grad.h's (the torch.autograd
+// golden's loss is 15.68998909); the compare view's readout has A unscaled and B scaled.
+TEST_F(Gui, GradientsViewPicksTheLossKeyByClicking) {
+  const std::string script = Write("grad.script", R"(preset karpathy-head
+view gradients
+row 5
+wait 2
+click grad_logits 5 2
+wait 3
+save-views )" + Path("grad.json") + R"(
+view compare
+wait 3
+save-views )" + Path("compare.json") + "\n");
+  const Result r = RunApp("--script " + script + " --screenshot " + Path("shot.png") +
+                          " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json g = nlohmann::json::parse(ReadFile(Path("grad.json")))["gradients"];
+  EXPECT_EQ(g["key"], 2);
+  EXPECT_EQ(g["error"], "");
+  EXPECT_NEAR(g["loss"].get<double>(), 15.68998909, 1e-4);
+  const Scenario head = LoadPreset("karpathy-head");
+  const Stages st = RunScenario(head);
+  const Gradients core = LossGradients(head, st, 5, 2);
+  EXPECT_DOUBLE_EQ(g["norm_W_query"].get<double>(), core.grad_W_query.norm());
+  Scenario scaled = head;
+  scaled.scaling.sqrt_dk = true;
+  const double scaled_norm = LossGradients(scaled, RunScenario(scaled), 5, 2).grad_W_query.norm();
+  const nlohmann::json c = nlohmann::json::parse(ReadFile(Path("compare.json")))["gradients"];
+  EXPECT_DOUBLE_EQ(c["compare_norm_a"].get<double>(), core.grad_W_query.norm());
+  EXPECT_DOUBLE_EQ(c["compare_norm_b"].get<double>(), scaled_norm);
+  EXPECT_GT(c["compare_norm_a"].get<double>(), 4 * scaled_norm);  // 40.0 against 8.08
 }
 
 }  // namespace

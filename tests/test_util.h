@@ -4,14 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "attnlab/tensor.h"
 
@@ -96,6 +99,24 @@ inline ::testing::AssertionResult MatrixNear(const std::string& what, const Matr
            << std::fabs(double(actual(wr, wc)) - expected(wr, wc)) << ", tolerance " << atol
            << " + " << rtol << " * |expected|)";
   return ::testing::AssertionSuccess();
+}
+
+/// The stems of the golden files in ATTNLAB_GOLDEN_DIR/subdir, sorted (test parameters).
+inline std::vector<std::string> GoldenNames(const std::string& subdir) {
+  std::vector<std::string> names;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(ATTNLAB_GOLDEN_DIR) + "/" + subdir))
+    names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+/// The largest finite |value| of a matrix (0 when there is none): the scale of its ulps.
+inline double MaxFiniteAbs(const Matrix& m) {
+  double mx = 0;
+  for (Eigen::Index i = 0; i < m.size(); ++i)
+    if (std::isfinite(m.data()[i])) mx = std::max(mx, std::fabs(double(m.data()[i])));
+  return mx;
 }
 
 }  // namespace attnlab::test

@@ -2,6 +2,7 @@
 // LoadScenarioArg, runs the core, and writes its output atomically.
 //
 //   attention-lab dump SCENARIO.json|PRESET_ID -o OUT.json   every stage as JSON
+//                [--loss-row I --loss-key J]   and the gradients of -sum log weights[:,:,I,J]
 //   attention-lab presets                                    one line per preset: id, title
 //   attention-lab variance --dims 5,100 --trials 20000 --seed 0
 //   attention-lab show SCENARIO.json|PRESET_ID [--stage S]   stages printed as PyTorch does
@@ -28,6 +29,7 @@
 #include "attnlab/figure.h"
 #include "attnlab/figure_meta.h"
 #include "attnlab/file_io.h"
+#include "attnlab/grad.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/presets.h"
 #include "attnlab/scenario.h"
@@ -115,16 +117,39 @@ T ParseInteger(const std::string& option, const std::string& text, T lo, T hi) {
   return value;
 }
 
-int Dump(const std::string& input, const std::string& out) {
-  const Stages stages = RunScenario(LoadScenarioArg(input));
+/// dump's --loss-row and --loss-key (both or neither): the gradients of grad.h, or none.
+/// Errors: UsageError for one without the other or a number outside 0..T-1; GradError for a
+/// key the mask forbids for the row.
+std::optional<Gradients> DumpGradients(const Scenario& scenario, const Stages& stages,
+                                       const std::string& row, const std::string& key) {
+  if (row.empty() && key.empty()) return std::nullopt;
+  if (row.empty() || key.empty())
+    throw UsageError(
+        "--loss-row and --loss-key go together (the loss is -log weights[:, :, I, J])");
+  const int64_t T = stages.shape.T;
+  return LossGradients(scenario, stages, ParseInteger<int64_t>("--loss-row", row, 0, T - 1),
+                       ParseInteger<int64_t>("--loss-key", key, 0, T - 1));
+}
+
+int Dump(const std::string& input, const std::string& out, const std::string& loss_row,
+         const std::string& loss_key) {
+  const Scenario scenario = LoadScenarioArg(input);
+  const Stages stages = RunScenario(scenario);
+  const std::optional<Gradients> grads = DumpGradients(scenario, stages, loss_row, loss_key);
+  const auto write = [&](std::ostream& os) {
+    if (grads)
+      WriteStagesJsonWithGradients(os, stages, *grads);
+    else
+      WriteStagesJson(os, stages);
+  };
   // Streamed: the text of a large scenario is several times its stages (EstimateStageBytes).
   if (out == "-") {
     errno = 0;  // the first failed write's reason survives to FlushStdout
-    WriteStagesJson(std::cout, stages);
+    write(std::cout);
     FlushStdout();
   } else {
     CheckNotInput(out);
-    WriteFileAtomic(out, [&stages](std::ostream& os) { WriteStagesJson(os, stages); });
+    WriteFileAtomic(out, write);
   }
   return 0;
 }
@@ -370,6 +395,14 @@ int Run(int argc, char** argv) {
   CLI::App* dump = app.add_subcommand("dump", "Run a scenario and write every stage as JSON");
   dump->add_option("scenario", input, kScenarioHelp)->required();
   dump->add_option("-o,--output", out, "Output JSON file ('-' for standard output)")->required();
+  std::string loss_row, loss_key;  // the gradients (grad.h); parsed once T is known
+  dump->add_option("--loss-row", loss_row,
+                   "Also write the gradients of L = -sum_{b,h} log weights[b, h, I, J] (with "
+                   "--loss-key)")
+      ->option_text("I");
+  dump->add_option("--loss-key", loss_key,
+                   "The key J that query row I should attend to (0-based, as the dump's arrays)")
+      ->option_text("J");
 
   CLI::App* presets = app.add_subcommand("presets", "List the shipped presets: id, then title");
 
@@ -435,7 +468,7 @@ int Run(int argc, char** argv) {
   }
   try {
     int status = 2;
-    if (*dump) status = Dump(input, out);
+    if (*dump) status = Dump(input, out, loss_row, loss_key);
     if (*presets) status = ListPresets();
     if (*variance) status = Variance(va);
     if (*show) status = Show(input, stage);

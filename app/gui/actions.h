@@ -22,8 +22,8 @@ namespace attnlab::gui {
 struct AppState;
 
 /// What the central area shows (View menu, Ctrl+1..4, the switch in the menu bar).
-enum class CentralView { kHeatmaps, kTrick, kCompare, kCode };
-inline constexpr int kCentralViewCount = 4;
+enum class CentralView { kHeatmaps, kTrick, kCompare, kCode, kGradients };
+inline constexpr int kCentralViewCount = 5;
 
 /// The compare view's B: how it is made from the scenario on screen (A).
 enum class CompareMode {
@@ -200,6 +200,12 @@ struct SetExportChoices {
   ExportChoices choices;
 };
 
+/// The gradients view's loss key J ("query row i should attend to key j"; gradient_panel.cpp).
+struct SetLossKey {
+  int64_t key = 0;
+};
+bool Do(AppState& state, const SetLossKey& a);  ///< gradient_panel.cpp; found by ADL
+
 using Action =
     std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization, SetDropout,
                  LoadPresetAction, OpenScenario, EditScenario, Undo, Redo, SaveScenario,
@@ -207,7 +213,7 @@ using Action =
                  SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage,
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
                  SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile, ConfirmReplace,
-                 NativeDialogEnded, DropFiles, ClearRecentFiles, SetExportChoices>;
+                 NativeDialogEnded, DropFiles, ClearRecentFiles, SetExportChoices, SetLossKey>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

@@ -31,6 +31,7 @@
 #include "attnlab/stats.h"
 #include "gui/actions.h"
 #include "gui/gfx/heatmap_gpu.h"
+#include "gui/gradient_state.h"
 
 namespace attnlab::gui {
 
@@ -274,6 +275,7 @@ struct AppState {
   TrickState trick;
   CompareState compare;
   TourState tour;
+  GradientState gradients;  ///< the gradients view (gradient_state.h)
   std::array<ScreenRect, kStageCount> heatmap_cells;  ///< each heatmap's grid cell (labels too)
   std::vector<std::pair<std::string, ScreenRect>> toolbar_items;  ///< drawn this frame
   ScreenRect peaking_rect, variance_rect, controls_rect, views_rect;

@@ -76,7 +76,8 @@ const std::map<std::string, int>& Arity() {
                                                    {"clear-recent", 0},
                                                    {"wheel", 4},
                                                    {"pan", 5},
-                                                   {"export-option", 2}};
+                                                   {"export-option", 2},
+                                                   {"loss-key", 1}};
   return arity;
 }
 
@@ -106,7 +107,8 @@ CentralView ViewArg(const std::string& w) {
   if (w == "trick") return CentralView::kTrick;
   if (w == "compare") return CentralView::kCompare;
   if (w == "code") return CentralView::kCode;
-  throw std::invalid_argument("unknown view: " + w + " (heatmaps, trick, compare, code)");
+  if (w == "gradients") return CentralView::kGradients;
+  throw std::invalid_argument("unknown view: " + w + " (heatmaps, trick, compare, code, gradients)");
 }
 
 Normalization NormalizationArg(const std::string& w) {
@@ -144,7 +146,7 @@ void CheckArguments(const std::vector<std::string>& w) {
   }
   if (c == "normalization") NormalizationArg(w[1]);
   if (c == "heads" || c == "d_out" || c == "input-seed" || c == "length" || c == "head" ||
-      c == "batch" || c == "row" || c == "wait")
+      c == "batch" || c == "row" || c == "wait" || c == "loss-key")
     Integer(w[1]);
   if (c == "export") StageArg(w[1]);
   if (c == "focus" && w[1] != "none") StageArg(w[1]);
@@ -163,7 +165,8 @@ void CheckArguments(const std::vector<std::string>& w) {
   if (c == "wheel" || c == "pan")
     for (size_t i = 2; i < w.size(); ++i) Integer(w[i]);
   if (c == "hover" || c == "click" || c == "wheel" || c == "pan") {
-    if (!ParseStage(w[1]) && w[1].rfind("trick_v", 0) != 0 && w[1].rfind("compare_", 0) != 0)
+    if (!ParseStage(w[1]) && w[1].rfind("trick_v", 0) != 0 && w[1].rfind("compare_", 0) != 0 &&
+        w[1].rfind("grad_", 0) != 0)
       StageArg(w[1]);
     Integer(w[2]);
     Integer(w[3]);
@@ -227,6 +230,9 @@ const HeatmapSlot* SlotNamed(const AppState& state, const std::string& name) {
   const char* compare[] = {"compare_a", "compare_b", "compare_diff"};
   for (int i = 0; i < 3; ++i)
     if (name == compare[i]) return &state.compare.maps[i];
+  const char* grads[] = {"grad_jacobian", "grad_logits", "grad_scores", "grad_Q", "grad_K"};
+  for (size_t i = 0; i < std::size(grads); ++i)
+    if (name == grads[i] && state.gradients.maps) return &state.gradients.maps[i];
   return nullptr;
 }
 
@@ -440,6 +446,8 @@ bool ScriptRunner::StartView(AppState& state, const Command& c) {
       Emit(state, SetMultiplier{Number(w[2])});
       Emit(state, SetCompare{CompareMode::kTemperature, Number(w[3])});
     }
+  } else if (cmd == "loss-key") {
+    Emit(state, SetLossKey{Integer(w[1])});
   } else if (cmd == "compare-stage") {
     Emit(state, SetCompareStage{StageArg(w[1])});
   } else if (cmd == "export-compare") {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/codegen.h"
+#include "gui/gradient_state.h"
 #include "gui/plot.h"
 #include "gui/stage_info.h"
 
@@ -294,6 +295,7 @@ std::string ViewsJson(AppState& state) {
                   {"entropy_a", entropy_a},
                   {"entropy_b", entropy_b}};
   j["code"] = {{"chars", state.code.text.size()}, {"error", state.code.error}};
+  j["gradients"] = nlohmann::json::parse(GradientsJson(state));
   return j.dump(1) + "\n";
 }
 
@@ -320,6 +322,9 @@ void RefreshVisibleViews(AppState& state) {
       break;
     case CentralView::kCompare:
       RefreshCompare(state);
+      break;
+    case CentralView::kGradients:
+      RefreshGradients(state);
       break;
     default:
       break;

@@ -235,6 +235,8 @@ void DrawMainWindow(AppState& state) {
       DrawTrickPanel(state);
     else if (state.central == CentralView::kCompare)
       DrawComparePanel(state);
+    else if (state.central == CentralView::kGradients)
+      DrawGradientPanel(state);
     else
       DrawCodePanel(state);
     ImGui::EndChild();

@@ -172,7 +172,9 @@ void WriteStats(StreamWriter& w, const Stages& st) {
 
 }  // namespace
 
-void WriteStagesJson(std::ostream& os, const Stages& st) {
+void WriteStagesJson(std::ostream& os, const Stages& st) { WriteStagesJson(os, st, {}); }
+
+void WriteStagesJson(std::ostream& os, const Stages& st, const std::vector<DumpExtra>& extra) {
   const int64_t B = st.shape.B, H = st.shape.H;
   StreamWriter w(os);
   const MatrixStack* stacks[3] = {&st.K, &st.Q, &st.V};
@@ -200,6 +202,13 @@ void WriteStagesJson(std::ostream& os, const Stages& st) {
     }
   w.Key("context");
   w.Stack(st.context, B, 0);
+  for (const DumpExtra& e : extra) {
+    w.Key(e.key);
+    if (e.B > 0)
+      w.Stack(*e.stack, e.B, e.H);
+    else
+      w.Matrix2(e.stack->front());
+  }
   w.Key("logits");
   w.Stack(st.logits, B, H);
   w.Key("mask");

@@ -280,7 +280,8 @@ void DrawComparePanel(AppState& state) {
   const float maps_h = avail.y - plot_h - ImGui::GetStyle().ItemSpacing.y;
   DrawMaps(state, origin, ImVec2(avail.x, maps_h));
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + maps_h + ImGui::GetStyle().ItemSpacing.y));
-  DrawEntropies(state, ImVec2(avail.x, plot_h));
+  DrawCompareGradientReadout(state);  // gradient_state.h: ||dL/dW_query|| of A and B
+  DrawEntropies(state, ImVec2(avail.x, plot_h - ImGui::GetTextLineHeightWithSpacing()));
   c.hover = c.hover_next;
 }
 

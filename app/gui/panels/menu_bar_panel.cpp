@@ -31,6 +31,9 @@ const ViewEntry kViews[kCentralViewCount] = {
      "temperatures, or a pinned snapshot; their difference and row entropies."},
     {CentralView::kCode, "Code", "PyTorch code", "Ctrl+4",
      "The PyTorch program that computes what you see, ready to copy."},
+    {CentralView::kGradients, "Gradients", "Gradients", "Ctrl+5",
+     "Why 1/\u221Ad_k helps learning: the softmax's Jacobian dies as a row peaks; the gradients "
+     "of \"row i should attend to key j\" through scores, Q and K."},
 };
 
 /// The view switch: tabs over the central column, the current one lit.

@@ -32,5 +32,7 @@ void DrawTrickPanel(AppState& state);
 void DrawComparePanel(AppState& state);
 /// The guided tour's card beside the heatmap it is about, and the highlight (its own window).
 void DrawTourPanel(AppState& state);
-
+/// The softmax Jacobian of the query row, its norm against the multiplier, and the gradients
+/// of "row i should attend to key j" (click a key) through scores, Q and K (grad.h).
+void DrawGradientPanel(AppState& state);
 }  // namespace attnlab::gui

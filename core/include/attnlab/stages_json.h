@@ -13,6 +13,7 @@
 #include <iosfwd>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 #include "attnlab/pipeline.h"
 
@@ -28,6 +29,19 @@ nlohmann::json StagesToJson(const Stages& stages);
 /// shortest float32 text (whole values as 1.0), "nan"/"inf"/"-inf" as strings. Errors: those
 /// of `out` (the caller checks its state); std::bad_alloc.
 void WriteStagesJson(std::ostream& out, const Stages& stages);
+
+/// A stage computed elsewhere, written into the dump after "context" (grad.h's gradients):
+/// its key must sort between "context" and "logits" in byte order, and the extras be in byte
+/// order, so the dump's keys stay sorted. B > 0: a stack as B x rows x cols (H = 0) or
+/// B x H x T x T (index b * H + h); B = 0: the single matrix stack->front().
+struct DumpExtra {
+  const char* key;
+  const MatrixStack* stack;
+  int64_t B = 0, H = 0;
+};
+
+/// WriteStagesJson with the `extra` stages added (their numbers written as the stages' are).
+void WriteStagesJson(std::ostream& out, const Stages& stages, const std::vector<DumpExtra>& extra);
 
 /// WriteStagesJson into a string (ends with a newline).
 std::string DumpStages(const Stages& stages);

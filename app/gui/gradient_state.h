@@ -1,0 +1,46 @@
+// gradient_state.h: the gradients view's state and caches (gradient_panel.cpp draws them): the
+// loss key J the learner clicked, the gradients of "row i should attend to key j" (grad.h) for
+// the run on screen, the row's Jacobian and its norm against the multiplier, and the compare
+// view's readout of ||dL/dW_query|| for A and B. Refreshed only when what they come from changes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnlab/grad.h"
+
+namespace attnlab::gui {
+
+struct AppState;
+struct HeatmapSlot;  // app_state.h
+
+struct GradientState {
+  int64_t key = 0;  ///< J, the key the query row should attend to (clamped to the row's keys)
+  std::string made_for;  ///< what the caches below were made from
+  std::optional<Gradients> grads;  ///< of the shown run for (row, key); none when error is set
+  std::string error;               ///< why there is none (a masked key, ...)
+  Matrix jacobian;                 ///< RowJacobian of the shown batch, head and row
+  std::vector<double> multipliers, norms;  ///< JacobianNormCurve of that row
+  /// Heatmaps: jacobian, grad_logits, grad_scores, grad_Q, grad_K (incomplete type here).
+  std::unique_ptr<HeatmapSlot[]> maps;
+  bool upload = true;
+  // The compare view's readout: ||dL/dW_query|| of A and of B for (row, key).
+  std::string compare_for;
+  double norm_a = 0, norm_b = 0;
+  std::string compare_error;
+};
+
+/// Makes the caches again if the shown run, batch, head, row or key changed.
+void RefreshGradients(AppState& state);
+
+/// The view's numbers as JSON text (the script's save-views): row, key, loss, norms, error.
+std::string GradientsJson(AppState& state);
+
+/// One line under the compare view's maps: "gradient reaching W_query: ||dL/dW_q||" of A and B
+/// for the peaking row and the loss key (compare_panel.cpp calls it).
+void DrawCompareGradientReadout(AppState& state);
+
+}  // namespace attnlab::gui

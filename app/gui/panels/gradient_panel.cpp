@@ -1,0 +1,341 @@
+// gradient_panel.cpp: why the scaling matters for learning. For the query row of the peaking
+// panel: the softmax Jacobian d weights / d logits = diag(w) - w w^T as a heatmap and its norm
+// against the multiplier beside the entropy curve (both collapse as the row peaks); clicking a
+// key picks J of the loss L = -sum_{b,h} log weights[b,h,i,J] ("row i should attend to key J"),
+// whose gradients through logits, scores, Q and K are heatmaps with the chain explained on
+// hover. Numbers from grad.h (equal to torch.autograd's); this file caches and draws.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "attnlab/text.h"
+#include "gui/app_state.h"
+#include "gui/gradient_state.h"
+#include "gui/heatmap_view.h"
+#include "gui/panels/panels.h"
+#include "gui/plot.h"
+#include "gui/stage_info.h"
+#include "gui/views.h"
+#include "gui/widgets.h"
+
+namespace attnlab::gui {
+namespace {
+
+constexpr double kLowMultiplier = 0.01, kHighMultiplier = 100.0;  // as the peaking panel
+enum Map { kJacobian, kGradLogits, kGradScores, kGradQ, kGradK, kMapCount };
+
+int64_t ShownRow(const AppState& state) {
+  return std::clamp<int64_t>(state.row, 0, ShownStages(state).shape.T - 1);
+}
+
+std::string Num(double v) { return FormatNumber(v, NumberStyle::kShortest); }
+
+/// The text of one gradient map: title, what a cell is, labels.
+HeatmapContent MapContent(const AppState& state, int k) {
+  const Stages& st = ShownStages(state);
+  const GradientState& g = state.gradients;
+  HeatmapContent c;
+  c.row_labels = TokenLabels(st.tokens);
+  c.col_labels = c.row_labels;
+  c.diverging = true;
+  c.head = state.head;
+  c.batch = state.batch;
+  const std::string i = c.row_labels[ShownRow(state)], j = c.row_labels[g.key];
+  if (k != kJacobian) c.subtitle = "loss: \"" + i + "\" \xE2\x86\x92 \"" + j + "\"";
+  switch (k) {
+    case kJacobian:
+      c.title = "\xE2\x88\x82w/\xE2\x88\x82z of row \"" + i + "\" = diag(w) \xE2\x88\x92 w w\xE1\xB5\x80";
+      c.help = "How each weight of the row (down) moves when one logit (across) moves.";
+      c.row_axis = "weight";
+      c.col_axis = "logit";
+      break;
+    case kGradLogits:
+      c.title = "\xE2\x88\x82L/\xE2\x88\x82logits";
+      c.help = "Only row i gets a gradient: w \xE2\x88\x92 onehot(j) with softmax.";
+      break;
+    case kGradScores:
+      c.title = "\xE2\x88\x82L/\xE2\x88\x82scores";
+      c.help = "\xE2\x88\x82L/\xE2\x88\x82logits \xC3\x97 multiplier / \xE2\x88\x9A" "d_k; 0 where masked.";
+      break;
+    default: {
+      const bool q = k == kGradQ;
+      c.title = q ? "\xE2\x88\x82L/\xE2\x88\x82Q" : "\xE2\x88\x82L/\xE2\x88\x82K";
+      c.help = q ? "\xE2\x88\x82L/\xE2\x88\x82scores \xC2\xB7 K: only query i's row moves."
+                 : "\xE2\x88\x82L/\xE2\x88\x82scores\xE1\xB5\x80 \xC2\xB7 Q: every key row i sees moves.";
+      c.col_labels.clear();
+      for (int64_t d = 0; d < st.shape.d_out; ++d) c.col_labels.push_back("d" + std::to_string(d));
+      c.col_axis = "dimension";
+      c.row_axis = "token";
+    }
+  }
+  return c;
+}
+
+/// The matrix map k shows (nullptr when there is none).
+const Matrix* MapValues(const AppState& state, int k) {
+  const GradientState& g = state.gradients;
+  if (k == kJacobian) return g.jacobian.size() ? &g.jacobian : nullptr;
+  if (!g.grads) return nullptr;
+  const Stages& st = ShownStages(state);
+  const size_t hb = static_cast<size_t>(state.batch * st.shape.H + state.head);
+  switch (k) {
+    case kGradLogits:
+      return &g.grads->grad_logits[hb];
+    case kGradScores:
+      return &g.grads->grad_scores[hb];
+    case kGradQ:
+      return &g.grads->grad_Q[state.batch];
+    default:
+      return &g.grads->grad_K[state.batch];
+  }
+}
+
+/// The hover text of cell (r, c) of map k: its value and where it comes from.
+void CellTip(const AppState& state, int k, int64_t r, int64_t c) {
+  const Matrix* m = MapValues(state, k);
+  if (!m || r >= m->rows() || c >= m->cols()) return;
+  const Stages& st = ShownStages(state);
+  const int64_t i = ShownRow(state), J = state.gradients.key;
+  const RowVector w = st.Head(st.weights, state.batch, state.head).row(i);
+  ImGui::BeginTooltip();
+  ImGui::Text("%s", Num((*m)(r, c)).c_str());
+  switch (k) {
+    case kJacobian:
+      ImGui::Text("\xE2\x88\x82w[%lld]/\xE2\x88\x82z[%lld] = %s", static_cast<long long>(r),
+                  static_cast<long long>(c),
+                  r == c ? "w(1 \xE2\x88\x92 w): large only while w is neither 0 nor 1"
+                         : "\xE2\x88\x92w_k w_m: raising one logit takes weight from the others");
+      ImGui::TextDisabled("click: make key %lld the loss key j", static_cast<long long>(c));
+      break;
+    case kGradLogits:
+      if (r == i)
+        ImGui::Text("w[%lld] %s = %s %s", static_cast<long long>(c), c == J ? "\xE2\x88\x92 1" : "",
+                    Num(w[c]).c_str(),
+                    c == J ? "(raise the logit of j)" : "(lower the others)");
+      else
+        ImGui::TextUnformatted("0: the loss reads row i only");
+      ImGui::TextDisabled("click: make key %lld the loss key j", static_cast<long long>(c));
+      break;
+    case kGradScores:
+      ImGui::TextUnformatted(st.mask.rows() == st.shape.T && !st.mask(r, c)
+                                 ? "masked: the gradient stops here"
+                                 : "\xE2\x88\x82L/\xE2\x88\x82logits \xC3\x97 multiplier / \xE2\x88\x9A" "d_k");
+      break;
+    default:
+      ImGui::TextUnformatted(k == kGradQ ? "row i: \xCE\xA3_k \xE2\x88\x82L/\xE2\x88\x82score[i,k] K[k]"
+                                         : "\xE2\x88\x82L/\xE2\x88\x82score[i,k] Q[i] for key k");
+  }
+  ImGui::EndTooltip();
+}
+
+
+/// The Jacobian's norm and the entropy of the row against the multiplier, the current one marked.
+void DrawNormCurves(AppState& state, ImVec2 size) {
+  const GradientState& g = state.gradients;
+  const double m = std::clamp(state.shown.scaling.multiplier, kLowMultiplier, kHighMultiplier);
+  const float gap = ImGui::GetFontSize();
+  const ImVec2 half((size.x - gap) * 0.5f, size.y);
+  double top = 0.05;
+  for (double v : g.norms)
+    if (std::isfinite(v)) top = std::max(top, v);
+  PlotSpec spec;
+  spec.id = "jacobian_norm";
+  spec.size = half;
+  spec.x0 = kLowMultiplier;
+  spec.x1 = kHighMultiplier;
+  spec.log_x = true;
+  spec.y0 = 0;
+  spec.y1 = top * 1.15;
+  spec.x_label = "multiplier = 1/temperature";
+  spec.y_label = "\xE2\x80\x96\xE2\x88\x82w/\xE2\x88\x82z\xE2\x80\x96 (Frobenius)";
+  const PlotAxes axes = BeginPlot(spec);
+  PlotLine(axes, g.multipliers, g.norms, IM_COL32(240, 130, 80, 255), 2.0f);
+  const bool softmax = state.shown.normalization == Normalization::kSoftmax ||
+                       state.shown.normalization == Normalization::kSoftmaxNaive;
+  if (softmax) PlotPoint(axes, m, g.jacobian.cast<double>().norm(), IM_COL32(255, 200, 60, 255));
+  PlotVLine(axes, m, IM_COL32(255, 200, 60, 160), softmax ? "now" : "now (not softmax)", true);
+  if (axes.hovered) {
+    const double at = axes.XAt(ImGui::GetIO().MousePos.x);
+    ImGui::SetTooltip("multiplier %.3g\nThe softmax passes back at most this much gradient: it "
+                      "falls to 0 as the row becomes one-hot.",
+                      at);
+  }
+  ImGui::SameLine(0, gap);
+  std::vector<double> xs, ys;
+  for (const PeakingPoint& p : state.peaking.curve) {
+    xs.push_back(p.multiplier);
+    ys.push_back(p.stats.entropy);
+  }
+  double top_h = 0.1;
+  for (double v : ys)
+    if (std::isfinite(v)) top_h = std::max(top_h, v);
+  spec.id = "jacobian_entropy";
+  spec.y1 = top_h * 1.15;
+  spec.y_label = "entropy (nats)";
+  const PlotAxes eaxes = BeginPlot(spec);
+  PlotLine(eaxes, xs, ys, IM_COL32(90, 150, 230, 255), 2.0f);
+  PlotVLine(eaxes, m, IM_COL32(255, 200, 60, 160), "now", true);
+  if (eaxes.hovered)
+    ImGui::SetTooltip("The same row's entropy (the peaking panel's curve): where it reaches 0 the "
+                      "Jacobian's norm does too.");
+}
+
+/// Heatmap k into the rectangle (origin, size); clicking a key of the Jacobian or of
+/// d L / d logits makes it the loss key.
+void DrawMap(AppState& state, int k, ImVec2 origin, ImVec2 size) {
+  constexpr const char* ids[kMapCount] = {"grad_jacobian", "grad_logits", "grad_scores", "grad_Q",
+                                       "grad_K"};
+  GradientState& g = state.gradients;
+  HeatmapViewSpec spec;
+  spec.id = ids[k];
+  spec.values = MapValues(state, k);
+  spec.empty_text = g.error.empty() ? "(no gradient)" : "(no loss: see above)";
+  spec.labels_key = static_cast<int64_t>(state.shown_version);
+  spec.marked_row = k <= kGradScores || k == kGradQ ? ShownRow(state) : -1;
+  if (k == kJacobian || k == kGradLogits) spec.heading_note = "click a key";
+  const HeatmapViewHover h = DrawHeatmapView(state, g.maps[k], spec, origin, size);
+  if (!h.active) return;
+  CellTip(state, k, h.row, h.col);
+  if ((k == kJacobian || k == kGradLogits) && ImGui::IsItemClicked())
+    Emit(state, SetLossKey{h.col});
+}
+
+}  // namespace
+
+bool Do(AppState& state, const SetLossKey& a) {
+  state.gradients.key = a.key;
+  return false;
+}
+
+void RefreshGradients(AppState& state) {
+  if (!state.engine.has_result()) return;
+  GradientState& g = state.gradients;
+  const Stages& st = ShownStages(state);
+  g.key = std::clamp<int64_t>(g.key, 0, st.shape.T - 1);
+  const int64_t i = ShownRow(state);
+  const std::string key = std::to_string(state.shown_version) + "/" +
+                          std::to_string(state.batch) + "/" + std::to_string(state.head) + "/" +
+                          std::to_string(i) + "/" + std::to_string(g.key);
+  if (key == g.made_for) return;
+  g.made_for = key;
+  g.upload = true;
+  if (!g.maps) g.maps = std::make_unique<HeatmapSlot[]>(kMapCount);
+  g.grads.reset();
+  g.error.clear();
+  try {
+    g.grads = LossGradients(state.shown, st, i, g.key);
+  } catch (const std::exception& e) {
+    g.error = e.what();
+  }
+  const int64_t b = std::min(state.batch, st.shape.B - 1), h = std::min(state.head, st.shape.H - 1);
+  g.jacobian = RowJacobian(state.shown, st, b, h, i);
+  std::vector<uint8_t> allowed(st.shape.T, 1);
+  for (int64_t k = 0; k < st.shape.T; ++k)
+    allowed[k] = st.mask.rows() == st.shape.T ? st.mask(i, k) : 1;
+  const double scale =
+      state.shown.scaling.sqrt_dk ? 1.0 / std::sqrt(static_cast<double>(st.shape.dh)) : 1.0;
+  g.multipliers = LogSpace(kLowMultiplier, kHighMultiplier, 121);
+  g.norms = JacobianNormCurve(st.Head(st.scores, b, h).row(i), allowed, scale, g.multipliers);
+}
+
+std::string GradientsJson(AppState& state) {
+  RefreshGradients(state);
+  const GradientState& g = state.gradients;
+  nlohmann::json j = {{"row", state.row}, {"key", g.key}, {"error", g.error}};
+  if (g.grads) {
+    j["loss"] = g.grads->loss;
+    j["norm_W_query"] = g.grads->grad_W_query.size() ? g.grads->grad_W_query.norm() : 0.0;
+    j["norm_Q"] = StackNorm(g.grads->grad_Q);
+  }
+  j["jacobian_norm"] = g.jacobian.size() ? g.jacobian.cast<double>().norm() : 0.0;
+  j["compare_norm_a"] = g.norm_a;
+  j["compare_norm_b"] = g.norm_b;
+  return j.dump();
+}
+
+}  // namespace attnlab::gui
+
+namespace attnlab::gui {
+
+void DrawGradientPanel(AppState& state) {
+  RefreshGradients(state);
+  GradientState& g = state.gradients;
+  const Stages& st = ShownStages(state);
+  const int64_t i = ShownRow(state);
+  const std::vector<std::string> labels = TokenLabels(st.tokens);
+  ImGui::Text("Loss: query \"%s\" (row %lld) should attend to key \"%s\" (%lld):  L = "
+              "\xE2\x88\x92\xCE\xA3 log w[b, h, i, j]",
+              labels[i].c_str(), static_cast<long long>(i), labels[g.key].c_str(),
+              static_cast<long long>(g.key));
+  Tip("Cross-entropy of row i of every head against key j, as a training step would use it. "
+      "Pick the row in the peaking panel's picker (or hover a heatmap), the key by clicking "
+      "the Jacobian or \xE2\x88\x82L/\xE2\x88\x82logits. Same numbers as torch.autograd.");
+  if (!g.error.empty()) {
+    ErrorText(g.error);
+  } else if (g.grads) {
+    ImGui::Text("L = %s   gradient reaching W_query: \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W_q\xE2\x80\x96 = %s",
+                Num(g.grads->loss).c_str(),
+                g.grads->grad_W_query.size() ? Num(g.grads->grad_W_query.norm()).c_str()
+                                             : "(qkv input: no W)");
+  }
+  if (g.upload) {
+    for (int k = 0; k < kMapCount; ++k)
+      if (const Matrix* m = MapValues(state, k)) UploadMatrix(g.maps[k], *m, MapContent(state, k));
+    g.upload = false;
+  }
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = ImGui::GetFontSize();
+  const float top_h = avail.y * 0.45f, bottom_h = avail.y - top_h - gap;
+  const float jac_w = std::min(avail.x * 0.4f, top_h * 1.3f);
+  DrawMap(state, kJacobian, origin, ImVec2(jac_w, top_h));
+  ImGui::SetCursorScreenPos(ImVec2(origin.x + jac_w + gap, origin.y));
+  DrawNormCurves(state, ImVec2(avail.x - jac_w - 2 * gap, top_h));
+  const float cell_w = (avail.x - 3 * gap) / 4;
+  for (int k = kGradLogits; k < kMapCount; ++k)
+    DrawMap(state, k, ImVec2(origin.x + (k - kGradLogits) * (cell_w + gap), origin.y + top_h + gap),
+            ImVec2(cell_w, bottom_h));
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + avail.y));
+  ImGui::Dummy(ImVec2(0, 0));
+}
+
+void DrawCompareGradientReadout(AppState& state) {
+  GradientState& g = state.gradients;
+  const CompareState& c = state.compare;
+  if (!state.engine.has_result() || !c.engine_b.has_result()) return;
+  const Stages& a = ShownStages(state);
+  const Stages& b = c.engine_b.stages();
+  const int64_t i = ShownRow(state), j = std::clamp<int64_t>(g.key, 0, a.shape.T - 1);
+  const std::string key = c.key + "/" + std::to_string(i) + "/" + std::to_string(j);
+  if (key != g.compare_for) {
+    g.compare_for = key;
+    g.compare_error.clear();
+    try {
+      g.norm_a = LossGradients(state.shown, a, i, j).grad_W_query.norm();
+      g.norm_b = LossGradients(c.b, b, i, j).grad_W_query.norm();
+    } catch (const std::exception& e) {
+      g.compare_error = e.what();
+    }
+  }
+  if (a.X.empty()) {
+    ImGui::TextDisabled("gradient reaching W_query: none (qkv input has no W)");
+    return;
+  }
+  if (!g.compare_error.empty()) {
+    ImGui::TextDisabled("gradient reaching W_query: %s", g.compare_error.c_str());
+    return;
+  }
+  ImGui::Text("gradient reaching W_query, \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W_q\xE2\x80\x96 "
+              "for row %lld \xE2\x86\x92 key %lld:", static_cast<long long>(i),
+              static_cast<long long>(j));
+  ImGui::SameLine();
+  ImGui::Text("A %s", Num(g.norm_a).c_str());
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  ImGui::Text("B %s", Num(g.norm_b).c_str());
+  Tip("L = \xE2\x88\x92\xCE\xA3 log w[b, h, i, j] (the Gradients view; click a key there to pick j). "
+      "Without 1/\xE2\x88\x9A" "d_k the logits are larger, rows peak, and the softmax passes "
+      "back less gradient: or, when the row peaks on the wrong key, much more.");
+}
+
+}  // namespace attnlab::gui

@@ -1,0 +1,222 @@
+// grad_test.cpp: the gradients of L = -sum_{b,h} log weights[b,h,I,J] (grad.h) against
+// torch.autograd (golden/grad/*.json, made by tools/make_grad_goldens.py with Debian's PyTorch),
+// the softmax Jacobian and its norm against their closed forms, and the refusals.
+//
+// Tolerance: float32 rounding in another order than PyTorch's (the engine's forward stages
+// already differ from PyTorch's in the last bits, and the backward pass multiplies them):
+// |got - want| <= 1e-6 + 2e-5 |want| + 4 float32 ulps of the stage's largest magnitude (the
+// largest difference measured is 1 ulp + 4e-6 relative, on a Jacobian entry of 4e-6).
+// Non-finite values must match exactly (nan with nan, inf with inf of the same sign).
+#include <sys/wait.h>
+
+#include <algorithm>
+
+#include "attnlab/grad.h"
+#include "attnlab/pipeline.h"
+#include "attnlab/presets.h"
+#include "test_util.h"
+
+namespace attnlab {
+namespace {
+
+using nlohmann::json;
+using test::JsonFloat;
+using test::JsonMatrix;
+using test::MatrixNear;
+
+constexpr double kAtol = 1e-6, kRtol = 2e-5, kUlps = 4.0;
+
+// kAtol plus kUlps float32 ulps of the largest finite magnitude of the expected stage.
+double Atol(const Matrix& expected) {
+  return kAtol + kUlps * test::MaxFiniteAbs(expected) * 1.1920929e-7;
+}
+
+void ExpectNear(const std::string& what, const Matrix& got, const json& want) {
+  const Matrix w = JsonMatrix(want);
+  EXPECT_TRUE(MatrixNear(what, got, w, Atol(w), kRtol));
+}
+
+// B x T x d stacks, or (B*H) x T x T stacks stored as B x H x T x T.
+void ExpectStack(const std::string& what, const MatrixStack& got, const json& want, int64_t H) {
+  ASSERT_EQ(got.size(), want.size() * (H > 0 ? H : 1)) << what;
+  for (size_t b = 0; b < want.size(); ++b)
+    for (int64_t h = 0; h < std::max<int64_t>(H, 1); ++h)
+      ExpectNear(what + " b" + std::to_string(b) + (H > 0 ? " h" + std::to_string(h) : ""),
+                 got[b * std::max<int64_t>(H, 1) + h], H > 0 ? want[b][h] : want[b]);
+}
+
+class GradGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GradGolden, MatchesTorchAutograd) {
+  const json golden = test::LoadGolden("grad/" + GetParam() + ".json");
+  const Scenario s = ParseScenario(golden["scenario"].dump());
+  const Stages st = RunScenario(s);
+  const int64_t I = golden["loss_row"], J = golden["loss_key"];
+  const Gradients g = LossGradients(s, st, I, J);
+  const json& ex = golden["expected"];
+  const double loss = JsonFloat(ex["loss"]);
+  if (std::isfinite(loss))
+    EXPECT_NEAR(g.loss, loss, 1e-5 + 1e-5 * std::fabs(loss));
+  else
+    EXPECT_EQ(g.loss, loss);
+  const int64_t H = st.shape.H;
+  ExpectStack("grad_logits", g.grad_logits, ex["grad_logits"], H);
+  ExpectStack("grad_scores", g.grad_scores, ex["grad_scores"], H);
+  ExpectStack("grad_Q", g.grad_Q, ex["grad_Q"], 0);
+  ExpectStack("grad_K", g.grad_K, ex["grad_K"], 0);
+  ASSERT_EQ(ex.contains("grad_W_query"), !st.X.empty());
+  if (!st.X.empty()) {
+    ExpectNear("grad_W_query", g.grad_W_query, ex["grad_W_query"]);
+    ExpectNear("grad_W_key", g.grad_W_key, ex["grad_W_key"]);
+  } else {
+    EXPECT_EQ(g.grad_W_query.size(), 0);
+  }
+  ExpectNear("jacobian_row", g.jacobian_row, ex["jacobian_row"]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Goldens, GradGolden, ::testing::ValuesIn(test::GoldenNames("grad")),
+                         [](const auto& info) { return test::ParamName(info.param); });
+
+// Raschka's journey, row "journey" against key "with": the softmax gradient is w - onehot(J),
+// the Jacobian diag(w) - w w^T, and a row with a masked key has a zero column there.
+TEST(Grad, SoftmaxGradientIsWeightsMinusOneHot) {
+  const Scenario s = LoadPreset("raschka-journey");
+  const Stages st = RunScenario(s);
+  const Gradients g = LossGradients(s, st, 1, 3);
+  RowVector expected = st.weights[0].row(1);
+  expected[3] -= 1.0f;
+  EXPECT_TRUE(MatrixNear("grad_logits row 1", g.grad_logits[0].row(1), expected, 1e-7, 1e-6));
+  EXPECT_TRUE(MatrixNear("other rows", g.grad_logits[0].topRows(1), Matrix::Zero(1, 6), 0, 0));
+  const float w11 = st.weights[0](1, 1), w12 = st.weights[0](1, 2);
+  EXPECT_FLOAT_EQ(g.jacobian_row(1, 1), w11 - w11 * w11);
+  EXPECT_FLOAT_EQ(g.jacobian_row(1, 2), -w11 * w12);
+  EXPECT_NEAR(g.loss, -std::log(double(st.weights[0](1, 3))), 1e-12);
+}
+
+TEST(Grad, JacobianNormClosedFormEqualsFrobenius) {
+  RowVector w(5);
+  w << 0.1f, 0.4f, 0.0f, 0.3f, 0.2f;
+  EXPECT_NEAR(SoftmaxJacobianNorm(w), SoftmaxJacobian(w).cast<double>().norm(), 1e-7);
+  RowVector uniform = RowVector::Constant(4, 0.25f);
+  EXPECT_NEAR(SoftmaxJacobianNorm(uniform), std::sqrt(3.0) / 4.0, 1e-7);
+  RowVector one_hot = RowVector::Zero(4);
+  one_hot[2] = 1.0f;
+  EXPECT_EQ(SoftmaxJacobianNorm(one_hot), 0.0);
+}
+
+// The norm collapses as the row peaks: sqrt(n - 1) / n at multiplier 0 (uniform over the n
+// allowed keys), falling towards 0 as the multiplier grows; it equals the norm of the softmax.
+TEST(Grad, JacobianNormCurveCollapsesAsTheRowPeaks) {
+  RowVector scores(4);
+  scores << 1.0f, 3.0f, -2.0f, 0.5f;
+  const std::vector<uint8_t> allowed = {1, 1, 0, 1};  // n = 3
+  const std::vector<double> ms = {0.0, 0.5, 1.0, 4.0, 50.0};
+  const std::vector<double> norms = JacobianNormCurve(scores, allowed, 0.5, ms);
+  ASSERT_EQ(norms.size(), ms.size());
+  EXPECT_NEAR(norms[0], std::sqrt(2.0) / 3.0, 1e-12);
+  for (size_t i = 1; i < norms.size(); ++i) EXPECT_LT(norms[i], norms[i - 1]);
+  EXPECT_LT(norms.back(), 1e-10);
+  // m = 1, scale 0.5: softmax of (0.5, 1.5, masked, 0.25).
+  const double e0 = std::exp(0.5), e1 = std::exp(1.5), e3 = std::exp(0.25), S = e0 + e1 + e3;
+  RowVector w(4);
+  w << float(e0 / S), float(e1 / S), 0.0f, float(e3 / S);
+  EXPECT_NEAR(norms[2], SoftmaxJacobianNorm(w), 1e-7);
+}
+
+TEST(Grad, RefusesRowsKeysOutOfRangeAndMaskedKeys) {
+  const Scenario s = LoadPreset("karpathy-head");  // T = 8, causal
+  const Stages st = RunScenario(s);
+  EXPECT_THROW(LossGradients(s, st, 8, 0), GradError);
+  EXPECT_THROW(LossGradients(s, st, 0, -1), GradError);
+  try {
+    LossGradients(s, st, 2, 5);
+    FAIL() << "a masked key was accepted";
+  } catch (const GradError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "loss key 5 is masked for query row 2 (mask.kind causal): its weight is 0 and "
+              "-log 0 is infinite; pick a key the row may see");
+  }
+  try {
+    LossGradients(s, st, 9, 0);
+  } catch (const GradError& e) {
+    EXPECT_EQ(std::string(e.what()), "loss row 9 is outside 0..7 (the scenario has T = 8 tokens)");
+  }
+}
+
+// grad_scores = grad_logits / sqrt(d_k) * multiplier (0 where masked): karpathy-head has
+// d_k = 16, so with 1/sqrt(d_k) and multiplier 2 the factor is 2 / 4 = 0.5, exactly.
+TEST(Grad, ScoresGradientIsLogitsGradientThroughTheScaling) {
+  Scenario s = LoadPreset("karpathy-head");
+  s.scaling.sqrt_dk = true;
+  s.scaling.multiplier = 2.0;
+  const Stages st = RunScenario(s);
+  const Gradients g = LossGradients(s, st, 6, 1);
+  for (size_t m = 0; m < g.grad_scores.size(); ++m) {
+    const Matrix half = g.grad_logits[m] * 0.5f;
+    EXPECT_TRUE(MatrixNear("grad_scores " + std::to_string(m), g.grad_scores[m], half, 0, 0));
+    EXPECT_EQ(g.grad_scores[m](6, 7), 0.0f);  // masked: key 7 is after query 6
+  }
+  EXPECT_GT(StackNorm(g.grad_Q), 0.0);
+}
+
+// `attention-lab dump PRESET --loss-row I --loss-key J`: the gradients in the dump equal
+// torch.autograd's (the golden of the same preset and loss), keys in byte order, W's gradients
+// only where there is a W.
+std::pair<int, std::string> Dump(const std::string& args) {
+  return test::RunShell(std::string(ATTNLAB_CLI) + " dump " + args + " -o -");
+}
+
+TEST(GradCli, DumpAddsTheGradients) {
+  const auto [status, out] = Dump("karpathy-head --loss-row 5 --loss-key 2");
+  ASSERT_EQ(WEXITSTATUS(status), 0) << out;
+  const json dump = json::parse(out);
+  const json golden = test::LoadGolden("grad/preset-karpathy-head.json");
+  const json& ex = golden["expected"];
+  for (const char* key : {"grad_logits", "grad_scores"})
+    for (size_t b = 0; b < 4; ++b) ExpectNear(key, JsonMatrix(dump[key][b][0]), ex[key][b][0]);
+  for (const char* key : {"grad_Q", "grad_K"})
+    for (size_t b = 0; b < 4; ++b) ExpectNear(key, JsonMatrix(dump[key][b]), ex[key][b]);
+  for (const char* key : {"grad_W_query", "grad_W_key", "jacobian_row"})
+    ExpectNear(key, JsonMatrix(dump[key]), ex[key]);
+  // The stream keeps the dump's byte order: context < grad_K < ... < jacobian_row < logits.
+  size_t at = out.find("\"context\":");
+  for (const char* key : {"\"grad_K\":", "\"grad_Q\":", "\"grad_W_key\":", "\"grad_W_query\":",
+                          "\"grad_logits\":", "\"grad_scores\":", "\"jacobian_row\":",
+                          "\"logits\":"}) {
+    const size_t next = out.find(key);
+    ASSERT_NE(next, std::string::npos) << key;
+    EXPECT_GT(next, at) << key;
+    at = next;
+  }
+  const auto [qkv_status, qkv_out] = Dump("numpy-masked --loss-row 3 --loss-key 1");
+  ASSERT_EQ(WEXITSTATUS(qkv_status), 0);
+  const json qkv = json::parse(qkv_out);
+  EXPECT_FALSE(qkv.contains("grad_W_query"));
+  const json qkv_golden = test::LoadGolden("grad/preset-numpy-masked.json");
+  ExpectNear("qkv grad_K", JsonMatrix(qkv["grad_K"][0]), qkv_golden["expected"]["grad_K"][0]);
+  // Without the options the dump has no gradient.
+  const auto [plain_status, plain_out] = Dump("karpathy-head");
+  EXPECT_EQ(WEXITSTATUS(plain_status), 0);
+  EXPECT_EQ(plain_out.find("grad_"), std::string::npos);
+}
+
+TEST(GradCli, DumpRefusesBadLossIndices) {
+  const std::string dump = "karpathy-head 2>&1 ";
+  const std::pair<std::string, std::string> cases[] = {
+      {"--loss-row 8 --loss-key 0", "attention-lab: error: --loss-row 8 is outside 0..7\n"},
+      {"--loss-row 2 --loss-key -1", "attention-lab: error: --loss-key -1 is outside 0..7\n"},
+      {"--loss-row x --loss-key 0", "attention-lab: error: --loss-row \"x\" is not an integer\n"},
+      {"--loss-row 2", "attention-lab: error: --loss-row and --loss-key go together (the loss "
+                       "is -log weights[:, :, I, J])\n"},
+      {"--loss-row 2 --loss-key 5",
+       "attention-lab: error: loss key 5 is masked for query row 2 (mask.kind causal): its "
+       "weight is 0 and -log 0 is infinite; pick a key the row may see\n"}};
+  for (const auto& [args, message] : cases) {
+    const auto [status, out] = Dump(dump + args);
+    EXPECT_EQ(WEXITSTATUS(status), 2) << args;
+    EXPECT_EQ(out, message) << args;
+  }
+}
+
+}  // namespace
+}  // namespace attnlab
