@@ -21,8 +21,8 @@ namespace attnlab::gui {
 struct AppState;
 
 /// What the central area shows (View menu, Ctrl+1..4, the switch in the menu bar).
-enum class CentralView { kHeatmaps, kTrick, kCompare, kCode };
-inline constexpr int kCentralViewCount = 4;
+enum class CentralView { kHeatmaps, kTrick, kCompare, kCode, kTraining };
+inline constexpr int kCentralViewCount = 5;
 
 /// The compare view's B: how it is made from the scenario on screen (A).
 enum class CompareMode {

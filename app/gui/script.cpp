@@ -14,6 +14,7 @@
 #include "attnlab/file_io.h"
 #include "gui/actions.h"
 #include "gui/app_state.h"
+#include "gui/panels/panels.h"
 #include "gui/views.h"
 #include "gui/window.h"
 
@@ -72,7 +73,13 @@ const std::map<std::string, int>& Arity() {
                                                    {"replace", 1},
                                                    {"drop", -1},
                                                    {"open-recent", 1},
-                                                   {"clear-recent", 0}};
+                                                   {"clear-recent", 0},
+                                                   {"train-run", 3},
+                                                   {"train-wait", 0},
+                                                   {"train-cancel", 0},
+                                                   {"train-step", 1},
+                                                   {"train-export-csv", 1},
+                                                   {"train-save-scenario", 2}};
   return arity;
 }
 
@@ -102,7 +109,8 @@ CentralView ViewArg(const std::string& w) {
   if (w == "trick") return CentralView::kTrick;
   if (w == "compare") return CentralView::kCompare;
   if (w == "code") return CentralView::kCode;
-  throw std::invalid_argument("unknown view: " + w + " (heatmaps, trick, compare, code)");
+  if (w == "training") return CentralView::kTraining;
+  throw std::invalid_argument("unknown view: " + w + " (heatmaps, trick, compare, code, training)");
 }
 
 Normalization NormalizationArg(const std::string& w) {
@@ -511,6 +519,10 @@ bool ScriptRunner::StartDesktop(AppState& state, const Command& c) {
 }
 
 void ScriptRunner::Start(AppState& state, const Command& c) {
+  if (std::string why; TrainScriptCommand(state, c.words, &why)) {
+    if (!why.empty()) Fail(c, why);
+    return;
+  }
   if (StartEdit(state, c) || StartView(state, c) || StartDesktop(state, c)) return;
   StartControl(state, c);
 }

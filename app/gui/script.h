@@ -48,6 +48,10 @@
 //   replace yes|no                   the answer to "Replace file?"
 //   drop FILE...                     files dropped on the window (the first .json opens)
 //   open-recent N | clear-recent     File > Open Recent: the Nth file (0: newest), or Clear
+//   train-run TASK STEPS D_K         the Training view: train scaled and unscaled (D_K 8|64|256)
+//   train-wait | train-cancel        wait for the training to end (blocks) | cancel it
+//   train-step N                     scrub the attention maps to step N
+//   train-export-csv FILE | train-save-scenario scaled|unscaled FILE
 // A file or export action that fails, or an expect that does not hold, fails the script: the
 // app prints "script FILE:LINE: reason" and exits with status 3.
 #pragma once

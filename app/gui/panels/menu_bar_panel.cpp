@@ -31,6 +31,9 @@ const ViewEntry kViews[kCentralViewCount] = {
      "temperatures, or a pinned snapshot; their difference and row entropies."},
     {CentralView::kCode, "Code", "PyTorch code", "Ctrl+4",
      "The PyTorch program that computes what you see, ready to copy."},
+    {CentralView::kTraining, "Training", "Train a head, scaled vs unscaled", "Ctrl+5",
+     "Train this scenario's head with Adam on a small task, with and without 1/\u221Ad_k, and "
+     "watch the loss curves and the attention form."},
 };
 
 /// The view switch: tabs over the central column, the current one lit.

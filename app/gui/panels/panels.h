@@ -2,6 +2,9 @@
 // AppState and emits actions; none changes the scenario itself. window.cpp lays them out.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace attnlab::gui {
 
 struct AppState;
@@ -32,5 +35,12 @@ void DrawTrickPanel(AppState& state);
 void DrawComparePanel(AppState& state);
 /// The guided tour's card beside the heatmap it is about, and the highlight (its own window).
 void DrawTourPanel(AppState& state);
+/// Training: a head trained scaled and unscaled in the background, loss curves, attention by step.
+void DrawTrainPanel(AppState& state);
+/// The training view's script commands (train-run, train-wait, train-cancel, train-step,
+/// train-export-csv, train-save-scenario); false if `words` is none of them. Failures go to
+/// *failure.
+bool TrainScriptCommand(AppState& state, const std::vector<std::string>& words,
+                        std::string* failure);
 
 }  // namespace attnlab::gui
