@@ -35,7 +35,7 @@ const char* const kRunNames[2] = {"scaled", "unscaled"};
 
 // The experiment: its settings, the worker thread and the runs it finished.
 struct TrainExperiment {
-  int task = 0;  // index into TrainTasks()
+  int task = 2;  // index into TrainTasks(): associative recall shows the gap best
   int64_t steps = 300;
   int dk = 2;  // index into kDkChoices
   std::string csv_path = "training-curves.csv", scenario_path = "trained-head.json";
@@ -259,7 +259,10 @@ void DrawScrub(TrainExperiment& e, ImVec2 size) {
   const TrainRun& r = e.runs[0];
   std::string tokens;
   for (const std::string& t : r.example_tokens) tokens += t + " ";
-  ImGui::TextDisabled("Example %lld of the first batch: %s", static_cast<long long>(r.options.example), tokens.c_str());
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("Example %lld of the first batch: %s",
+                      static_cast<long long>(r.options.example), tokens.c_str());
+  ImGui::PopTextWrapPos();
   Tip("The task's symbols (A..P); associative recall shows key:value pairs and the queried key. "
       "The head sees no mask: every token may attend to every token.");
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -286,6 +289,18 @@ std::string SaveHead(const TrainExperiment& e, int which, const std::string& pat
   return "Wrote " + path;
 }
 
+// A toolbar button that wraps to the next line when the row is full.
+bool ToolbarButton(const char* label) {
+  BeginToolbarItem(false, ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2);
+  return ImGui::Button(label);
+}
+
+void ToolbarPath(const char* id, std::string* path) {
+  BeginToolbarItem(false, ImGui::GetFontSize() * 9.0f);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
+  ImGui::InputText(id, path);
+}
+
 void DrawExports(AppState& state, TrainExperiment& e) {
   auto attempt = [&e](const std::function<std::string()>& f) {
     try {
@@ -294,23 +309,16 @@ void DrawExports(AppState& state, TrainExperiment& e) {
       e.message = ex.what();
     }
   };
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
-  ImGui::InputText("##csv", &e.csv_path);
-  ImGui::SameLine();
-  if (ImGui::Button("Export curves (CSV)")) attempt([&] { return ExportCurves(e, e.csv_path); });
-  ImGui::SameLine(0, ImGui::GetFontSize());
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
-  ImGui::InputText("##scenario", &e.scenario_path);
+  ToolbarPath("##csv", &e.csv_path);
+  if (ToolbarButton("Export curves (CSV)")) attempt([&] { return ExportCurves(e, e.csv_path); });
+  ToolbarPath("##scenario", &e.scenario_path);
   for (int which = 0; which < 2; ++which) {
-    ImGui::SameLine();
     const std::string label = std::string("Save ") + kRunNames[which];
-    if (ImGui::Button(label.c_str()))
-      attempt([&] { return SaveHead(e, which, e.scenario_path); });
+    if (ToolbarButton(label.c_str())) attempt([&] { return SaveHead(e, which, e.scenario_path); });
     Tip("Save that trained head to the file on the left: a scenario with init \"matrix\" on "
         "this example's input.");
   }
-  ImGui::SameLine();
-  if (ImGui::Button("Open in Heatmaps")) {
+  if (ToolbarButton("Open in Heatmaps")) {
     const Scenario s = TrainedHeadScenario(e.runs[0]);
     Emit(state, EditScenario{"open the trained head", [s](Scenario& x) { x = s; }});
   }
@@ -332,7 +340,7 @@ void DrawTrainPanel(AppState& state) {
     return;
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float bottom = ImGui::GetFrameHeightWithSpacing() * 1.2f;
+  const float bottom = ImGui::GetFrameHeightWithSpacing() * 2.2f;  // exports, may wrap
   const float half = (avail.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
   ImGui::BeginChild("train_curves", ImVec2(half, avail.y - bottom), false,
                     ImGuiWindowFlags_NoScrollbar);
