@@ -78,9 +78,8 @@ struct Batch {
   std::vector<std::string> labels;  // B*T token labels
 };
 
-Batch DrawSymbolBatch(TorchGenerator& gen, const TaskTables& t, TrainTask task, int64_t B,
-                      int64_t T) {
-  Batch b;
+void DrawSymbolBatch(TorchGenerator& gen, const TaskTables& t, TrainTask task, int64_t B,
+                     int64_t T, Batch& b) {
   const std::vector<int64_t> ids = gen.Randint(0, kTrainVocab, B * T);
   b.X.resize(B * T, t.E.cols());
   for (int64_t r = 0; r < B * T; ++r) {
@@ -93,15 +92,13 @@ Batch DrawSymbolBatch(TorchGenerator& gen, const TaskTables& t, TrainTask task, 
       b.rows.push_back(e * T + i);
       b.target.push_back(task == TrainTask::kPreviousToken ? ids[e * T + i - 1] : ids[e * T]);
     }
-  return b;
 }
 
-Batch DrawRecallBatch(TorchGenerator& gen, const TaskTables& t, int64_t B, int64_t T) {
+void DrawRecallBatch(TorchGenerator& gen, const TaskTables& t, int64_t B, int64_t T, Batch& b) {
   const int64_t pairs = T - 1;
   const std::vector<float> u = gen.Uniform(B * pairs);
   const std::vector<int64_t> values = gen.Randint(0, kTrainVocab, B * pairs);
   const std::vector<int64_t> which = gen.Randint(0, pairs, B);
-  Batch b;
   b.X.resize(B * T, t.E.cols());
   std::vector<int64_t> keys(static_cast<size_t>(pairs));
   for (int64_t e = 0; e < B; ++e) {
@@ -120,12 +117,18 @@ Batch DrawRecallBatch(TorchGenerator& gen, const TaskTables& t, int64_t B, int64
     b.rows.push_back(e * T + pairs);
     b.target.push_back(values[e * pairs + w]);
   }
-  return b;
 }
 
-Batch DrawBatch(TorchGenerator& gen, const TaskTables& t, TrainTask task, int64_t B, int64_t T) {
-  return task == TrainTask::kAssociativeRecall ? DrawRecallBatch(gen, t, B, T)
-                                               : DrawSymbolBatch(gen, t, task, B, T);
+// Draws the next batch into `b` (its buffers are reused from step to step).
+void DrawBatch(TorchGenerator& gen, const TaskTables& t, TrainTask task, int64_t B, int64_t T,
+               Batch& b) {
+  b.rows.clear();
+  b.target.clear();
+  b.labels.clear();
+  if (task == TrainTask::kAssociativeRecall)
+    DrawRecallBatch(gen, t, B, T, b);
+  else
+    DrawSymbolBatch(gen, t, task, B, T, b);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -137,6 +140,9 @@ struct Forward {
   std::array<Matrix, 3> QKV;  // (B*T) x d_k each
   MatrixStack weights;        // B of T x T
   Matrix context;             // (B*T) x d_k
+  // The backward pass's buffers, kept from step to step (no allocation per step).
+  Matrix C, out, dC_rows, dA;
+  std::array<Matrix, 3> dQKV;
 };
 
 void HeadForward(const HeadParams& p, const Matrix& X, int64_t B, int64_t T, bool scale,
@@ -164,11 +170,13 @@ void HeadForward(const HeadParams& p, const Matrix& X, int64_t B, int64_t T, boo
 }
 
 // cross_entropy(context[rows] @ R, target), mean; writes d loss / d context into dC.
-float LossAndGrad(const Forward& f, const Batch& batch, const Matrix& R, Matrix& dC) {
+float LossAndGrad(Forward& f, const Batch& batch, const Matrix& R, Matrix& dC) {
   const int64_t n = static_cast<int64_t>(batch.rows.size());
-  Matrix C(n, f.context.cols());
+  Matrix& C = f.C;
+  C.resize(n, f.context.cols());
   for (int64_t k = 0; k < n; ++k) C.row(k) = f.context.row(batch.rows[k]);
-  Matrix out = C * R;  // n x vocab
+  Matrix& out = f.out;
+  out.noalias() = C * R;  // n x vocab
   double total = 0;
   for (int64_t k = 0; k < n; ++k) {
     auto o = out.row(k);
@@ -181,20 +189,21 @@ float LossAndGrad(const Forward& f, const Batch& batch, const Matrix& R, Matrix&
     o[t] -= 1.0f;
     o /= static_cast<float>(n);
   }
-  const Matrix dCrows = out * R.transpose();
+  f.dC_rows.noalias() = out * R.transpose();
   dC.setZero(f.context.rows(), f.context.cols());
-  for (int64_t k = 0; k < n; ++k) dC.row(batch.rows[k]) = dCrows.row(k);
+  for (int64_t k = 0; k < n; ++k) dC.row(batch.rows[k]) = f.dC_rows.row(k);
   return static_cast<float>(total / static_cast<double>(n));
 }
 
 // Gradients of the parameters from d loss / d context.
-void HeadBackward(const HeadParams& p, const Matrix& X, const Forward& f, const Matrix& dC,
+void HeadBackward(const HeadParams& p, const Matrix& X, Forward& f, const Matrix& dC,
                   int64_t B, int64_t T, bool scale, HeadParams& grad) {
   const int64_t d_k = p.W[0].cols();
   const float div = static_cast<float>(std::sqrt(static_cast<double>(d_k)));
-  std::array<Matrix, 3> dQKV;
+  std::array<Matrix, 3>& dQKV = f.dQKV;
   for (Matrix& m : dQKV) m.resize(B * T, d_k);
-  Matrix dA(T, T);
+  Matrix& dA = f.dA;
+  dA.resize(T, T);
   for (int64_t e = 0; e < B; ++e) {
     const Matrix& a = f.weights[e];
     const auto dc = dC.middleRows(e * T, T);
@@ -336,8 +345,9 @@ TrainRun TrainAttentionHead(const Scenario& scenario, const TrainOptions& option
     HeadForward(p, run.example_X, 1, T, options.scale, probe);
     run.snapshots.push_back({step, probe.weights[0]});
   };
+  Batch batch;
   for (int64_t step = 0; step < options.steps; ++step) {
-    const Batch batch = DrawBatch(gen, tables, options.task, B, T);
+    DrawBatch(gen, tables, options.task, B, T, batch);
     if (step == 0) {
       run.example_X = batch.X.middleRows(options.example * T, T);
       run.example_tokens.assign(batch.labels.begin() + options.example * T,
