@@ -23,6 +23,7 @@
 #include "attnlab/parallel.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/rng.h"
+#include "attnlab/train.h"
 
 namespace attnlab {
 namespace {
@@ -135,6 +136,19 @@ void BM_ExportFigure(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ExportFigure)->Arg(64)->Arg(2048)->Unit(benchmark::kMillisecond);
+
+// Training one head (issue 15): 500 Adam steps of T = 16, d = 64 (d_in = d_k), batch 16,
+// previous-token, scaled; goal well under 1 s on one core so the window's experiment feels live.
+void BM_TrainHead(benchmark::State& state) {
+  const Scenario s = BenchScenario(16, 64);
+  TrainOptions o;
+  o.steps = state.range(0);
+  for (auto _ : state) {
+    const TrainRun run = TrainAttentionHead(s, o);
+    benchmark::DoNotOptimize(run.loss.data());
+  }
+}
+BENCHMARK(BM_TrainHead)->Arg(500)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace attnlab

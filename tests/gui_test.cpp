@@ -34,6 +34,7 @@
 #include "attnlab/presets.h"
 #include "attnlab/scenario.h"
 #include "attnlab/text.h"
+#include "attnlab/train.h"
 
 namespace attnlab {
 namespace {
@@ -1213,6 +1214,48 @@ TEST_F(Gui, ExportDialogWritesTheCommandLinesFigure) {
                             " --no-autosave");
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("colorbar: auto, shared or per-panel"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// The Training view (train_panel.cpp): a background run scaled and unscaled, scrubbed, its
+// curves and trained head exported; the numbers are the core's (train.h) for the same scenario.
+TEST_F(Gui, TrainingViewTrainsBothWaysAndExports) {
+  const std::string script = Write("train.txt", "preset train-scaling\nview training\n"
+                                                "train-run associative-recall 60 256\n"
+                                                "train-wait\ntrain-step 30\nwait 3\n"
+                                                "train-export-csv " + Path("curves.csv") + "\n"
+                                                "train-save-scenario unscaled " + Path("head.json") + "\n");
+  const std::string shot = Path("train.png");
+  const Result r = RunApp("--script " + script + " --screenshot " + shot + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  TrainOptions o;
+  o.task = TrainTask::kAssociativeRecall;
+  o.steps = 60;
+  o.d_k = 256;
+  const TrainRun scaled = TrainAttentionHead(LoadPreset("train-scaling"), o);
+  o.scale = false;
+  const TrainRun unscaled = TrainAttentionHead(LoadPreset("train-scaling"), o);
+  EXPECT_EQ(ReadFile(Path("curves.csv")),
+            LossCurvesCsv({&scaled, &unscaled}, {"scaled", "unscaled"}));
+  const Scenario head = ParseScenario(ReadFile(Path("head.json")));
+  EXPECT_EQ(head.projections.W[0], TrainedHeadScenario(unscaled).projections.W[0]);
+  EXPECT_FALSE(head.scaling.sqrt_dk);
+  // Both curves are drawn: pixels of the scaled (blue) and unscaled (orange) line colours.
+  const Png png = LoadPng(shot);
+  int blue = 0, orange = 0;
+  for (int y = 0; y < png.h; ++y)
+    for (int x = 0; x < png.w; ++x) {
+      const uint8_t* p = &png.rgb[(static_cast<size_t>(y) * png.w + x) * 3];
+      blue += p[0] == 90 && p[1] == 150 && p[2] == 230;
+      orange += p[0] == 235 && p[1] == 110 && p[2] == 80;
+    }
+  EXPECT_GT(blue, 100);
+  EXPECT_GT(orange, 100);
 }
 
 }  // namespace

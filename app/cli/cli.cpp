@@ -12,6 +12,7 @@
 //                [--format png|svg|pdf|csv|npy] [--dpi N] [--width 8cm|80mm|3.5in]   (--stage A,B,C or pipeline: one multi-panel figure)
 //                -o OUT.png    (or --all -o DIR: every stage, head and batch)
 #include "cli/cli.h"
+#include "cli/cli_train.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -380,7 +381,8 @@ std::string VersionLine() { return "attention-lab " ATTNLAB_VERSION; }
 
 bool IsSubcommand(const std::string& arg) {
   return arg == "dump" || arg == "presets" || arg == "variance" || arg == "show" ||
-         arg == "export" || arg == "code" || arg == "-h" || arg == "--help" || arg == "--version";
+         arg == "export" || arg == "code" || arg == "-h" || arg == "--help" || arg == "--version" ||
+         arg == "train";
 }
 
 constexpr const char* kScenarioHelp =
@@ -427,6 +429,8 @@ int Run(int argc, char** argv) {
   code->add_option("scenario", input, kScenarioHelp)->required();
   code->add_option("-o,--output", code_out,
                    "Output .py file, or .ipynb for a Jupyter notebook ('-' for standard output)");
+  TrainCli train_cli;  // attention-lab train, and code --train (cli_train.cpp)
+  train_cli.Register(app, *code);
 
   ExportArgs ex;
   CLI::App* exp = app.add_subcommand("export", "Render a stage's heatmap to PNG, SVG or PDF (or CSV / NPY)");
@@ -473,7 +477,9 @@ int Run(int argc, char** argv) {
     if (*variance) status = Variance(va);
     if (*show) status = Show(input, stage);
     if (*exp) status = Export(ex);
-    if (*code) status = Code(input, code_out);
+    const TrainCliIo io{LoadScenarioArg, WriteOutput};
+    if (*code) status = train_cli.CodeGiven() ? train_cli.Code(input, code_out, io) : Code(input, code_out);
+    if (train_cli.TrainGiven()) status = train_cli.Train(io);
     FlushStdout();  // a failed write to stdout (a full disk, /dev/full) is an error, not success
     return status;
   } catch (const UsageError& e) {

@@ -22,8 +22,8 @@ namespace attnlab::gui {
 struct AppState;
 
 /// What the central area shows (View menu, Ctrl+1..4, the switch in the menu bar).
-enum class CentralView { kHeatmaps, kTrick, kCompare, kCode, kGradients };
-inline constexpr int kCentralViewCount = 5;
+enum class CentralView { kHeatmaps, kTrick, kCompare, kCode, kGradients, kTraining };
+inline constexpr int kCentralViewCount = 6;
 
 /// The compare view's B: how it is made from the scenario on screen (A).
 enum class CompareMode {

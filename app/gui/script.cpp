@@ -15,6 +15,7 @@
 #include "gui/actions.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
+#include "gui/panels/panels.h"
 #include "gui/views.h"
 #include "gui/window.h"
 
@@ -77,7 +78,14 @@ const std::map<std::string, int>& Arity() {
                                                    {"wheel", 4},
                                                    {"pan", 5},
                                                    {"export-option", 2},
-                                                   {"loss-key", 1}};
+                                                   {"loss-key", 1},
+
+                                                   {"train-run", 3},
+                                                   {"train-wait", 0},
+                                                   {"train-cancel", 0},
+                                                   {"train-step", 1},
+                                                   {"train-export-csv", 1},
+                                                   {"train-save-scenario", 2}};
   return arity;
 }
 
@@ -108,7 +116,9 @@ CentralView ViewArg(const std::string& w) {
   if (w == "compare") return CentralView::kCompare;
   if (w == "code") return CentralView::kCode;
   if (w == "gradients") return CentralView::kGradients;
-  throw std::invalid_argument("unknown view: " + w + " (heatmaps, trick, compare, code, gradients)");
+  if (w == "training") return CentralView::kTraining;
+  throw std::invalid_argument("unknown view: " + w +
+                              " (heatmaps, trick, compare, code, gradients, training)");
 }
 
 Normalization NormalizationArg(const std::string& w) {
@@ -572,6 +582,10 @@ bool ScriptRunner::StartDesktop(AppState& state, const Command& c) {
 }
 
 void ScriptRunner::Start(AppState& state, const Command& c) {
+  if (std::string why; TrainScriptCommand(state, c.words, &why)) {
+    if (!why.empty()) Fail(c, why);
+    return;
+  }
   if (StartEdit(state, c) || StartView(state, c) || StartDesktop(state, c)) return;
   StartControl(state, c);
 }

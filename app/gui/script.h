@@ -53,6 +53,10 @@
 //   export-option KEY VALUE          the export dialog's choice: format png|svg|pdf|csv|npy,
 //                                    stages this|pipeline|A,B,C, dpi N, width 8cm|3in|0,
 //                                    colorbar auto|shared|per-panel (then choose export FILE)
+//   train-run TASK STEPS D_K         the Training view: train scaled and unscaled (D_K 8|64|256)
+//   train-wait | train-cancel        wait for the training to end (blocks) | cancel it
+//   train-step N                     scrub the attention maps to step N
+//   train-export-csv FILE | train-save-scenario scaled|unscaled FILE
 // A file or export action that fails, or an expect that does not hold, fails the script: the
 // app prints "script FILE:LINE: reason" and exits with status 3.
 #pragma once

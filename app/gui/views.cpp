@@ -257,7 +257,7 @@ void RefreshCompare(AppState& state, bool now) {
 // [SECTION] JSON for scripts
 
 std::string ViewsJson(AppState& state) {
-  static const char* views[] = {"heatmaps", "trick", "compare", "code"};
+  static const char* views[] = {"heatmaps", "trick", "compare", "code", "gradients", "training"};
   RefreshCode(state);
   RefreshTrick(state, true);
   RefreshCompare(state, true);

@@ -111,7 +111,7 @@ ScreenRect LastItemRect() { return ScreenRect{ImGui::GetItemRectMin(), ImGui::Ge
 }  // namespace
 
 std::string HeatmapLayoutJson(const AppState& state) {
-  static const char* views[] = {"heatmaps", "trick", "compare", "code"};
+  static const char* views[] = {"heatmaps", "trick", "compare", "code", "gradients", "training"};
   nlohmann::json maps = nlohmann::json::array(), extra = nlohmann::json::array();
   for (int i = 0; i < kStageCount; ++i) {
     nlohmann::json m = SlotJson("stage", StageName(StageAt(i)), state.heatmaps[i]);
@@ -237,6 +237,8 @@ void DrawMainWindow(AppState& state) {
       DrawComparePanel(state);
     else if (state.central == CentralView::kGradients)
       DrawGradientPanel(state);
+    else if (state.central == CentralView::kTraining)
+      DrawTrainPanel(state);
     else
       DrawCodePanel(state);
     ImGui::EndChild();

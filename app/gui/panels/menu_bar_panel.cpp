@@ -34,6 +34,9 @@ const ViewEntry kViews[kCentralViewCount] = {
     {CentralView::kGradients, "Gradients", "Gradients", "Ctrl+5",
      "Why 1/\u221Ad_k helps learning: the softmax's Jacobian dies as a row peaks; the gradients "
      "of \"row i should attend to key j\" through scores, Q and K."},
+    {CentralView::kTraining, "Training", "Train a head, scaled vs unscaled", "Ctrl+6",
+     "Train this scenario's head with Adam on a small task, with and without 1/\u221Ad_k, and "
+     "watch the loss curves and the attention form."},
 };
 
 /// The view switch: tabs over the central column, the current one lit.

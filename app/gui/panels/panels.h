@@ -2,6 +2,9 @@
 // AppState and emits actions; none changes the scenario itself. window.cpp lays them out.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace attnlab::gui {
 
 struct AppState;
@@ -35,4 +38,12 @@ void DrawTourPanel(AppState& state);
 /// The softmax Jacobian of the query row, its norm against the multiplier, and the gradients
 /// of "row i should attend to key j" (click a key) through scores, Q and K (grad.h).
 void DrawGradientPanel(AppState& state);
+/// Training: a head trained scaled and unscaled in the background, loss curves, attention by step.
+void DrawTrainPanel(AppState& state);
+/// The training view's script commands (train-run, train-wait, train-cancel, train-step,
+/// train-export-csv, train-save-scenario); false if `words` is none of them. Failures go to
+/// *failure.
+bool TrainScriptCommand(AppState& state, const std::vector<std::string>& words,
+                        std::string* failure);
+
 }  // namespace attnlab::gui

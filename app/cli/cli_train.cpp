@@ -1,0 +1,119 @@
+// cli_train.cpp: `attention-lab train SCENARIO --task NAME --steps N [--no-scale] [--d-k N]
+// [--lr X] -o run.json|run.csv [--save-scenario F]` and `attention-lab code SCENARIO --train
+// --task NAME --steps N`: see cli_train.h and core/include/attnlab/train.h.
+#include "cli/cli_train.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "attnlab/codegen.h"
+#include "attnlab/train.h"
+
+namespace attnlab::cli {
+namespace {
+
+// A decimal integer option in [lo, hi]. Errors: std::invalid_argument naming the option.
+int64_t ParseCount(const std::string& option, const std::string& text, int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end || text[0] == '+' || v < lo || v > hi)
+    throw std::invalid_argument(option + " \"" + text + "\" is not an integer in " +
+                                std::to_string(lo) + ".." + std::to_string(hi));
+  return v;
+}
+
+std::string TaskList() {
+  std::string s;
+  for (const TrainTaskInfo& t : TrainTasks())
+    s += std::string(s.empty() ? "" : "; ") + t.name + " (" + t.description + ")";
+  return s;
+}
+
+bool EndsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+void TrainCli::Register(CLI::App& app, CLI::App& code) {
+  train_ = app.add_subcommand(
+      "train", "Train one attention head with Adam on a synthetic task (loss per step, weights)");
+  train_->add_option("scenario", input_,
+                     "Scenario file or preset id: its seed draws W_query, W_key, W_value")
+      ->required();
+  const std::string tasks = "Task: " + TaskList();
+  auto common = [&](CLI::App& c) {
+    c.add_option("--task", task_, tasks);
+    c.add_option("--steps", steps_, "Adam steps, 1..100000 (default 100)");
+    c.add_flag("--no-scale", no_scale_, "Do not divide the scores by sqrt(d_k)");
+    c.add_option("--d-k", d_k_, "Head size d_k, 1..1024 (default: the scenario's d_out)");
+    c.add_option("--lr", lr_, "Adam's learning rate, in (0, 10] (default 0.01)");
+    c.add_option("--batch", batch_, "Examples per step, 1..256 (default 16)");
+    c.add_option("--data-seed", data_seed_, "torch.manual_seed of the task's data (default 0)");
+  };
+  common(*train_);
+  train_->add_option("-o,--output", out_,
+                     "run.json (\"loss\" per step and the trained weights) or run.csv (step,loss); "
+                     "'-' for JSON on standard output")
+      ->required();
+  train_->add_option("--save-scenario", save_scenario_,
+                     "Also write the trained head as a scenario (init: matrix) to open in the window");
+  train_->footer("Tasks:\n  previous-token      " + std::string(TrainTasks()[0].description) +
+                 "\n  copy-first          " + TrainTasks()[1].description +
+                 "\n  associative-recall  " + TrainTasks()[2].description);
+  code.add_flag("--train", code_train_,
+                "The PyTorch training loop of `attention-lab train` instead (leaves `losses`)");
+  common(code);
+}
+
+namespace {
+
+TrainOptions ParseOptions(const std::string& task, const std::string& steps, bool no_scale,
+                          const std::string& d_k, const std::string& lr, const std::string& batch,
+                          const std::string& data_seed) {
+  TrainOptions o;
+  const std::optional<TrainTask> t = ParseTrainTask(task);
+  if (!t) {
+    std::string names;
+    for (const TrainTaskInfo& info : TrainTasks()) names += (names.empty() ? "" : ", ") + std::string(info.name);
+    throw std::invalid_argument("--task \"" + task + "\" is not a task (" + names + ")");
+  }
+  o.task = *t;
+  o.steps = ParseCount("--steps", steps, 1, 100000);
+  o.scale = !no_scale;
+  o.d_k = ParseCount("--d-k", d_k, 0, 1024);
+  o.batch = ParseCount("--batch", batch, 1, 256);
+  o.data_seed = static_cast<uint64_t>(ParseCount("--data-seed", data_seed, 0, INT64_MAX));
+  char* end = nullptr;
+  o.lr = std::strtod(lr.c_str(), &end);
+  if (lr.empty() || *end != '\0' || !(o.lr > 0 && o.lr <= 10))
+    throw std::invalid_argument("--lr \"" + lr + "\" is not a number in (0, 10]");
+  return o;
+}
+
+}  // namespace
+
+int TrainCli::Train(const TrainCliIo& io) {
+  const TrainOptions o =
+      ParseOptions(task_, steps_, no_scale_, d_k_, lr_, batch_, data_seed_);
+  const bool csv = EndsWith(out_, ".csv");
+  if (!csv && out_ != "-" && !EndsWith(out_, ".json"))
+    throw std::invalid_argument("-o " + out_ + ": give a .json or .csv file (or '-')");
+  const Scenario s = io.load(input_);
+  const TrainRun run = TrainAttentionHead(s, o);
+  io.write(out_, csv ? LossCurvesCsv({&run}, {"loss"}) : TrainRunJson(run));
+  if (!save_scenario_.empty()) io.write(save_scenario_, WriteScenario(TrainedHeadScenario(run)));
+  return 0;
+}
+
+int TrainCli::Code(const std::string& input, const std::string& out, const TrainCliIo& io) {
+  const TrainOptions o =
+      ParseOptions(task_, steps_, no_scale_, d_k_, lr_, batch_, data_seed_);
+  const std::string py = GenerateTrainingCode(io.load(input), o);
+  io.write(out, EndsWith(out, ".ipynb") ? ProgramAsNotebook(py) : py);
+  return 0;
+}
+
+}  // namespace attnlab::cli
