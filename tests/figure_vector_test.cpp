@@ -5,7 +5,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -230,17 +229,14 @@ TEST(MultiPanelFigure, EachPanelIsTheSingleFigureWithItsOwnColorbar) {
   }
 }
 
-// T = 2048: the vector formats draw the grid as one picture, so they stay near the PNG's size.
-TEST(FigureFile, LargeFiguresAreFastAndSmall) {
+// At T = 2048 the grid is one embedded picture in every format, not T^2 shapes (the time it
+// takes is bench/'s BM_ExportFigure: speed goals live in benchmarks, not in timed tests).
+TEST(FigureFile, LargeFiguresAreSmallAndCarryTheirScenario) {
   const Scenario s = RandnScenario(2048);
   const StageView v = View(s, Stage::kWeights);
   size_t png_size = 0;
   for (FigureFormat f : {FigureFormat::kPng, FigureFormat::kSvg, FigureFormat::kPdf}) {
-    const auto t0 = std::chrono::steady_clock::now();
     const std::string bytes = FigureFile({v}, "", {}, f, Meta(s, Stage::kWeights));
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    EXPECT_LT(seconds, 6.0) << FigureFormatName(f);  // a loaded 2-core machine; ~1 s alone
     if (f == FigureFormat::kPng) png_size = bytes.size();
     // The grid is one picture: base64 makes the SVG's a third larger than the PNG, no more.
     EXPECT_LT(bytes.size(), png_size * 14 / 10) << FigureFormatName(f);

@@ -524,11 +524,17 @@ TEST_F(Gui, SessionIsSavedAtExitAndRestored) {
 TEST_F(Gui, SessionSurvivesSignals) {
   for (const char* sig : {"TERM", "INT", "HUP", "KILL"}) {
     fs::remove_all(Path("config"));
+    // The script marks when its edits are on screen; the signal comes 2 s later (two autosave
+    // intervals), however long the window took to start on a busy machine.
+    const std::string marker = Path(std::string("edited-") + sig + ".json");
+    fs::remove(marker);
     const std::string script =
-        Write(std::string("edit-") + sig + ".script", "temperature 3\nmask causal\nwait 1000000\n");
+        Write(std::string("edit-") + sig + ".script",
+              "temperature 3\nmask causal\nwait 3\nsave-views " + marker + "\nwait 1000000\n");
     // The app is killed by a pattern that matches its own command line only (not xvfb-run's).
-    const std::string kill = std::string(" & sleep 4; pkill -") + sig + " -f '^" + ATTNLAB_APP +
-                             " .*" + script + "'; wait";
+    const std::string kill = " & for i in $(seq 1200); do [ -e " + marker +
+                             " ] && break; sleep 0.1; done; sleep 2; pkill -" + sig + " -f '^" +
+                             ATTNLAB_APP + " .*" + script + "'; wait";
     const std::string cmd = "XDG_CONFIG_HOME=" + Path("config") + " ATTNLAB_AUTOSAVE_SECONDS=1 " +
                             "xvfb-run -a -s '-screen 0 1280x800x24' " + ATTNLAB_APP +
                             " --preset karpathy-trick --script " + script + " 2>/dev/null" + kill;
