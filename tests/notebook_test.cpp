@@ -230,7 +230,9 @@ TEST(Notebook, ScalingDemoScaledStaysDiffuse) {
 // numpy-scaled-masked-attention.txt ran unseeded: the preset seeds np.random.seed(0), and its
 // numbers are those of the notebook's own cells run after that seed by real NumPy in float64
 // (golden/notebooks/numpy-masked.json): its 0/-inf mask added to the scaled scores and its
-// softmax without the max subtracted give the app's causal mask and stable softmax, to float32.
+// softmax without the max subtracted give the app's causal mask and stable softmax. The preset
+// is float64, as the notebook: the float stages are its values rounded to float32, st.f64 the
+// double ones.
 TEST(Notebook, NumpyMaskedIsTheNotebookAfterSeedZero) {
   const nlohmann::json nb = test::LoadGolden("notebooks/numpy-masked.json")["cells"];
   const Scenario s = LoadPreset("numpy-masked");
@@ -261,11 +263,14 @@ TEST(Notebook, NumpyMaskedIsTheNotebookAfterSeedZero) {
         EXPECT_NEAR(st.logits[0](i, j), scaled(i, j), 1e-5) << i << "," << j;
       }
     }
-  // q.var(), k.var(), np.matmul(q, k.T).var(): NumPy's ddof = 0, of the float32 stages.
+  // q.var(), k.var(), np.matmul(q, k.T).var(): NumPy's ddof = 0 in float64, every digit the
+  // notebook prints (q and k are NumPy's exact draws).
   const StageVariances v = WholeVariances(st, VarianceKindOf(s.input.generator));
-  EXPECT_NEAR(v.var_q, nb["q.var()"].get<double>(), 1e-6);
-  EXPECT_NEAR(v.var_k, nb["k.var()"].get<double>(), 1e-6);
-  EXPECT_NEAR(v.var_scores, nb["np.matmul(q, k.T).var()"].get<double>(), 1e-5);
+  EXPECT_EQ(v.var_q, nb["q.var()"].get<double>());
+  EXPECT_EQ(v.var_k, nb["k.var()"].get<double>());
+  EXPECT_NEAR(v.var_scores, nb["np.matmul(q, k.T).var()"].get<double>(), 1e-13);
+  ASSERT_TRUE(st.f64);
+  EXPECT_NEAR(st.f64->context[0](3, 7), nb["new_v"][3][7].get<double>(), 1e-14);
   EXPECT_TRUE(std::isnan(v.var_logits));  // the masked logits hold -inf
 }
 

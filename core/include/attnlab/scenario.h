@@ -60,6 +60,12 @@ enum class MaskKind { kNone, kCausal, kCustom };
 /// normalization: how logits become weights, row by row (see pipeline.h).
 enum class Normalization { kSoftmax, kSoftmaxNaive, kSum, kMean };
 
+/// dtype (top level): the precision of the whole pipeline. kFloat32: PyTorch's default float32
+/// tensors (NumPy draws rounded to float32). kFloat64: every draw, product and normalisation in
+/// double, as torch.float64 tensors (torch.set_default_dtype(torch.float64)) or NumPy's native
+/// float64 arrays compute them (pipeline_f64.h).
+enum class Dtype { kFloat32, kFloat64 };
+
 /// The spec's names: "matrix", "torch_rand", "query", "causal", "softmax_naive", ...
 const char* Name(InputSource v);
 const char* Name(Generator v);
@@ -67,6 +73,7 @@ const char* Name(ProjectionInit v);
 const char* Name(Projection v);
 const char* Name(MaskKind v);
 const char* Name(Normalization v);
+const char* Name(Dtype v);  ///< "float32", "float64"
 
 /// 0/1 matrix, T x T, row-major: 1 where query i may attend to key j.
 using MaskMatrix = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -139,6 +146,7 @@ struct Scenario {
   MaskSpec mask;
   Normalization normalization = Normalization::kSoftmax;
   DropoutSpec dropout;
+  Dtype dtype = Dtype::kFloat32;  ///< "dtype": float32 (default) or float64
 };
 
 /// The sizes a scenario resolves to. For text input this tokenizes the text. For qkv input
