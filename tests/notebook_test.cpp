@@ -5,6 +5,8 @@
 
 #include "attnlab/pipeline.h"
 #include "attnlab/presets.h"
+#include "attnlab/rng.h"
+#include "attnlab/torch_print.h"
 #include "attnlab/stats.h"
 #include "test_util.h"
 
@@ -272,6 +274,31 @@ TEST(Notebook, NumpyMaskedIsTheNotebookAfterSeedZero) {
   ASSERT_TRUE(st.f64);
   EXPECT_NEAR(st.f64->context[0](3, 7), nb["new_v"][3][7].get<double>(), 1e-14);
   EXPECT_TRUE(std::isnan(v.var_logits));  // the masked logits hold -inf
+}
+
+}  // namespace
+}  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// karpathy-mathematical-trick.txt, cell 12: after torch.manual_seed(42), b = torch.randint(0, 10,
+// (3, 2)).float(); a = the row-normalised tril; c = a @ b. The karpathy-a-at-b preset writes b
+// as its input (the generator's Randint gives it), a is its weights and c its context, printed
+// exactly as the notebook prints a, b and c.
+TEST(Notebook, KarpathyAAtBPrintsTheNotebooksABAndC) {
+  TorchGenerator g(42);
+  const std::vector<int64_t> b = g.Randint(0, 10, 6);
+  const Scenario s = LoadPreset("karpathy-a-at-b");
+  ASSERT_EQ(s.input.values.size(), 1u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(s.input.values[0](i / 2, i % 2), float(b[i])) << i;
+  const Stages st = RunScenario(s);
+  EXPECT_EQ(PrintStage(st, "X")->text, "tensor([[2., 7.],\n        [6., 4.],\n        [6., 5.]])");
+  EXPECT_EQ(PrintStage(st, "weights")->text,
+            "tensor([[1.0000, 0.0000, 0.0000],\n        [0.5000, 0.5000, 0.0000],\n"
+            "        [0.3333, 0.3333, 0.3333]])");
+  EXPECT_EQ(PrintStage(st, "context")->text,
+            "tensor([[2.0000, 7.0000],\n        [4.0000, 5.5000],\n        [4.6667, 5.3333]])");
 }
 
 }  // namespace
