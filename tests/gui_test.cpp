@@ -842,6 +842,27 @@ TEST_F(Gui, SaveAsAsksBeforeReplacingAFile) {
   EXPECT_EQ(ParseScenario(ReadFile(old)), LoadPreset("karpathy-trick"));
 }
 
+// Code view > Save as notebook: the program as nbformat 4, through the same dialog flow as Save
+// As (asks before replacing; answering no leaves the file as it was).
+TEST_F(Gui, SaveAsNotebookWritesTheProgramAndAsksBeforeReplacing) {
+  const std::string old = Write("old.ipynb", "keep me\n");
+  const std::string script = Write(
+      "nb.script", "preset numpy-masked\nview code\nchoose notebook " + old +
+                       "\nreplace no\nchoose notebook " + Path("new.ipynb") + "\n");
+  const Result a = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(ReadFile(old), "keep me\n");
+  const std::string expected =
+      ProgramAsNotebook(GeneratePyTorchCode(LoadPreset("numpy-masked")));
+  EXPECT_EQ(ReadFile(Path("new.ipynb")), expected);
+  EXPECT_EQ(nlohmann::json::parse(expected)["nbformat"], 4);
+  const std::string replace = Write(
+      "nb-replace.script", "preset numpy-masked\nchoose notebook " + old + "\nreplace yes\n");
+  const Result b = RunApp("--script " + replace + " --no-autosave");
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(ReadFile(old), expected);
+}
+
 TEST_F(Gui, ADroppedScenarioOpens) {
   const std::string scenario = desktop::PresetFile("dog-attacks-cat", Path("dropped.json"));
   const std::string script = Write("drop.script", "preset raschka-journey\ndrop " +

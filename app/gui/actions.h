@@ -130,7 +130,9 @@ struct TourCommand {
 struct Quit {};
 /// Which modal dialog is up (DialogState in app_state.h).
 /// kReplace: "FILE exists. Replace it?" before Save As writes over a file.
-enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll, kExportCompare, kReplace };
+/// kSaveNotebook: the Code view's program as a Jupyter notebook (.ipynb).
+enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll, kExportCompare, kReplace,
+                        kSaveNotebook };
 /// Opens a dialog with its default path: Open the last file; Save As that file or
 /// "scenario.json"; Export DefaultExportName(stage); Export all "attention-figures"; Export
 /// compare DefaultCompareExportName(map).
@@ -194,6 +196,11 @@ struct DropFiles {
 };
 /// File > Open Recent > Clear the list.
 struct ClearRecentFiles {};
+/// Writes the program of the scenario on screen (the Code view's text) as a Jupyter notebook
+/// (codegen.h ProgramAsNotebook) to `path`, atomically.
+struct SaveNotebook {
+  std::string path;
+};
 
 using Action =
     std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization, SetDropout,
@@ -202,7 +209,7 @@ using Action =
                  SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage,
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
                  SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile, ConfirmReplace,
-                 NativeDialogEnded, DropFiles, ClearRecentFiles>;
+                 NativeDialogEnded, DropFiles, ClearRecentFiles, SaveNotebook>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {
