@@ -222,8 +222,11 @@ void ExpectHeatmaps(const std::vector<HeatmapStats>& maps, const Scenario& scena
     const std::string where = what + ", " + m.stage;
     EXPECT_GT(m.pixels, 2000) << where;
     EXPECT_GE(m.colormap_fraction, 0.7) << where;
+    // karpathy-a-at-b is the notebook's 3 x 3 a @ b: its weights hold only 1, 1/2 and 1/3
+    // (the row-normalised tril) and its scores X X^T six values (symmetric).
+    const bool averaging_demo = what.find("karpathy-a-at-b") != std::string::npos;
     if (m.stage != "mask") {
-      EXPECT_GE(m.distinct_colours, std::min(m.rows * m.cols, 8)) << where;
+      EXPECT_GE(m.distinct_colours, std::min(m.rows * m.cols, averaging_demo ? 3 : 8)) << where;
     }
     const bool hatched = m.stage == "mask" || m.stage == "logits" || m.stage == "weights";
     if (scenario.mask.kind == MaskKind::kCausal && hatched) {

@@ -928,9 +928,11 @@ Shape ValidateScenario(const Scenario& s) {
   }
   if (!(s.dropout.p >= 0.0 && s.dropout.p < 1.0))
     Fail("dropout.p", "must be in [0, 1), got " + json(s.dropout.p).dump());
+  // float64: the double stages (twice the size) are kept beside the float32 ones.
   const double bytes = EstimateStageBytes(sh, s.dropout.p > 0,
                                           s.input.source == InputSource::kText,
-                                          s.projections.out_proj);
+                                          s.projections.out_proj) *
+                       (s.dtype == Dtype::kFloat64 ? 3.0 : 1.0);
   if (bytes > kMaxStageBytes) FailTooLarge(s, sh, bytes);
   return sh;
 }

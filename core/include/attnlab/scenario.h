@@ -42,8 +42,9 @@ class ScenarioError : public std::runtime_error {
 enum class InputSource { kMatrix, kText, kRandn, kQkv };
 /// input.generator: whose random generator the draws reproduce. kTorch: torch.manual_seed and
 /// torch.randn / torch.rand (rng.h). kNumpy: NumPy's legacy global generator, np.random.seed
-/// and np.random.randn / np.random.rand (numpy_rng.h), float64 draws rounded to float32 (the
-/// pipeline computes in float32). NumPy has no nn.Linear, nn.Embedding or nn.Dropout.
+/// and np.random.randn / np.random.rand (numpy_rng.h): float64 draws, rounded to float32 in a
+/// float32 scenario, kept in a float64 one (Dtype). NumPy has no nn.Linear, nn.Embedding or
+/// nn.Dropout.
 enum class Generator { kTorch, kNumpy };
 /// projections.init: how W_query, W_key, W_value are made (see ProjectionSpec).
 enum class ProjectionInit { kIdentity, kTorchRand, kRandn, kLinear, kMatrix };
@@ -161,8 +162,9 @@ struct Shape {
 /// out-of-range value, a number beyond a double such as 1e400, a seed outside torch.manual_seed's
 /// [-2^63, 2^64) or, with input.generator "numpy", outside np.random.seed's [0, 2^32 - 1], what
 /// NumPy has no counterpart for (text input, init "linear", dropout p > 0 with "numpy"),
-/// "projections" given with input.source "qkv", too large for kMaxStageBytes: the size most out
-/// of line), or, for broken JSON, the line and column.
+/// "projections" given with input.source "qkv", a "dtype" other than "float32" and "float64",
+/// too large for kMaxStageBytes: the size most out of line), or, for broken JSON, the line and
+/// column.
 Scenario ParseScenario(const std::string& json_text);
 
 /// Validates a scenario built in code (the GUI's edits) exactly as ParseScenario does, and
