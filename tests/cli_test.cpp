@@ -76,7 +76,7 @@ TEST_F(Cli, PresetsListsIdThenTitle) {
   EXPECT_EQ(r.status, 0);
   for (const char* id :
        {"raschka-journey", "dog-attacks-cat", "karpathy-trick", "karpathy-head", "scaling-demo",
-        "scaling-demo-scaled", "numpy-masked"})
+        "scaling-demo-scaled", "numpy-masked", "karpathy-a-at-b"})
     EXPECT_NE(r.out.find(std::string(id) + " "), std::string::npos) << id;
   // The titles line up after the longest id (scaling-demo-scaled) and two spaces.
   EXPECT_NE(r.out.find("\nraschka-journey      Raschka ch. 3"), std::string::npos) << r.out;

@@ -5,6 +5,8 @@
 
 #include "attnlab/pipeline.h"
 #include "attnlab/presets.h"
+#include "attnlab/rng.h"
+#include "attnlab/torch_print.h"
 #include "attnlab/stats.h"
 #include "test_util.h"
 
@@ -230,7 +232,9 @@ TEST(Notebook, ScalingDemoScaledStaysDiffuse) {
 // numpy-scaled-masked-attention.txt ran unseeded: the preset seeds np.random.seed(0), and its
 // numbers are those of the notebook's own cells run after that seed by real NumPy in float64
 // (golden/notebooks/numpy-masked.json): its 0/-inf mask added to the scaled scores and its
-// softmax without the max subtracted give the app's causal mask and stable softmax, to float32.
+// softmax without the max subtracted give the app's causal mask and stable softmax. The preset
+// is float64, as the notebook: the float stages are its values rounded to float32, st.f64 the
+// double ones.
 TEST(Notebook, NumpyMaskedIsTheNotebookAfterSeedZero) {
   const nlohmann::json nb = test::LoadGolden("notebooks/numpy-masked.json")["cells"];
   const Scenario s = LoadPreset("numpy-masked");
@@ -261,12 +265,40 @@ TEST(Notebook, NumpyMaskedIsTheNotebookAfterSeedZero) {
         EXPECT_NEAR(st.logits[0](i, j), scaled(i, j), 1e-5) << i << "," << j;
       }
     }
-  // q.var(), k.var(), np.matmul(q, k.T).var(): NumPy's ddof = 0, of the float32 stages.
+  // q.var(), k.var(), np.matmul(q, k.T).var(): NumPy's ddof = 0 in float64, every digit the
+  // notebook prints (q and k are NumPy's exact draws).
   const StageVariances v = WholeVariances(st, VarianceKindOf(s.input.generator));
-  EXPECT_NEAR(v.var_q, nb["q.var()"].get<double>(), 1e-6);
-  EXPECT_NEAR(v.var_k, nb["k.var()"].get<double>(), 1e-6);
-  EXPECT_NEAR(v.var_scores, nb["np.matmul(q, k.T).var()"].get<double>(), 1e-5);
+  EXPECT_EQ(v.var_q, nb["q.var()"].get<double>());
+  EXPECT_EQ(v.var_k, nb["k.var()"].get<double>());
+  EXPECT_NEAR(v.var_scores, nb["np.matmul(q, k.T).var()"].get<double>(), 1e-13);
+  ASSERT_TRUE(st.f64);
+  EXPECT_NEAR(st.f64->context[0](3, 7), nb["new_v"][3][7].get<double>(), 1e-14);
   EXPECT_TRUE(std::isnan(v.var_logits));  // the masked logits hold -inf
+}
+
+}  // namespace
+}  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// karpathy-mathematical-trick.txt, cell 12: after torch.manual_seed(42), b = torch.randint(0, 10,
+// (3, 2)).float(); a = the row-normalised tril; c = a @ b. The karpathy-a-at-b preset writes b
+// as its input (the generator's Randint gives it), a is its weights and c its context, printed
+// exactly as the notebook prints a, b and c.
+TEST(Notebook, KarpathyAAtBPrintsTheNotebooksABAndC) {
+  TorchGenerator g(42);
+  const std::vector<int64_t> b = g.Randint(0, 10, 6);
+  const Scenario s = LoadPreset("karpathy-a-at-b");
+  ASSERT_EQ(s.input.values.size(), 1u);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(s.input.values[0](i / 2, i % 2), float(b[i])) << i;
+  const Stages st = RunScenario(s);
+  EXPECT_EQ(PrintStage(st, "X")->text, "tensor([[2., 7.],\n        [6., 4.],\n        [6., 5.]])");
+  EXPECT_EQ(PrintStage(st, "weights")->text,
+            "tensor([[1.0000, 0.0000, 0.0000],\n        [0.5000, 0.5000, 0.0000],\n"
+            "        [0.3333, 0.3333, 0.3333]])");
+  EXPECT_EQ(PrintStage(st, "context")->text,
+            "tensor([[2.0000, 7.0000],\n        [4.0000, 5.5000],\n        [4.6667, 5.3333]])");
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
        "out_proj, W_query, W_key, W_value)"},
       {Edit("\"input\"", "\"temperature\": 2, \"input\""),
        "temperature: unknown field (expected one of: format, title, input, projections, scaling, "
-       "mask, normalization, dropout)"},
+       "mask, normalization, dropout, dtype)"},
       {Edit("\"seed\": 123", "\"seed\": 123, \"order\": [\"key\", \"key\", \"value\"]"),
        "projections.order[1]: \"key\" appears twice; list query, key, value once each"},
       {Edit("scenario@1", "scenario@2"),

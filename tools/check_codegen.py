@@ -2,7 +2,8 @@
 """Runs the program `attention-lab code` writes for each scenario and checks that it computes
 the same stages as `attention-lab dump` (X, Q, K, V, scores, logits, weights, weights_dropped,
 context), to |a - b| <= 1e-5 + 1e-5 |b| (float32 summation order; a NumPy program computes in
-float64 from the same draws, the app in float32 for now).
+float64 from the same draws). A "dtype": "float64" scenario (the dump says so) is held to
+1e-12 + 1e-10 |b|, and its program's PyTorch tensors must be torch.float64.
 
 The program is PyTorch, or NumPy for scenarios with input.generator "numpy". Registered as the
 ctests codegen_runs_in_pytorch and codegen_runs_in_numpy; a scenario whose library this Python
@@ -41,14 +42,14 @@ def as_numpy(value):
     return np.asarray(value, dtype=np.float64)
 
 
-def compare(name, got, want):
+def compare(name, got, want, tol=1e-5):
     got, want = got.squeeze(), want.squeeze()
     if got.shape != want.shape:
         return f"{name}: shape {tuple(got.shape)}, app {tuple(want.shape)}"
     same_nonfinite = np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(
         np.isinf(got), np.isinf(want)) and np.array_equal(got[np.isinf(got)], want[np.isinf(want)])
     fin = np.isfinite(want)
-    close = np.allclose(got[fin], want[fin], rtol=1e-5, atol=1e-5)
+    close = np.allclose(got[fin], want[fin], rtol=tol, atol=tol * 1e-2 if tol < 1e-5 else tol)
     if same_nonfinite and close:
         return None
     diff = np.abs(got[fin] - want[fin]).max() if fin.any() else float("nan")
@@ -88,7 +89,11 @@ def check(cli, scenario):
         if name not in env:
             bad.append(f"{name}: missing from the program")
             continue
-        diff = compare(name, as_numpy(env[name]), array(dump[name]))
+        f64 = dump.get("dtype") == "float64"
+        if f64 and torch is not None and isinstance(env[name], torch.Tensor) and \
+                env[name].dtype != torch.float64:
+            bad.append(f"{name}: {env[name].dtype} in a float64 scenario")
+        diff = compare(name, as_numpy(env[name]), array(dump[name]), 1e-10 if f64 else 1e-5)
         if diff:
             bad.append(diff)
     return bad

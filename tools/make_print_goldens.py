@@ -12,6 +12,11 @@ The tests read the committed goldens and never need torch.
                                           {"X": {"shape": [...], "text": "tensor(...)"}, ...}
   tests/golden/print/edge_cases.json      targeted cases: [{"name", "shape", "bits" (float32 bit
                                           patterns, so nan and -0.0 are exact), "text"}]
+  tests/golden/print/float64_cases.json   float64 arrays (dtype float64 scenarios): [{"name",
+                                          "shape", "bits" (float64 bit patterns), "torch" (str()
+                                          of the torch.float64 tensor), "numpy" (repr() of the
+                                          ndarray with NumPy's default print options, null for
+                                          0-d and empty arrays)}]
 """
 import glob
 import json
@@ -125,6 +130,56 @@ def edge_cases():
     return out
 
 
+def float64_cases():
+    """float64 arrays as torch prints them (", dtype=torch.float64") and as NumPy's repr()
+    writes them (precision 8, maxprec, linewidth 75): digits a float32 cannot hold, NumPy's
+    positional and scientific modes, padding, nan/inf, -0.0, wrapping and summaries."""
+    rs = np.random.RandomState(3)
+    nan, inf = float("nan"), float("inf")
+    a = np.array
+    cases = {
+        "notebook_q": rs.randn(4, 8),
+        "notebook_weights": a([[1.0, 0.0, 0.0], [0.2277465012, 0.7722534988, 0.0],
+                               [0.05635516, 0.70688764, 0.2367572]]),
+        "mask_0_neginf": a([[0.0, -inf, -inf], [0.0, 0.0, -inf], [0.0, 0.0, 0.0]]),
+        "logits_neginf": a([[0.98677191, -inf], [-1.62519173, -0.40411205]]),
+        "short_digits": a([[0.5, 0.25], [1.0, 0.125]]),
+        "ints": a([[1.0, 2.0], [30.0, -4.0]]),
+        "sci_small_min": a([[9.24653097e-04, 1.18304853, -0.3136]]),
+        "sci_tiny": a([[1e-5, 2.5e-7], [3.0, -4.0]]),
+        "sci_big": a([[1.5e9, 2.5], [3.25, 4.0]]),
+        "sci_exp_3_digits": a([[1e-120, 1.0], [2.5e200, 3.0]]),
+        "mixed_lengths_sci": a([1e-05, 1.0, 123.5]),
+        "round_at_8": a([[0.123456785, 0.999999996, 1.000000004]]),
+        "big_fixed": a([[1234567.123456789, -2345678.5], [10.0, 99999999.9]]),
+        "nan_inf": a([[nan, 1.5], [2.0, inf]]),
+        "nan_inf_sci": a([[nan, 1e-6], [-inf, 0.5]]),
+        "neg_zero": a([[-0.0, 0.5], [0.25, -0.0]]),
+        "all_zero": np.zeros((2, 3)),
+        "all_nan": a([[nan, nan]]),
+        "vector": a([0.5, -1.25, 3.0]),
+        "wide_row_wraps": rs.randn(2, 20),
+        "wide_scaled": rs.randn(3, 12) * 10,
+        "stack_3d": rs.randn(2, 3, 4),
+        "stack_4d": rs.randn(1, 2, 3, 3),
+        "wide_3d_wraps": rs.randn(2, 3, 16),
+        "summarised": rs.randn(40, 30),
+        "summarised_3d": rs.randn(4, 20, 30),
+        "exactly_1000": rs.randn(10, 100),
+    }
+    out = []
+    for name, x in cases.items():
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        out.append({
+            "name": name,
+            "shape": list(x.shape),
+            "bits": x.view(np.uint64).ravel().tolist(),
+            "torch": str(torch.from_numpy(x)),
+            "numpy": repr(x) if x.ndim > 0 and x.size > 0 else None,
+        })
+    return out
+
+
 def main():
     torch.set_printoptions(profile="default")
     os.makedirs(os.path.join(GOLDEN, "print", "scenarios"), exist_ok=True)
@@ -138,6 +193,9 @@ def main():
             f.write("\n")
     with open(os.path.join(GOLDEN, "print", "edge_cases.json"), "w") as f:
         json.dump(edge_cases(), f, indent=1)
+        f.write("\n")
+    with open(os.path.join(GOLDEN, "print", "float64_cases.json"), "w") as f:
+        json.dump(float64_cases(), f, indent=1)
         f.write("\n")
     print("torch", torch.__version__, "wrote", os.path.join(GOLDEN, "print"))
 

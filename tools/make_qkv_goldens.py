@@ -23,6 +23,9 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "tests", "golden", "qkv")
 FMT = "attention-lab/scenario@1"
+NP = {torch.float32: np.float32, torch.float64: np.float64}
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+F64_OUT = os.path.join(HERE, "..", "tests", "golden", "f64")
 
 
 def f32_list(t):
@@ -40,10 +43,12 @@ def f32_list(t):
 
 
 class Draws:
-    """The scenario's generator: torch's or NumPy's legacy global one, float32 results."""
+    """The scenario's generator: torch's or NumPy's legacy global one, float32 results (or
+    float64 ones, for "dtype": "float64": NumPy's draws unrounded, torch's drawn as float64)."""
 
-    def __init__(self, kind):
+    def __init__(self, kind, dtype=torch.float32):
         self.kind = kind
+        self.dtype = dtype
 
     def seed(self, s):
         if self.kind == "numpy":
@@ -53,22 +58,23 @@ class Draws:
 
     def randn(self, *shape):
         if self.kind == "numpy":
-            return torch.from_numpy(np.random.randn(*shape).astype(np.float32))
-        return torch.randn(*shape)
+            return torch.from_numpy(np.random.randn(*shape).astype(NP[self.dtype]))
+        return torch.randn(*shape, dtype=self.dtype)
 
     def rand(self, *shape):
         if self.kind == "numpy":
-            return torch.from_numpy(np.random.rand(*shape).astype(np.float32))
-        return torch.rand(*shape)
+            return torch.from_numpy(np.random.rand(*shape).astype(NP[self.dtype]))
+        return torch.rand(*shape, dtype=self.dtype)
 
 
 def inputs(scn):
     """X (or None) and Q, K, V as (B, T, d) float32 tensors, and the token labels."""
     inp, proj = scn["input"], scn.get("projections")
-    g = Draws(inp.get("generator", "torch"))
+    dt = DTYPES[scn.get("dtype", "float32")]
+    g = Draws(inp.get("generator", "torch"), dt)
     if inp["source"] == "qkv":
         if "Q" in inp:
-            q, k, v = (torch.tensor(inp[n], dtype=torch.float32) for n in "QKV")
+            q, k, v = (torch.tensor(inp[n], dtype=dt) for n in "QKV")
             q, k, v = (t if t.dim() == 3 else t.unsqueeze(0) for t in (q, k, v))
         else:
             g.seed(inp["seed"])
@@ -83,7 +89,7 @@ def inputs(scn):
         g.seed(inp["seed"])
         X = g.randn(inp.get("batch", 1), inp["length"], inp["d_in"])
     else:
-        X = torch.tensor(inp["values"], dtype=torch.float32)
+        X = torch.tensor(inp["values"], dtype=dt)
         X = X if X.dim() == 3 else X.unsqueeze(0)
     init, d_in = proj["init"], X.shape[-1]
     W = {}
@@ -94,10 +100,20 @@ def inputs(scn):
             W[name] = (g.randn if init == "randn" else g.rand)(d_in, proj["d_out"])
     elif init == "matrix":
         for name in ("query", "key", "value"):
-            W[name] = torch.tensor(proj["W_" + name], dtype=torch.float32)
+            W[name] = torch.tensor(proj["W_" + name], dtype=dt)
+    elif init == "linear":  # float64 cases only: nn.Linear(..., dtype=torch.float64)
+        if proj.get("seed") is not None:
+            g.seed(proj["seed"])
+        for name in proj.get("order", ["query", "key", "value"]):
+            W[name] = torch.nn.Linear(d_in, proj["d_out"], bias=proj.get("bias", False), dtype=dt)
+        if proj.get("out_proj"):
+            W["out_proj"] = torch.nn.Linear(proj["d_out"], proj["d_out"], dtype=dt)
+        qkv = tuple(W[n](X) for n in ("query", "key", "value"))
+        T = X.shape[1]
+        return X, W, qkv, inp.get("tokens", ["x%d" % (i + 1) for i in range(T)])
     else:
         for name in ("query", "key", "value"):
-            W[name] = torch.eye(d_in)
+            W[name] = torch.eye(d_in, dtype=dt)
     qkv = tuple(X @ W[n] for n in ("query", "key", "value"))
     T = X.shape[1]
     return X, W, qkv, inp.get("tokens", ["x%d" % (i + 1) for i in range(T)])
@@ -105,6 +121,7 @@ def inputs(scn):
 
 def attention(scn, q, k, v, heads):
     B, T, d = q.shape
+    dt = q.dtype
     dh = d // heads
     split = lambda t: t.view(B, T, heads, dh).transpose(1, 2)  # noqa: E731
     qh, kh, vh = split(q), split(k), split(v)
@@ -114,13 +131,13 @@ def attention(scn, q, k, v, heads):
     if sc.get("multiplier", 1.0) != 1.0:
         logits = logits * sc["multiplier"]
     if sc.get("sqrt_dk", True):
-        logits = logits / torch.tensor(math.sqrt(dh), dtype=torch.float32)
+        logits = logits / torch.tensor(math.sqrt(dh), dtype=dt)
     mk = scn.get("mask", {}).get("kind", "none")
-    allowed = torch.ones(T, T)
+    allowed = torch.ones(T, T, dtype=dt)
     if mk == "causal":
-        allowed = torch.tril(torch.ones(T, T))
+        allowed = torch.tril(torch.ones(T, T, dtype=dt))
     elif mk == "custom":
-        allowed = torch.tensor(scn["mask"]["allowed"], dtype=torch.float32)
+        allowed = torch.tensor(scn["mask"]["allowed"], dtype=dt)
     if mk != "none":
         logits = logits.masked_fill(allowed == 0, float("-inf"))
     norm = scn.get("normalization", "softmax")
@@ -245,6 +262,100 @@ def numpy_notebook(seed):
             "np.matmul(q, k.T).var()": scores.var(), "scaled.var()": scaled.var()}
 
 
+def f64_list(t):
+    """Nested lists of float64 values (Python's shortest repr), inf/nan as strings."""
+    def conv(x):
+        if isinstance(x, list):
+            return [conv(y) for y in x]
+        if math.isnan(x):
+            return "nan"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        return float(x)
+    return conv(t.tolist())
+
+
+def run_f64(scn):
+    """Every stage of a "dtype": "float64" scenario, computed by PyTorch in torch.float64 from
+    float64 draws (torch's own, or NumPy's unrounded), with dropout and out_proj."""
+    X, W, (q, k, v), tokens = inputs(scn)
+    heads = (scn["input"] if scn["input"]["source"] == "qkv" else scn["projections"]).get("heads", 1)
+    scores, logits, weights, allowed, context = attention(scn, q, k, v, heads)
+    ex = {"Q": f64_list(q), "K": f64_list(k), "V": f64_list(v), "scores": f64_list(scores),
+          "logits": f64_list(logits), "weights": f64_list(weights), "tokens": tokens,
+          "mask": allowed.to(torch.int64).tolist()}
+    drop = scn.get("dropout", {})
+    if drop.get("p", 0) > 0:
+        if drop.get("seed") is not None:
+            torch.manual_seed(drop["seed"])
+        dropped = torch.nn.Dropout(drop["p"])(weights)
+        ex["weights_dropped"] = f64_list(dropped)
+        B, T, d = q.shape
+        dh = d // heads
+        vh = v.view(B, T, heads, dh).transpose(1, 2)
+        context = (dropped @ vh).transpose(1, 2).contiguous().view(B, T, d)
+    if X is not None:
+        ex["X"] = f64_list(X)
+        if "out_proj" in W:
+            context = W["out_proj"](context)
+        for n in ("query", "key", "value"):
+            w = W[n].weight.T if isinstance(W[n], torch.nn.Linear) else W[n]
+            ex["W_" + n] = f64_list(w.detach())
+    ex["context"] = f64_list(context.detach())
+    kind = scn["input"].get("generator", "torch")
+    out = {}
+    for key, t in {"var_q": q, "var_k": k, "var_scores": scores, "var_logits": logits,
+                   "var_weights": weights}.items():
+        val = float(t.detach().numpy().var()) if kind == "numpy" else float(t.detach().var())
+        out[key] = "nan" if math.isnan(val) else val
+    ex["stats"] = out
+    return ex
+
+
+def f64(scn):
+    scn = dict(scn)
+    scn["dtype"] = "float64"
+    return scn
+
+
+CASES_F64 = {
+    "numpy-masked-seed0": f64(CASES["numpy-masked-seed0"]),
+    "numpy-odd-counts": f64(CASES["numpy-odd-counts"]),
+    "numpy-randn-projections": f64(CASES["numpy-randn-projections"]),
+    "numpy-matrix-rand-W": f64(CASES["numpy-matrix-rand-W"]),
+    "torch-qkv-small": f64(CASES["torch-qkv-small"]),
+    "torch-qkv-kqv-heads": f64(CASES["torch-qkv-kqv-heads"]),
+    "torch-qkv-given": f64(CASES["torch-qkv-given"]),
+    "torch-randn-tail": f64(scenario(
+        "torch float64 randn: 5 x 7 = 35 draws (two blocks of 16 and a redrawn tail), then "
+        "torch.rand W", {"source": "randn", "length": 5, "d_in": 7, "seed": 123},
+        {"init": "torch_rand", "d_out": 4, "heads": 2}, mask="causal", norm="softmax_naive")),
+    "torch-linear-dropout": f64(dict(scenario(
+        "torch float64 nn.Linear with bias and out_proj, dropout",
+        {"source": "matrix", "values": [[0.43, 0.15, 0.89], [0.55, 0.87, 0.66],
+                                        [0.57, 0.85, 0.64], [0.22, 0.58, 0.33]]},
+        {"init": "linear", "d_out": 4, "seed": 789, "bias": True, "out_proj": True,
+         "heads": 2}, mask="causal"), dropout={"p": 0.25, "seed": 3})),
+    "torch-matrix-sum-custom": f64(scenario(
+        "torch float64 matrix W, sum normalisation, custom mask, multiplier",
+        {"source": "matrix", "values": [[1.0, 0.5], [-0.25, 2.0], [0.1, 0.3]]},
+        {"init": "matrix", "d_out": 2, "W_query": [[0.1, 0.2], [0.3, 0.4]],
+         "W_key": [[0.5, -0.6], [0.7, 0.8]], "W_value": [[1.5, 0.25], [-0.75, 1.0]]},
+        mask="custom", norm="sum", scaling={"sqrt_dk": True, "multiplier": 0.3},
+        allowed=[[1, 0, 1], [1, 1, 0], [0, 1, 1]])),
+}
+
+
+def write_cases(folder, cases, runner):
+    os.makedirs(folder, exist_ok=True)
+    for name, scn in cases.items():
+        doc = {"scenario": scn, "expected": runner(scn), "torch": torch.__version__,
+               "numpy": np.__version__}
+        with open(os.path.join(folder, name + ".json"), "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+
+
 def main():
     nb = os.path.join(OUT, "..", "notebooks")
     os.makedirs(nb, exist_ok=True)
@@ -252,14 +363,10 @@ def main():
         json.dump({"made_by": "tools/make_qkv_goldens.py", "numpy": np.__version__,
                    "cells": numpy_notebook(0)}, f, indent=1)
         f.write("\n")
-    os.makedirs(OUT, exist_ok=True)
-    for name, scn in CASES.items():
-        doc = {"scenario": scn, "expected": run(scn), "torch": torch.__version__,
-               "numpy": np.__version__}
-        with open(os.path.join(OUT, name + ".json"), "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-    print("wrote", len(CASES), "files to", os.path.normpath(OUT))
+    write_cases(OUT, CASES, run)
+    write_cases(F64_OUT, CASES_F64, run_f64)
+    print("wrote", len(CASES), "files to", os.path.normpath(OUT), "and", len(CASES_F64), "to",
+          os.path.normpath(F64_OUT))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 #include <new>
 #include <type_traits>
 
+#include "attnlab/codegen.h"
 #include "attnlab/figure_meta.h"
 #include "attnlab/file_io.h"
 #include "attnlab/presets.h"
@@ -412,6 +413,9 @@ bool Do(AppState& state, const OpenDialog& a) {
       d.path = DefaultCompareExportName(state, a.map);
       d.stage = static_cast<int>(a.map);
       break;
+    case DialogKind::kSaveNotebook:
+      d.path = "attention-lab.ipynb";
+      break;
     case DialogKind::kNone:
     case DialogKind::kReplace:
       d.just_opened = false;
@@ -426,6 +430,18 @@ bool Do(AppState& state, const OpenDialog& a) {
     }
   }
   state.dialog = d;
+  return false;
+}
+
+// The Code view's program (of the scenario on screen) as a Jupyter notebook, written atomically.
+bool Do(AppState& state, const SaveNotebook& a) {
+  try {
+    WriteFileAtomic(ExpandPath(a.path), ProgramAsNotebook(GeneratePyTorchCode(state.shown)));
+    SetStatus(state, "Saved the program as a notebook to " + AbsolutePath(ExpandPath(a.path)),
+              false);
+  } catch (const std::exception& e) {
+    SetStatus(state, std::string("Notebook not saved: ") + e.what(), true);
+  }
   return false;
 }
 
@@ -573,12 +589,15 @@ bool Do(AppState& state, const ChooseFile& a) {
   switch (a.kind) {
     case DialogKind::kOpen:
       return ApplyEdit(state, OpenScenario{a.path}, "");
-    case DialogKind::kSaveAs: {
+    case DialogKind::kSaveAs:
+    case DialogKind::kSaveNotebook: {
       std::error_code ec;
       if (!a.confirmed && std::filesystem::exists(ExpandPath(a.path), ec)) {
         state.dialog = DialogState{DialogKind::kReplace, true, a.path};
+        state.dialog.replacing = a.kind;
         return false;
       }
+      if (a.kind == DialogKind::kSaveNotebook) return Do(state, SaveNotebook{a.path});
       return Do(state, SaveScenario{a.path});
     }
     case DialogKind::kExport: {  // with the dialog's format, stages, size and colorbars
@@ -599,7 +618,9 @@ bool Do(AppState& state, const ChooseFile& a) {
 
 bool Do(AppState& state, const ConfirmReplace& a) {
   const std::string path = state.dialog.path;
+  const bool notebook = state.dialog.replacing == DialogKind::kSaveNotebook;
   state.dialog = DialogState{};
+  if (a.replace && !path.empty() && notebook) return Do(state, SaveNotebook{path});
   if (a.replace && !path.empty()) return Do(state, SaveScenario{path});
   SetStatus(state, "Not saved: " + path + " kept as it was", false);
   return false;

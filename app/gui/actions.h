@@ -131,7 +131,9 @@ struct TourCommand {
 struct Quit {};
 /// Which modal dialog is up (DialogState in app_state.h).
 /// kReplace: "FILE exists. Replace it?" before Save As writes over a file.
-enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll, kExportCompare, kReplace };
+/// kSaveNotebook: the Code view's program as a Jupyter notebook (.ipynb).
+enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll, kExportCompare, kReplace,
+                        kSaveNotebook };
 /// Opens a dialog with its default path: Open the last file; Save As that file or
 /// "scenario.json"; Export DefaultExportName(stage); Export all "attention-figures"; Export
 /// compare DefaultCompareExportName(map).
@@ -206,6 +208,12 @@ struct SetLossKey {
 };
 bool Do(AppState& state, const SetLossKey& a);  ///< gradient_panel.cpp; found by ADL
 
+/// Writes the program of the scenario on screen (the Code view's text) as a Jupyter notebook
+/// (codegen.h ProgramAsNotebook) to `path`, atomically.
+struct SaveNotebook {
+  std::string path;
+};
+
 using Action =
     std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization, SetDropout,
                  LoadPresetAction, OpenScenario, EditScenario, Undo, Redo, SaveScenario,
@@ -213,7 +221,8 @@ using Action =
                  SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage,
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
                  SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile, ConfirmReplace,
-                 NativeDialogEnded, DropFiles, ClearRecentFiles, SetExportChoices, SetLossKey>;
+                 NativeDialogEnded, DropFiles, ClearRecentFiles, SetExportChoices, SetLossKey,
+                 SaveNotebook>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

@@ -151,6 +151,7 @@ struct DialogState {
   std::string path;                         ///< the path being typed
   int stage = StageIndex(Stage::kWeights);  ///< kExport: the stage; kExportCompare: CompareMap
   std::shared_ptr<NativeDialog> native;     ///< the desktop's dialog while it runs (else typed)
+  DialogKind replacing = DialogKind::kSaveAs;  ///< kReplace: what is written when confirmed
 };
 
 /// Fonts loaded at start-up (nullptr: ImGui's default).

@@ -42,6 +42,8 @@ const char* TitleFor(DialogKind kind) {
       return "Save scenario as";
     case DialogKind::kExportAll:
       return "Export all heatmaps into a folder";
+    case DialogKind::kSaveNotebook:
+      return "Save the program as a notebook";
     default:
       return "Export heatmap";
   }
@@ -62,7 +64,7 @@ std::vector<std::string> Arguments(const std::string& tool, DialogKind kind,
   if (kind == DialogKind::kOpen) args.push_back("--file-filter=Scenarios (*.json) | *.json");
   if (kind == DialogKind::kExportAll) args.push_back("--directory");
   if (kind == DialogKind::kSaveAs || kind == DialogKind::kExport ||
-      kind == DialogKind::kExportCompare) {
+      kind == DialogKind::kExportCompare || kind == DialogKind::kSaveNotebook) {
     args.push_back("--save");
     args.push_back("--confirm-overwrite");
   }

@@ -135,7 +135,8 @@ DialogKind DialogArg(const std::string& w) {
   if (w == "save") return DialogKind::kSaveAs;
   if (w == "export") return DialogKind::kExport;
   if (w == "export-all") return DialogKind::kExportAll;
-  throw std::invalid_argument("open, save, export or export-all");
+  if (w == "notebook") return DialogKind::kSaveNotebook;
+  throw std::invalid_argument("open, save, export, export-all or notebook");
 }
 
 /// Checks a command's arguments by building what it would emit (throws when they are bad).

@@ -111,6 +111,9 @@ struct Ctx {
   bool flat;  // B = 1 and one head: the batch and head dimensions are dropped
   std::ostringstream& py;
   bool numpy = false;  // input.generator "numpy": the program is NumPy, as the NumPy notebook
+  // dtype float64 in PyTorch: ", dtype=torch.float64" after every tensor the program creates
+  // (NumPy arrays are float64 already); "" otherwise.
+  std::string dt = "";
 };
 
 // "(T, d)" or "(B, T, d)" as the arguments of a draw, and its shape comment.
@@ -124,14 +127,19 @@ const char* Seeding(const Ctx& c) { return c.numpy ? "np.random.seed(" : "torch.
 void WriteHeader(const Ctx& c) {
   c.py << "# Attention Lab\n";
   if (c.numpy) {
-    c.py << "# The NumPy program behind what the app shows (the app computes in float32, this\n"
-            "# program in float64 as the NumPy notebook does). Run it with NumPy installed.\n";
+    if (c.s.dtype == Dtype::kFloat64)
+      c.py << "# The NumPy program behind what the app shows, in float64 as the app computes it\n"
+              "# (dtype float64) and as the NumPy notebook does. Run it with NumPy installed.\n";
+    else
+      c.py << "# The NumPy program behind what the app shows (the app computes in float32, this\n"
+              "# program in float64 as the NumPy notebook does). Run it with NumPy installed.\n";
     c.py << "import numpy as np\nimport math\n\n";
     if (!c.s.title.empty()) c.py << "title = " << PyString(c.s.title) << "\n";
     c.py << "\n";
     return;
   }
   c.py << "# The PyTorch program behind what the app shows. Run it with PyTorch installed.\n";
+  if (!c.dt.empty()) c.py << "# dtype float64: every tensor is made as torch.float64.\n";
   if (c.s.input.source == InputSource::kText) c.py << "import re\n";
   c.py << "import torch\n\n";
   c.py << "torch.set_grad_enabled(False)  # no training here: plain tensors\n";
@@ -144,7 +152,8 @@ void WriteStack(const Ctx& c, const std::string& name, const MatrixStack& stack)
   const std::string fn = c.numpy ? "np.array(" : "torch.tensor(";
   if (stack.size() == 1) {
     c.py << name << " = " << fn
-         << PyMatrix(stack[0], static_cast<int>(name.size() + 3 + fn.size() - 1)) << ")\n";
+         << PyMatrix(stack[0], static_cast<int>(name.size() + 3 + fn.size() - 1)) << c.dt
+         << ")\n";
     if (!c.flat)
       c.py << name << " = " << name << (c.numpy ? "[np.newaxis]" : ".unsqueeze(0)")
            << "  # (B, T, " << (name == "X" ? "d_in" : name == "V" ? "d_v" : "d_k")
@@ -153,7 +162,7 @@ void WriteStack(const Ctx& c, const std::string& name, const MatrixStack& stack)
     c.py << name << " = " << fn << "[\n";
     for (size_t b = 0; b < stack.size(); ++b)
       c.py << "    " << PyMatrix(stack[b], 4) << (b + 1 < stack.size() ? ",\n" : "\n");
-    c.py << "])\n";
+    c.py << "]" << c.dt << ")\n";
   }
 }
 
@@ -178,7 +187,7 @@ void WriteQkvInput(const Ctx& c) {
     const char* fn = c.numpy ? "np.random.randn(" : "torch.randn(";
     for (Projection w : in.order) {
       const char letter = Name(w)[0];  // q, k, v
-      c.py << letter << " = " << fn << DrawShape(c, c.sh.d_out) << ")\n";
+      c.py << letter << " = " << fn << DrawShape(c, c.sh.d_out) << c.dt << ")\n";
     }
     c.py << "Q, K, V = q, k, v\n";
   }
@@ -203,7 +212,7 @@ void WriteTextInput(const Ctx& c) {
   c.py << "vocab = sorted(set(tokens)) + " << PyList(in.special_tokens) << "\n";
   c.py << "token_ids = torch.tensor([vocab.index(t) for t in tokens])\n";
   c.py << "torch.manual_seed(" << in.seed << ")\n";
-  c.py << "embedding = torch.nn.Embedding(len(vocab), " << in.d_in << ")\n";
+  c.py << "embedding = torch.nn.Embedding(len(vocab), " << in.d_in << c.dt << ")\n";
   c.py << "X = embedding(token_ids)" << (c.flat ? "" : ".unsqueeze(0)") << "  # "
        << (c.flat ? "(T, d_in)" : "(B, T, d_in)") << "\n";
 }
@@ -219,7 +228,8 @@ void WriteInput(const Ctx& c) {
     case InputSource::kRandn:
       c.py << Seeding(c) << c.s.input.seed << ")\n";
       c.py << "X = " << (c.numpy ? "np.random.randn(" : "torch.randn(")
-           << DrawShape(c, c.sh.d_in) << (c.flat ? ")  # (T, d_in)\n" : ")  # (B, T, d_in)\n");
+           << DrawShape(c, c.sh.d_in) << c.dt
+           << (c.flat ? ")  # (T, d_in)\n" : ")  # (B, T, d_in)\n");
       break;
     case InputSource::kQkv:
       WriteQkvInput(c);
@@ -247,7 +257,7 @@ void WriteProjections(const Ctx& c) {
       for (Projection w : p.order)
         c.py << "W_" << Name(w) << " = "
              << (c.numpy ? std::string(fn) + "(d_in, d_out)"
-                         : "torch.nn.Parameter(" + std::string(fn) + "(d_in, d_out))")
+                         : "torch.nn.Parameter(" + std::string(fn) + "(d_in, d_out" + c.dt + "))")
              << "\n";
       c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
       break;
@@ -255,15 +265,16 @@ void WriteProjections(const Ctx& c) {
     case ProjectionInit::kLinear:
       for (Projection w : p.order)
         c.py << Name(w) << " = torch.nn.Linear(d_in, d_out, bias=" << (p.bias ? "True" : "False")
-             << ")\n";
-      if (p.out_proj) c.py << "out_proj = torch.nn.Linear(d_out, d_out)\n";
+             << c.dt << ")\n";
+      if (p.out_proj) c.py << "out_proj = torch.nn.Linear(d_out, d_out" << c.dt << ")\n";
       c.py << "Q = query(X)\nK = key(X)\nV = value(X)\n";
       break;
     case ProjectionInit::kMatrix:
       for (int w = 0; w < 3; ++w) {
         const std::string name = std::string("W_") + Name(static_cast<Projection>(w));
         c.py << name << (c.numpy ? " = np.array(" : " = torch.tensor(")
-             << PyMatrix(p.W[w], static_cast<int>(name.size()) + (c.numpy ? 13 : 16)) << ")\n";
+             << PyMatrix(p.W[w], static_cast<int>(name.size()) + (c.numpy ? 13 : 16)) << c.dt
+             << ")\n";
       }
       c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
       break;
@@ -384,7 +395,7 @@ void WriteLogits(const Ctx& c) {
     logits = "logits";
   }
   if (s.mask.kind == MaskKind::kCausal) {
-    c.py << "mask = torch.tril(torch.ones(" << c.sh.T << ", " << c.sh.T
+    c.py << "mask = torch.tril(torch.ones(" << c.sh.T << ", " << c.sh.T << c.dt
          << "))  # causal: no peeking ahead\n";
   } else if (s.mask.kind == MaskKind::kCustom) {
     c.py << "mask = torch.tensor([";
@@ -394,7 +405,7 @@ void WriteLogits(const Ctx& c) {
         c.py << (col ? ", " : "") << int(s.mask.allowed(r, col));
       c.py << "]";
     }
-    c.py << "])\n";
+    c.py << "]" << c.dt << ")\n";
   }
   if (s.mask.kind != MaskKind::kNone)
     c.py << "logits = " << logits << ".masked_fill(mask == 0, float('-inf'))\n";
@@ -420,7 +431,7 @@ void WriteWeights(const Ctx& c) {
       c.py << "weights = z / z.sum(dim=-1, keepdim=True)  # can go negative\n";
       break;
     case Normalization::kMean:
-      if (!has_mask) c.py << "mask = torch.ones(" << c.sh.T << ", " << c.sh.T << ")\n";
+      if (!has_mask) c.py << "mask = torch.ones(" << c.sh.T << ", " << c.sh.T << c.dt << ")\n";
       c.py << "weights = (mask / mask.sum(dim=-1, keepdim=True)).expand_as(scores)"
               "  # averaging: every allowed key alike\n";
       break;
@@ -449,7 +460,9 @@ void WriteContext(const Ctx& c) {
 std::string GeneratePyTorchCode(const Scenario& s) {
   const Shape sh = ValidateScenario(s);
   std::ostringstream py;
-  const Ctx c{s, sh, sh.B == 1 && sh.H == 1, py, s.input.generator == Generator::kNumpy};
+  const bool numpy = s.input.generator == Generator::kNumpy;
+  const Ctx c{s, sh, sh.B == 1 && sh.H == 1, py, numpy,
+              !numpy && s.dtype == Dtype::kFloat64 ? ", dtype=torch.float64" : ""};
   WriteHeader(c);
   WriteInput(c);
   WriteProjections(c);

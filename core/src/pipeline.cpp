@@ -59,6 +59,7 @@ const Stages& Engine::Run(const Scenario& s) {
     if (!SameLogitSettings(s, last_)) from = 3;
     if (!SameProjections(s.projections, last_.projections)) from = 1;
     if (!SameInput(s.input, last_.input)) from = 0;
+    if (s.dtype != last_.dtype) from = 0;  // dtype: float64 recomputes in pipeline_f64.cpp
     if (from == 7 && s.title == last_.title) return stages_;
   }
   // Stages are overwritten in place: a full recompute of the same size reuses every buffer
@@ -72,6 +73,7 @@ const Stages& Engine::Run(const Scenario& s) {
   if (from <= 4) ComputeHeads(s, from, context_fused);
   if (from <= 5) ComputeDropout(s);
   if (from <= 6 && !(from <= 4 && context_fused)) ComputeContext();
+  ComputeFloat64(s, stages_);  // float64 scenarios: every stage again in double
   last_ = s;
   has_result_ = true;
   return stages_;

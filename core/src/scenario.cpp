@@ -84,6 +84,7 @@ const char* Name(MaskKind v) {
   }
   return "";
 }
+const char* Name(Dtype v) { return v == Dtype::kFloat64 ? "float64" : "float32"; }
 const char* Name(Normalization v) {
   switch (v) {
     case Normalization::kSoftmax:
@@ -570,7 +571,8 @@ Scenario ParseScenario(const std::string& json_text) {
   Object(j, "(scenario)");
   CheckKeys(
       j, "",
-      {"format", "title", "input", "projections", "scaling", "mask", "normalization", "dropout"});
+      {"format", "title", "input", "projections", "scaling", "mask", "normalization", "dropout",
+       "dtype"});
   const std::string format = String(Require(j, "", "format"), "format");
   if (format != kScenarioFormat)
     Fail("format", "must be \"" + std::string(kScenarioFormat) + "\", got \"" + format + "\"");
@@ -630,6 +632,8 @@ Scenario ParseScenario(const std::string& json_text) {
     if (d.contains("p")) s.dropout.p = Number(d["p"], "dropout.p");
     s.dropout.seed = OptionalSeed(d, "dropout");
   }
+  if (j.contains("dtype"))
+    s.dtype = Choice(j["dtype"], "dtype", std::array{Dtype::kFloat32, Dtype::kFloat64});
   ValidateScenario(s);
   return s;
 }
@@ -924,9 +928,11 @@ Shape ValidateScenario(const Scenario& s) {
   }
   if (!(s.dropout.p >= 0.0 && s.dropout.p < 1.0))
     Fail("dropout.p", "must be in [0, 1), got " + json(s.dropout.p).dump());
+  // float64: the double stages (twice the size) are kept beside the float32 ones.
   const double bytes = EstimateStageBytes(sh, s.dropout.p > 0,
                                           s.input.source == InputSource::kText,
-                                          s.projections.out_proj);
+                                          s.projections.out_proj) *
+                       (s.dtype == Dtype::kFloat64 ? 3.0 : 1.0);
   if (bytes > kMaxStageBytes) FailTooLarge(s, sh, bytes);
   return sh;
 }
@@ -1047,6 +1053,7 @@ void WriteStages(const Scenario& s, json& j) {
   j["normalization"] = Name(s.normalization);
   j["dropout"] = {{"p", s.dropout.p},
                   {"seed", s.dropout.seed ? SeedJson(*s.dropout.seed) : json(nullptr)}};
+  if (s.dtype != Dtype::kFloat32) j["dtype"] = Name(s.dtype);
 }
 
 }  // namespace
@@ -1120,7 +1127,7 @@ bool operator==(const Scenario& a, const Scenario& b) {
   return a.title == b.title && SameInput(a.input, b.input) &&
          SameProjections(a.projections, b.projections) && SameLogitSettings(a, b) &&
          a.normalization == b.normalization && a.dropout.p == b.dropout.p &&
-         a.dropout.seed == b.dropout.seed;
+         a.dropout.seed == b.dropout.seed && a.dtype == b.dtype;
 }
 
 }  // namespace attnlab

@@ -2,6 +2,7 @@
 #include "attnlab/stages_json.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "attnlab/pipeline_f64.h"
 #include "attnlab/stats.h"
 #include "attnlab/text.h"
 #include "json_matrix.h"
@@ -67,12 +69,18 @@ class StreamWriter {
     }
   }
   void Int(int64_t v) { Raw(std::to_string(v)); }
-  // A double's shortest text (17 digits at most); nan, inf, -inf as strings.
+  // A double's shortest round-trip text (17 digits at most), whole values as 1.0; nan, inf,
+  // -inf as strings.
   void Double(double v) {
-    if (!std::isfinite(v))
+    if (!std::isfinite(v)) {
       Raw(std::isnan(v) ? "\"nan\"" : v > 0 ? "\"inf\"" : "\"-inf\"");
-    else
-      Raw(json(v).dump());
+      return;
+    }
+    char buf[32];
+    const auto res = std::to_chars(buf, buf + sizeof buf, v);
+    const std::string_view text(buf, static_cast<size_t>(res.ptr - buf));
+    Raw(text);
+    if (text.find_first_of(".e") == std::string_view::npos) Raw(".0");
   }
   void String(const std::string& s) { Raw(json(s).dump()); }
   void Key(const char* key) {
@@ -90,26 +98,28 @@ class StreamWriter {
       Raw(r ? ",[" : "[");
       for (Eigen::Index c = 0; c < m.cols(); ++c) {
         if (c) Raw(",");
-        if constexpr (std::is_same_v<typename M::Scalar, uint8_t>) {
-          Raw(m(r, c) ? "1" : "0");
-        } else {
-          Float(m(r, c));
-        }
+        Number(m(r, c));
       }
       Raw("]");
     }
     Raw("]");
   }
-  void Vector(const RowVector& v) {
+  template <typename V>
+  void Vector(const V& v) {
     Raw("[");
     for (Eigen::Index i = 0; i < v.size(); ++i) {
       if (i) Raw(",");
-      Float(v[i]);
+      Number(v[i]);
     }
     Raw("]");
   }
+  // One element: a mask's 0/1, a float32 value or a float64 one (shortest round-trip text).
+  void Number(uint8_t v) { Raw(v ? "1" : "0"); }
+  void Number(float v) { Float(v); }
+  void Number(double v) { Double(v); }
   // B matrices, or B*H matrices as B x H x T x T.
-  void Stack(const MatrixStack& stack, int64_t B, int64_t H) {
+  template <typename S>
+  void Stack(const S& stack, int64_t B, int64_t H) {
     Raw("[");
     for (int64_t b = 0; b < B; ++b) {
       if (b) Raw(",");
@@ -162,7 +172,7 @@ void WriteStats(StreamWriter& w, const Stages& st) {
     w.Raw(i ? ",\"" : "{\"");
     w.Raw(items[i].first);
     w.Raw("\":");
-    if (kind == VarianceKind::kNumpy)
+    if (kind == VarianceKind::kNumpy || st.f64)
       w.Double(items[i].second);
     else
       w.Float(static_cast<float>(items[i].second));
@@ -172,12 +182,15 @@ void WriteStats(StreamWriter& w, const Stages& st) {
 
 }  // namespace
 
-void WriteStagesJson(std::ostream& os, const Stages& st) { WriteStagesJson(os, st, {}); }
+namespace {
 
-void WriteStagesJson(std::ostream& os, const Stages& st, const std::vector<DumpExtra>& extra) {
+// Every key in byte order; the numbers from `src`: the Stages themselves (float32) or their
+// float64 copy (StagesF64, same field names).
+template <typename Src>
+void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
+               const std::vector<DumpExtra>& extra) {
   const int64_t B = st.shape.B, H = st.shape.H;
-  StreamWriter w(os);
-  const MatrixStack* stacks[3] = {&st.K, &st.Q, &st.V};
+  const std::array stacks{&src.K, &src.Q, &src.V};
   const char* stack_names[3] = {"K", "Q", "V"};
   for (int i = 0; i < 3; ++i) {
     w.Key(stack_names[i]);
@@ -185,24 +198,26 @@ void WriteStagesJson(std::ostream& os, const Stages& st, const std::vector<DumpE
   }
   const char* w_names[3] = {"W_key", "W_query", "W_value"};
   const int w_index[3] = {1, 0, 2};
-  const bool has_x = !st.X.empty();  // qkv input: no X and no W
+  const bool has_x = !src.X.empty();  // qkv input: no X and no W
   for (int i = 0; i < 3 && has_x; ++i) {
     w.Key(w_names[i]);
-    w.Matrix2(st.W[w_index[i]]);
+    w.Matrix2(src.W[w_index[i]]);
   }
   if (has_x) {
     w.Key("X");
-    w.Stack(st.X, B, 0);
+    w.Stack(src.X, B, 0);
   }
   const char* bias_names[3] = {"b_key", "b_query", "b_value"};
   for (int i = 0; i < 3; ++i)
-    if (st.bias[w_index[i]].size() > 0) {
+    if (src.bias[w_index[i]].size() > 0) {
       w.Key(bias_names[i]);
-      w.Vector(st.bias[w_index[i]]);
+      w.Vector(src.bias[w_index[i]]);
     }
   w.Key("context");
-  w.Stack(st.context, B, 0);
-  for (const DumpExtra& e : extra) {
+  w.Stack(src.context, B, 0);
+  w.Key("dtype");
+  w.Raw(st.f64 ? "\"float64\"" : "\"float32\"");
+  for (const DumpExtra& e : extra) {  // e.g. the gradients (grad_json.cpp), in key order
     w.Key(e.key);
     if (e.B > 0)
       w.Stack(*e.stack, e.B, e.H);
@@ -210,17 +225,17 @@ void WriteStagesJson(std::ostream& os, const Stages& st, const std::vector<DumpE
       w.Matrix2(e.stack->front());
   }
   w.Key("logits");
-  w.Stack(st.logits, B, H);
+  w.Stack(src.logits, B, H);
   w.Key("mask");
   w.Matrix2(st.mask);
-  if (st.out_proj_W.size() > 0) {
+  if (src.out_proj_W.size() > 0) {
     w.Key("out_proj_W");
-    w.Matrix2(st.out_proj_W);
+    w.Matrix2(src.out_proj_W);
     w.Key("out_proj_b");
-    w.Vector(st.out_proj_bias);
+    w.Vector(src.out_proj_bias);
   }
   w.Key("scores");
-  w.Stack(st.scores, B, H);
+  w.Stack(src.scores, B, H);
   w.Key("shape");
   w.Raw("{\"B\":" + std::to_string(B) + ",\"H\":" + std::to_string(H) +
         ",\"T\":" + std::to_string(st.shape.T) + ",\"d_in\":" + std::to_string(st.shape.d_in) +
@@ -234,17 +249,32 @@ void WriteStagesJson(std::ostream& os, const Stages& st, const std::vector<DumpE
   w.Key("tokens");
   w.List(st.tokens);
   w.Key("var_K");
-  w.Float(static_cast<float>(st.var_K));  // a float32 value; inf when it overflows
+  if (st.f64)
+    w.Double(st.var_K);  // K.var() of a float64 tensor
+  else
+    w.Float(static_cast<float>(st.var_K));  // a float32 value; inf when it overflows
   if (!st.vocab.empty()) {
     w.Key("vocab");
     w.List(st.vocab);
   }
   w.Key("weights");
-  w.Stack(st.weights, B, H);
-  if (!st.weights_dropped.empty()) {
+  w.Stack(src.weights, B, H);
+  if (!src.weights_dropped.empty()) {
     w.Key("weights_dropped");
-    w.Stack(st.weights_dropped, B, H);
+    w.Stack(src.weights_dropped, B, H);
   }
+}
+
+}  // namespace
+
+void WriteStagesJson(std::ostream& os, const Stages& st) { WriteStagesJson(os, st, {}); }
+
+void WriteStagesJson(std::ostream& os, const Stages& st, const std::vector<DumpExtra>& extra) {
+  StreamWriter w(os);
+  if (st.f64)
+    WriteKeys(w, st, *st.f64, extra);
+  else
+    WriteKeys(w, st, st, extra);
   w.End();
 }
 

@@ -41,13 +41,70 @@ double Variance(const Blocks& blocks, VarianceKind kind) {
   return static_cast<float>(sq / (n - 1));  // torch returns a float32 tensor
 }
 
+// numpy's pairwise_sum (numpy/core/src/umath/loops_utils.h.src) of a[0..n-1]: below 8 elements
+// in order, up to 128 in eight interleaved partial sums, above that the two halves (cut at a
+// multiple of 8) summed separately.
+double PairwiseSum(const double* a, int64_t n) {
+  if (n < 8) {
+    double res = 0.0;  // numpy starts from -0.0 in newer versions; 0.0 + x == x but for -0
+    for (int64_t i = 0; i < n; ++i) res += a[i];
+    return res;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (int j = 0; j < 8; ++j) r[j] = a[j];
+    int64_t i = 8;
+    for (; i < n - (n % 8); i += 8)
+      for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+    double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) res += a[i];
+    return res;
+  }
+  int64_t n2 = n / 2;
+  n2 -= n2 % 8;
+  return PairwiseSum(a, n2) + PairwiseSum(a + n2, n - n2);
+}
+
+template <typename Blocks>
+double VarianceF64(const Blocks& blocks, VarianceKind kind) {
+  std::vector<double> flat;
+  for (const auto& m : blocks) {
+    const MatrixD copy = m;  // row-major: the array's flat order
+    flat.insert(flat.end(), copy.data(), copy.data() + copy.size());
+  }
+  const int64_t n = static_cast<int64_t>(flat.size());
+  if (n == 0) return kNan;
+  if (kind == VarianceKind::kNumpy) {  // _var: mean, x = a - mean, x * x, sum / n
+    const double mean = (0.0 + PairwiseSum(flat.data(), n)) / static_cast<double>(n);
+    for (double& v : flat) v = (v - mean) * (v - mean);
+    return (0.0 + PairwiseSum(flat.data(), n)) / static_cast<double>(n);
+  }
+  if (n < 2) return kNan;
+  double sum = 0.0;
+  for (double v : flat) sum += v;
+  const double mean = sum / static_cast<double>(n);
+  double sq = 0.0;
+  for (double v : flat) sq += (v - mean) * (v - mean);
+  return sq / static_cast<double>(n - 1);
+}
+
 }  // namespace
+
+double StackVarianceF64(const MatrixStackD& stack, VarianceKind kind) {
+  return VarianceF64(stack, kind);
+}
 
 double StackVariance(const MatrixStack& stack, VarianceKind kind) {
   return Variance(stack, kind);
 }
 
 StageVariances WholeVariances(const Stages& st, VarianceKind kind) {
+  if (st.f64) {
+    const StagesF64& f = *st.f64;
+    return {StackVarianceF64(f.Q, kind), StackVarianceF64(f.K, kind),
+            StackVarianceF64(f.scores, kind), StackVarianceF64(f.logits, kind),
+            StackVarianceF64(f.weights, kind)};
+  }
   return {StackVariance(st.Q, kind), StackVariance(st.K, kind), StackVariance(st.scores, kind),
           StackVariance(st.logits, kind), StackVariance(st.weights, kind)};
 }
@@ -57,6 +114,19 @@ StageVariances HeadVariances(const Stages& st, int64_t b, int64_t h, VarianceKin
   if (b < 0 || b >= sh.B || h < 0 || h >= sh.H || st.Q.size() != static_cast<size_t>(sh.B))
     throw std::out_of_range("HeadVariances: batch " + std::to_string(b) + ", head " +
                             std::to_string(h) + " outside the stages");
+  if (st.f64) {
+    const StagesF64& f = *st.f64;
+    using BlockD = Eigen::Block<const MatrixD>;
+    const auto cols = [&](const MatrixStackD& s) {
+      return std::vector<BlockD>{s[b].block(0, h * sh.dh, sh.T, sh.dh)};
+    };
+    const auto one = [&](const MatrixStackD& s) {
+      return std::vector<MatrixD>{s[static_cast<size_t>(b * sh.H + h)]};
+    };
+    return {VarianceF64(cols(f.Q), kind), VarianceF64(cols(f.K), kind),
+            VarianceF64(one(f.scores), kind), VarianceF64(one(f.logits), kind),
+            VarianceF64(one(f.weights), kind)};
+  }
   using Block = Eigen::Block<const Matrix>;
   const auto cols = [&](const MatrixStack& s) {
     return std::vector<Block>{s[b].block(0, h * sh.dh, sh.T, sh.dh)};

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "attnlab/numpy_print.h"
+#include "attnlab/pipeline_f64.h"
 #include "attnlab/text.h"
 
 namespace attnlab {
@@ -23,7 +25,7 @@ struct Formatter {
   bool sci_mode = false;
   size_t width = 1;
 
-  std::string Format(float v) const {
+  std::string Format(double v) const {
     std::string s;
     if (!std::isfinite(v))
       s = FormatNumber(v, NumberStyle::kFixed);  // "nan", "inf", "-inf" in every mode
@@ -41,20 +43,20 @@ struct Formatter {
 // whole numbers; scientific when max/min of their magnitudes exceeds 1000 or max exceeds 1e8
 // (or, not in integer mode, min is below 1e-4); the width is the longest element's text (plus
 // one for the integer mode's "." ).
-Formatter ChooseFormat(const std::vector<float>& shown) {
+Formatter ChooseFormat(const std::vector<double>& shown) {
   Formatter f;
-  std::vector<float> vals;
-  for (float v : shown)
-    if (std::isfinite(v) && v != 0.0f) vals.push_back(v);
+  std::vector<double> vals;
+  for (double v : shown)
+    if (std::isfinite(v) && v != 0.0) vals.push_back(v);
   if (vals.empty()) return f;
   double mn = INFINITY, mx = 0.0;
-  for (float v : vals) {
-    mn = std::min(mn, static_cast<double>(std::fabs(v)));
-    mx = std::max(mx, static_cast<double>(std::fabs(v)));
+  for (double v : vals) {
+    mn = std::min(mn, std::fabs(v));
+    mx = std::max(mx, std::fabs(v));
     if (v != std::ceil(v)) f.int_mode = false;
   }
   f.sci_mode = mx / mn > 1000.0 || mx > 1.0e8 || (!f.int_mode && mn < 1.0e-4);
-  for (float v : vals) {
+  for (double v : vals) {
     size_t len;
     if (f.sci_mode)
       len = FormatNumber(v, NumberStyle::kExponent, kPrecision).size();
@@ -70,11 +72,11 @@ Formatter ChooseFormat(const std::vector<float>& shown) {
 // One tensor being printed: its values, shape, strides and whether it is summarised.
 class Printer {
  public:
-  Printer(std::span<const float> values, std::span<const int64_t> shape)
+  Printer(std::span<const double> values, std::span<const int64_t> shape)
       : values_(values), shape_(shape.begin(), shape.end()), strides_(shape.size(), 1) {
     for (size_t d = shape_.size(); d-- > 1;) strides_[d - 1] = strides_[d] * shape_[d];
     summarize_ = static_cast<int64_t>(values.size()) > kThreshold;
-    std::vector<float> shown;
+    std::vector<double> shown;
     CollectShown(0, 0, shown);
     fmt_ = ChooseFormat(shown);
   }
@@ -96,7 +98,7 @@ class Printer {
   }
 
   // The elements a summarised print shows (get_summarized_data), which alone pick the format.
-  void CollectShown(size_t d, int64_t base, std::vector<float>& out) const {
+  void CollectShown(size_t d, int64_t base, std::vector<double>& out) const {
     if (d == shape_.size()) {
       out.push_back(values_[static_cast<size_t>(base)]);
       return;
@@ -138,7 +140,7 @@ class Printer {
     return out + "]";
   }
 
-  std::span<const float> values_;
+  std::span<const double> values_;
   std::vector<int64_t> shape_, strides_;
   bool summarize_ = false;
   Formatter fmt_;
@@ -152,7 +154,13 @@ std::string ShapeTuple(std::span<const int64_t> shape) {
 
 }  // namespace
 
-std::string TorchTensorString(std::span<const float> values, std::span<const int64_t> shape) {
+namespace {
+
+// str(t) of a float32 tensor, or with float64 = true of a torch.float64 one: _str_intern adds
+// "dtype=torch.float64" after the values, on the last line when it fits in the line width
+// (_add_suffixes), else on a line of its own indented under "tensor(".
+std::string TensorString(std::span<const double> values, std::span<const int64_t> shape,
+                         bool float64) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) throw std::invalid_argument("tensor shape " + ShapeTuple(shape) + ": negative");
@@ -161,8 +169,39 @@ std::string TorchTensorString(std::span<const float> values, std::span<const int
   if (n != static_cast<int64_t>(values.size()))
     throw std::invalid_argument("tensor shape " + ShapeTuple(shape) + " does not hold " +
                                 std::to_string(values.size()) + " values");
-  if (n == 0) return "tensor([]" + (shape.size() == 1 ? "" : ", size=" + ShapeTuple(shape)) + ")";
-  return Printer(values, shape).Text();
+  std::vector<std::string> suffixes;
+  std::string body;
+  if (n == 0) {
+    if (shape.size() != 1) suffixes.push_back("size=" + ShapeTuple(shape));
+    body = "tensor([]";
+  } else {
+    body = Printer(values, shape).Text();
+    body.pop_back();  // the ")"
+  }
+  if (float64) suffixes.push_back("dtype=torch.float64");
+  const size_t nl = body.rfind('\n');
+  size_t last_line = nl == std::string::npos ? body.size() + 2 : body.size() - nl + 1;
+  for (const std::string& suffix : suffixes) {
+    if (last_line + suffix.size() + 2 > static_cast<size_t>(kLineWidth)) {
+      body += ",\n" + std::string(7, ' ') + suffix;
+      last_line = 7 + suffix.size();
+    } else {
+      body += ", " + suffix;
+      last_line += suffix.size() + 2;
+    }
+  }
+  return body + ")";
+}
+
+}  // namespace
+
+std::string TorchTensorString(std::span<const float> values, std::span<const int64_t> shape) {
+  const std::vector<double> wide(values.begin(), values.end());  // exact
+  return TensorString(wide, shape, false);
+}
+
+std::string TorchTensorStringF64(std::span<const double> values, std::span<const int64_t> shape) {
+  return TensorString(values, shape, true);
 }
 
 std::string TorchTensorString(const Matrix& m) {
@@ -206,8 +245,32 @@ constexpr StageInfo kStageInfo[] = {
     {"context", "context vectors"},
 };
 
+// How the program prints: torch float32, torch.float64, or a NumPy float64 array's repr.
+enum class PrintStyle { kTorch, kTorchF64, kNumpy };
+
+PrintStyle StyleOf(const Stages& st) {
+  if (!st.f64) return PrintStyle::kTorch;
+  return st.generator == Generator::kNumpy ? PrintStyle::kNumpy : PrintStyle::kTorchF64;
+}
+
+std::string Print(PrintStyle style, const std::vector<double>& values,
+                  const std::vector<int64_t>& shape) {
+  switch (style) {
+    case PrintStyle::kNumpy:
+      return NumpyArrayRepr(values, shape);
+    case PrintStyle::kTorchF64:
+      return TorchTensorStringF64(values, shape);
+    case PrintStyle::kTorch:
+      break;
+  }
+  const std::vector<float> narrow(values.begin(), values.end());  // float32 values: exact
+  return TorchTensorString(narrow, shape);
+}
+
 // A stack of B (per-token stages) or B*H (per-head stages) matrices in the program's shape.
-void SetStack(PrintedStage& out, const MatrixStack& stack, const Shape& sh, bool per_head) {
+template <typename Stack>
+void SetStack(PrintedStage& out, const Stack& stack, const Shape& sh, bool per_head,
+              PrintStyle style) {
   if (stack.empty()) {
     out.present = false;
     return;
@@ -219,18 +282,50 @@ void SetStack(PrintedStage& out, const MatrixStack& stack, const Shape& sh, bool
     out.shape = {static_cast<int64_t>(stack.size()), rows, cols};
   else
     out.shape = {sh.B, sh.H, rows, cols};
-  std::vector<float> values;
-  for (const Matrix& m : stack) values.insert(values.end(), m.data(), m.data() + m.size());
-  out.text = TorchTensorString(values, out.shape);
+  std::vector<double> values;
+  for (const auto& m : stack) values.insert(values.end(), m.data(), m.data() + m.size());
+  out.text = Print(style, values, out.shape);
 }
 
-void SetMatrix(PrintedStage& out, const Matrix& m) {
+template <typename M>
+void SetMatrix(PrintedStage& out, const M& m, PrintStyle style) {
   if (m.size() == 0) {  // the W's of a qkv scenario
     out.present = false;
     return;
   }
   out.shape = {m.rows(), m.cols()};
-  out.text = TorchTensorString(m);
+  std::vector<double> values(m.data(), m.data() + m.size());
+  out.text = Print(style, values, out.shape);
+}
+
+// The stage `name` from `src`: the Stages (float32) or their float64 copy.
+template <typename Src>
+void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_view name) {
+  const Shape& sh = st.shape;
+  const PrintStyle style = StyleOf(st);
+  if (name == "X") SetStack(out, src.X, sh, false, style);
+  if (name == "W_query") SetMatrix(out, src.W[0], style);
+  if (name == "W_key") SetMatrix(out, src.W[1], style);
+  if (name == "W_value") SetMatrix(out, src.W[2], style);
+  if (name == "Q") SetStack(out, src.Q, sh, false, style);
+  if (name == "K") SetStack(out, src.K, sh, false, style);
+  if (name == "V") SetStack(out, src.V, sh, false, style);
+  if (name == "scores") SetStack(out, src.scores, sh, true, style);
+  if (name == "logits") SetStack(out, src.logits, sh, true, style);
+  if (name == "mask") {
+    // torch: tril(ones) of 1. and 0.; NumPy: the notebook's mask after mask[mask == 0] = -inf
+    // and mask[mask == 1] = 0, the matrix it adds to the scaled scores.
+    Eigen::MatrixXd m = st.mask.cast<double>();
+    if (style == PrintStyle::kNumpy) {
+      m = m.unaryExpr([](double a) { return a == 0 ? -INFINITY : 0.0; });
+      out.what = "0 = may attend, -inf = masked (added to the logits)";
+    }
+    const MatrixD rm = m;
+    SetMatrix(out, rm, style);
+  }
+  if (name == "weights") SetStack(out, src.weights, sh, true, style);
+  if (name == "weights_dropped") SetStack(out, src.weights_dropped, sh, true, style);
+  if (name == "context") SetStack(out, src.context, sh, false, style);
 }
 
 }  // namespace
@@ -249,20 +344,10 @@ std::optional<PrintedStage> PrintStage(const Stages& st, std::string_view name) 
   for (const StageInfo& s : kStageInfo)
     if (name == s.name) out = {s.name, s.what, {}, "", true};
   if (out.name.empty()) return std::nullopt;
-  const Shape& sh = st.shape;
-  if (name == "X") SetStack(out, st.X, sh, false);
-  if (name == "W_query") SetMatrix(out, st.W[0]);
-  if (name == "W_key") SetMatrix(out, st.W[1]);
-  if (name == "W_value") SetMatrix(out, st.W[2]);
-  if (name == "Q") SetStack(out, st.Q, sh, false);
-  if (name == "K") SetStack(out, st.K, sh, false);
-  if (name == "V") SetStack(out, st.V, sh, false);
-  if (name == "scores") SetStack(out, st.scores, sh, true);
-  if (name == "logits") SetStack(out, st.logits, sh, true);
-  if (name == "mask") SetMatrix(out, st.mask.cast<float>());
-  if (name == "weights") SetStack(out, st.weights, sh, true);
-  if (name == "weights_dropped") SetStack(out, st.weights_dropped, sh, true);
-  if (name == "context") SetStack(out, st.context, sh, false);
+  if (st.f64)
+    SetStage(out, st, *st.f64, name);
+  else
+    SetStage(out, st, st, name);
   return out;
 }
 

@@ -1,6 +1,7 @@
-// code_panel.cpp: the PyTorch program behind what is on screen (codegen.h
+// code_panel.cpp: the PyTorch (or NumPy) program behind what is on screen (codegen.h
 // GeneratePyTorchCode, the same text as `attention-lab code`), read-only in a monospace,
-// scrollable text area: select part of it with the mouse, or Copy it all. It is made again only
+// scrollable text area: select part of it with the mouse, Copy it all, or save it as a
+// Jupyter notebook (through the file dialog, asking before replacing a file). It is made again only
 // when the scenario on screen changes (views.h RefreshCode).
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -18,7 +19,8 @@ void DrawCodePanel(AppState& state) {
   CodeState& code = state.code;
 
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("PyTorch code");
+  const bool numpy = code.text.find("import numpy as np") != std::string::npos;
+  ImGui::TextUnformatted(numpy ? "NumPy code" : "PyTorch code");
   Tip("The program computes exactly what the heatmaps show: the same seeds draw the same "
       "numbers, operation for operation (X, Q, K, V, scores, logits, weights, context).");
   ImGui::SameLine(0, ImGui::GetFontSize());
@@ -27,12 +29,17 @@ void DrawCodePanel(AppState& state) {
   ImGui::EndDisabled();
   Tip("Copy the whole program to the clipboard (Ctrl+Shift+C). To copy a part, select it with "
       "the mouse and press Ctrl+C.");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(code.text.empty());
+  if (ImGui::Button("Save as notebook...")) Emit(state, OpenDialog{DialogKind::kSaveNotebook});
+  ImGui::EndDisabled();
+  Tip("Write the same program as a Jupyter notebook (.ipynb, one cell per step) to open beside "
+      "the course's notebook. Asks before replacing a file.");
   ImGui::SameLine(0, ImGui::GetFontSize());
   const auto lines = std::count(code.text.begin(), code.text.end(), '\n');
   ImGui::TextDisabled(
-      "Pasted into Python with PyTorch installed, it prints the numbers the app shows.  "
-      "(%lld lines)",
-      static_cast<long long>(lines));
+      "Pasted into Python with %s installed, it prints the numbers the app shows.  (%lld lines)",
+      numpy ? "NumPy" : "PyTorch", static_cast<long long>(lines));
 
   if (!code.error.empty()) {
     ErrorText("No program: " + code.error);

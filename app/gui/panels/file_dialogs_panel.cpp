@@ -35,6 +35,8 @@ const char* Title(DialogKind kind) {
       return "Export compare heatmap as PNG";
     case DialogKind::kReplace:
       return "Replace file?";
+    case DialogKind::kSaveNotebook:
+      return "Save the program as a notebook (.ipynb)";
     case DialogKind::kNone:
       break;
   }
@@ -196,7 +198,9 @@ void DrawExportChoices(AppState& state) {
 /// "PATH already exists. Replace it?" before Save As writes over a file.
 void DrawReplaceQuestion(AppState& state, bool open) {
   ImGui::TextWrapped("%s already exists.", AbsolutePath(ExpandPath(state.dialog.path)).c_str());
-  ImGui::TextUnformatted("Replace it with the scenario on screen?");
+  ImGui::TextUnformatted(state.dialog.replacing == DialogKind::kSaveNotebook
+                             ? "Replace it with the program as a notebook?"
+                             : "Replace it with the scenario on screen?");
   const float width = ImGui::GetFontSize() * 6;
   const bool replace = ImGui::Button("Replace", ImVec2(width, 0));
   ImGui::SameLine();
@@ -255,7 +259,7 @@ void DrawFileDialogs(AppState& state) {
     }
   }
   const char* verb =
-      d.kind == DialogKind::kOpen ? "Open" : (d.kind == DialogKind::kSaveAs ? "Save" : "Export");
+      d.kind == DialogKind::kOpen ? "Open" : (d.kind == DialogKind::kSaveAs || d.kind == DialogKind::kSaveNotebook ? "Save" : "Export");
   const bool confirm = ImGui::Button(verb, ImVec2(ImGui::GetFontSize() * 6, 0)) || enter;
   ImGui::SameLine();
   const bool cancel = ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 6, 0)) || !open;

@@ -20,8 +20,13 @@ void DrawStatusBar(AppState& state) {
                   static_cast<long long>(sh.B), static_cast<long long>(sh.T),
                   static_cast<long long>(sh.d_in), static_cast<long long>(sh.d_out),
                   static_cast<long long>(sh.H), static_cast<long long>(sh.dh));
-  const std::string right =
-      state.recomputed.empty() ? sizes : std::string(sizes) + "   recomputed: " + state.recomputed;
+  // The precision the stages were computed in, and whose arithmetic (dtype, input.generator).
+  const Stages& shown = ShownStages(state);
+  const std::string precision =
+      std::string("   ") + (shown.f64 ? "float64" : "float32") +
+      (shown.generator == Generator::kNumpy ? " (NumPy)" : " (PyTorch)");
+  const std::string right = std::string(sizes) + precision +
+                            (state.recomputed.empty() ? "" : "   recomputed: " + state.recomputed);
   const float right_w = ImGui::CalcTextSize(right.c_str()).x;
   const float x0 = ImGui::GetCursorPosX();
   const float avail = ImGui::GetContentRegionAvail().x;
@@ -54,8 +59,10 @@ void DrawStatusBar(AppState& state) {
     ImGui::SetTooltip("%s", left.c_str());
   ImGui::SameLine(x0 + avail - right_w);
   ImGui::TextDisabled("%s", right.c_str());
-  Tip("What is on screen, and which stage groups the last edit recomputed: the engine redoes "
-      "only the stages after the setting that changed.");
+  Tip("What is on screen, the precision it was computed in (the scenario's dtype: float32 as "
+      "PyTorch's default tensors, float64 as torch.float64 or NumPy's arrays) and which stage "
+      "groups the last edit recomputed: the engine redoes only the stages after the setting "
+      "that changed.");
 }
 
 }  // namespace attnlab::gui

@@ -18,6 +18,7 @@
 // generator draws bit for bit, arithmetic to float32 rounding (matmul summation order differs).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@
 #include "attnlab/tensor.h"
 
 namespace attnlab {
+
+struct StagesF64;  // pipeline_f64.h
 
 /// Every intermediate of one run, kept for display. Shapes in the comments.
 struct Stages {
@@ -51,6 +54,9 @@ struct Stages {
   MatrixStack context;              ///< B x T x d_out (after out_proj when present)
   double var_K = 0.0;  ///< K.var() over all elements as torch.Tensor.var computes it
                        ///< (stats.h kTorchUnbiased): a float32 value, inf above FLT_MAX
+  /// "dtype": "float64" only: every stage in double (pipeline_f64.h); the float fields above
+  /// then hold those values rounded to float32. Null for float32 scenarios.
+  std::shared_ptr<const StagesF64> f64;
 
   /// The T x T matrix of a per-head stage for batch b, head h.
   const Matrix& Head(const MatrixStack& stage, int64_t b, int64_t h) const {
@@ -146,6 +152,11 @@ class Engine {
   };
   std::optional<TailKey> logits_tail_, weights_tail_;
 };
+
+/// The end of every Engine::Run: for a float64 scenario recomputes the stages in double
+/// (pipeline_f64.h) into st.f64 and rounds them into the float fields; for float32 clears
+/// st.f64. Errors: std::bad_alloc.
+void ComputeFloat64(const Scenario& scenario, Stages& st);
 
 /// One-shot convenience: validates and runs `scenario` in a fresh engine and returns its stages
 /// (moved out of the engine, so the peak memory is one set of stages: EstimateStageBytes).

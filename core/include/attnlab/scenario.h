@@ -42,8 +42,9 @@ class ScenarioError : public std::runtime_error {
 enum class InputSource { kMatrix, kText, kRandn, kQkv };
 /// input.generator: whose random generator the draws reproduce. kTorch: torch.manual_seed and
 /// torch.randn / torch.rand (rng.h). kNumpy: NumPy's legacy global generator, np.random.seed
-/// and np.random.randn / np.random.rand (numpy_rng.h), float64 draws rounded to float32 (the
-/// pipeline computes in float32). NumPy has no nn.Linear, nn.Embedding or nn.Dropout.
+/// and np.random.randn / np.random.rand (numpy_rng.h): float64 draws, rounded to float32 in a
+/// float32 scenario, kept in a float64 one (Dtype). NumPy has no nn.Linear, nn.Embedding or
+/// nn.Dropout.
 enum class Generator { kTorch, kNumpy };
 /// projections.init: how W_query, W_key, W_value are made (see ProjectionSpec).
 enum class ProjectionInit { kIdentity, kTorchRand, kRandn, kLinear, kMatrix };
@@ -60,6 +61,12 @@ enum class MaskKind { kNone, kCausal, kCustom };
 /// normalization: how logits become weights, row by row (see pipeline.h).
 enum class Normalization { kSoftmax, kSoftmaxNaive, kSum, kMean };
 
+/// dtype (top level): the precision of the whole pipeline. kFloat32: PyTorch's default float32
+/// tensors (NumPy draws rounded to float32). kFloat64: every draw, product and normalisation in
+/// double, as torch.float64 tensors (torch.set_default_dtype(torch.float64)) or NumPy's native
+/// float64 arrays compute them (pipeline_f64.h).
+enum class Dtype { kFloat32, kFloat64 };
+
 /// The spec's names: "matrix", "torch_rand", "query", "causal", "softmax_naive", ...
 const char* Name(InputSource v);
 const char* Name(Generator v);
@@ -67,6 +74,7 @@ const char* Name(ProjectionInit v);
 const char* Name(Projection v);
 const char* Name(MaskKind v);
 const char* Name(Normalization v);
+const char* Name(Dtype v);  ///< "float32", "float64"
 
 /// 0/1 matrix, T x T, row-major: 1 where query i may attend to key j.
 using MaskMatrix = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -139,6 +147,7 @@ struct Scenario {
   MaskSpec mask;
   Normalization normalization = Normalization::kSoftmax;
   DropoutSpec dropout;
+  Dtype dtype = Dtype::kFloat32;  ///< "dtype": float32 (default) or float64
 };
 
 /// The sizes a scenario resolves to. For text input this tokenizes the text. For qkv input
@@ -153,8 +162,9 @@ struct Shape {
 /// out-of-range value, a number beyond a double such as 1e400, a seed outside torch.manual_seed's
 /// [-2^63, 2^64) or, with input.generator "numpy", outside np.random.seed's [0, 2^32 - 1], what
 /// NumPy has no counterpart for (text input, init "linear", dropout p > 0 with "numpy"),
-/// "projections" given with input.source "qkv", too large for kMaxStageBytes: the size most out
-/// of line), or, for broken JSON, the line and column.
+/// "projections" given with input.source "qkv", a "dtype" other than "float32" and "float64",
+/// too large for kMaxStageBytes: the size most out of line), or, for broken JSON, the line and
+/// column.
 Scenario ParseScenario(const std::string& json_text);
 
 /// Validates a scenario built in code (the GUI's edits) exactly as ParseScenario does, and

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "attnlab/pipeline.h"
+#include "attnlab/pipeline_f64.h"
 
 namespace attnlab {
 
@@ -20,14 +21,20 @@ enum class VarianceKind {
   /// below 32768 elements (tests/golden/qkv); above, PyTorch's threads split the sums.
   kTorchUnbiased,
   /// numpy.ndarray.var() (ddof = 0): mean and squared deviations in double, divided by n.
-  /// nan when any element is inf or nan. The stages are float32 for now, so this is NumPy's
-  /// var of the float32 stage widened to float64, not yet of a float64 pipeline.
+  /// nan when any element is inf or nan. Of a float32 scenario: NumPy's var of the float32
+  /// stage widened to float64; of a float64 one (StackVarianceF64): NumPy's own pairwise sums
+  /// (numpy's pairwise_sum over the flat array), bit for bit for the drawn q and k.
   kNumpy,
 };
 
 /// The variance of all elements of `stack` (B or B*H matrices), as `kind` computes it.
 /// Returns nan for an empty stack.
 double StackVariance(const MatrixStack& stack, VarianceKind kind);
+
+/// The same over a float64 stack (dtype float64): kTorchUnbiased is torch.Tensor.var() of a
+/// float64 tensor (double mean, squared deviations summed in double, / (n - 1), no rounding to
+/// float32), kNumpy ndarray.var() of a float64 array with NumPy's pairwise summation.
+double StackVarianceF64(const MatrixStackD& stack, VarianceKind kind);
 
 /// The notebooks' variance prints of one run. Each is a double holding the value the notebook
 /// prints (a float32 value for kTorchUnbiased).
@@ -38,7 +45,8 @@ struct StageVariances {
   double var_weights = 0;       ///< the attention weights (before dropout)
 };
 
-/// The variances over the whole tensors: what `dump` writes as "stats". `kind` defaults to the
+/// The variances over the whole tensors: what `dump` writes as "stats". A float64 run
+/// (st.f64 set) is measured in float64 (StackVarianceF64). `kind` defaults to the
 /// scenario's generator: torch -> kTorchUnbiased, numpy -> kNumpy (VarianceKindOf).
 StageVariances WholeVariances(const Stages& st, VarianceKind kind);
 

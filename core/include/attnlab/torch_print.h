@@ -28,6 +28,11 @@ namespace attnlab {
 /// std::invalid_argument when the product of `shape` is not values.size() or a dimension is < 0.
 std::string TorchTensorString(std::span<const float> values, std::span<const int64_t> shape);
 
+/// str(t) for a torch.float64 tensor: the same digits from the double values, then
+/// ", dtype=torch.float64" as _str_intern adds it (on a line of its own, indented under
+/// "tensor(", when the last line would pass 80 characters). Errors as above.
+std::string TorchTensorStringF64(std::span<const double> values, std::span<const int64_t> shape);
+
 /// str(t) of a 2-D tensor (rows x cols).
 std::string TorchTensorString(const Matrix& m);
 
@@ -53,6 +58,9 @@ const std::vector<std::string>& PrintableStageNames();
 /// are dropped (X is T x d_in, scores T x T); else X, Q, K, V, context are B x T x d and the
 /// per-head stages B x T x T (one head) or B x H x T x T. W_* are d_in x d_out (x @ W), the mask
 /// T x T of 1. (may attend) and 0. as the program's float torch.tril(torch.ones(T, T)).
+/// Float64 runs print their double values: "tensor(..., dtype=torch.float64)" for torch,
+/// NumPy's repr "array(...)" (numpy_print.h) for numpy scenarios, whose mask is the program's
+/// 0 / -inf matrix.
 std::optional<PrintedStage> PrintStage(const Stages& stages, std::string_view name);
 
 }  // namespace attnlab

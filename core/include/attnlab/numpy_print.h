@@ -1,0 +1,22 @@
+// numpy_print.h: float64 arrays as text, exactly as `repr(array)` (what a notebook cell shows)
+// writes them in NumPy 1.24 with its default print options: precision 8, floatmode "maxprec",
+// suppress False, linewidth 75, threshold 1000, edgeitems 3. Follows numpy/core/arrayprint.py
+// (FloatingFormat.fillFormat and __call__, _formatArray, _extendLine): scientific notation when
+// the largest magnitude is >= 1e8 or the smallest nonzero one < 1e-4 or their ratio > 1000;
+// otherwise each value's shortest round-trip digits up to 8 decimals, padded on both sides to a
+// common width ("1.        "); nan and inf padded likewise; "..." summaries above 1000 elements.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace attnlab {
+
+/// repr(a) for a C-contiguous float64 ndarray `a` of `shape` (1 or more dimensions, at least one
+/// element) holding `values` in C order: "array([[ 1.76405235,  0.40015721],\n       [...]])".
+/// Errors: std::invalid_argument when the product of `shape` is not values.size(), a dimension
+/// is < 1, or the shape is empty.
+std::string NumpyArrayRepr(std::span<const double> values, std::span<const int64_t> shape);
+
+}  // namespace attnlab

@@ -1,0 +1,244 @@
+// f64_test.cpp: "dtype": "float64" against real PyTorch (torch.float64) and NumPy (float64):
+// the pipeline (golden/f64/*.json, made by tools/make_qkv_goldens.py), NumPy's array repr and
+// torch's float64 print (golden/print/float64_cases.json, tools/make_print_goldens.py), and the
+// scenario field, dump, show and code.
+//
+// Tolerances: the draws (torch's float64 randn/rand/nn.Linear, NumPy's randn/rand) and the
+// numbers written in the scenario are compared bit for bit; the other stages to float64
+// summation order (1e-13 + 1e-12 |e|); NumPy's var of drawn q and k bit for bit (pairwise sums).
+#include <cstring>
+#include <filesystem>
+
+#include "attnlab/codegen.h"
+#include "attnlab/numpy_print.h"
+#include "attnlab/pipeline_f64.h"
+#include "attnlab/presets.h"
+#include "attnlab/stages_json.h"
+#include "attnlab/stats.h"
+#include "attnlab/torch_print.h"
+#include "test_util.h"
+
+namespace attnlab {
+namespace {
+
+using nlohmann::json;
+
+double JsonD(const json& j) {
+  if (j.is_string()) return j == "nan" ? NAN : j == "inf" ? INFINITY : -INFINITY;
+  return j.get<double>();
+}
+
+MatrixD JsonMatrixD(const json& j) {
+  MatrixD m(j.size(), j[0].size());
+  for (size_t r = 0; r < j.size(); ++r)
+    for (size_t c = 0; c < j[r].size(); ++c) m(r, c) = JsonD(j[r][c]);
+  return m;
+}
+
+// A golden stage as B matrices (per token) or B*H (per head).
+MatrixStackD GoldenStackD(const json& j, bool per_head) {
+  MatrixStackD out;
+  for (const json& b : j) {
+    if (!per_head) {
+      out.push_back(JsonMatrixD(b));
+      continue;
+    }
+    for (const json& h : b) out.push_back(JsonMatrixD(h));
+  }
+  return out;
+}
+
+// Same non-finite cells, the finite ones within atol + rtol |e| (0, 0: bit for bit).
+::testing::AssertionResult StackNear(const std::string& what, const MatrixStackD& got,
+                                     const MatrixStackD& want, double atol, double rtol) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << what << ": " << got.size() << " matrices, expected "
+                                         << want.size();
+  for (size_t m = 0; m < got.size(); ++m) {
+    if (got[m].rows() != want[m].rows() || got[m].cols() != want[m].cols())
+      return ::testing::AssertionFailure() << what << "[" << m << "]: shape differs";
+    for (Eigen::Index i = 0; i < got[m].size(); ++i) {
+      const double g = got[m].data()[i], w = want[m].data()[i];
+      const bool ok = std::isnan(w)   ? std::isnan(g)
+                      : std::isinf(w) ? g == w
+                                      : std::fabs(g - w) <= atol + rtol * std::fabs(w);
+      if (!ok)
+        return ::testing::AssertionFailure()
+               << what << "[" << m << "] element " << i << ": " << g << ", expected " << w;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<std::string> F64Goldens() {
+  std::vector<std::string> names;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(ATTNLAB_GOLDEN_DIR) + "/f64"))
+    names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class F64Golden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(F64Golden, EveryStageMatchesPyTorchAndNumpyInFloat64) {
+  const json golden = test::LoadGolden("f64/" + GetParam() + ".json");
+  const json& ex = golden["expected"];
+  const Scenario s = ParseScenario(golden["scenario"].dump());
+  ASSERT_EQ(s.dtype, Dtype::kFloat64);
+  const Stages st = RunScenario(s);
+  ASSERT_TRUE(st.f64);
+  const StagesF64& f = *st.f64;
+  const bool drawn_qkv = s.input.source == InputSource::kQkv;
+  const double exact = 0, atol = 1e-13, rtol = 1e-12;
+  const double qkv_tol = drawn_qkv ? exact : rtol;
+  EXPECT_TRUE(StackNear("Q", f.Q, GoldenStackD(ex["Q"], false), drawn_qkv ? 0 : atol, qkv_tol));
+  EXPECT_TRUE(StackNear("K", f.K, GoldenStackD(ex["K"], false), drawn_qkv ? 0 : atol, qkv_tol));
+  EXPECT_TRUE(StackNear("V", f.V, GoldenStackD(ex["V"], false), drawn_qkv ? 0 : atol, qkv_tol));
+  if (ex.contains("X")) {
+    EXPECT_TRUE(StackNear("X", f.X, GoldenStackD(ex["X"], false), 0, 0));
+    const char* names[3] = {"W_query", "W_key", "W_value"};
+    for (int w = 0; w < 3; ++w)
+      EXPECT_TRUE(StackNear(names[w], {f.W[w]}, {JsonMatrixD(ex[names[w]])}, 0, 0));
+  }
+  EXPECT_TRUE(StackNear("scores", f.scores, GoldenStackD(ex["scores"], true), atol, rtol));
+  EXPECT_TRUE(StackNear("logits", f.logits, GoldenStackD(ex["logits"], true), atol, rtol));
+  EXPECT_TRUE(StackNear("weights", f.weights, GoldenStackD(ex["weights"], true), atol, rtol));
+  if (ex.contains("weights_dropped")) {
+    EXPECT_TRUE(StackNear("weights_dropped", f.weights_dropped,
+                          GoldenStackD(ex["weights_dropped"], true), atol, rtol));
+  }
+  EXPECT_TRUE(StackNear("context", f.context, GoldenStackD(ex["context"], false), atol, rtol));
+  // The float fields are the double stages rounded: what the window draws.
+  EXPECT_EQ(st.weights[0](0, 0), static_cast<float>(f.weights[0](0, 0)));
+  EXPECT_EQ(st.Q[0](0, 0), static_cast<float>(f.Q[0](0, 0)));
+
+  const VarianceKind kind = VarianceKindOf(s.input.generator);
+  const StageVariances v = WholeVariances(st, kind);
+  const json& want = ex["stats"];
+  const std::pair<const char*, double> got[] = {{"var_q", v.var_q},
+                                                {"var_k", v.var_k},
+                                                {"var_scores", v.var_scores},
+                                                {"var_logits", v.var_logits},
+                                                {"var_weights", v.var_weights}};
+  for (const auto& [key, value] : got) {
+    const double w = JsonD(want[key]);
+    if (std::isnan(w)) {
+      EXPECT_TRUE(std::isnan(value)) << key;
+    } else if (kind == VarianceKind::kNumpy && drawn_qkv &&
+               (std::string(key) == "var_q" || std::string(key) == "var_k")) {
+      EXPECT_EQ(value, w) << key << ": NumPy's pairwise var of the exact draws";
+    } else {
+      EXPECT_NEAR(value, w, 1e-11 * std::fabs(w) + 1e-15) << key;  // mean rows: var ~ 0
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Goldens, F64Golden, ::testing::ValuesIn(F64Goldens()),
+                         [](const auto& info) { return test::ParamName(info.param); });
+
+TEST(F64Goldens, CoverBothGeneratorsDrawsDropoutAndLinear) {
+  const std::vector<std::string> names = F64Goldens();
+  EXPECT_GE(names.size(), 10u);
+  for (const char* n : {"numpy-odd-counts", "torch-qkv-small", "torch-randn-tail",
+                        "torch-linear-dropout", "torch-qkv-given"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+}
+
+TEST(NumpyArrayRepr, MatchesNumpyAndTorchFloat64Print) {
+  const json cases = test::LoadGolden("print/float64_cases.json");
+  ASSERT_GE(cases.size(), 25u);
+  for (const auto& c : cases) {
+    std::vector<double> values;
+    for (uint64_t b : c["bits"].get<std::vector<uint64_t>>()) {
+      double d;
+      std::memcpy(&d, &b, sizeof d);
+      values.push_back(d);
+    }
+    const auto shape = c["shape"].get<std::vector<int64_t>>();
+    EXPECT_EQ(TorchTensorStringF64(values, shape), c["torch"].get<std::string>()) << c["name"];
+    if (!c["numpy"].is_null()) {
+      EXPECT_EQ(NumpyArrayRepr(values, shape), c["numpy"].get<std::string>()) << c["name"];
+    }
+  }
+  EXPECT_THROW(NumpyArrayRepr(std::vector<double>{1, 2}, std::vector<int64_t>{3}),
+               std::invalid_argument);
+}
+
+TEST(Dtype, ParsedWrittenAndRefused) {
+  Scenario s = LoadPreset("raschka-journey");
+  EXPECT_EQ(s.dtype, Dtype::kFloat32);
+  EXPECT_EQ(WriteScenario(s).find("dtype"), std::string::npos);  // the default is not written
+  s.dtype = Dtype::kFloat64;
+  const std::string text = WriteScenario(s);
+  EXPECT_NE(text.find("\"dtype\": \"float64\""), std::string::npos);
+  EXPECT_TRUE(ParseScenario(text) == s);
+  std::string bad = text;
+  bad.replace(bad.find("float64"), 7, "float16");
+  try {
+    ParseScenario(bad);
+    ADD_FAILURE() << "float16 accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.field(), "dtype");
+  }
+}
+
+// Switching dtype alone reruns the engine (not the early return of an unchanged scenario).
+// Identity projections: nothing is drawn (torch.rand draws other numbers in float64).
+TEST(Dtype, EngineSwitchesBothWays) {
+  Scenario s = LoadPreset("raschka-journey");
+  s.projections.init = ProjectionInit::kIdentity;
+  Engine e;
+  const float w32 = e.Run(s).weights[0](1, 0);
+  EXPECT_FALSE(e.stages().f64);
+  s.dtype = Dtype::kFloat64;
+  const Stages& st = e.Run(s);
+  ASSERT_TRUE(st.f64);
+  EXPECT_EQ(st.weights[0](1, 0), static_cast<float>(st.f64->weights[0](1, 0)));
+  EXPECT_NEAR(st.f64->weights[0](1, 0), w32, 1e-6);
+  s.dtype = Dtype::kFloat32;
+  EXPECT_FALSE(e.Run(s).f64);
+  EXPECT_EQ(e.stages().weights[0](1, 0), w32);  // the float32 run again, bit for bit
+}
+
+// The NumPy notebook (after the preset's seed 0) in float64: dump, show and code say so.
+TEST(Dtype, NumpyMaskedDumpShowAndCodeAreFloat64) {
+  const Scenario s = LoadPreset("numpy-masked");
+  ASSERT_EQ(s.dtype, Dtype::kFloat64);
+  const Stages st = RunScenario(s);
+  const json dump = StagesToJson(st);
+  EXPECT_EQ(dump["dtype"], "float64");
+  const json nb = test::LoadGolden("notebooks/numpy-masked.json")["cells"];
+  EXPECT_EQ(dump["Q"][0][0][3].get<double>(), nb["q"][0][3].get<double>());  // all 17 digits
+  EXPECT_EQ(dump["stats"]["var_q"].get<double>(), nb["q.var()"].get<double>());
+  EXPECT_EQ(dump["stats"]["var_k"].get<double>(), nb["k.var()"].get<double>());
+  EXPECT_NEAR(dump["stats"]["var_scores"].get<double>(),
+              nb["np.matmul(q, k.T).var()"].get<double>(), 1e-13);
+  const auto q = PrintStage(st, "Q");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->text.rfind("array([[ 1.76405235,  0.40015721,  0.97873798,  2.2408932 ,  1.86755799,", 0),
+            0u);
+  const auto mask = PrintStage(st, "mask");
+  EXPECT_EQ(mask->text,
+            "array([[  0., -inf, -inf, -inf],\n       [  0.,   0., -inf, -inf],\n"
+            "       [  0.,   0.,   0., -inf],\n       [  0.,   0.,   0.,   0.]])");
+  EXPECT_NE(GeneratePyTorchCode(s).find("in float64 as the app computes it"), std::string::npos);
+}
+
+TEST(Dtype, TorchFloat64ShowAndCode) {
+  Scenario s = LoadPreset("karpathy-head");
+  s.dtype = Dtype::kFloat64;
+  const Stages st = RunScenario(s);
+  const auto w = PrintStage(st, "weights");
+  ASSERT_TRUE(w);
+  EXPECT_NE(w->text.find("dtype=torch.float64)"), std::string::npos);
+  const std::string code = GeneratePyTorchCode(s);
+  EXPECT_NE(code.find("dtype=torch.float64"), std::string::npos);
+  EXPECT_EQ(StagesToJson(st)["dtype"], "float64");
+  s.dtype = Dtype::kFloat32;
+  EXPECT_EQ(GeneratePyTorchCode(s).find("float64"), std::string::npos);
+  EXPECT_EQ(StagesToJson(RunScenario(s))["dtype"], "float32");
+}
+
+}  // namespace
+}  // namespace attnlab
