@@ -66,8 +66,9 @@ bool Row3Peaked(const AppState& state) {
 const std::vector<TourStep>& TourSteps() {
   static const std::vector<TourStep> steps = {
       {"Welcome to Attention Lab",
-       "This tour follows the notebooks' story in six short steps: scores, scaling, softmax, "
-       "why 1/\u221Ad_k, the mask and the context. Everything stays live: change anything on "
+       "This tour follows the notebooks' story in seven short steps: scores, scaling, "
+       "softmax, why 1/\u221Ad_k, the mask, the context and why scaling helps learning. "
+       "Everything stays live: change anything on "
        "the left as you go; some steps ask you to try something and tick it off when you "
        "have. Skip it any time; Help \xE2\x96\xB8 Guided tour (F1) brings it back.",
        "raschka-journey", TourTarget::kNone},
@@ -112,6 +113,14 @@ const std::vector<TourStep>& TourSteps() {
        "make row 3 attend mostly to one key: raise the multiplier until one of its weights "
        "passes 0.9.",
        Row3Peaked},
+      {"Why 1/\u221Ad_k matters for learning",
+       "This preset's head is unscaled. Open View \xE2\x96\xB8 Training (Ctrl+6), keep d_k = 256 and "
+       "associative recall, and press Run: the same head is trained from the same seed with "
+       "1/\u221Ad_k and without. Unscaled, every softmax row is almost one-hot from the first "
+       "step, its gradient diag(w) \xE2\x88\x92 w w\xE1\xB5\x80 is almost zero and the loss stays near "
+       "log 16; scaled, the head finds the matching key. Gradients (Ctrl+5) shows that Jacobian "
+       "for one row.",
+       "train-scaling", TourTarget::kViews},
       {"Go further",
        "Trick (Ctrl+2) takes the averaging trick apart step by step, Compare (Ctrl+3) puts two "
        "settings side by side, Code (Ctrl+4) is the PyTorch program of what you see. Ctrl+Z "

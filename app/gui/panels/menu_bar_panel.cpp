@@ -1,5 +1,6 @@
 // menu_bar_panel.cpp: File (with Open Recent), Edit, View, Presets and Help (with About) menus of the main window, and the view
 // switch (Heatmaps | Trick | Compare | Code) over the central area, as a workspace bar.
+#include <algorithm>
 #include <filesystem>
 
 #include "attnlab/presets.h"
@@ -48,11 +49,19 @@ void DrawViewSwitch(AppState& state) {
   ImGui::SameLine(std::max(x, ImGui::GetCursorPosX() + ImGui::GetFontSize()));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ScreenRect all;
+  // The tabs' padding shrinks (to 0.3 em a side) so that all of them fit left of the undo/redo
+  // counts on a narrow window or at a large zoom.
+  float texts = 0;
+  for (const ViewEntry& v : kViews) texts += ImGui::CalcTextSize(v.tab).x + 2;
+  const float room = ImGui::GetWindowWidth() - ImGui::GetCursorPosX() -
+                     ImGui::CalcTextSize("undo 999  redo 999").x - ImGui::GetFontSize();
+  const float pad = std::clamp((room - texts) / kCentralViewCount, ImGui::GetFontSize() * 0.6f,
+                               ImGui::GetFontSize() * 1.6f);
   for (int k = 0; k < kCentralViewCount; ++k) {
     const ViewEntry& v = kViews[k];
     const bool selected = state.central == v.view;
     const ImVec2 text = ImGui::CalcTextSize(v.tab);
-    const ImVec2 size(text.x + ImGui::GetFontSize() * 1.6f, ImGui::GetFrameHeight());
+    const ImVec2 size(text.x + pad, ImGui::GetFrameHeight());
     const ImVec2 p = ImGui::GetCursorScreenPos();
     ImGui::PushID(k);
     const bool clicked = ImGui::InvisibleButton("##view", size);
@@ -196,8 +205,13 @@ void DrawMenuBar(AppState& state) {
   char info[64];
   std::snprintf(info, sizeof info, "undo %zu  redo %zu", state.history.undo.size(),
                 state.history.redo.size());
-  ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(info).x - ImGui::GetFontSize());
-  ImGui::TextDisabled("%s", info);
+  const float x = ImGui::GetWindowWidth() - ImGui::CalcTextSize(info).x - ImGui::GetFontSize();
+  // Only where the view tabs leave room (Edit > Undo says the same on a crowded bar).
+  if (!state.views_rect.valid() ||
+      state.views_rect.max.x + ImGui::GetFontSize() <= ImGui::GetWindowPos().x + x) {
+    ImGui::SameLine(x);
+    ImGui::TextDisabled("%s", info);
+  }
   ImGui::EndMenuBar();
 }
 

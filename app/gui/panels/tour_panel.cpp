@@ -113,6 +113,11 @@ void DrawTourPanel(AppState& state) {
   ImVec2 pos = docked ? slot.min
                       : ImVec2(vp->WorkPos.x + vp->WorkSize.x - width - 16,
                                vp->WorkPos.y + vp->WorkSize.y - ImGui::GetFontSize() * 16.0f);
+  // Never past the window's right or bottom edge (a wide card at a large zoom).
+  pos.x = std::max(vp->WorkPos.x, std::min(pos.x, vp->WorkPos.x + vp->WorkSize.x - width - 8));
+  if (tour.card.valid())  // last frame's height: a long card moves up rather than off-screen
+    pos.y = std::max(vp->WorkPos.y, std::min(pos.y, vp->WorkPos.y + vp->WorkSize.y -
+                                                         (tour.card.max.y - tour.card.min.y) - 8));
   ImGui::SetNextWindowPos(pos);
   ImGui::SetNextWindowSizeConstraints(ImVec2(width, 0), ImVec2(width, FLT_MAX));
   ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.16f, 0.15f, 0.13f, 0.98f));
