@@ -1059,6 +1059,24 @@ TEST_F(Gui, TourAsksAndNoticesWhenDone) {
   EXPECT_TRUE(tour("6.json")["task_done"].get<bool>());
 }
 
+// The Input section switches any scenario to float64 and back: the saved scenario says so, and
+// the stages run in double (the float64 copy is there), as the NumPy preset already does.
+TEST_F(Gui, DtypeSwitchesTheWholePipeline) {
+  const std::string script = Write(
+      "dtype.script", "preset raschka-journey\ndtype float64\nwait 2\nexpect-ok\nsave " +
+                          Path("f64.json") + "\ndtype float32\nwait 2\nsave " +
+                          Path("f32.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario f64 = ParseScenario(ReadFile(Path("f64.json")));
+  EXPECT_EQ(f64.dtype, Dtype::kFloat64);
+  EXPECT_TRUE(RunScenario(f64).f64 != nullptr);
+  EXPECT_EQ(ParseScenario(ReadFile(Path("f32.json"))).dtype, Dtype::kFloat32);
+  const Result bad = RunApp("--script " + Write("bad.script", "dtype float16\n") + " --no-autosave");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("float32 or float64"), std::string::npos) << bad.err;
+}
+
 // Undoing a preset switch names the earlier preset again (with its edits), and redo the later.
 TEST_F(Gui, UndoRestoresThePresetName) {
   const std::string script = Write("undo.script", "preset raschka-journey\ntemperature 2\n"

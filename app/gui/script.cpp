@@ -79,6 +79,7 @@ const std::map<std::string, int>& Arity() {
                                                    {"pan", 5},
                                                    {"export-option", 2},
                                                    {"loss-key", 1},
+                                                   {"dtype", 1},
 
                                                    {"train-run", 3},
                                                    {"train-wait", 0},
@@ -156,6 +157,8 @@ void CheckArguments(const std::vector<std::string>& w) {
     if (w[3] != "0" && w[3] != "1") throw std::invalid_argument("0 or 1");
   }
   if (c == "normalization") NormalizationArg(w[1]);
+  if (c == "dtype" && w[1] != "float32" && w[1] != "float64")
+    throw std::invalid_argument("float32 or float64");
   if (c == "heads" || c == "d_out" || c == "input-seed" || c == "length" || c == "head" ||
       c == "batch" || c == "row" || c == "wait" || c == "loss-key")
     Integer(w[1]);
@@ -389,6 +392,9 @@ bool ScriptRunner::StartEdit(AppState& state, const Command& c) {
     Emit(state, SetMaskCell{Integer(w[1]), Integer(w[2]), w[3] == "1"});
   } else if (cmd == "normalization") {
     Emit(state, SetNormalization{NormalizationArg(w[1])});
+  } else if (cmd == "dtype") {
+    const bool f64 = w[1] == "float64";
+    edit("dtype", [f64](Scenario& s) { s.dtype = f64 ? Dtype::kFloat64 : Dtype::kFloat32; });
   } else if (cmd == "dropout") {
     Emit(state, SetDropout{Number(w[1])});
   } else if (cmd == "heads") {

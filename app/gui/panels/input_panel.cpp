@@ -272,6 +272,19 @@ void DrawGeneratorChoice(AppState& state) {
       "bit, rounded to float32. NumPy has no nn.Linear, nn.Embedding or dropout.");
 }
 
+/// float32 or float64: the precision of the whole pipeline (torch.float64, or NumPy's double).
+void DrawDtypeChoice(AppState& state) {
+  int f64 = state.scenario.dtype == Dtype::kFloat64 ? 1 : 0;
+  const char* names[] = {"float32", "float64"};
+  if (ImGui::Combo("dtype", &f64, names, 2))
+    Edit(state, "dtype", [f64](Scenario& x) {
+      x.dtype = f64 ? Dtype::kFloat64 : Dtype::kFloat32;
+    });
+  Tip("float32: PyTorch's default precision (what the notebooks print). float64: every stage in "
+      "double, as torch.float64 tensors or NumPy arrays compute it (NumPy's own default). The "
+      "maps show the values rounded to float32; dump and show give all the digits.");
+}
+
 void DrawQkvInput(AppState& state) {
   const InputSpec& in = state.scenario.input;
   if (in.QkvGiven()) {
@@ -315,6 +328,7 @@ void DrawInputPanel(AppState& state) {
       break;
   }
   DrawGeneratorChoice(state);
+  DrawDtypeChoice(state);
 }
 
 }  // namespace attnlab::gui
