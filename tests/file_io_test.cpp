@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -112,6 +113,31 @@ TEST_F(FileIo, AFifoTargetIsWrittenThroughNotReplaced) {
   EXPECT_EQ(reader.get(), "through the pipe");
   EXPECT_TRUE(fs::is_fifo(Path("out.json")));
   EXPECT_EQ(Entries(), std::vector<std::string>{"out.json"});
+}
+
+// A stream to a FIFO (or a device) goes out as it is produced: the reader has the first 256 KiB
+// before the producer ends. Collecting it first held a T = 11000 dump (gigabytes) in memory.
+TEST_F(FileIo, AStreamToAFifoIsNotHeldInMemory) {
+  ASSERT_EQ(mkfifo(Path("out.json").c_str(), 0600), 0);
+  std::atomic<size_t> received{0};
+  auto reader = std::async(std::launch::async, [&] {
+    std::ifstream in(Path("out.json"), std::ios::binary);
+    char chunk[4096];
+    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) received += in.gcount();
+    return received.load();
+  });
+  bool arrived_before_the_end = false;
+  WriteFileAtomic(Path("out.json"), [&](std::ostream& out) {
+    out << std::string(256 << 10, 'x');
+    out.flush();
+    for (int i = 0; i < 1000 && received == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    arrived_before_the_end = received > 0;
+    out << "end";
+  });
+  ASSERT_EQ(reader.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_TRUE(arrived_before_the_end);
+  EXPECT_EQ(reader.get(), (256u << 10) + 3);
 }
 
 TEST_F(FileIo, ACharacterDeviceTargetIsWrittenNotReplaced) {

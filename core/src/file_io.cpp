@@ -27,6 +27,7 @@ struct AtomicFileSet::Pending {
   std::string bytes;   // kept only for a direct write (a device or a FIFO)
   bool existed = false;
   bool renamed = false;
+  bool streamed = false;  // a device or FIFO AddStream wrote at once: nothing left for Commit()
 };
 
 namespace {
@@ -277,13 +278,27 @@ void AtomicFileSet::AddStream(const std::string& path,
   struct stat st;
   bool existed = false;
   const int fd = Stage(path, &st, &existed);
+  int err = 0;
   if (fd < 0) {
-    std::ostringstream collected;
-    produce(collected);
-    pending_.back().bytes = collected.str();
+    // A device or a pipe cannot be written all or nothing anyway: stream to it at once rather
+    // than hold the whole text (a T = 11000 dump to /dev/null would take gigabytes).
+    const int out_fd = ::open(pending_.back().target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (out_fd < 0) Fail(path, "cannot write", errno);
+    try {
+      FdBuf buf(out_fd);
+      std::ostream out(&buf);
+      produce(out);
+      out.flush();
+      err = buf.error() ? buf.error() : out ? 0 : EIO;
+    } catch (...) {
+      ::close(out_fd);
+      throw;
+    }
+    if (::close(out_fd) != 0 && err == 0) err = errno;
+    if (err != 0) Fail(path, "cannot write", err);
+    pending_.back().streamed = true;
     return;
   }
-  int err = 0;
   try {
     FdBuf buf(fd);
     std::ostream out(&buf);
@@ -316,7 +331,7 @@ void AtomicFileSet::Commit() {
   std::vector<Pending> direct;
   direct.swap(pending_);
   for (const Pending& p : direct)
-    if (p.tmp.empty()) WriteDirect(p.target, p.bytes, p.path);
+    if (p.tmp.empty() && !p.streamed) WriteDirect(p.target, p.bytes, p.path);
 }
 
 void WriteFileAtomic(const std::string& path, const std::string& bytes) {

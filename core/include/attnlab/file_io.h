@@ -53,7 +53,8 @@ class AtomicFileSet {
   void Add(const std::string& path, const std::string& bytes);
 
   /// Stages the text `produce` writes to the stream it is given, in pieces (a large dump is never
-  /// held whole in memory; a device or FIFO target collects it first). An exception from
+  /// held whole in memory; a device or FIFO target, which has no all-or-nothing, is written at
+  /// once as it comes, rather than at Commit()). An exception from
   /// `produce` removes the temporary and propagates. Errors as Add.
   void AddStream(const std::string& path, const std::function<void(std::ostream&)>& produce);
 
