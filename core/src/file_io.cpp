@@ -273,42 +273,42 @@ void AtomicFileSet::Add(const std::string& path, const std::string& bytes) {
   FillTemporary(fd, bytes, existed ? &st : nullptr, path);
 }
 
-void AtomicFileSet::AddStream(const std::string& path,
-                              const std::function<void(std::ostream&)>& produce) {
-  struct stat st;
-  bool existed = false;
-  const int fd = Stage(path, &st, &existed);
-  int err = 0;
-  if (fd < 0) {
-    // A device or a pipe cannot be written all or nothing anyway: stream to it at once rather
-    // than hold the whole text (a T = 11000 dump to /dev/null would take gigabytes).
-    const int out_fd = ::open(pending_.back().target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-    if (out_fd < 0) Fail(path, "cannot write", errno);
-    try {
-      FdBuf buf(out_fd);
-      std::ostream out(&buf);
-      produce(out);
-      out.flush();
-      err = buf.error() ? buf.error() : out ? 0 : EIO;
-    } catch (...) {
-      ::close(out_fd);
-      throw;
-    }
-    if (::close(out_fd) != 0 && err == 0) err = errno;
-    if (err != 0) Fail(path, "cannot write", err);
-    pending_.back().streamed = true;
-    return;
-  }
+namespace {
+
+/// Runs `produce` on a stream into fd; the write error (errno), or 0. Closes fd only when
+/// `produce` throws.
+int StreamInto(int fd, const std::function<void(std::ostream&)>& produce) {
   try {
     FdBuf buf(fd);
     std::ostream out(&buf);
     produce(out);
     out.flush();
-    err = buf.error() ? buf.error() : out ? 0 : EIO;
+    return buf.error() ? buf.error() : out ? 0 : EIO;
   } catch (...) {
     ::close(fd);
     throw;
   }
+}
+
+}  // namespace
+
+void AtomicFileSet::AddStream(const std::string& path,
+                              const std::function<void(std::ostream&)>& produce) {
+  struct stat st;
+  bool existed = false;
+  const int fd = Stage(path, &st, &existed);
+  if (fd < 0) {
+    // A device or a pipe cannot be written all or nothing anyway: stream to it at once rather
+    // than hold the whole text (a T = 11000 dump to /dev/null would take gigabytes).
+    const int out_fd = ::open(pending_.back().target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (out_fd < 0) Fail(path, "cannot write", errno);
+    int err = StreamInto(out_fd, produce);
+    if (::close(out_fd) != 0 && err == 0) err = errno;
+    if (err != 0) Fail(path, "cannot write", err);
+    pending_.back().streamed = true;
+    return;
+  }
+  const int err = StreamInto(fd, produce);
   if (err != 0) {
     ::close(fd);
     Fail(path, "cannot write", err);
