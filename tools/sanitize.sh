@@ -5,7 +5,8 @@
 #     (default 45) from its committed corpus; a crash leaves its input in build-fuzz/crashes/;
 #  2. the test suite built with AddressSanitizer + UndefinedBehaviorSanitizer (g++, -O1 -g1,
 #     Eigen's assertions on, LeakSanitizer on) into build-asan/ and run through ctest; the GUI
-#     tests are left out (the window under llvmpipe and ASan is too slow for CI).
+#     tests are left out (the window under llvmpipe and ASan is too slow for CI), but one
+#     scripted window session (tests/lsan/gui_session.script) runs under LeakSanitizer.
 # Any sanitizer report (but the reported, not yet fixed ones in tools/ubsan.supp), failing test
 # or fuzzer crash makes the script fail. Needs clang-14 and libclang-rt-14-dev
 # (tools/install_deps.sh installs them); without clang the fuzzers are skipped with a message.
@@ -56,5 +57,16 @@ if [[ $steps == *asan* ]]; then
   cmake -S . -B build-asan "${sanitized[@]}" >/dev/null
   cmake --build build-asan -j2 --target attnlab_tests attention-lab
   ctest --test-dir build-asan -j2 --output-on-failure -E "Gui|NOT_BUILT"
+  # LeakSanitizer on the window: one scripted session through every view, the focus, the
+  # compare and an export (about 6 s; the whole GUI suite is too slow under ASan and llvmpipe).
+  # Third-party caches are in tools/lsan.supp; Mesa, GLFW and X11 report nothing.
+  if command -v xvfb-run >/dev/null; then
+    mkdir -p build-asan/lsan-gui
+    (cd build-asan/lsan-gui && XDG_CONFIG_HOME=$PWD/config timeout 600 \
+       xvfb-run -a -s "-screen 0 1280x800x24" ../app/attention-lab --preset raschka-journey \
+       --size 1280x800 --script ../../tests/lsan/gui_session.script --frames 3 --no-autosave) ||
+      { echo "error: the window under ASan + LeakSanitizer failed (see above)" >&2; exit 1; }
+    echo "window session under ASan + LeakSanitizer: clean"
+  fi
   echo "test suite under ASan + UBSan: $((SECONDS - start)) s"
 fi
