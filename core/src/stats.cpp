@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
+#include <vector>
 
 #include "attnlab/experiments.h"
 
@@ -17,23 +19,37 @@ constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 // the double sum / n.
 template <typename Blocks>
 double Variance(const Blocks& blocks, VarianceKind kind) {
+  using Block = std::decay_t<decltype(blocks[0])>;
+  // A Matrix or a Map of one is row-major and contiguous: its data is the tensor's flat order.
+  constexpr bool kContiguous = !std::is_same_v<Block, Eigen::Block<const Matrix>>;
   double sum = 0.0, n = 0.0;
-  std::vector<float> flat;
   for (const auto& m : blocks) {
-    if (kind == VarianceKind::kTorchUnbiased) {
-      const Matrix copy = m;  // row-major, contiguous: the tensor's flat order
-      flat.insert(flat.end(), copy.data(), copy.data() + copy.size());
-    } else {
-      sum += m.template cast<double>().sum();
-    }
+    if (kind != VarianceKind::kTorchUnbiased) sum += m.template cast<double>().sum();
     n += static_cast<double>(m.size());
   }
   if (n == 0) return kNan;
-  const double mean =
-      kind == VarianceKind::kTorchUnbiased
-          ? static_cast<double>(TorchContiguousSum(flat.data(), static_cast<int64_t>(flat.size())) /
-                                static_cast<float>(n))
-          : sum / n;
+  double mean = sum / n;
+  if (kind == VarianceKind::kTorchUnbiased) {
+    // torch.mean's float32 sum in its order. One contiguous matrix (a T x T stage of one head)
+    // is summed where it is: no copy of up to T^2 floats (484 MB at T = 11000).
+    std::vector<float> flat;
+    const float* data = nullptr;
+    if (blocks.size() == 1 && kContiguous) {
+      data = blocks[0].data();
+    } else {
+      for (const auto& m : blocks) {
+        if constexpr (kContiguous) {
+          flat.insert(flat.end(), m.data(), m.data() + m.size());
+        } else {
+          const Matrix copy = m;  // columns of a head: made contiguous, row by row
+          flat.insert(flat.end(), copy.data(), copy.data() + copy.size());
+        }
+      }
+      data = flat.data();
+    }
+    mean = static_cast<double>(TorchContiguousSum(data, static_cast<int64_t>(n)) /
+                               static_cast<float>(n));
+  }
   double sq = 0.0;
   for (const auto& m : blocks) sq += (m.template cast<double>().array() - mean).square().sum();
   if (kind == VarianceKind::kNumpy) return sq / n;
@@ -131,7 +147,11 @@ StageVariances HeadVariances(const Stages& st, int64_t b, int64_t h, VarianceKin
   const auto cols = [&](const MatrixStack& s) {
     return std::vector<Block>{s[b].block(0, h * sh.dh, sh.T, sh.dh)};
   };
-  const auto one = [&](const MatrixStack& s) { return std::vector<Matrix>{st.Head(s, b, h)}; };
+  const auto one = [&](const MatrixStack& s) {  // the head's T x T matrix, not a copy of it
+    const Matrix& m = st.Head(s, b, h);
+    using View = Eigen::Map<const Matrix>;
+    return std::vector<View>{View(m.data(), m.rows(), m.cols())};
+  };
   return {Variance(cols(st.Q), kind), Variance(cols(st.K), kind), Variance(one(st.scores), kind),
           Variance(one(st.logits), kind), Variance(one(st.weights), kind)};
 }
