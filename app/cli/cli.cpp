@@ -388,6 +388,39 @@ bool IsSubcommand(const std::string& arg) {
 constexpr const char* kScenarioHelp =
     "Scenario file (.json), a figure exported from one (.png, .svg, .pdf), or preset id";
 
+namespace {
+
+/// The export subcommand and its options, filled into `ex`.
+CLI::App* AddExportCommand(CLI::App& app, ExportArgs& ex) {
+  CLI::App* exp = app.add_subcommand("export", "Render a stage's heatmap to PNG, SVG or PDF (or CSV / NPY)");
+  exp->add_option("scenario", ex.input, kScenarioHelp)->required();
+  exp->add_option("--stage", ex.stage,
+                  "X, Q, K, V, scores, mask, logits, weights, weights_dropped or context; several "
+                  "separated by commas, or pipeline, for one figure with a panel each");
+  exp->add_option("--head", ex.head, "Head (per-head stages), from 0");
+  exp->add_option("--batch", ex.batch, "Batch entry, from 0");
+  exp->add_option("--colormap", ex.colormap, "viridis, magma, gray, coolwarm or rdbu");
+  exp->add_option("--scale", ex.scale, "Size multiplier 1..8 (2 for slides)");
+  exp->add_option("--dpi", ex.dpi,
+                  "Print resolution, pixels per inch (PNG pHYs; SVG and PDF printed size)");
+  exp->add_option("--width", ex.width,
+                  "Printed width of the figure: 8cm, 80mm or 3.5in (use --scale for pixels)");
+  exp->add_option("--values", ex.values, "Print cell values: auto (T <= 12), on, off");
+  exp->add_option("--range", ex.range,
+                  "How the weights are coloured: auto (default: [0, 1] up to 32 keys, log10 when "
+                  "[0, 1] would show almost nothing), fixed [0, 1], data [0, largest weight], "
+                  "per-row (each row over its largest), log (log10)");
+  exp->add_option("--format", ex.format, "png, svg, pdf, csv or npy (default: from the output's extension)");
+  exp->add_flag("--all", ex.all, "Every stage, head and batch into the folder given by -o");
+  exp->add_option("-o,--output", ex.out, "Output file (or folder with --all)")->required();
+  exp->add_option("--colorbar", ex.colorbar,
+                  "Several stages: shared (one colorbar, the panels on one range), per-panel, or "
+                  "auto (default: shared when every panel has the same scale, else per-panel)");
+  return exp;
+}
+
+}  // namespace
+
 int Run(int argc, char** argv) {
   CLI::App app{"Attention Lab: self-attention you can play with, PyTorch-exact.", "attention-lab"};
   app.require_subcommand(1);
@@ -433,30 +466,7 @@ int Run(int argc, char** argv) {
   train_cli.Register(app, *code);
 
   ExportArgs ex;
-  CLI::App* exp = app.add_subcommand("export", "Render a stage's heatmap to PNG, SVG or PDF (or CSV / NPY)");
-  exp->add_option("scenario", ex.input, kScenarioHelp)->required();
-  exp->add_option("--stage", ex.stage,
-                  "X, Q, K, V, scores, mask, logits, weights, weights_dropped or context; several "
-                  "separated by commas, or pipeline, for one figure with a panel each");
-  exp->add_option("--head", ex.head, "Head (per-head stages), from 0");
-  exp->add_option("--batch", ex.batch, "Batch entry, from 0");
-  exp->add_option("--colormap", ex.colormap, "viridis, magma, gray, coolwarm or rdbu");
-  exp->add_option("--scale", ex.scale, "Size multiplier 1..8 (2 for slides)");
-  exp->add_option("--dpi", ex.dpi,
-                  "Print resolution, pixels per inch (PNG pHYs; SVG and PDF printed size)");
-  exp->add_option("--width", ex.width,
-                  "Printed width of the figure: 8cm, 80mm or 3.5in (use --scale for pixels)");
-  exp->add_option("--values", ex.values, "Print cell values: auto (T <= 12), on, off");
-  exp->add_option("--range", ex.range,
-                  "How the weights are coloured: auto (default: [0, 1] up to 32 keys, log10 when "
-                  "[0, 1] would show almost nothing), fixed [0, 1], data [0, largest weight], "
-                  "per-row (each row over its largest), log (log10)");
-  exp->add_option("--format", ex.format, "png, svg, pdf, csv or npy (default: from the output's extension)");
-  exp->add_flag("--all", ex.all, "Every stage, head and batch into the folder given by -o");
-  exp->add_option("-o,--output", ex.out, "Output file (or folder with --all)")->required();
-  exp->add_option("--colorbar", ex.colorbar,
-                  "Several stages: shared (one colorbar, the panels on one range), per-panel, or "
-                  "auto (default: shared when every panel has the same scale, else per-panel)");
+  CLI::App* exp = AddExportCommand(app, ex);
 
   try {
     app.parse(argc, argv);
