@@ -5,20 +5,20 @@
 //   finite or +-inf v    -> lut[round(clamp((v - lo) / (hi - lo), 0, 1) * 255)]  (LutIndex)
 //   per row (scaling 1)  -> v / row_scale[row] over [0, 1]; log (2) -> log10(v) over the range
 //                           in decades (ScalePosition, heatmap_spec.h)
-// Each fragment reads exactly one cell with texelFetch (no filtering), so a T = 2048 matrix is
-// one texture and one quad, however many cells it has.
+// Each fragment reads exactly one cell with texelFetch (no filtering). The textures hold only
+// the cells the image shows (heatmap_gpu.h, AxisSample), so u_view spans all of them.
 #version 330 core
 in vec2 v_uv;
 out vec4 frag_color;
 
-uniform sampler2D u_values;  // R32F, cols x rows texels: texel (c, r) = matrix(r, c)
+uniform sampler2D u_values;  // R32F, texel (c, r) = the c-th sampled column of the r-th sampled row
 uniform sampler2D u_lut;     // 256 x 1 RGBA8: the colormap
-uniform sampler2D u_mask;    // R8 of 0/1 bytes, cols x rows: reads 1/255 allowed, 0 masked
+uniform sampler2D u_mask;    // R8 of 0/1 bytes, sampled alike: reads 1/255 allowed, 0 masked
 uniform int u_use_mask;
-uniform sampler2D u_row_scale;  // R32F, rows x 1: each row's largest weight (u_scaling 1)
+uniform sampler2D u_row_scale;  // R32F, sampled rows x 1: each row's largest weight (u_scaling 1)
 uniform int u_scaling;          // 0 linear, 1 per row, 2 log10
 uniform vec2 u_range;        // lo, hi of the colorbar
-uniform ivec4 u_view;        // the cells drawn: first col, first row, cols, rows (a zoomed map)
+uniform ivec4 u_view;        // the texels drawn: first col, first row, cols, rows
 uniform int u_target_height; // pixel rows of the target, to count y from the top like figures
 uniform vec3 u_masked_light;
 uniform vec3 u_masked_stripe;

@@ -318,6 +318,51 @@ TEST_F(Gui, CellsHaveTheFigureColours) {
   EXPECT_EQ(checked, 8 * 32 + 3 * 8 * 16 + 4 * 64 + 8 * 16);
 }
 
+// A map with more cells than pixels holds on the GPU only the cell under each pixel's centre
+// (heatmap_gpu.h, AxisSample): its texture is at most the image's size, and each pixel has the
+// colour of the engine's number at that cell. T = 2500: 6.25 million weights on ~130 x 130 pixels.
+TEST_F(Gui, LargeMapsHoldOnlyTheCellsUnderTheirPixels) {
+  const std::string file = Write("t2500.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 2500, "d_in": 8, "seed": 3},
+    "projections": {"init": "linear", "d_out": 8, "seed": 1}, "mask": {"kind": "causal"}})");
+  const std::string script = Write("t2500.script", "weights-range fixed\nwait 3\n");
+  const Result r = RunApp(file + " --script " + script + " --screenshot " + Path("t2500.png") +
+                          " --layout " + Path("t2500-layout.json") + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Png png = LoadPng(Path("t2500.png"));
+  const Stages st = RunScenario(ParseScenario(ReadFile(file)));
+  const Matrix& w = st.weights[0];
+  const Colormap& viridis = FindColormap("viridis");
+  int checked = 0;
+  const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path("t2500-layout.json")));
+  for (const nlohmann::json& m : layout["heatmaps"]) {
+    if (m["thumbnail"].get<bool>()) continue;
+    const int x0 = m["x0"].get<int>(), y0 = m["y0"].get<int>();
+    const int width = m["x1"].get<int>() - x0, height = m["y1"].get<int>() - y0;
+    const int rows = m["rows"], cols = m["cols"];
+    EXPECT_LE(m["texels"].get<int64_t>(), int64_t{std::min(width, cols)} * std::min(height, rows))
+        << m["stage"];
+    if (m["stage"] != "weights") continue;
+    ASSERT_EQ(rows, 2500);
+    ASSERT_LT(width, 2500);
+    for (int ty = 0; ty < height; ++ty)
+      for (int tx = 0; tx < width; ++tx) {
+        const int64_t i = (2 * int64_t{ty} + 1) * rows / (2 * int64_t{height});
+        const int64_t j = (2 * int64_t{tx} + 1) * cols / (2 * int64_t{width});
+        const Rgb got = png.At(x0 + tx, y0 + ty);
+        if (j > i) {  // masked: the hatch
+          EXPECT_TRUE(got == kMaskedLight || got == kMaskedStripe) << i << "," << j;
+        } else {
+          const Rgb want = viridis.lut[LutIndex(w(i, j), ValueRange{0.0f, 1.0f})];
+          EXPECT_TRUE(got == want) << "pixel " << tx << "," << ty << " = weights[" << i << ", "
+                                   << j << "] = " << w(i, j);
+        }
+        ++checked;
+      }
+  }
+  EXPECT_GT(checked, 10000);  // every pixel of a ~130 x 130 image
+}
+
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Scripted: undo/redo, export, save, bad edits, painting, session, stats
 // The script's actions go through the same Emit() as the widgets.

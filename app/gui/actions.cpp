@@ -260,7 +260,7 @@ void Recompute(AppState& state) {
   ++state.shown_version;
   const Stages& st = ShownStages(state);
   const bool mask_changed = !had_result || !SameMask(state.shown.mask, state.scenario.mask) ||
-                            state.mask_values.rows() != st.mask.rows();
+                            state.mask_rows != st.mask.rows();
   state.shown = state.scenario;
   MarkRecomputed(state, before, state.engine.counts(), mask_changed);
   if (state.pick_default_row) {
@@ -270,7 +270,7 @@ void Recompute(AppState& state) {
     state.pick_default_row = false;
   }
   if (mask_changed) {
-    state.mask_values = st.mask.cast<float>();
+    state.mask_rows = st.mask.rows();
     state.any_masked = (st.mask.array() == 0).any();
   }
   ClampSelection(state);

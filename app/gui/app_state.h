@@ -241,7 +241,7 @@ struct AppState {
   std::string scenario_path;    ///< the file last opened or saved
   RecomputeCounts last_counts;  ///< engine counts before the last run
   std::string recomputed;       ///< which stage groups the last run recomputed, for the status bar
-  Matrix mask_values;           ///< stages.mask as floats, for the mask heatmap
+  int64_t mask_rows = -1;       ///< the rows of the mask any_masked was found for
   /// The shown head's d_k columns of Q, K and V (with several heads; one head shows the
   /// engine's own matrices), refreshed with their heatmaps.
   std::array<Matrix, 3> head_qkv;

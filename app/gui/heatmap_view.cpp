@@ -278,9 +278,10 @@ HeatmapLook LookOf(const HeatmapSlot& slot, const ViewLayout& L) {
   return look;
 }
 
-void PaintImage(const AppState& state, HeatmapSlot& slot, const ViewLayout& L) {
+void PaintImage(const AppState& state, HeatmapSlot& slot, const HeatmapViewSpec& view,
+                const ViewLayout& L) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  if (state.renderer) state.renderer->Render(slot.gpu, LookOf(slot, L));
+  if (state.renderer) state.renderer->Render(slot.gpu, LookOf(slot, L), view.cells(), view.allowed);
   // The FBO's first row is the image's bottom: flip v.
   dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(slot.gpu.image())), L.p0, L.p1,
                ImVec2(0, 1), ImVec2(1, 0));
@@ -291,7 +292,7 @@ void PaintImage(const AppState& state, HeatmapSlot& slot, const ViewLayout& L) {
 /// Each unmasked cell's value as the spec prints it (as many decimals as fit, its ink colour).
 /// False when the spec wants values but the cells are too small for any. `printed`: each cell's
 /// text, row by row ("" where none), or empty when nothing is printed (for --layout).
-bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Matrix& m,
+bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const CellSource& m,
                  const LabelFont& small, const ViewLayout& L, std::vector<std::string>& printed) {
   printed.clear();
   if (!spec.values_wanted) return true;
@@ -308,7 +309,7 @@ bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Mat
     for (int j = 0; j < w.cols; ++j) {
       const int r = w.row0 + i, c = w.col0 + j;
       if (check_mask && !(*allowed)(r, c)) continue;
-      const float v = m(r, c);
+      const float v = m.at(r, c);
       const std::string t = FittedCellValue(v, L.cw - 2, measure);
       if (t.empty()) continue;
       any = true;
@@ -437,14 +438,14 @@ HeatmapViewHover DrawThumbnail(const AppState& state, HeatmapSlot& slot,
   HeatmapViewHover out;
   out.title_clicked = PaintHeading(slot.spec, view, origin, size, line);
   const float top = origin.y + line + 2;
-  if (!view.values || view.values->size() == 0 || !slot.gpu.has_values() ||
-      size.y - (top - origin.y) < 8) {
+  const CellSource cells = view.cells();
+  if (cells.empty() || !slot.gpu.has_values() || size.y - (top - origin.y) < 8) {
     slot.image_min = slot.image_max = ImVec2(0, 0);
     return out;
   }
   const float avail_h = size.y - (top - origin.y), avail_w = size.x - 4;
-  const float rows = static_cast<float>(view.values->rows());
-  const float cols = static_cast<float>(view.values->cols());
+  const float rows = static_cast<float>(cells.rows());
+  const float cols = static_cast<float>(cells.cols());
   const float scale = std::min(avail_w / cols, avail_h / rows);
   const float w = std::max(4.0f, std::floor(std::min(avail_w, std::max(cols * scale, avail_h))));
   const float h = std::max(4.0f, std::floor(std::min(avail_h, rows * scale)));
@@ -454,7 +455,7 @@ HeatmapViewHover DrawThumbnail(const AppState& state, HeatmapSlot& slot,
   slot.image_min = L.p0;
   slot.image_max = L.p1;
   slot.shown = CellWindow{0, 0, static_cast<int>(rows), static_cast<int>(cols)};
-  PaintImage(state, slot, L);
+  PaintImage(state, slot, view, L);
   ImGui::SetCursorScreenPos(L.p0);
   ImGui::PushID(view.id);
   if (ImGui::InvisibleButton("##thumb", ImVec2(w, h))) out.title_clicked = true;
@@ -481,14 +482,14 @@ ImRect MinimapRect(const MapZoom& z, const ViewLayout& L) {
 }
 
 /// The minimap: the whole matrix, the part shown outlined.
-void PaintMinimap(const AppState& state, HeatmapSlot& slot, const ViewLayout& L,
-                  const ImRect& r) {
+void PaintMinimap(const AppState& state, HeatmapSlot& slot, const HeatmapViewSpec& view,
+                  const ViewLayout& L, const ImRect& r) {
   if (r.GetWidth() <= 0 || !state.renderer) return;
   ViewLayout whole = L;
   whole.win = CellWindow{0, 0, L.rows, L.cols};
   whole.p0 = r.Min;
   whole.p1 = r.Max;
-  state.renderer->Render(slot.gpu, LookOf(slot, whole), true);
+  state.renderer->Render(slot.gpu, LookOf(slot, whole), view.cells(), view.allowed, true);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRectFilled(ImVec2(r.Min.x - 3, r.Min.y - 3), ImVec2(r.Max.x + 3, r.Max.y + 3),
                     IM_COL32(20, 20, 26, 230));
@@ -597,16 +598,16 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
                         state.fonts.small ? state.fonts.small->FontSize : ImGui::GetFontSize()};
   HeatmapViewHover hover;
   hover.title_clicked = PaintHeading(slot.spec, view, origin, size, line);
-  const Matrix* m = view.values;
-  if (!m || m->size() == 0 || !slot.gpu.has_values()) {
+  const CellSource m = view.cells();
+  if (m.empty() || !slot.gpu.has_values()) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + line * 2));
     ImGui::TextDisabled("%s", view.empty_text);
     slot.image_min = slot.image_max = ImVec2(0, 0);
     return hover;
   }
   ViewLayout L;
-  L.rows = static_cast<int>(m->rows());
-  L.cols = static_cast<int>(m->cols());
+  L.rows = static_cast<int>(m.rows());
+  L.cols = static_cast<int>(m.cols());
   L.win = VisibleCells(slot.zoom, L.rows, L.cols);
   MeasureLabels(slot, view, small, L.rows, L.cols);
   if (!LayOutView(slot, view, small, origin, size, origin.y + line + 4, L)) {
@@ -616,8 +617,8 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   slot.image_min = L.p0;
   slot.image_max = L.p1;
   slot.shown = L.win;
-  PaintImage(state, slot, L);
-  const bool printed = PaintValues(slot.spec, view, *m, small, L, slot.printed);
+  PaintImage(state, slot, view, L);
+  const bool printed = PaintValues(slot.spec, view, m, small, L, slot.printed);
   PaintZoomNote(slot, view, small, L, printed, origin.x + size.x, origin.y + size.y);
   PaintLabels(slot.spec, view, small, L, slot.col_label_w);
   PaintColorbarAndLegends(state, slot.spec, small, L);
@@ -629,7 +630,7 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   hover.row = cells.row;
   hover.col = cells.col;
   PaintHighlights(view, L);
-  PaintMinimap(state, slot, L, minimap);
+  PaintMinimap(state, slot, view, L, minimap);
   if (on_minimap && ImGui::IsItemHovered())
     Tip("The whole map; the outlined part is shown. Click or drag here to move there.");
   return hover;

@@ -23,7 +23,9 @@ namespace attnlab::gui {
 struct HeatmapViewSpec {
   const char* id = "map";  ///< unique among the heatmaps of a window (the cells' button id)
   const Matrix* values = nullptr;
-  const char* empty_text = "(nothing to show)";  ///< when values is null or not uploaded
+  /// Instead of values: a mask's 0/1 bytes shown as 0 and 1 (the mask stage; no float copy).
+  const MaskMatrix* mask_values = nullptr;
+  const char* empty_text = "(nothing to show)";  ///< when there are no values or none uploaded
   int64_t labels_key = 0;  ///< changes when the labels change (their widths are measured again)
   const MaskMatrix* allowed = nullptr;  ///< 1 where allowed, for cell values; nullptr: all
   std::string heading_note;             ///< drawn after the title (e.g. "click to paint")
@@ -35,6 +37,7 @@ struct HeatmapViewSpec {
   bool row_labels = true;  ///< false: the map left of it in the same row shows the tokens
   const char* title_tip = nullptr;  ///< the title is clickable, with this tooltip line
   bool pan_with_left = true;  ///< a left drag pans a zoomed map (false where it paints)
+  CellSource cells() const { return {values, mask_values}; }
 };
 
 /// The cell under the mouse this frame.

@@ -31,7 +31,7 @@ const Matrix* StageMatrix(const AppState& state, Stage stage) {
     case Stage::kScores:
       return head_of(st.scores);
     case Stage::kMask:
-      return state.mask_values.size() ? &state.mask_values : nullptr;
+      return nullptr;  // bytes, not floats: StageCells
     case Stage::kLogits:
       return head_of(st.logits);
     case Stage::kWeights:
@@ -65,6 +65,12 @@ std::string ColumnLabel(const AppState& state, Stage stage, int64_t j) {
   if (stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV)
     return "d" + std::to_string(state.head * ShownStages(state).shape.dh + j);
   return RowLabel(state, j);
+}
+
+CellSource StageCells(const AppState& state, Stage stage) {
+  if (stage != Stage::kMask) return {StageMatrix(state, stage), nullptr};
+  if (!state.engine.has_result() || ShownStages(state).mask.size() == 0) return {};
+  return {nullptr, &ShownStages(state).mask};
 }
 
 }  // namespace attnlab::gui

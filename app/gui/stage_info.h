@@ -13,8 +13,11 @@
 namespace attnlab::gui {
 
 /// The matrix on screen for `stage` (rows x cols), or nullptr when there is none (no stages
-/// yet, or weights_dropped without dropout).
+/// yet, or weights_dropped without dropout) or it is the mask (see StageCells).
 const Matrix* StageMatrix(const AppState& state, Stage stage);
+
+/// The cells on screen for `stage`: StageMatrix, or for the mask the stages' own 0/1 bytes.
+CellSource StageCells(const AppState& state, Stage stage);
 
 /// Copies the shown head's d_k columns of Q, K and V (those whose heatmap is dirty) into
 /// state.head_qkv, where StageMatrix finds them when the scenario has several heads.

@@ -87,6 +87,7 @@ nlohmann::json SlotJson(const char* key, const std::string& name, const HeatmapS
           {"cols", slot.gpu.cols()},
           {"view", {slot.shown.row0, slot.shown.col0, slot.shown.rows, slot.shown.cols}},
           {"zoom", slot.zoom.factor},
+          {"texels", slot.gpu.sampled_texels()},
           {"spec", slot.has_spec ? HeatmapSpecJson(slot.spec) : nlohmann::json()}};
 }
 

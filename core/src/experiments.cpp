@@ -10,6 +10,8 @@
 #include "attnlab/rng.h"
 #include "float_exp.h"
 
+#include "torch_sum.h"
+
 namespace attnlab {
 
 std::vector<VariancePoint> VarianceExperiment(const std::vector<int64_t>& dims, int64_t trials,
@@ -143,14 +145,7 @@ float RowSum(const float* p, int64_t stride, int64_t n) {
 
 float TorchContiguousSum(const float* p, int64_t n) {
   if (n <= 0) return 0.0f;
-  if (n == 1) return 0.0f + p[0];
-  if (n < 8) return RowSum(p, 1, n);
-  // 8 lanes of 8-float vectors, then the tail from zero, then the lanes added in order.
-  const int64_t nv = n / 8;
-  float sum = 0.0f;
-  for (int64_t k = nv * 8; k < n; ++k) sum += p[k];
-  for (int l = 0; l < 8; ++l) sum += RowSum(p + l, 8, nv);
-  return sum;
+  return detail::TorchRowSum(p, n, n);  // a whole tensor is summed as one row
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnlab/experiments.h"
+#include "torch_sum.h"
 
 namespace attnlab {
 namespace {
@@ -105,6 +106,27 @@ double VarianceF64(const Blocks& blocks, VarianceKind kind) {
 }
 
 }  // namespace
+
+double ScaledVariance(const Matrix& m, float multiply, float divide, VarianceKind kind) {
+  const auto scaled = [multiply, divide](float x) {
+    const float y = x * multiply;
+    return divide != 1.0f ? y / divide : y;
+  };
+  const int64_t n = m.size();
+  if (n == 0) return kNan;
+  const float* data = m.data();
+  double mean = 0.0;
+  if (kind == VarianceKind::kTorchUnbiased) {
+    const float sum = detail::TorchSum(n, [&](int64_t i) { return scaled(data[i]); });
+    mean = static_cast<double>(sum / static_cast<float>(n));
+  } else {
+    mean = m.unaryExpr(scaled).cast<double>().sum() / static_cast<double>(n);
+  }
+  const double sq = (m.unaryExpr(scaled).cast<double>().array() - mean).square().sum();
+  if (kind == VarianceKind::kNumpy) return sq / static_cast<double>(n);
+  if (n < 2) return kNan;
+  return static_cast<float>(sq / static_cast<double>(n - 1));  // a float32 tensor's var()
+}
 
 double StackVarianceF64(const MatrixStackD& stack, VarianceKind kind) {
   return VarianceF64(stack, kind);

@@ -1,6 +1,7 @@
 // heatmap_gpu.cpp: see heatmap_gpu.h.
 #include "gui/gfx/heatmap_gpu.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -33,20 +34,21 @@ void SetNearestClamp() {
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
 }
 
-/// Uploads a 0/1 byte matrix into *texture (created on first use) as R8.
-void UploadMaskTexture(const MaskMatrix& mask, unsigned* texture, int* rows_now, int* cols_now) {
-  const int rows = static_cast<int>(mask.rows()), cols = static_cast<int>(mask.cols());
+/// Defines a texture of w x h texels, or refills it when *w_now x *h_now is already its size
+/// (no size given: defined anew); `format` GL_R32F (floats) or GL_R8 (bytes).
+void FillTexture(unsigned* texture, int w, int h, int* w_now, int* h_now, GLint format,
+                 const void* data) {
+  const bool bytes = format == GL_R8;
   if (!*texture) glGenTextures(1, texture);
   glBindTexture(GL_TEXTURE_2D, *texture);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);  // rows of bytes are not 4-aligned; 0/1 reads 0, 1/255
+  glPixelStorei(GL_UNPACK_ALIGNMENT, bytes ? 1 : 4);  // rows of bytes are not 4-aligned
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  if (rows != *rows_now || cols != *cols_now) {
+  const GLenum type = bytes ? GL_UNSIGNED_BYTE : GL_FLOAT;
+  if (w_now == nullptr || w != *w_now || h != *h_now) {
     SetNearestClamp();
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R8, cols, rows, 0, GL_RED, GL_UNSIGNED_BYTE, mask.data());
-    *rows_now = rows;
-    *cols_now = cols;
-  } else if (rows > 0 && cols > 0) {
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, cols, rows, GL_RED, GL_UNSIGNED_BYTE, mask.data());
+    glTexImage2D(GL_TEXTURE_2D, 0, format, w, h, 0, GL_RED, type, data);
+  } else {
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_RED, type, data);
   }
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
 }
@@ -60,58 +62,50 @@ void SetRgb(GLint location, Rgb c) {
 // ---------------------------------------------------------------------------------------------
 // HeatmapTexture
 
-HeatmapTexture::~HeatmapTexture() { Release(); }
-
-void HeatmapTexture::Release() {
-  if (values_) glDeleteTextures(1, &values_);
-  for (Target* t : {&main_, &overview_}) {
-    if (t->color) glDeleteTextures(1, &t->color);
-    if (t->fbo) glDeleteFramebuffers(1, &t->fbo);
-    *t = Target();
-  }
-  if (own_mask_) glDeleteTextures(1, &own_mask_);
-  if (row_scale_) glDeleteTextures(1, &row_scale_);
-  values_ = own_mask_ = row_scale_ = 0;
-  rows_ = cols_ = mask_rows_ = mask_cols_ = 0;
+int AxisSample::CellAt(int texel) const {
+  if (count <= pixels) return first + texel;
+  const int64_t offset = ((2 * int64_t{texel} + 1) * count) / (2 * int64_t{pixels});
+  return first + static_cast<int>(std::min<int64_t>(offset, count - 1));
 }
 
-void HeatmapTexture::UploadValues(const Matrix& m) {
-  const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
-  if (!values_) glGenTextures(1, &values_);
-  glBindTexture(GL_TEXTURE_2D, values_);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  if (rows != rows_ || cols != cols_) {
-    SetNearestClamp();
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, m.data());
-    rows_ = rows;
-    cols_ = cols;
-  } else if (rows > 0 && cols > 0) {
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, cols, rows, GL_RED, GL_FLOAT, m.data());
-  }
+HeatmapTexture::~HeatmapTexture() { Release(); }
+
+void HeatmapTexture::ReleaseTarget(Target& t) {
+  for (unsigned* tex : {&t.values, &t.mask, &t.row_scale, &t.color})
+    if (*tex) glDeleteTextures(1, tex);
+  if (t.fbo) glDeleteFramebuffers(1, &t.fbo);
+  t = Target();
+}
+
+void HeatmapTexture::Release() {
+  ReleaseTarget(main_);
+  ReleaseTarget(overview_);
+  rows_ = cols_ = 0;
+  has_values_ = false;
+  own_mask_ = MaskMatrix();
+  has_own_mask_ = false;
+  row_scale_.clear();
+}
+
+int64_t HeatmapTexture::sampled_texels() const {
+  return int64_t{main_.tex_w} * main_.tex_h + int64_t{overview_.tex_w} * overview_.tex_h;
+}
+
+void HeatmapTexture::UploadShape(int64_t rows, int64_t cols) {
+  rows_ = static_cast<int>(rows);
+  cols_ = static_cast<int>(cols);
+  has_values_ = rows > 0 && cols > 0;
   ++version_;
 }
 
 void HeatmapTexture::UploadRowScale(const std::vector<float>& scale) {
-  if (!row_scale_) glGenTextures(1, &row_scale_);
-  glBindTexture(GL_TEXTURE_2D, row_scale_);
-  SetNearestClamp();
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  const float none = 1.0f;
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, std::max<int>(static_cast<int>(scale.size()), 1), 1, 0,
-               GL_RED, GL_FLOAT, scale.empty() ? &none : scale.data());
+  row_scale_ = scale;
   ++row_scale_version_;
 }
 
 void HeatmapTexture::UploadOwnMask(const MaskMatrix& allowed) {
-  if (allowed.size() == 0) {
-    if (own_mask_) glDeleteTextures(1, &own_mask_);
-    own_mask_ = 0;
-    mask_rows_ = mask_cols_ = 0;
-  } else {
-    UploadMaskTexture(allowed, &own_mask_, &mask_rows_, &mask_cols_);
-  }
+  own_mask_ = allowed;
+  has_own_mask_ = allowed.size() > 0;
   ++own_mask_version_;
 }
 
@@ -182,23 +176,63 @@ void HeatmapRenderer::Init() {
 void HeatmapRenderer::Shutdown() {
   if (program_) glDeleteProgram(program_);
   if (vao_) glDeleteVertexArrays(1, &vao_);
-  if (mask_) glDeleteTextures(1, &mask_);
   for (GLuint t : luts_) glDeleteTextures(1, &t);
   luts_.clear();
-  program_ = vao_ = mask_ = 0;
+  program_ = vao_ = 0;
 }
 
-void HeatmapRenderer::UploadMask(const MaskMatrix& mask) {
-  UploadMaskTexture(mask, &mask_, &mask_rows_, &mask_cols_);
-  ++mask_version_;
+void HeatmapRenderer::Sample(HeatmapTexture& hm, HeatmapTexture::Target& target,
+                             const HeatmapTexture::SampleKey& key, const CellSource& values,
+                             const MaskMatrix* mask) {
+  const int w = key.cols.texels(), h = key.rows.texels();
+  std::vector<int> cols(static_cast<size_t>(w));
+  for (int t = 0; t < w; ++t) cols[t] = key.cols.CellAt(t);
+  std::vector<float> cells(static_cast<size_t>(w) * h);
+  for (int r = 0; r < h; ++r) {
+    const int64_t row = key.rows.CellAt(r);
+    float* dst = cells.data() + static_cast<size_t>(r) * w;
+    if (values.floats) {
+      const float* src = values.floats->data() + row * values.cols();
+      for (int c = 0; c < w; ++c) dst[c] = src[cols[c]];
+    } else {
+      const uint8_t* src = values.bytes->data() + row * values.cols();
+      for (int c = 0; c < w; ++c) dst[c] = src[cols[c]];
+    }
+  }
+  FillTexture(&target.values, w, h, &target.tex_w, &target.tex_h, GL_R32F, cells.data());
+  if (key.mask) {
+    std::vector<uint8_t> allowed(static_cast<size_t>(w) * h);
+    for (int r = 0; r < h; ++r) {
+      const uint8_t* src = mask->data() + static_cast<int64_t>(key.rows.CellAt(r)) * mask->cols();
+      for (int c = 0; c < w; ++c) allowed[static_cast<size_t>(r) * w + c] = src[cols[c]];
+    }
+    FillTexture(&target.mask, w, h, nullptr, nullptr, GL_R8, allowed.data());
+  }
+  if (key.row_scale) {
+    std::vector<float> scale(static_cast<size_t>(h));
+    for (int r = 0; r < h; ++r) scale[r] = hm.row_scale_[static_cast<size_t>(key.rows.CellAt(r))];
+    FillTexture(&target.row_scale, h, 1, nullptr, nullptr, GL_R32F, scale.data());
+  }
+  target.tex_w = w;
+  target.tex_h = h;
+  target.sampled = key;
+  target.has_sample = true;
 }
 
-void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look, bool overview) {
-  if (!hm.has_values() || look.width <= 0 || look.height <= 0) return;
+void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look, const CellSource& values,
+                             const MaskMatrix* allowed, bool overview) {
+  if (!hm.has_values() || look.width <= 0 || look.height <= 0 ||
+      values.rows() != hm.rows_ || values.cols() != hm.cols_)
+    return;
   look.values_version = hm.version_;
   // Its own mask when it has one (versions of the two kinds kept apart by the top bit).
-  const bool own = hm.own_mask_ != 0;
-  if (look.use_mask) look.mask_version = own ? hm.own_mask_version_ | (1ull << 63) : mask_version_;
+  const MaskMatrix* mask = hm.has_own_mask_ ? &hm.own_mask_ : allowed;
+  const bool mask_fits = mask && mask->rows() == hm.rows_ && mask->cols() == hm.cols_;
+  look.use_mask = look.use_mask && mask_fits;
+  if (look.use_mask)
+    look.mask_version = hm.has_own_mask_ ? hm.own_mask_version_ | (1ull << 63) : mask_version_;
+  // Per-row colours need a scale for every row.
+  if (look.scaling == 1 && hm.row_scale_.size() != static_cast<size_t>(hm.rows_)) look.scaling = 0;
   // The cells drawn: the view when it lies inside the matrix, else all of them.
   const bool view_fits = look.view_cols > 0 && look.view_rows > 0 && look.view_col0 >= 0 &&
                          look.view_row0 >= 0 && look.view_col0 + look.view_cols <= hm.cols_ &&
@@ -210,6 +244,16 @@ void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look, bool overview
   }
   HeatmapTexture::Target& target = overview ? hm.overview_ : hm.main_;
   if (target.valid && target.drawn == look) return;
+
+  HeatmapTexture::SampleKey key;
+  key.values_version = look.values_version;
+  key.mask = look.use_mask;
+  key.mask_version = look.use_mask ? look.mask_version : 0;
+  key.row_scale = look.scaling == 1;
+  key.row_scale_version = key.row_scale ? hm.row_scale_version_ : 0;
+  key.rows = AxisSample{look.view_row0, look.view_rows, look.height};
+  key.cols = AxisSample{look.view_col0, look.view_cols, look.width};
+  if (!target.has_sample || !(target.sampled == key)) Sample(hm, target, key, values, mask);
 
   // (Re)create the image texture and its framebuffer at the on-screen size.
   if (!target.color || target.w != look.width || target.h != look.height) {
@@ -236,20 +280,18 @@ void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look, bool overview
   glDisable(GL_BLEND);
   glUseProgram(program_);
   glActiveTexture(GL_TEXTURE0);
-  glBindTexture(GL_TEXTURE_2D, hm.values_);
+  glBindTexture(GL_TEXTURE_2D, target.values);
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, LutTexture(look.colormap));
   glActiveTexture(GL_TEXTURE2);
-  const unsigned mask = own ? hm.own_mask_ : mask_;
-  const bool mask_fits = own ? hm.mask_rows_ == hm.rows_ && hm.mask_cols_ == hm.cols_
-                             : mask_ && mask_rows_ == hm.rows_ && mask_cols_ == hm.cols_;
-  glBindTexture(GL_TEXTURE_2D, mask_fits ? mask : 0);
-  glUniform1i(u_use_mask_, look.use_mask && mask_fits ? 1 : 0);
+  glBindTexture(GL_TEXTURE_2D, look.use_mask ? target.mask : 0);
+  glUniform1i(u_use_mask_, look.use_mask ? 1 : 0);
   glActiveTexture(GL_TEXTURE3);
-  glBindTexture(GL_TEXTURE_2D, look.scaling == 1 ? hm.row_scale_ : 0);
-  glUniform1i(u_scaling_, look.scaling == 1 && !hm.row_scale_ ? 0 : look.scaling);
+  glBindTexture(GL_TEXTURE_2D, look.scaling == 1 ? target.row_scale : 0);
+  glUniform1i(u_scaling_, look.scaling);
   glUniform2f(u_range_, look.range.lo, look.range.hi);
-  glUniform4i(u_view_, look.view_col0, look.view_row0, look.view_cols, look.view_rows);
+  // The sampled textures hold exactly the cells drawn.
+  glUniform4i(u_view_, 0, 0, target.tex_w, target.tex_h);
   glUniform1i(u_target_height_, look.height);
   glBindVertexArray(vao_);
   glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);

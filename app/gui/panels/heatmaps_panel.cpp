@@ -60,33 +60,39 @@ void UploadDirty(AppState& state) {
   if (!state.renderer || !state.engine.has_result()) return;
   RefreshHeadSlices(state);
   if (state.mask_dirty) {
-    state.renderer->UploadMask(ShownStages(state).mask);
+    state.renderer->MaskChanged();
     state.mask_dirty = false;
   }
-  std::vector<std::pair<int, const Matrix*>> jobs;
+  std::vector<std::pair<int, CellSource>> jobs;
   Eigen::Index cells = 0;
   for (int i = 0; i < kStageCount; ++i) {
     HeatmapSlot& slot = state.heatmaps[i];
     if (!slot.dirty) continue;
     slot.dirty = false;
-    const Matrix* m = StageMatrix(state, StageAt(i));
-    if (!m || m->size() == 0) {
+    const CellSource m = StageCells(state, StageAt(i));
+    if (m.empty()) {
       slot.gpu.Release();
       continue;
     }
     jobs.emplace_back(i, m);
-    cells += m->size();
+    cells += m.rows() * m.cols();
   }
   if (!jobs.empty()) {
-    auto scan_all = [jobs] {
+    // The mask's 0/1 bytes need no scan: it is coloured over [0, 1].
+    auto scan_all = [jobs, any_masked = state.any_masked] {
       std::vector<ValueScan> scans;
-      for (const auto& [i, m] : jobs) scans.push_back(ScanStage(StageAt(i), *m));
+      for (const auto& [i, m] : jobs)
+        scans.push_back(m.floats ? ScanStage(StageAt(i), *m.floats)
+                                 : ValueScan{any_masked ? 0.0f : 1.0f, 1.0f, true});
       return scans;
     };
     std::future<std::vector<ValueScan>> pending;
     const bool helper = cells > (1 << 20);
     if (helper) pending = std::async(std::launch::async, scan_all);
-    for (const auto& [i, m] : jobs) state.heatmaps[i].gpu.UploadValues(*m);
+    for (const auto& [i, m] : jobs) {
+      if (m.floats) state.heatmaps[i].gpu.UploadValues(*m.floats);
+      else state.heatmaps[i].gpu.UploadValues(*m.bytes);
+    }
     const std::vector<ValueScan> scans = helper ? pending.get() : scan_all();
     for (size_t k = 0; k < jobs.size(); ++k) state.heatmaps[jobs[k].first].scan = scans[k];
   }
@@ -395,9 +401,9 @@ void StageLines(const AppState& state, Stage stage, const CellContext& c, float 
 /// How the hovered number was made: the query and key, then each step up to this stage.
 void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
   const Stages& st = ShownStages(state);
-  const Matrix* m = StageMatrix(state, stage);
-  if (!m || i >= m->rows() || j >= m->cols()) return;
-  const float v = (*m)(i, j);
+  const CellSource m = StageCells(state, stage);
+  if (m.empty() || i >= m.rows() || j >= m.cols()) return;
+  const float v = m.at(i, j);
   const bool allowed = st.mask.rows() > i && st.mask.cols() > j ? st.mask(i, j) != 0 : true;
   const CellContext c{st,
                       state.shown,
@@ -440,11 +446,12 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
                  MapMode mode = MapMode::kOverview, bool row_labels = true) {
   HeatmapSlot& slot = state.heatmaps[StageIndex(stage)];
   const Shape& sh = ShownStages(state).shape;
-  const Matrix* m = StageMatrix(state, stage);
+  const CellSource m = StageCells(state, stage);
 
   HeatmapViewSpec spec;
   spec.id = StageName(stage);
-  spec.values = m;
+  spec.values = m.floats;
+  spec.mask_values = m.bytes;
   spec.empty_text = stage == Stage::kWeightsDropped ? "Dropout is off. Set p > 0 in the\n"
                                                       "attention controls to see it."
                                                     : "(nothing to show)";
@@ -487,10 +494,10 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
   if (hover.title_clicked)
     Emit(state, SetFocus{mode == MapMode::kFocused ? std::nullopt : std::optional<Stage>(stage)});
   if (mode == MapMode::kThumbnail) return;
-  if (!m || !slot.gpu.has_values() || slot.image_max.x <= slot.image_min.x) return;
+  if (m.empty() || !slot.gpu.has_values() || slot.image_max.x <= slot.image_min.x) return;
 
   // -- interaction: tooltip, row selection, custom-mask painting, context menu
-  const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
+  const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
   const MaskMatrix& mask = ShownStages(state).mask;
   ImGui::PushID(StageIndex(stage));
   const bool square = rows == sh.T && cols == sh.T && TokenByToken(stage);
@@ -596,9 +603,9 @@ void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec
     want.clear();
     total = 0;
     for (size_t k = 0; k < stages.size(); ++k) {
-      const Matrix* m = StageMatrix(state, stages[k]);
-      const float rows = m && m->rows() ? static_cast<float>(m->rows()) : 1.0f;
-      const float cols = m && m->cols() ? static_cast<float>(m->cols()) : 1.0f;
+      const CellSource m = StageCells(state, stages[k]);
+      const float rows = m.rows() ? static_cast<float>(m.rows()) : 1.0f;
+      const float cols = m.cols() ? static_cast<float>(m.cols()) : 1.0f;
       const float image_w = std::min(image_h * cols / rows, image_h * 1.25f);
       const bool own_labels = k == 0 || !shared_labels;
       want.push_back((own_labels ? labels : font * 0.5f) + colorbar + std::max(image_w, font * 3));

@@ -70,12 +70,14 @@ void DrawOwnVariances(AppState& state) {
     const VarianceKind kind = VarianceKindOf(state.shown.input.generator);
     v.own = HeadVariances(st, state.batch, state.head, kind);
     v.whole = WholeVariances(st, kind);
-    // The scaled scores before the mask (Karpathy's wei.var() after * head_size**-0.5).
-    Matrix scaled = st.Head(st.scores, state.batch, state.head) *
-                    static_cast<float>(state.shown.scaling.multiplier);
-    if (state.shown.scaling.sqrt_dk)
-      scaled /= static_cast<float>(std::sqrt(static_cast<double>(st.shape.dh)));
-    v.own_scaled = StackVariance(MatrixStack{scaled}, kind);
+    // The scaled scores before the mask (Karpathy's wei.var() after * head_size**-0.5),
+    // scaled on the fly: no copy of the T x T scores.
+    const float divide =
+        state.shown.scaling.sqrt_dk
+            ? static_cast<float>(std::sqrt(static_cast<double>(st.shape.dh)))
+            : 1.0f;
+    v.own_scaled = ScaledVariance(st.Head(st.scores, state.batch, state.head),
+                                  static_cast<float>(state.shown.scaling.multiplier), divide, kind);
   }
   auto num = [](double x) { return FormatNumber(x, NumberStyle::kGeneral, 4); };
   const bool scaled = state.shown.scaling.sqrt_dk || state.shown.scaling.multiplier != 1.0;

@@ -31,6 +31,13 @@ enum class VarianceKind {
 /// Returns nan for an empty stack.
 double StackVariance(const MatrixStack& stack, VarianceKind kind);
 
+/// The variance of every entry of one matrix scaled in float32 as PyTorch scales a tensor by a
+/// number: m * multiply, then / divide unless divide is 1 (Karpathy's
+/// `(q @ k.transpose(-2, -1) * head_size**-0.5).var()`, the window's "scaled" variance), as
+/// StackVariance(MatrixStack{scaled}, kind) gives it but without a copy of m: at T = 11000 a
+/// copy is 484 MB. nan for an empty matrix.
+double ScaledVariance(const Matrix& m, float multiply, float divide, VarianceKind kind);
+
 /// The same over a float64 stack (dtype float64): kTorchUnbiased is torch.Tensor.var() of a
 /// float64 tensor (double mean, squared deviations summed in double, / (n - 1), no rounding to
 /// float32), kNumpy ndarray.var() of a float64 array with NumPy's pairwise summation.
