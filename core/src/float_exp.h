@@ -19,6 +19,7 @@ inline constexpr float kExpNormalLow = -87.0f;
 
 /// out[j] = exp(z[j] - shift) for j < n, in float32 (shift = 0 leaves z exact). IEEE results
 /// in the underflow range (exp(-inf) = 0), and nan for nan, on every x86-64 build.
+/// z and out must not overlap: the underflow fix-up reads z after out is written.
 inline void ShiftedExp(const float* z, float shift, float* out, int64_t n) {
   const Eigen::Map<const Eigen::ArrayXf> in(z, n);
   Eigen::Map<Eigen::ArrayXf> result(out, n);
