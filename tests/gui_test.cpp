@@ -363,6 +363,25 @@ TEST_F(Gui, LargeMapsHoldOnlyTheCellsUnderTheirPixels) {
   EXPECT_GT(checked, 10000);  // every pixel of a ~130 x 130 image
 }
 
+// The export dialog proposes a name that says what it writes: the stage, then "pipeline.png"
+// once the whole pipeline is chosen (it used to keep "weights.png").
+TEST_F(Gui, ExportDialogNameFollowsTheChoices) {
+  std::string names[2];
+  for (int k = 0; k < 2; ++k) {
+    const std::string script = Write(
+        "name.script", std::string("preset raschka-journey\ndialog export\nwait 2\n") +
+                           (k ? "export-option stages pipeline\nwait 2\n" : ""));
+    const Result r =
+        RunApp("--script " + script + " --layout " + Path("name.json") + " --no-autosave");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path("name.json")));
+    EXPECT_TRUE(layout["dialog"]["open"].get<bool>());
+    names[k] = layout["dialog"]["path"];
+  }
+  EXPECT_EQ(names[0], "weights.png");
+  EXPECT_EQ(names[1], "pipeline.png");
+}
+
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Scripted: undo/redo, export, save, bad edits, painting, session, stats
 // The script's actions go through the same Emit() as the widgets.

@@ -403,8 +403,12 @@ bool Do(AppState& state, const OpenDialog& a) {
     case DialogKind::kSaveAs:
       d.path = state.scenario_path.empty() ? "scenario.json" : state.scenario_path;
       break;
-    case DialogKind::kExport:
-      d.path = DefaultExportName(state, a.stage);
+    case DialogKind::kExport:  // the dialog keeps the name in step with its choices
+      d.path = state.export_choices.stages == ExportStages::kPipeline ? "pipeline.png"
+               : state.export_choices.stages == ExportStages::kChosen
+                   ? "stages.png"
+                   : DefaultExportName(state, a.stage);
+      d.proposed = std::filesystem::path(d.path).stem().string();
       break;
     case DialogKind::kExportAll:
       d.path = "attention-figures";

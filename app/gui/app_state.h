@@ -152,6 +152,10 @@ struct DialogState {
   int stage = StageIndex(Stage::kWeights);  ///< kExport: the stage; kExportCompare: CompareMap
   std::shared_ptr<NativeDialog> native;     ///< the desktop's dialog while it runs (else typed)
   DialogKind replacing = DialogKind::kSaveAs;  ///< kReplace: what is written when confirmed
+  /// kExport: the file name last proposed for the choices (without extension); the path
+  /// follows the choices while its name is still that one.
+  std::string proposed;
+  bool path_replaced = false;  ///< the path changed under its focused field: reload the field
 };
 
 /// Fonts loaded at start-up (nullptr: ImGui's default).

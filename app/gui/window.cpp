@@ -141,6 +141,7 @@ std::string HeatmapLayoutJson(const AppState& state) {
   j["toolbar"] = toolbar;
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   j["window"] = {{"width", display.x}, {"height", display.y}};
+  j["dialog"] = {{"open", state.dialog.kind != DialogKind::kNone}, {"path", state.dialog.path}};
   j["tour"] = {{"active", state.tour.active},
                {"step", state.tour.step},
                {"task_done", state.tour.task_done},

@@ -4,6 +4,7 @@
 // replacing a file ("Replace file?"). Export chooses the format, the stages (this one, a set,
 // the whole pipeline), the printed size and the colorbars, with a preview of the figure.
 #include <imgui.h>
+#include <imgui_internal.h>  // ClearActiveID: a replaced path reloads its focused field
 #include <imgui_stdlib.h>
 
 #include <algorithm>
@@ -121,10 +122,19 @@ std::string WithExtension(const std::string& path, ExportFormat format) {
   return std::filesystem::path(path).replace_extension(ExportExtension(format)).string();
 }
 
+/// The file name the export dialog proposes for these choices, without its extension: the
+/// stage's DefaultExportName, "stages" or "pipeline".
+std::string ProposedExportStem(const AppState& state, const ExportChoices& c, int stage) {
+  if (c.stages == ExportStages::kChosen) return "stages";
+  if (c.stages == ExportStages::kPipeline) return "pipeline";
+  return std::filesystem::path(DefaultExportName(state, StageAt(stage))).stem().string();
+}
+
 /// The export dialog's choices: format, stages, printed size, colorbars; and the preview.
 void DrawExportChoices(AppState& state) {
   DialogState& d = state.dialog;
   ExportChoices c = state.export_choices;
+
   static const ExportFormat formats[] = {ExportFormat::kPng, ExportFormat::kSvg, ExportFormat::kPdf,
                                          ExportFormat::kCsv, ExportFormat::kNpy};
   const char* format_names[] = {"PNG", "SVG", "PDF", "CSV", "NPY"};
@@ -192,6 +202,17 @@ void DrawExportChoices(AppState& state) {
   Tip("Several panels: one colorbar for all (their colours then mean the same values), one per "
       "panel, or auto: shared when the panels already have the same scale.");
   if (!(c == state.export_choices)) Emit(state, SetExportChoices{c});
+  // The proposed name follows the choices (here or from a script) until the learner types a
+  // name of their own.
+  const std::string proposed = ProposedExportStem(state, c, d.stage);
+  std::filesystem::path path(d.path);
+  if (!d.proposed.empty() && proposed != d.proposed && path.stem() == d.proposed) {
+    d.path = path.replace_filename(proposed + path.extension().string()).string();
+    // A focused text field keeps its own copy of the text: let go of it, focus it again.
+    ImGui::ClearActiveID();
+    d.path_replaced = true;
+  }
+  d.proposed = proposed;
   DrawPreview(state, StageAt(d.stage));
 }
 
@@ -242,7 +263,8 @@ void DrawFileDialogs(AppState& state) {
     Tip("Which heatmap of the compare view to export, as it is on screen.");
   }
   const char* label = d.kind == DialogKind::kExportAll ? "folder" : "path";
-  if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+  if (ImGui::IsWindowAppearing() || d.path_replaced) ImGui::SetKeyboardFocusHere();
+  d.path_replaced = false;
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("folder").x - ImGui::GetStyle().ItemSpacing.x);
   const bool enter = ImGui::InputText(label, &d.path, ImGuiInputTextFlags_EnterReturnsTrue);
   Tip("A file path, relative to the folder the app was started in, or absolute; ~/ is your "
