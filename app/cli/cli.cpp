@@ -358,7 +358,9 @@ int Show(const std::string& input, const std::string& stage) {
   const auto& sh = st.shape;
   std::cout << TerminalText(s.title.empty() ? input : s.title) << "\n";
   std::cout << "B=" << sh.B << " T=" << sh.T << " d_in=" << sh.d_in << " d_out=" << sh.d_out
-            << " heads=" << sh.H << " d_k=" << sh.dh << "\ntokens:";
+            << " heads=" << sh.H << " d_k=" << sh.dh;
+  if (sh.d_v != sh.d_out) std::cout << " d_v=" << sh.d_v;  // qkv input with its own V width
+  std::cout << "\ntokens:";
   for (const std::string& t : st.tokens) std::cout << " [" << VisibleToken(t) << "]";
   std::cout << "\n";
   for (const std::string& name : names) {

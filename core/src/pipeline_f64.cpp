@@ -182,7 +182,8 @@ void InputF64(const Scenario& s, const Stages& st, DrawsF64& g, StagesF64& out) 
       g.Seed(in.seed);
       for (Projection name : in.order) {
         MatrixStackD* dst[3] = {&out.Q, &out.K, &out.V};
-        *dst[static_cast<int>(name)] = DrawStack(g, sh.B, sh.T, sh.d_out);
+        const int64_t d = name == Projection::kValue ? sh.d_v : sh.d_out;  // V: d_v wide
+        *dst[static_cast<int>(name)] = DrawStack(g, sh.B, sh.T, d);
       }
       break;
   }
@@ -297,10 +298,10 @@ void ContextF64(const Scenario& s, const Shape& sh, DrawsF64& g, StagesF64& out)
   }
   const MatrixStackD& used = out.weights_dropped.empty() ? out.weights : out.weights_dropped;
   for (int64_t b = 0; b < sh.B; ++b) {
-    MatrixD ctx(sh.T, sh.d_out);
+    MatrixD ctx(sh.T, sh.d_v);  // head h fills its dh_v columns
     for (int64_t h = 0; h < sh.H; ++h)
-      ctx.middleCols(h * sh.dh, sh.dh) =
-          used[b * sh.H + h] * out.V[b].middleCols(h * sh.dh, sh.dh);
+      ctx.middleCols(h * sh.dh_v, sh.dh_v) =
+          used[b * sh.H + h] * out.V[b].middleCols(h * sh.dh_v, sh.dh_v);
     if (out.out_proj_W.size() > 0) {
       MatrixD y = ctx * out.out_proj_W;
       y.rowwise() += out.out_proj_bias;

@@ -246,11 +246,13 @@ constexpr StageInfo kStageInfo[] = {
 };
 
 // How the program prints: torch float32, torch.float64, or a NumPy float64 array's repr.
-enum class PrintStyle { kTorch, kTorchF64, kNumpy };
+// kNumpyF32: NumPy's repr of a float32 ndarray ("..., dtype=float32)").
+enum class PrintStyle { kTorch, kTorchF64, kNumpy, kNumpyF32 };
 
 PrintStyle StyleOf(const Stages& st) {
-  if (!st.f64) return PrintStyle::kTorch;
-  return st.generator == Generator::kNumpy ? PrintStyle::kNumpy : PrintStyle::kTorchF64;
+  const bool numpy = st.generator == Generator::kNumpy;
+  if (!st.f64) return numpy ? PrintStyle::kNumpyF32 : PrintStyle::kTorch;
+  return numpy ? PrintStyle::kNumpy : PrintStyle::kTorchF64;
 }
 
 std::string Print(PrintStyle style, const std::vector<double>& values,
@@ -258,6 +260,8 @@ std::string Print(PrintStyle style, const std::vector<double>& values,
   switch (style) {
     case PrintStyle::kNumpy:
       return NumpyArrayRepr(values, shape);
+    case PrintStyle::kNumpyF32:
+      return NumpyArrayRepr(values, shape, true);
     case PrintStyle::kTorchF64:
       return TorchTensorStringF64(values, shape);
     case PrintStyle::kTorch:
@@ -316,7 +320,7 @@ void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_v
     // torch: tril(ones) of 1. and 0.; NumPy: the notebook's mask after mask[mask == 0] = -inf
     // and mask[mask == 1] = 0, the matrix it adds to the scaled scores.
     Eigen::MatrixXd m = st.mask.cast<double>();
-    if (style == PrintStyle::kNumpy) {
+    if (style == PrintStyle::kNumpy || style == PrintStyle::kNumpyF32) {
       m = m.unaryExpr([](double a) { return a == 0 ? -INFINITY : 0.0; });
       out.what = "0 = may attend, -inf = masked (added to the logits)";
     }

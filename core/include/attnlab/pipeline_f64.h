@@ -1,10 +1,11 @@
 // pipeline_f64.h: the pipeline in float64, for scenarios with "dtype": "float64".
 //
-// Legend as pipeline.h: B batch, H heads, T tokens, d_in, d_out, dh = d_out / H. Every stage has
-// the shape it has in Stages, in double. The float32 engine still runs first (the window and
-// the figures read its Stages); ComputeFloat64 then recomputes every stage in double from
-// scratch, keeps the double values in Stages::f64 and overwrites the float fields with them
-// rounded to float32, so that what is drawn is the float64 result.
+// Legend as pipeline.h: B batch, H heads, T tokens, d_in, d_out, dh = d_out / H, d_v (the width
+// of V and the context), dh_v = d_v / H. Every stage has the shape it has in Stages, in double.
+// The float32 engine still runs first (the window and the figures read its Stages);
+// ComputeFloat64 then recomputes every stage in double from scratch, keeps the double values in
+// Stages::f64 and overwrites the float fields with them rounded to float32, so that what is
+// drawn is the float64 result.
 //
 // What float64 means, per generator:
 //   - torch: every tensor is torch.float64 (torch.randn(..., dtype=torch.float64), nn.Linear and
@@ -49,11 +50,12 @@ struct StagesF64 {
   std::array<RowVectorD, 3> bias;     ///< 1 x d_out, empty without bias
   MatrixD out_proj_W;                 ///< d_out x d_out, empty without out_proj
   RowVectorD out_proj_bias;           ///< 1 x d_out, empty without out_proj
-  MatrixStackD Q, K, V;               ///< B x T x d_out
+  MatrixStackD Q, K;                  ///< B x T x d_out
+  MatrixStackD V;                     ///< B x T x d_v
   MatrixStackD scores, logits;        ///< (B*H) x T x T
   MatrixStackD weights;               ///< (B*H) x T x T
   MatrixStackD weights_dropped;       ///< (B*H) x T x T, empty when dropout p == 0
-  MatrixStackD context;               ///< B x T x d_out
+  MatrixStackD context;               ///< B x T x d_v
 };
 
 /// PyTorch's CPU generator for float64 tensors (PyTorch 1.13; see the file comment). Copyable.

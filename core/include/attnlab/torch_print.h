@@ -59,8 +59,9 @@ const std::vector<std::string>& PrintableStageNames();
 /// per-head stages B x T x T (one head) or B x H x T x T. W_* are d_in x d_out (x @ W), the mask
 /// T x T of 1. (may attend) and 0. as the program's float torch.tril(torch.ones(T, T)).
 /// Float64 runs print their double values: "tensor(..., dtype=torch.float64)" for torch,
-/// NumPy's repr "array(...)" (numpy_print.h) for numpy scenarios, whose mask is the program's
-/// 0 / -inf matrix.
+/// NumPy's repr "array(...)" (numpy_print.h) for numpy scenarios. A numpy scenario in float32
+/// prints NumPy's repr of float32 arrays, "array(..., dtype=float32)". The mask of a numpy
+/// scenario is the NumPy program's 0 / -inf matrix.
 std::optional<PrintedStage> PrintStage(const Stages& stages, std::string_view name);
 
 }  // namespace attnlab
