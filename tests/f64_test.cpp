@@ -10,6 +10,8 @@
 #include <filesystem>
 
 #include "attnlab/codegen.h"
+#include "attnlab/figure.h"
+#include "attnlab/stage_view.h"
 #include "attnlab/numpy_print.h"
 #include "attnlab/pipeline_f64.h"
 #include "attnlab/presets.h"
@@ -276,6 +278,22 @@ TEST(Dtype, TorchFloat64ShowAndCode) {
   s.dtype = Dtype::kFloat32;
   EXPECT_EQ(GeneratePyTorchCode(s).find("float64"), std::string::npos);
   EXPECT_EQ(StagesToJson(RunScenario(s))["dtype"], "float32");
+}
+
+// Figures and maps name float64 in their subtitle (float32 ones say nothing of it); a qkv
+// pipeline figure has no X panel.
+TEST(Dtype, SubtitlesNameFloat64AndQkvPipelinesHaveNoX) {
+  Scenario s = LoadPreset("numpy-masked");
+  ASSERT_EQ(s.dtype, Dtype::kFloat64);
+  Stages st = RunScenario(s);
+  const std::string sub = ExtractStage(st, s, Stage::kWeights, 0, 0).subtitle;
+  EXPECT_EQ(sub.substr(sub.size() - 9), ", float64") << sub;
+  EXPECT_EQ(ExtractStage(st, s, Stage::kMask, 0, 0).subtitle.find("float64"), std::string::npos);
+  EXPECT_EQ(PipelineStages(s).front(), Stage::kQ);
+  s.dtype = Dtype::kFloat32;
+  st = RunScenario(s);
+  for (Stage stage : PipelineStages(s))
+    EXPECT_EQ(ExtractStage(st, s, stage, 0, 0).subtitle.find("float"), std::string::npos);
 }
 
 }  // namespace

@@ -155,8 +155,9 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
     if (stage == Stage::kWeightsDropped) parts.push_back("dropout p " + Num(s.dropout.p));
   }
   // The precision, when it is not PyTorch's default: figures and maps of a float64 scenario
-  // say so (the values drawn are its double stages rounded to float32 for the colours).
-  if (s.dtype == Dtype::kFloat64) parts.push_back("float64");
+  // say so (the values drawn are its double stages rounded to float32 for the colours); the
+  // mask, 0 or 1, has no precision to speak of.
+  if (s.dtype == Dtype::kFloat64 && stage != Stage::kMask) parts.push_back("float64");
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
