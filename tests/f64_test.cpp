@@ -185,6 +185,18 @@ TEST(NumpyArrayRepr, MatchesNumpyAndTorchFloat64Print) {
                std::invalid_argument);
 }
 
+// np.float64 scalars (show's q.var() of numpy scenarios): Python's repr, both notations.
+TEST(NumpyFloat64Repr, MatchesNumpyScalarRepr) {
+  const json cases = test::LoadGolden("print/float64_scalars.json");
+  ASSERT_GE(cases.size(), 30u);
+  for (const auto& c : cases) {
+    const uint64_t bits = c["bits"].get<uint64_t>();
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    EXPECT_EQ(NumpyFloat64Repr(d), c["repr"].get<std::string>());
+  }
+}
+
 // float32 ndarrays (numpy scenarios in float32): NumPy 1.24's repr, ", dtype=float32)" and all.
 TEST(NumpyArrayRepr, MatchesNumpyFloat32Repr) {
   const json cases = test::LoadGolden("print/float32_numpy_cases.json");

@@ -21,6 +21,8 @@ The tests read the committed goldens and never need torch.
                                           "numpy" scenarios in float32) and a few float32 edges:
                                           [{"name", "shape", "bits" (float32 bit patterns),
                                           "numpy" (repr(), ending in "dtype=float32)")}]
+  tests/golden/print/float64_scalars.json repr(np.float64(x)), what a cell shows for q.var():
+                                          [{"bits" (float64 bit pattern), "repr"}]
 """
 import glob
 import json
@@ -180,6 +182,17 @@ def float32_numpy_cases():
     return out
 
 
+def float64_scalars():
+    """np.float64 scalars around repr's switch between positional and scientific."""
+    rs = np.random.RandomState(5)
+    xs = [0.9583443565030865, 8.173378769074978, 1e-05, 0.0001, 0.00015, 9.99e-05, 1e16,
+          9999999999999998.0, 1234567890123456.8, 123456789012345.6, 8.0, 0.0, -0.0, -2.5,
+          1e300, -3e-300, 5e-324, float("nan"), float("inf"), -float("inf")]
+    xs += list(rs.randn(10) * 10.0 ** rs.randint(-8, 20, 10))
+    return [{"bits": int(np.float64(x).view(np.uint64)), "repr": repr(np.float64(x))}
+            for x in xs]
+
+
 def float64_arrays(rs):
     """The float64 cases, drawn from `rs` in a fixed order."""
     nan, inf = float("nan"), float("inf")
@@ -232,6 +245,9 @@ def main():
         f.write("\n")
     with open(os.path.join(GOLDEN, "print", "float64_cases.json"), "w") as f:
         json.dump(float64_cases(), f, indent=1)
+        f.write("\n")
+    with open(os.path.join(GOLDEN, "print", "float64_scalars.json"), "w") as f:
+        json.dump(float64_scalars(), f, indent=1)
         f.write("\n")
     with open(os.path.join(GOLDEN, "print", "float32_numpy_cases.json"), "w") as f:
         json.dump(float32_numpy_cases(), f, indent=1)

@@ -285,7 +285,11 @@ def numpy_notebook(seed):
     return {"seed": seed, "q": q.tolist(), "k": k.tolist(), "v": v.tolist(),
             "scores": scores.tolist(), "scaled": scaled.tolist(), "attention": attention.tolist(),
             "new_v": new_v.tolist(), "q.var()": q.var(), "k.var()": k.var(),
-            "np.matmul(q, k.T).var()": scores.var(), "scaled.var()": scaled.var()}
+            "np.matmul(q, k.T).var()": scores.var(), "scaled.var()": scaled.var(),
+            # the text the notebook's cells show for them (repr of np.float64)
+            "repr": {"q.var()": repr(q.var()), "k.var()": repr(k.var()),
+                     "np.matmul(q, k.T).var()": repr(scores.var()),
+                     "scaled.var()": repr(scaled.var())}}
 
 
 def f64_list(t):

@@ -7,8 +7,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace attnlab {
@@ -239,6 +241,30 @@ std::string NumpyArrayRepr(std::span<const double> values, std::span<const int64
     throw std::invalid_argument("numpy array: the shape does not hold " +
                                 std::to_string(values.size()) + " values");
   return ArrayPrinter(values, shape, float32).Repr();
+}
+
+std::string NumpyFloat64Repr(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  // The shortest digits, as d.ddde+XX: the digits and the decimal exponent.
+  const auto res =
+      std::to_chars(buf, buf + sizeof buf, std::fabs(v), std::chars_format::scientific);
+  const std::string s(buf, res.ptr);
+  const size_t e = s.find('e');
+  std::string digits = s.substr(0, e);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  const int exp = std::stoi(s.substr(e + 1));
+  const int n = static_cast<int>(digits.size());
+  std::string out = std::signbit(v) ? "-" : "";
+  if (exp >= -4 && exp < 16) {  // positional, at least one digit after the point
+    if (exp < 0) return out + "0." + std::string(-exp - 1, '0') + digits;
+    if (n <= exp + 1) return out + digits + std::string(exp + 1 - n, '0') + ".0";
+    return out + digits.substr(0, exp + 1) + "." + digits.substr(exp + 1);
+  }
+  out += digits.substr(0, 1) + (n > 1 ? "." + digits.substr(1) : "");
+  const std::string e_digits = std::to_string(std::abs(exp));
+  return out + "e" + (exp < 0 ? "-" : "+") + (e_digits.size() < 2 ? "0" : "") + e_digits;
 }
 
 }  // namespace attnlab

@@ -8,6 +8,7 @@
 
 #include "attnlab/numpy_print.h"
 #include "attnlab/pipeline_f64.h"
+#include "attnlab/stats.h"
 #include "attnlab/text.h"
 
 namespace attnlab {
@@ -341,6 +342,52 @@ const std::vector<std::string>& PrintableStageNames() {
     return v;
   }();
   return names;
+}
+
+namespace {
+
+// var(scores * multiplier / sqrt(d_k)) before the mask: the NumPy notebook's scaled.var(),
+// each product rounded as the pipeline's logits are (in the run's precision).
+double ScaledVariance(const Stages& st, const Scenario& s, VarianceKind kind) {
+  const double mult = s.scaling.multiplier, div = std::sqrt(static_cast<double>(st.shape.dh));
+  const bool scale = s.scaling.sqrt_dk;
+  if (st.f64) {
+    MatrixStackD scaled = st.f64->scores;
+    for (MatrixD& m : scaled) {
+      if (mult != 1.0) m *= mult;
+      if (scale) m /= div;
+    }
+    return StackVarianceF64(scaled, kind);
+  }
+  MatrixStack scaled = st.scores;
+  for (Matrix& m : scaled) {
+    if (mult != 1.0) m *= static_cast<float>(mult);
+    if (scale) m /= static_cast<float>(div);
+  }
+  return StackVariance(scaled, kind);
+}
+
+}  // namespace
+
+std::string PrintStats(const Stages& st, const Scenario& s) {
+  const VarianceKind kind = VarianceKindOf(st.generator);
+  const StageVariances v = WholeVariances(st, kind);
+  std::vector<std::pair<std::string, double>> lines = {
+      {"q.var()", v.var_q}, {"k.var()", v.var_k}, {"scores.var()", v.var_scores}};
+  if (s.mask.kind != MaskKind::kNone)  // logits hold -inf: the scaled scores before the mask
+    lines.emplace_back("scaled.var() (before the mask)", ScaledVariance(st, s, kind));
+  lines.emplace_back("logits.var()", v.var_logits);
+  lines.emplace_back("weights.var()", v.var_weights);
+  std::string out;
+  for (const auto& [name, value] : lines) {
+    const std::string text =
+        kind == VarianceKind::kNumpy ? NumpyFloat64Repr(value)
+        : st.f64 ? TorchTensorStringF64(std::vector<double>{value}, std::vector<int64_t>{})
+                 : TorchTensorString(std::vector<float>{static_cast<float>(value)},
+                                     std::vector<int64_t>{});
+    out += name + ": " + text + "\n";
+  }
+  return out;
 }
 
 std::optional<PrintedStage> PrintStage(const Stages& st, std::string_view name) {

@@ -25,4 +25,10 @@ namespace attnlab {
 std::string NumpyArrayRepr(std::span<const double> values, std::span<const int64_t> shape,
                            bool float32 = false);
 
+/// repr(np.float64(v)), which is Python's repr(float(v)): the shortest digits that read back as
+/// v, positional when the decimal exponent is in [-4, 16) ("0.9583443565030865", "8.0",
+/// "0.0001"), else scientific with a two-digit exponent at least ("1e-05", "1.5e+16"); "nan",
+/// "inf", "-inf". What a notebook cell shows for `q.var()` of a NumPy array.
+std::string NumpyFloat64Repr(double v);
+
 }  // namespace attnlab

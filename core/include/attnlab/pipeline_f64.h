@@ -16,13 +16,17 @@
 //     torch.rand and uniform_ draw 53-bit uniforms (one 64-bit word per element), the AVX2 build
 //     fusing x * width + low as for float32. Dropout keeps with U53 < 1 - p and scales by
 //     1 / (1 - p) in double.
-//   - numpy: NumPy's float64 draws as they are (np.random.randn, np.random.rand), no rounding.
+//   - numpy: NumPy's float64 draws as they are (np.random.randn, np.random.rand), no rounding;
+//     the products (X @ W, q @ k.T, weights @ v) summed as np.matmul sums them with Debian's
+//     reference BLAS: each element left to right over the inner index, so the scores and their
+//     variance are NumPy's to the last bit.
 // Numbers written in the scenario (matrix input, Q/K/V given, W matrices) are read as the
 // double of their text as the scenario file and the generated program write it (the shortest
 // float32 text: "0.43" is the double 0.43, not float32(0.43) widened), which is what
 // torch.tensor(..., dtype=torch.float64) and np.array(...) make of the program's literals.
 // Checked against real PyTorch and NumPy in tests/golden/f64 (tools/make_qkv_goldens.py): the
-// draws bit for bit, the arithmetic to float64 rounding (summation orders differ).
+// draws bit for bit, the arithmetic to float64 rounding (torch's summation orders differ; the
+// NumPy notebook's np.matmul(q, k.T) is matched exactly, tests/notebook_test.cpp).
 #pragma once
 
 #include <array>

@@ -64,4 +64,13 @@ const std::vector<std::string>& PrintableStageNames();
 /// scenario is the NumPy program's 0 / -inf matrix.
 std::optional<PrintedStage> PrintStage(const Stages& stages, std::string_view name);
 
+/// The variances the notebooks print (`k.var()`, `wei.var()`), over the whole tensors of a run
+/// (stats.h WholeVariances, the dump's "stats"), one line each as the notebook shows them:
+/// "q.var(): tensor(0.9302)" for torch (unbiased; ", dtype=torch.float64" in float64), and
+/// "q.var(): 0.9583443565030865" for numpy scenarios (ddof = 0, a float64 as NumPy's var gives
+/// it). Lines for q, k, scores, logits (nan where a logit is -inf) and weights, and with a mask
+/// "scaled.var() (before the mask)": scores * multiplier / sqrt(d_k) unmasked, the NumPy
+/// notebook's scaled.var(). `scenario` is the one `stages` were run from.
+std::string PrintStats(const Stages& stages, const Scenario& scenario);
+
 }  // namespace attnlab
