@@ -181,6 +181,13 @@ TEST_F(Cli, ShowPrintsTheNotebooksVariances) {
                            "\nscores.var(): tensor(15.6977)\n"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << r.out;
   EXPECT_EQ(r.out.find("weights: attention weights"), std::string::npos);  // stats only
+  // karpathy-mathematical-trick.txt, cell 29: wei.var() of the (T, T) averaging weights.
+  const Result trick = RunCli("show karpathy-trick --stage stats");
+  ASSERT_EQ(trick.status, 0) << trick.err;
+  const size_t one = trick.out.find("batch 0, head 0 only");
+  ASSERT_NE(one, std::string::npos) << trick.out;
+  EXPECT_NE(trick.out.find("\nweights.var(): tensor(0.0273)\n", one), std::string::npos)
+      << trick.out;
   const Result n = RunCli("show numpy-masked");
   ASSERT_EQ(n.status, 0) << n.err;
   const auto repr = test::LoadGolden("notebooks/numpy-masked.json")["cells"]["repr"];

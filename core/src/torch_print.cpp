@@ -369,6 +369,26 @@ double ScaledVariance(const Stages& st, const Scenario& s, VarianceKind kind) {
 
 }  // namespace
 
+namespace {
+
+// "name: value" lines, each value as the notebook shows a .var(): a torch scalar tensor or
+// NumPy's float64 repr.
+std::string VarianceLines(const Stages& st, VarianceKind kind,
+                          const std::vector<std::pair<std::string, double>>& lines) {
+  std::string out;
+  for (const auto& [name, value] : lines) {
+    const std::string text =
+        kind == VarianceKind::kNumpy ? NumpyFloat64Repr(value)
+        : st.f64 ? TorchTensorStringF64(std::vector<double>{value}, std::vector<int64_t>{})
+                 : TorchTensorString(std::vector<float>{static_cast<float>(value)},
+                                     std::vector<int64_t>{});
+    out += name + ": " + text + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string PrintStats(const Stages& st, const Scenario& s) {
   const VarianceKind kind = VarianceKindOf(st.generator);
   const StageVariances v = WholeVariances(st, kind);
@@ -378,14 +398,16 @@ std::string PrintStats(const Stages& st, const Scenario& s) {
     lines.emplace_back("scaled.var() (before the mask)", ScaledVariance(st, s, kind));
   lines.emplace_back("logits.var()", v.var_logits);
   lines.emplace_back("weights.var()", v.var_weights);
-  std::string out;
-  for (const auto& [name, value] : lines) {
-    const std::string text =
-        kind == VarianceKind::kNumpy ? NumpyFloat64Repr(value)
-        : st.f64 ? TorchTensorStringF64(std::vector<double>{value}, std::vector<int64_t>{})
-                 : TorchTensorString(std::vector<float>{static_cast<float>(value)},
-                                     std::vector<int64_t>{});
-    out += name + ": " + text + "\n";
+  std::string out = VarianceLines(st, kind, lines);
+  if (st.shape.B * st.shape.H > 1) {  // one (T, T) matrix, as a notebook's wei of one sequence
+    const StageVariances h = HeadVariances(st, 0, 0, kind);
+    out += "batch 0, head 0 only (its d_k columns of q and k, its T x T matrices):\n" +
+           VarianceLines(st, kind,
+                         {{"q.var()", h.var_q},
+                          {"k.var()", h.var_k},
+                          {"scores.var()", h.var_scores},
+                          {"logits.var()", h.var_logits},
+                          {"weights.var()", h.var_weights}});
   }
   return out;
 }

@@ -70,7 +70,9 @@ std::optional<PrintedStage> PrintStage(const Stages& stages, std::string_view na
 /// "q.var(): 0.9583443565030865" for numpy scenarios (ddof = 0, a float64 as NumPy's var gives
 /// it). Lines for q, k, scores, logits (nan where a logit is -inf) and weights, and with a mask
 /// "scaled.var() (before the mask)": scores * multiplier / sqrt(d_k) unmasked, the NumPy
-/// notebook's scaled.var(). `scenario` is the one `stages` were run from.
+/// notebook's scaled.var(). With more than one batch entry or head, the same again for batch 0,
+/// head 0 only (a notebook's `wei` of one sequence, (T, T)). `scenario` is the one `stages`
+/// were run from.
 std::string PrintStats(const Stages& stages, const Scenario& scenario);
 
 }  // namespace attnlab
