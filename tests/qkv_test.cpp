@@ -173,6 +173,22 @@ TEST(QkvGoldens, CoverBothGeneratorsGivenAndDrawnAndHeads) {
     EXPECT_TRUE(seen.count(want)) << want;
 }
 
+// Given Q, K, V with input.generator "numpy": nothing is drawn, but the program is NumPy's and
+// show prints NumPy's arrays; the file round-trips (the window's generator switch writes it).
+TEST(QkvScenario, GivenMatricesTakeTheNumpyGenerator) {
+  const Scenario s = ParseScenario(
+      R"({"format": "attention-lab/scenario@1", "input": {"source": "qkv", "generator": "numpy",
+          "Q": [[1, 0.5], [0.25, 2]], "K": [[1, 2], [3, 4]], "V": [[1], [0.5]]}})");
+  EXPECT_EQ(s.input.generator, Generator::kNumpy);
+  EXPECT_TRUE(ParseScenario(WriteScenario(s)) == s) << WriteScenario(s);
+  const std::string py = GeneratePyTorchCode(s);
+  EXPECT_NE(py.find("V = np.array([[1.0],"), std::string::npos) << py;
+  EXPECT_EQ(py.find("torch"), std::string::npos) << py;
+  const Stages st = RunScenario(s);
+  EXPECT_EQ(st.shape.d_v, 1);
+  EXPECT_EQ(PrintStage(st, "V")->text, "array([[1. ],\n       [0.5]], dtype=float32)");
+}
+
 // d_v != d_k: the dump's V and context are d_v wide and hold PyTorch's numbers; each head takes
 // d_v / H columns of V (golden torch-qkv-dv-heads: B = 2, T = 4, d_k = 6, d_v = 4, 2 heads).
 TEST(ValueWidth, DumpViewsAndCodeUseDvNotDk) {
