@@ -168,7 +168,37 @@ TEST_F(Cli, ShowUnknownStageExits2ListingTheNames) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "attention-lab: error: --stage \"q\" is not a stage (X, W_query, W_key, W_value, Q, "
-            "K, V, scores, logits, mask, weights, weights_dropped, context)\n");
+            "K, V, scores, logits, mask, weights, weights_dropped, context, stats)\n");
+}
+
+// show ends with the variances the notebooks print, as the notebook prints them: the
+// from-scratch notebook's k.var(), q.var(), wei.var() (scaling-demo: wei is the unscaled
+// scores) and the NumPy notebook's q.var() (numpy-masked, its seed 0 golden).
+TEST_F(Cli, ShowPrintsTheNotebooksVariances) {
+  const Result r = RunCli("show scaling-demo --stage stats");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* line : {"\nq.var(): tensor(0.9302)\n", "\nk.var(): tensor(1.0069)\n",
+                           "\nscores.var(): tensor(15.6977)\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << r.out;
+  EXPECT_EQ(r.out.find("weights: attention weights"), std::string::npos);  // stats only
+  // karpathy-mathematical-trick.txt, cell 29: wei.var() of the (T, T) averaging weights.
+  const Result trick = RunCli("show karpathy-trick --stage stats");
+  ASSERT_EQ(trick.status, 0) << trick.err;
+  const size_t one = trick.out.find("batch 0, head 0 only");
+  ASSERT_NE(one, std::string::npos) << trick.out;
+  EXPECT_NE(trick.out.find("\nweights.var(): tensor(0.0273)\n", one), std::string::npos)
+      << trick.out;
+  const Result n = RunCli("show numpy-masked");
+  ASSERT_EQ(n.status, 0) << n.err;
+  const auto repr = test::LoadGolden("notebooks/numpy-masked.json")["cells"]["repr"];
+  for (const auto& [ours, notebook] : {std::pair{"q.var()", "q.var()"},
+                                       {"k.var()", "k.var()"},
+                                       {"scores.var()", "np.matmul(q, k.T).var()"},
+                                       {"scaled.var() (before the mask)", "scaled.var()"}}) {
+    const std::string line = std::string("\n") + ours + ": " +
+                             repr[notebook].get<std::string>() + "\n";
+    EXPECT_NE(n.out.find(line), std::string::npos) << line << n.out;
+  }
 }
 
 // A shared scenario's title must not drive the terminal: no raw ESC, newline or other control.

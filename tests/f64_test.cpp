@@ -10,6 +10,8 @@
 #include <filesystem>
 
 #include "attnlab/codegen.h"
+#include "attnlab/figure.h"
+#include "attnlab/stage_view.h"
 #include "attnlab/numpy_print.h"
 #include "attnlab/pipeline_f64.h"
 #include "attnlab/presets.h"
@@ -141,8 +143,26 @@ TEST(F64Goldens, CoverBothGeneratorsDrawsDropoutAndLinear) {
   const std::vector<std::string> names = F64Goldens();
   EXPECT_GE(names.size(), 10u);
   for (const char* n : {"numpy-odd-counts", "torch-qkv-small", "torch-randn-tail",
-                        "torch-linear-dropout", "torch-qkv-given"})
+                        "torch-linear-dropout", "torch-qkv-given", "numpy-dv-heads",
+                        "torch-qkv-dv-heads", "torch-qkv-given-dv"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+}
+
+// The float64 dump of a NumPy scenario with d_v = 6 != d_k = 8 and 2 heads: V drawn bit for
+// bit (d_v wide), the context (4 x 6) as NumPy computes it (golden numpy-dv-heads).
+TEST(F64Goldens, DumpOfOwnValueWidthEqualsNumpy) {
+  const json golden = test::LoadGolden("f64/numpy-dv-heads.json");
+  const json& ex = golden["expected"];
+  const Stages st = RunScenario(ParseScenario(golden["scenario"].dump()));
+  const json dump = StagesToJson(st);
+  EXPECT_EQ(dump["dtype"], "float64");
+  EXPECT_EQ(dump["shape"]["d_v"], 6);
+  EXPECT_TRUE(StackNear("dump V", GoldenStackD(dump["V"], false), GoldenStackD(ex["V"], false),
+                        0, 0));
+  const MatrixStackD context = GoldenStackD(dump["context"], false);
+  ASSERT_EQ(context[0].cols(), 6);
+  EXPECT_TRUE(StackNear("dump context", context, GoldenStackD(ex["context"], false), 1e-13,
+                        1e-12));
 }
 
 TEST(NumpyArrayRepr, MatchesNumpyAndTorchFloat64Print) {
@@ -163,6 +183,38 @@ TEST(NumpyArrayRepr, MatchesNumpyAndTorchFloat64Print) {
   }
   EXPECT_THROW(NumpyArrayRepr(std::vector<double>{1, 2}, std::vector<int64_t>{3}),
                std::invalid_argument);
+}
+
+// np.float64 scalars (show's q.var() of numpy scenarios): Python's repr, both notations.
+TEST(NumpyFloat64Repr, MatchesNumpyScalarRepr) {
+  const json cases = test::LoadGolden("print/float64_scalars.json");
+  ASSERT_GE(cases.size(), 30u);
+  for (const auto& c : cases) {
+    const uint64_t bits = c["bits"].get<uint64_t>();
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    EXPECT_EQ(NumpyFloat64Repr(d), c["repr"].get<std::string>());
+  }
+}
+
+// float32 ndarrays (numpy scenarios in float32): NumPy 1.24's repr, ", dtype=float32)" and all.
+TEST(NumpyArrayRepr, MatchesNumpyFloat32Repr) {
+  const json cases = test::LoadGolden("print/float32_numpy_cases.json");
+  ASSERT_GE(cases.size(), 30u);
+  int wrapped = 0;
+  for (const auto& c : cases) {
+    std::vector<double> values;
+    for (uint32_t b : c["bits"].get<std::vector<uint32_t>>()) {
+      float f;
+      std::memcpy(&f, &b, sizeof f);
+      values.push_back(f);
+    }
+    const std::string want = c["numpy"].get<std::string>();
+    wrapped += want.find("\n      dtype=float32)") != std::string::npos;
+    EXPECT_EQ(NumpyArrayRepr(values, c["shape"].get<std::vector<int64_t>>(), true), want)
+        << c["name"];
+  }
+  EXPECT_GE(wrapped, 1);  // the dtype on a line of its own is covered
 }
 
 TEST(Dtype, ParsedWrittenAndRefused) {
@@ -238,6 +290,22 @@ TEST(Dtype, TorchFloat64ShowAndCode) {
   s.dtype = Dtype::kFloat32;
   EXPECT_EQ(GeneratePyTorchCode(s).find("float64"), std::string::npos);
   EXPECT_EQ(StagesToJson(RunScenario(s))["dtype"], "float32");
+}
+
+// Figures and maps name float64 in their subtitle (float32 ones say nothing of it); a qkv
+// pipeline figure has no X panel.
+TEST(Dtype, SubtitlesNameFloat64AndQkvPipelinesHaveNoX) {
+  Scenario s = LoadPreset("numpy-masked");
+  ASSERT_EQ(s.dtype, Dtype::kFloat64);
+  Stages st = RunScenario(s);
+  const std::string sub = ExtractStage(st, s, Stage::kWeights, 0, 0).subtitle;
+  EXPECT_EQ(sub.substr(sub.size() - 9), ", float64") << sub;
+  EXPECT_EQ(ExtractStage(st, s, Stage::kMask, 0, 0).subtitle.find("float64"), std::string::npos);
+  EXPECT_EQ(PipelineStages(s).front(), Stage::kQ);
+  s.dtype = Dtype::kFloat32;
+  st = RunScenario(s);
+  for (Stage stage : PipelineStages(s))
+    EXPECT_EQ(ExtractStage(st, s, stage, 0, 0).subtitle.find("float"), std::string::npos);
 }
 
 }  // namespace

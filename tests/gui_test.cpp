@@ -1141,6 +1141,38 @@ TEST_F(Gui, DtypeSwitchesTheWholePipeline) {
   EXPECT_NE(bad.err.find("float32 or float64"), std::string::npos) << bad.err;
 }
 
+// The Input section's generator switches any scenario between PyTorch and NumPy, keeping the
+// numbers NumPy has no counterpart for: text becomes its embedding matrix (dog-attacks-cat's X
+// and tokens), nn.Linear its W matrices (karpathy-head); given Q, K, V keep their values. Back
+// to torch, only the generator changes.
+TEST_F(Gui, GeneratorSwitchesAnyScenarioKeepingItsNumbers) {
+  const std::string script = Write(
+      "gen.script", "preset dog-attacks-cat\ngenerator numpy\nwait 2\nexpect-ok\nsave " +
+                        Path("text.json") + "\npreset karpathy-head\ngenerator numpy\nwait 2\n"
+                        "expect-ok\nsave " + Path("linear.json") + "\ngenerator torch\nwait 2\n"
+                        "expect-ok\nsave " + Path("back.json") + "\npreset scaling-demo\n"
+                        "generator numpy\nwait 2\nexpect-ok\nsave " + Path("given.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Stages dog = RunScenario(LoadPreset("dog-attacks-cat"));
+  const Scenario text = ParseScenario(ReadFile(Path("text.json")));
+  EXPECT_EQ(text.input.generator, Generator::kNumpy);
+  ASSERT_EQ(text.input.source, InputSource::kMatrix);
+  EXPECT_TRUE(text.input.values[0] == dog.X[0]);
+  EXPECT_EQ(text.input.tokens, dog.tokens);
+  const Stages head = RunScenario(LoadPreset("karpathy-head"));
+  const Scenario linear = ParseScenario(ReadFile(Path("linear.json")));
+  ASSERT_EQ(linear.projections.init, ProjectionInit::kMatrix);
+  EXPECT_TRUE(linear.projections.W[0] == head.W[0]);
+  EXPECT_TRUE(linear.projections.W[2] == head.W[2]);  // X is now np.random.randn's
+  const Scenario back = ParseScenario(ReadFile(Path("back.json")));
+  EXPECT_EQ(back.input.generator, Generator::kTorch);
+  EXPECT_EQ(back.projections.init, ProjectionInit::kMatrix);
+  const Scenario given = ParseScenario(ReadFile(Path("given.json")));
+  EXPECT_EQ(given.input.generator, Generator::kNumpy);
+  EXPECT_TRUE(given.input.Q == LoadPreset("scaling-demo").input.Q);
+}
+
 // Undoing a preset switch names the earlier preset again (with its edits), and redo the later.
 TEST_F(Gui, UndoRestoresThePresetName) {
   const std::string script = Write("undo.script", "preset raschka-journey\ntemperature 2\n"

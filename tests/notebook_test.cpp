@@ -266,12 +266,13 @@ TEST(Notebook, NumpyMaskedIsTheNotebookAfterSeedZero) {
       }
     }
   // q.var(), k.var(), np.matmul(q, k.T).var(): NumPy's ddof = 0 in float64, every digit the
-  // notebook prints (q and k are NumPy's exact draws).
+  // notebook prints (q and k are NumPy's exact draws; the scores np.matmul's own sums).
   const StageVariances v = WholeVariances(st, VarianceKindOf(s.input.generator));
   EXPECT_EQ(v.var_q, nb["q.var()"].get<double>());
   EXPECT_EQ(v.var_k, nb["k.var()"].get<double>());
-  EXPECT_NEAR(v.var_scores, nb["np.matmul(q, k.T).var()"].get<double>(), 1e-13);
+  EXPECT_EQ(v.var_scores, nb["np.matmul(q, k.T).var()"].get<double>());
   ASSERT_TRUE(st.f64);
+  EXPECT_TRUE(st.f64->scores[0] == f64(nb["scores"])) << st.f64->scores[0] - f64(nb["scores"]);
   EXPECT_NEAR(st.f64->context[0](3, 7), nb["new_v"][3][7].get<double>(), 1e-14);
   EXPECT_TRUE(std::isnan(v.var_logits));  // the masked logits hold -inf
 }

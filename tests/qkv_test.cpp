@@ -10,6 +10,7 @@
 
 #include "attnlab/codegen.h"
 #include "attnlab/pipeline.h"
+#include "attnlab/stage_view.h"
 #include "attnlab/stages_json.h"
 #include "attnlab/stats.h"
 #include "attnlab/torch_print.h"
@@ -141,6 +142,16 @@ TEST_P(QkvGolden, EveryStageMatchesPyTorchAndNumpy) {
   // show prints no X or W for qkv (and never crashes on them).
   for (const char* name : {"X", "W_query", "W_key", "W_value"})
     EXPECT_EQ(PrintStage(st, name)->present, !qkv) << name;
+  // A numpy scenario in float32 prints NumPy's repr of float32 arrays, as NumPy itself does
+  // (the drawn Q, K, V are exact, so their text must be NumPy's to the character).
+  if (s.input.generator == Generator::kNumpy) {
+    EXPECT_NE(PrintStage(st, "weights")->text.find("dtype=float32)"), std::string::npos);
+    for (const char* name : {"Q", "K", "V"}) {
+      if (qkv) {
+        EXPECT_EQ(PrintStage(st, name)->text, ex["show"][name].get<std::string>()) << name;
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Goldens, QkvGolden, ::testing::ValuesIn(QkvGoldens()),
@@ -154,10 +165,66 @@ TEST(QkvGoldens, CoverBothGeneratorsGivenAndDrawnAndHeads) {
     if (s.input.QkvGiven()) seen.insert("given");
     if (s.projections.heads > 1) seen.insert("heads>1");
     if (s.input.order[0] != Projection::kQuery) seen.insert("order");
+    const Shape sh = ValidateScenario(s);
+    if (sh.d_v != sh.d_out) seen.insert(std::string("d_v:") + Name(s.input.generator));
   }
   for (const char* want : {"qkv:torch", "qkv:numpy", "randn:numpy", "matrix:numpy", "given",
-                           "heads>1", "order"})
+                           "heads>1", "order", "d_v:torch", "d_v:numpy"})
     EXPECT_TRUE(seen.count(want)) << want;
+}
+
+// Given Q, K, V with input.generator "numpy": nothing is drawn, but the program is NumPy's and
+// show prints NumPy's arrays; the file round-trips (the window's generator switch writes it).
+TEST(QkvScenario, GivenMatricesTakeTheNumpyGenerator) {
+  const Scenario s = ParseScenario(
+      R"({"format": "attention-lab/scenario@1", "input": {"source": "qkv", "generator": "numpy",
+          "Q": [[1, 0.5], [0.25, 2]], "K": [[1, 2], [3, 4]], "V": [[1], [0.5]]}})");
+  EXPECT_EQ(s.input.generator, Generator::kNumpy);
+  EXPECT_TRUE(ParseScenario(WriteScenario(s)) == s) << WriteScenario(s);
+  const std::string py = GeneratePyTorchCode(s);
+  EXPECT_NE(py.find("V = np.array([[1.0],"), std::string::npos) << py;
+  EXPECT_EQ(py.find("torch"), std::string::npos) << py;
+  const Stages st = RunScenario(s);
+  EXPECT_EQ(st.shape.d_v, 1);
+  EXPECT_EQ(PrintStage(st, "V")->text, "array([[1. ],\n       [0.5]], dtype=float32)");
+}
+
+// d_v != d_k: the dump's V and context are d_v wide and hold PyTorch's numbers; each head takes
+// d_v / H columns of V (golden torch-qkv-dv-heads: B = 2, T = 4, d_k = 6, d_v = 4, 2 heads).
+TEST(ValueWidth, DumpViewsAndCodeUseDvNotDk) {
+  const json golden = test::LoadGolden("qkv/torch-qkv-dv-heads.json");
+  const json& ex = golden["expected"];
+  const Scenario s = ParseScenario(golden["scenario"].dump());
+  const Stages st = RunScenario(s);
+  EXPECT_EQ(st.shape.d_out, 6);
+  EXPECT_EQ(st.shape.dh, 3);
+  EXPECT_EQ(st.shape.d_v, 4);
+  EXPECT_EQ(st.shape.dh_v, 2);
+  const json dump = StagesToJson(st);
+  EXPECT_EQ(dump["shape"]["d_v"], 4);
+  EXPECT_EQ(dump["shape"]["d_k"], 3);
+  for (int b = 0; b < 2; ++b) {
+    EXPECT_TRUE(MatrixNear("dump V", JsonMatrix(dump["V"][b]), JsonMatrix(ex["V"][b]), 0, 0));
+    const Matrix want = JsonMatrix(ex["context"][b]);
+    EXPECT_EQ(want.cols(), 4);
+    EXPECT_TRUE(MatrixNear("dump context", JsonMatrix(dump["context"][b]), want, Atol(want), 2e-5));
+  }
+  // The V map of head 1 is columns 2..3 of V, labelled so; the context map all 4 columns.
+  const StageView v = ExtractStage(st, s, Stage::kV, 1, 1);
+  EXPECT_TRUE(MatrixNear("V head 1", v.values, JsonMatrix(ex["V"][1]).middleCols(2, 2), 0, 0));
+  EXPECT_EQ(v.col_labels, (std::vector<std::string>{"d2", "d3"}));
+  EXPECT_NE(v.subtitle.find("d_v = 2 columns (2..3)"), std::string::npos) << v.subtitle;
+  EXPECT_EQ(ExtractStage(st, s, Stage::kContext, 0, 0).values.cols(), 4);
+  EXPECT_EQ(StageSize(Stage::kV, st.shape), (std::pair<int64_t, int64_t>{4, 2}));
+  EXPECT_EQ(StageSize(Stage::kQ, st.shape), (std::pair<int64_t, int64_t>{4, 3}));
+  // show prints V and the context with their own width.
+  EXPECT_EQ(PrintStage(st, "V")->shape, (std::vector<int64_t>{2, 4, 4}));
+  EXPECT_EQ(PrintStage(st, "context")->shape, (std::vector<int64_t>{2, 4, 4}));
+  const std::string py = GeneratePyTorchCode(s);
+  for (const char* line : {"v = torch.randn(2, 4, 4)\n", "d_v = 4  # the width of V",
+                           "v = V.view(B, T, heads, d_v // heads).transpose(1, 2)\n",
+                           ".contiguous().view(B, T, d_v)\n"})
+    EXPECT_NE(py.find(line), std::string::npos) << line << "\n" << py;
 }
 
 TEST(HeadVariances, OneBatchAndHeadAsTorchComputesIt) {

@@ -17,6 +17,12 @@ The tests read the committed goldens and never need torch.
                                           of the torch.float64 tensor), "numpy" (repr() of the
                                           ndarray with NumPy's default print options, null for
                                           0-d and empty arrays)}]
+  tests/golden/print/float32_numpy_cases.json  the same arrays as float32 ndarrays (input.generator
+                                          "numpy" scenarios in float32) and a few float32 edges:
+                                          [{"name", "shape", "bits" (float32 bit patterns),
+                                          "numpy" (repr(), ending in "dtype=float32)")}]
+  tests/golden/print/float64_scalars.json repr(np.float64(x)), what a cell shows for q.var():
+                                          [{"bits" (float64 bit pattern), "repr"}]
 """
 import glob
 import json
@@ -134,10 +140,64 @@ def float64_cases():
     """float64 arrays as torch prints them (", dtype=torch.float64") and as NumPy's repr()
     writes them (precision 8, maxprec, linewidth 75): digits a float32 cannot hold, NumPy's
     positional and scientific modes, padding, nan/inf, -0.0, wrapping and summaries."""
-    rs = np.random.RandomState(3)
+    cases = float64_arrays(np.random.RandomState(3))
+    out = []
+    for name, x in cases.items():
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        out.append({
+            "name": name,
+            "shape": list(x.shape),
+            "bits": x.view(np.uint64).ravel().tolist(),
+            "torch": str(torch.from_numpy(x)),
+            "numpy": repr(x) if x.ndim > 0 and x.size > 0 else None,
+        })
+    return out
+
+
+def float32_numpy_cases():
+    """float32 ndarrays as NumPy's repr() writes them: each value's shortest float32 digits,
+    ", dtype=float32)" after the last bracket (on its own line when the last line is full).
+    The float64 cases rounded to float32, then edges of float32's own."""
+    cases = float64_arrays(np.random.RandomState(3))
+    rs = np.random.RandomState(4)
+    cases.update({
+        "f32_tenths": np.array([[0.1, 0.2, 0.3], [0.7, 1.1, -2.2]]),
+        "f32_notebook_weights_4x4": rs.rand(4, 4),
+        "f32_dtype_fits_last_line": rs.randn(2, 5),
+        "f32_dtype_wraps": rs.randn(2, 7),
+        "f32_dtype_wraps_3d": rs.randn(2, 2, 7),
+        "f32_ratio_near_1000": np.array([0.001, 1.0000001]),
+        "f32_min_near_1e-4": np.array([0.0001, 0.05]),  # float32(1e-4) < 1e-4: scientific
+        "f32_8_decimals_cut": np.array([[0.123456789, 1e-3 + 1e-9], [12.345678, 0.5]]),
+        "f32_big": np.array([3e38, -1.0]),
+    })
+    out = []
+    for name, x in cases.items():
+        with np.errstate(over="ignore"):
+            x = np.ascontiguousarray(x, dtype=np.float32)
+        if x.ndim == 0 or x.size == 0:
+            continue
+        out.append({"name": name, "shape": list(x.shape),
+                    "bits": x.view(np.uint32).ravel().tolist(), "numpy": repr(x)})
+    return out
+
+
+def float64_scalars():
+    """np.float64 scalars around repr's switch between positional and scientific."""
+    rs = np.random.RandomState(5)
+    xs = [0.9583443565030865, 8.173378769074978, 1e-05, 0.0001, 0.00015, 9.99e-05, 1e16,
+          9999999999999998.0, 1234567890123456.8, 123456789012345.6, 8.0, 0.0, -0.0, -2.5,
+          1e300, -3e-300, 5e-324, float("nan"), float("inf"), -float("inf")]
+    xs += list(rs.randn(10) * 10.0 ** rs.randint(-8, 20, 10))
+    return [{"bits": int(np.float64(x).view(np.uint64)), "repr": repr(np.float64(x))}
+            for x in xs]
+
+
+def float64_arrays(rs):
+    """The float64 cases, drawn from `rs` in a fixed order."""
     nan, inf = float("nan"), float("inf")
     a = np.array
-    cases = {
+    return {
         "notebook_q": rs.randn(4, 8),
         "notebook_weights": a([[1.0, 0.0, 0.0], [0.2277465012, 0.7722534988, 0.0],
                                [0.05635516, 0.70688764, 0.2367572]]),
@@ -167,17 +227,6 @@ def float64_cases():
         "summarised_3d": rs.randn(4, 20, 30),
         "exactly_1000": rs.randn(10, 100),
     }
-    out = []
-    for name, x in cases.items():
-        x = np.ascontiguousarray(x, dtype=np.float64)
-        out.append({
-            "name": name,
-            "shape": list(x.shape),
-            "bits": x.view(np.uint64).ravel().tolist(),
-            "torch": str(torch.from_numpy(x)),
-            "numpy": repr(x) if x.ndim > 0 and x.size > 0 else None,
-        })
-    return out
 
 
 def main():
@@ -196,6 +245,12 @@ def main():
         f.write("\n")
     with open(os.path.join(GOLDEN, "print", "float64_cases.json"), "w") as f:
         json.dump(float64_cases(), f, indent=1)
+        f.write("\n")
+    with open(os.path.join(GOLDEN, "print", "float64_scalars.json"), "w") as f:
+        json.dump(float64_scalars(), f, indent=1)
+        f.write("\n")
+    with open(os.path.join(GOLDEN, "print", "float32_numpy_cases.json"), "w") as f:
+        json.dump(float32_numpy_cases(), f, indent=1)
         f.write("\n")
     print("torch", torch.__version__, "wrote", os.path.join(GOLDEN, "print"))
 

@@ -78,10 +78,11 @@ def inputs(scn):
             q, k, v = (t if t.dim() == 3 else t.unsqueeze(0) for t in (q, k, v))
         else:
             g.seed(inp["seed"])
-            shape = (inp.get("batch", 1), inp["length"], inp["d_k"])
+            B, T, d_k = inp.get("batch", 1), inp["length"], inp["d_k"]
+            d_v = inp.get("d_v", d_k)  # V has its own width d_v (default d_k)
             drawn = {}
             for name in inp.get("order", ["query", "key", "value"]):
-                drawn[name] = g.randn(*shape)
+                drawn[name] = g.randn(B, T, d_v if name == "value" else d_k)
             q, k, v = drawn["query"], drawn["key"], drawn["value"]
         T = q.shape[1]
         return None, None, (q, k, v), inp.get("tokens", ["x%d" % (i + 1) for i in range(T)])
@@ -119,12 +120,23 @@ def inputs(scn):
     return X, W, qkv, inp.get("tokens", ["x%d" % (i + 1) for i in range(T)])
 
 
+def split_heads(t, heads):
+    """(B, T, d) -> (B, heads, T, d // heads): each head its own columns of t."""
+    B, T, d = t.shape
+    return t.view(B, T, heads, d // heads).transpose(1, 2)
+
+
+def merge_heads(t):
+    """(B, heads, T, dh) -> (B, T, heads * dh): the heads side by side again."""
+    B, H, T, dh = t.shape
+    return t.transpose(1, 2).contiguous().view(B, T, H * dh)
+
+
 def attention(scn, q, k, v, heads):
     B, T, d = q.shape
     dt = q.dtype
     dh = d // heads
-    split = lambda t: t.view(B, T, heads, dh).transpose(1, 2)  # noqa: E731
-    qh, kh, vh = split(q), split(k), split(v)
+    qh, kh, vh = split_heads(q, heads), split_heads(k, heads), split_heads(v, heads)
     scores = qh @ kh.transpose(-2, -1)
     sc = scn.get("scaling", {})
     logits = scores
@@ -150,7 +162,7 @@ def attention(scn, q, k, v, heads):
         weights = z / z.sum(dim=-1, keepdim=True)
     else:
         weights = (allowed / allowed.sum(dim=-1, keepdim=True)).expand_as(scores)
-    context = (weights @ vh).transpose(1, 2).contiguous().view(B, T, d)
+    context = merge_heads(weights @ vh)  # (B, T, d_v): V's width, not Q's
     return scores, logits, weights, allowed, context
 
 
@@ -179,6 +191,10 @@ def run(scn):
     kind = scn["input"].get("generator", "torch")
     ex["stats"] = stats(kind, {"var_q": q, "var_k": k, "var_scores": scores,
                                "var_logits": logits, "var_weights": weights})
+    if kind == "numpy":  # what `show` prints: NumPy's repr of the float32 arrays
+        flat = q.shape[0] == 1 and heads == 1  # the program drops B = 1 with one head
+        ex["show"] = {n: repr((t[0] if flat else t).numpy())
+                      for n, t in (("Q", q), ("K", k), ("V", v))}
     return ex
 
 
@@ -203,11 +219,13 @@ def scenario(title, inp, proj=None, mask="none", norm="softmax", scaling=None, a
     return s
 
 
-def given_qkv():
+def given_qkv(d_v=4, **kw):
     torch.manual_seed(5)
-    q, k, v = torch.randn(3, 4), torch.randn(3, 4), torch.randn(3, 4)
-    return {"source": "qkv", "Q": f32_list(q), "K": f32_list(k), "V": f32_list(v),
-            "tokens": ["a", "b", "c"]}
+    q, k, v = torch.randn(3, 4), torch.randn(3, 4), torch.randn(3, d_v)
+    inp = {"source": "qkv", "Q": f32_list(q), "K": f32_list(k), "V": f32_list(v),
+           "tokens": ["a", "b", "c"]}
+    inp.update(kw)
+    return inp
 
 
 CASES = {
@@ -238,6 +256,14 @@ CASES = {
     "torch-qkv-small": scenario("torch qkv, 6 draws each (the scalar path)",
                                 qkv("torch", 74, 2, 3)),
     "torch-qkv-given": scenario("Q, K, V given", given_qkv(), norm="mean"),
+    # d_v != d_k: V (and the context) has its own width; with heads, each head takes
+    # d_k / H columns of Q and K and d_v / H of V.
+    "torch-qkv-dv-heads": scenario("torch qkv, d_k = 6, d_v = 4, 2 heads, B = 2",
+                                   qkv("torch", 3, 4, 6, batch=2, d_v=4, heads=2),
+                                   mask="causal"),
+    "numpy-dv-value-first": scenario("numpy qkv, d_v = 3 drawn first (the cached Gaussian)",
+                                     qkv("numpy", 11, 3, 4, d_v=3,
+                                         order=["value", "query", "key"])),
 }
 
 
@@ -259,7 +285,11 @@ def numpy_notebook(seed):
     return {"seed": seed, "q": q.tolist(), "k": k.tolist(), "v": v.tolist(),
             "scores": scores.tolist(), "scaled": scaled.tolist(), "attention": attention.tolist(),
             "new_v": new_v.tolist(), "q.var()": q.var(), "k.var()": k.var(),
-            "np.matmul(q, k.T).var()": scores.var(), "scaled.var()": scaled.var()}
+            "np.matmul(q, k.T).var()": scores.var(), "scaled.var()": scaled.var(),
+            # the text the notebook's cells show for them (repr of np.float64)
+            "repr": {"q.var()": repr(q.var()), "k.var()": repr(k.var()),
+                     "np.matmul(q, k.T).var()": repr(scores.var()),
+                     "scaled.var()": repr(scaled.var())}}
 
 
 def f64_list(t):
@@ -290,10 +320,7 @@ def run_f64(scn):
             torch.manual_seed(drop["seed"])
         dropped = torch.nn.Dropout(drop["p"])(weights)
         ex["weights_dropped"] = f64_list(dropped)
-        B, T, d = q.shape
-        dh = d // heads
-        vh = v.view(B, T, heads, dh).transpose(1, 2)
-        context = (dropped @ vh).transpose(1, 2).contiguous().view(B, T, d)
+        context = merge_heads(dropped @ split_heads(v, heads))
     if X is not None:
         ex["X"] = f64_list(X)
         if "out_proj" in W:
@@ -326,6 +353,12 @@ CASES_F64 = {
     "torch-qkv-small": f64(CASES["torch-qkv-small"]),
     "torch-qkv-kqv-heads": f64(CASES["torch-qkv-kqv-heads"]),
     "torch-qkv-given": f64(CASES["torch-qkv-given"]),
+    "torch-qkv-dv-heads": f64(CASES["torch-qkv-dv-heads"]),
+    "numpy-dv-heads": f64(scenario("numpy float64 qkv, L = 4, d_k = 8, d_v = 6, 2 heads",
+                                   qkv("numpy", 7, 4, 8, d_v=6, heads=2), mask="causal")),
+    "torch-qkv-given-dv": f64(scenario("Q and K given 3 x 4, V 3 x 2, 2 heads",
+                                       given_qkv(d_v=2, heads=2), norm="softmax_naive",
+                                       mask="causal")),
     "torch-randn-tail": f64(scenario(
         "torch float64 randn: 5 x 7 = 35 draws (two blocks of 16 and a redrawn tail), then "
         "torch.rand W", {"source": "randn", "length": 5, "d_in": 7, "seed": 123},

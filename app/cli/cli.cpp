@@ -348,9 +348,11 @@ std::string TerminalText(std::string_view s) {
 // holds them (torch_print.h), each after a line naming it.
 int Show(const std::string& input, const std::string& stage) {
   const std::vector<std::string>& names = PrintableStageNames();
-  if (!stage.empty() && std::find(names.begin(), names.end(), stage) == names.end()) {
+  if (!stage.empty() && stage != "stats" &&
+      std::find(names.begin(), names.end(), stage) == names.end()) {
     std::string known;
     for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+    known += ", stats";
     throw UsageError("--stage \"" + TerminalText(stage) + "\" is not a stage (" + known + ")");
   }
   const Scenario s = LoadScenarioArg(input);
@@ -358,7 +360,9 @@ int Show(const std::string& input, const std::string& stage) {
   const auto& sh = st.shape;
   std::cout << TerminalText(s.title.empty() ? input : s.title) << "\n";
   std::cout << "B=" << sh.B << " T=" << sh.T << " d_in=" << sh.d_in << " d_out=" << sh.d_out
-            << " heads=" << sh.H << " d_k=" << sh.dh << "\ntokens:";
+            << " heads=" << sh.H << " d_k=" << sh.dh;
+  if (sh.d_v != sh.d_out) std::cout << " d_v=" << sh.d_v;  // qkv input with its own V width
+  std::cout << "\ntokens:";
   for (const std::string& t : st.tokens) std::cout << " [" << VisibleToken(t) << "]";
   std::cout << "\n";
   for (const std::string& name : names) {
@@ -372,6 +376,9 @@ int Show(const std::string& input, const std::string& stage) {
     for (int64_t d : p.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
     std::cout << "\n" << name << ": " << p.what << ", shape (" << shape << ")\n" << p.text << "\n";
   }
+  if (stage.empty() || stage == "stats")  // the notebooks' .var() prints
+    std::cout << "\nstats: the variances the notebooks print, over whole tensors\n"
+              << PrintStats(st, s);
   return 0;
 }
 
@@ -455,7 +462,7 @@ int Run(int argc, char** argv) {
   show->add_option("scenario", input, kScenarioHelp)->required();
   show->add_option("--stage", stage,
                    "Only this stage: X, W_query, W_key, W_value, Q, K, V, scores, logits, mask, "
-                   "weights, weights_dropped or context");
+                   "weights, weights_dropped or context; or stats, the notebooks' .var() prints");
 
   std::string code_out = "-";
   CLI::App* code = app.add_subcommand("code", "Print the PyTorch program that computes a scenario");

@@ -15,6 +15,7 @@
 #include "gui/actions.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
+#include "gui/generator_switch.h"
 #include "gui/panels/panels.h"
 #include "gui/views.h"
 #include "gui/window.h"
@@ -86,7 +87,8 @@ const std::map<std::string, int>& Arity() {
                                                    {"train-cancel", 0},
                                                    {"train-step", 1},
                                                    {"train-export-csv", 1},
-                                                   {"train-save-scenario", 2}};
+                                                   {"train-save-scenario", 2},
+                                                   {"generator", 1}};
   return arity;
 }
 
@@ -159,6 +161,8 @@ void CheckArguments(const std::vector<std::string>& w) {
   if (c == "normalization") NormalizationArg(w[1]);
   if (c == "dtype" && w[1] != "float32" && w[1] != "float64")
     throw std::invalid_argument("float32 or float64");
+  if (c == "generator" && w[1] != "torch" && w[1] != "numpy")
+    throw std::invalid_argument("torch or numpy");
   if (c == "heads" || c == "d_out" || c == "input-seed" || c == "length" || c == "head" ||
       c == "batch" || c == "row" || c == "wait" || c == "loss-key")
     Integer(w[1]);
@@ -395,6 +399,9 @@ bool ScriptRunner::StartEdit(AppState& state, const Command& c) {
   } else if (cmd == "dtype") {
     const bool f64 = w[1] == "float64";
     edit("dtype", [f64](Scenario& s) { s.dtype = f64 ? Dtype::kFloat64 : Dtype::kFloat32; });
+  } else if (cmd == "generator") {
+    edit("generator", SwitchGenerator(ShownStages(state), w[1] == "numpy" ? Generator::kNumpy
+                                                                          : Generator::kTorch));
   } else if (cmd == "dropout") {
     Emit(state, SetDropout{Number(w[1])});
   } else if (cmd == "heads") {

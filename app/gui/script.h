@@ -26,6 +26,7 @@
 //                                    (trick_v2_weights, compare_diff, ...)
 //   click MAP ROW COL                press and release the left button there (two frames)
 //   dtype float32|float64            the pipeline's precision (the Input section's dtype)
+//   generator torch|numpy            whose generator and program (the Input section's generator)
 //   wheel MAP ROW COL STEPS          turn the mouse wheel over a shown cell (> 0 zooms in)
 //   pan MAP R0 C0 R1 C1              drag with the left button from one shown cell to another
 //   dialog open|save|export|export-all   open that dialog (to look at it in a screenshot)

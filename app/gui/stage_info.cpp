@@ -55,15 +55,20 @@ void RefreshHeadSlices(AppState& state) {
   const Stages& st = ShownStages(state);
   if (st.shape.H <= 1 || static_cast<size_t>(state.batch) >= st.Q.size()) return;
   const MatrixStack* stacks[3] = {&st.Q, &st.K, &st.V};
-  for (int k = 0; k < 3; ++k)
+  for (int k = 0; k < 3; ++k) {
+    // V's heads are dh_v wide (its own d_v for qkv input), Q's and K's dh.
+    const int64_t w = k == 2 ? st.shape.dh_v : st.shape.dh;
     if (state.heatmaps[StageIndex(Stage::kQ) + k].dirty)
-      state.head_qkv[k] = (*stacks[k])[state.batch].middleCols(state.head * st.shape.dh, st.shape.dh);
+      state.head_qkv[k] = (*stacks[k])[state.batch].middleCols(state.head * w, w);
+  }
 }
 
 std::string ColumnLabel(const AppState& state, Stage stage, int64_t j) {
   if (stage == Stage::kX || stage == Stage::kContext) return "d" + std::to_string(j);
-  if (stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV)
-    return "d" + std::to_string(state.head * ShownStages(state).shape.dh + j);
+  if (stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV) {
+    const Shape& sh = ShownStages(state).shape;
+    return "d" + std::to_string(state.head * (stage == Stage::kV ? sh.dh_v : sh.dh) + j);
+  }
   return RowLabel(state, j);
 }
 

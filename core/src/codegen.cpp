@@ -124,6 +124,22 @@ std::string DrawShape(const Ctx& c, int64_t d) {
 
 const char* Seeding(const Ctx& c) { return c.numpy ? "np.random.seed(" : "torch.manual_seed("; }
 
+// V has its own width d_v (qkv input): the program names it d_v and splits V by d_v // heads.
+bool OwnValueWidth(const Ctx& c) { return c.sh.d_v != c.sh.d_out; }
+
+// The width the context is reshaped to after the heads, and head h's share of V.
+const char* ContextWidth(const Ctx& c) { return OwnValueWidth(c) ? "d_v" : "d_out"; }
+const char* HeadValueWidth(const Ctx& c) {
+  return OwnValueWidth(c) ? "d_v // heads" : "head_size";
+}
+
+// Which columns each head takes, as a comment above the split.
+void WriteHeadsComment(const Ctx& c) {
+  c.py << "# " << c.sh.H << " heads: head h uses columns h*head_size .. (h+1)*head_size - 1";
+  if (OwnValueWidth(c)) c.py << " of Q and K,\n# and its own d_v // heads columns of V";
+  c.py << "\n";
+}
+
 void WriteHeader(const Ctx& c) {
   c.py << "# Attention Lab\n";
   if (c.numpy) {
@@ -187,11 +203,17 @@ void WriteQkvInput(const Ctx& c) {
     const char* fn = c.numpy ? "np.random.randn(" : "torch.randn(";
     for (Projection w : in.order) {
       const char letter = Name(w)[0];  // q, k, v
-      c.py << letter << " = " << fn << DrawShape(c, c.sh.d_out) << c.dt << ")\n";
+      const int64_t d = w == Projection::kValue ? c.sh.d_v : c.sh.d_out;
+      c.py << letter << " = " << fn << DrawShape(c, d) << c.dt << ")\n";
     }
     c.py << "Q, K, V = q, k, v\n";
   }
-  c.py << "d_out = " << c.sh.d_out << "  # the width of Q, K and V\n";
+  if (OwnValueWidth(c)) {
+    c.py << "d_out = " << c.sh.d_out << "  # the width of Q and K (d_k)\n";
+    c.py << "d_v = " << c.sh.d_v << "  # the width of V, and so of the context\n";
+  } else {
+    c.py << "d_out = " << c.sh.d_out << "  # the width of Q, K and V\n";
+  }
 }
 
 void WriteTextInput(const Ctx& c) {
@@ -284,12 +306,13 @@ void WriteProjections(const Ctx& c) {
 
 void WriteNumpyScores(const Ctx& c) {
   if (c.sh.H > 1) {
-    c.py << "# " << c.sh.H << " heads: head h uses columns h*head_size .. (h+1)*head_size - 1\n";
+    WriteHeadsComment(c);
     c.py << "B, T, heads, head_size = " << c.sh.B << ", " << c.sh.T << ", " << c.sh.H << ", "
          << c.sh.dh << "\n";
     for (const char* n : {"q", "k", "v"}) {
       const char upper = static_cast<char>(n[0] - 'a' + 'A');
-      c.py << n << " = " << upper << ".reshape(B, T, heads, head_size).transpose(0, 2, 1, 3)"
+      c.py << n << " = " << upper << ".reshape(B, T, heads, "
+           << (n[0] == 'v' ? HeadValueWidth(c) : "head_size") << ").transpose(0, 2, 1, 3)"
            << (n[0] == 'q' ? "  # (B, heads, T, head_size)\n" : "\n");
     }
     c.py << "scores = np.matmul(q, k.transpose(0, 1, 3, 2))  # (B, heads, T, T)\n";
@@ -357,7 +380,8 @@ void WriteNumpyWeights(const Ctx& c) {
 
 void WriteNumpyContext(const Ctx& c) {
   if (c.sh.H > 1)
-    c.py << "context = np.matmul(weights, v).transpose(0, 2, 1, 3).reshape(B, T, d_out)\n";
+    c.py << "context = np.matmul(weights, v).transpose(0, 2, 1, 3).reshape(B, T, "
+         << ContextWidth(c) << ")\n";
   else
     c.py << "context = np.matmul(weights, V)\n";
   c.py
@@ -366,12 +390,12 @@ void WriteNumpyContext(const Ctx& c) {
 
 void WriteScores(const Ctx& c) {
   if (c.sh.H > 1) {
-    c.py << "# " << c.sh.H << " heads: head h uses columns h*head_size .. (h+1)*head_size - 1\n";
+    WriteHeadsComment(c);
     c.py << "B, T, heads, head_size = " << c.sh.B << ", " << c.sh.T << ", " << c.sh.H << ", "
          << c.sh.dh << "\n";
     c.py << "q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)\n";
     c.py << "k = K.view(B, T, heads, head_size).transpose(1, 2)\n";
-    c.py << "v = V.view(B, T, heads, head_size).transpose(1, 2)\n";
+    c.py << "v = V.view(B, T, heads, " << HeadValueWidth(c) << ").transpose(1, 2)\n";
     c.py << "scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)\n";
     c.py << "d_k = head_size\n";
   } else {
@@ -447,7 +471,8 @@ void WriteContext(const Ctx& c) {
     used = "weights_dropped";
   }
   if (c.sh.H > 1)
-    c.py << "context = (" << used << " @ v).transpose(1, 2).contiguous().view(B, T, d_out)\n";
+    c.py << "context = (" << used << " @ v).transpose(1, 2).contiguous().view(B, T, "
+         << ContextWidth(c) << ")\n";
   else
     c.py << "context = " << used << " @ V\n";
   if (c.s.projections.out_proj) c.py << "context = out_proj(context)\n";

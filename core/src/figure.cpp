@@ -445,7 +445,8 @@ std::vector<Stage> PipelineStages(const Scenario& scenario) {
   std::vector<Stage> stages;
   for (Stage s : AllStages())
     if ((s != Stage::kMask || scenario.mask.kind != MaskKind::kNone) &&
-        (s != Stage::kWeightsDropped || scenario.dropout.p > 0))
+        (s != Stage::kWeightsDropped || scenario.dropout.p > 0) &&
+        (s != Stage::kX || scenario.input.source != InputSource::kQkv))  // qkv: no X
       stages.push_back(s);
   return stages;
 }

@@ -134,10 +134,14 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
   if (stage == Stage::kX) {
     parts.push_back(std::to_string(sh.T) + " tokens \u00D7 d_in = " + std::to_string(sh.d_in));
   } else if (stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV) {
-    parts.push_back(sh.H > 1 ? "d_k = " + std::to_string(sh.dh) + " columns (" +
-                                   std::to_string(head * sh.dh) + ".." +
-                                   std::to_string((head + 1) * sh.dh - 1) + ")"
-                             : "d_k = " + std::to_string(sh.dh));
+    // V has its own width when d_v differs from d_k (qkv input): "d_v = 3".
+    const bool own = stage == Stage::kV && sh.dh_v != sh.dh;
+    const int64_t w = own ? sh.dh_v : sh.dh;
+    const std::string name = own ? "d_v = " : "d_k = ";
+    parts.push_back(sh.H > 1 ? name + std::to_string(w) + " columns (" +
+                                   std::to_string(head * w) + ".." +
+                                   std::to_string((head + 1) * w - 1) + ")"
+                             : name + std::to_string(w));
   } else if (stage == Stage::kScores) {
     parts.push_back("q\u00B7k, before scaling");
   } else if (stage == Stage::kMask) {
@@ -150,6 +154,10 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
       parts.push_back(Name(s.normalization));
     if (stage == Stage::kWeightsDropped) parts.push_back("dropout p " + Num(s.dropout.p));
   }
+  // The precision, when it is not PyTorch's default: figures and maps of a float64 scenario
+  // say so (the values drawn are its double stages rounded to float32 for the colours); the
+  // mask, 0 or 1, has no precision to speak of.
+  if (s.dtype == Dtype::kFloat64 && stage != Stage::kMask) parts.push_back("float64");
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -218,10 +226,12 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
                  : stage == Stage::kV ? "key"
                                       : "query";
     c.col_axis = "dimension";
-    const int64_t first = stage == Stage::kContext || stage == Stage::kX ? 0 : head * st.shape.dh;
-    const int64_t n = stage == Stage::kX         ? st.shape.d_in
-                      : stage == Stage::kContext ? st.shape.d_out
-                                                 : st.shape.dh;
+    const Shape& sh = st.shape;
+    const int64_t n = stage == Stage::kX         ? sh.d_in
+                      : stage == Stage::kContext ? sh.d_v
+                      : stage == Stage::kV       ? sh.dh_v
+                                                 : sh.dh;
+    const int64_t first = stage == Stage::kContext || stage == Stage::kX ? 0 : head * n;
     for (int64_t j = 0; j < n; ++j) c.col_labels.push_back("d" + std::to_string(first + j));
   } else {
     c.col_labels = token_labels;

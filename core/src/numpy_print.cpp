@@ -7,8 +7,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace attnlab {
@@ -22,11 +24,15 @@ constexpr int kLineWidth = 75 - 1;  // array2string takes len(")") off the line 
 // Dragon4 with unique=True and a cutoff of `precision` digits after the point: the shortest
 // round-trip digits when they have at most `precision` decimals, else the exact value rounded
 // there. Scientific ("1.23e+00", exponent of two digits at least) or positional ("0.25").
-// Trailing zeros trimmed, the point kept ("1.", "1.e+00").
-std::string Digits(double v, bool sci, int precision) {
+// Trailing zeros trimmed, the point kept ("1.", "1.e+00"). `f32`: v is a float32, whose own
+// shortest digits are taken (NumPy's Dragon4 runs on the array's type). `all`: exactly
+// `precision` decimals, the exact value's own digits past the shortest ones (Dragon4's
+// min_digits: a float32 0.4246357 is 4.2463571e-01 with 7 decimals, not 4.2463570e-01).
+std::string Digits(double v, bool sci, int precision, bool f32, bool all = false) {
   char buf[512];
-  auto res = std::to_chars(buf, buf + sizeof buf, v,
-                           sci ? std::chars_format::scientific : std::chars_format::fixed);
+  const auto fmt = sci ? std::chars_format::scientific : std::chars_format::fixed;
+  auto res = f32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v), fmt)
+                 : std::to_chars(buf, buf + sizeof buf, v, fmt);
   std::string s(buf, res.ptr);
   std::string mant = s, exp;
   if (sci) {
@@ -36,7 +42,7 @@ std::string Digits(double v, bool sci, int precision) {
   }
   const size_t dot = mant.find('.');
   const size_t decimals = dot == std::string::npos ? 0 : mant.size() - dot - 1;
-  if (static_cast<int>(decimals) > precision) {
+  if (static_cast<int>(decimals) > precision || all) {
     std::snprintf(buf, sizeof buf, sci ? "%.*e" : "%.*f", precision, v);
     s = buf;
     mant = s;
@@ -45,7 +51,7 @@ std::string Digits(double v, bool sci, int precision) {
       mant = s.substr(0, e);
       exp = s.substr(e + 1);
     }
-    if (mant.find('.') != std::string::npos)
+    if (mant.find('.') != std::string::npos && !all)
       while (mant.back() == '0') mant.pop_back();
   }
   if (mant.find('.') == std::string::npos) mant += ".";
@@ -63,8 +69,9 @@ struct FloatFormat {
   bool sci = false;
   int precision = kPrecision;
   size_t pad_left = 0, pad_right = 0, exp_size = 0;
+  bool f32 = false;  // the values are float32: their digits and max / min in float32
 
-  explicit FloatFormat(const std::vector<double>& shown) {
+  FloatFormat(const std::vector<double>& shown, bool float32) : f32(float32) {
     std::vector<double> finite;
     double mx = 0, mn = INFINITY;
     bool any_nonfinite = false, neg_inf = false;
@@ -77,11 +84,14 @@ struct FloatFormat {
       finite.push_back(v);
       if (v != 0) mx = std::max(mx, std::fabs(v)), mn = std::min(mn, std::fabs(v));
     }
-    if (mn != INFINITY) sci = mx >= 1e8 || mn < 1e-4 || mx / mn > 1000.0;
+    // max_val / min_val is a division in the array's dtype; the comparisons are in double.
+    const double ratio = f32 ? static_cast<double>(static_cast<float>(mx) / static_cast<float>(mn))
+                             : mx / mn;
+    if (mn != INFINITY) sci = mx >= 1e8 || mn < 1e-4 || ratio > 1000.0;
     if (sci) {
       size_t frac = 0;
       for (double v : finite) {
-        const std::string d = Digits(v, true, kPrecision);
+        const std::string d = Digits(v, true, kPrecision, f32);
         const size_t dot = d.find('.'), e = d.find('e');
         frac = std::max(frac, e - dot - 1);
         pad_left = std::max(pad_left, dot);
@@ -91,7 +101,7 @@ struct FloatFormat {
       pad_right = exp_size + 2 + frac;
     } else {
       for (double v : finite) {
-        const std::string d = Digits(v, false, kPrecision);
+        const std::string d = Digits(v, false, kPrecision, f32);
         const size_t dot = d.find('.');
         pad_left = std::max(pad_left, dot);
         pad_right = std::max(pad_right, d.size() - dot - 1);
@@ -110,12 +120,9 @@ struct FloatFormat {
       const size_t width = pad_left + pad_right + 1;
       return std::string(width > s.size() ? width - s.size() : 0, ' ') + s;
     }
-    std::string d = Digits(v, sci, precision);
-    if (sci) {  // exactly `precision` decimals (min_digits), exponent padded to exp_size
-      const size_t dot = d.find('.'), e = d.find('e');
-      const size_t decimals = e - dot - 1;
-      if (decimals < static_cast<size_t>(precision))
-        d.insert(e, static_cast<size_t>(precision) - decimals, '0');
+    // Scientific: exactly `precision` decimals (min_digits), exponent padded to exp_size.
+    std::string d = Digits(v, sci, precision, f32, sci);
+    if (sci) {
       const size_t e2 = d.find('e');
       const size_t exp_digits = d.size() - e2 - 2;
       if (exp_digits < exp_size) d.insert(e2 + 2, exp_size - exp_digits, '0');
@@ -132,8 +139,11 @@ struct FloatFormat {
 
 class ArrayPrinter {
  public:
-  ArrayPrinter(std::span<const double> values, std::span<const int64_t> shape)
-      : values_(values), shape_(shape.begin(), shape.end()), strides_(shape.size(), 1) {
+  ArrayPrinter(std::span<const double> values, std::span<const int64_t> shape, bool float32)
+      : values_(values),
+        shape_(shape.begin(), shape.end()),
+        strides_(shape.size(), 1),
+        float32_(float32) {
     for (size_t d = shape_.size(); d-- > 1;) strides_[d - 1] = strides_[d] * shape_[d];
     summarize_ = static_cast<int64_t>(values.size()) > kThreshold;
   }
@@ -141,9 +151,16 @@ class ArrayPrinter {
   std::string Repr() {
     std::vector<double> shown;
     Collect(0, 0, shown);
-    format_.emplace(shown);
+    format_.emplace(shown, float32_);
     const std::string prefix(7, ' ');  // len("array(") + 1 for "["
-    return "array(" + Rec(0, 0, prefix, kLineWidth) + ")";
+    const std::string data = "array(" + Rec(0, 0, prefix, kLineWidth);
+    if (!float32_) return data + ")";
+    // array_repr: "array(" + data + "," then the dtype, after a space or, when the last line
+    // would pass the line width (75), on a new line under the data.
+    const std::string dtype = "dtype=float32)";
+    const size_t last_line = data.size() + 1 - (data.rfind('\n') + 1);
+    const bool wrap = last_line + dtype.size() + 1 > 75;
+    return data + "," + (wrap ? "\n" + std::string(6, ' ') : " ") + dtype;
   }
 
  private:
@@ -207,12 +224,14 @@ class ArrayPrinter {
   std::span<const double> values_;
   std::vector<int64_t> shape_, strides_;
   bool summarize_ = false;
+  bool float32_ = false;
   std::optional<FloatFormat> format_;
 };
 
 }  // namespace
 
-std::string NumpyArrayRepr(std::span<const double> values, std::span<const int64_t> shape) {
+std::string NumpyArrayRepr(std::span<const double> values, std::span<const int64_t> shape,
+                           bool float32) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 1) throw std::invalid_argument("numpy array: every dimension must be at least 1");
@@ -221,7 +240,31 @@ std::string NumpyArrayRepr(std::span<const double> values, std::span<const int64
   if (shape.empty() || n != static_cast<int64_t>(values.size()))
     throw std::invalid_argument("numpy array: the shape does not hold " +
                                 std::to_string(values.size()) + " values");
-  return ArrayPrinter(values, shape).Repr();
+  return ArrayPrinter(values, shape, float32).Repr();
+}
+
+std::string NumpyFloat64Repr(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  // The shortest digits, as d.ddde+XX: the digits and the decimal exponent.
+  const auto res =
+      std::to_chars(buf, buf + sizeof buf, std::fabs(v), std::chars_format::scientific);
+  const std::string s(buf, res.ptr);
+  const size_t e = s.find('e');
+  std::string digits = s.substr(0, e);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  const int exp = std::stoi(s.substr(e + 1));
+  const int n = static_cast<int>(digits.size());
+  std::string out = std::signbit(v) ? "-" : "";
+  if (exp >= -4 && exp < 16) {  // positional, at least one digit after the point
+    if (exp < 0) return out + "0." + std::string(-exp - 1, '0') + digits;
+    if (n <= exp + 1) return out + digits + std::string(exp + 1 - n, '0') + ".0";
+    return out + digits.substr(0, exp + 1) + "." + digits.substr(exp + 1);
+  }
+  out += digits.substr(0, 1) + (n > 1 ? "." + digits.substr(1) : "");
+  const std::string e_digits = std::to_string(std::abs(exp));
+  return out + "e" + (exp < 0 ? "-" : "+") + (e_digits.size() < 2 ? "0" : "") + e_digits;
 }
 
 }  // namespace attnlab

@@ -142,7 +142,8 @@ void Engine::ComputeInput(const Scenario& s) {
   gen_after_input_ = gen;
 }
 
-// Q, K and V of a qkv input: given, or q = randn(B, T, d_k), k = ..., v = ... in input.order.
+// Q, K and V of a qkv input: given, or q = randn(B, T, d_k), k = randn(B, T, d_k),
+// v = randn(B, T, d_v) in input.order.
 void Engine::InputQkv(const InputSpec& in, DrawSource& gen) {
   Stages& st = stages_;
   const Shape& sh = st.shape;
@@ -157,10 +158,11 @@ void Engine::InputQkv(const InputSpec& in, DrawSource& gen) {
   MatrixStack* outs[3] = {&st.Q, &st.K, &st.V};
   for (Projection name : in.order) {
     MatrixStack& out = *outs[static_cast<int>(name)];
-    const std::vector<float> flat = gen.Normal(sh.B * sh.T * sh.d_out);
+    const int64_t d = name == Projection::kValue ? sh.d_v : sh.d_out;
+    const std::vector<float> flat = gen.Normal(sh.B * sh.T * d);
     out.clear();
     for (int64_t b = 0; b < sh.B; ++b)
-      out.push_back(Eigen::Map<const Matrix>(flat.data() + b * sh.T * sh.d_out, sh.T, sh.d_out));
+      out.push_back(Eigen::Map<const Matrix>(flat.data() + b * sh.T * d, sh.T, d));
   }
 }
 
@@ -453,12 +455,12 @@ void Engine::PrepareContext() {
   Stages& st = stages_;
   const Shape& sh = st.shape;
   st.context.resize(sh.B);
-  for (Matrix& ctx : st.context) ctx.resize(sh.T, sh.d_out);
+  for (Matrix& ctx : st.context) ctx.resize(sh.T, sh.d_v);
   // 0 * inf is nan in PyTorch's full product: V must be finite for the causal skip to be exact.
   v_finite_.resize(sh.B * sh.H);
   for (int64_t b = 0; b < sh.B; ++b)
     for (int64_t h = 0; h < sh.H; ++h)
-      v_finite_[b * sh.H + h] = st.V[b].middleCols(h * sh.dh, sh.dh).allFinite();
+      v_finite_[b * sh.H + h] = st.V[b].middleCols(h * sh.dh_v, sh.dh_v).allFinite();
 }
 
 void Engine::ContextRows(const MatrixStack& used, size_t m, int64_t r0, int64_t rb,
@@ -467,8 +469,8 @@ void Engine::ContextRows(const MatrixStack& used, size_t m, int64_t r0, int64_t 
   const Shape& sh = st.shape;
   const int64_t b = static_cast<int64_t>(m) / sh.H, h = static_cast<int64_t>(m) % sh.H;
   const Matrix& w = used[m];
-  const auto v = st.V[b].middleCols(h * sh.dh, sh.dh);
-  auto out = st.context[b].block(r0, h * sh.dh, rb, sh.dh);
+  const auto v = st.V[b].middleCols(h * sh.dh_v, sh.dh_v);
+  auto out = st.context[b].block(r0, h * sh.dh_v, rb, sh.dh_v);
   // Under a causal mask the weights beyond each row's diagonal are exactly +0 when its
   // normaliser is finite and positive (exp(-inf) = 0): rows [r0, r0 + rb) then meet only keys
   // [0, r0 + rb), and the product skips the zero block above the diagonal.

@@ -133,6 +133,26 @@ struct DrawsF64 {
   }
 };
 
+// a @ b as the scenario's float64 program computes it. NumPy: as Debian's NumPy does with its
+// default reference BLAS (netlib dgemm, libblas3) or its own loop where BLAS does not apply,
+// both summing each element over the inner index from 0 upward, one rounding per product and
+// per addition (-ffp-contract=off keeps them apart): bit for bit, checked on the NumPy
+// notebook's np.matmul(q, k.T). PyTorch: Eigen's product (its BLAS order is not reproduced).
+MatrixD Product(bool numpy, const MatrixD& a, const MatrixD& b) {
+  if (!numpy) return a * b;
+  MatrixD c = MatrixD::Zero(a.rows(), b.cols());
+  const int64_t n = b.cols();
+  for (Eigen::Index i = 0; i < a.rows(); ++i) {
+    double* ci = c.data() + i * n;
+    for (Eigen::Index l = 0; l < a.cols(); ++l) {
+      const double x = a(i, l);
+      const double* bl = b.data() + l * n;
+      for (int64_t j = 0; j < n; ++j) ci[j] = ci[j] + x * bl[j];
+    }
+  }
+  return c;
+}
+
 MatrixD FromFlat(const std::vector<double>& v, int64_t offset, int64_t rows, int64_t cols) {
   return Eigen::Map<const MatrixD>(v.data() + offset, rows, cols);
 }
@@ -182,7 +202,8 @@ void InputF64(const Scenario& s, const Stages& st, DrawsF64& g, StagesF64& out) 
       g.Seed(in.seed);
       for (Projection name : in.order) {
         MatrixStackD* dst[3] = {&out.Q, &out.K, &out.V};
-        *dst[static_cast<int>(name)] = DrawStack(g, sh.B, sh.T, sh.d_out);
+        const int64_t d = name == Projection::kValue ? sh.d_v : sh.d_out;  // V: d_v wide
+        *dst[static_cast<int>(name)] = DrawStack(g, sh.B, sh.T, d);
       }
       break;
   }
@@ -221,9 +242,12 @@ void ProjectionsF64(const Scenario& s, const Shape& sh, DrawsF64& g, StagesF64& 
     out.out_proj_bias = FromFlat(lin.bias, 0, 1, sh.d_out);
   }
   MatrixStackD* qkv[3] = {&out.Q, &out.K, &out.V};
+  const bool numpy = s.input.generator == Generator::kNumpy;
   for (int w = 0; w < 3; ++w)
     for (int64_t b = 0; b < sh.B; ++b) {
-      MatrixD y = out.X[b] * out.W[w];
+      // identity: Q, K, V = X, X, X as the program writes it (no product to round)
+      MatrixD y = p.init == ProjectionInit::kIdentity ? out.X[b]
+                                                      : Product(numpy, out.X[b], out.W[w]);
       if (out.bias[w].size() > 0) y.rowwise() += out.bias[w];
       qkv[w]->push_back(std::move(y));
     }
@@ -269,11 +293,12 @@ void AttentionF64(const Scenario& s, const Stages& st, StagesF64& out) {
   const double div = std::sqrt(static_cast<double>(sh.dh));
   const double mult = s.scaling.multiplier;
   const double neg_inf = -std::numeric_limits<double>::infinity();
+  const bool numpy = s.input.generator == Generator::kNumpy;
   for (int64_t b = 0; b < sh.B; ++b)
     for (int64_t h = 0; h < sh.H; ++h) {
-      const auto q = out.Q[b].middleCols(h * sh.dh, sh.dh);
-      const auto k = out.K[b].middleCols(h * sh.dh, sh.dh);
-      MatrixD sc = q * k.transpose();
+      const MatrixD q = out.Q[b].middleCols(h * sh.dh, sh.dh);
+      const MatrixD k_t = out.K[b].middleCols(h * sh.dh, sh.dh).transpose();
+      MatrixD sc = Product(numpy, q, k_t);
       MatrixD lg = sc;
       if (mult != 1.0) lg *= mult;
       if (s.scaling.sqrt_dk) lg /= div;
@@ -297,10 +322,11 @@ void ContextF64(const Scenario& s, const Shape& sh, DrawsF64& g, StagesF64& out)
   }
   const MatrixStackD& used = out.weights_dropped.empty() ? out.weights : out.weights_dropped;
   for (int64_t b = 0; b < sh.B; ++b) {
-    MatrixD ctx(sh.T, sh.d_out);
+    MatrixD ctx(sh.T, sh.d_v);  // head h fills its dh_v columns
     for (int64_t h = 0; h < sh.H; ++h)
-      ctx.middleCols(h * sh.dh, sh.dh) =
-          used[b * sh.H + h] * out.V[b].middleCols(h * sh.dh, sh.dh);
+      ctx.middleCols(h * sh.dh_v, sh.dh_v) =
+          Product(s.input.generator == Generator::kNumpy, used[b * sh.H + h],
+                  out.V[b].middleCols(h * sh.dh_v, sh.dh_v));
     if (out.out_proj_W.size() > 0) {
       MatrixD y = ctx * out.out_proj_W;
       y.rowwise() += out.out_proj_bias;

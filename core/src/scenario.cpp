@@ -422,7 +422,8 @@ void ParseQkvInput(const json& j, InputSpec& in) {
             {"source", "generator", "seed", "batch", "length", "d_k", "d_v", "order", "heads",
              "Q", "K", "V", "tokens"});
   if (j.contains("Q") || j.contains("K") || j.contains("V")) {
-    for (const char* drawn : {"generator", "seed", "batch", "length", "d_k", "d_v", "order"})
+    // "generator" stays: it picks the program's library (NumPy or PyTorch) and its prints.
+    for (const char* drawn : {"seed", "batch", "length", "d_k", "d_v", "order"})
       if (j.contains(drawn))
         Fail(Join(path, drawn), "is only read when Q, K and V are drawn, not given as matrices");
     in.Q = NumberStack(Require(j, path, "Q"), "input.Q", "T x d_k");
@@ -644,13 +645,14 @@ Scenario ParseScenario(const std::string& json_text) {
 
 double EstimateStageBytes(const Shape& sh, bool with_dropout, bool text_input, bool out_proj) {
   const double B = sh.B, T = sh.T, d_in = sh.d_in, d_out = sh.d_out, H = sh.H;
+  const double d_v = sh.d_v > 0 ? sh.d_v : d_out;  // a Shape built by hand may leave it 0
   double floats = 2 * B * T * d_in                          // X, and the draw it is copied from
                   + 4 * d_in * d_out + 4 * d_out            // W_query, W_key, W_value, a draw
                   + (out_proj ? 2 * d_out * d_out : 0)      // out_proj and its draw
-                  + 3 * B * T * d_out                       // Q, K, V
+                  + 2 * B * T * d_out + B * T * d_v         // Q, K, V
                   + T * T                                   // mask (1 byte, counted as 4)
                   + (with_dropout ? 4 : 3) * B * H * T * T  // scores, logits, weights, dropped
-                  + 2 * B * T * d_out;                      // context (and before out_proj)
+                  + 2 * B * T * d_v;                        // context (and before out_proj)
   if (text_input) floats += static_cast<double>(sh.vocab) * d_in;  // the embedding table
   return floats * 4.0;
 }
@@ -691,11 +693,12 @@ std::string Gib(double bytes) {
                                   : s.projections.init == ProjectionInit::kMatrix
                                       ? "projections.W_query"
                                       : "projections.d_out";
-  const Size sizes[] = {{"T", &Shape::T, t_field},
-                        {"B", &Shape::B, drawn ? "input.batch" : given ? "input.Q" : values},
-                        {"H", &Shape::H, qkv ? "input.heads" : "projections.heads"},
-                        {"d_in", &Shape::d_in, d_in_field},
-                        {"d_out", &Shape::d_out, d_out_field}};
+  std::vector<Size> sizes = {{"T", &Shape::T, t_field},
+                             {"B", &Shape::B, drawn ? "input.batch" : given ? "input.Q" : values},
+                             {"H", &Shape::H, qkv ? "input.heads" : "projections.heads"},
+                             {"d_in", &Shape::d_in, d_in_field},
+                             {"d_out", &Shape::d_out, d_out_field}};
+  if (qkv) sizes.push_back({"d_v", &Shape::d_v, given ? "input.V" : "input.d_v"});
   const Size* worst = &sizes[0];
   double worst_factor = 0;
   for (const Size& z : sizes) {
@@ -705,6 +708,7 @@ std::string Gib(double bytes) {
       Shape t = sh;
       t.*z.member = static_cast<int64_t>(v);
       if (identity && !qkv && z.member == &Shape::d_in) t.d_out = t.d_in;
+      if (!qkv) t.d_v = t.d_out;  // V and the context are d_out wide
       if (z.member == &Shape::H || z.member == &Shape::d_out) t.H = std::min(t.H, t.d_out);
       return EstimateStageBytes(t, dropout, text, s.projections.out_proj);
     };
@@ -771,24 +775,22 @@ void ValidateQkvInput(const InputSpec& in, Shape& sh) {
                         std::to_string(sh.B));
     CheckStack(in.Q, "input.Q", sh.T, d_k, "T x d_k");
     CheckStack(in.K, "input.K", sh.T, d_k, "T x d_k (the shape of input.Q)");
-    if (in.V[0].cols() != d_k)
-      Fail("input.V", "has d_v = " + std::to_string(in.V[0].cols()) + " columns but d_k = " +
-                          std::to_string(d_k) + "; a d_v other than d_k is not supported yet");
-    CheckStack(in.V, "input.V", sh.T, d_k, "T x d_v");
+    if (in.V[0].cols() == 0) Fail("input.V", "must hold at least one number per token");
+    CheckStack(in.V, "input.V", sh.T, in.V[0].cols(), "T x d_v");
     CheckTokens(in, sh.T, "input.Q");
     sh.d_out = d_k;
+    sh.d_v = in.V[0].cols();
   } else {
     if (in.batch < 1) Fail("input.batch", "must be at least 1");
     if (in.length < 1) Fail("input.length", "must be at least 1");
     if (in.d_k < 1) Fail("input.d_k", "must be at least 1");
-    if (in.d_v != 0 && in.d_v != in.d_k)
-      Fail("input.d_v", "is " + std::to_string(in.d_v) + " but d_k = " + std::to_string(in.d_k) +
-                            "; a d_v other than d_k is not supported yet");
+    if (in.d_v < 0) Fail("input.d_v", "must be at least 1");
     if (in.order[0] == in.order[1] || in.order[0] == in.order[2] || in.order[1] == in.order[2])
       Fail("input.order", "must list \"query\", \"key\" and \"value\" once each");
     sh.B = in.batch;
     sh.T = in.length;
     sh.d_out = in.d_k;
+    sh.d_v = in.d_v > 0 ? in.d_v : in.d_k;
     CheckTokens(in, sh.T, "the draws, input.length");
   }
   sh.d_in = 0;
@@ -900,11 +902,16 @@ void ValidateProjections(const Scenario& s, Shape& sh) {
     Fail(heads, std::to_string(p.heads) + " heads do not divide " + d_out + " = " +
                     std::to_string(sh.d_out) + " (each head takes " + d_out +
                     " / heads columns)");
+  if (!qkv) sh.d_v = sh.d_out;  // V and the context are as wide as Q and K
+  if (sh.d_v % p.heads != 0)
+    Fail(heads, std::to_string(p.heads) + " heads do not divide d_v = " + std::to_string(sh.d_v) +
+                    " (each head takes d_v / heads columns of V)");
   if (p.out_proj && p.init != ProjectionInit::kLinear)
     Fail("projections.out_proj",
          std::string("needs init \"linear\", not \"") + Name(p.init) + "\"");
   sh.H = p.heads;
   sh.dh = sh.d_out / sh.H;
+  sh.dh_v = sh.d_v / sh.H;
 }
 
 }  // namespace

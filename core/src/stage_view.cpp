@@ -27,10 +27,11 @@ std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& sh) {
       return {sh.T, sh.d_in};
     case Stage::kQ:
     case Stage::kK:
-    case Stage::kV:
       return {sh.T, sh.dh};
+    case Stage::kV:
+      return {sh.T, sh.dh_v};
     case Stage::kContext:
-      return {sh.T, sh.d_out};
+      return {sh.T, sh.d_v};
     default:
       return {sh.T, sh.T};
   }
@@ -92,8 +93,9 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
   StageView v;
   if (const MatrixStack* stack = HeadStack(st, stage))
     v.values = st.Head(*stack, batch, head);
-  else if (const MatrixStack* qkv = ProjectedStack(st, stage))
-    v.values = (*qkv)[batch].middleCols(head * sh.dh, sh.dh);
+  else if (const MatrixStack* qkv = ProjectedStack(st, stage))  // V: its own dh_v columns
+    v.values = stage == Stage::kV ? (*qkv)[batch].middleCols(head * sh.dh_v, sh.dh_v)
+                                  : (*qkv)[batch].middleCols(head * sh.dh, sh.dh);
   else if (stage == Stage::kX)
     v.values = st.X[batch];
   else if (stage == Stage::kMask)

@@ -240,7 +240,7 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
   w.Raw("{\"B\":" + std::to_string(B) + ",\"H\":" + std::to_string(H) +
         ",\"T\":" + std::to_string(st.shape.T) + ",\"d_in\":" + std::to_string(st.shape.d_in) +
         ",\"d_k\":" + std::to_string(st.shape.dh) + ",\"d_out\":" + std::to_string(st.shape.d_out) +
-        "}");
+        ",\"d_v\":" + std::to_string(st.shape.d_v) + "}");
   WriteStats(w, st);
   if (!st.vocab.empty()) {
     w.Key("token_ids");

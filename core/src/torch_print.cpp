@@ -8,6 +8,7 @@
 
 #include "attnlab/numpy_print.h"
 #include "attnlab/pipeline_f64.h"
+#include "attnlab/stats.h"
 #include "attnlab/text.h"
 
 namespace attnlab {
@@ -246,11 +247,13 @@ constexpr StageInfo kStageInfo[] = {
 };
 
 // How the program prints: torch float32, torch.float64, or a NumPy float64 array's repr.
-enum class PrintStyle { kTorch, kTorchF64, kNumpy };
+// kNumpyF32: NumPy's repr of a float32 ndarray ("..., dtype=float32)").
+enum class PrintStyle { kTorch, kTorchF64, kNumpy, kNumpyF32 };
 
 PrintStyle StyleOf(const Stages& st) {
-  if (!st.f64) return PrintStyle::kTorch;
-  return st.generator == Generator::kNumpy ? PrintStyle::kNumpy : PrintStyle::kTorchF64;
+  const bool numpy = st.generator == Generator::kNumpy;
+  if (!st.f64) return numpy ? PrintStyle::kNumpyF32 : PrintStyle::kTorch;
+  return numpy ? PrintStyle::kNumpy : PrintStyle::kTorchF64;
 }
 
 std::string Print(PrintStyle style, const std::vector<double>& values,
@@ -258,6 +261,8 @@ std::string Print(PrintStyle style, const std::vector<double>& values,
   switch (style) {
     case PrintStyle::kNumpy:
       return NumpyArrayRepr(values, shape);
+    case PrintStyle::kNumpyF32:
+      return NumpyArrayRepr(values, shape, true);
     case PrintStyle::kTorchF64:
       return TorchTensorStringF64(values, shape);
     case PrintStyle::kTorch:
@@ -316,7 +321,7 @@ void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_v
     // torch: tril(ones) of 1. and 0.; NumPy: the notebook's mask after mask[mask == 0] = -inf
     // and mask[mask == 1] = 0, the matrix it adds to the scaled scores.
     Eigen::MatrixXd m = st.mask.cast<double>();
-    if (style == PrintStyle::kNumpy) {
+    if (style == PrintStyle::kNumpy || style == PrintStyle::kNumpyF32) {
       m = m.unaryExpr([](double a) { return a == 0 ? -INFINITY : 0.0; });
       out.what = "0 = may attend, -inf = masked (added to the logits)";
     }
@@ -337,6 +342,74 @@ const std::vector<std::string>& PrintableStageNames() {
     return v;
   }();
   return names;
+}
+
+namespace {
+
+// var(scores * multiplier / sqrt(d_k)) before the mask: the NumPy notebook's scaled.var(),
+// each product rounded as the pipeline's logits are (in the run's precision).
+double ScaledVariance(const Stages& st, const Scenario& s, VarianceKind kind) {
+  const double mult = s.scaling.multiplier, div = std::sqrt(static_cast<double>(st.shape.dh));
+  const bool scale = s.scaling.sqrt_dk;
+  if (st.f64) {
+    MatrixStackD scaled = st.f64->scores;
+    for (MatrixD& m : scaled) {
+      if (mult != 1.0) m *= mult;
+      if (scale) m /= div;
+    }
+    return StackVarianceF64(scaled, kind);
+  }
+  MatrixStack scaled = st.scores;
+  for (Matrix& m : scaled) {
+    if (mult != 1.0) m *= static_cast<float>(mult);
+    if (scale) m /= static_cast<float>(div);
+  }
+  return StackVariance(scaled, kind);
+}
+
+}  // namespace
+
+namespace {
+
+// "name: value" lines, each value as the notebook shows a .var(): a torch scalar tensor or
+// NumPy's float64 repr.
+std::string VarianceLines(const Stages& st, VarianceKind kind,
+                          const std::vector<std::pair<std::string, double>>& lines) {
+  std::string out;
+  for (const auto& [name, value] : lines) {
+    const std::string text =
+        kind == VarianceKind::kNumpy ? NumpyFloat64Repr(value)
+        : st.f64 ? TorchTensorStringF64(std::vector<double>{value}, std::vector<int64_t>{})
+                 : TorchTensorString(std::vector<float>{static_cast<float>(value)},
+                                     std::vector<int64_t>{});
+    out += name + ": " + text + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string PrintStats(const Stages& st, const Scenario& s) {
+  const VarianceKind kind = VarianceKindOf(st.generator);
+  const StageVariances v = WholeVariances(st, kind);
+  std::vector<std::pair<std::string, double>> lines = {
+      {"q.var()", v.var_q}, {"k.var()", v.var_k}, {"scores.var()", v.var_scores}};
+  if (s.mask.kind != MaskKind::kNone)  // logits hold -inf: the scaled scores before the mask
+    lines.emplace_back("scaled.var() (before the mask)", ScaledVariance(st, s, kind));
+  lines.emplace_back("logits.var()", v.var_logits);
+  lines.emplace_back("weights.var()", v.var_weights);
+  std::string out = VarianceLines(st, kind, lines);
+  if (st.shape.B * st.shape.H > 1) {  // one (T, T) matrix, as a notebook's wei of one sequence
+    const StageVariances h = HeadVariances(st, 0, 0, kind);
+    out += "batch 0, head 0 only (its d_k columns of q and k, its T x T matrices):\n" +
+           VarianceLines(st, kind,
+                         {{"q.var()", h.var_q},
+                          {"k.var()", h.var_k},
+                          {"scores.var()", h.var_scores},
+                          {"logits.var()", h.var_logits},
+                          {"weights.var()", h.var_weights}});
+  }
+  return out;
 }
 
 std::optional<PrintedStage> PrintStage(const Stages& st, std::string_view name) {

@@ -31,7 +31,8 @@ inline std::optional<Scenario> SmallScenario(const std::string& text) {
   } catch (const ScenarioError&) {
     return std::nullopt;
   }
-  if (shape.T > 48 || shape.d_in > 64 || shape.d_out > 64 || shape.B > 4 || shape.H > 8)
+  if (shape.T > 48 || shape.d_in > 64 || shape.d_out > 64 || shape.d_v > 64 || shape.B > 4 ||
+      shape.H > 8)
     return std::nullopt;
   if (EstimateStageBytes(shape, s.dropout.p > 0, s.input.source == InputSource::kText) > (1 << 20))
     return std::nullopt;

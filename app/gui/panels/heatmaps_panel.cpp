@@ -162,8 +162,11 @@ void DrawToolbar(AppState& state) {
     Tip(tip);
   };
   selector("head", state.head, sh.H,
-           "Which head's scores, logits and weights to show (each head attends with its own "
-           "d_k = d_out / heads columns of Q, K and V).",
+           sh.d_v != sh.d_out
+               ? "Which head's scores, logits and weights to show (each head attends with its "
+                 "own d_k / heads columns of Q and K and d_v / heads columns of V)."
+               : "Which head's scores, logits and weights to show (each head attends with its "
+                 "own d_k = d_out / heads columns of Q, K and V).",
            [](int v) { return Action{SelectHead{v}}; });
   selector("batch", state.batch, sh.B, "Which sequence of the batch to show.",
            [](int v) { return Action{SelectBatch{v}}; });
@@ -336,7 +339,8 @@ void ProjectionLines(const AppState& state, Stage stage, const CellContext& c) {
   }
   const char* role = stage == Stage::kQ ? "query" : stage == Stage::kK ? "key" : "value";
   const char letter = stage == Stage::kQ ? 'q' : stage == Stage::kK ? 'k' : 'v';
-  const int64_t d = state.head * sh.dh + c.j;
+  const int64_t hw = stage == Stage::kV ? sh.dh_v : sh.dh;  // V: its own head width
+  const int64_t d = state.head * hw + c.j;
   ImGui::Text("%c_%lld[d%lld] = x_%lld \xC2\xB7 W_%s[:, %lld] = \xCE\xA3_c x_%lld[c] W_%s[c, %lld]",
               letter, static_cast<long long>(c.i), static_cast<long long>(d),
               static_cast<long long>(c.i), role, static_cast<long long>(d),
@@ -345,8 +349,8 @@ void ProjectionLines(const AppState& state, Stage stage, const CellContext& c) {
                       c.s.projections.bias ? ", plus the bias" : "");
   if (sh.H > 1)
     ImGui::TextDisabled("head %lld uses columns %lld..%lld", static_cast<long long>(state.head),
-                        static_cast<long long>(state.head * sh.dh),
-                        static_cast<long long>((state.head + 1) * sh.dh - 1));
+                        static_cast<long long>(state.head * hw),
+                        static_cast<long long>((state.head + 1) * hw - 1));
 }
 
 /// The lines of one stage's tooltip, from the score to the stage itself.
@@ -388,7 +392,7 @@ void StageLines(const AppState& state, Stage stage, const CellContext& c, float 
       break;
     }
     case Stage::kContext: {
-      const int64_t h = c.st.shape.dh > 0 ? c.j / c.st.shape.dh : 0;
+      const int64_t h = c.st.shape.dh_v > 0 ? c.j / c.st.shape.dh_v : 0;  // dh_v per head
       ImGui::Text("= \xCE\xA3_k weight[%lld, k] \xC2\xB7 v_k[d%lld]  (head %lld)",
                   static_cast<long long>(c.i), static_cast<long long>(c.j),
                   static_cast<long long>(h));

@@ -7,6 +7,7 @@
 #include "attnlab/presets.h"
 #include "attnlab/tokenizer.h"
 #include "gui/app_state.h"
+#include "gui/generator_switch.h"
 #include "gui/panels/panels.h"
 #include "gui/widgets.h"
 
@@ -256,20 +257,16 @@ void DrawRandnInput(AppState& state) {
 /// torch or numpy: whose generator the draws reproduce (randn and qkv inputs).
 void DrawGeneratorChoice(AppState& state) {
   const Scenario& s = state.scenario;
-  if (s.input.source == InputSource::kText || s.input.QkvGiven()) return;
   int numpy = s.input.generator == Generator::kNumpy ? 1 : 0;
   const char* names[] = {"torch", "numpy"};
   if (ImGui::Combo("generator", &numpy, names, 2))
-    Edit(state, "generator", [numpy](Scenario& x) {
-      x.input.generator = numpy ? Generator::kNumpy : Generator::kTorch;
-      if (!numpy) return;  // NumPy has no nn.Linear or dropout, and seeds below 2**32
-      x.input.seed &= kNumpyMaxSeed;
-      if (x.projections.init == ProjectionInit::kLinear) x.projections = ProjectionSpec{};
-      x.dropout.p = 0.0;
-    });
-  Tip("torch: torch.manual_seed and torch.randn / torch.rand, bit for bit.\nnumpy: "
-      "np.random.seed and np.random.randn / np.random.rand (NumPy's legacy generator), bit for "
-      "bit, rounded to float32. NumPy has no nn.Linear, nn.Embedding or dropout.");
+    Edit(state, "generator",
+         SwitchGenerator(ShownStages(state), numpy ? Generator::kNumpy : Generator::kTorch));
+  Tip("torch: torch.manual_seed and torch.randn / torch.rand, bit for bit, and a PyTorch "
+      "program.\nnumpy: np.random.seed and np.random.randn / np.random.rand (NumPy's legacy "
+      "generator), bit for bit, and a NumPy program. NumPy has no nn.Embedding, nn.Linear or "
+      "dropout: switching keeps their numbers (text becomes its embedding matrix, nn.Linear its "
+      "W matrices, without bias) and turns dropout off.");
 }
 
 /// float32 or float64: the precision of the whole pipeline (torch.float64, or NumPy's double).
@@ -288,18 +285,32 @@ void DrawDtypeChoice(AppState& state) {
 void DrawQkvInput(AppState& state) {
   const InputSpec& in = state.scenario.input;
   if (in.QkvGiven()) {
-    ImGui::TextWrapped("Q, K and V are given as matrices (B = %lld, T = %lld, d_k = %lld): no "
-                       "embeddings, no projections. Edit them in the scenario file.",
+    ImGui::TextWrapped("Q, K and V are given as matrices (B = %lld, T = %lld, d_k = %lld, "
+                       "d_v = %lld): no embeddings, no projections. Edit them in the scenario "
+                       "file.",
                        static_cast<long long>(in.Q.size()),
                        static_cast<long long>(in.Q[0].rows()),
-                       static_cast<long long>(in.Q[0].cols()));
+                       static_cast<long long>(in.Q[0].cols()),
+                       static_cast<long long>(in.V.empty() ? 0 : in.V[0].cols()));
     return;
   }
-  int64_t d_k = in.d_k;
+  int64_t d_k = in.d_k, d_v = in.d_v > 0 ? in.d_v : in.d_k;
   DrawBatchAndLength(state, "How many independent sequences (randn(B, T, d_k)).");
-  if (IntInput("d_k", &d_k, 1, 1024, "Width of q, k and v (d_v = d_k)."))
+  // d_v follows d_k while they are equal (the notebooks' case); once set apart it stays.
+  if (IntInput("d_k", &d_k, 1, 1024, "Width of q and k: the dot products run over d_k."))
     Edit(
-        state, "d_k", [d_k](Scenario& s) { s.input.d_k = d_k, s.input.d_v = 0; }, "input.d_k");
+        state, "d_k",
+        [d_k, same = d_v == in.d_k](Scenario& s) {
+          s.input.d_k = d_k;
+          if (same) s.input.d_v = 0;
+        },
+        "input.d_k");
+  if (IntInput("d_v", &d_v, 1, 1024,
+               "Width of v, and so of the context vectors (each head takes d_v / heads of "
+               "them). The scores do not depend on it."))
+    Edit(
+        state, "d_v", [d_v](Scenario& s) { s.input.d_v = d_v == s.input.d_k ? 0 : d_v; },
+        "input.d_v");
   uint64_t seed = in.seed;
   if (SeedInput("seed", &seed, "The seed set right before q, k and v are drawn."))
     Edit(

@@ -105,9 +105,9 @@ Image RenderFigure(const StageView& view, const FigureOptions& options,
 Image RenderFigure(const std::vector<StageView>& views, const std::string& title,
                    const FigureOptions& options, std::vector<FigureLayout>* layouts = nullptr);
 
-/// The panels of a figure of the whole computation (`export --stage pipeline`): X, Q, K, V,
-/// scores, mask (unless the scenario has none), logits, weights, weights_dropped (with dropout)
-/// and context.
+/// The panels of a figure of the whole computation (`export --stage pipeline`): X (unless
+/// input.source is "qkv", which has none), Q, K, V, scores, mask (unless the scenario has
+/// none), logits, weights, weights_dropped (with dropout) and context.
 std::vector<Stage> PipelineStages(const Scenario& scenario);
 
 /// The figure file formats, all drawn by the same code (figure.cpp) from the same layout.

@@ -15,8 +15,20 @@ namespace attnlab {
 
 /// repr(a) for a C-contiguous float64 ndarray `a` of `shape` (1 or more dimensions, at least one
 /// element) holding `values` in C order: "array([[ 1.76405235,  0.40015721],\n       [...]])".
+/// With `float32`, repr of the float32 ndarray of these values (each must be a float32): the
+/// shortest float32 digits ("1.7640524"), and "dtype=float32)" after the data, on a line of
+/// its own (indented by len("array(")) when it would take the last line past 75 characters,
+/// as numpy.core.arrayprint.array_repr does. Checked against NumPy 1.24 in
+/// tests/golden/print/float32_numpy_cases.json (tools/make_print_goldens.py).
 /// Errors: std::invalid_argument when the product of `shape` is not values.size(), a dimension
 /// is < 1, or the shape is empty.
-std::string NumpyArrayRepr(std::span<const double> values, std::span<const int64_t> shape);
+std::string NumpyArrayRepr(std::span<const double> values, std::span<const int64_t> shape,
+                           bool float32 = false);
+
+/// repr(np.float64(v)), which is Python's repr(float(v)): the shortest digits that read back as
+/// v, positional when the decimal exponent is in [-4, 16) ("0.9583443565030865", "8.0",
+/// "0.0001"), else scientific with a two-digit exponent at least ("1e-05", "1.5e+16"); "nan",
+/// "inf", "-inf". What a notebook cell shows for `q.var()` of a NumPy array.
+std::string NumpyFloat64Repr(double v);
 
 }  // namespace attnlab

@@ -1,17 +1,20 @@
 // pipeline.h: the attention engine. Runs a scenario through every stage and keeps them all.
 //
 // Legend: B batch, H heads, T tokens, d_in input width, d_out projection width,
-// dh = d_out / H (d_k, the head size). Per-head stages are stacks of B*H matrices of T x T,
-// index b * H + h; the others are stacks of B matrices (see tensor.h).
+// dh = d_out / H (d_k, the head size), d_v the width of V and the context (d_out, or
+// input.d_v for qkv input), dh_v = d_v / H. Per-head stages are stacks of B*H matrices of
+// T x T, index b * H + h; the others are stacks of B matrices (see tensor.h).
 //
 //   X (B x T x d_in) --W_query/W_key/W_value (d_in x d_out)--> Q, K, V (B x T x d_out)
-//   (input.source "qkv": no X and no W, Q, K, V given or drawn directly; d_out = d_k)
+//   (input.source "qkv": no X and no W, Q, K, V given or drawn directly; d_out = d_k, and V
+//    is T x d_v, d_v = input.d_v or V's width)
 //   scores[b,h]  = Q_h K_h^T                                  (T x T, before scaling)
 //   logits[b,h]  = scores * multiplier / sqrt(dh), -inf where the mask forbids
 //   weights[b,h] = normalization(logits) row by row           (softmax, naive, sum, mean);
 //                  a row whose normaliser is 0 or nan is nan in its masked cells too
 //   weights_dropped = nn.Dropout(p)(weights), training mode    (only when p > 0)
-//   context[b]   = concat_h(weights_used[b,h] V_h), then out_proj if any  (T x d_out)
+//   context[b]   = concat_h(weights_used[b,h] V_h), then out_proj if any  (T x d_v; V_h is
+//                  head h's dh_v columns of V)
 //
 // Every stage equals what PyTorch computes for the same scenario (the goldens in
 // tests/golden/scenarios, made with Debian's torch by tools/make_goldens.py),
@@ -34,7 +37,7 @@ struct StagesF64;  // pipeline_f64.h
 
 /// Every intermediate of one run, kept for display. Shapes in the comments.
 struct Stages {
-  Shape shape;                      ///< B, T, d_in, d_out, H, dh
+  Shape shape;                      ///< B, T, d_in, d_out, H, dh, d_v, dh_v
   Generator generator = Generator::kTorch;  ///< input.generator of the scenario run
   std::vector<std::string> tokens;  ///< T labels (text tokens, matrix tokens, or "x1".."xT")
   std::vector<int> token_ids;       ///< text input only: T ids into vocab
@@ -45,13 +48,14 @@ struct Stages {
   std::array<RowVector, 3> bias;    ///< 1 x d_out each, empty without bias
   Matrix out_proj_W;                ///< d_out x d_out (x @ W convention), empty without out_proj
   RowVector out_proj_bias;          ///< 1 x d_out, empty without out_proj
-  MatrixStack Q, K, V;              ///< B x T x d_out
+  MatrixStack Q, K;                 ///< B x T x d_out
+  MatrixStack V;                    ///< B x T x d_v (d_v = d_out unless qkv input sets it)
   MatrixStack scores;               ///< (B*H) x T x T, Q_h K_h^T
   MatrixStack logits;               ///< (B*H) x T x T, scaled, -inf where masked
   MaskMatrix mask;                  ///< T x T, 1 where attention is allowed
   MatrixStack weights;              ///< (B*H) x T x T, attention weights
   MatrixStack weights_dropped;      ///< (B*H) x T x T, empty when dropout p == 0
-  MatrixStack context;              ///< B x T x d_out (after out_proj when present)
+  MatrixStack context;              ///< B x T x d_v (after out_proj when present)
   double var_K = 0.0;  ///< K.var() over all elements as torch.Tensor.var computes it
                        ///< (stats.h kTorchUnbiased): a float32 value, inf above FLT_MAX
   /// "dtype": "float64" only: every stage in double (pipeline_f64.h); the float fields above

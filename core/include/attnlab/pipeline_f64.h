@@ -1,10 +1,11 @@
 // pipeline_f64.h: the pipeline in float64, for scenarios with "dtype": "float64".
 //
-// Legend as pipeline.h: B batch, H heads, T tokens, d_in, d_out, dh = d_out / H. Every stage has
-// the shape it has in Stages, in double. The float32 engine still runs first (the window and
-// the figures read its Stages); ComputeFloat64 then recomputes every stage in double from
-// scratch, keeps the double values in Stages::f64 and overwrites the float fields with them
-// rounded to float32, so that what is drawn is the float64 result.
+// Legend as pipeline.h: B batch, H heads, T tokens, d_in, d_out, dh = d_out / H, d_v (the width
+// of V and the context), dh_v = d_v / H. Every stage has the shape it has in Stages, in double.
+// The float32 engine still runs first (the window and the figures read its Stages);
+// ComputeFloat64 then recomputes every stage in double from scratch, keeps the double values in
+// Stages::f64 and overwrites the float fields with them rounded to float32, so that what is
+// drawn is the float64 result.
 //
 // What float64 means, per generator:
 //   - torch: every tensor is torch.float64 (torch.randn(..., dtype=torch.float64), nn.Linear and
@@ -15,13 +16,17 @@
 //     torch.rand and uniform_ draw 53-bit uniforms (one 64-bit word per element), the AVX2 build
 //     fusing x * width + low as for float32. Dropout keeps with U53 < 1 - p and scales by
 //     1 / (1 - p) in double.
-//   - numpy: NumPy's float64 draws as they are (np.random.randn, np.random.rand), no rounding.
+//   - numpy: NumPy's float64 draws as they are (np.random.randn, np.random.rand), no rounding;
+//     the products (X @ W, q @ k.T, weights @ v) summed as np.matmul sums them with Debian's
+//     reference BLAS: each element left to right over the inner index, so the scores and their
+//     variance are NumPy's to the last bit.
 // Numbers written in the scenario (matrix input, Q/K/V given, W matrices) are read as the
 // double of their text as the scenario file and the generated program write it (the shortest
 // float32 text: "0.43" is the double 0.43, not float32(0.43) widened), which is what
 // torch.tensor(..., dtype=torch.float64) and np.array(...) make of the program's literals.
 // Checked against real PyTorch and NumPy in tests/golden/f64 (tools/make_qkv_goldens.py): the
-// draws bit for bit, the arithmetic to float64 rounding (summation orders differ).
+// draws bit for bit, the arithmetic to float64 rounding (torch's summation orders differ; the
+// NumPy notebook's np.matmul(q, k.T) is matched exactly, tests/notebook_test.cpp).
 #pragma once
 
 #include <array>
@@ -49,11 +54,12 @@ struct StagesF64 {
   std::array<RowVectorD, 3> bias;     ///< 1 x d_out, empty without bias
   MatrixD out_proj_W;                 ///< d_out x d_out, empty without out_proj
   RowVectorD out_proj_bias;           ///< 1 x d_out, empty without out_proj
-  MatrixStackD Q, K, V;               ///< B x T x d_out
+  MatrixStackD Q, K;                  ///< B x T x d_out
+  MatrixStackD V;                     ///< B x T x d_v
   MatrixStackD scores, logits;        ///< (B*H) x T x T
   MatrixStackD weights;               ///< (B*H) x T x T
   MatrixStackD weights_dropped;       ///< (B*H) x T x T, empty when dropout p == 0
-  MatrixStackD context;               ///< B x T x d_out
+  MatrixStackD context;               ///< B x T x d_v
 };
 
 /// PyTorch's CPU generator for float64 tensors (PyTorch 1.13; see the file comment). Copyable.

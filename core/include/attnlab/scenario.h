@@ -151,10 +151,15 @@ struct Scenario {
 };
 
 /// The sizes a scenario resolves to. For text input this tokenizes the text. For qkv input
-/// there is no X and no W: d_in = 0 and d_out = d_k.
+/// there is no X and no W: d_in = 0, d_out = d_k (the width of Q and K) and d_v the width of V
+/// (input.d_v, or V's columns when given). Every other source has d_v = d_out. Each of the H
+/// heads takes dh = d_out / H columns of Q and K and dh_v = d_v / H columns of V; the context
+/// is T x d_v (its heads side by side), as torch's view(B, T, H, d_v / H) splits it.
 struct Shape {
   int64_t B = 1, T = 0, d_in = 0, d_out = 0, H = 1, dh = 0;
   int64_t vocab = 0;  ///< V for text input, else 0
+  int64_t d_v = 0;   ///< width of V and of the context (ValidateScenario always sets it)
+  int64_t dh_v = 0;  ///< d_v / H, V's columns per head
 };
 
 /// Parses and validates a scenario from JSON text.

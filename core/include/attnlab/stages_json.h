@@ -1,9 +1,10 @@
 // stages_json.h: the stages of a run as JSON, the output of `attention-lab dump`.
 //
 // Keys and shapes (the dump format): X (B x T x d_in), W_query,
-// W_key, W_value (d_in x d_out), Q, K, V (B x T x d_out), scores, logits, weights and
-// weights_dropped (B x H x T x T), mask (T x T of 0/1), context (B x T x d_out), tokens, and for
-// text input token_ids and vocab. For qkv input (no X, no W) X and the W's are left out.
+// W_key, W_value (d_in x d_out), Q, K (B x T x d_out), V (B x T x d_v), scores, logits, weights
+// and weights_dropped (B x H x T x T), mask (T x T of 0/1), context (B x T x d_v), shape (B, H,
+// T, d_in, d_k = dh, d_out, d_v), tokens, and for text input token_ids and vocab. d_v = d_out
+// except for qkv input (no X, no W: X and the W's are left out), whose V has its own width.
 // "stats": {var_q, var_k, var_scores, var_logits, var_weights}, the notebooks' .var() over the
 // whole stages (stats.h: torch's unbiased float32 var, or NumPy's ddof = 0 for numpy
 // scenarios, nan where logits are -inf). Also var_K (K.var(), as the oracle prints it) and, when

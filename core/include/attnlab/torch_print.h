@@ -59,8 +59,20 @@ const std::vector<std::string>& PrintableStageNames();
 /// per-head stages B x T x T (one head) or B x H x T x T. W_* are d_in x d_out (x @ W), the mask
 /// T x T of 1. (may attend) and 0. as the program's float torch.tril(torch.ones(T, T)).
 /// Float64 runs print their double values: "tensor(..., dtype=torch.float64)" for torch,
-/// NumPy's repr "array(...)" (numpy_print.h) for numpy scenarios, whose mask is the program's
-/// 0 / -inf matrix.
+/// NumPy's repr "array(...)" (numpy_print.h) for numpy scenarios. A numpy scenario in float32
+/// prints NumPy's repr of float32 arrays, "array(..., dtype=float32)". The mask of a numpy
+/// scenario is the NumPy program's 0 / -inf matrix.
 std::optional<PrintedStage> PrintStage(const Stages& stages, std::string_view name);
+
+/// The variances the notebooks print (`k.var()`, `wei.var()`), over the whole tensors of a run
+/// (stats.h WholeVariances, the dump's "stats"), one line each as the notebook shows them:
+/// "q.var(): tensor(0.9302)" for torch (unbiased; ", dtype=torch.float64" in float64), and
+/// "q.var(): 0.9583443565030865" for numpy scenarios (ddof = 0, a float64 as NumPy's var gives
+/// it). Lines for q, k, scores, logits (nan where a logit is -inf) and weights, and with a mask
+/// "scaled.var() (before the mask)": scores * multiplier / sqrt(d_k) unmasked, the NumPy
+/// notebook's scaled.var(). With more than one batch entry or head, the same again for batch 0,
+/// head 0 only (a notebook's `wei` of one sequence, (T, T)). `scenario` is the one `stages`
+/// were run from.
+std::string PrintStats(const Stages& stages, const Scenario& scenario);
 
 }  // namespace attnlab
