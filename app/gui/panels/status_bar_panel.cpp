@@ -25,7 +25,9 @@ void DrawStatusBar(AppState& state) {
   const std::string precision =
       std::string("   ") + (shown.f64 ? "float64" : "float32") +
       (shown.generator == Generator::kNumpy ? " (NumPy)" : " (PyTorch)");
-  const std::string right = std::string(sizes) + precision +
+  // V's own width when it differs (qkv input with d_v): its heads take dh_v columns.
+  const std::string d_v = sh.d_v != sh.d_out ? " d_v=" + std::to_string(sh.d_v) : "";
+  const std::string right = std::string(sizes) + d_v + precision +
                             (state.recomputed.empty() ? "" : "   recomputed: " + state.recomputed);
   const float right_w = ImGui::CalcTextSize(right.c_str()).x;
   const float x0 = ImGui::GetCursorPosX();
