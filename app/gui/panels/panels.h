@@ -5,9 +5,14 @@
 #include <string>
 #include <vector>
 
+namespace attnlab {
+struct TrainOptions;  // train.h
+}
+
 namespace attnlab::gui {
 
 struct AppState;
+struct HeatmapSlot;  // app_state.h
 
 /// Preset picker; text with tokenizer, an editable embedding matrix, or randn; seeds; sizes.
 void DrawInputPanel(AppState& state);
@@ -45,5 +50,9 @@ void DrawTrainPanel(AppState& state);
 /// *failure.
 bool TrainScriptCommand(AppState& state, const std::vector<std::string>& words,
                         std::string* failure);
+/// The Training view's settings (task, steps, d_k) with `scale`: the loop the Code view shows.
+TrainOptions TrainViewOptions(bool scale);
+/// The Training view's attention map of the scaled (0) or unscaled (1) run, for script hovers.
+const HeatmapSlot* TrainMapSlot(int run);
 
 }  // namespace attnlab::gui
