@@ -303,6 +303,7 @@ std::string ViewsJson(AppState& state) {
                   {"entropy_b", entropy_b}};
   j["code"] = {{"chars", state.code.text.size()}, {"error", state.code.error}};
   j["gradients"] = nlohmann::json::parse(GradientsJson(state));
+  j["training"] = nlohmann::json::parse(TrainViewJson());
   return j.dump(1) + "\n";
 }
 

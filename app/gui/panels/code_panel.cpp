@@ -66,9 +66,13 @@ void DrawCodePanel(AppState& state) {
       "the course's notebook. Asks before replacing a file.");
   ImGui::SameLine(0, ImGui::GetFontSize());
   const auto lines = std::count(code.text.begin(), code.text.end(), '\n');
-  ImGui::TextDisabled(
-      "Pasted into Python with %s installed, it prints the numbers the app shows.  (%lld lines)",
-      numpy ? "NumPy" : "PyTorch", static_cast<long long>(lines));
+  if (code.training)
+    ImGui::TextDisabled("Run with PyTorch, its `losses` are the Training view's curve.  (%lld lines)",
+                        static_cast<long long>(lines));
+  else
+    ImGui::TextDisabled(
+        "Pasted into Python with %s installed, it prints the numbers the app shows.  (%lld lines)",
+        numpy ? "NumPy" : "PyTorch", static_cast<long long>(lines));
   if (code.training)
     Tip("Its losses equal the Training view's curve step for step (within float32 rounding: "
         "PyTorch sums the matrix products in another order).");

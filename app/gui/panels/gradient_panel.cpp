@@ -136,7 +136,7 @@ void DrawNormCurves(AppState& state, ImVec2 size) {
   const double m = std::clamp(state.shown.scaling.multiplier, kLowMultiplier, kHighMultiplier);
   const float gap = ImGui::GetFontSize();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float note_h = ImGui::GetTextLineHeightWithSpacing() * 2;  // the sentence under the plots
+  const float note_h = ImGui::GetTextLineHeightWithSpacing() * 3;  // the sentence under the plots
   const ImVec2 half((size.x - gap) * 0.5f, size.y - note_h);
   double top = 0.05;
   for (double v : g.norms)
@@ -182,11 +182,11 @@ void DrawNormCurves(AppState& state, ImVec2 size) {
     ImGui::SetTooltip("The same row's entropy (the peaking panel's curve): where it reaches 0 the "
                       "Jacobian's norm does too.");
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + half.y + 2));
-  ImGui::PushTextWrapPos(origin.x + size.x);
-  ImGui::TextDisabled("Why the norm rises before it collapses: at uniform weights each of the T "
-                      "weights is small, so each w(1\u2212w) is; as the row starts to concentrate "
-                      "on a few keys their w(1\u2212w) grow towards 1/4, until the row turns "
-                      "one-hot and every w(1\u2212w) falls to 0.");
+  ImGui::PushTextWrapPos(origin.x + size.x - ImGui::GetWindowPos().x);  // window coordinates
+  ImGui::TextDisabled("Why the norm rises before it collapses: at uniform weights every w is "
+                      "small, and so is every w(1\u2212w); as the row concentrates on a few keys "
+                      "their w(1\u2212w) grow towards 1/4, until the row turns one-hot and all "
+                      "fall to 0.");
   ImGui::PopTextWrapPos();
 }
 

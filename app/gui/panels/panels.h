@@ -54,5 +54,8 @@ bool TrainScriptCommand(AppState& state, const std::vector<std::string>& words,
 TrainOptions TrainViewOptions(bool scale);
 /// The Training view's attention map of the scaled (0) or unscaled (1) run, for script hovers.
 const HeatmapSlot* TrainMapSlot(int run);
+/// The Training view's state as JSON text (the script's save-views): running, finished_runs,
+/// message, loss (both runs' losses shown so far), snapshots (counts), snapshot_step.
+std::string TrainViewJson();
 
 }  // namespace attnlab::gui

@@ -21,6 +21,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -443,6 +444,16 @@ TrainOptions TrainViewOptions(bool scale) {
   o.d_k = kDkChoices[e.dk];
   o.scale = scale;
   return o;
+}
+
+std::string TrainViewJson() {
+  TrainExperiment& e = Experiment();
+  CollectResults(e);
+  nlohmann::json j = {{"running", e.running}, {"finished_runs", e.runs.size()}, {"message", e.message}};
+  j["loss"] = {e.shown.loss[0], e.shown.loss[1]};
+  j["snapshots"] = {e.shown.snapshots[0].size(), e.shown.snapshots[1].size()};
+  j["snapshot_step"] = e.shown.snapshots[0].empty() ? -1 : e.shown.snapshots[0][e.snapshot].step;
+  return j.dump();
 }
 
 const HeatmapSlot* TrainMapSlot(int run) { return &Experiment().maps[run == 1 ? 1 : 0]; }
