@@ -1286,9 +1286,7 @@ TEST_F(Gui, TrainingViewTrainsBothWaysAndExports) {
   o.task = TrainTask::kAssociativeRecall;
   o.steps = 60;
   o.d_k = 256;
-  const TrainRun scaled = TrainAttentionHead(LoadPreset("train-scaling"), o);
-  o.scale = false;
-  const TrainRun unscaled = TrainAttentionHead(LoadPreset("train-scaling"), o);
+  const auto [scaled, unscaled] = TrainScaledAndUnscaled(LoadPreset("train-scaling"), o);
   EXPECT_EQ(ReadFile(Path("curves.csv")),
             LossCurvesCsv({&scaled, &unscaled}, {"scaled", "unscaled"}));
   const Scenario head = ParseScenario(ReadFile(Path("head.json")));
@@ -1356,9 +1354,7 @@ TEST_F(Gui, CodeViewShowsTheTrainingLoopAndCurvesExportAsPng) {
   o.task = TrainTask::kCopyFirst;
   o.steps = 40;
   o.d_k = 8;
-  const TrainRun scaled = TrainAttentionHead(LoadPreset("train-scaling"), o);
-  o.scale = false;
-  const TrainRun unscaled = TrainAttentionHead(LoadPreset("train-scaling"), o);
+  const auto [scaled, unscaled] = TrainScaledAndUnscaled(LoadPreset("train-scaling"), o);
   EXPECT_EQ(ReadFile(Path("curves.png")),
             LossCurvesPng({&scaled, &unscaled}, {"scaled by 1/\u221Ad_k", "unscaled"},
                           LossPlotTitle(scaled)));

@@ -247,9 +247,7 @@ TEST(TrainCli, PlotsBothRunsAsPngAndCodeNeedsTrain) {
   o.task = TrainTask::kCopyFirst;
   o.steps = 20;
   o.d_k = 64;
-  const TrainRun scaled = TrainAttentionHead(LoadPreset("karpathy-head"), o);
-  o.scale = false;
-  const TrainRun unscaled = TrainAttentionHead(LoadPreset("karpathy-head"), o);
+  const auto [scaled, unscaled] = TrainScaledAndUnscaled(LoadPreset("karpathy-head"), o);
   std::ifstream in(dir + "run.png", std::ios::binary);
   const std::string png((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(png, LossCurvesPng({&scaled, &unscaled}, {"scaled by 1/\u221Ad_k", "unscaled"},

@@ -3,6 +3,7 @@
 // --task NAME --steps N`: see cli_train.h and core/include/attnlab/train.h.
 #include "cli/cli_train.h"
 
+#include <array>
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
@@ -109,16 +110,16 @@ int TrainCli::Train(const TrainCliIo& io) {
     throw std::invalid_argument("--no-scale: -o " + out_ +
                                 " plots both runs, with and without 1/sqrt(d_k); drop --no-scale");
   const Scenario s = io.load(input_);
-  const TrainRun run = TrainAttentionHead(s, o);
+  std::array<TrainRun, 2> both;
   if (png) {
-    TrainOptions unscaled = o;
-    unscaled.scale = false;
-    const TrainRun other = TrainAttentionHead(s, unscaled);
-    io.write(out_, LossCurvesPng({&run, &other}, {"scaled by 1/\u221Ad_k", "unscaled"},
-                                 LossPlotTitle(run)));
+    both = TrainScaledAndUnscaled(s, o);
+    io.write(out_, LossCurvesPng({&both[0], &both[1]}, {"scaled by 1/\u221Ad_k", "unscaled"},
+                                 LossPlotTitle(both[0])));
   } else {
-    io.write(out_, csv ? LossCurvesCsv({&run}, {"loss"}) : TrainRunJson(run));
+    both[0] = TrainAttentionHead(s, o);
+    io.write(out_, csv ? LossCurvesCsv({&both[0]}, {"loss"}) : TrainRunJson(both[0]));
   }
+  const TrainRun& run = both[0];
   if (!save_scenario_.empty()) io.write(save_scenario_, WriteScenario(TrainedHeadScenario(run)));
   return 0;
 }

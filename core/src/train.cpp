@@ -324,6 +324,13 @@ TrainRun TrainAttentionHead(const Scenario& scenario, const TrainOptions& option
   });
 }
 
+std::array<TrainRun, 2> TrainScaledAndUnscaled(const Scenario& scenario, TrainOptions options) {
+  options.scale = true;
+  TrainRun scaled = TrainAttentionHead(scenario, options);
+  options.scale = false;
+  return {std::move(scaled), TrainAttentionHead(scenario, options)};
+}
+
 TrainRun TrainAttentionHeadObserved(const Scenario& scenario, const TrainOptions& options,
                                     const TrainObserver& observe) {
   CheckOptions(options);

@@ -117,6 +117,10 @@ using TrainProgress = std::function<bool(int64_t steps_done)>;
 TrainRun TrainAttentionHead(const Scenario& scenario, const TrainOptions& options,
                             const TrainProgress& progress = {});
 
+/// The experiment the Training view runs: `options` trained with 1/sqrt(d_k), then without
+/// (options.scale is ignored), from the same seed. Errors as TrainAttentionHead.
+std::array<TrainRun, 2> TrainScaledAndUnscaled(const Scenario& scenario, TrainOptions options);
+
 /// Called after each step with the run so far: loss (one per step done), the snapshots taken
 /// so far (the trained head's last one comes only with the result), example_X and
 /// example_tokens (set at step 0). Return false to stop (cancel). The Training view copies
