@@ -57,5 +57,7 @@ const HeatmapSlot* TrainMapSlot(int run);
 /// The Training view's state as JSON text (the script's save-views): running, finished_runs,
 /// message, loss (both runs' losses shown so far), snapshots (counts), snapshot_step.
 std::string TrainViewJson();
+/// Stops the worker and frees the Training view's GL textures (while the GL context lives).
+void ReleaseTrainTextures();
 
 }  // namespace attnlab::gui

@@ -456,6 +456,12 @@ std::string TrainViewJson() {
   return j.dump();
 }
 
+void ReleaseTrainTextures() {
+  TrainExperiment& e = Experiment();
+  e.Stop();
+  for (HeatmapSlot& slot : e.maps) slot.gpu.Release();
+}
+
 const HeatmapSlot* TrainMapSlot(int run) { return &Experiment().maps[run == 1 ? 1 : 0]; }
 
 void DrawTrainPanel(AppState& state) {
