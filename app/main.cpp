@@ -25,6 +25,7 @@
 #include "gui/gfx/gl.h"
 #include "gui/gfx/screenshot.h"
 #include "gui/options.h"
+#include "gui/panels/panels.h"
 #include "gui/recent_files.h"
 #include "gui/script.h"
 #include "gui/session.h"
@@ -212,6 +213,7 @@ void ReleaseTextures(attnlab::gui::AppState& state) {
   for (attnlab::gui::HeatmapSlot& slot : state.trick.weight_maps) slot.gpu.Release();
   for (attnlab::gui::HeatmapSlot& slot : state.trick.result_maps) slot.gpu.Release();
   for (attnlab::gui::HeatmapSlot& slot : state.compare.maps) slot.gpu.Release();
+  attnlab::gui::ReleaseTrainTextures();
 }
 
 int RunWindow(int argc, char** argv) {

@@ -30,6 +30,7 @@
 #include "attnlab/figure.h"
 #include "attnlab/file_io.h"
 #include "attnlab/grad.h"
+#include "attnlab/loss_plot.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/presets.h"
 #include "attnlab/scenario.h"
@@ -1381,9 +1382,7 @@ TEST_F(Gui, TrainingViewTrainsBothWaysAndExports) {
   o.task = TrainTask::kAssociativeRecall;
   o.steps = 60;
   o.d_k = 256;
-  const TrainRun scaled = TrainAttentionHead(LoadPreset("train-scaling"), o);
-  o.scale = false;
-  const TrainRun unscaled = TrainAttentionHead(LoadPreset("train-scaling"), o);
+  const auto [scaled, unscaled] = TrainScaledAndUnscaled(LoadPreset("train-scaling"), o);
   EXPECT_EQ(ReadFile(Path("curves.csv")),
             LossCurvesCsv({&scaled, &unscaled}, {"scaled", "unscaled"}));
   const Scenario head = ParseScenario(ReadFile(Path("head.json")));
@@ -1400,6 +1399,61 @@ TEST_F(Gui, TrainingViewTrainsBothWaysAndExports) {
     }
   EXPECT_GT(blue, 100);
   EXPECT_GT(orange, 100);
+}
+
+// While the worker trains, the view already has the losses of the steps done (the core's, step
+// for step) and can be scrubbed; the unscaled run has not started. Cancel stops it.
+TEST_F(Gui, TrainingViewShowsTheCurvesWhileTraining) {
+  const std::string script = Write("live.txt", "preset train-scaling\nview training\n"
+                                               "train-run associative-recall 5000 64\n"
+                                               "train-wait-steps 150\nwait 2\ntrain-step 50\n"
+                                               "hover train_scaled 2 3\nwait 2\n"
+                                               "save-views " + Path("live.json") + "\ntrain-cancel\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json t = nlohmann::json::parse(ReadFile(Path("live.json")))["training"];
+  EXPECT_TRUE(t["running"].get<bool>());  // 10000 steps take far longer than this script
+  EXPECT_EQ(t["finished_runs"], 0);
+  const std::vector<float> scaled = t["loss"][0].get<std::vector<float>>();
+  ASSERT_GE(scaled.size(), 150u);
+  ASSERT_LT(scaled.size(), 5000u);
+  EXPECT_TRUE(t["loss"][1].empty());
+  EXPECT_EQ(t["snapshot_step"], 50);  // scrubbed back: no longer following the newest step
+  TrainOptions o;
+  o.task = TrainTask::kAssociativeRecall;
+  o.steps = static_cast<int64_t>(scaled.size());
+  o.d_k = 64;
+  EXPECT_EQ(scaled, TrainAttentionHead(LoadPreset("train-scaling"), o).loss);
+}
+
+// The Code view's "Training loop" is `attention-lab code --train` of the Training view's settings
+// (task, steps, d_k, scaled or not); Copy and Save as notebook take it too; PNG curves export.
+TEST_F(Gui, CodeViewShowsTheTrainingLoopAndCurvesExportAsPng) {
+  const std::string script = Write("loop.txt", "preset train-scaling\nview training\n"
+                                               "train-run copy-first 40 8\ntrain-wait\n"
+                                               "train-export-curves " + Path("curves.png") + "\n"
+                                               "view code\ntrain-code unscaled\nwait 2\n"
+                                               "save-code " + Path("loop.py") + "\ncopy-code\n"
+                                               "save-clipboard " + Path("clip.py") + "\n"
+                                               "choose notebook " + Path("loop.ipynb") + "\n"
+                                               "train-code off\nsave-code " + Path("scenario.py") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Result cli = RunApp("code train-scaling --train --task copy-first --steps 40 --d-k 8 --no-scale", false);
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  EXPECT_NE(cli.out.find("scale = False"), std::string::npos);
+  EXPECT_EQ(ReadFile(Path("loop.py")), cli.out);
+  EXPECT_EQ(ReadFile(Path("clip.py")), cli.out);
+  EXPECT_EQ(ReadFile(Path("loop.ipynb")), ProgramAsNotebook(cli.out));
+  EXPECT_EQ(ReadFile(Path("scenario.py")), GeneratePyTorchCode(LoadPreset("train-scaling")));
+  TrainOptions o;
+  o.task = TrainTask::kCopyFirst;
+  o.steps = 40;
+  o.d_k = 8;
+  const auto [scaled, unscaled] = TrainScaledAndUnscaled(LoadPreset("train-scaling"), o);
+  EXPECT_EQ(ReadFile(Path("curves.png")),
+            LossCurvesPng({&scaled, &unscaled}, {"scaled by 1/\u221Ad_k", "unscaled"},
+                          LossPlotTitle(scaled)));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "attnlab/loss_plot.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/presets.h"
 #include "test_util.h"
@@ -232,6 +233,32 @@ TEST(TrainCli, WritesLossesWeightsAndAScenario) {
   std::tie(rc, out) = test::RunShell(cli + " code karpathy-head --train --task copy-first --steps 7");
   EXPECT_EQ(rc, 0);
   EXPECT_NE(out.find("batch, steps, lr = 16, 16, 7, 0.01"), std::string::npos) << out;
+}
+
+// `train -o run.png` plots the run with and without 1/sqrt(d_k) (loss_plot.h's image of the
+// same two runs); `code` without --train refuses the training options instead of ignoring them.
+TEST(TrainCli, PlotsBothRunsAsPngAndCodeNeedsTrain) {
+  const std::string dir = ::testing::TempDir();
+  const std::string cli = ATTNLAB_CLI;
+  auto [rc, out] = test::RunShell(cli + " train karpathy-head --task copy-first --steps 20 --d-k 64 -o " +
+                                  dir + "run.png 2>&1");
+  ASSERT_EQ(rc, 0) << out;
+  TrainOptions o;
+  o.task = TrainTask::kCopyFirst;
+  o.steps = 20;
+  o.d_k = 64;
+  const auto [scaled, unscaled] = TrainScaledAndUnscaled(LoadPreset("karpathy-head"), o);
+  std::ifstream in(dir + "run.png", std::ios::binary);
+  const std::string png((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(png, LossCurvesPng({&scaled, &unscaled}, {"scaled by 1/\u221Ad_k", "unscaled"},
+                               LossPlotTitle(scaled)));
+  std::tie(rc, out) = test::RunShell(cli + " train karpathy-head --no-scale -o " + dir + "x.png 2>&1");
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  EXPECT_NE(out.find("drop --no-scale"), std::string::npos) << out;
+  std::tie(rc, out) = test::RunShell(cli + " code karpathy-head --task copy-first --steps 7 2>&1");
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  EXPECT_NE(out.find("--task requires --train"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
 }
 
 }  // namespace

@@ -31,7 +31,14 @@ shot compare-view raschka-journey "compare scaled" "view compare"
 shot code-view dog-attacks-cat "view code"
 shot tour raschka-journey "tour start" "tour next"
 shot open-dialog raschka-journey "dialog open"
+shot gradients-view raschka-journey "view gradients"
+shot training-view train-scaling "view training" "train-run associative-recall 300 256" "train-wait" \
+  "train-step 120" "hover train_unscaled 7 3"
 
 # A figure as `attention-lab export` writes it (no window involved).
 "$app" export dog-attacks-cat --stage weights -o "$out/export-weights.png"
 echo "$out/export-weights.png"
+
+# The loss curves of a head trained with and without 1/sqrt(d_k), as `attention-lab train` plots them.
+"$app" train train-scaling --task associative-recall --steps 300 --d-k 256 -o "$out/training-curves.png"
+echo "$out/training-curves.png"

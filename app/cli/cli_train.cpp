@@ -3,11 +3,14 @@
 // --task NAME --steps N`: see cli_train.h and core/include/attnlab/train.h.
 #include "cli/cli_train.h"
 
+#include <array>
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
+#include <vector>
 
 #include "attnlab/codegen.h"
+#include "attnlab/loss_plot.h"
 #include "attnlab/train.h"
 
 namespace attnlab::cli {
@@ -45,27 +48,29 @@ void TrainCli::Register(CLI::App& app, CLI::App& code) {
       ->required();
   const std::string tasks = "Task: " + TaskList();
   auto common = [&](CLI::App& c) {
-    c.add_option("--task", task_, tasks);
-    c.add_option("--steps", steps_, "Adam steps, 1..100000 (default 100)");
-    c.add_flag("--no-scale", no_scale_, "Do not divide the scores by sqrt(d_k)");
-    c.add_option("--d-k", d_k_, "Head size d_k, 1..1024 (default: the scenario's d_out)");
-    c.add_option("--lr", lr_, "Adam's learning rate, in (0, 10] (default 0.01)");
-    c.add_option("--batch", batch_, "Examples per step, 1..256 (default 16)");
-    c.add_option("--data-seed", data_seed_, "torch.manual_seed of the task's data (default 0)");
+    return std::vector<CLI::Option*>{
+        c.add_option("--task", task_, tasks),
+        c.add_option("--steps", steps_, "Adam steps, 1..100000 (default 100)"),
+        c.add_flag("--no-scale", no_scale_, "Do not divide the scores by sqrt(d_k)"),
+        c.add_option("--d-k", d_k_, "Head size d_k, 1..1024 (default: the scenario's d_out)"),
+        c.add_option("--lr", lr_, "Adam's learning rate, in (0, 10] (default 0.01)"),
+        c.add_option("--batch", batch_, "Examples per step, 1..256 (default 16)"),
+        c.add_option("--data-seed", data_seed_, "torch.manual_seed of the task's data (default 0)")};
   };
   common(*train_);
   train_->add_option("-o,--output", out_,
-                     "run.json (\"loss\" per step and the trained weights) or run.csv (step,loss); "
-                     "'-' for JSON on standard output")
+                     "run.json (\"loss\" per step and the trained weights), run.csv (step,loss), "
+                     "or run.png (the loss curves of the run with and without 1/sqrt(d_k), "
+                     "trained both ways); '-' for JSON on standard output")
       ->required();
   train_->add_option("--save-scenario", save_scenario_,
                      "Also write the trained head as a scenario (init: matrix) to open in the window");
   train_->footer("Tasks:\n  previous-token      " + std::string(TrainTasks()[0].description) +
                  "\n  copy-first          " + TrainTasks()[1].description +
                  "\n  associative-recall  " + TrainTasks()[2].description);
-  code.add_flag("--train", code_train_,
-                "The PyTorch training loop of `attention-lab train` instead (leaves `losses`)");
-  common(code);
+  CLI::Option* train_flag = code.add_flag(
+      "--train", code_train_, "The PyTorch training loop of `attention-lab train` instead (leaves `losses`)");
+  for (CLI::Option* o : common(code)) o->needs(train_flag);  // else they would do nothing
 }
 
 namespace {
@@ -98,12 +103,23 @@ TrainOptions ParseOptions(const std::string& task, const std::string& steps, boo
 int TrainCli::Train(const TrainCliIo& io) {
   const TrainOptions o =
       ParseOptions(task_, steps_, no_scale_, d_k_, lr_, batch_, data_seed_);
-  const bool csv = EndsWith(out_, ".csv");
-  if (!csv && out_ != "-" && !EndsWith(out_, ".json"))
-    throw std::invalid_argument("-o " + out_ + ": give a .json or .csv file (or '-')");
+  const bool csv = EndsWith(out_, ".csv"), png = EndsWith(out_, ".png");
+  if (!csv && !png && out_ != "-" && !EndsWith(out_, ".json"))
+    throw std::invalid_argument("-o " + out_ + ": give a .json, .csv or .png file (or '-')");
+  if (png && no_scale_)
+    throw std::invalid_argument("--no-scale: -o " + out_ +
+                                " plots both runs, with and without 1/sqrt(d_k); drop --no-scale");
   const Scenario s = io.load(input_);
-  const TrainRun run = TrainAttentionHead(s, o);
-  io.write(out_, csv ? LossCurvesCsv({&run}, {"loss"}) : TrainRunJson(run));
+  std::array<TrainRun, 2> both;
+  if (png) {
+    both = TrainScaledAndUnscaled(s, o);
+    io.write(out_, LossCurvesPng({&both[0], &both[1]}, {"scaled by 1/\u221Ad_k", "unscaled"},
+                                 LossPlotTitle(both[0])));
+  } else {
+    both[0] = TrainAttentionHead(s, o);
+    io.write(out_, csv ? LossCurvesCsv({&both[0]}, {"loss"}) : TrainRunJson(both[0]));
+  }
+  const TrainRun& run = both[0];
   if (!save_scenario_.empty()) io.write(save_scenario_, WriteScenario(TrainedHeadScenario(run)));
   return 0;
 }

@@ -440,7 +440,9 @@ bool Do(AppState& state, const OpenDialog& a) {
 // The Code view's program (of the scenario on screen) as a Jupyter notebook, written atomically.
 bool Do(AppState& state, const SaveNotebook& a) {
   try {
-    WriteFileAtomic(ExpandPath(a.path), ProgramAsNotebook(GeneratePyTorchCode(state.shown)));
+    RefreshCode(state);  // the Code view's program: the scenario's or the training loop
+    if (state.code.text.empty()) throw std::runtime_error(state.code.error);
+    WriteFileAtomic(ExpandPath(a.path), ProgramAsNotebook(state.code.text));
     SetStatus(state, "Saved the program as a notebook to " + AbsolutePath(ExpandPath(a.path)),
               false);
   } catch (const std::exception& e) {

@@ -184,6 +184,9 @@ struct CodeState {
   uint64_t version = 0;  ///< shown_version the text was made for (0: never)
   std::string text;
   std::string error;  ///< why there is no program ("" when there is)
+  bool training = false;  ///< the Training view's loop (codegen_train) instead of the scenario's
+  bool training_scaled = true;  ///< that loop with 1/sqrt(d_k) (else unscaled)
+  std::string made_for;  ///< the training settings the text was made for ("" for the scenario's)
 };
 
 /// The trick view: AveragingTrick of the run on screen, for the selected batch entry.

@@ -88,7 +88,10 @@ const std::map<std::string, int>& Arity() {
                                                    {"train-step", 1},
                                                    {"train-export-csv", 1},
                                                    {"train-save-scenario", 2},
-                                                   {"generator", 1}};
+                                                   {"generator", 1},
+                                                   {"train-wait-steps", 1},
+                                                   {"train-export-curves", 1},
+                                                   {"train-code", 1}};
   return arity;
 }
 
@@ -184,7 +187,7 @@ void CheckArguments(const std::vector<std::string>& w) {
     for (size_t i = 2; i < w.size(); ++i) Integer(w[i]);
   if (c == "hover" || c == "click" || c == "wheel" || c == "pan") {
     if (!ParseStage(w[1]) && w[1].rfind("trick_v", 0) != 0 && w[1].rfind("compare_", 0) != 0 &&
-        w[1].rfind("grad_", 0) != 0)
+        w[1].rfind("grad_", 0) != 0 && w[1].rfind("train_", 0) != 0)
       StageArg(w[1]);
     Integer(w[2]);
     Integer(w[3]);
@@ -251,6 +254,7 @@ const HeatmapSlot* SlotNamed(const AppState& state, const std::string& name) {
   const char* grads[] = {"grad_jacobian", "grad_logits", "grad_scores", "grad_Q", "grad_K"};
   for (size_t i = 0; i < std::size(grads); ++i)
     if (name == grads[i] && state.gradients.maps) return &state.gradients.maps[i];
+  if (name == "train_scaled" || name == "train_unscaled") return TrainMapSlot(name == "train_unscaled");
   return nullptr;
 }
 

@@ -59,6 +59,10 @@
 //   train-wait | train-cancel        wait for the training to end (blocks) | cancel it
 //   train-step N                     scrub the attention maps to step N
 //   train-export-csv FILE | train-save-scenario scaled|unscaled FILE
+//   train-wait-steps N               wait (blocks) until N steps of both runs are done
+//   train-export-curves FILE         both loss curves as .png (a plot) or .csv
+//   train-code scaled|unscaled|off   the Code view: the Training view's loop, or the scenario's
+//   hover train_scaled|train_unscaled ROW COL   a cell of the Training view's attention maps
 // A file or export action that fails, or an expect that does not hold, fails the script: the
 // app prints "script FILE:LINE: reason" and exits with status 3.
 #pragma once

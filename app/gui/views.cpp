@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/codegen.h"
+#include "attnlab/train.h"
 #include "gui/gradient_state.h"
+#include "gui/panels/panels.h"
 #include "gui/plot.h"
 #include "gui/stage_info.h"
 
@@ -38,10 +40,15 @@ bool HoldBack(const AppState& state, double refreshed_at) {
 
 void RefreshCode(AppState& state) {
   CodeState& c = state.code;
-  if (!state.engine.has_result() || c.version == state.shown_version) return;
+  if (!state.engine.has_result()) return;
+  const TrainOptions o = TrainViewOptions(c.training_scaled);
+  const std::string made_for = !c.training ? "" : std::string(Name(o.task)) + "/" +
+      std::to_string(o.steps) + "/" + std::to_string(o.d_k) + "/" + (o.scale ? "scaled" : "unscaled");
+  if (c.version == state.shown_version && c.made_for == made_for) return;
   c.version = state.shown_version;
+  c.made_for = made_for;
   try {
-    c.text = GeneratePyTorchCode(state.shown);
+    c.text = c.training ? GenerateTrainingCode(state.shown, o) : GeneratePyTorchCode(state.shown);
     c.error.clear();
   } catch (const std::exception& e) {
     c.text.clear();
@@ -296,6 +303,7 @@ std::string ViewsJson(AppState& state) {
                   {"entropy_b", entropy_b}};
   j["code"] = {{"chars", state.code.text.size()}, {"error", state.code.error}};
   j["gradients"] = nlohmann::json::parse(GradientsJson(state));
+  j["training"] = nlohmann::json::parse(TrainViewJson());
   return j.dump(1) + "\n";
 }
 

@@ -318,6 +318,21 @@ HeadParams InitialHead(const Scenario& s, const Shape& shape, int64_t d_k) {
 
 TrainRun TrainAttentionHead(const Scenario& scenario, const TrainOptions& options,
                             const TrainProgress& progress) {
+  if (!progress) return TrainAttentionHeadObserved(scenario, options, {});
+  return TrainAttentionHeadObserved(scenario, options, [&progress](const TrainRun& so_far) {
+    return progress(static_cast<int64_t>(so_far.loss.size()));
+  });
+}
+
+std::array<TrainRun, 2> TrainScaledAndUnscaled(const Scenario& scenario, TrainOptions options) {
+  options.scale = true;
+  TrainRun scaled = TrainAttentionHead(scenario, options);
+  options.scale = false;
+  return {std::move(scaled), TrainAttentionHead(scenario, options)};
+}
+
+TrainRun TrainAttentionHeadObserved(const Scenario& scenario, const TrainOptions& options,
+                                    const TrainObserver& observe) {
   CheckOptions(options);
   const Shape shape = ValidateScenario(scenario);
   if (scenario.input.source == InputSource::kQkv)
@@ -358,7 +373,7 @@ TrainRun TrainAttentionHead(const Scenario& scenario, const TrainOptions& option
     run.loss.push_back(LossAndGrad(f, batch, tables.R, dC));
     HeadBackward(p, batch.X, f, dC, B, T, options.scale, grad);
     adam.Step(p, grad, options.lr);
-    if (progress && !progress(step + 1)) {
+    if (observe && !observe(run)) {
       run.cancelled = step + 1 < options.steps;
       break;
     }

@@ -2,12 +2,15 @@
 // GeneratePyTorchCode, the same text as `attention-lab code`), read-only in a monospace,
 // scrollable text area: select part of it with the mouse, Copy it all, or save it as a
 // Jupyter notebook (through the file dialog, asking before replacing a file). It is made again only
-// when the scenario on screen changes (views.h RefreshCode).
+// when the scenario on screen changes (views.h RefreshCode). "Training loop" shows instead the
+// Adam loop of the Training view's settings (train.h GenerateTrainingCode, the same text as
+// `attention-lab code --train --task T --steps N --d-k D`), scaled or unscaled.
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include <algorithm>
 
+#include "attnlab/train.h"
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
 #include "gui/views.h"
@@ -15,14 +18,40 @@
 
 namespace attnlab::gui {
 
+namespace {
+
+// Which program: the scenario's, or the Training view's loop (scaled or not), and its settings.
+void DrawProgramChoice(AppState& state) {
+  CodeState& code = state.code;
+  ImGui::AlignTextToFramePadding();
+  if (ImGui::RadioButton("Scenario", !code.training)) code.training = false;
+  Tip("The program computes exactly what the heatmaps show: the same seeds draw the same "
+      "numbers, operation for operation (X, Q, K, V, scores, logits, weights, context).");
+  ImGui::SameLine();
+  if (ImGui::RadioButton("Training loop", code.training)) code.training = true;
+  Tip("The Adam loop the Training view (Ctrl+6) runs, as `attention-lab code --train` writes it: "
+      "the head drawn from this scenario's seed, the task's batches, the same loss per step "
+      "(left in `losses`).");
+  if (!code.training) return;
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  ImGui::Checkbox("with 1/\u221Ad_k", &code.training_scaled);
+  Tip("The Training view trains both ways: this picks which of the two loops is shown.");
+  const TrainOptions o = TrainViewOptions(code.training_scaled);
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  ImGui::TextDisabled("task %s, %lld steps, d_k %lld (set in the Training view)", Name(o.task),
+                      static_cast<long long>(o.steps), static_cast<long long>(o.d_k));
+}
+
+}  // namespace
+
 void DrawCodePanel(AppState& state) {
   CodeState& code = state.code;
 
+  DrawProgramChoice(state);
+  RefreshCode(state);  // the choice may have changed this frame
   ImGui::AlignTextToFramePadding();
   const bool numpy = code.text.find("import numpy as np") != std::string::npos;
-  ImGui::TextUnformatted(numpy ? "NumPy code" : "PyTorch code");
-  Tip("The program computes exactly what the heatmaps show: the same seeds draw the same "
-      "numbers, operation for operation (X, Q, K, V, scores, logits, weights, context).");
+  ImGui::TextUnformatted(code.training ? "PyTorch training loop" : numpy ? "NumPy code" : "PyTorch code");
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::BeginDisabled(code.text.empty());
   if (ImGui::Button("Copy")) Emit(state, CopyCode{});
@@ -37,9 +66,18 @@ void DrawCodePanel(AppState& state) {
       "the course's notebook. Asks before replacing a file.");
   ImGui::SameLine(0, ImGui::GetFontSize());
   const auto lines = std::count(code.text.begin(), code.text.end(), '\n');
-  ImGui::TextDisabled(
-      "Pasted into Python with %s installed, it prints the numbers the app shows.  (%lld lines)",
-      numpy ? "NumPy" : "PyTorch", static_cast<long long>(lines));
+  if (code.training)
+    ImGui::TextDisabled("Run with PyTorch, its `losses` follow the Training view's curve.  (%lld lines)",
+                        static_cast<long long>(lines));
+  else
+    ImGui::TextDisabled(
+        "Pasted into Python with %s installed, it prints the numbers the app shows.  (%lld lines)",
+        numpy ? "NumPy" : "PyTorch", static_cast<long long>(lines));
+  if (code.training)
+    Tip("Step 0's loss is the same to every digit. PyTorch sums the matrix products in another "
+        "order, so float32 rounding differs by about 1e-7 and Adam carries it on: the losses "
+        "agree to about 6 digits for the first tens of steps, then drift apart slowly (fastest "
+        "unscaled, where the saturated softmax amplifies it); the curves keep their shape.");
 
   if (!code.error.empty()) {
     ErrorText("No program: " + code.error);

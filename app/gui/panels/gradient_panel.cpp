@@ -135,7 +135,9 @@ void DrawNormCurves(AppState& state, ImVec2 size) {
   const GradientState& g = state.gradients;
   const double m = std::clamp(state.shown.scaling.multiplier, kLowMultiplier, kHighMultiplier);
   const float gap = ImGui::GetFontSize();
-  const ImVec2 half((size.x - gap) * 0.5f, size.y);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float note_h = ImGui::GetTextLineHeightWithSpacing() * 3;  // the sentence under the plots
+  const ImVec2 half((size.x - gap) * 0.5f, size.y - note_h);
   double top = 0.05;
   for (double v : g.norms)
     if (std::isfinite(v)) top = std::max(top, v);
@@ -179,6 +181,13 @@ void DrawNormCurves(AppState& state, ImVec2 size) {
   if (eaxes.hovered)
     ImGui::SetTooltip("The same row's entropy (the peaking panel's curve): where it reaches 0 the "
                       "Jacobian's norm does too.");
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + half.y + 2));
+  ImGui::PushTextWrapPos(origin.x + size.x - ImGui::GetWindowPos().x);  // window coordinates
+  ImGui::TextDisabled("Why the norm rises before it collapses: at uniform weights every w is "
+                      "small, and so is every w(1\u2212w); as the row concentrates on a few keys "
+                      "their w(1\u2212w) grow towards 1/4, until the row turns one-hot and all "
+                      "fall to 0.");
+  ImGui::PopTextWrapPos();
 }
 
 /// Heatmap k into the rectangle (origin, size); clicking a key of the Jacobian or of
@@ -293,9 +302,13 @@ void DrawGradientPanel(AppState& state) {
   ImGui::SetCursorScreenPos(ImVec2(origin.x + jac_w + gap, origin.y));
   DrawNormCurves(state, ImVec2(avail.x - jac_w - 2 * gap, top_h));
   const float cell_w = (avail.x - 3 * gap) / 4;
-  for (int k = kGradLogits; k < kMapCount; ++k)
+  for (int k = kGradLogits; k < kMapCount; ++k) {
+    // The T x T maps as tall as they are wide (square cells: the labels above take about what
+    // the colorbar takes at the side); Q and K (T x d_out) keep the whole height.
+    const float h = k <= kGradScores ? std::min(bottom_h, cell_w) : bottom_h;
     DrawMap(state, k, ImVec2(origin.x + (k - kGradLogits) * (cell_w + gap), origin.y + top_h + gap),
-            ImVec2(cell_w, bottom_h));
+            ImVec2(cell_w, h));
+  }
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + avail.y));
   ImGui::Dummy(ImVec2(0, 0));
 }

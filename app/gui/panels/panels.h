@@ -5,9 +5,14 @@
 #include <string>
 #include <vector>
 
+namespace attnlab {
+struct TrainOptions;  // train.h
+}
+
 namespace attnlab::gui {
 
 struct AppState;
+struct HeatmapSlot;  // app_state.h
 
 /// Preset picker; text with tokenizer, an editable embedding matrix, or randn; seeds; sizes.
 void DrawInputPanel(AppState& state);
@@ -45,5 +50,14 @@ void DrawTrainPanel(AppState& state);
 /// *failure.
 bool TrainScriptCommand(AppState& state, const std::vector<std::string>& words,
                         std::string* failure);
+/// The Training view's settings (task, steps, d_k) with `scale`: the loop the Code view shows.
+TrainOptions TrainViewOptions(bool scale);
+/// The Training view's attention map of the scaled (0) or unscaled (1) run, for script hovers.
+const HeatmapSlot* TrainMapSlot(int run);
+/// The Training view's state as JSON text (the script's save-views): running, finished_runs,
+/// message, loss (both runs' losses shown so far), snapshots (counts), snapshot_step.
+std::string TrainViewJson();
+/// Stops the worker and frees the Training view's GL textures (while the GL context lives).
+void ReleaseTrainTextures();
 
 }  // namespace attnlab::gui

@@ -117,6 +117,20 @@ using TrainProgress = std::function<bool(int64_t steps_done)>;
 TrainRun TrainAttentionHead(const Scenario& scenario, const TrainOptions& options,
                             const TrainProgress& progress = {});
 
+/// The experiment the Training view runs: `options` trained with 1/sqrt(d_k), then without
+/// (options.scale is ignored), from the same seed. Errors as TrainAttentionHead.
+std::array<TrainRun, 2> TrainScaledAndUnscaled(const Scenario& scenario, TrainOptions options);
+
+/// Called after each step with the run so far: loss (one per step done), the snapshots taken
+/// so far (the trained head's last one comes only with the result), example_X and
+/// example_tokens (set at step 0). Return false to stop (cancel). The Training view copies
+/// what is new under its own lock, so the curves grow while the run goes on.
+using TrainObserver = std::function<bool(const TrainRun& so_far)>;
+
+/// TrainAttentionHead, calling `observe` (may be empty) after each step. Same result and errors.
+TrainRun TrainAttentionHeadObserved(const Scenario& scenario, const TrainOptions& options,
+                                    const TrainObserver& observe);
+
 /// The run as JSON: {"format": "attention-lab/train@1", "task", "steps", "scale", "d_k", "lr",
 /// "batch", "data_seed", "T", "d_in", "loss": [one per step], "W_query", "W_key", "W_value"
 /// (d_in x d_k, trained, as dump writes W), "b_query", ... (when biased), "cancelled"}.
