@@ -5,6 +5,8 @@
 #include "attnlab/parallel.h"
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +61,29 @@ TEST(ThreadPool, RethrowsATasksExceptionAndStaysUsable) {
   std::atomic<int> count{0};
   ParallelFor(50, [&](int64_t) { ++count; });
   EXPECT_EQ(count.load(), 50);
+}
+
+// Jobs of a few tasks back to back, from two callers at once (the second runs inline while
+// the first holds the pool), and jobs that end before a sleeping worker wakes up: every task
+// runs exactly once, and a worker that wakes late never runs a task of a job that has ended
+// (its local `hits` would be gone: ASan and the counts would see it).
+TEST(ThreadPool, ManySmallJobsBackToBackFromTwoCallers) {
+  ThreadCountGuard guard;
+  SetThreadCount(4);
+  std::atomic<int64_t> wrong{0};
+  auto caller = [&wrong](int jobs) {
+    for (int j = 0; j < jobs; ++j) {
+      const int64_t n = 1 + j % 7;
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      ParallelFor(n, [&](int64_t i) { hits[static_cast<size_t>(i)].fetch_add(1); });
+      for (auto& h : hits) wrong += h.load() != 1;
+      if (j % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // workers sleep
+    }
+  };
+  std::thread other(caller, 3000);
+  caller(3000);
+  other.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(ThreadPool, RowBlockDependsOnTOnly) {

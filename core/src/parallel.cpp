@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -34,14 +35,17 @@ int DefaultThreadCount() {
 
 thread_local bool t_inside_task = false;  // nested ParallelFor runs inline
 
-// Workers sleep on a condition variable between jobs; one job at a time (job_mutex_). The
-// caller takes tasks too, so a job with k threads wakes k - 1 workers.
+// Workers wait for a job by spinning for a short while (kSpin), then on a condition variable;
+// one job at a time (job_mutex_). Waking a sleeping thread costs tens of microseconds on a
+// virtual machine, as much as a whole small job, and the engine runs a few jobs back to back
+// (input, projections, heads), so the spin keeps the workers awake between them. The caller
+// takes tasks too, so a job with k threads wakes k - 1 workers.
 class Pool {
  public:
   ~Pool() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
+      stop_.store(true);
     }
     wake_.notify_all();
     for (std::thread& t : workers_) t.join();
@@ -59,32 +63,55 @@ class Pool {
       task_ = &task;
       n_ = n;
       next_.store(0);
-      helpers_ = helpers;
-      running_ = helpers;
+      helpers_.store(helpers);
       error_ = nullptr;
-      ++generation_;
+      open_.store(true);
+      generation_.fetch_add(1);
     }
     wake_.notify_all();
     Work();
+    // Every task is taken: close the job and wait only for the workers that joined it (a
+    // worker still waking up finds it closed and does not touch it).
+    open_.store(false);
+    SpinWhile([this] { return joined_.load() != 0; });
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return running_ == 0; });
+    done_.wait(lock, [this] { return joined_.load() == 0; });
     task_ = nullptr;
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
     return true;
   }
 
  private:
+  static constexpr std::chrono::microseconds kSpin{200};
+
+  // Spins while busy() holds, at most kSpin.
+  template <typename Busy>
+  static void SpinWhile(const Busy& busy) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 0; busy(); ++i) {
+      if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+
   void WorkerLoop(int id) {
     uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stop_ || (generation_ != seen && id < helpers_); });
-      if (stop_) return;
-      seen = generation_;
-      lock.unlock();
-      Work();
-      lock.lock();
-      if (--running_ == 0) done_.notify_one();
+      SpinWhile([&] { return generation_.load() == seen && !stop_.load(); });
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+        if (stop_.load()) return;
+        seen = generation_.load();
+      }
+      joined_.fetch_add(1);
+      if (open_.load() && id < helpers_.load()) Work();
+      if (joined_.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(mutex_);  // the caller tests joined_ under the mutex
+        done_.notify_one();
+      }
     }
   }
 
@@ -110,10 +137,11 @@ class Pool {
   const std::function<void(int64_t)>* task_ = nullptr;
   int64_t n_ = 0;
   std::atomic<int64_t> next_{0};
-  int helpers_ = 0;
-  int running_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<int> helpers_{0};
+  std::atomic<bool> open_{false};  // tasks may still be taken; joined_ counts who takes them
+  std::atomic<int> joined_{0};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
   std::exception_ptr error_;
 };
 

@@ -10,6 +10,8 @@
 // [SECTION] nn.Linear and nn.Embedding initialisers
 #include "attnlab/rng.h"
 
+#include "attnlab/parallel.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -211,6 +213,82 @@ void AvxSinCos8(const float* in, float* sin_out, float* cos_out) {
   }
 }
 
+
+#if defined(__x86_64__) || defined(__i386__)
+#define ATTNLAB_HAVE_AVX2_PATH 1
+#include <immintrin.h>
+
+// The same arithmetic as AvxLog8, AvxSinCos8 and the kAvx2 branch of Block16, written with
+// AVX2 intrinsics (the loops above do not vectorise: GCC keeps their selects and conversions
+// scalar). Every operation is the one the scalar code performs, in the same order, so the
+// results are bit-identical; only called when the CPU has AVX2 and FMA (kernel kAvx2).
+__attribute__((target("avx2,fma"))) void Block16Avx2(float* d, int64_t blocks, float mean,
+                                                     float std_dev) {
+  const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
+  const __m256 min_norm = _mm256_castsi256_ps(_mm256_set1_epi32(0x00800000));
+  const __m256 sqrt_half = _mm256_castsi256_ps(_mm256_set1_epi32(0x3F3504F3));
+  const __m256i mant_mask = _mm256_set1_epi32(static_cast<int>(0x807FFFFFu));
+  const __m256i half_bits = _mm256_set1_epi32(0x3F000000);
+  const __m256 mean_v = _mm256_set1_ps(mean), std_v = _mm256_set1_ps(std_dev);
+  static constexpr float kP[9] = {7.0376836292E-2f,  -1.1514610310E-1f, 1.1676998740E-1f,
+                                  -1.2420140846E-1f, 1.4249322787E-1f,  -1.6668057665E-1f,
+                                  2.0000714765E-1f,  -2.4999993993E-1f, 3.3333331174E-1f};
+  for (int64_t blk = 0; blk < blocks; ++blk, d += 16) {
+    // log(1 - u) of the first half (AvxLog8).
+    const __m256 a = _mm256_max_ps(_mm256_sub_ps(one, _mm256_loadu_ps(d)), min_norm);
+    const __m256i xb = _mm256_castps_si256(a);
+    const __m256i k = _mm256_sub_epi32(_mm256_srli_epi32(xb, 23), _mm256_set1_epi32(127));
+    const __m256 m =
+        _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(xb, mant_mask), half_bits));
+    const __m256 small = _mm256_cmp_ps(m, sqrt_half, _CMP_LT_OQ);
+    const __m256 e =
+        _mm256_sub_ps(_mm256_add_ps(_mm256_cvtepi32_ps(k), one), _mm256_and_ps(small, one));
+    const __m256 x = _mm256_add_ps(_mm256_sub_ps(m, one), _mm256_and_ps(small, m));
+    const __m256 z = _mm256_mul_ps(x, x);
+    __m256 y = _mm256_set1_ps(kP[0]);
+    for (int i = 1; i < 9; ++i) y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(kP[i]));
+    y = _mm256_mul_ps(y, x);
+    y = _mm256_fmadd_ps(y, z, _mm256_mul_ps(e, _mm256_set1_ps(-2.12194440e-4f)));
+    y = _mm256_sub_ps(y, _mm256_mul_ps(z, half));
+    const __m256 lg = _mm256_add_ps(_mm256_add_ps(x, y),
+                                    _mm256_mul_ps(e, _mm256_set1_ps(0.693359375f)));
+    // sin and cos of 2 pi u of the second half (AvxSinCos8).
+    const __m256 th = _mm256_mul_ps(_mm256_set1_ps(6.2831855f), _mm256_loadu_ps(d + 8));
+    __m256i j = _mm256_cvttps_epi32(_mm256_mul_ps(th, _mm256_set1_ps(1.27323954473516f)));
+    j = _mm256_and_si256(_mm256_add_epi32(j, _mm256_set1_epi32(1)), _mm256_set1_epi32(~1));
+    const __m256 yj = _mm256_cvtepi32_ps(j);
+    __m256 r = _mm256_fmadd_ps(yj, _mm256_set1_ps(-0.78515625f), th);
+    r = _mm256_fmadd_ps(yj, _mm256_set1_ps(-2.4187564849853515625e-4f), r);
+    r = _mm256_fmadd_ps(yj, _mm256_set1_ps(-3.77489497744594108e-8f), r);
+    const __m256 zz = _mm256_mul_ps(r, r);
+    __m256 c = _mm256_fmadd_ps(_mm256_set1_ps(2.443315711809948E-5f), zz,
+                               _mm256_set1_ps(-1.388731625493765E-3f));
+    c = _mm256_fmadd_ps(c, zz, _mm256_set1_ps(4.166664568298827E-2f));
+    c = _mm256_mul_ps(c, zz);
+    c = _mm256_fmadd_ps(c, zz, _mm256_xor_ps(_mm256_mul_ps(zz, half), _mm256_set1_ps(-0.0f)));
+    c = _mm256_add_ps(c, one);
+    __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(-1.9515295891E-4f), zz,
+                               _mm256_set1_ps(8.3321608736E-3f));
+    q = _mm256_fmadd_ps(q, zz, _mm256_set1_ps(-1.6666654611E-1f));
+    q = _mm256_mul_ps(q, zz);
+    q = _mm256_fmadd_ps(q, r, r);
+    const __m256 swap = _mm256_castsi256_ps(
+        _mm256_cmpeq_epi32(_mm256_and_si256(j, _mm256_set1_epi32(2)), _mm256_set1_epi32(2)));
+    const __m256 sin_sign = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_and_si256(j, _mm256_set1_epi32(4)), 29));
+    const __m256 cos_sign = _mm256_castsi256_ps(_mm256_slli_epi32(
+        _mm256_andnot_si256(_mm256_sub_epi32(j, _mm256_set1_epi32(2)), _mm256_set1_epi32(4)),
+        29));
+    const __m256 sn = _mm256_xor_ps(_mm256_blendv_ps(q, c, swap), sin_sign);
+    const __m256 cs = _mm256_xor_ps(_mm256_blendv_ps(c, q, swap), cos_sign);
+    // The radius and the two outputs (Block16).
+    const __m256 rad = _mm256_sqrt_ps(_mm256_mul_ps(_mm256_set1_ps(-2.0f), lg));
+    _mm256_storeu_ps(d, _mm256_fmadd_ps(_mm256_mul_ps(rad, cs), std_v, mean_v));
+    _mm256_storeu_ps(d + 8, _mm256_fmadd_ps(_mm256_mul_ps(rad, sn), std_v, mean_v));
+  }
+}
+#endif
+
 }  // namespace
 
 void TorchGenerator::Block16(float* d, float mean, float std) const {
@@ -240,22 +318,40 @@ void TorchGenerator::Block16(float* d, float mean, float std) const {
   }
 }
 
+void TorchGenerator::BlocksOf16(float* d, int64_t blocks, float mean, float std) const {
+#ifdef ATTNLAB_HAVE_AVX2_PATH
+  if (kernel_ == NormalKernel::kAvx2) return Block16Avx2(d, blocks, mean, std);
+#endif
+  for (int64_t k = 0; k < blocks; ++k) Block16(d + 16 * k, mean, std);
+}
+
 std::vector<float> TorchGenerator::Normal(int64_t n, double mean, double std) {
   std::vector<float> d(static_cast<size_t>(n));
+  NormalInto(d.data(), n, mean, std);
+  return d;
+}
+
+void TorchGenerator::NormalInto(float* d, int64_t n, double mean, double std) {
   if (n < 16) {
-    for (float& v : d) v = static_cast<float>(NormalDoubleScalar() * std + mean);
-    return d;
+    for (int64_t i = 0; i < n; ++i) d[i] = static_cast<float>(NormalDoubleScalar() * std + mean);
+    return;
   }
   const float mean_f = static_cast<float>(mean), std_f = static_cast<float>(std);
-  for (float& v : d) v = U24();
-  for (int64_t k = 0; k + 16 <= n; k += 16) Block16(d.data() + k, mean_f, std_f);
+  for (int64_t i = 0; i < n; ++i) d[i] = U24();
+  // Every block of 16 is transformed on its own: large draws use all threads.
+  const int64_t blocks = n / 16;
+  constexpr int64_t kChunk = 1024;  // blocks per task
+  ParallelFor(blocks < 4 * kChunk ? 1 : (blocks + kChunk - 1) / kChunk, [&](int64_t task) {
+    const int64_t b0 = blocks < 4 * kChunk ? 0 : task * kChunk;
+    const int64_t nb = blocks < 4 * kChunk ? blocks : std::min(kChunk, blocks - b0);
+    BlocksOf16(d + b0 * 16, nb, mean_f, std_f);
+  });
   if (n % 16 != 0) {
     // The tail: 16 fresh uniforms overwrite the last 16 elements, then one more block.
-    float* tail = d.data() + (n - 16);
+    float* tail = d + (n - 16);
     for (int i = 0; i < 16; ++i) tail[i] = U24();
     Block16(tail, mean_f, std_f);
   }
-  return d;
 }
 
 // ---------------------------------------------------------------------------------------------

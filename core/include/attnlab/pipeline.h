@@ -81,6 +81,8 @@ class DrawSource {
   void Seed(uint64_t seed);
   /// torch.randn(n) or np.random.randn(n), as float32, C order.
   std::vector<float> Normal(int64_t n);
+  /// Normal(n) written into out[0..n): no allocation for torch (the engine reuses its buffers).
+  void NormalInto(float* out, int64_t n);
   /// torch.rand(n) or np.random.rand(n), as float32, C order.
   std::vector<float> Uniform(int64_t n);
   /// The torch generator (nn.Linear, nn.Embedding, dropout: torch only).
@@ -138,6 +140,8 @@ class Engine {
   Stages stages_;
   RecomputeCounts counts_;
   DrawSource gen_after_input_;        // generator state where the projections start
+  MatrixStack x_keep_;                // during ComputeInput: the last run's X, reused
+  std::vector<float> draw_buffer_;    // a randn input's flat draw when B > 1, reused
   DrawSource gen_after_projections_;  // generator state where dropout starts
   // Per row block (matrix m, block k at m * blocks + k, parallel.h RowBlock): 1 when every
   // row's weights beyond its active length are exactly +0 (the causal fast path of the context

@@ -61,6 +61,9 @@ class TorchGenerator {
 
   /// torch.randn(n) / Tensor.normal_(mean, std) on float32 (§5): the scalar path (double
   /// Box-Muller with a one-value cache) when n < 16, the block path of 16 otherwise.
+  /// Normal(n, mean, std) written into out[0..n) instead of a new vector (same draws, same
+  /// generator state after). out must hold n floats.
+  void NormalInto(float* out, int64_t n, double mean = 0.0, double std = 1.0);
   std::vector<float> Normal(int64_t n, double mean = 0.0, double std = 1.0);
 
   /// torch.randint(low, high, (n,)) (§4): plain modulo, one word per element when
@@ -97,6 +100,8 @@ class TorchGenerator {
   double U53();                 // §2: low 53 bits of W64(), in [0, 1)
   double NormalDoubleScalar();  // §5A: one standard normal, with the sine half cached
   void Block16(float* d, float mean, float std) const;  // §5B: in place on d[0..15]
+  // Block16 on `blocks` consecutive blocks of 16 (AVX2 intrinsics for kernel kAvx2).
+  void BlocksOf16(float* d, int64_t blocks, float mean, float std) const;
 
   std::mt19937 engine_;
   std::optional<double> cached_normal_;
