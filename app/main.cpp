@@ -252,6 +252,7 @@ int RunWindow(int argc, char** argv) {
     return 1;
   }
   state->renderer = &renderer;
+  state->synchronous_runs = !hooks.options.script.empty();
   StartState(*state, start, hooks.options);
   glfwSetWindowUserPointer(window, state.get());  // for OnDrop
   glfwSetDropCallback(window, OnDrop);
@@ -272,6 +273,8 @@ int RunWindow(int argc, char** argv) {
     hooks.OverrideMouse(*state, io);
     ImGui::NewFrame();
 
+    // A background run that ended is shown from this frame on.
+    gui::FinishBackgroundRun(*state, false);
     // The window, then every action of this frame applied in one place.
     gui::DrawMainWindow(*state);
     gui::ApplyPendingActions(*state);

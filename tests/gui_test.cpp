@@ -364,6 +364,48 @@ TEST_F(Gui, LargeMapsHoldOnlyTheCellsUnderTheirPixels) {
   EXPECT_GT(checked, 10000);  // every pixel of a ~130 x 130 image
 }
 
+// A temperature drag at T = 2500 (6.25 million cells) runs in the background: the frames go on
+// while a worker recomputes, and the window shows each finished run. When the drag ends every
+// pixel of the weights map has the colour of the engine's weights at the last multiplier, as a
+// fresh run at that multiplier computes them.
+TEST_F(Gui, LargeDragsRecomputeInTheBackgroundAndEndOnTheLastValue) {
+  const std::string file = Write("bg.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 2500, "d_in": 8, "seed": 3},
+    "projections": {"init": "linear", "d_out": 8, "seed": 1}, "mask": {"kind": "causal"}})");
+  const std::string script =
+      Write("bg.script", "weights-range fixed\ndrag-temperature 0.5 3 30\nwait 3\n");
+  const Result r = RunApp(file + " --script " + script + " --screenshot " + Path("bg.png") +
+                          " --layout " + Path("bg-layout.json") + " --frame-stats --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const size_t at = r.out.find("\"background_runs\": ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_GT(std::stoi(r.out.substr(at + 19)), 0) << r.out;
+  Scenario sc = ParseScenario(ReadFile(file));
+  sc.scaling.multiplier = 3.0;
+  const Stages st = RunScenario(sc);
+  const Matrix& w = st.weights[0];
+  const Png png = LoadPng(Path("bg.png"));
+  const Colormap& viridis = FindColormap("viridis");
+  const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path("bg-layout.json")));
+  int checked = 0;
+  for (const nlohmann::json& m : layout["heatmaps"]) {
+    if (m["thumbnail"].get<bool>() || m["stage"] != "weights") continue;
+    const int x0 = m["x0"].get<int>(), y0 = m["y0"].get<int>();
+    const int width = m["x1"].get<int>() - x0, height = m["y1"].get<int>() - y0;
+    const int rows = m["rows"], cols = m["cols"];
+    for (int ty = 0; ty < height; ++ty)
+      for (int tx = 0; tx < width; ++tx) {
+        const int64_t i = (2 * int64_t{ty} + 1) * rows / (2 * int64_t{height});
+        const int64_t j = (2 * int64_t{tx} + 1) * cols / (2 * int64_t{width});
+        if (j > i) continue;  // masked: the hatch
+        const Rgb want = viridis.lut[LutIndex(w(i, j), ValueRange{0.0f, 1.0f})];
+        EXPECT_TRUE(png.At(x0 + tx, y0 + ty) == want) << "weights[" << i << ", " << j << "]";
+        ++checked;
+      }
+  }
+  EXPECT_GT(checked, 5000);
+}
+
 // The export dialog proposes a name that says what it writes: the stage, then "pipeline.png"
 // once the whole pipeline is chosen (it used to keep "weights.png").
 TEST_F(Gui, ExportDialogNameFollowsTheChoices) {

@@ -4,7 +4,9 @@
 #include "attnlab/rng.h"
 
 #include <cstring>
+#include <string>
 
+#include "attnlab/parallel.h"
 #include "test_util.h"
 
 namespace attnlab {
@@ -95,6 +97,31 @@ TEST(TorchGenerator, GenericKernelsMatchPyTorchWithoutAvx2) {
       if (a["seed"] == generic["cases"][c]["seed"] && a["calls"] == generic["cases"][c]["calls"])
         differing_calls += a["expected"] != generic["cases"][c]["expected"];
   EXPECT_GT(differing_calls, 100);
+}
+
+// Draws of 65536 to a million values (rng_large.json, tools/make_rng_large_goldens.py with
+// Debian's torch): past 65536 values the Box-Muller blocks are transformed on every thread,
+// so each draw is checked at 1, 2 and 8 threads against the hash of all PyTorch's values.
+TEST(TorchGenerator, LargeDrawsMatchPyTorchAtAnyThreadCount) {
+  const json golden = test::LoadGolden("rng_large.json");
+  ASSERT_EQ(golden["cases"].size(), 4u);
+  for (const int threads : {1, 2, 8}) {
+    SetThreadCount(threads);
+    for (const json& c : golden["cases"]) {
+      TorchGenerator g(c["seed"].get<uint64_t>(), NormalKernel::kAvx2);
+      const std::vector<uint32_t> bits = Bits(g.Normal(c["n"].get<int64_t>()));
+      const std::vector<int64_t> positions = c["positions"];
+      for (size_t k = 0; k < positions.size(); ++k)
+        ASSERT_EQ(bits[static_cast<size_t>(positions[k])], c["bits"][k].get<uint32_t>())
+            << "seed " << c["seed"] << ", n " << c["n"] << ", element " << positions[k] << ", "
+            << threads << " threads";
+      uint64_t h = 0xCBF29CE484222325ull;  // FNV-1a over the bit patterns, as the script
+      for (const uint32_t w : bits) h = (h ^ w) * 0x100000001B3ull;
+      EXPECT_EQ(std::to_string(h), c["fnv1a64"].get<std::string>())
+          << "seed " << c["seed"] << ", n " << c["n"] << ", " << threads << " threads";
+    }
+  }
+  SetThreadCount(0);
 }
 
 TEST(TorchGenerator, RawWordsOfSeeds0And123) {

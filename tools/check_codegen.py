@@ -14,6 +14,7 @@ tools/check_codegen.py CLI SCENARIO_OR_PRESET...
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -70,7 +71,16 @@ def unwrap(scenario):
 
 def check(cli, scenario):
     """None when the program's library is missing, else the list of differences."""
-    scenario = unwrap(scenario)
+    unwrapped = unwrap(scenario)
+    try:
+        return check_file(cli, unwrapped)
+    finally:
+        if unwrapped != scenario:
+            os.unlink(unwrapped)  # the temporary unwrap() made
+
+
+def check_file(cli, scenario):
+    """check() of a scenario file that is not wrapped."""
     code = subprocess.run([cli, "code", scenario], check=True, capture_output=True, text=True).stdout
     needs = "numpy" if "import numpy as np" in code else "torch"
     if np is None or (needs == "torch" and torch is None):

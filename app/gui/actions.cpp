@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <thread>
 #include <filesystem>
 #include <new>
 #include <type_traits>
+#include <utility>
 
 #include "attnlab/codegen.h"
 #include "attnlab/figure_meta.h"
@@ -23,11 +25,15 @@
 #include "gui/recent_files.h"
 #include "gui/export.h"
 #include "gui/session.h"
+#include "gui/stage_info.h"
 #include "gui/tour.h"
 #include "gui/views.h"
 
 namespace attnlab::gui {
 namespace {
+
+/// Runs state.scenario (below); `background`: a large run may go to the worker.
+void Recompute(AppState& state, bool background = true);
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Helpers: masks, selection, which stages changed
@@ -70,8 +76,10 @@ void MarkDirty(AppState& state, Stage stage) { state.heatmaps[StageIndex(stage)]
 /// After a head or batch change every per-head view shows another matrix.
 void MarkSelectionDirty(AppState& state) {
   for (Stage s : {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kScores, Stage::kLogits,
-                  Stage::kWeights, Stage::kWeightsDropped, Stage::kContext})
+                  Stage::kWeights, Stage::kWeightsDropped, Stage::kContext}) {
     MarkDirty(state, s);
+    state.heatmaps[StageIndex(s)].prescan.reset();  // a scan of the other head's matrix
+  }
   state.hover = state.hover_next = HoverCell{};
 }
 
@@ -239,9 +247,126 @@ bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_k
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Running the engine
 
+/// What follows a successful run of `ran`: it becomes the shown scenario, and the heatmaps of
+/// the stages it recomputed are marked for upload.
+void AfterRun(AppState& state, const Scenario& ran, const RecomputeCounts& before,
+              bool had_result) {
+  state.error.clear();
+  ++state.shown_version;
+  const Stages& st = ShownStages(state);
+  const bool mask_changed = !had_result || !SameMask(state.shown.mask, ran.mask) ||
+                            state.mask_rows != st.mask.rows();
+  state.shown = ran;
+  MarkRecomputed(state, before, state.engine.counts(), mask_changed);
+  if (state.pick_default_row) {
+    // The row a lesson starts from: the last query of a causal mask (it sees every key),
+    // else query 1 (Raschka's "journey").
+    state.row = ran.mask.kind == MaskKind::kCausal ? st.shape.T - 1 : 1;
+    state.pick_default_row = false;
+  }
+  if (mask_changed) {
+    state.mask_rows = st.mask.rows();
+    state.any_masked = (st.mask.array() == 0).any();
+  }
+  ClampSelection(state);
+}
+
+/// Whether state.scenario may run in the background after `base` (the scenario whose stages
+/// the engine holds, or will hold when the running worker ends): same input, projections,
+/// dropout and dtype (float32), so no stage changes size, and enough cells to be worth it.
+bool RunsInBackground(const AppState& state, const Scenario& base) {
+  if (!state.engine.has_result() || (state.synchronous_runs && !state.script_drag)) return false;
+  const Scenario& s = state.scenario;
+  if (s.dtype != Dtype::kFloat32 || base.dtype != Dtype::kFloat32) return false;
+  if (!SameInput(s.input, base.input) || !SameProjections(s.projections, base.projections))
+    return false;
+  if (s.dropout.p != base.dropout.p || s.dropout.seed != base.dropout.seed) return false;
+  const Shape& sh = ShownStages(state).shape;
+  return sh.B * sh.H * sh.T * sh.T >= kBackgroundCells;
+}
+
+/// Starts the worker on state.scenario (RunsInBackground holds, none is running).
+void StartBackgroundRun(AppState& state) {
+  BackgroundRun& bg = state.background;
+  bg.scenario = state.scenario;
+  bg.before = state.engine.counts();
+  bg.head = state.head;
+  bg.batch = state.batch;
+  bg.scan_of = {};
+  bg.scans = {};
+  for (Stage stage : {Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped})
+    bg.scan_of[StageIndex(stage)] = StageMatrix(state, stage);
+  bg.error.clear();
+  bg.done.store(false);
+  bg.running = true;
+  bg.worker = std::thread([&bg, &engine = state.engine] {
+    try {
+      engine.Run(bg.scenario);
+      const RecomputeCounts& after = engine.counts();
+      const bool changed[] = {after.logits != bg.before.logits,
+                              after.weights != bg.before.weights,
+                              after.weights != bg.before.weights ||
+                                  after.dropout != bg.before.dropout};
+      const Stage stages[] = {Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped};
+      for (int k = 0; k < 3; ++k) {
+        const int i = StageIndex(stages[k]);
+        if (changed[k] && bg.scan_of[i] && bg.scan_of[i]->size() > 0)
+          bg.scans[i] = ScanStage(stages[k], *bg.scan_of[i]);
+      }
+    } catch (const std::bad_alloc&) {
+      bg.error = "out of memory: the stages of this scenario do not fit; try a smaller T or d";
+    } catch (const std::exception& e) {
+      bg.error = e.what();
+    }
+    bg.done.store(true);
+  });
+}
+
+}  // namespace
+
+void FinishBackgroundRun(AppState& state, bool wait) {
+  BackgroundRun& bg = state.background;
+  if (!bg.running || (!wait && !bg.done.load())) return;
+  bg.worker.join();
+  bg.running = false;
+  ++bg.completed;
+  if (!bg.error.empty()) {
+    state.error = bg.error;  // the engine validates first: the last good stages are intact
+  } else {
+    AfterRun(state, bg.scenario, bg.before, true);
+    if (bg.head == state.head && bg.batch == state.batch)
+      for (int i = 0; i < kStageCount; ++i)
+        if (bg.scans[static_cast<size_t>(i)])
+          state.heatmaps[i].prescan = bg.scans[static_cast<size_t>(i)];
+  }
+  // Edited while it ran: the latest scenario runs after this frame has drawn the result (a
+  // run started now would overwrite the stages while they are being uploaded).
+  bg.rerun = !(state.scenario == bg.scenario);
+}
+
+void SettleRuns(AppState& state) {
+  FinishBackgroundRun(state, true);
+  if (!std::exchange(state.background.rerun, false)) return;
+  Recompute(state, false);
+}
+
+namespace {
+
 /// Runs the engine on state.scenario. On failure the last good stages stay on screen and
-/// state.error says why.
-void Recompute(AppState& state) {
+/// state.error says why. Large runs that keep every stage's size go to the background
+/// (BackgroundRun); while one runs, a newer scenario waits for it and runs next.
+void Recompute(AppState& state, bool background) {
+  BackgroundRun& bg = state.background;
+  if (bg.running) {
+    // The latest scenario runs when the worker ends; a change it cannot take waits for it.
+    if (background && RunsInBackground(state, bg.scenario)) return;
+    FinishBackgroundRun(state, true);
+  }
+  bg.rerun = false;
+  if (background && RunsInBackground(state, state.shown)) {
+    StartBackgroundRun(state);
+    return;
+  }
   const RecomputeCounts before = state.engine.counts();
   const bool had_result = state.engine.has_result();
   try {
@@ -256,24 +381,7 @@ void Recompute(AppState& state) {
     state.error = e.what();
     return;
   }
-  state.error.clear();
-  ++state.shown_version;
-  const Stages& st = ShownStages(state);
-  const bool mask_changed = !had_result || !SameMask(state.shown.mask, state.scenario.mask) ||
-                            state.mask_rows != st.mask.rows();
-  state.shown = state.scenario;
-  MarkRecomputed(state, before, state.engine.counts(), mask_changed);
-  if (state.pick_default_row) {
-    // The row a lesson starts from: the last query of a causal mask (it sees every key),
-    // else query 1 (Raschka's "journey").
-    state.row = state.scenario.mask.kind == MaskKind::kCausal ? st.shape.T - 1 : 1;
-    state.pick_default_row = false;
-  }
-  if (mask_changed) {
-    state.mask_rows = st.mask.rows();
-    state.any_masked = (st.mask.array() == 0).any();
-  }
-  ClampSelection(state);
+  AfterRun(state, state.scenario, before, had_result);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -703,8 +811,10 @@ void ApplyQueue(AppState& state) {
     // An undo, redo or file action sees the stages of the edits before it.
     const bool needs_stages =
         !std::visit([](const auto& a) { return kIsEdit<std::decay_t<decltype(a)>>; }, p.action);
+    // They also need the stages whole and up to date: a background run ends first.
+    if (needs_stages) SettleRuns(state);
     if (needs_stages && changed) {
-      Recompute(state);
+      Recompute(state, false);
       changed = false;
     }
     changed |= Apply(state, p);
@@ -715,6 +825,9 @@ void ApplyQueue(AppState& state) {
 }  // namespace
 
 void ApplyPendingActions(AppState& state) {
+  // The scenario edited while the last background run went on (its result is on screen now).
+  if (!state.background.running && std::exchange(state.background.rerun, false))
+    Recompute(state);
   ApplyQueue(state);
   RefreshVisibleViews(state);
 }

@@ -239,6 +239,15 @@ void Emit(AppState& state, Action action, std::string merge_key = "");
 /// screen); a failed file or export action sets state.status and state.action_error.
 void ApplyPendingActions(AppState& state);
 
+/// Completes a background run (BackgroundRun) that has finished, or with `wait` waits for it:
+/// its stages become the shown ones (or its error the banner). The scenario edited since it
+/// started runs at the end of the frame (ApplyPendingActions). Nothing when none runs.
+void FinishBackgroundRun(AppState& state, bool wait);
+
+/// Waits for a background run and runs the scenario edited since, on this thread: afterwards
+/// the stages are state.scenario's (scripts, file and undo actions need them so).
+void SettleRuns(AppState& state);
+
 /// Ends the open undo step (the mouse and keyboard let go of the widget being edited).
 void CloseUndoStep(AppState& state);
 

@@ -16,10 +16,12 @@
 #include <imgui.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "attnlab/colormap.h"
@@ -63,6 +65,9 @@ struct HeatmapSlot {
   CellWindow shown;   ///< the cells drawn last frame (all of them unless zoomed)
   bool dirty = true;                 ///< the stage matrix changed: upload again before drawing
   ValueScan scan;                    ///< ScanValues of the uploaded matrix
+  /// ScanStage of the matrix about to be uploaded, made by a background run on its worker
+  /// (UploadDirty uses it instead of scanning the matrix again), else empty.
+  std::optional<ValueScan> prescan;
   bool any_masked = false;           ///< some cell of the uploaded matrix is masked
   HeatmapContent content;            ///< what it shows (title, labels, signed or not)
   HeatmapSpec spec;                  ///< content + colours under spec_options (MakeHeatmapSpec)
@@ -237,11 +242,46 @@ struct TourState {
   bool task_done = false;  ///< the step's "your turn" task was done (reset on entering a step)
 };
 
+/// A recompute of a large scenario running on a worker thread (actions.cpp). Only changes
+/// that keep every stage's size run there: the multiplier, temperature, scaling, mask and
+/// normalization of a scenario with at least kBackgroundCells T x T cells. The stages are then
+/// written in place, never reallocated, so the window keeps drawing (its textures and images
+/// hold what was uploaded last) while the worker computes; at T = 8192 a temperature drag
+/// would otherwise stall every frame for the whole recompute. The worker also scans the T x T
+/// stages it wrote (their colour ranges), which costs as much as the recompute itself.
+struct BackgroundRun {
+  std::thread worker;
+  std::atomic<bool> done{false};  ///< set by the worker as its last step
+  bool running = false;           ///< a worker was started and not yet joined
+  Scenario scenario;              ///< what it runs (state.scenario may move on meanwhile)
+  RecomputeCounts before;         ///< engine counts before it ran
+  int64_t head = 0, batch = 0;    ///< the selection its scans are of
+  std::array<const Matrix*, kStageCount> scan_of{};            ///< set before the start
+  std::array<std::optional<ValueScan>, kStageCount> scans;     ///< set by the worker
+  std::string error;              ///< why the scenario could not run, else ""
+  int64_t completed = 0;          ///< runs shown so far (--frame-stats reports it)
+  bool rerun = false;             ///< the scenario was edited while it ran: run it next
+  BackgroundRun() = default;
+  BackgroundRun(const BackgroundRun&) = delete;
+  BackgroundRun& operator=(const BackgroundRun&) = delete;
+  ~BackgroundRun() {
+    if (worker.joinable()) worker.join();
+  }
+};
+
+/// At least this many T x T cells (B * H * T * T) for a recompute to run in the background:
+/// T = 2048 with one head. Smaller runs take a few milliseconds and stay on the UI thread.
+inline constexpr int64_t kBackgroundCells = int64_t{1} << 22;
+
 struct AppState {
   // -- the scenario and its stages
   Scenario scenario;            ///< what the learner edits; may be invalid (see error)
   Scenario shown;               ///< the last scenario that ran: what the heatmaps show
   Engine engine;                ///< the one engine; engine.stages() belong to `shown`
+  /// A run of `engine` on its worker thread (declared after engine: joined before it goes).
+  BackgroundRun background;
+  /// Every run on the UI thread except a script's drags (scripts check what they set at once).
+  bool synchronous_runs = false;
   std::string error;            ///< ScenarioError text when `scenario` cannot run, else ""
   std::string preset_id;        ///< the preset last loaded ("" after opening a file)
   Scenario preset_scenario;     ///< that preset as loaded (the picker says "edited" when different)

@@ -350,6 +350,7 @@ bool ScriptRunner::Step(AppState& state) {
     return true;
   }
   state.script_drag = false;
+  SettleRuns(state);  // each command sees the stages of the ones before it
   if (next_ >= commands_.size()) return false;
   current_ = &commands_[next_++];
   state.action_error.clear();

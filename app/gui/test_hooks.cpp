@@ -68,8 +68,14 @@ void TestHooks::ReportFrameStats(const AppState& state) const {
   // The first frames build the font atlas and the first textures: leave them out.
   const size_t skip = std::min<size_t>(frame_ms.size() / 10 + 2, frame_ms.size());
   const std::vector<double> steady(frame_ms.begin() + skip, frame_ms.end());
-  std::printf("{\"frames\": %zu, \"median_ms\": %.3f, \"T\": %lld}\n", steady.size(),
-              Median(steady), static_cast<long long>(ShownStages(state).shape.T));
+  std::vector<double> sorted = steady;
+  std::sort(sorted.begin(), sorted.end());
+  const double p90 = sorted.empty() ? 0.0 : sorted[sorted.size() * 9 / 10];
+  std::printf(
+      "{\"frames\": %zu, \"median_ms\": %.3f, \"p90_ms\": %.3f, \"T\": %lld, "
+      "\"background_runs\": %lld}\n",
+      steady.size(), Median(steady), p90, static_cast<long long>(ShownStages(state).shape.T),
+      static_cast<long long>(state.background.completed));
 }
 
 }  // namespace attnlab::gui

@@ -320,7 +320,9 @@ void TorchGenerator::Block16(float* d, float mean, float std) const {
 
 void TorchGenerator::BlocksOf16(float* d, int64_t blocks, float mean, float std) const {
 #ifdef ATTNLAB_HAVE_AVX2_PATH
-  if (kernel_ == NormalKernel::kAvx2) return Block16Avx2(d, blocks, mean, std);
+  // The intrinsics need the instructions; kernel kAvx2 on another CPU (tests) runs the loops.
+  static const bool cpu_has_avx2 = CpuHasAvx2AndFma();
+  if (kernel_ == NormalKernel::kAvx2 && cpu_has_avx2) return Block16Avx2(d, blocks, mean, std);
 #endif
   for (int64_t k = 0; k < blocks; ++k) Block16(d + 16 * k, mean, std);
 }

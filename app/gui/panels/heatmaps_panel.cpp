@@ -64,9 +64,12 @@ void UploadDirty(AppState& state) {
     state.mask_dirty = false;
   }
   std::vector<std::pair<int, CellSource>> jobs;
+  std::vector<std::optional<ValueScan>> made;  // scans a background run already made
   Eigen::Index cells = 0;
   for (int i = 0; i < kStageCount; ++i) {
     HeatmapSlot& slot = state.heatmaps[i];
+    std::optional<ValueScan> prescan = std::move(slot.prescan);
+    slot.prescan.reset();
     if (!slot.dirty) continue;
     slot.dirty = false;
     const CellSource m = StageCells(state, StageAt(i));
@@ -75,15 +78,19 @@ void UploadDirty(AppState& state) {
       continue;
     }
     jobs.emplace_back(i, m);
-    cells += m.rows() * m.cols();
+    if (!prescan) cells += m.rows() * m.cols();
+    made.push_back(std::move(prescan));
   }
   if (!jobs.empty()) {
     // The mask's 0/1 bytes need no scan: it is coloured over [0, 1].
-    auto scan_all = [jobs, any_masked = state.any_masked] {
+    auto scan_all = [jobs, made, any_masked = state.any_masked] {
       std::vector<ValueScan> scans;
-      for (const auto& [i, m] : jobs)
-        scans.push_back(m.floats ? ScanStage(StageAt(i), *m.floats)
-                                 : ValueScan{any_masked ? 0.0f : 1.0f, 1.0f, true});
+      for (size_t k = 0; k < jobs.size(); ++k) {
+        const auto& [i, m] = jobs[k];
+        scans.push_back(made[k]    ? *made[k]
+                        : m.floats ? ScanStage(StageAt(i), *m.floats)
+                                   : ValueScan{any_masked ? 0.0f : 1.0f, 1.0f, true});
+      }
       return scans;
     };
     std::future<std::vector<ValueScan>> pending;

@@ -27,8 +27,11 @@ void DrawStatusBar(AppState& state) {
       (shown.generator == Generator::kNumpy ? " (NumPy)" : " (PyTorch)");
   // V's own width when it differs (qkv input with d_v): its heads take dh_v columns.
   const std::string d_v = sh.d_v != sh.d_out ? " d_v=" + std::to_string(sh.d_v) : "";
-  const std::string right = std::string(sizes) + d_v + precision +
-                            (state.recomputed.empty() ? "" : "   recomputed: " + state.recomputed);
+  // A background run (T x T stages of millions of cells) says so until its result is shown.
+  const std::string ran = state.background.running ? "   computing\xE2\x80\xA6"
+                          : state.recomputed.empty() ? ""
+                                                     : "   recomputed: " + state.recomputed;
+  const std::string right = std::string(sizes) + d_v + precision + ran;
   const float right_w = ImGui::CalcTextSize(right.c_str()).x;
   const float x0 = ImGui::GetCursorPosX();
   const float avail = ImGui::GetContentRegionAvail().x;
@@ -64,7 +67,8 @@ void DrawStatusBar(AppState& state) {
   Tip("What is on screen, the precision it was computed in (the scenario's dtype: float32 as "
       "PyTorch's default tensors, float64 as torch.float64 or NumPy's arrays) and which stage "
       "groups the last edit recomputed: the engine redoes only the stages after the setting "
-      "that changed.");
+      "that changed. With millions of cells it computes beside the window (\"computing\xE2\x80\xA6\"), "
+      "which keeps drawing and shows each result as it is done.");
 }
 
 }  // namespace attnlab::gui
