@@ -113,7 +113,8 @@ void Engine::ComputeInput(const Scenario& s) {
   st.generator = s.input.generator;
   x_keep_.swap(st.X);  // the last X's buffers, reused by a randn draw of the same size
   st.X.clear();
-  st.tokens.clear();
+  std::vector<std::string> last_tokens;
+  last_tokens.swap(st.tokens);  // kept when they were the default labels of the same T
   st.token_ids.clear();
   st.vocab.clear();
   switch (s.input.source) {
@@ -160,8 +161,14 @@ void Engine::ComputeInput(const Scenario& s) {
       break;
   }
   x_keep_.clear();
-  if (st.tokens.empty())
+  if (!st.tokens.empty()) {
+    default_tokens_ = -1;
+  } else if (default_tokens_ == sh.T) {
+    st.tokens.swap(last_tokens);  // "x1".."xT" again: T strings not made anew on every draw
+  } else {
     for (int64_t t = 0; t < sh.T; ++t) st.tokens.push_back("x" + std::to_string(t + 1));
+    default_tokens_ = sh.T;
+  }
   gen_after_input_ = gen;
 }
 
