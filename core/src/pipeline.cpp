@@ -253,7 +253,10 @@ void Engine::ComputeProjections(const Scenario& s) {
       out->resize(sh.B);
       for (Matrix& y : *out) y.resize(sh.T, sh.d_out);
     }
-    const int64_t rows = RowBlock(sh.T), blocks = (sh.T + rows - 1) / rows;
+    // Parts of at least 256 rows: Eigen's set-up of a 64-row product costs about as much as
+    // the product. The parts depend on T only, so no thread count changes a sum.
+    const int64_t rows = std::max<int64_t>(RowBlock(sh.T), 256);
+    const int64_t blocks = (sh.T + rows - 1) / rows;
     ParallelFor(3 * sh.B * blocks, [&](int64_t task) {
       const int w = static_cast<int>(task / (sh.B * blocks));
       const int64_t b = task / blocks % sh.B, r0 = task % blocks * rows;
