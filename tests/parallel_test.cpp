@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <cstring>
 #include <filesystem>
@@ -84,6 +86,32 @@ TEST(ThreadPool, ManySmallJobsBackToBackFromTwoCallers) {
   caller(3000);
   other.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+// The window's background run limits its own thread: its tasks stay on it, while other threads
+// keep the pool; the limit is per thread and is undone by restoring the previous one.
+TEST(ThreadPool, ThreadLimitAppliesToTheCallingThreadOnly) {
+  ThreadCountGuard guard;
+  SetThreadCount(4);
+  std::thread limited([] {
+    EXPECT_EQ(LimitThreadsOfThisThread(1), 0);
+    std::vector<std::thread::id> ran(64);
+    ParallelFor(64, [&](int64_t i) {
+      ran[static_cast<size_t>(i)] = std::this_thread::get_id();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    });
+    for (const std::thread::id& id : ran) EXPECT_EQ(id, std::this_thread::get_id());
+    EXPECT_EQ(LimitThreadsOfThisThread(0), 1);
+  });
+  limited.join();
+  std::mutex m;
+  std::set<std::thread::id> ids;
+  ParallelFor(64, [&](int64_t) {
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    std::lock_guard<std::mutex> lock(m);
+    ids.insert(std::this_thread::get_id());
+  });
+  EXPECT_GT(ids.size(), 1u);  // this thread has no limit: the pool's workers help
 }
 
 TEST(ThreadPool, RowBlockDependsOnTOnly) {

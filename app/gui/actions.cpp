@@ -19,6 +19,7 @@
 #include "attnlab/codegen.h"
 #include "attnlab/figure_meta.h"
 #include "attnlab/file_io.h"
+#include "attnlab/parallel.h"
 #include "attnlab/presets.h"
 #include "gui/app_state.h"
 #include "gui/native_dialog.h"
@@ -257,6 +258,8 @@ void AfterRun(AppState& state, const Scenario& ran, const RecomputeCounts& befor
   const bool mask_changed = !had_result || !SameMask(state.shown.mask, ran.mask) ||
                             state.mask_rows != st.mask.rows();
   state.shown = ran;
+  // Scans a background run made belong to its own stages only (it sets them after this).
+  for (HeatmapSlot& slot : state.heatmaps) slot.prescan.reset();
   MarkRecomputed(state, before, state.engine.counts(), mask_changed);
   if (state.pick_default_row) {
     // The row a lesson starts from: the last query of a causal mask (it sees every key),
@@ -300,6 +303,8 @@ void StartBackgroundRun(AppState& state) {
   bg.done.store(false);
   bg.running = true;
   bg.worker = std::thread([&bg, &engine = state.engine] {
+    // One core stays with the window's frames (its drawing and Mesa's software rendering).
+    if (ThreadCount() > 1) LimitThreadsOfThisThread(ThreadCount() - 1);
     try {
       engine.Run(bg.scenario);
       const RecomputeCounts& after = engine.counts();

@@ -34,6 +34,7 @@ int DefaultThreadCount() {
 }
 
 thread_local bool t_inside_task = false;  // nested ParallelFor runs inline
+thread_local int t_limit = 0;             // LimitThreadsOfThisThread; 0 = none
 
 // Workers wait for a job by spinning for a short while (kSpin), then on a condition variable;
 // one job at a time (job_mutex_). Waking a sleeping thread costs tens of microseconds on a
@@ -159,9 +160,11 @@ int ThreadCount() {
 
 void SetThreadCount(int n) { g_override.store(n > 0 ? std::min(n, kMaxThreads) : 0); }
 
+int LimitThreadsOfThisThread(int n) { return std::exchange(t_limit, std::max(n, 0)); }
+
 void ParallelFor(int64_t n, const std::function<void(int64_t)>& task) {
   if (n <= 0) return;
-  const int threads = ThreadCount();
+  const int threads = t_limit > 0 ? std::min(ThreadCount(), t_limit) : ThreadCount();
   if (threads > 1 && n > 1 && !t_inside_task && ThePool().TryRun(n, task, threads)) return;
   for (int64_t i = 0; i < n; ++i) task(i);
 }

@@ -19,6 +19,11 @@ int ThreadCount();
 /// (ATTNLAB_THREADS or the hardware threads). Safe to call from any thread between runs.
 void SetThreadCount(int n);
 
+/// Limits the ParallelFor calls made from the calling thread to n threads (n <= 0: no limit)
+/// and returns the previous limit. The window's background recompute runs with one thread
+/// fewer than the machine has, leaving a core to draw the frames.
+int LimitThreadsOfThisThread(int n);
+
 /// Runs task(i) for every i in [0, n), on up to ThreadCount() threads (the caller is one of
 /// them), and returns when all are done. Tasks are taken in increasing i. Nested calls (from
 /// inside a task) and calls made while another thread's ParallelFor is running run their tasks
