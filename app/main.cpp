@@ -214,6 +214,7 @@ void ReleaseTextures(attnlab::gui::AppState& state) {
   for (attnlab::gui::HeatmapSlot& slot : state.trick.result_maps) slot.gpu.Release();
   for (attnlab::gui::HeatmapSlot& slot : state.compare.maps) slot.gpu.Release();
   attnlab::gui::ReleaseTrainTextures();
+  attnlab::gui::ReleaseGradientTextures(state);
 }
 
 int RunWindow(int argc, char** argv) {

@@ -36,6 +36,9 @@ struct GradientState {
 /// Makes the caches again if the shown run, batch, head, row or key changed.
 void RefreshGradients(AppState& state);
 
+/// Frees the view's GPU textures (at exit, while the GL context is still current).
+void ReleaseGradientTextures(AppState& state);
+
 /// The view's numbers as JSON text (the script's save-views): row, key, loss, norms, error.
 std::string GradientsJson(AppState& state);
 

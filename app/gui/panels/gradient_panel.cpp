@@ -351,4 +351,9 @@ void DrawCompareGradientReadout(AppState& state) {
       "back less gradient: or, when the row peaks on the wrong key, much more.");
 }
 
+void ReleaseGradientTextures(AppState& state) {
+  if (!state.gradients.maps) return;
+  for (int i = 0; i < kMapCount; ++i) state.gradients.maps[i].gpu.Release();
+}
+
 }  // namespace attnlab::gui
