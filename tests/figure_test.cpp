@@ -8,10 +8,12 @@
 #include <stb_image.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "attnlab/export.h"
 #include "attnlab/file_io.h"
+#include "attnlab/pipeline_f64.h"
 #include "attnlab/presets.h"
 #include "test_util.h"
 
@@ -204,6 +206,44 @@ TEST(StageData, CsvAndNpyHoldTheMatrix) {
   float first;
   std::memcpy(&first, npy.data() + 10 + header, 4);
   EXPECT_EQ(first, v.values(0, 0));
+}
+
+// A float64 scenario (the NumPy notebook's preset) exports its double values: NPY as '<f8',
+// CSV as the shortest text of each double. They used to be the float32 roundings.
+TEST(StageData, Float64ScenariosExportTheirDoubles) {
+  const Scenario s = LoadPreset("numpy-masked");
+  ASSERT_EQ(s.dtype, Dtype::kFloat64);
+  const Stages st = RunScenario(s);
+  ASSERT_TRUE(st.f64);
+  const StageView v = ExtractStage(st, s, Stage::kWeights, 0, 0);
+  const MatrixD& want = st.f64->weights[0];
+  ASSERT_EQ(v.values64.rows(), want.rows());
+  const std::string npy = StageNpy(v);
+  EXPECT_NE(npy.find("'descr': '<f8'"), std::string::npos);
+  const size_t header =
+      static_cast<unsigned char>(npy[8]) | (static_cast<unsigned char>(npy[9]) << 8);
+  ASSERT_EQ(npy.size(), 10 + header + static_cast<size_t>(want.size()) * 8);
+  int differ_from_float = 0;
+  for (Eigen::Index k = 0; k < want.size(); ++k) {
+    double got;
+    std::memcpy(&got, npy.data() + 10 + header + 8 * k, 8);
+    EXPECT_EQ(got, want.data()[k]) << k;
+    differ_from_float += got != static_cast<double>(static_cast<float>(got));
+  }
+  EXPECT_GT(differ_from_float, 0);  // doubles that a float32 file could not have held
+  // CSV: row 1 (the second query) after its label; each field reads back as the double.
+  const std::string csv = StageCsv(v);
+  size_t line = csv.find('\n') + 1;
+  line = csv.find('\n', line) + 1;
+  std::string row = csv.substr(line, csv.find('\n', line) - line);
+  row = row.substr(row.find(',') + 1);
+  for (Eigen::Index c = 0; c < want.cols(); ++c) {
+    const size_t comma = row.find(',');
+    EXPECT_EQ(std::stod(row.substr(0, comma)), want(1, c)) << "column " << c;
+    row = comma == std::string::npos ? "" : row.substr(comma + 1);
+  }
+  // A float32 scenario keeps writing float32.
+  EXPECT_NE(StageNpy(View("raschka-journey", Stage::kWeights)).find("'<f4'"), std::string::npos);
 }
 
 TEST(ExportAll, OneFilePerStageHeadAndBatch) {

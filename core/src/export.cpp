@@ -92,14 +92,18 @@ std::string StageCsv(const StageView& v) {
   out += "\n";
   for (Eigen::Index r = 0; r < v.values.rows(); ++r) {
     out += CsvField(r < static_cast<Eigen::Index>(v.row_labels.size()) ? v.row_labels[r] : "");
-    for (Eigen::Index c = 0; c < v.values.cols(); ++c) out += "," + ShortestFloat(v.values(r, c));
+    for (Eigen::Index c = 0; c < v.values.cols(); ++c)
+      out += "," + (v.values64.size() > 0 ? ShortestDouble(v.values64(r, c))
+                                          : ShortestFloat(v.values(r, c)));
     out += "\n";
   }
   return out;
 }
 
 std::string StageNpy(const StageView& v) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+  const bool f64 = v.values64.size() > 0;  // a float64 scenario: '<f8', as NumPy saves it
+  std::string header = std::string("{'descr': '") + (f64 ? "<f8" : "<f4") +
+                       "', 'fortran_order': False, 'shape': (" +
                        std::to_string(v.values.rows()) + ", " + std::to_string(v.values.cols()) +
                        "), }";
   // Magic (6) + version (2) + length (2) + header, padded with spaces to a multiple of 64 and
@@ -113,9 +117,14 @@ std::string StageNpy(const StageView& v) {
   out += static_cast<char>(header.size() & 0xFF);
   out += static_cast<char>(header.size() >> 8);
   out += header;
-  const Matrix& m = v.values;  // row-major float32: already C order
-  static_assert(sizeof(float) == 4);
-  out.append(reinterpret_cast<const char*>(m.data()), m.size() * sizeof(float));
+  static_assert(sizeof(float) == 4 && sizeof(double) == 8);
+  if (f64) {
+    const MatrixD& m = v.values64;  // row-major: already C order
+    out.append(reinterpret_cast<const char*>(m.data()), m.size() * sizeof(double));
+  } else {
+    const Matrix& m = v.values;
+    out.append(reinterpret_cast<const char*>(m.data()), m.size() * sizeof(float));
+  }
   return out;
 }
 

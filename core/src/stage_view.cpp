@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "attnlab/pipeline_f64.h"
 #include "attnlab/text.h"
 
 namespace attnlab {
@@ -69,6 +70,39 @@ const MatrixStack* HeadStack(const Stages& st, Stage stage) {
   }
 }
 
+// The cells of `stage` for (head, batch) in a float64 run, as ExtractStage takes them from the
+// float32 stages; empty for the mask (0/1 bytes) and for a stage the run does not have.
+MatrixD Float64Cells(const StagesF64& f, Stage stage, const Shape& sh, int64_t head,
+                     int64_t batch) {
+  const size_t m = static_cast<size_t>(batch * sh.H + head), b = static_cast<size_t>(batch);
+  auto at = [](const MatrixStackD& stack, size_t i) {
+    return i < stack.size() ? stack[i] : MatrixD();
+  };
+  switch (stage) {
+    case Stage::kX:
+      return at(f.X, b);
+    case Stage::kQ:
+      return b < f.Q.size() ? MatrixD(f.Q[b].middleCols(head * sh.dh, sh.dh)) : MatrixD();
+    case Stage::kK:
+      return b < f.K.size() ? MatrixD(f.K[b].middleCols(head * sh.dh, sh.dh)) : MatrixD();
+    case Stage::kV:
+      return b < f.V.size() ? MatrixD(f.V[b].middleCols(head * sh.dh_v, sh.dh_v)) : MatrixD();
+    case Stage::kScores:
+      return at(f.scores, m);
+    case Stage::kLogits:
+      return at(f.logits, m);
+    case Stage::kWeights:
+      return at(f.weights, m);
+    case Stage::kWeightsDropped:
+      return at(f.weights_dropped, m);
+    case Stage::kContext:
+      return at(f.context, b);
+    case Stage::kMask:
+      return MatrixD();
+  }
+  return MatrixD();
+}
+
 }  // namespace
 
 StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_t head,
@@ -102,6 +136,7 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
     v.values = st.mask.cast<float>();
   else
     v.values = st.context[batch];
+  if (st.f64) v.values64 = Float64Cells(*st.f64, stage, sh, head, batch);
   const ValueScan scan = ScanStage(stage, v.values);
   static_cast<HeatmapContent&>(v) =
       StageContent(st, sc, stage, head, batch, TokenLabels(st.tokens), scan);
@@ -118,6 +153,10 @@ StageView DifferenceView(const StageView& a, const StageView& b, const std::stri
                                 std::to_string(b.values.cols()) + " one");
   StageView d = a;
   d.values = a.values - b.values;
+  if (a.values64.size() > 0 && b.values64.size() > 0)
+    d.values64 = a.values64 - b.values64;
+  else
+    d.values64.resize(0, 0);
   d.diverging = true;
   if (a.masked.size() > 0 && b.masked.size() > 0) {
     d.masked = a.masked.cwiseMax(b.masked);

@@ -158,4 +158,12 @@ std::string ShortestFloat(float v) {
   return std::string(buf, res.ptr);
 }
 
+std::string ShortestDouble(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[40];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
 }  // namespace attnlab

@@ -52,10 +52,12 @@ std::optional<std::string> PngText(const std::string& png, const std::string& ke
 
 /// The matrix as CSV: a header row "query,<col labels>", then one row per query token. Text
 /// cells a spreadsheet would evaluate (leading =, +, -, @, tab, CR) are quoted with a leading
-/// single quote (OWASP's CSV injection advice); the values are plain numbers.
+/// single quote (OWASP's CSV injection advice); the values are plain numbers, the shortest text
+/// that reads back as the float32 value (or the double one of a float64 scenario).
 std::string StageCsv(const StageView& view);
 
-/// The matrix as a NumPy .npy file (float32, C order, shape (rows, cols)).
+/// The matrix as a NumPy .npy file (C order, shape (rows, cols)): float32 ('<f4'), or float64
+/// ('<f8') with the double values of a float64 scenario (view.values64).
 std::string StageNpy(const StageView& view);
 
 /// Output formats of an export.

@@ -13,6 +13,7 @@
 
 #include "attnlab/heatmap_spec.h"
 #include "attnlab/pipeline.h"
+#include "attnlab/pipeline_f64.h"
 
 namespace attnlab {
 
@@ -30,6 +31,9 @@ std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& shape);
 /// own matrices without this copy.
 struct StageView : HeatmapContent {
   Matrix values;      ///< T x T (context: T x d_out)
+  /// A float64 scenario's same cells as computed in double (values holds them rounded to
+  /// float32, for drawing); empty for float32 scenarios and for the mask. CSV and NPY write it.
+  MatrixD values64;
   MaskMatrix masked;  ///< 1 where the cell is masked (drawn hatched); may be empty
 };
 

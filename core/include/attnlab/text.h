@@ -71,4 +71,7 @@ std::string FormatNumber(double v, NumberStyle style, int digits = 4);
 /// writers (scenario files, dump) use it, so 0.43f is written "0.43", not 0.4300000071525574.
 std::string ShortestFloat(float v);
 
+/// The shortest decimal text of a double that parses back to exactly v (float64 stages' CSV).
+std::string ShortestDouble(double v);
+
 }  // namespace attnlab
