@@ -98,6 +98,11 @@ void MarkRecomputed(AppState& state, const RecomputeCounts& a, const RecomputeCo
   note(a.weights != b.weights, "weights");
   note(a.dropout != b.dropout, "dropout");
   note(a.context != b.context, "context");
+  // All seven groups (a new input, preset or file): one word leaves the status bar its room.
+  if (a.input != b.input && a.projections != b.projections && a.scores != b.scores &&
+      a.logits != b.logits && a.weights != b.weights && a.dropout != b.dropout &&
+      a.context != b.context)
+    ran = "every stage";
   state.recomputed = ran;
   if (a.input != b.input) MarkDirty(state, Stage::kX);
   if (a.projections != b.projections)

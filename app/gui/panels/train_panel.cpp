@@ -244,16 +244,25 @@ void DrawSettings(AppState& state, TrainExperiment& e) {
   } else if (ImGui::Button("Cancel")) {
     e.cancel = true;
   }
-  if (e.running) {
+  // The progress and the message follow on the same line when they fit, else below it (a
+  // narrow window used to cut them off).
+  auto same_line_if_fits = [](float width) {
     ImGui::SameLine();
+    if (width > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+  };
+  if (e.running) {
+    const float width = ImGui::GetFontSize() * 14.0f;
+    same_line_if_fits(width);
     const float f = e.total > 0 ? static_cast<float>(e.done.load()) / e.total : 0.0f;
     const std::string label = std::to_string(e.done.load()) + " / " + std::to_string(e.total) +
                               " steps";
-    ImGui::ProgressBar(f, ImVec2(ImGui::GetFontSize() * 14.0f, 0), label.c_str());
+    ImGui::ProgressBar(f, ImVec2(width, 0), label.c_str());
   }
   if (!e.message.empty()) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s", e.message.c_str());
+    same_line_if_fits(ImGui::CalcTextSize(e.message.c_str()).x);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", e.message.c_str());
+    ImGui::PopStyleColor();
   }
 }
 
