@@ -10,9 +10,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <thread>
 #include <filesystem>
 #include <new>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -88,8 +88,9 @@ void MarkSelectionDirty(AppState& state) {
 void MarkRecomputed(AppState& state, const RecomputeCounts& a, const RecomputeCounts& b,
                     bool mask_changed) {
   std::string ran;
+  int groups = 0;
   auto note = [&](bool changed, const char* name) {
-    if (changed) ran += (ran.empty() ? "" : ", ") + std::string(name);
+    if (changed) ran += (ran.empty() ? "" : ", ") + std::string(name), ++groups;
   };
   note(a.input != b.input, "input");
   note(a.projections != b.projections, "projections");
@@ -99,10 +100,7 @@ void MarkRecomputed(AppState& state, const RecomputeCounts& a, const RecomputeCo
   note(a.dropout != b.dropout, "dropout");
   note(a.context != b.context, "context");
   // All seven groups (a new input, preset or file): one word leaves the status bar its room.
-  if (a.input != b.input && a.projections != b.projections && a.scores != b.scores &&
-      a.logits != b.logits && a.weights != b.weights && a.dropout != b.dropout &&
-      a.context != b.context)
-    ran = "every stage";
+  if (groups == 7) ran = "every stage";
   state.recomputed = ran;
   if (a.input != b.input) MarkDirty(state, Stage::kX);
   if (a.projections != b.projections)
@@ -279,6 +277,19 @@ void AfterRun(AppState& state, const Scenario& ran, const RecomputeCounts& befor
   ClampSelection(state);
 }
 
+/// Runs `scenario` on `engine`; "" when it ran, else why not (the last good stages stay: the
+/// engine validates before it touches them).
+std::string RunEngine(Engine& engine, const Scenario& scenario) {
+  try {
+    engine.Run(scenario);
+  } catch (const std::bad_alloc&) {
+    return "out of memory: the stages of this scenario do not fit; try a smaller T or d";
+  } catch (const std::exception& e) {  // ScenarioError included
+    return e.what();
+  }
+  return "";
+}
+
 /// Whether state.scenario may run in the background after `base` (the scenario whose stages
 /// the engine holds, or will hold when the running worker ends): same input, projections,
 /// dropout and dtype (float32), so no stage changes size, and enough cells to be worth it.
@@ -310,8 +321,8 @@ void StartBackgroundRun(AppState& state) {
   bg.worker = std::thread([&bg, &engine = state.engine] {
     // One core stays with the window's frames (its drawing and Mesa's software rendering).
     if (ThreadCount() > 1) LimitThreadsOfThisThread(ThreadCount() - 1);
-    try {
-      engine.Run(bg.scenario);
+    bg.error = RunEngine(engine, bg.scenario);
+    if (bg.error.empty()) {
       const RecomputeCounts& after = engine.counts();
       const bool changed[] = {after.logits != bg.before.logits,
                               after.weights != bg.before.weights,
@@ -323,10 +334,6 @@ void StartBackgroundRun(AppState& state) {
         if (changed[k] && bg.scan_of[i] && bg.scan_of[i]->size() > 0)
           bg.scans[i] = ScanStage(stages[k], *bg.scan_of[i]);
       }
-    } catch (const std::bad_alloc&) {
-      bg.error = "out of memory: the stages of this scenario do not fit; try a smaller T or d";
-    } catch (const std::exception& e) {
-      bg.error = e.what();
     }
     bg.done.store(true);
   });
@@ -379,19 +386,8 @@ void Recompute(AppState& state, bool background) {
   }
   const RecomputeCounts before = state.engine.counts();
   const bool had_result = state.engine.has_result();
-  try {
-    state.engine.Run(state.scenario);
-  } catch (const ScenarioError& e) {
-    state.error = e.what();
-    return;
-  } catch (const std::bad_alloc&) {
-    state.error = "out of memory: the stages of this scenario do not fit; try a smaller T or d";
-    return;
-  } catch (const std::exception& e) {
-    state.error = e.what();
-    return;
-  }
-  AfterRun(state, state.scenario, before, had_result);
+  state.error = RunEngine(state.engine, state.scenario);
+  if (state.error.empty()) AfterRun(state, state.scenario, before, had_result);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -19,6 +19,13 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The value 90% of v lie at or below (the nearest rank), 0 for none.
+double Percentile90(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() * 9 / 10];
+}
+
 }  // namespace
 
 void TestHooks::LoadScript() {
@@ -68,13 +75,10 @@ void TestHooks::ReportFrameStats(const AppState& state) const {
   // The first frames build the font atlas and the first textures: leave them out.
   const size_t skip = std::min<size_t>(frame_ms.size() / 10 + 2, frame_ms.size());
   const std::vector<double> steady(frame_ms.begin() + skip, frame_ms.end());
-  std::vector<double> sorted = steady;
-  std::sort(sorted.begin(), sorted.end());
-  const double p90 = sorted.empty() ? 0.0 : sorted[sorted.size() * 9 / 10];
   std::printf(
       "{\"frames\": %zu, \"median_ms\": %.3f, \"p90_ms\": %.3f, \"T\": %lld, "
       "\"background_runs\": %lld}\n",
-      steady.size(), Median(steady), p90, static_cast<long long>(ShownStages(state).shape.T),
+      steady.size(), Median(steady), Percentile90(steady), static_cast<long long>(ShownStages(state).shape.T),
       static_cast<long long>(state.background.completed));
 }
 

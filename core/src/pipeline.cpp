@@ -111,8 +111,8 @@ void Engine::ComputeInput(const Scenario& s) {
   // A fresh generator is a fresh Python process: torch's default seed until manual_seed.
   DrawSource gen(s.input.generator);
   st.generator = s.input.generator;
-  x_keep_.swap(st.X);  // the last X's buffers, reused by a randn draw of the same size
-  st.X.clear();
+  MatrixStack last_X;
+  last_X.swap(st.X);  // the last X's buffers, reused by a randn draw of the same size
   std::vector<std::string> last_tokens;
   last_tokens.swap(st.tokens);  // kept when they were the default labels of the same T
   st.token_ids.clear();
@@ -139,28 +139,26 @@ void Engine::ComputeInput(const Scenario& s) {
     }
     case InputSource::kRandn: {
       gen.Seed(s.input.seed);
-      // Drawn into buffers kept from the last run (fresh pages cost more than the draw).
       const int64_t n = sh.B * sh.T * sh.d_in;
       if (sh.B == 1) {
-        x_keep_.resize(1);
-        x_keep_[0].resize(sh.T, sh.d_in);
-        gen.NormalInto(x_keep_[0].data(), n);  // row-major T x d_in: the flat order
-      } else {
-        draw_buffer_.resize(static_cast<size_t>(n));
-        gen.NormalInto(draw_buffer_.data(), n);
-        x_keep_.resize(sh.B);
+        // Drawn into the last run's X (fresh pages cost more than the draw): row-major
+        // T x d_in is the flat order.
+        st.X.swap(last_X);
+        st.X.resize(1);
+        st.X[0].resize(sh.T, sh.d_in);
+        gen.NormalInto(st.X[0].data(), n);
+      } else {  // one flat draw over the batch (its tail spans the last matrix)
+        const std::vector<float> flat = gen.Normal(n);
         for (int64_t b = 0; b < sh.B; ++b)
-          x_keep_[b] = Eigen::Map<const Matrix>(draw_buffer_.data() + b * sh.T * sh.d_in, sh.T,
-                                                sh.d_in);
+          st.X.push_back(
+              Eigen::Map<const Matrix>(flat.data() + b * sh.T * sh.d_in, sh.T, sh.d_in));
       }
-      st.X.swap(x_keep_);
       break;
     }
     case InputSource::kQkv:
       InputQkv(s.input, gen);
       break;
   }
-  x_keep_.clear();
   if (!st.tokens.empty()) {
     default_tokens_ = -1;
   } else if (default_tokens_ == sh.T) {

@@ -342,17 +342,16 @@ void TorchGenerator::NormalInto(float* d, int64_t n, double mean, double std) {
   for (int64_t i = 0; i < n; ++i) d[i] = U24();
   // Every block of 16 is transformed on its own: large draws use all threads.
   const int64_t blocks = n / 16;
-  constexpr int64_t kChunk = 1024;  // blocks per task
-  ParallelFor(blocks < 4 * kChunk ? 1 : (blocks + kChunk - 1) / kChunk, [&](int64_t task) {
-    const int64_t b0 = blocks < 4 * kChunk ? 0 : task * kChunk;
-    const int64_t nb = blocks < 4 * kChunk ? blocks : std::min(kChunk, blocks - b0);
-    BlocksOf16(d + b0 * 16, nb, mean_f, std_f);
+  const int64_t chunk = blocks < 4096 ? blocks : 1024;  // blocks per task: one task below 4096
+  ParallelFor((blocks + chunk - 1) / chunk, [&](int64_t task) {
+    const int64_t b0 = task * chunk;
+    BlocksOf16(d + b0 * 16, std::min(chunk, blocks - b0), mean_f, std_f);
   });
   if (n % 16 != 0) {
     // The tail: 16 fresh uniforms overwrite the last 16 elements, then one more block.
     float* tail = d + (n - 16);
     for (int i = 0; i < 16; ++i) tail[i] = U24();
-    Block16(tail, mean_f, std_f);
+    BlocksOf16(tail, 1, mean_f, std_f);
   }
 }
 

@@ -150,20 +150,22 @@ std::string FormatNumber(double v, NumberStyle style, int digits) {
   return "";
 }
 
-std::string ShortestFloat(float v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[32];
-  const auto res = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, res.ptr);
-}
+namespace {
 
-std::string ShortestDouble(double v) {
+// The shortest text of v that std::from_chars reads back as v; "nan", "inf", "-inf" otherwise.
+template <typename Real>
+std::string Shortest(Real v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[40];
   const auto res = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, res.ptr);
 }
+
+}  // namespace
+
+std::string ShortestFloat(float v) { return Shortest(v); }
+
+std::string ShortestDouble(double v) { return Shortest(v); }
 
 }  // namespace attnlab

@@ -140,8 +140,6 @@ class Engine {
   Stages stages_;
   RecomputeCounts counts_;
   DrawSource gen_after_input_;        // generator state where the projections start
-  MatrixStack x_keep_;                // during ComputeInput: the last run's X, reused
-  std::vector<float> draw_buffer_;    // a randn input's flat draw when B > 1, reused
   int64_t default_tokens_ = -1;       // T of stages_.tokens when they are "x1".."xT", else -1
   DrawSource gen_after_projections_;  // generator state where dropout starts
   // Per row block (matrix m, block k at m * blocks + k, parallel.h RowBlock): 1 when every

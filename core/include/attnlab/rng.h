@@ -61,10 +61,10 @@ class TorchGenerator {
 
   /// torch.randn(n) / Tensor.normal_(mean, std) on float32 (§5): the scalar path (double
   /// Box-Muller with a one-value cache) when n < 16, the block path of 16 otherwise.
+  std::vector<float> Normal(int64_t n, double mean = 0.0, double std = 1.0);
   /// Normal(n, mean, std) written into out[0..n) instead of a new vector (same draws, same
   /// generator state after). out must hold n floats.
   void NormalInto(float* out, int64_t n, double mean = 0.0, double std = 1.0);
-  std::vector<float> Normal(int64_t n, double mean = 0.0, double std = 1.0);
 
   /// torch.randint(low, high, (n,)) (§4): plain modulo, one word per element when
   /// high - low < 2^32, two otherwise. Error: std::invalid_argument when high <= low.
