@@ -5,6 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -387,6 +390,37 @@ TEST_F(Cli, VersionIsTheProjectVersion) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "attention-lab " ATTNLAB_VERSION "\n");
   EXPECT_EQ(std::string(ATTNLAB_VERSION), "0.1.0");
+}
+
+// Ctrl+C (SIGINT) or SIGTERM during a long `train` stops it after the step under way: exit
+// 128 + the signal, one line saying how far it got, no output file and no temporary beside it.
+TEST_F(Cli, TrainStopsOnCtrlCAndWritesNothing) {
+  for (const int signal : {SIGINT, SIGTERM}) {
+    const std::string out = Path("run.json"), err = Path("err.txt");
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      if (!std::freopen(err.c_str(), "w", stderr)) _exit(99);
+      execl(ATTNLAB_CLI, ATTNLAB_CLI, "train", "karpathy-head", "--task", "associative-recall",
+            "--steps", "100000", "--d-k", "256", "-o", out.c_str(), static_cast<char*>(nullptr));
+      _exit(98);
+    }
+    // 100000 steps take minutes; the signal comes once training has surely started (the
+    // scenario is loaded and checked within milliseconds).
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    ASSERT_EQ(kill(pid, signal), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "killed instead of stopping: signal " << WTERMSIG(status);
+    EXPECT_EQ(WEXITSTATUS(status), 128 + signal);
+    const std::string text = ReadFile(err);
+    EXPECT_NE(text.find(signal == SIGINT ? "stopped by Ctrl+C after " : "stopped by SIGTERM after "),
+              std::string::npos) << text;
+    EXPECT_NE(text.find("of 100000 steps; nothing written"), std::string::npos) << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+    fs::remove(err);
+    EXPECT_TRUE(fs::is_empty(dir_)) << "left behind: " << fs::directory_iterator(dir_)->path();
+  }
 }
 
 // karpathy-trick's X is torch.randn(4, 8, 2) after manual_seed(1337): 64 values, so the block

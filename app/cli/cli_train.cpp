@@ -3,8 +3,14 @@
 // --task NAME --steps N`: see cli_train.h and core/include/attnlab/train.h.
 #include "cli/cli_train.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <array>
 #include <charconv>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <vector>
@@ -37,6 +43,67 @@ std::string TaskList() {
 bool EndsWith(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
+
+// SIGINT (Ctrl+C) or SIGTERM while training: set by the handler, read after each step.
+volatile std::sig_atomic_t g_stop_training = 0;
+
+void OnStopTraining(int signal) { g_stop_training = signal; }
+
+// While it lives, SIGINT and SIGTERM only ask the training to stop (after the step under way);
+// the handlers found are restored after.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    g_stop_training = 0;
+    struct sigaction sa = {};
+    sa.sa_handler = OnStopTraining;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopOnSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+  /// The signal that asked to stop, or 0.
+  int signal() const { return g_stop_training; }
+
+ private:
+  struct sigaction old_int_ = {}, old_term_ = {};
+};
+
+// "train: step 1200 / 5000 (24%)" on stderr, rewritten in place at most 10 times a second, when
+// stderr is a terminal (nothing in logs, pipes or tests); the line is cleared at the end.
+class ProgressLine {
+ public:
+  explicit ProgressLine(int64_t total) : total_(total), shown_(isatty(STDERR_FILENO) == 1) {}
+  ~ProgressLine() { Clear(); }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  /// Erases the line (before a message is printed, and at the end).
+  void Clear() {
+    if (drawn_) std::fprintf(stderr, "\r\033[K");
+    drawn_ = false;
+  }
+  void Show(int64_t done) {
+    if (!shown_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (drawn_ && done < total_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    drawn_ = true;
+    std::fprintf(stderr, "\rtrain: step %lld / %lld (%d%%), Ctrl+C stops",
+                 static_cast<long long>(done), static_cast<long long>(total_),
+                 static_cast<int>(100 * done / std::max<int64_t>(total_, 1)));
+    std::fflush(stderr);
+  }
+
+ private:
+  int64_t total_;
+  bool shown_, drawn_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
 
 }  // namespace
 
@@ -111,14 +178,34 @@ int TrainCli::Train(const TrainCliIo& io) {
                                 " plots both runs, with and without 1/sqrt(d_k); drop --no-scale");
   const Scenario s = io.load(input_);
   std::array<TrainRun, 2> both;
-  if (png) {
-    both = TrainScaledAndUnscaled(s, o);
+  {
+    // Progress on a terminal; Ctrl+C or SIGTERM stops after the current step and writes nothing.
+    const StopOnSignals stop;
+    int64_t done = 0;
+    const int64_t total = png ? 2 * o.steps : o.steps;
+    ProgressLine line(total);
+    const TrainProgress progress = [&](int64_t steps_done) {
+      done = steps_done;
+      line.Show(steps_done);
+      return stop.signal() == 0;
+    };
+    if (png)
+      both = TrainScaledAndUnscaled(s, o, progress);
+    else
+      both[0] = TrainAttentionHead(s, o, progress);
+    if (const int signal = stop.signal(); signal != 0) {
+      line.Clear();
+      std::fprintf(stderr, "attention-lab: train: stopped by %s after %lld of %lld steps; nothing "
+                   "written\n", signal == SIGINT ? "Ctrl+C" : "SIGTERM",
+                   static_cast<long long>(done), static_cast<long long>(total));
+      return 128 + signal;
+    }
+  }
+  if (png)
     io.write(out_, LossCurvesPng({&both[0], &both[1]}, {"scaled by 1/\u221Ad_k", "unscaled"},
                                  LossPlotTitle(both[0])));
-  } else {
-    both[0] = TrainAttentionHead(s, o);
+  else
     io.write(out_, csv ? LossCurvesCsv({&both[0]}, {"loss"}) : TrainRunJson(both[0]));
-  }
   const TrainRun& run = both[0];
   if (!save_scenario_.empty()) io.write(save_scenario_, WriteScenario(TrainedHeadScenario(run)));
   return 0;

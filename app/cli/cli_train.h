@@ -28,6 +28,8 @@ class TrainCli {
   /// True when `code --train` was given.
   bool CodeGiven() const { return code_train_; }
   /// Runs `train`: writes run.json or run.csv (-o) and --save-scenario. Returns 0; errors throw.
+  /// On a terminal, stderr shows the steps done. SIGINT (Ctrl+C) or SIGTERM stops the training
+  /// after the step under way: nothing is written, one line says so, and it returns 130 or 143.
   int Train(const TrainCliIo& io);
   /// Runs `code SCENARIO --train`: the PyTorch loop to `out` (.py, .ipynb or "-").
   int Code(const std::string& input, const std::string& out, const TrainCliIo& io);

@@ -49,9 +49,11 @@ int64_t TokenCount(const Scenario& s) {
 }
 
 /// The allowed matrix a custom mask starts from: the mask on screen when it has the right size
-/// (so causal -> custom keeps the triangle), else everything allowed.
-MaskMatrix StartingMask(const AppState& state, const Scenario& s) {
+/// (so causal -> custom keeps the triangle), else everything allowed. A background run ends
+/// first: it may be rewriting that mask.
+MaskMatrix StartingMask(AppState& state, const Scenario& s) {
   const int64_t T = TokenCount(s);
+  SettleRuns(state);
   const MaskMatrix& shown = ShownStages(state).mask;
   if (T > 0 && shown.rows() == T && shown.cols() == T) return shown;
   if (s.mask.allowed.rows() == T && s.mask.allowed.cols() == T) return s.mask.allowed;
@@ -66,7 +68,7 @@ bool SameMask(const MaskSpec& a, const MaskSpec& b) {
 }
 
 void ClampSelection(AppState& state) {
-  const Shape& sh = ShownStages(state).shape;
+  const Shape& sh = ShownShape(state);
   state.head = std::clamp<int64_t>(state.head, 0, std::max<int64_t>(sh.H - 1, 0));
   state.batch = std::clamp<int64_t>(state.batch, 0, std::max<int64_t>(sh.B - 1, 0));
   state.row = std::clamp<int64_t>(state.row, 0, std::max<int64_t>(sh.T - 1, 0));
@@ -258,6 +260,13 @@ void AfterRun(AppState& state, const Scenario& ran, const RecomputeCounts& befor
   state.error.clear();
   ++state.shown_version;
   const Stages& st = ShownStages(state);
+  state.shown_shape = st.shape;
+  if (!had_result || before.projections != state.engine.counts().projections) state.shown_W = st.W;
+  state.shown_counts = state.engine.counts();
+  if (state.token_labels_run != state.shown_counts.input) {  // both axes' labels, once per input
+    state.token_labels = TokenLabels(st.tokens);
+    state.token_labels_run = state.shown_counts.input;
+  }
   const bool mask_changed = !had_result || !SameMask(state.shown.mask, ran.mask) ||
                             state.mask_rows != st.mask.rows();
   state.shown = ran;
@@ -294,13 +303,13 @@ std::string RunEngine(Engine& engine, const Scenario& scenario) {
 /// the engine holds, or will hold when the running worker ends): same input, projections,
 /// dropout and dtype (float32), so no stage changes size, and enough cells to be worth it.
 bool RunsInBackground(const AppState& state, const Scenario& base) {
-  if (!state.engine.has_result() || (state.synchronous_runs && !state.script_drag)) return false;
+  if (!HasShownRun(state) || (state.synchronous_runs && !state.script_drag)) return false;
   const Scenario& s = state.scenario;
   if (s.dtype != Dtype::kFloat32 || base.dtype != Dtype::kFloat32) return false;
   if (!SameInput(s.input, base.input) || !SameProjections(s.projections, base.projections))
     return false;
   if (s.dropout.p != base.dropout.p || s.dropout.seed != base.dropout.seed) return false;
-  const Shape& sh = ShownStages(state).shape;
+  const Shape& sh = ShownShape(state);
   return sh.B * sh.H * sh.T * sh.T >= kBackgroundCells;
 }
 
@@ -385,7 +394,7 @@ void Recompute(AppState& state, bool background) {
     return;
   }
   const RecomputeCounts before = state.engine.counts();
-  const bool had_result = state.engine.has_result();
+  const bool had_result = HasShownRun(state);
   state.error = RunEngine(state.engine, state.scenario);
   if (state.error.empty()) AfterRun(state, state.scenario, before, had_result);
 }

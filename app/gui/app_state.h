@@ -16,9 +16,11 @@
 #include <imgui.h>
 
 #include <array>
+#include <cassert>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -31,6 +33,7 @@
 #include "attnlab/pipeline.h"
 #include "attnlab/scenario.h"
 #include "attnlab/stats.h"
+#include "attnlab/train.h"
 #include "gui/actions.h"
 #include "gui/gfx/heatmap_gpu.h"
 #include "gui/gradient_state.h"
@@ -143,10 +146,21 @@ struct VarianceState {
 
 /// The peaking panel's curve and what it was computed from (recomputed when those change).
 struct PeakingCache {
+  int64_t row = -1;   ///< the query row (of the shown batch and head) cached below
+  RowVector weights;  ///< its attention weights (the bars and the summary)
   RowVector scores;
   std::vector<uint8_t> allowed;
   double scale = 0.0;
   std::vector<PeakingPoint> curve;
+};
+
+/// The export dialog's preview: the figure as a small GL texture, made again only when what it
+/// shows changes (its key), so an open dialog costs one texture draw per frame. The texture is
+/// freed at exit with the others (main.cpp ReleaseTextures).
+struct ExportPreviewState {
+  unsigned texture = 0;  ///< GLuint; 0 before the first preview
+  int width = 0, height = 0;
+  std::string key, error;
 };
 
 /// Which modal dialog is up.
@@ -161,6 +175,7 @@ struct DialogState {
   /// follows the choices while its name is still that one.
   std::string proposed;
   bool path_replaced = false;  ///< the path changed under its focused field: reload the field
+  ExportPreviewState preview;  ///< kExport's figure preview
 };
 
 /// Fonts loaded at start-up (nullptr: ImGui's default).
@@ -233,6 +248,57 @@ struct CompareState {
   HeatmapViewHoverCell hover, hover_next;  ///< highlighted in all three maps
 };
 
+/// The Training view's runs so far: losses (one per step) and snapshots of both runs (scaled,
+/// unscaled), and the chosen example's tokens.
+struct RunsSoFar {
+  std::array<std::vector<float>, 2> loss;
+  std::array<std::vector<TrainSnapshot>, 2> snapshots;
+  std::vector<std::string> tokens;
+  int64_t example = 0;
+};
+
+/// The d_k choices of the Training view.
+inline constexpr int64_t kTrainDkChoices[] = {8, 64, 256};
+
+/// The Training view (train_panel.cpp): its settings, the worker thread that trains a head
+/// scaled then unscaled, what it did so far and the runs it finished. Threads: the worker
+/// writes only `live`, `pending` and `pending_error` (under `mu`) and the atomics; everything
+/// else is the UI thread's. Destroying it stops and joins the worker.
+struct TrainState {
+  int task = 2;  // index into TrainTasks(): associative recall shows the gap best
+  int64_t steps = 300;
+  int dk = 2;  // index into kTrainDkChoices
+  std::string curves_path = "training-curves.png", scenario_path = "trained-head.json";
+  std::string message;  // the last export's result, or an error
+
+  std::thread worker;
+  std::atomic<int64_t> done{0};  // steps done over both runs
+  std::atomic<bool> cancel{false}, finished{false};
+  std::mutex mu;                  // guards live, pending and pending_error
+  RunsSoFar live;                 // appended by the worker after each step
+  std::vector<TrainRun> pending;  // the worker's result, taken by the UI thread
+  std::string pending_error;
+
+  bool running = false;
+  int64_t total = 0, run_steps = 0;  // steps of both runs; of each run
+  RunsSoFar shown;                   // the UI thread's copy: what is drawn
+  std::vector<TrainRun> runs;        // scaled, unscaled, once both finished: what is exported
+  int snapshot = 0;                  // scrubbed snapshot index
+  bool follow = true;                // the scrubber follows the newest snapshot while training
+  bool playing = false;
+  double play_clock = 0;
+  int64_t generation = 0;                 // counts runs started (the maps' labels key)
+  std::array<HeatmapSlot, 2> maps;        // scaled, unscaled attention of the example
+  std::array<int64_t, 2> uploaded{-1, -1};  // generation * 1e6 + snapshot index uploaded
+
+  ~TrainState() { Stop(); }
+  void Stop() {
+    cancel = true;
+    if (worker.joinable()) worker.join();
+    running = false;
+  }
+};
+
 /// The guided tour (tour.h): on or off, and which step.
 struct TourState {
   bool active = false;
@@ -282,6 +348,11 @@ struct AppState {
   BackgroundRun background;
   /// Every run on the UI thread except a script's drags (scripts check what they set at once).
   bool synchronous_runs = false;
+  Shape shown_shape;            ///< engine.stages().shape of the shown run (ShownShape)
+  RecomputeCounts shown_counts; ///< engine.counts() after the shown run (panels read this copy)
+  /// engine.stages().W of the shown run, copied when the projections are recomputed: the
+  /// projection panel's editors show them while a background run goes on (d_in x d_out each).
+  std::array<Matrix, 3> shown_W;
   std::string error;            ///< ScenarioError text when `scenario` cannot run, else ""
   std::string preset_id;        ///< the preset last loaded ("" after opening a file)
   Scenario preset_scenario;     ///< that preset as loaded (the picker says "edited" when different)
@@ -324,6 +395,7 @@ struct AppState {
   CompareState compare;
   TourState tour;
   GradientState gradients;  ///< the gradients view (gradient_state.h)
+  TrainState training;      ///< the Training view and its worker
   std::array<ScreenRect, kStageCount> heatmap_cells;  ///< each heatmap's grid cell (labels too)
   std::vector<std::pair<std::string, ScreenRect>> toolbar_items;  ///< drawn this frame
   ScreenRect peaking_rect, variance_rect, controls_rect, views_rect;
@@ -358,7 +430,28 @@ struct AppState {
 /// A zoom kept in 0.6..2.5 (1 for anything that is not a number).
 inline float ClampZoom(float z) { return z >= 0.6f && z <= 2.5f ? z : z > 2.5f ? 2.5f : z >= 0 ? 0.6f : 1.0f; }
 
-/// The stages on screen (the engine's last good run).
-inline const Stages& ShownStages(const AppState& state) { return state.engine.stages(); }
+/// The stages on screen (the engine's last good run), for panels: nullptr while a background
+/// run rewrites them in place (BackgroundRun). Panels then draw what they uploaded or cached from
+/// the last finished run (textures, ShownShape, token labels, the peaking row) and hide the
+/// values they would read, so no panel ever reads a matrix the worker may be writing. The one
+/// way panels reach the engine's matrices.
+inline const Stages* ReadableStages(const AppState& state) {
+  return state.background.running ? nullptr : &state.engine.stages();
+}
+
+/// Whether a run has been shown (the engine has stages). Readable during a background run.
+inline bool HasShownRun(const AppState& state) { return state.shown_version > 0; }
+
+/// The sizes of the stages on screen (B, T, d_in, d_out, H, d_k...): a copy made when a run is
+/// shown (AfterRun), readable while a background run goes on (it never changes a size).
+inline const Shape& ShownShape(const AppState& state) { return state.shown_shape; }
+
+/// The stages on screen, for actions, exports and scripts that run when no worker writes them
+/// (after SettleRuns, or between runs). Panels use ReadableStages. Debug builds (the sanitizer
+/// builds) check that no background run is going on.
+inline const Stages& ShownStages(const AppState& state) {
+  assert(!state.background.running && "ShownStages while a background run writes the stages");
+  return state.engine.stages();
+}
 
 }  // namespace attnlab::gui

@@ -35,7 +35,7 @@ FigureOptions ScreenFigureOptions(const AppState& state) {
 
 bool ExportOneStage(const AppState& state, Stage stage, const std::string& path,
                     std::string* message) {
-  if (!state.engine.has_result()) {
+  if (!HasShownRun(state)) {
     *message = "Not exported: nothing has run yet";
     return false;
   }
@@ -53,7 +53,7 @@ bool ExportOneStage(const AppState& state, Stage stage, const std::string& path,
 }
 
 bool ExportEveryStage(const AppState& state, const std::string& dir, std::string* message) {
-  if (!state.engine.has_result()) {
+  if (!HasShownRun(state)) {
     *message = "Not exported: nothing has run yet";
     return false;
   }
@@ -189,7 +189,7 @@ std::vector<StageView> ChosenViews(const AppState& state, const std::vector<Stag
 
 bool ExportWithChoices(const AppState& state, Stage stage, const std::string& path,
                        std::string* message) {
-  if (!state.engine.has_result()) {
+  if (!HasShownRun(state)) {
     *message = "Not exported: nothing has run yet";
     return false;
   }
@@ -232,7 +232,7 @@ Image ExportPreview(const AppState& state, Stage stage, int max_width) {
 }
 
 std::string DefaultExportName(const AppState& state, Stage stage) {
-  const Shape& sh = ShownStages(state).shape;
+  const Shape& sh = ShownShape(state);
   std::string name = StageName(stage);
   if (StageIsPerHead(stage) && sh.H > 1) name += "_h" + std::to_string(state.head);
   if (sh.B > 1) name += "_b" + std::to_string(state.batch);

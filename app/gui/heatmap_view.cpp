@@ -281,7 +281,8 @@ HeatmapLook LookOf(const HeatmapSlot& slot, const ViewLayout& L) {
 void PaintImage(const AppState& state, HeatmapSlot& slot, const HeatmapViewSpec& view,
                 const ViewLayout& L) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  if (state.renderer) state.renderer->Render(slot.gpu, LookOf(slot, L), view.cells(), view.allowed);
+  if (state.renderer && !view.frozen)
+    state.renderer->Render(slot.gpu, LookOf(slot, L), view.cells(), view.allowed);
   // The FBO's first row is the image's bottom: flip v.
   dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(slot.gpu.image())), L.p0, L.p1,
                ImVec2(0, 1), ImVec2(1, 0));
@@ -439,13 +440,13 @@ HeatmapViewHover DrawThumbnail(const AppState& state, HeatmapSlot& slot,
   out.title_clicked = PaintHeading(slot.spec, view, origin, size, line);
   const float top = origin.y + line + 2;
   const CellSource cells = view.cells();
-  if (cells.empty() || !slot.gpu.has_values() || size.y - (top - origin.y) < 8) {
+  if ((cells.empty() && !view.frozen) || !slot.gpu.has_values() || size.y - (top - origin.y) < 8) {
     slot.image_min = slot.image_max = ImVec2(0, 0);
     return out;
   }
   const float avail_h = size.y - (top - origin.y), avail_w = size.x - 4;
-  const float rows = static_cast<float>(cells.rows());
-  const float cols = static_cast<float>(cells.cols());
+  const float rows = static_cast<float>(view.frozen ? slot.gpu.rows() : cells.rows());
+  const float cols = static_cast<float>(view.frozen ? slot.gpu.cols() : cells.cols());
   const float scale = std::min(avail_w / cols, avail_h / rows);
   const float w = std::max(4.0f, std::floor(std::min(avail_w, std::max(cols * scale, avail_h))));
   const float h = std::max(4.0f, std::floor(std::min(avail_h, rows * scale)));
@@ -489,7 +490,8 @@ void PaintMinimap(const AppState& state, HeatmapSlot& slot, const HeatmapViewSpe
   whole.win = CellWindow{0, 0, L.rows, L.cols};
   whole.p0 = r.Min;
   whole.p1 = r.Max;
-  state.renderer->Render(slot.gpu, LookOf(slot, whole), view.cells(), view.allowed, true);
+  if (!view.frozen)
+    state.renderer->Render(slot.gpu, LookOf(slot, whole), view.cells(), view.allowed, true);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRectFilled(ImVec2(r.Min.x - 3, r.Min.y - 3), ImVec2(r.Max.x + 3, r.Max.y + 3),
                     IM_COL32(20, 20, 26, 230));
@@ -591,7 +593,7 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
     options.values = ValuesMode::kOn;
   EnsureSpec(slot, options);
   slot.thumbnail = view.thumbnail;
-  slot.printed.clear();
+  if (!view.frozen) slot.printed.clear();  // frozen: the last printed values stay on record
   const float line = ImGui::GetTextLineHeight();
   if (view.thumbnail) return DrawThumbnail(state, slot, view, origin, size, line);
   const LabelFont small{state.fonts.small ? state.fonts.small : ImGui::GetFont(),
@@ -599,15 +601,15 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   HeatmapViewHover hover;
   hover.title_clicked = PaintHeading(slot.spec, view, origin, size, line);
   const CellSource m = view.cells();
-  if (m.empty() || !slot.gpu.has_values()) {
+  if ((m.empty() && !view.frozen) || !slot.gpu.has_values()) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + line * 2));
     ImGui::TextDisabled("%s", view.empty_text);
     slot.image_min = slot.image_max = ImVec2(0, 0);
     return hover;
   }
   ViewLayout L;
-  L.rows = static_cast<int>(m.rows());
-  L.cols = static_cast<int>(m.cols());
+  L.rows = static_cast<int>(view.frozen ? slot.gpu.rows() : m.rows());
+  L.cols = static_cast<int>(view.frozen ? slot.gpu.cols() : m.cols());
   L.win = VisibleCells(slot.zoom, L.rows, L.cols);
   MeasureLabels(slot, view, small, L.rows, L.cols);
   if (!LayOutView(slot, view, small, origin, size, origin.y + line + 4, L)) {
@@ -618,7 +620,8 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   slot.image_max = L.p1;
   slot.shown = L.win;
   PaintImage(state, slot, view, L);
-  const bool printed = PaintValues(slot.spec, view, m, small, L, slot.printed);
+  // Frozen: no values (the matrix is being rewritten); they print again once the run is shown.
+  const bool printed = view.frozen || PaintValues(slot.spec, view, m, small, L, slot.printed);
   PaintZoomNote(slot, view, small, L, printed, origin.x + size.x, origin.y + size.y);
   PaintLabels(slot.spec, view, small, L, slot.col_label_w);
   PaintColorbarAndLegends(state, slot.spec, small, L);

@@ -37,6 +37,9 @@ struct HeatmapViewSpec {
   bool row_labels = true;  ///< false: the map left of it in the same row shows the tokens
   const char* title_tip = nullptr;  ///< the title is clickable, with this tooltip line
   bool pan_with_left = true;  ///< a left drag pans a zoomed map (false where it paints)
+  /// A worker is rewriting the matrix (a background run): values and mask stay null and the
+  /// view reads nothing; it shows the image rendered last (no values printed, no re-render).
+  bool frozen = false;
   CellSource cells() const { return {values, mask_values}; }
 };
 

@@ -4,6 +4,7 @@
 // [SECTION] Loading and stepping
 // [SECTION] One command: what it emits or checks
 #include "gui/script.h"
+#include "gui/training.h"
 
 #include <cmath>
 #include <fstream>
@@ -254,7 +255,8 @@ const HeatmapSlot* SlotNamed(const AppState& state, const std::string& name) {
   const char* grads[] = {"grad_jacobian", "grad_logits", "grad_scores", "grad_Q", "grad_K"};
   for (size_t i = 0; i < std::size(grads); ++i)
     if (name == grads[i] && state.gradients.maps) return &state.gradients.maps[i];
-  if (name == "train_scaled" || name == "train_unscaled") return TrainMapSlot(name == "train_unscaled");
+  if (name == "train_scaled") return &state.training.maps[0];
+  if (name == "train_unscaled") return &state.training.maps[1];
   return nullptr;
 }
 
@@ -405,6 +407,7 @@ bool ScriptRunner::StartEdit(AppState& state, const Command& c) {
     const bool f64 = w[1] == "float64";
     edit("dtype", [f64](Scenario& s) { s.dtype = f64 ? Dtype::kFloat64 : Dtype::kFloat32; });
   } else if (cmd == "generator") {
+    SettleRuns(state);  // SwitchGenerator reads the shown stages
     edit("generator", SwitchGenerator(ShownStages(state), w[1] == "numpy" ? Generator::kNumpy
                                                                           : Generator::kTorch));
   } else if (cmd == "dropout") {

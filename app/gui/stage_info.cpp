@@ -8,8 +8,9 @@
 namespace attnlab::gui {
 
 const Matrix* StageMatrix(const AppState& state, Stage stage) {
-  if (!state.engine.has_result()) return nullptr;
-  const Stages& st = ShownStages(state);
+  const Stages* readable = ReadableStages(state);
+  if (!HasShownRun(state) || !readable) return nullptr;
+  const Stages& st = *readable;
   const int64_t b = state.batch, h = state.head;
   auto head_of = [&](const MatrixStack& stack) -> const Matrix* {
     const size_t i = static_cast<size_t>(b * st.shape.H + h);
@@ -45,14 +46,20 @@ const Matrix* StageMatrix(const AppState& state, Stage stage) {
 }
 
 std::string RowLabel(const AppState& state, int64_t i) {
-  const auto& tokens = ShownStages(state).tokens;
-  if (i < 0 || static_cast<size_t>(i) >= tokens.size()) return "";
-  if (state.token_labels.size() == tokens.size()) return state.token_labels[i];
-  return VisibleToken(tokens[i]);
+  // The labels made for the shown run (heatmaps_panel.cpp RefreshContents); the tokens
+  // themselves only when those are not made yet and no worker writes the stages.
+  if (i >= 0 && static_cast<size_t>(i) < state.token_labels.size() &&
+      static_cast<int64_t>(state.token_labels.size()) == ShownShape(state).T)
+    return state.token_labels[i];
+  const Stages* st = ReadableStages(state);
+  if (!st || i < 0 || static_cast<size_t>(i) >= st->tokens.size()) return "";
+  return VisibleToken(st->tokens[i]);
 }
 
 void RefreshHeadSlices(AppState& state) {
-  const Stages& st = ShownStages(state);
+  const Stages* readable = ReadableStages(state);
+  if (!readable) return;
+  const Stages& st = *readable;
   if (st.shape.H <= 1 || static_cast<size_t>(state.batch) >= st.Q.size()) return;
   const MatrixStack* stacks[3] = {&st.Q, &st.K, &st.V};
   for (int k = 0; k < 3; ++k) {
@@ -66,7 +73,7 @@ void RefreshHeadSlices(AppState& state) {
 std::string ColumnLabel(const AppState& state, Stage stage, int64_t j) {
   if (stage == Stage::kX || stage == Stage::kContext) return "d" + std::to_string(j);
   if (stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV) {
-    const Shape& sh = ShownStages(state).shape;
+    const Shape& sh = ShownShape(state);
     return "d" + std::to_string(state.head * (stage == Stage::kV ? sh.dh_v : sh.dh) + j);
   }
   return RowLabel(state, j);
@@ -74,8 +81,9 @@ std::string ColumnLabel(const AppState& state, Stage stage, int64_t j) {
 
 CellSource StageCells(const AppState& state, Stage stage) {
   if (stage != Stage::kMask) return {StageMatrix(state, stage), nullptr};
-  if (!state.engine.has_result() || ShownStages(state).mask.size() == 0) return {};
-  return {nullptr, &ShownStages(state).mask};
+  const Stages* st = ReadableStages(state);
+  if (!HasShownRun(state) || !st || st->mask.size() == 0) return {};
+  return {nullptr, &st->mask};
 }
 
 }  // namespace attnlab::gui

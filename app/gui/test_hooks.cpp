@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "attnlab/file_io.h"
@@ -78,8 +80,25 @@ void TestHooks::ReportFrameStats(const AppState& state) const {
   std::printf(
       "{\"frames\": %zu, \"median_ms\": %.3f, \"p90_ms\": %.3f, \"T\": %lld, "
       "\"background_runs\": %lld}\n",
-      steady.size(), Median(steady), Percentile90(steady), static_cast<long long>(ShownStages(state).shape.T),
+      steady.size(), Median(steady), Percentile90(steady), static_cast<long long>(ShownShape(state).T),
       static_cast<long long>(state.background.completed));
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+namespace {
+// Holds the block until it is dropped below: a pointer in a volatile global is not optimised away.
+char* volatile g_leak_probe = nullptr;
+}  // namespace
+#endif
+
+void TestHooks::LeakOnPurposeIfAsked() {
+#if defined(__SANITIZE_ADDRESS__)
+  const char* asked = std::getenv("ATTNLAB_LEAK_ON_PURPOSE");
+  if (!asked || std::strcmp(asked, "1") != 0) return;
+  g_leak_probe = new char[4096];
+  std::memset(g_leak_probe, 1, 4096);
+  g_leak_probe = nullptr;  // the only pointer is gone: LeakSanitizer must report 4096 bytes
+#endif
 }
 
 }  // namespace attnlab::gui

@@ -38,6 +38,11 @@ struct TestHooks {
 
   /// At exit: prints {"frames":..,"median_ms":..,"T":..} with --frame-stats.
   void ReportFrameStats(const AppState& state) const;
+
+  /// At exit, in AddressSanitizer builds only: with ATTNLAB_LEAK_ON_PURPOSE=1 in the
+  /// environment, leaks one block from our own code, so that tools/sanitize.sh can check that
+  /// its window leak check still fails on a leak of ours. Does nothing otherwise.
+  static void LeakOnPurposeIfAsked();
 };
 
 }  // namespace attnlab::gui

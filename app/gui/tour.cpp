@@ -15,8 +15,9 @@ namespace {
 
 /// The shown head's attention weights of query row `i` (batch and head on screen), or nullptr.
 const Matrix* ShownWeights(const AppState& state) {
-  const Stages& st = ShownStages(state);
-  if (st.weights.empty() || !state.error.empty()) return nullptr;
+  const Stages* readable = ReadableStages(state);  // a background run: no check this frame
+  if (!readable || readable->weights.empty() || !state.error.empty()) return nullptr;
+  const Stages& st = *readable;
   const int64_t b = std::clamp<int64_t>(state.batch, 0, st.shape.B - 1);
   const int64_t h = std::clamp<int64_t>(state.head, 0, st.shape.H - 1);
   return &st.Head(st.weights, b, h);
@@ -42,7 +43,8 @@ bool EntropyHalved(const AppState& state) {
     if (!(p >= 0)) return false;  // not a distribution (nan): no entropy
     total += p;
     if (p > 0) entropy -= p * std::log(p);
-    if (ShownStages(state).mask.size() == 0 || ShownStages(state).mask(state.row, j)) ++allowed;
+    const MaskMatrix& mask = ReadableStages(state)->mask;  // ShownWeights: readable
+    if (mask.size() == 0 || mask(state.row, j)) ++allowed;
   }
   return allowed > 1 && std::abs(total - 1.0) < 1e-3 && entropy <= 0.5 * std::log(allowed);
 }

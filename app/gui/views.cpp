@@ -5,6 +5,7 @@
 // [SECTION] Compare: B's scenario, its run, the views
 // [SECTION] JSON for scripts
 #include "gui/views.h"
+#include "gui/training.h"
 
 #include <chrono>
 #include <cmath>
@@ -28,7 +29,7 @@ double Seconds() {
 /// True when a heavy view should wait: a slider is held, T is large, and it refreshed less than
 /// kHeldRefreshSeconds ago.
 bool HoldBack(const AppState& state, double refreshed_at) {
-  const Shape& sh = ShownStages(state).shape;
+  const Shape& sh = ShownShape(state);
   const bool held = !state.history.open_merge_key.empty() || state.script_drag;
   return held && sh.T * sh.T >= kHeavyCells && Seconds() - refreshed_at < kHeldRefreshSeconds;
 }
@@ -40,8 +41,8 @@ bool HoldBack(const AppState& state, double refreshed_at) {
 
 void RefreshCode(AppState& state) {
   CodeState& c = state.code;
-  if (!state.engine.has_result()) return;
-  const TrainOptions o = TrainViewOptions(c.training_scaled);
+  if (!HasShownRun(state)) return;
+  const TrainOptions o = TrainViewOptions(state, c.training_scaled);
   const std::string made_for = !c.training ? "" : std::string(Name(o.task)) + "/" +
       std::to_string(o.steps) + "/" + std::to_string(o.d_k) + "/" + (o.scale ? "scaled" : "unscaled");
   if (c.version == state.shown_version && c.made_for == made_for) return;
@@ -61,7 +62,8 @@ void RefreshCode(AppState& state) {
 
 void RefreshTrick(AppState& state, bool now) {
   TrickState& t = state.trick;
-  if (!state.engine.has_result()) return;
+  // During a background run the steps of the last run stay; they follow its result.
+  if (!HasShownRun(state) || !ReadableStages(state)) return;
   if (t.version == state.shown_version && t.batch == state.batch) return;
   if (!now && HoldBack(state, t.refreshed_at)) return;
   t.refreshed_at = Seconds();
@@ -174,7 +176,7 @@ bool MakeB(const AppState& state, Scenario* b, std::string* name_a, std::string*
       *name_b = MaskName(b->mask);
       return true;
     case CompareMode::kHeads: {
-      const int64_t H = ShownStages(state).shape.H;
+      const int64_t H = ShownShape(state).H;
       if (H < 2) {
         *error =
             "Head 0 vs head 1 needs two heads or more: set heads in the Projections section "
@@ -207,7 +209,8 @@ bool MakeB(const AppState& state, Scenario* b, std::string* name_a, std::string*
 
 void RefreshCompare(AppState& state, bool now) {
   CompareState& c = state.compare;
-  if (!state.engine.has_result()) return;
+  // During a background run the last comparison stays; it follows the run's result.
+  if (!HasShownRun(state) || !ReadableStages(state)) return;
   char key[256];
   std::snprintf(key, sizeof key, "%llu %d %.17g %lld %lld %d %lld %lld %llu",
                 static_cast<unsigned long long>(state.shown_version), static_cast<int>(c.mode),
@@ -265,6 +268,7 @@ void RefreshCompare(AppState& state, bool now) {
 
 std::string ViewsJson(AppState& state) {
   static const char* views[] = {"heatmaps", "trick", "compare", "code", "gradients", "training"};
+  SettleRuns(state);  // a script reads what the views show for the latest scenario
   RefreshCode(state);
   RefreshTrick(state, true);
   RefreshCompare(state, true);
@@ -303,7 +307,7 @@ std::string ViewsJson(AppState& state) {
                   {"entropy_b", entropy_b}};
   j["code"] = {{"chars", state.code.text.size()}, {"error", state.code.error}};
   j["gradients"] = nlohmann::json::parse(GradientsJson(state));
-  j["training"] = nlohmann::json::parse(TrainViewJson());
+  j["training"] = nlohmann::json::parse(TrainViewJson(state));
   return j.dump(1) + "\n";
 }
 

@@ -231,7 +231,7 @@ void DrawMainWindow(AppState& state) {
     if (!state.error.empty())  // as over the heatmaps: the view shows the last run that worked
       ErrorText("This edit cannot run: " + state.error +
                 "  The view shows the last settings that ran; fix the setting or undo (Ctrl+Z).");
-    if (!state.engine.has_result())
+    if (!HasShownRun(state))
       ImGui::TextDisabled("Nothing has run yet.");
     else if (state.central == CentralView::kTrick)
       DrawTrickPanel(state);

@@ -324,11 +324,21 @@ TrainRun TrainAttentionHead(const Scenario& scenario, const TrainOptions& option
   });
 }
 
-std::array<TrainRun, 2> TrainScaledAndUnscaled(const Scenario& scenario, TrainOptions options) {
-  options.scale = true;
-  TrainRun scaled = TrainAttentionHead(scenario, options);
-  options.scale = false;
-  return {std::move(scaled), TrainAttentionHead(scenario, options)};
+std::array<TrainRun, 2> TrainScaledAndUnscaled(const Scenario& scenario, TrainOptions options,
+                                               const TrainProgress& progress) {
+  std::array<TrainRun, 2> runs;
+  for (int r = 0; r < 2; ++r) {
+    options.scale = r == 0;
+    const int64_t before = r * options.steps;  // steps done by the runs before this one
+    TrainProgress over_both;
+    if (progress) over_both = [&progress, before](int64_t done) { return progress(before + done); };
+    runs[r] = TrainAttentionHead(scenario, options, over_both);
+    if (runs[r].cancelled) {
+      runs[1].cancelled = true;  // the unscaled run never started
+      break;
+    }
+  }
+  return runs;
 }
 
 TrainRun TrainAttentionHeadObserved(const Scenario& scenario, const TrainOptions& options,

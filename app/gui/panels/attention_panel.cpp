@@ -11,11 +11,11 @@ namespace attnlab::gui {
 namespace {
 
 /// The divide-by-sqrt(d_k) checkbox and the multiplier's log slider with its reset button.
-void DrawScaling(AppState& state, const Scenario& s, const Stages& st) {
+void DrawScaling(AppState& state, const Scenario& s, const Shape& sh) {
   bool sqrt_dk = s.scaling.sqrt_dk;
   char label[64];
   std::snprintf(label, sizeof label, "divide by \u221Ad_k  (\u221A%lld = %.3g)",
-                static_cast<long long>(st.shape.dh), std::sqrt(static_cast<double>(st.shape.dh)));
+                static_cast<long long>(sh.dh), std::sqrt(static_cast<double>(sh.dh)));
   if (ImGui::Checkbox(label, &sqrt_dk)) Emit(state, SetSqrtDk{sqrt_dk});
   Tip("Scaled dot-product attention divides the scores by sqrt(d_k). Without it, large d_k "
       "makes the logits large and softmax almost one-hot (see the peaking and variance panels).");
@@ -52,7 +52,7 @@ void DrawScaling(AppState& state, const Scenario& s, const Stages& st) {
 }
 
 /// The mask row (none, causal, custom) and, for a custom mask, its allow-all and causal buttons.
-void DrawMask(AppState& state, const Scenario& s, const Stages& st) {
+void DrawMask(AppState& state, const Scenario& s, const Shape& sh) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("mask");
   const struct {
@@ -74,7 +74,7 @@ void DrawMask(AppState& state, const Scenario& s, const Stages& st) {
     Tip(mk.tip);
   }
   if (s.mask.kind == MaskKind::kCustom) {
-    const int64_t T = st.shape.T;
+    const int64_t T = sh.T;
     if (ImGui::SmallButton("allow all"))
       Emit(state, EditScenario{"allow all",
                                [T](Scenario& x) { x.mask.allowed = MaskMatrix::Ones(T, T); }});
@@ -144,9 +144,9 @@ void DrawDropout(AppState& state, const Scenario& s) {
 
 void DrawAttentionPanel(AppState& state) {
   const Scenario& s = state.scenario;
-  const Stages& st = ShownStages(state);
-  DrawScaling(state, s, st);
-  DrawMask(state, s, st);
+  const Shape& sh = ShownShape(state);
+  DrawScaling(state, s, sh);
+  DrawMask(state, s, sh);
   DrawNormalization(state, s);
   DrawDropout(state, s);
 }

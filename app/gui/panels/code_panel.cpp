@@ -12,6 +12,7 @@
 
 #include "attnlab/train.h"
 #include "gui/app_state.h"
+#include "gui/training.h"
 #include "gui/panels/panels.h"
 #include "gui/views.h"
 #include "gui/widgets.h"
@@ -36,7 +37,7 @@ void DrawProgramChoice(AppState& state) {
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::Checkbox("with 1/\u221Ad_k", &code.training_scaled);
   Tip("The Training view trains both ways: this picks which of the two loops is shown.");
-  const TrainOptions o = TrainViewOptions(code.training_scaled);
+  const TrainOptions o = TrainViewOptions(state, code.training_scaled);
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::TextDisabled("task %s, %lld steps, d_k %lld (set in the Training view)", Name(o.task),
                       static_cast<long long>(o.steps), static_cast<long long>(o.d_k));

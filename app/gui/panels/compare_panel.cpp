@@ -45,7 +45,7 @@ bool OptionButton(const char* label, bool selected, bool enabled = true) {
 
 void DrawControls(AppState& state) {
   CompareState& c = state.compare;
-  const Shape& sh = ShownStages(state).shape;
+  const Shape& sh = ShownShape(state);
   const float gap = ImGui::GetStyle().ItemInnerSpacing.x;
 
   ImGui::AlignTextToFramePadding();

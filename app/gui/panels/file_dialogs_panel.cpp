@@ -59,14 +59,6 @@ std::vector<std::string> JsonFilesNear(const std::string& path) {
   return files;
 }
 
-/// The dialog's preview: the figure as a small texture, made again only when what it shows
-/// changes (its key), so an open dialog costs one texture draw per frame.
-struct Preview {
-  GLuint texture = 0;
-  int width = 0, height = 0;
-  std::string key, error;
-};
-
 std::string PreviewKey(const AppState& state, Stage stage) {
   const ExportChoices& c = state.export_choices;
   const FigureOptions o = ChosenFigureOptions(state, c);
@@ -80,15 +72,16 @@ std::string PreviewKey(const AppState& state, Stage stage) {
   return key;
 }
 
-void DrawPreview(const AppState& state, Stage stage) {
-  static Preview preview;
+void DrawPreview(AppState& state, Stage stage) {
+  ExportPreviewState& preview = state.dialog.preview;
   const ExportChoices& c = state.export_choices;
   if (c.format == ExportFormat::kCsv || c.format == ExportFormat::kNpy) {
     ImGui::TextDisabled("CSV and NPY hold the numbers of one stage: no picture.");
     return;
   }
   const std::string key = PreviewKey(state, stage);
-  if (key != preview.key && state.engine.has_result()) {
+  // Not while a background run rewrites the stages: the preview follows its result.
+  if (key != preview.key && HasShownRun(state) && ReadableStages(state)) {
     preview.key = key;
     preview.error.clear();
     try {

@@ -26,7 +26,7 @@ constexpr double kLowMultiplier = 0.01, kHighMultiplier = 100.0;  // as the peak
 enum Map { kJacobian, kGradLogits, kGradScores, kGradQ, kGradK, kMapCount };
 
 int64_t ShownRow(const AppState& state) {
-  return std::clamp<int64_t>(state.row, 0, ShownStages(state).shape.T - 1);
+  return std::clamp<int64_t>(state.row, 0, ShownShape(state).T - 1);
 }
 
 std::string Num(double v) { return FormatNumber(v, NumberStyle::kShortest); }
@@ -218,9 +218,10 @@ bool Do(AppState& state, const SetLossKey& a) {
 }
 
 void RefreshGradients(AppState& state) {
-  if (!state.engine.has_result()) return;
+  const Stages* readable = ReadableStages(state);
+  if (!HasShownRun(state) || !readable) return;  // a background run: the caches stay
   GradientState& g = state.gradients;
-  const Stages& st = ShownStages(state);
+  const Stages& st = *readable;
   g.key = std::clamp<int64_t>(g.key, 0, st.shape.T - 1);
   const int64_t i = ShownRow(state);
   const std::string key = std::to_string(state.shown_version) + "/" +
@@ -268,6 +269,11 @@ std::string GradientsJson(AppState& state) {
 namespace attnlab::gui {
 
 void DrawGradientPanel(AppState& state) {
+  if (!ReadableStages(state)) {
+    // The maps and tooltips read the stages, which a background run is rewriting.
+    ImGui::TextDisabled("computing\xE2\x80\xA6 the gradients show when the run ends");
+    return;
+  }
   RefreshGradients(state);
   GradientState& g = state.gradients;
   const Stages& st = ShownStages(state);
@@ -316,7 +322,7 @@ void DrawGradientPanel(AppState& state) {
 void DrawCompareGradientReadout(AppState& state) {
   GradientState& g = state.gradients;
   const CompareState& c = state.compare;
-  if (!state.engine.has_result() || !c.engine_b.has_result()) return;
+  if (!HasShownRun(state) || !ReadableStages(state) || !c.engine_b.has_result()) return;
   const Stages& a = ShownStages(state);
   const Stages& b = c.engine_b.stages();
   const int64_t i = ShownRow(state), j = std::clamp<int64_t>(g.key, 0, a.shape.T - 1);

@@ -34,11 +34,7 @@ namespace {
 /// The labels and contents (titles, signed or not) of the six stage heatmaps, made again when
 /// the run, the head or the batch on screen changes; their specs follow on the next draw.
 void RefreshContents(AppState& state, bool uploaded) {
-  const Stages& st = ShownStages(state);
-  if (state.token_labels_run != state.engine.counts().input) {
-    state.token_labels = TokenLabels(st.tokens);
-    state.token_labels_run = state.engine.counts().input;
-  }
+  const Stages& st = *ReadableStages(state);  // UploadDirty's caller: no worker runs
   const std::string key = std::to_string(state.shown_version) + "/" + std::to_string(state.head) +
                           "/" + std::to_string(state.batch);
   if (key == state.contents_key && !uploaded) return;
@@ -55,9 +51,10 @@ void RefreshContents(AppState& state, bool uploaded) {
 
 /// Uploads the dirty stages and the mask and scans each (ScanValues: colour range, NaN, inf,
 /// sign). The scans run on a helper thread while this thread (the GL one) uploads: at T = 2048
-/// each takes about a millisecond, as does each upload.
+/// each takes about a millisecond, as does each upload. While a background run rewrites the
+/// stages nothing is read: the dirty slots wait for its result.
 void UploadDirty(AppState& state) {
-  if (!state.renderer || !state.engine.has_result()) return;
+  if (!state.renderer || !HasShownRun(state) || !ReadableStages(state)) return;
   RefreshHeadSlices(state);
   if (state.mask_dirty) {
     state.renderer->MaskChanged();
@@ -150,7 +147,7 @@ void DrawWeightsColourChoices(AppState& state) {
 }
 
 void DrawToolbar(AppState& state) {
-  const Shape& sh = ShownStages(state).shape;
+  const Shape& sh = ShownShape(state);
   const float w = ImGui::GetFontSize() * 5.5f;
   bool first = true;
   auto selector = [&](const char* label, int64_t value, int64_t count, const char* tip,
@@ -411,7 +408,12 @@ void StageLines(const AppState& state, Stage stage, const CellContext& c, float 
 
 /// How the hovered number was made: the query and key, then each step up to this stage.
 void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
-  const Stages& st = ShownStages(state);
+  const Stages* readable = ReadableStages(state);
+  if (!readable) {  // a background run is rewriting the values
+    ImGui::SetTooltip("computing\xE2\x80\xA6 this cell's value shows when the run ends");
+    return;
+  }
+  const Stages& st = *readable;
   const CellSource m = StageCells(state, stage);
   if (m.empty() || i >= m.rows() || j >= m.cols()) return;
   const float v = m.at(i, j);
@@ -456,7 +458,8 @@ enum class MapMode { kOverview, kFocused, kThumbnail };
 void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
                  MapMode mode = MapMode::kOverview, bool row_labels = true) {
   HeatmapSlot& slot = state.heatmaps[StageIndex(stage)];
-  const Shape& sh = ShownStages(state).shape;
+  const Shape& sh = ShownShape(state);
+  const Stages* readable = ReadableStages(state);  // null while a background run writes
   const CellSource m = StageCells(state, stage);
 
   HeatmapViewSpec spec;
@@ -470,8 +473,9 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
     spec.heading_note = "click to paint";
     spec.pan_with_left = false;
   }
-  spec.labels_key = state.engine.counts().input;
-  spec.allowed = &ShownStages(state).mask;
+  spec.labels_key = state.shown_counts.input;
+  spec.allowed = readable ? &readable->mask : nullptr;
+  spec.frozen = !readable;
   spec.marked_row = state.row;
   // The hovered query row in every heatmap indexed by queries, its key row in K and V and its
   // key column in the T x T maps: one row followed from X to its context vector.
@@ -505,24 +509,29 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
   if (hover.title_clicked)
     Emit(state, SetFocus{mode == MapMode::kFocused ? std::nullopt : std::optional<Stage>(stage)});
   if (mode == MapMode::kThumbnail) return;
-  if (m.empty() || !slot.gpu.has_values() || slot.image_max.x <= slot.image_min.x) return;
+  if ((m.empty() && readable) || !slot.gpu.has_values() || slot.image_max.x <= slot.image_min.x)
+    return;
 
-  // -- interaction: tooltip, row selection, custom-mask painting, context menu
-  const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
-  const MaskMatrix& mask = ShownStages(state).mask;
+  // -- interaction: tooltip, row selection, custom-mask painting (not while a background run
+  // rewrites the mask), context menu
+  const int rows = static_cast<int>(readable ? m.rows() : slot.gpu.rows());
+  const int cols = static_cast<int>(readable ? m.cols() : slot.gpu.cols());
   ImGui::PushID(StageIndex(stage));
   const bool square = rows == sh.T && cols == sh.T && TokenByToken(stage);
-  const bool painting_allowed =
-      square && state.scenario.mask.kind == MaskKind::kCustom && state.error.empty();
+  const bool painting_allowed = readable && square &&
+                                state.scenario.mask.kind == MaskKind::kCustom &&
+                                state.error.empty();
   if (hover.active) {
     const int64_t i = hover.row, j = hover.col;
     state.hover_next = HoverCell{true, stage, i, j};
     if (painting_allowed && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
       state.paint.active = true;
+      const MaskMatrix& mask = readable->mask;  // painting_allowed: readable
       state.paint.value = !(mask.rows() > i && mask(i, j));
       Emit(state, SetMaskCell{i, j, state.paint.value}, "mask.paint");
     } else if (state.paint.active && painting_allowed &&
                ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+      const MaskMatrix& mask = readable->mask;
       const bool now = mask.rows() > i && mask(i, j);
       if (now != state.paint.value) Emit(state, SetMaskCell{i, j, state.paint.value}, "mask.paint");
     } else if (!painting_allowed && ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
@@ -548,13 +557,15 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
 /// Why a stage is an identity (or absent) for the current settings, shown as a chip instead of
 /// a map; nullptr when it has a map.
 const char* ChipText(const AppState& state, Stage stage) {
+  // From the shown scenario alone (Stages: weights_dropped is empty exactly when p = 0, X for
+  // qkv input), so that it holds while a background run rewrites the stages.
   const Scenario& s = state.shown;
-  const Stages& st = ShownStages(state);
   if (stage == Stage::kMask && s.mask.kind == MaskKind::kNone)
     return "mask: none \xE2\x80\x94 every query sees every key";
-  if (stage == Stage::kWeightsDropped && st.weights_dropped.empty())
+  if (stage == Stage::kWeightsDropped && !(s.dropout.p > 0))
     return "dropout: off (p = 0) \xE2\x80\x94 the weights go to V unchanged";
-  if (stage == Stage::kX && st.X.empty()) return "X: none \xE2\x80\x94 Q, K and V are given";
+  if (stage == Stage::kX && s.input.source == InputSource::kQkv)
+    return "X: none \xE2\x80\x94 Q, K and V are given";
   return nullptr;
 }
 
@@ -597,6 +608,18 @@ float DrawChips(AppState& state, ImVec2 at) {
   return any ? h + 4 : 0;
 }
 
+/// rows x cols of a stage's map: its matrix, or while a background run rewrites the stages (which
+/// keeps every size) the texture uploaded last.
+std::pair<int64_t, int64_t> ShownSize(const AppState& state, Stage stage) {
+  if (ReadableStages(state)) {
+    const CellSource m = StageCells(state, stage);
+    return {m.rows(), m.cols()};
+  }
+  const HeatmapTexture& gpu = state.heatmaps[StageIndex(stage)].gpu;
+  if (!gpu.has_values()) return {0, 0};
+  return {gpu.rows(), gpu.cols()};
+}
+
 /// A row of heatmaps across `width`, each as wide as its matrix wants at the row's height
 /// (X, Q, K, V are narrow when d is small), scaled together to fill the row.
 void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec2 size) {
@@ -614,9 +637,9 @@ void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec
     want.clear();
     total = 0;
     for (size_t k = 0; k < stages.size(); ++k) {
-      const CellSource m = StageCells(state, stages[k]);
-      const float rows = m.rows() ? static_cast<float>(m.rows()) : 1.0f;
-      const float cols = m.cols() ? static_cast<float>(m.cols()) : 1.0f;
+      const auto [m_rows, m_cols] = ShownSize(state, stages[k]);
+      const float rows = m_rows ? static_cast<float>(m_rows) : 1.0f;
+      const float cols = m_cols ? static_cast<float>(m_cols) : 1.0f;
       const float image_w = std::min(image_h * cols / rows, image_h * 1.25f);
       const bool own_labels = k == 0 || !shared_labels;
       want.push_back((own_labels ? labels : font * 0.5f) + colorbar + std::max(image_w, font * 3));
@@ -689,7 +712,7 @@ void DrawHeatmapsPanel(AppState& state) {
   UploadDirty(state);
   DrawToolbar(state);
   ImGui::NewLine();
-  if (!state.engine.has_result()) {
+  if (!HasShownRun(state)) {
     ErrorText("Nothing to show yet: " + state.error);
     return;
   }

@@ -53,7 +53,6 @@ void DrawPresetPicker(AppState& state) {
 /// matrix; the current sizes go to randn).
 void DrawSourceChoice(AppState& state) {
   const Scenario& s = state.scenario;
-  const Stages& st = ShownStages(state);
   const InputSource now = s.input.source;
   struct Choice {
     InputSource source;
@@ -75,6 +74,8 @@ void DrawSourceChoice(AppState& state) {
   for (const Choice& c : choices) {
     if (&c != choices) ImGui::SameLine();
     if (ImGui::RadioButton(c.label, now == c.source) && now != c.source) {
+      SettleRuns(state);  // the shown stages whole: a background run ends first
+      const Stages& st = ShownStages(state);
       const MatrixStack X = st.X.empty() ? st.Q : st.X;  // qkv has no X: Q becomes the matrix
       const std::vector<std::string> tokens = st.tokens;
       const int64_t d_in = std::max<int64_t>(st.shape.d_in > 0 ? st.shape.d_in : st.shape.d_out, 1);
@@ -259,9 +260,11 @@ void DrawGeneratorChoice(AppState& state) {
   const Scenario& s = state.scenario;
   int numpy = s.input.generator == Generator::kNumpy ? 1 : 0;
   const char* names[] = {"torch", "numpy"};
-  if (ImGui::Combo("generator", &numpy, names, 2))
+  if (ImGui::Combo("generator", &numpy, names, 2)) {
+    SettleRuns(state);  // SwitchGenerator reads the shown stages: a background run ends first
     Edit(state, "generator",
          SwitchGenerator(ShownStages(state), numpy ? Generator::kNumpy : Generator::kTorch));
+  }
   Tip("torch: torch.manual_seed and torch.randn / torch.rand, bit for bit, and a PyTorch "
       "program.\nnumpy: np.random.seed and np.random.randn / np.random.rand (NumPy's legacy "
       "generator), bit for bit, and a NumPy program. NumPy has no nn.Embedding, nn.Linear or "

@@ -5,14 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace attnlab {
-struct TrainOptions;  // train.h
-}
-
 namespace attnlab::gui {
 
 struct AppState;
-struct HeatmapSlot;  // app_state.h
 
 /// Preset picker; text with tokenizer, an editable embedding matrix, or randn; seeds; sizes.
 void DrawInputPanel(AppState& state);
@@ -45,19 +40,5 @@ void DrawTourPanel(AppState& state);
 void DrawGradientPanel(AppState& state);
 /// Training: a head trained scaled and unscaled in the background, loss curves, attention by step.
 void DrawTrainPanel(AppState& state);
-/// The training view's script commands (train-run, train-wait, train-cancel, train-step,
-/// train-export-csv, train-save-scenario); false if `words` is none of them. Failures go to
-/// *failure.
-bool TrainScriptCommand(AppState& state, const std::vector<std::string>& words,
-                        std::string* failure);
-/// The Training view's settings (task, steps, d_k) with `scale`: the loop the Code view shows.
-TrainOptions TrainViewOptions(bool scale);
-/// The Training view's attention map of the scaled (0) or unscaled (1) run, for script hovers.
-const HeatmapSlot* TrainMapSlot(int run);
-/// The Training view's state as JSON text (the script's save-views): running, finished_runs,
-/// message, loss (both runs' losses shown so far), snapshots (counts), snapshot_step.
-std::string TrainViewJson();
-/// Stops the worker and frees the Training view's GL textures (while the GL context lives).
-void ReleaseTrainTextures();
 
 }  // namespace attnlab::gui

@@ -171,14 +171,19 @@ void DrawEntropyCurve(AppState& state, const PeakStats& stats, int64_t n, ImVec2
 }  // namespace
 
 void RefreshPeaking(AppState& state) {
-  if (!state.engine.has_result()) return;
-  const Stages& st = ShownStages(state);
+  const Stages* readable = ReadableStages(state);
+  if (!HasShownRun(state) || !readable) return;  // a background run: the cache stays
+  const Stages& st = *readable;
   const int64_t i = std::min(state.row, st.shape.T - 1);
   const std::vector<uint8_t> allowed = AllowedKeys(st, i);
   const double scale =
       state.shown.scaling.sqrt_dk ? 1.0 / std::sqrt(static_cast<double>(st.shape.dh)) : 1.0;
   const RowVector scores = st.Head(st.scores, state.batch, state.head).row(i);
   PeakingCache& cache = state.peaking;
+  // The row's weights for the bars and the summary, copied here so that the panel draws them
+  // while a later background run rewrites the stages.
+  cache.row = i;
+  cache.weights = st.Head(st.weights, state.batch, state.head).row(i);
   if (!cache.curve.empty() && cache.scale == scale && cache.allowed == allowed &&
       cache.scores.size() == scores.size() && cache.scores == scores)
     return;
@@ -189,10 +194,11 @@ void RefreshPeaking(AppState& state) {
 }
 
 void DrawPeakingPanel(AppState& state) {
-  if (!state.engine.has_result()) return;
-  const Stages& st = ShownStages(state);
-  const int64_t T = st.shape.T;
-  const int64_t i = std::min(state.row, T - 1);
+  if (!HasShownRun(state)) return;
+  RefreshPeaking(state);  // a row picked this frame shows at once (no-op during a run)
+  const PeakingCache& cache = state.peaking;
+  const int64_t T = ShownShape(state).T;
+  if (cache.weights.size() != T) return;  // not refreshed since the run that changed T
 
   ImGui::TextUnformatted("Softmax peaking");
   Tip("How concentrated one query's attention is. Entropy is -\xCE\xA3 w log w: log n when the "
@@ -200,10 +206,9 @@ void DrawPeakingPanel(AppState& state) {
   BeginToolbarItem(false, LabeledWidth(ImGui::GetFontSize() * 9.0f, "query row"));
   DrawRowPicker(state, T);
 
-  const RowVector w = st.Head(st.weights, state.batch, state.head).row(i);
+  const RowVector& w = cache.weights;
   const PeakStats stats = RowPeakStats(w);
-  const std::vector<uint8_t> allowed = AllowedKeys(st, i);
-  const int64_t n = std::count(allowed.begin(), allowed.end(), 1);
+  const int64_t n = std::count(cache.allowed.begin(), cache.allowed.end(), 1);
   DrawRowSummary(state, w, stats, n);
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();

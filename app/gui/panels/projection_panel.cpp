@@ -49,15 +49,15 @@ std::string OrderName(const std::array<Projection, 3>& o) {
 }
 
 /// The init combo: identity, torch.rand, randn, nn.Linear or your own matrices.
-void DrawInitCombo(AppState& state, const ProjectionSpec& p, const Stages& st) {
+void DrawInitCombo(AppState& state, const ProjectionSpec& p) {
   const ProjectionInit inits[] = {ProjectionInit::kIdentity, ProjectionInit::kTorchRand,
                                   ProjectionInit::kRandn, ProjectionInit::kLinear,
                                   ProjectionInit::kMatrix};
   if (ImGui::BeginCombo("init", Name(p.init))) {
     for (ProjectionInit init : inits) {
       if (ImGui::Selectable(Name(init), init == p.init) && init != p.init) {
-        const std::array<Matrix, 3> W = st.W;
-        const int64_t d_out = std::max<int64_t>(st.shape.d_out, 1);
+        const std::array<Matrix, 3> W = state.shown_W;
+        const int64_t d_out = std::max<int64_t>(ShownShape(state).d_out, 1);
         Edit(state, "init", [init, W, d_out](Scenario& s) {
           s.projections.init = init;
           if (init == ProjectionInit::kMatrix) s.projections.W = W;  // start from what is shown
@@ -74,10 +74,10 @@ void DrawInitCombo(AppState& state, const ProjectionSpec& p, const Stages& st) {
 }
 
 /// The d_out and heads inputs, and the d_k they give.
-void DrawSizes(AppState& state, const ProjectionSpec& p, const Stages& st) {
+void DrawSizes(AppState& state, const ProjectionSpec& p, const Shape& sh) {
   const bool identity = p.init == ProjectionInit::kIdentity;
   const bool matrix = p.init == ProjectionInit::kMatrix;
-  int64_t d_out = matrix ? st.shape.d_out : (identity ? st.shape.d_in : p.d_out);
+  int64_t d_out = matrix ? sh.d_out : (identity ? sh.d_in : p.d_out);
   ImGui::BeginDisabled(identity);
   if (IntInput("d_out", &d_out, 1, 1024,
                identity ? "identity keeps d_out = d_in."
@@ -104,7 +104,7 @@ void DrawSizes(AppState& state, const ProjectionSpec& p, const Stages& st) {
                "h*d_k .. (h+1)*d_k - 1 of Q, K and V (d_k = d_out / H)."))
     Edit(
         state, "heads", [heads](Scenario& s) { s.projections.heads = heads; }, "projections.heads");
-  ImGui::TextDisabled("d_k = d_out / heads = %lld", static_cast<long long>(st.shape.dh));
+  ImGui::TextDisabled("d_k = d_out / heads = %lld", static_cast<long long>(sh.dh));
 }
 
 /// The W seed and draw order of drawn weights, and nn.Linear's bias and out_proj.
@@ -139,7 +139,8 @@ void DrawDrawOptions(AppState& state, const ProjectionSpec& p) {
 }
 
 /// The W editors: a tab per matrix; editing a cell switches init to "matrix".
-void DrawWeightEditors(AppState& state, const Stages& st) {
+void DrawWeightEditors(AppState& state) {
+  const std::array<Matrix, 3>& shown_W = state.shown_W;  // readable during a background run
   if (!ImGui::BeginTabBar("##W")) return;
   const char* names[3] = {"W_query", "W_key", "W_value"};
   for (int w = 0; w < 3; ++w) {
@@ -148,7 +149,7 @@ void DrawWeightEditors(AppState& state, const Stages& st) {
     cb.row_label = [](int64_t i) { return "in" + std::to_string(i); };
     cb.col_label = [](int64_t j) { return "d" + std::to_string(j); };
     cb.on_cell = [&, w](int64_t i, int64_t j, float v) {
-      const std::array<Matrix, 3> W = st.W;
+      const std::array<Matrix, 3> W = shown_W;
       Edit(
           state, "W cell",
           [W, w, i, j, v](Scenario& s) {
@@ -162,7 +163,7 @@ void DrawWeightEditors(AppState& state, const Stages& st) {
           },
           "projections.W." + std::to_string(w) + "." + std::to_string(i) + "." + std::to_string(j));
     };
-    MatrixEditor("##Wm", st.W[w], 150.0f, cb);
+    MatrixEditor("##Wm", shown_W[w], 150.0f, cb);
     ImGui::EndTabItem();
   }
   ImGui::EndTabBar();
@@ -172,7 +173,6 @@ void DrawWeightEditors(AppState& state, const Stages& st) {
 
 void DrawProjectionPanel(AppState& state) {
   const ProjectionSpec& p = state.scenario.projections;
-  const Stages& st = ShownStages(state);
   if (state.scenario.input.source == InputSource::kQkv) {
     ImGui::TextWrapped("No projections: Q, K and V come directly from the input (source "
                        "\"qkv\"), without X or W.");
@@ -185,10 +185,10 @@ void DrawProjectionPanel(AppState& state) {
           "projections.heads");
     return;
   }
-  DrawInitCombo(state, p, st);
-  DrawSizes(state, p, st);
+  DrawInitCombo(state, p);
+  DrawSizes(state, p, ShownShape(state));
   DrawDrawOptions(state, p);
-  DrawWeightEditors(state, st);
+  DrawWeightEditors(state);
   if (p.init != ProjectionInit::kMatrix) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("Editing a cell switches init to \"matrix\"%s.",

@@ -8,9 +8,9 @@
 namespace attnlab::gui {
 
 void DrawStatusBar(AppState& state) {
-  const Shape& sh = ShownStages(state).shape;
+  const Shape& sh = ShownShape(state);
   char sizes[160];
-  if (ShownStages(state).X.empty())  // Q, K, V given or drawn: no input width
+  if (state.shown.input.source == InputSource::kQkv)  // Q, K, V given or drawn: no input width
     std::snprintf(sizes, sizeof sizes, "B=%lld T=%lld d_out=%lld heads=%lld d_k=%lld",
                   static_cast<long long>(sh.B), static_cast<long long>(sh.T),
                   static_cast<long long>(sh.d_out), static_cast<long long>(sh.H),
@@ -21,10 +21,10 @@ void DrawStatusBar(AppState& state) {
                   static_cast<long long>(sh.d_in), static_cast<long long>(sh.d_out),
                   static_cast<long long>(sh.H), static_cast<long long>(sh.dh));
   // The precision the stages were computed in, and whose arithmetic (dtype, input.generator).
-  const Stages& shown = ShownStages(state);
+  const Scenario& shown = state.shown;
   const std::string precision =
-      std::string("   ") + (shown.f64 ? "float64" : "float32") +
-      (shown.generator == Generator::kNumpy ? " (NumPy)" : " (PyTorch)");
+      std::string("   ") + (shown.dtype == Dtype::kFloat64 ? "float64" : "float32") +
+      (shown.input.generator == Generator::kNumpy ? " (NumPy)" : " (PyTorch)");
   // V's own width when it differs (qkv input with d_v): its heads take dh_v columns.
   const std::string d_v = sh.d_v != sh.d_out ? " d_v=" + std::to_string(sh.d_v) : "";
   // A background run (T x T stages of millions of cells) says so until its result is shown.

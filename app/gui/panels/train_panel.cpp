@@ -33,6 +33,7 @@
 #include "attnlab/scenario.h"
 #include "attnlab/train.h"
 #include "gui/actions.h"
+#include "gui/training.h"
 #include "gui/app_state.h"
 #include "gui/heatmap_view.h"
 #include "gui/panels/panels.h"
@@ -44,62 +45,11 @@ namespace {
 
 const ImU32 kScaledColor = IM_COL32(90, 150, 230, 255);    // loss_plot.h LossCurveColor(0)
 const ImU32 kUnscaledColor = IM_COL32(235, 110, 80, 255);  // LossCurveColor(1)
-constexpr int64_t kDkChoices[] = {8, 64, 256};
 const char* const kRunNames[2] = {"scaled", "unscaled"};
 const char* const kLegendNames[2] = {"scaled by 1/\u221Ad_k", "unscaled"};
 
-// What the runs have done so far: losses (one per step) and snapshots of both runs, and the
-// chosen example's tokens.
-struct RunsSoFar {
-  std::array<std::vector<float>, 2> loss;
-  std::array<std::vector<TrainSnapshot>, 2> snapshots;
-  std::vector<std::string> tokens;
-  int64_t example = 0;
-};
-
-// The experiment: its settings, the worker thread, what it did so far and the runs it finished.
-struct TrainExperiment {
-  int task = 2;  // index into TrainTasks(): associative recall shows the gap best
-  int64_t steps = 300;
-  int dk = 2;  // index into kDkChoices
-  std::string curves_path = "training-curves.png", scenario_path = "trained-head.json";
-  std::string message;  // the last export's result, or an error
-
-  std::thread worker;
-  std::atomic<int64_t> done{0};  // steps done over both runs
-  std::atomic<bool> cancel{false}, finished{false};
-  std::mutex mu;                  // guards live, pending and pending_error
-  RunsSoFar live;                 // appended by the worker after each step
-  std::vector<TrainRun> pending;  // the worker's result, taken by the UI thread
-  std::string pending_error;
-
-  bool running = false;
-  int64_t total = 0, run_steps = 0;  // steps of both runs; of each run
-  RunsSoFar shown;                   // the UI thread's copy: what is drawn
-  std::vector<TrainRun> runs;        // scaled, unscaled, once both finished: what is exported
-  int snapshot = 0;                  // scrubbed snapshot index
-  bool follow = true;                // the scrubber follows the newest snapshot while training
-  bool playing = false;
-  double play_clock = 0;
-  int64_t generation = 0;                 // counts runs started (the maps' labels key)
-  std::array<HeatmapSlot, 2> maps;        // scaled, unscaled attention of the example
-  std::array<int64_t, 2> uploaded{-1, -1};  // generation * 1e6 + snapshot index uploaded
-
-  ~TrainExperiment() { Stop(); }
-  void Stop() {
-    cancel = true;
-    if (worker.joinable()) worker.join();
-    running = false;
-  }
-};
-
-TrainExperiment& Experiment() {
-  static TrainExperiment e;
-  return e;
-}
-
 // On the worker: appends what run `r` did since the last call to e.live.
-void Publish(TrainExperiment& e, int r, const TrainRun& so_far) {
+void Publish(TrainState& e, int r, const TrainRun& so_far) {
   std::lock_guard<std::mutex> lock(e.mu);
   RunsSoFar& live = e.live;
   live.loss[r].insert(live.loss[r].end(), so_far.loss.begin() + live.loss[r].size(), so_far.loss.end());
@@ -112,7 +62,7 @@ void Publish(TrainExperiment& e, int r, const TrainRun& so_far) {
 }
 
 // The worker: scaled, then unscaled, each step published.
-void TrainBothWays(TrainExperiment& e, const Scenario& scenario, const TrainOptions& o) {
+void TrainBothWays(TrainState& e, const Scenario& scenario, const TrainOptions& o) {
   setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);  // the UI first
   std::vector<TrainRun> runs;
   std::string error;
@@ -138,7 +88,7 @@ void TrainBothWays(TrainExperiment& e, const Scenario& scenario, const TrainOpti
 }
 
 // Starts training scaled then unscaled on `scenario` in the background.
-void StartTraining(TrainExperiment& e, const Scenario& scenario) {
+void StartTraining(TrainState& e, const Scenario& scenario) {
   e.Stop();
   e.cancel = false;
   e.finished = false;
@@ -157,13 +107,13 @@ void StartTraining(TrainExperiment& e, const Scenario& scenario) {
   TrainOptions o;
   o.task = TrainTasks()[e.task].task;
   o.steps = e.steps;
-  o.d_k = kDkChoices[e.dk];
+  o.d_k = kTrainDkChoices[e.dk];
   e.worker = std::thread([&e, scenario, o] { TrainBothWays(e, scenario, o); });
 }
 
 // On the UI thread: copies what the worker did since the last frame (a few floats and at most
 // a few T x T snapshots), keeping the scrubber on the newest snapshot while it follows.
-void CopyProgress(TrainExperiment& e) {
+void CopyProgress(TrainState& e) {
   if (!e.running) return;
   std::lock_guard<std::mutex> lock(e.mu);
   for (int r = 0; r < 2; ++r) {
@@ -181,7 +131,7 @@ void CopyProgress(TrainExperiment& e) {
 }
 
 // On the UI thread: takes the finished runs (a move, no training work).
-void CollectResults(TrainExperiment& e) {
+void CollectResults(TrainState& e) {
   CopyProgress(e);
   if (!e.running || !e.finished) return;
   if (e.worker.joinable()) e.worker.join();
@@ -204,7 +154,7 @@ void CollectResults(TrainExperiment& e) {
 
 // ---------------------------------------------------------------------------------------------
 // Drawing
-void DrawSettings(AppState& state, TrainExperiment& e) {
+void DrawSettings(AppState& state, TrainState& e) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Train a head");
   Tip("W_query, W_key and W_value start from this scenario's seed (as nn.Linear draws them) and "
@@ -228,10 +178,10 @@ void DrawSettings(AppState& state, TrainExperiment& e) {
   IntInput("steps", &e.steps, 10, 5000, "Adam steps of each run.");
   BeginToolbarItem(false, LabeledWidth(em * 4.0f, "d_k"));
   ImGui::SetNextItemWidth(em * 4.0f);
-  const std::string dk = std::to_string(kDkChoices[e.dk]);
+  const std::string dk = std::to_string(kTrainDkChoices[e.dk]);
   if (ImGui::BeginCombo("d_k", dk.c_str())) {
     for (int i = 0; i < 3; ++i)
-      if (ImGui::Selectable(std::to_string(kDkChoices[i]).c_str(), i == e.dk)) e.dk = i;
+      if (ImGui::Selectable(std::to_string(kTrainDkChoices[i]).c_str(), i == e.dk)) e.dk = i;
     ImGui::EndCombo();
   }
   Tip("The head size: W are d_in x d_k. Unscaled dot products grow like \u221Ad_k, so the larger "
@@ -286,7 +236,7 @@ void ThinCurve(const std::vector<float>& loss, int columns, std::vector<double>*
 
 // The loss curves of both runs so far (the x axis is the whole run, so they grow to the right),
 // the scrubbed step marked.
-void DrawCurves(const TrainExperiment& e, ImVec2 size) {
+void DrawCurves(const TrainState& e, ImVec2 size) {
   double hi = 0;
   for (const std::vector<float>& loss : e.shown.loss)
     for (float l : loss) hi = std::max(hi, static_cast<double>(l));
@@ -323,7 +273,7 @@ void DrawCurves(const TrainExperiment& e, ImVec2 size) {
 }
 
 // The content (title, labels) of run r's map at snapshot `snap`.
-HeatmapContent MapContent(const TrainExperiment& e, int r, const TrainSnapshot& snap) {
+HeatmapContent MapContent(const TrainState& e, int r, const TrainSnapshot& snap) {
   HeatmapContent c;
   c.stage = Stage::kWeights;
   c.title = std::string("weights, ") + kLegendNames[r];
@@ -337,7 +287,7 @@ HeatmapContent MapContent(const TrainExperiment& e, int r, const TrainSnapshot& 
 }
 
 // Run r's attention map at the scrubbed snapshot (uploaded when it changes), with hover values.
-void DrawRunMap(AppState& state, TrainExperiment& e, int r, ImVec2 origin, ImVec2 size) {
+void DrawRunMap(AppState& state, TrainState& e, int r, ImVec2 origin, ImVec2 size) {
   static const char* const ids[2] = {"train_scaled", "train_unscaled"};
   const std::vector<TrainSnapshot>& snaps = e.shown.snapshots[r];
   const bool has = e.snapshot < static_cast<int>(snaps.size()) && !e.shown.tokens.empty();
@@ -364,7 +314,7 @@ void DrawRunMap(AppState& state, TrainExperiment& e, int r, ImVec2 origin, ImVec
 }
 
 // The scrub slider, play/pause, and the two maps of the chosen example at that step.
-void DrawScrub(AppState& state, TrainExperiment& e, ImVec2 size) {
+void DrawScrub(AppState& state, TrainState& e, ImVec2 size) {
   const int last = static_cast<int>(e.shown.snapshots[0].size()) - 1;
   if (e.playing && last > 0) {
     e.play_clock += ImGui::GetIO().DeltaTime;
@@ -404,7 +354,7 @@ void DrawScrub(AppState& state, TrainExperiment& e, ImVec2 size) {
 }
 
 // Writes the curves, as CSV or as a PNG plot by the path's extension; returns the message.
-std::string ExportCurves(const TrainExperiment& e, const std::string& path) {
+std::string ExportCurves(const TrainState& e, const std::string& path) {
   const bool png = path.size() >= 4 && path.compare(path.size() - 4, 4, ".png") == 0;
   const std::vector<const TrainRun*> runs = {&e.runs[0], &e.runs[1]};
   WriteFileAtomic(path, png ? LossCurvesPng(runs, {kLegendNames[0], kLegendNames[1]},
@@ -413,7 +363,7 @@ std::string ExportCurves(const TrainExperiment& e, const std::string& path) {
   return "Wrote " + path;
 }
 
-std::string SaveHead(const TrainExperiment& e, int which, const std::string& path) {
+std::string SaveHead(const TrainState& e, int which, const std::string& path) {
   WriteFileAtomic(path, WriteScenario(TrainedHeadScenario(e.runs[which])));
   return "Wrote " + path;
 }
@@ -430,7 +380,7 @@ void ToolbarPath(const char* id, std::string* path) {
   ImGui::InputText(id, path);
 }
 
-void DrawExports(AppState& state, TrainExperiment& e) {
+void DrawExports(AppState& state, TrainState& e) {
   auto attempt = [&e](const std::function<std::string()>& f) {
     try {
       e.message = f();
@@ -460,18 +410,18 @@ void DrawExports(AppState& state, TrainExperiment& e) {
 
 }  // namespace
 
-TrainOptions TrainViewOptions(bool scale) {
-  const TrainExperiment& e = Experiment();
+TrainOptions TrainViewOptions(const AppState& state, bool scale) {
+  const TrainState& e = state.training;
   TrainOptions o;
   o.task = TrainTasks()[e.task].task;
   o.steps = e.steps;
-  o.d_k = kDkChoices[e.dk];
+  o.d_k = kTrainDkChoices[e.dk];
   o.scale = scale;
   return o;
 }
 
-std::string TrainViewJson() {
-  TrainExperiment& e = Experiment();
+std::string TrainViewJson(AppState& state) {
+  TrainState& e = state.training;
   CollectResults(e);
   nlohmann::json j = {{"running", e.running}, {"finished_runs", e.runs.size()}, {"message", e.message}};
   j["loss"] = {e.shown.loss[0], e.shown.loss[1]};
@@ -480,16 +430,15 @@ std::string TrainViewJson() {
   return j.dump();
 }
 
-void ReleaseTrainTextures() {
-  TrainExperiment& e = Experiment();
+void ReleaseTrainTextures(AppState& state) {
+  TrainState& e = state.training;
   e.Stop();
   for (HeatmapSlot& slot : e.maps) slot.gpu.Release();
 }
 
-const HeatmapSlot* TrainMapSlot(int run) { return &Experiment().maps[run == 1 ? 1 : 0]; }
 
 void DrawTrainPanel(AppState& state) {
-  TrainExperiment& e = Experiment();
+  TrainState& e = state.training;
   CollectResults(e);
   DrawSettings(state, e);
   if (e.shown.snapshots[0].empty()) {
@@ -517,7 +466,7 @@ void DrawTrainPanel(AppState& state) {
 namespace {
 
 // Script commands that start, wait for or cancel the worker; false for any other command.
-bool TrainRunCommand(AppState& state, TrainExperiment& e, const std::vector<std::string>& w) {
+bool TrainRunCommand(AppState& state, TrainState& e, const std::vector<std::string>& w) {
   const std::string& cmd = w[0];
   if (cmd == "train-run") {  // train-run TASK STEPS D_K
     const std::optional<TrainTask> task = ParseTrainTask(w.at(1));
@@ -525,9 +474,9 @@ bool TrainRunCommand(AppState& state, TrainExperiment& e, const std::vector<std:
     e.task = static_cast<int>(*task);
     e.steps = std::stoll(w.at(2));
     const int64_t dk = std::stoll(w.at(3));
-    const auto* it = std::find(std::begin(kDkChoices), std::end(kDkChoices), dk);
-    if (it == std::end(kDkChoices)) throw std::invalid_argument("d_k must be 8, 64 or 256");
-    e.dk = static_cast<int>(it - std::begin(kDkChoices));
+    const auto* it = std::find(std::begin(kTrainDkChoices), std::end(kTrainDkChoices), dk);
+    if (it == std::end(kTrainDkChoices)) throw std::invalid_argument("d_k must be 8, 64 or 256");
+    e.dk = static_cast<int>(it - std::begin(kTrainDkChoices));
     StartTraining(e, state.shown);
   } else if (cmd == "train-wait") {  // blocks until the worker is done (scripts only)
     if (e.worker.joinable()) e.worker.join();
@@ -549,7 +498,7 @@ bool TrainRunCommand(AppState& state, TrainExperiment& e, const std::vector<std:
 }  // namespace
 
 bool TrainScriptCommand(AppState& state, const std::vector<std::string>& w, std::string* failure) {
-  TrainExperiment& e = Experiment();
+  TrainState& e = state.training;
   const std::string& cmd = w[0];
   try {
     if (TrainRunCommand(state, e, w)) return true;

@@ -22,7 +22,7 @@ namespace {
 /// What step i's weights (T x T) or result (T x C, v4: T x d_k) heatmap shows.
 HeatmapContent TrickContent(const AppState& state, int i, bool weights) {
   HeatmapContent c;
-  c.row_labels = TokenLabels(ShownStages(state).tokens);
+  c.row_labels = state.token_labels;  // TokenLabels of the shown run's tokens
   if (weights) {
     c.stage = Stage::kWeights;
     c.title = "weights (T \u00D7 T)";
@@ -177,7 +177,7 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size) {
 void DrawTrickPanel(AppState& state) {
   TrickState& t = state.trick;
   t.hover_next = HeatmapViewHoverCell{};
-  const Stages& st = ShownStages(state);
+  const Shape& sh = ShownShape(state);
 
   ImGui::TextUnformatted("The averaging trick: token t becomes the average of tokens 0..t");
   Tip("From Karpathy's \"mathematical trick in self-attention\": a loop of running means (v1) "
@@ -185,8 +185,8 @@ void DrawTrickPanel(AppState& state) {
       "masked matrix of zeros (v3). Replace the zeros by q\xC2\xB7k and you have a head (v4).");
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::TextDisabled("x = batch %lld of the input: T = %lld, C = %lld",
-                      static_cast<long long>(std::min<int64_t>(state.batch, st.shape.B - 1)),
-                      static_cast<long long>(st.shape.T), static_cast<long long>(st.shape.d_in));
+                      static_cast<long long>(std::min<int64_t>(state.batch, sh.B - 1)),
+                      static_cast<long long>(sh.T), static_cast<long long>(sh.d_in));
   Tip("v1 to v3 average the input x itself. v4 is head 0 of the current projections, with "
       "their scaling and multiplier and a causal mask. The batch selector of the heatmaps view "
       "picks the sequence.");

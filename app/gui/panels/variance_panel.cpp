@@ -51,12 +51,13 @@ void DrawVarianceControls(AppState& state, const VarianceState& v) {
 /// NumPy's for NumPy scenarios), made again only when the run, batch or head changes.
 void DrawOwnVariances(AppState& state) {
   VarianceState& v = state.variance;
-  const Stages& st = ShownStages(state);
-  if (!state.engine.has_result() || st.Q.empty()) return;
+  const Stages* readable = ReadableStages(state);  // null while a background run writes
+  if (!HasShownRun(state) || (readable && readable->Q.empty())) return;
+  const Shape& sh = ShownShape(state);
   const std::string key = std::to_string(state.shown_version) + "/" +
                           std::to_string(state.batch) + "/" + std::to_string(state.head);
   // At large T the variances take most of a second: they wait until the edits pause.
-  const bool large = st.shape.T * st.shape.T > (1 << 18);
+  const bool large = sh.T * sh.T > (1 << 18);
   bool stale = false;
   if (key != v.own_key && large) {
     if (key != v.own_pending) {
@@ -65,7 +66,10 @@ void DrawOwnVariances(AppState& state) {
     }
     stale = ImGui::GetTime() - v.own_pending_since < 0.4 || ImGui::IsAnyMouseDown();
   }
+  // During a background run the last numbers stay ("updating…") until its result is shown.
+  stale = stale || (key != v.own_key && !readable);
   if (key != v.own_key && !stale) {
+    const Stages& st = *readable;
     v.own_key = key;
     const VarianceKind kind = VarianceKindOf(state.shown.input.generator);
     v.own = HeadVariances(st, state.batch, state.head, kind);
@@ -81,7 +85,6 @@ void DrawOwnVariances(AppState& state) {
   }
   auto num = [](double x) { return FormatNumber(x, NumberStyle::kGeneral, 4); };
   const bool scaled = state.shown.scaling.sqrt_dk || state.shown.scaling.multiplier != 1.0;
-  const Shape& sh = st.shape;
   const std::string who = sh.B > 1 || sh.H > 1 ? "batch " + std::to_string(state.batch) +
                                                      ", head " + std::to_string(state.head) + ":"
                                                : "your run:";
@@ -191,7 +194,7 @@ void DrawDotHistogram(AppState& state, ImVec2 size) {
 
 void DrawVariancePanel(AppState& state) {
   VarianceState& v = state.variance;
-  const int64_t dk = ShownStages(state).shape.dh;
+  const int64_t dk = ShownShape(state).dh;
   DrawVarianceControls(state, v);
   DrawOwnVariances(state);
   if (!v.error.empty()) {

@@ -118,8 +118,11 @@ TrainRun TrainAttentionHead(const Scenario& scenario, const TrainOptions& option
                             const TrainProgress& progress = {});
 
 /// The experiment the Training view runs: `options` trained with 1/sqrt(d_k), then without
-/// (options.scale is ignored), from the same seed. Errors as TrainAttentionHead.
-std::array<TrainRun, 2> TrainScaledAndUnscaled(const Scenario& scenario, TrainOptions options);
+/// (options.scale is ignored), from the same seed. `progress` (may be empty) gets the steps done
+/// over both runs (0 .. 2 * steps); when it returns false the run stops there, the unscaled run
+/// is not started, and the result's `cancelled` says so. Errors as TrainAttentionHead.
+std::array<TrainRun, 2> TrainScaledAndUnscaled(const Scenario& scenario, TrainOptions options,
+                                               const TrainProgress& progress = {});
 
 /// Called after each step with the run so far: loss (one per step done), the snapshots taken
 /// so far (the trained head's last one comes only with the result), example_X and
