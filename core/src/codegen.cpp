@@ -384,6 +384,7 @@ void WriteNumpyContext(const Ctx& c) {
          << ContextWidth(c) << ")\n";
   else
     c.py << "context = np.matmul(weights, V)\n";
+  c.py << "var_K = K.var()  # NumPy's var: ddof = 0 (divides by n), as the app's var_K\n";
   c.py
       << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
 }
@@ -476,6 +477,7 @@ void WriteContext(const Ctx& c) {
   else
     c.py << "context = " << used << " @ V\n";
   if (c.s.projections.out_proj) c.py << "context = out_proj(context)\n";
+  c.py << "var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K\n";
   c.py
       << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
 }

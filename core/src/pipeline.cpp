@@ -264,8 +264,9 @@ void Engine::ComputeProjections(const Scenario& s) {
       if (st.bias[w].size() > 0) y.rowwise() += st.bias[w];
     });
   }
-  // K.var() as torch computes it (stats.h): unbiased, a float32 value (inf above FLT_MAX).
-  st.var_K = StackVariance(st.K, VarianceKind::kTorchUnbiased);
+  // K.var() as the scenario's library computes it (stats.h): torch's unbiased float32 value
+  // (inf above FLT_MAX), or NumPy's ddof = 0; the generated program's var_K = K.var().
+  st.var_K = StackVariance(st.K, VarianceKindOf(s.input.generator));
 }
 
 // ---------------------------------------------------------------------------------------------

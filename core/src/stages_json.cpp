@@ -157,6 +157,12 @@ class StreamWriter {
   bool first_key_ = true;
 };
 
+// Whether the variances (stats and var_K) are written as doubles: NumPy's var is a float64
+// (numpy scenarios), and so is torch's of a float64 tensor; torch's of float32 is a float32.
+bool DoubleVariances(const Stages& st) {
+  return VarianceKindOf(st.generator) == VarianceKind::kNumpy || st.f64;
+}
+
 // "stats": the notebooks' .var() prints over whole stages (stats.h): float32 values for torch
 // scenarios, float64 for numpy ones.
 void WriteStats(StreamWriter& w, const Stages& st) {
@@ -172,7 +178,7 @@ void WriteStats(StreamWriter& w, const Stages& st) {
     w.Raw(i ? ",\"" : "{\"");
     w.Raw(items[i].first);
     w.Raw("\":");
-    if (kind == VarianceKind::kNumpy || st.f64)
+    if (DoubleVariances(st))
       w.Double(items[i].second);
     else
       w.Float(static_cast<float>(items[i].second));
@@ -249,8 +255,8 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
   w.Key("tokens");
   w.List(st.tokens);
   w.Key("var_K");
-  if (st.f64)
-    w.Double(st.var_K);  // K.var() of a float64 tensor
+  if (DoubleVariances(st))
+    w.Double(st.var_K);  // NumPy's var, or torch's of a float64 tensor
   else
     w.Float(static_cast<float>(st.var_K));  // a float32 value; inf when it overflows
   if (!st.vocab.empty()) {

@@ -56,7 +56,7 @@ struct Stages {
   MatrixStack weights;              ///< (B*H) x T x T, attention weights
   MatrixStack weights_dropped;      ///< (B*H) x T x T, empty when dropout p == 0
   MatrixStack context;              ///< B x T x d_v (after out_proj when present)
-  double var_K = 0.0;  ///< K.var() over all elements as torch.Tensor.var computes it
+  double var_K = 0.0;  ///< K.var() over all elements, as the scenario's library computes it
                        ///< (stats.h kTorchUnbiased): a float32 value, inf above FLT_MAX
   /// "dtype": "float64" only: every stage in double (pipeline_f64.h); the float fields above
   /// then hold those values rounded to float32. Null for float32 scenarios.
