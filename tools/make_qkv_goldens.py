@@ -51,6 +51,10 @@ class Draws:
     def __init__(self, kind, dtype=torch.float32):
         self.kind = kind
         self.dtype = dtype
+        # A fresh process as the app models it (DefaultSeed in scenario.h): libtorch's default
+        # seed, which a new torch.Generator() holds, or 0 for NumPy, which seeds its global
+        # generator from the operating system. Only a draw before any seed sees it.
+        self.seed(0 if kind == "numpy" else torch.Generator().initial_seed())
 
     def seed(self, s):
         if self.kind == "numpy":
@@ -276,6 +280,12 @@ CASES = {
     "torch-qkv-dv-heads": scenario("torch qkv, d_k = 6, d_v = 4, 2 heads, B = 2",
                                    qkv("torch", 3, 4, 6, batch=2, d_v=4, heads=2),
                                    mask="causal"),
+    # Nothing seeded before the projections: the app draws after np.random.seed(0) and the
+    # generated program pins that seed.
+    "numpy-unseeded-rand-W": scenario(
+        "numpy rand W, no seed anywhere",
+        {"source": "matrix", "generator": "numpy", "values": [[1.0, 2.0], [3.0, 4.0]]},
+        {"init": "torch_rand", "d_out": 2}),
     "numpy-dv-value-first": scenario("numpy qkv, d_v = 3 drawn first (the cached Gaussian)",
                                      qkv("numpy", 11, 3, 4, d_v=3,
                                          order=["value", "query", "key"])),

@@ -23,6 +23,9 @@ Matrix MatrixFromFlat(const std::vector<float>& values, Eigen::Index rows, Eigen
   return Eigen::Map<const Matrix>(values.data(), rows, cols);
 }
 
+DrawSource::DrawSource(Generator kind)
+    : kind_(kind), torch_(DefaultSeed(Generator::kTorch)), numpy_(DefaultSeed(Generator::kNumpy)) {}
+
 void DrawSource::Seed(uint64_t seed) {
   if (kind_ == Generator::kNumpy)
     numpy_.Seed(seed);
@@ -108,7 +111,7 @@ void Engine::ComputeInput(const Scenario& s) {
   ++counts_.input;
   Stages& st = stages_;
   const Shape& sh = st.shape;
-  // A fresh generator is a fresh Python process: torch's default seed until manual_seed.
+  // A fresh generator: DefaultSeed until the first seed (the program pins it if it is used).
   DrawSource gen(s.input.generator);
   st.generator = s.input.generator;
   MatrixStack last_X;

@@ -243,8 +243,10 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
   w.Key("scores");
   w.Stack(src.scores, B, H);
   w.Key("shape");
+  // d_in is the width of X: qkv input has no X, so no d_in (as no X and no W's).
   w.Raw("{\"B\":" + std::to_string(B) + ",\"H\":" + std::to_string(H) +
-        ",\"T\":" + std::to_string(st.shape.T) + ",\"d_in\":" + std::to_string(st.shape.d_in) +
+        ",\"T\":" + std::to_string(st.shape.T) +
+        (has_x ? ",\"d_in\":" + std::to_string(st.shape.d_in) : std::string()) +
         ",\"d_k\":" + std::to_string(st.shape.dh) + ",\"d_out\":" + std::to_string(st.shape.d_out) +
         ",\"d_v\":" + std::to_string(st.shape.d_v) + "}");
   WriteStats(w, st);

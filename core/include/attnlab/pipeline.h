@@ -73,9 +73,9 @@ struct Stages {
 /// pipeline computes in float32). Copyable: the engine keeps its state between stages.
 class DrawSource {
  public:
-  /// A fresh process: torch's default seed, or NumPy unseeded (seeded 0 here; the scenario
-  /// reader refuses numpy draws that are not seeded).
-  explicit DrawSource(Generator kind = Generator::kTorch) : kind_(kind) {}
+  /// A fresh process: seeded with DefaultSeed(kind) (scenario.h), torch's default seed or
+  /// NumPy's 0, which the generated program pins before an unseeded draw.
+  explicit DrawSource(Generator kind = Generator::kTorch);
   /// torch.manual_seed(seed) or np.random.seed(seed). Error: std::invalid_argument for a
   /// numpy seed above 2**32 - 1 (ValidateScenario refuses it first).
   void Seed(uint64_t seed);

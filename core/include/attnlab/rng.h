@@ -41,7 +41,9 @@ NormalKernel DetectNormalKernel();
 /// engine can keep the state between pipeline stages and redraw only what changed.
 class TorchGenerator {
  public:
-  /// PyTorch's default seed (default_rng_seed_val): the state of a fresh Python process.
+  /// PyTorch's default seed (libtorch's default_rng_seed_val), which a new torch.Generator()
+  /// holds. Not the state of a fresh Python process: `import torch` reseeds its default
+  /// generator at random, so programs pin this seed (scenario.h DefaultSeed).
   static constexpr uint64_t kDefaultSeed = 67280421310721ULL;
 
   /// A generator seeded with `seed` that reproduces `kernel`'s results (normal_ and uniform_).
