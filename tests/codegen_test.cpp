@@ -87,8 +87,9 @@ TEST(GeneratePyTorchCode, PinsTheDefaultSeedBeforeAnUnseededDraw) {
                        "W_query = torch.nn.Parameter(torch.rand(d_in, d_out))"),
             std::string::npos)
       << torch;
-  const std::string numpy = code(R"({"source": "matrix", "generator": "numpy", "values": [[1, 2]]})",
-                                 R"("projections": {"init": "randn", "d_out": 2})");
+  const std::string numpy =
+      code(R"({"source": "matrix", "generator": "numpy", "values": [[1, 2]]})",
+           R"("projections": {"init": "randn", "d_out": 2})");
   EXPECT_NE(numpy.find("at seed 0.\nnp.random.seed(0)\nW_query = np.random.randn(d_in, d_out)"),
             std::string::npos)
       << numpy;

@@ -364,7 +364,8 @@ int Show(const std::string& input, const std::string& stage) {
   std::cout << " d_out=" << sh.d_out << " heads=" << sh.H << " d_k=" << sh.dh;
   if (sh.d_v != sh.d_out) std::cout << " d_v=" << sh.d_v;  // qkv input with its own V width
   if (const UnseededDraw u = FirstUnseededDraw(s); u != UnseededDraw::kNone)
-    std::cout << "\n" << (u == UnseededDraw::kDropout ? "dropout seed: " : "W seed: ")
+    std::cout << "\n"
+              << (u == UnseededDraw::kDropout ? "dropout seed: " : "W seed: ")
               << UnseededText(s.input.generator) << " ("
               << (s.input.generator == Generator::kNumpy ? "np.random.seed(" : "torch.manual_seed(")
               << DefaultSeed(s.input.generator) << "))";

@@ -129,7 +129,7 @@ const char* Seeding(const Ctx& c) { return c.numpy ? "np.random.seed(" : "torch.
 void WritePinnedSeed(const Ctx& c) {
   if (c.numpy)
     c.py << "# Unseeded: NumPy seeds its global generator from the operating system when it is\n"
-            "# imported, so every run would differ; the app starts unseeded NumPy draws at seed 0.\n";
+            "# imported, so every run would differ; the app starts unseeded draws at seed 0.\n";
   else
     c.py << "# Unseeded: the app starts from PyTorch's default seed (libtorch's, which a new\n"
             "# torch.Generator() holds); Python's torch replaces it by a random seed when it is\n"
