@@ -100,7 +100,9 @@ bool OptionalSeedInput(const char* label, std::optional<uint64_t>* seed, const c
       changed = true;
     }
   } else {
+    ImGui::PushTextWrapPos(0.0f);  // wraps at the column's edge: "unseeded: ..." is long
     ImGui::TextDisabled("%s: %s", label, unseeded ? unseeded : "continues the generator");
+    ImGui::PopTextWrapPos();
     Tip(tip);
   }
   ImGui::PopID();
