@@ -165,6 +165,58 @@ TEST_F(Cli, ShowOneStage) {
   EXPECT_NE(none.out.find("\nweights_dropped: none (dropout p is 0)\n"), std::string::npos);
 }
 
+// Issue 33's scenario, seeded nowhere: show names the seed the app started from and prints
+// the numbers the program (which pins that seed) prints; numpy and dropout say so too.
+TEST_F(Cli, ShowSaysWhichDrawIsUnseeded) {
+  const std::string torch = Write("t.json", R"({"format": "attention-lab/scenario@1",
+      "input": {"source": "matrix", "values": [[1, 2], [3, 4]]},
+      "projections": {"init": "torch_rand", "d_out": 2}})");
+  const Result t = RunCli("show " + torch);
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("\nW seed: unseeded: PyTorch's default seed "
+                       "(torch.manual_seed(67280421310721))\n"),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("\ncontext: "), std::string::npos);
+  EXPECT_NE(t.out.find("tensor([[2.4652, 3.2246],\n        [2.4822, 3.2441]])"),
+            std::string::npos)
+      << t.out;
+  const std::string numpy = Write("n.json", R"({"format": "attention-lab/scenario@1",
+      "input": {"source": "matrix", "generator": "numpy", "values": [[1, 2], [3, 4]]},
+      "projections": {"init": "torch_rand", "d_out": 2}})");
+  const Result n = RunCli("show " + numpy + " --stage stats");
+  ASSERT_EQ(n.status, 0) << n.err;
+  EXPECT_NE(n.out.find("\nW seed: unseeded: seed 0 (NumPy has no default seed) "
+                       "(np.random.seed(0))\n"),
+            std::string::npos)
+      << n.out;
+  const std::string drop = Write("d.json", R"({"format": "attention-lab/scenario@1",
+      "input": {"source": "matrix", "values": [[1, 2], [3, 4]]},
+      "projections": {"init": "identity"}, "dropout": {"p": 0.5}})");
+  const Result d = RunCli("show " + drop + " --stage stats");
+  ASSERT_EQ(d.status, 0) << d.err;
+  EXPECT_NE(d.out.find("\ndropout seed: unseeded: PyTorch's default seed"), std::string::npos)
+      << d.out;
+  const Result seeded = RunCli("show raschka-journey --stage stats");
+  EXPECT_EQ(seeded.out.find("unseeded"), std::string::npos) << seeded.out;
+}
+
+// The dump's shape of qkv input has no d_in (there is no X); d_out is the width of Q and K.
+TEST_F(Cli, DumpShapeOfQkvHasNoDIn) {
+  const Result q = RunCli("dump scaling-demo -o -");
+  ASSERT_EQ(q.status, 0) << q.err;
+  const nlohmann::json shape = nlohmann::json::parse(q.out)["shape"];
+  EXPECT_FALSE(shape.contains("d_in")) << shape;
+  EXPECT_EQ(shape["d_out"], 16);
+  EXPECT_EQ(shape["d_k"], 16);
+  const Result x = RunCli("dump raschka-journey -o -");
+  ASSERT_EQ(x.status, 0) << x.err;
+  EXPECT_EQ(nlohmann::json::parse(x.out)["shape"]["d_in"], 3);
+  const Result s = RunCli("show scaling-demo --stage stats");
+  EXPECT_NE(s.out.find("\nB=4 T=8 d_out=16 heads=1 d_k=16\n"), std::string::npos) << s.out;
+  EXPECT_EQ(s.out.find("d_in="), std::string::npos) << s.out;
+}
+
 TEST_F(Cli, ShowUnknownStageExits2ListingTheNames) {
   const Result r = RunCli("show karpathy-trick --stage q");
   EXPECT_EQ(r.status, 2);

@@ -72,6 +72,40 @@ TEST(GeneratePyTorchCode, UsesTheNotebooksIdioms) {
     EXPECT_NE(code.find(want), std::string::npos) << want << "\n---\n" << code;
 }
 
+// A scenario that draws before any seed: the program pins the seed the engine started from,
+// right before that draw, with a comment saying why (the ctest codegen_unseeded_runs_twice runs
+// such programs twice in fresh interpreters against the app's numbers).
+TEST(GeneratePyTorchCode, PinsTheDefaultSeedBeforeAnUnseededDraw) {
+  const auto code = [](const std::string& input, const std::string& rest) {
+    return GeneratePyTorchCode(ParseScenario(
+        R"({"format": "attention-lab/scenario@1", "input": )" + input + ", " + rest + "}"));
+  };
+  const std::string matrix = R"({"source": "matrix", "values": [[1, 2], [3, 4]]})";
+  const std::string torch = code(matrix, R"("projections": {"init": "torch_rand", "d_out": 2})");
+  EXPECT_NE(torch.find("# imported, so without this line every run would differ.\n"
+                       "torch.manual_seed(67280421310721)\n"
+                       "W_query = torch.nn.Parameter(torch.rand(d_in, d_out))"),
+            std::string::npos)
+      << torch;
+  const std::string numpy =
+      code(R"({"source": "matrix", "generator": "numpy", "values": [[1, 2]]})",
+           R"("projections": {"init": "randn", "d_out": 2})");
+  EXPECT_NE(numpy.find("at seed 0.\nnp.random.seed(0)\nW_query = np.random.randn(d_in, d_out)"),
+            std::string::npos)
+      << numpy;
+  const std::string drop =
+      code(matrix, R"("projections": {"init": "identity"}, "dropout": {"p": 0.5})");
+  EXPECT_NE(drop.find("torch.manual_seed(67280421310721)\ndropout = torch.nn.Dropout(0.5)"),
+            std::string::npos)
+      << drop;
+  // Seeded draws, or draws that continue a seeded stream, pin nothing.
+  for (const std::string& seeded :
+       {code(matrix, R"("projections": {"init": "torch_rand", "d_out": 2, "seed": 1})"),
+        code(R"({"source": "randn", "length": 2, "d_in": 2, "seed": 1})",
+             R"("projections": {"init": "randn", "d_out": 2}, "dropout": {"p": 0.5})")})
+    EXPECT_EQ(seeded.find("67280421310721"), std::string::npos) << seeded;
+}
+
 // ---------------------------------------------------------------------------------------------
 // User strings are data: a shared scenario must not make its program run anything.
 

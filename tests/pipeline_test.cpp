@@ -230,6 +230,26 @@ TEST(Engine, NonFiniteRowsUnderACausalMaskMatchPyTorch) {
   EXPECT_GT(nan_rows, 0);  // the rows whose exp all underflow
 }
 
+// Dropout multiplies each weight by its mask value (0, or 1 / (1 - p) kept), as PyTorch does,
+// rather than zeroing it: a dropped inf becomes nan (inf * 0), a kept one stays inf
+// (golden dropout-inf-weights: "sum" rows that sum to 0 give +-inf and nan weights).
+TEST(Engine, DropoutMultipliesByTheMaskSoADroppedInfIsNan) {
+  const json g = test::LoadGolden("scenarios/dropout-inf-weights.json");
+  const Stages st = RunScenario(ParseScenario(g["scenario"].dump()));
+  const Matrix want = JsonMatrix(g["expected"]["weights_dropped"][0][0]);
+  const Matrix& w = st.weights[0];
+  const Matrix& d = st.weights_dropped[0];
+  int dropped_inf = 0, kept_inf = 0;
+  for (Eigen::Index i = 0; i < w.rows(); ++i)
+    for (Eigen::Index j = 0; j < w.cols(); ++j) {
+      const bool same = std::isnan(want(i, j)) ? std::isnan(d(i, j)) : d(i, j) == want(i, j);
+      EXPECT_TRUE(same) << "(" << i << ", " << j << "): " << d(i, j) << ", torch " << want(i, j);
+      if (std::isinf(w(i, j))) (std::isnan(d(i, j)) ? dropped_inf : kept_inf) += 1;
+    }
+  EXPECT_GT(dropped_inf, 0);  // inf * 0
+  EXPECT_GT(kept_inf, 0);     // inf * 2
+}
+
 TEST(Engine, ValuesWithInfSpoilTheCausalFastPathAsInPyTorch) {
   // 0 * inf is nan in PyTorch's full weights @ V: a masked (0) weight meets an inf value.
   Scenario s = Causal300(Normalization::kSoftmax, 1.0);

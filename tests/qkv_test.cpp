@@ -136,6 +136,10 @@ TEST_P(QkvGolden, EveryStageMatchesPyTorchAndNumpy) {
     const bool drawn = qkv && (std::string(stage) == "Q" || std::string(stage) == "K");
     ExpectVariance(key, JsonDouble(dump["stats"][key]), ex["stats"][key], kind, drawn);
   }
+  // var_K is K.var() as the scenario's library computes it: NumPy's own default (ddof = 0)
+  // for numpy scenarios, torch's unbiased one otherwise (tools/make_qkv_goldens.py, var_K).
+  ExpectVariance("var_K", st.var_K, ex["var_K"], kind, qkv);
+  ExpectVariance("dump var_K", JsonDouble(dump["var_K"]), ex["var_K"], kind, qkv);
   EXPECT_EQ(dump.contains("X"), !qkv);
   EXPECT_EQ(dump.contains("W_query"), !qkv);
   EXPECT_TRUE(ParseScenario(WriteScenario(s)) == s) << WriteScenario(s);

@@ -329,16 +329,47 @@ TEST(QkvScenario, RefusesWhatHasNoMeaningNamingTheField) {
                   "projections": {"init": "identity"}, "dropout": {"p": 0.1}})",
        "dropout.p: must be 0 with input.generator \"numpy\" (nn.Dropout has no NumPy "
        "counterpart here)"},
-      {head + R"({"source": "matrix", "generator": "numpy", "values": [[1, 2]]},
-                  "projections": {"init": "randn", "d_out": 2}})",
-       "projections.seed: is needed with input.generator \"numpy\" when the input draws nothing "
-       "(np.random is unseeded: it would differ at every run)"},
       {head + R"({"source": "randn", "generator": "numpy", "length": 3, "d_in": 2, "seed": 1},
                   "projections": {"init": "randn", "d_out": 2, "seed": 5000000000}})",
        "projections.seed: must be in [0, 2**32 - 1] with input.generator \"numpy\" "
        "(np.random.seed refuses 5000000000)"},
   };
   for (const Case& c : cases) EXPECT_EQ(ErrorOf(c.json), c.message) << c.json;
+}
+
+// Which draw comes before any seed: that one starts from DefaultSeed, for torch and numpy alike
+// (an unseeded numpy scenario is no longer refused: its program pins np.random.seed(0)).
+TEST(FirstUnseededDraw, IsTheFirstDrawWithoutASeedBeforeIt) {
+  const auto first = [](const std::string& input, const std::string& rest) {
+    return FirstUnseededDraw(ParseScenario(R"({"format": "attention-lab/scenario@1", "input": )" +
+                                           input + ", " + rest + "}"));
+  };
+  const std::string matrix = R"({"source": "matrix", "values": [[1, 2], [3, 4]]})";
+  const std::string np_matrix = R"({"source": "matrix", "generator": "numpy", "values": [[1, 2]]})";
+  const std::string randn = R"({"source": "randn", "length": 2, "d_in": 2, "seed": 1})";
+  const std::string given = R"({"source": "qkv", "Q": [[1]], "K": [[1]], "V": [[1]]})";
+  EXPECT_EQ(first(matrix, R"("projections": {"init": "torch_rand", "d_out": 2})"),
+            UnseededDraw::kProjections);
+  EXPECT_EQ(first(np_matrix, R"("projections": {"init": "randn", "d_out": 2})"),
+            UnseededDraw::kProjections);
+  EXPECT_EQ(first(matrix, R"("projections": {"init": "linear", "d_out": 2},
+                             "dropout": {"p": 0.5})"),
+            UnseededDraw::kProjections);  // the dropout mask continues the stream
+  EXPECT_EQ(first(matrix, R"("projections": {"init": "identity"}, "dropout": {"p": 0.5})"),
+            UnseededDraw::kDropout);
+  EXPECT_EQ(first(given, R"("dropout": {"p": 0.5})"), UnseededDraw::kDropout);
+  EXPECT_EQ(first(matrix, R"("projections": {"init": "torch_rand", "d_out": 2, "seed": 0})"),
+            UnseededDraw::kNone);
+  EXPECT_EQ(first(matrix, R"("projections": {"init": "identity"},
+                             "dropout": {"p": 0.5, "seed": 3})"),
+            UnseededDraw::kNone);
+  EXPECT_EQ(first(randn, R"("projections": {"init": "randn", "d_out": 2},
+                            "dropout": {"p": 0.5})"),
+            UnseededDraw::kNone);  // the input's seed comes first
+  EXPECT_EQ(first(matrix, R"("projections": {"init": "identity"})"), UnseededDraw::kNone);
+  EXPECT_EQ(DefaultSeed(Generator::kTorch), 67280421310721u);  // torch.Generator().initial_seed()
+  EXPECT_EQ(DefaultSeed(Generator::kNumpy), 0u);
+  EXPECT_STREQ(UnseededText(Generator::kTorch), "unseeded: PyTorch's default seed");
 }
 
 }  // namespace

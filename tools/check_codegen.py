@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Runs the program `attention-lab code` writes for each scenario and checks that it computes
 the same stages as `attention-lab dump` (X, Q, K, V, scores, logits, weights, weights_dropped,
-context), to |a - b| <= 1e-5 + 1e-5 |b| (float32 summation order; a NumPy program computes in
+context, var_K), to |a - b| <= 1e-5 + 1e-5 |b| (float32 summation order; a NumPy program computes in
 float64 from the same draws). A "dtype": "float64" scenario (the dump says so) is held to
 1e-12 + 1e-10 |b|, and its program's PyTorch tensors must be torch.float64.
 
@@ -9,7 +9,7 @@ The program is PyTorch, or NumPy for scenarios with input.generator "numpy". Reg
 ctests codegen_runs_in_pytorch and codegen_runs_in_numpy; a scenario whose library this Python
 lacks is skipped, and the run exits 77 (skipped) when every scenario was, since the suite must
 run without torch and numpy. Run with Debian's interpreter: /usr/bin/python3
-tools/check_codegen.py CLI SCENARIO_OR_PRESET...
+tools/check_codegen.py [--fresh N] CLI SCENARIO_OR_PRESET...
 """
 import contextlib
 import io
@@ -28,7 +28,22 @@ try:
 except ImportError:
     np = None
 
-STAGES = ("X", "Q", "K", "V", "scores", "logits", "weights", "weights_dropped", "context")
+STAGES = ("X", "Q", "K", "V", "scores", "logits", "weights", "weights_dropped", "context",
+          "var_K")
+# --fresh N: each program also runs N times, each in a fresh interpreter (python3 program.py),
+# as a learner runs it: torch seeds its generator at random when it is imported and NumPy from
+# the operating system, so only a program that pins every seed gives the app's numbers each
+# time (the unseeded scenarios of issue 33).
+DUMP_STAGES = """
+import json as _json
+def _plain(v):
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return str(v) if v != v or v in (float("inf"), float("-inf")) else v
+print("STAGES " + _json.dumps({n: _plain(v) for n, v in globals().items() if n in %r}))
+""" % (STAGES,)
 
 
 def array(v):
@@ -90,6 +105,21 @@ def check_file(cli, scenario):
         dump = json.load(open(f.name))
     env = {}
     exec(compile(code, scenario + " (generated)", "exec"), env)
+    bad = compare_stages(env, dump)
+    for run in range(FRESH):
+        with tempfile.NamedTemporaryFile("w", suffix=".py") as py:
+            py.write(code + DUMP_STAGES)
+            py.flush()
+            out = subprocess.run([sys.executable, py.name], check=True, capture_output=True,
+                                 text=True).stdout
+        stages = json.loads(out[out.rindex("STAGES ") + 7:])
+        bad += [f"fresh run {run + 1}: {b}" for b in compare_stages(
+            {n: array(v) for n, v in stages.items()}, dump)]
+    return bad
+
+
+def compare_stages(env, dump):
+    """The differences between the program's variables `env` and the app's `dump`."""
     bad = []
     for name in STAGES:
         if name not in dump:
@@ -109,8 +139,15 @@ def check_file(cli, scenario):
     return bad
 
 
+FRESH = 0
+
+
 def main():
-    cli, scenarios = sys.argv[1], sys.argv[2:]
+    global FRESH
+    args = sys.argv[1:]
+    if args[:1] == ["--fresh"]:
+        FRESH, args = int(args[1]), args[2:]
+    cli, scenarios = args[0], args[1:]
     failures = skipped = 0
     if torch is not None:
         torch.set_printoptions(profile="short")

@@ -207,6 +207,24 @@ def spread():
         "format": F, "input": {"source": "randn", "length": 7, "d_in": 4, "seed": 31},
         "projections": {"init": "torch_rand", "d_out": 4, "seed": 4, "heads": 2},
         "mask": {"kind": "causal"}, "normalization": "sum"}
+    # Nothing seeded before the first draw: the app starts from libtorch's default seed
+    # (torch_oracle.DEFAULT_SEED) and the generated program pins it (issue 33's example first).
+    s["unseeded-torch-rand"] = {
+        "format": F, "input": {"source": "matrix", "values": [[1.0, 2.0], [3.0, 4.0]]},
+        "projections": {"init": "torch_rand", "d_out": 2}}
+    s["unseeded-linear-then-dropout"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "linear", "d_out": 4, "bias": True, "heads": 2},
+        "dropout": {"p": 0.3}}
+    s["unseeded-dropout"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "identity"}, "dropout": {"p": 0.4}}
+    # Dropout multiplies by its mask (0 or 1 / (1 - p)): a dropped inf weight becomes nan.
+    s["dropout-inf-weights"] = {
+        "format": F, "input": {"source": "matrix",
+                               "values": [[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]]},
+        "projections": {"init": "identity"}, "scaling": {"sqrt_dk": False},
+        "normalization": "sum", "dropout": {"p": 0.5, "seed": 3}}
     # Python's \s and str.strip() on str: no-break, em and ideographic spaces, NEL, the line
     # separator and the ASCII file separator \x1c are all whitespace to the tokenizers.
     uni = "Your\u00a0journey starts\u2003with one\u3000step,\u0085the\u2028next\x1cstep --\u00a0now"

@@ -16,6 +16,8 @@ none, causal and custom masks; heads; identity, randn, torch_rand and matrix pro
 import json
 import math
 import os
+import subprocess
+import sys
 
 import numpy as np
 import torch
@@ -49,6 +51,10 @@ class Draws:
     def __init__(self, kind, dtype=torch.float32):
         self.kind = kind
         self.dtype = dtype
+        # A fresh process as the app models it (DefaultSeed in scenario.h): libtorch's default
+        # seed, which a new torch.Generator() holds, or 0 for NumPy, which seeds its global
+        # generator from the operating system. Only a draw before any seed sees it.
+        self.seed(0 if kind == "numpy" else torch.Generator().initial_seed())
 
     def seed(self, s):
         if self.kind == "numpy":
@@ -177,6 +183,18 @@ def stats(kind, stages):
     return out
 
 
+def var_K(kind, k):
+    """The dump's var_K: K.var() as the scenario's library computes it, NumPy's own default
+    (ddof = 0, divides by n) for numpy scenarios, torch's (unbiased, n - 1) otherwise."""
+    if kind == "numpy":
+        a = k.detach().numpy().astype(np.float64)
+        v = float(a.var())
+        assert v == float(a.var(ddof=0)) and v != float(a.var(ddof=1))  # the documented ddof
+    else:
+        v = float(k.detach().var())
+    return "nan" if math.isnan(v) else ("inf" if math.isinf(v) else v)
+
+
 def run(scn):
     X, W, (q, k, v), tokens = inputs(scn)
     heads = (scn["input"] if scn["input"]["source"] == "qkv" else scn["projections"]).get("heads", 1)
@@ -191,6 +209,7 @@ def run(scn):
     kind = scn["input"].get("generator", "torch")
     ex["stats"] = stats(kind, {"var_q": q, "var_k": k, "var_scores": scores,
                                "var_logits": logits, "var_weights": weights})
+    ex["var_K"] = var_K(kind, k)
     if kind == "numpy":  # what `show` prints: NumPy's repr of the float32 arrays
         flat = q.shape[0] == 1 and heads == 1  # the program drops B = 1 with one head
         ex["show"] = {n: repr((t[0] if flat else t).numpy())
@@ -261,6 +280,12 @@ CASES = {
     "torch-qkv-dv-heads": scenario("torch qkv, d_k = 6, d_v = 4, 2 heads, B = 2",
                                    qkv("torch", 3, 4, 6, batch=2, d_v=4, heads=2),
                                    mask="causal"),
+    # Nothing seeded before the projections: the app draws after np.random.seed(0) and the
+    # generated program pins that seed.
+    "numpy-unseeded-rand-W": scenario(
+        "numpy rand W, no seed anywhere",
+        {"source": "matrix", "generator": "numpy", "values": [[1.0, 2.0], [3.0, 4.0]]},
+        {"init": "torch_rand", "d_out": 2}),
     "numpy-dv-value-first": scenario("numpy qkv, d_v = 3 drawn first (the cached Gaussian)",
                                      qkv("numpy", 11, 3, 4, d_v=3,
                                          order=["value", "query", "key"])),
@@ -336,6 +361,7 @@ def run_f64(scn):
         val = float(t.detach().numpy().var()) if kind == "numpy" else float(t.detach().var())
         out[key] = "nan" if math.isnan(val) else val
     ex["stats"] = out
+    ex["var_K"] = var_K(kind, k)
     return ex
 
 
@@ -379,6 +405,44 @@ CASES_F64 = {
 }
 
 
+def f64_draws():
+    """float64 draws after torch.manual_seed(0), by the kernels this process runs: nn.Linear
+    (uniform_ over [-bound, bound]), torch.rand and torch.randn (40 values: the block path)."""
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(64, 16, bias=True, dtype=torch.float64)
+    torch.manual_seed(0)
+    rand = torch.rand(40, dtype=torch.float64)
+    torch.manual_seed(0)
+    randn = torch.randn(40, dtype=torch.float64)
+    return {"linear_weight": lin.weight.detach().flatten().tolist(),
+            "linear_bias": lin.bias.detach().tolist(), "rand": rand.tolist(),
+            "randn": randn.tolist()}
+
+
+def f64_kernels():
+    """tests/golden/f64_kernels.json: f64_draws() by PyTorch's default kernels (AVX2 on this
+    machine) and by its generic ones (a second interpreter under ATEN_CPU_CAPABILITY=default),
+    and the claims docs/generator.md makes of them, checked here: nn.Linear weights differ
+    between the two, each by at most one unit in the last place of the bound (the rounding of
+    u * width that the AVX2 kernel fuses into x * width + low); rand and randn do not differ."""
+    env = dict(os.environ, ATEN_CPU_CAPABILITY="default")
+    generic = json.loads(subprocess.run([sys.executable, os.path.abspath(__file__), "--f64-draws"],
+                                        env=env, check=True, capture_output=True,
+                                        text=True).stdout)
+    native = f64_draws()
+    bound = math.sqrt(3.0) * (math.sqrt(2.0 / (1.0 + 5.0)) / math.sqrt(64))
+    w, g = native["linear_weight"], generic["linear_weight"]
+    differ = sum(a != b for a, b in zip(w, g))
+    largest = max(abs(a - b) for a, b in zip(w, g)) / math.ulp(bound)
+    assert 0 < differ < len(w) and largest == 1.0, (differ, largest)
+    assert native["rand"] == generic["rand"] and native["randn"] == generic["randn"]
+    return {"torch": torch.__version__, "seed": 0, "linear": [64, 16], "native": native,
+            "generic": generic,
+            "claims": {"linear_weights_differing": differ, "linear_weights": len(w),
+                       "largest_difference_in_ulps_of_bound": largest,
+                       "rand_same": True, "randn_same": True}}
+
+
 def write_cases(folder, cases, runner):
     os.makedirs(folder, exist_ok=True)
     for name, scn in cases.items():
@@ -390,6 +454,12 @@ def write_cases(folder, cases, runner):
 
 
 def main():
+    if sys.argv[1:] == ["--f64-draws"]:  # the child of f64_kernels(), with generic kernels
+        json.dump(f64_draws(), sys.stdout)
+        return
+    with open(os.path.join(OUT, "..", "f64_kernels.json"), "w") as f:
+        json.dump(f64_kernels(), f, indent=1)
+        f.write("\n")
     nb = os.path.join(OUT, "..", "notebooks")
     os.makedirs(nb, exist_ok=True)
     with open(os.path.join(nb, "numpy-masked.json"), "w") as f:

@@ -29,6 +29,10 @@ SPLIT_PATTERN = re.compile(r'([,.:;?_!"()\']|--|\s)')
 DEFAULT_SPECIALS = ["<|endoftext|>", "<|unk|>"]
 PROJECTION_NAMES = ("query", "key", "value")
 DRAWING_INITS = {"torch_rand", "randn", "linear"}
+# The seed a scenario that draws before any seed of its own starts from: libtorch's default
+# (default_rng_seed_val, 67280421310721), which a new torch.Generator() holds. The default
+# generator of a Python process does not: torch seeds it at random when it is imported.
+DEFAULT_SEED = torch.Generator().initial_seed()
 
 
 def split_text(text, tokenizer):
@@ -147,6 +151,7 @@ def split_heads(M, B, T, heads, dh):
 def run(scenario):
     """Every stage of `scenario` (a parsed scenario@1 object) as tensors, plus var_K and the
     token lists, in the order the goldens store them."""
+    torch.manual_seed(DEFAULT_SEED)  # a fresh process, as the app models it (DefaultSeed)
     X, labels = INPUT_SOURCES[scenario["input"]["source"]](scenario["input"])
     B, T, d_in = X.shape
     proj_spec = scenario["projections"]

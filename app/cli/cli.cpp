@@ -359,9 +359,16 @@ int Show(const std::string& input, const std::string& stage) {
   const Stages st = RunScenario(s);
   const auto& sh = st.shape;
   std::cout << TerminalText(s.title.empty() ? input : s.title) << "\n";
-  std::cout << "B=" << sh.B << " T=" << sh.T << " d_in=" << sh.d_in << " d_out=" << sh.d_out
-            << " heads=" << sh.H << " d_k=" << sh.dh;
+  std::cout << "B=" << sh.B << " T=" << sh.T;
+  if (s.input.source != InputSource::kQkv) std::cout << " d_in=" << sh.d_in;  // qkv: no X
+  std::cout << " d_out=" << sh.d_out << " heads=" << sh.H << " d_k=" << sh.dh;
   if (sh.d_v != sh.d_out) std::cout << " d_v=" << sh.d_v;  // qkv input with its own V width
+  if (const UnseededDraw u = FirstUnseededDraw(s); u != UnseededDraw::kNone)
+    std::cout << "\n"
+              << (u == UnseededDraw::kDropout ? "dropout seed: " : "W seed: ")
+              << UnseededText(s.input.generator) << " ("
+              << (s.input.generator == Generator::kNumpy ? "np.random.seed(" : "torch.manual_seed(")
+              << DefaultSeed(s.input.generator) << "))";
   std::cout << "\ntokens:";
   for (const std::string& t : st.tokens) std::cout << " [" << VisibleToken(t) << "]";
   std::cout << "\n";

@@ -81,7 +81,8 @@ bool SeedInput(const char* label, uint64_t* seed, const char* tip) {
   return changed;
 }
 
-bool OptionalSeedInput(const char* label, std::optional<uint64_t>* seed, const char* tip) {
+bool OptionalSeedInput(const char* label, std::optional<uint64_t>* seed, const char* tip,
+                       const char* unseeded) {
   bool changed = false;
   ImGui::PushID(label);
   bool reseed = seed->has_value();
@@ -99,7 +100,9 @@ bool OptionalSeedInput(const char* label, std::optional<uint64_t>* seed, const c
       changed = true;
     }
   } else {
-    ImGui::TextDisabled("%s: continues the generator", label);
+    ImGui::PushTextWrapPos(0.0f);  // wraps at the column's edge: "unseeded: ..." is long
+    ImGui::TextDisabled("%s: %s", label, unseeded ? unseeded : "continues the generator");
+    ImGui::PopTextWrapPos();
     Tip(tip);
   }
   ImGui::PopID();

@@ -38,8 +38,10 @@ void HelpMarker(const char* text);
 bool SeedInput(const char* label, uint64_t* seed, const char* tip);
 
 /// An optional seed: "reseed" ticked gives torch.manual_seed(seed) before the draws; unticked,
-/// the generator goes on from the previous draws (nullopt).
-bool OptionalSeedInput(const char* label, std::optional<uint64_t>* seed, const char* tip);
+/// the generator goes on from the previous draws (nullopt), or, when nothing drew before,
+/// starts from the default seed: `unseeded` is then UnseededText's words (else nullptr).
+bool OptionalSeedInput(const char* label, std::optional<uint64_t>* seed, const char* tip,
+                       const char* unseeded = nullptr);
 
 /// An integer with - and + buttons, kept within [lo, hi].
 bool IntInput(const char* label, int64_t* value, int64_t lo, int64_t hi, const char* tip);

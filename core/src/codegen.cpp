@@ -124,6 +124,19 @@ std::string DrawShape(const Ctx& c, int64_t d) {
 
 const char* Seeding(const Ctx& c) { return c.numpy ? "np.random.seed(" : "torch.manual_seed("; }
 
+// Before the scenario's first draw when nothing seeded the generator (FirstUnseededDraw): the
+// seed the app started from, pinned, since a fresh Python's generator starts elsewhere.
+void WritePinnedSeed(const Ctx& c) {
+  if (c.numpy)
+    c.py << "# Unseeded: NumPy seeds its global generator from the operating system when it is\n"
+            "# imported, so every run would differ; the app starts unseeded draws at seed 0.\n";
+  else
+    c.py << "# Unseeded: the app starts from PyTorch's default seed (libtorch's, which a new\n"
+            "# torch.Generator() holds); Python's torch replaces it by a random seed when it is\n"
+            "# imported, so without this line every run would differ.\n";
+  c.py << Seeding(c) << DefaultSeed(c.s.input.generator) << ")\n";
+}
+
 // V has its own width d_v (qkv input): the program names it d_v and splits V by d_v // heads.
 bool OwnValueWidth(const Ctx& c) { return c.sh.d_v != c.sh.d_out; }
 
@@ -266,6 +279,7 @@ void WriteProjections(const Ctx& c) {
   c.py << "d_in, d_out = " << c.sh.d_in << ", " << c.sh.d_out << "\n";
   const bool draws = ProjectionInitDraws(p.init);
   if (draws && p.seed) c.py << Seeding(c) << *p.seed << ")\n";
+  if (FirstUnseededDraw(c.s) == UnseededDraw::kProjections) WritePinnedSeed(c);
   switch (p.init) {
     case ProjectionInit::kIdentity:
       c.py << "# Simplified self-attention: no trainable weights, the embeddings themselves\n";
@@ -384,6 +398,7 @@ void WriteNumpyContext(const Ctx& c) {
          << ContextWidth(c) << ")\n";
   else
     c.py << "context = np.matmul(weights, V)\n";
+  c.py << "var_K = K.var()  # NumPy's var: ddof = 0 (divides by n), as the app's var_K\n";
   c.py
       << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
 }
@@ -466,6 +481,7 @@ void WriteContext(const Ctx& c) {
   std::string used = "weights";
   if (c.s.dropout.p > 0) {
     if (c.s.dropout.seed) c.py << "torch.manual_seed(" << *c.s.dropout.seed << ")\n";
+    if (FirstUnseededDraw(c.s) == UnseededDraw::kDropout) WritePinnedSeed(c);
     c.py << "dropout = torch.nn.Dropout(" << PyFloat(c.s.dropout.p) << ")  # training mode\n";
     c.py << "weights_dropped = dropout(weights)\n";
     used = "weights_dropped";
@@ -476,6 +492,7 @@ void WriteContext(const Ctx& c) {
   else
     c.py << "context = " << used << " @ V\n";
   if (c.s.projections.out_proj) c.py << "context = out_proj(context)\n";
+  c.py << "var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K\n";
   c.py
       << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
 }

@@ -49,8 +49,8 @@ void ReplayInputDraws(std::ostringstream& py, const Scenario& s, const Shape& sh
     py << "torch.manual_seed(" << in.seed << ")\n_ = nn.Embedding(" << sh.vocab << ", "
        << sh.d_in << ")  # the scenario's embedding: drawn to advance the generator\n";
   } else {
-    py << "torch.manual_seed(" << TorchGenerator::kDefaultSeed
-       << ")  # a fresh process's generator, as the scenario starts\n";
+    py << "torch.manual_seed(" << DefaultSeed(Generator::kTorch)
+       << ")  # PyTorch's default seed, where the unseeded scenario starts\n";
   }
 }
 

@@ -190,8 +190,8 @@ const char* StageHelp(Stage stage) {
       return "Attention weights: each row is normalised (softmax by default) so it sums to 1. "
              "A peaked row means the query attends to almost one key.";
     case Stage::kWeightsDropped:
-      return "nn.Dropout in training mode: each weight is zeroed with probability p and the "
-             "survivors are divided by 1 - p.";
+      return "nn.Dropout in training mode: each weight is multiplied by 0 with probability p, "
+             "else by 1 / (1 - p) (a dropped inf or nan weight becomes nan).";
     case Stage::kContext:
       return "Context vectors: row i is the weighted average of the value vectors, using row i "
              "of the weights (heads side by side, then out_proj if any).";

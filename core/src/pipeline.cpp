@@ -23,6 +23,9 @@ Matrix MatrixFromFlat(const std::vector<float>& values, Eigen::Index rows, Eigen
   return Eigen::Map<const Matrix>(values.data(), rows, cols);
 }
 
+DrawSource::DrawSource(Generator kind)
+    : kind_(kind), torch_(DefaultSeed(Generator::kTorch)), numpy_(DefaultSeed(Generator::kNumpy)) {}
+
 void DrawSource::Seed(uint64_t seed) {
   if (kind_ == Generator::kNumpy)
     numpy_.Seed(seed);
@@ -108,7 +111,7 @@ void Engine::ComputeInput(const Scenario& s) {
   ++counts_.input;
   Stages& st = stages_;
   const Shape& sh = st.shape;
-  // A fresh generator is a fresh Python process: torch's default seed until manual_seed.
+  // A fresh generator: DefaultSeed until the first seed (the program pins it if it is used).
   DrawSource gen(s.input.generator);
   st.generator = s.input.generator;
   MatrixStack last_X;
@@ -264,8 +267,9 @@ void Engine::ComputeProjections(const Scenario& s) {
       if (st.bias[w].size() > 0) y.rowwise() += st.bias[w];
     });
   }
-  // K.var() as torch computes it (stats.h): unbiased, a float32 value (inf above FLT_MAX).
-  st.var_K = StackVariance(st.K, VarianceKind::kTorchUnbiased);
+  // K.var() as the scenario's library computes it (stats.h): torch's unbiased float32 value
+  // (inf above FLT_MAX), or NumPy's ddof = 0; the generated program's var_K = K.var().
+  st.var_K = StackVariance(st.K, VarianceKindOf(s.input.generator));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -384,7 +384,7 @@ void ComputeFloat64(const Scenario& s, Stages& st) {
   Round(f->weights_dropped, st.weights_dropped);
   Round(f->context, st.context);
   st.f64 = std::move(f);
-  st.var_K = StackVarianceF64(st.f64->K, VarianceKind::kTorchUnbiased);
+  st.var_K = StackVarianceF64(st.f64->K, VarianceKindOf(st.generator));  // as pipeline.cpp
 }
 
 }  // namespace attnlab

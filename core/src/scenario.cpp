@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "attnlab/numpy_rng.h"
+#include "attnlab/rng.h"
 #include "json_matrix.h"
 
 namespace attnlab {
@@ -839,6 +840,12 @@ void ValidateInput(const InputSpec& in, Shape& sh) {
   }
 }
 
+// Whether the input draws from the generator (always right after its own input.seed).
+bool InputDraws(const InputSpec& in) {
+  return in.source == InputSource::kRandn || in.source == InputSource::kText ||
+         (in.source == InputSource::kQkv && !in.QkvGiven());
+}
+
 // The combinations the numpy generator has no meaning for, and NumPy's seed range.
 void ValidateGenerator(const Scenario& s) {
   const InputSpec& in = s.input;
@@ -858,14 +865,9 @@ void ValidateGenerator(const Scenario& s) {
                       (seed >= (uint64_t{1} << 63) ? "negative seeds" : std::to_string(seed)) +
                       ")");
   };
-  const bool input_draws = in.source == InputSource::kRandn ||
-                           (in.source == InputSource::kQkv && !in.QkvGiven());
-  if (input_draws) check_seed(in.seed, "input.seed");
+  if (InputDraws(in)) check_seed(in.seed, "input.seed");
   if (p.seed && ProjectionInitDraws(p.init)) check_seed(*p.seed, "projections.seed");
-  if (!input_draws && ProjectionInitDraws(p.init) && !p.seed)
-    Fail("projections.seed", "is needed" + numpy +
-                                 " when the input draws nothing (np.random is unseeded: it "
-                                 "would differ at every run)");
+  // Projections drawn before any seed start from DefaultSeed(kNumpy), which the program pins.
 }
 
 void ValidateProjections(const Scenario& s, Shape& sh) {
@@ -915,6 +917,22 @@ void ValidateProjections(const Scenario& s, Shape& sh) {
 }
 
 }  // namespace
+
+uint64_t DefaultSeed(Generator generator) {
+  return generator == Generator::kNumpy ? 0 : TorchGenerator::kDefaultSeed;
+}
+
+UnseededDraw FirstUnseededDraw(const Scenario& s) {
+  if (InputDraws(s.input)) return UnseededDraw::kNone;  // seeded: everything after continues
+  if (ProjectionInitDraws(s.projections.init))
+    return s.projections.seed ? UnseededDraw::kNone : UnseededDraw::kProjections;
+  return s.dropout.p > 0 && !s.dropout.seed ? UnseededDraw::kDropout : UnseededDraw::kNone;
+}
+
+const char* UnseededText(Generator generator) {
+  return generator == Generator::kNumpy ? "unseeded: seed 0 (NumPy has no default seed)"
+                                        : "unseeded: PyTorch's default seed";
+}
 
 Shape ValidateScenario(const Scenario& s) {
   Shape sh;

@@ -157,6 +157,12 @@ class StreamWriter {
   bool first_key_ = true;
 };
 
+// Whether the variances (stats and var_K) are written as doubles: NumPy's var is a float64
+// (numpy scenarios), and so is torch's of a float64 tensor; torch's of float32 is a float32.
+bool DoubleVariances(const Stages& st) {
+  return VarianceKindOf(st.generator) == VarianceKind::kNumpy || st.f64;
+}
+
 // "stats": the notebooks' .var() prints over whole stages (stats.h): float32 values for torch
 // scenarios, float64 for numpy ones.
 void WriteStats(StreamWriter& w, const Stages& st) {
@@ -172,7 +178,7 @@ void WriteStats(StreamWriter& w, const Stages& st) {
     w.Raw(i ? ",\"" : "{\"");
     w.Raw(items[i].first);
     w.Raw("\":");
-    if (kind == VarianceKind::kNumpy || st.f64)
+    if (DoubleVariances(st))
       w.Double(items[i].second);
     else
       w.Float(static_cast<float>(items[i].second));
@@ -237,8 +243,10 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
   w.Key("scores");
   w.Stack(src.scores, B, H);
   w.Key("shape");
+  // d_in is the width of X: qkv input has no X, so no d_in (as no X and no W's).
   w.Raw("{\"B\":" + std::to_string(B) + ",\"H\":" + std::to_string(H) +
-        ",\"T\":" + std::to_string(st.shape.T) + ",\"d_in\":" + std::to_string(st.shape.d_in) +
+        ",\"T\":" + std::to_string(st.shape.T) +
+        (has_x ? ",\"d_in\":" + std::to_string(st.shape.d_in) : std::string()) +
         ",\"d_k\":" + std::to_string(st.shape.dh) + ",\"d_out\":" + std::to_string(st.shape.d_out) +
         ",\"d_v\":" + std::to_string(st.shape.d_v) + "}");
   WriteStats(w, st);
@@ -249,8 +257,8 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
   w.Key("tokens");
   w.List(st.tokens);
   w.Key("var_K");
-  if (st.f64)
-    w.Double(st.var_K);  // K.var() of a float64 tensor
+  if (DoubleVariances(st))
+    w.Double(st.var_K);  // NumPy's var, or torch's of a float64 tensor
   else
     w.Float(static_cast<float>(st.var_K));  // a float32 value; inf when it overflows
   if (!st.vocab.empty()) {

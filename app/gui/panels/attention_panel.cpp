@@ -129,12 +129,15 @@ void DrawDropout(AppState& state, const Scenario& s) {
   float p = static_cast<float>(s.dropout.p);
   if (ImGui::SliderFloat("dropout p", &p, 0.0f, 0.9f, "%.2f"))
     Emit(state, SetDropout{std::round(p * 100.0) / 100.0}, "dropout.p");
-  Tip("nn.Dropout(p) in training mode on the weights: each is zeroed with probability p, the "
-      "rest divided by 1 - p. 0 turns it off.");
+  Tip("nn.Dropout(p) in training mode on the weights: each is multiplied by its mask value, 0 "
+      "with probability p, else 1 / (1 - p) (so a dropped inf or nan weight becomes nan). 0 "
+      "turns it off.");
   if (s.dropout.p > 0) {
     std::optional<uint64_t> seed = s.dropout.seed;
+    const bool unseeded = FirstUnseededDraw(s) == UnseededDraw::kDropout;
     if (OptionalSeedInput("dropout seed", &seed,
-                          "torch.manual_seed(seed) before the dropout mask is drawn."))
+                          "torch.manual_seed(seed) before the dropout mask is drawn.",
+                          unseeded ? UnseededText(s.input.generator) : nullptr))
       Emit(state, EditScenario{"dropout seed", [seed](Scenario& x) { x.dropout.seed = seed; }},
            "dropout.seed");
   }

@@ -388,8 +388,11 @@ void StageLines(const AppState& state, Stage stage, const CellContext& c, float 
     case Stage::kWeightsDropped: {
       const double w = c.weights(c.i, c.j);
       WeightLine(c);
-      if (v == 0 && w != 0)
-        ImGui::Text("dropped: zeroed by dropout (p = %s)", Num(c.s.dropout.p).c_str());
+      // Dropout multiplies by the mask: a dropped weight is w * 0, nan when w is inf.
+      const bool dropped = std::isinf(w) ? std::isnan(v) : v == 0 && w != 0;
+      if (dropped)
+        ImGui::Text("dropped: %s x 0 = %s (p = %s)", Num(w).c_str(), Num(v).c_str(),
+                    Num(c.s.dropout.p).c_str());
       else
         ImGui::Text("kept: %s / (1 - %s) = %s", Num(w).c_str(), Num(c.s.dropout.p).c_str(),
                     Num(v).c_str());

@@ -112,8 +112,10 @@ void DrawDrawOptions(AppState& state, const ProjectionSpec& p) {
   const bool drawn = p.init != ProjectionInit::kIdentity && p.init != ProjectionInit::kMatrix;
   if (drawn) {
     std::optional<uint64_t> seed = p.seed;
+    const bool unseeded = FirstUnseededDraw(state.scenario) == UnseededDraw::kProjections;
     if (OptionalSeedInput("W seed", &seed,
-                          "torch.manual_seed(seed) before the three projections are drawn."))
+                          "torch.manual_seed(seed) before the three projections are drawn.",
+                          unseeded ? UnseededText(state.scenario.input.generator) : nullptr))
       Edit(
           state, "W seed", [seed](Scenario& s) { s.projections.seed = seed; }, "projections.seed");
     if (ImGui::BeginCombo("draw order", OrderName(p.order).c_str())) {

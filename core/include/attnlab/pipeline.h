@@ -56,7 +56,7 @@ struct Stages {
   MatrixStack weights;              ///< (B*H) x T x T, attention weights
   MatrixStack weights_dropped;      ///< (B*H) x T x T, empty when dropout p == 0
   MatrixStack context;              ///< B x T x d_v (after out_proj when present)
-  double var_K = 0.0;  ///< K.var() over all elements as torch.Tensor.var computes it
+  double var_K = 0.0;  ///< K.var() over all elements, as the scenario's library computes it
                        ///< (stats.h kTorchUnbiased): a float32 value, inf above FLT_MAX
   /// "dtype": "float64" only: every stage in double (pipeline_f64.h); the float fields above
   /// then hold those values rounded to float32. Null for float32 scenarios.
@@ -73,9 +73,9 @@ struct Stages {
 /// pipeline computes in float32). Copyable: the engine keeps its state between stages.
 class DrawSource {
  public:
-  /// A fresh process: torch's default seed, or NumPy unseeded (seeded 0 here; the scenario
-  /// reader refuses numpy draws that are not seeded).
-  explicit DrawSource(Generator kind = Generator::kTorch) : kind_(kind) {}
+  /// A fresh process: seeded with DefaultSeed(kind) (scenario.h), torch's default seed or
+  /// NumPy's 0, which the generated program pins before an unseeded draw.
+  explicit DrawSource(Generator kind = Generator::kTorch);
   /// torch.manual_seed(seed) or np.random.seed(seed). Error: std::invalid_argument for a
   /// numpy seed above 2**32 - 1 (ValidateScenario refuses it first).
   void Seed(uint64_t seed);

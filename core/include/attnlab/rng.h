@@ -41,7 +41,9 @@ NormalKernel DetectNormalKernel();
 /// engine can keep the state between pipeline stages and redraw only what changed.
 class TorchGenerator {
  public:
-  /// PyTorch's default seed (default_rng_seed_val): the state of a fresh Python process.
+  /// PyTorch's default seed (libtorch's default_rng_seed_val), which a new torch.Generator()
+  /// holds. Not the state of a fresh Python process: `import torch` reseeds its default
+  /// generator at random, so programs pin this seed (scenario.h DefaultSeed).
   static constexpr uint64_t kDefaultSeed = 67280421310721ULL;
 
   /// A generator seeded with `seed` that reproduces `kernel`'s results (normal_ and uniform_).
@@ -74,7 +76,8 @@ class TorchGenerator {
   std::vector<float> Bernoulli(int64_t n, double p);
 
   /// nn.Dropout(p) in training mode applied in place to x[0..n-1], mt19937 mask (§8): each
-  /// element is kept with probability 1 - p and then scaled by fl(1 / fl(1 - p)). Several calls
+  /// element is multiplied by its mask value, fl(1 / fl(1 - p)) with probability 1 - p, else 0
+  /// (so a dropped inf or nan becomes nan, as in PyTorch). Several calls
   /// in a row draw exactly as one call on the concatenated data. p == 0 leaves x unchanged and
   /// draws nothing; p == 1 zeroes it. Error: std::invalid_argument when p is outside [0, 1].
   void Dropout(float* x, int64_t n, double p);

@@ -176,6 +176,23 @@ Scenario ParseScenario(const std::string& json_text);
 /// returns its shape. Errors: ScenarioError naming the field.
 Shape ValidateScenario(const Scenario& s);
 
+/// The seed a generator starts from when the scenario draws before any seed of its own (a
+/// fresh process): torch: 67280421310721, libtorch's default_rng_seed_val, which a new
+/// torch.Generator() holds (Python's torch replaces it by a random seed when it is imported);
+/// numpy: 0, the app's choice (NumPy seeds its global generator from the operating system).
+uint64_t DefaultSeed(Generator generator);
+
+/// The draw of a scenario that comes before any seed, if one does: the projections (an init
+/// that draws, no projections.seed, an input that draws nothing: matrix, or qkv given), or the
+/// dropout mask (p > 0, no dropout.seed, and nothing drawn before it). That draw starts from
+/// DefaultSeed, and the generated program pins that seed right before it.
+enum class UnseededDraw { kNone, kProjections, kDropout };
+UnseededDraw FirstUnseededDraw(const Scenario& s);
+
+/// What the window and `show` say of an unseeded draw: "unseeded: PyTorch's default seed"
+/// (torch) or "unseeded: seed 0 (NumPy has no default seed)" (numpy).
+const char* UnseededText(Generator generator);
+
 /// Serialises to the scenario@1 JSON text (2-space indent, only fields that differ from their
 /// defaults besides the required ones). ParseScenario(WriteScenario(s)) == s.
 std::string WriteScenario(const Scenario& s);

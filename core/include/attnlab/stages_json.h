@@ -3,11 +3,14 @@
 // Keys and shapes (the dump format): X (B x T x d_in), W_query,
 // W_key, W_value (d_in x d_out), Q, K (B x T x d_out), V (B x T x d_v), scores, logits, weights
 // and weights_dropped (B x H x T x T), mask (T x T of 0/1), context (B x T x d_v), shape (B, H,
-// T, d_in, d_k = dh, d_out, d_v), tokens, and for text input token_ids and vocab. d_v = d_out
-// except for qkv input (no X, no W: X and the W's are left out), whose V has its own width.
+// T, d_in, d_k = dh, d_out, d_v), tokens, and for text input token_ids and vocab. d_in is X's
+// width, d_out the width of Q and K (all heads), d_k one head's share of it, d_v the width of V
+// and the context: d_out except for qkv input (no X, no W: X, the W's and d_in are left out;
+// d_out is input.d_k, or the given Q's columns), whose V has its own width.
 // "stats": {var_q, var_k, var_scores, var_logits, var_weights}, the notebooks' .var() over the
 // whole stages (stats.h: torch's unbiased float32 var, or NumPy's ddof = 0 for numpy
-// scenarios, nan where logits are -inf). Also var_K (K.var(), as the oracle prints it) and, when
+// scenarios, nan where logits are -inf). Also var_K (K.var() as the scenario's library computes
+// it: stats.var_k, torch's unbiased value or NumPy's ddof = 0) and, when
 // present, b_query, b_key, b_value (d_out), out_proj_W (d_out x d_out, x @ W) and out_proj_b.
 #pragma once
 

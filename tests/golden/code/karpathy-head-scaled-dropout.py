@@ -24,6 +24,7 @@ weights = torch.softmax(logits, dim=-1)
 dropout = torch.nn.Dropout(0.3)  # training mode
 weights_dropped = dropout(weights)
 context = weights_dropped @ V
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")

@@ -31,6 +31,7 @@ dropout = torch.nn.Dropout(0.2)  # training mode
 weights_dropped = dropout(weights)
 context = (weights_dropped @ v).transpose(1, 2).contiguous().view(B, T, d_out)
 context = out_proj(context)
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")

@@ -34,6 +34,7 @@ mask = torch.tril(torch.ones(6, 6))  # causal: no peeking ahead
 logits = logits.masked_fill(mask == 0, float('-inf'))
 weights = torch.softmax(logits, dim=-1)
 context = weights @ V
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")

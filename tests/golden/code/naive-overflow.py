@@ -19,6 +19,7 @@ logits = scores * 100.0  # the multiplier (1/temperature)
 logits = logits / d_k**0.5  # keeps the variance of q.k near 1
 weights = torch.exp(logits) / torch.exp(logits).sum(dim=-1, keepdim=True)  # overflows for large logits
 context = weights @ V
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")

@@ -20,6 +20,7 @@ mask = torch.tril(torch.ones(3, 3))  # causal: no peeking ahead
 logits = logits.masked_fill(mask == 0, float('-inf'))
 weights = (mask / mask.sum(dim=-1, keepdim=True)).expand_as(scores)  # averaging: every allowed key alike
 context = weights @ V
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")

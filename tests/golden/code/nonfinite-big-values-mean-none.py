@@ -19,6 +19,7 @@ logits = scores / d_k**0.5  # keeps the variance of q.k near 1
 mask = torch.ones(3, 3)
 weights = (mask / mask.sum(dim=-1, keepdim=True)).expand_as(scores)  # averaging: every allowed key alike
 context = weights @ V
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")

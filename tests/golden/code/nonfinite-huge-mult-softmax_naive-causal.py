@@ -22,6 +22,7 @@ mask = torch.tril(torch.ones(4, 4))  # causal: no peeking ahead
 logits = logits.masked_fill(mask == 0, float('-inf'))
 weights = torch.exp(logits) / torch.exp(logits).sum(dim=-1, keepdim=True)  # overflows for large logits
 context = weights @ V
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")

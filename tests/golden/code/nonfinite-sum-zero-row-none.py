@@ -21,6 +21,7 @@ logits = logits / d_k**0.5  # keeps the variance of q.k near 1
 z = logits
 weights = z / z.sum(dim=-1, keepdim=True)  # can go negative
 context = weights @ V
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")

@@ -29,6 +29,7 @@ d_k = K.shape[-1]
 logits = scores / d_k**0.5  # keeps the variance of q.k near 1
 weights = torch.softmax(logits, dim=-1)
 context = weights @ V
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")

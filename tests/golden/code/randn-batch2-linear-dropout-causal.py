@@ -25,6 +25,7 @@ torch.manual_seed(123)
 dropout = torch.nn.Dropout(0.5)  # training mode
 weights_dropped = dropout(weights)
 context = weights_dropped @ V
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")

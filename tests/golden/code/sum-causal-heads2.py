@@ -29,6 +29,7 @@ logits = logits.masked_fill(mask == 0, float('-inf'))
 z = logits.masked_fill(mask == 0, 0.0)
 weights = z / z.sum(dim=-1, keepdim=True)  # can go negative
 context = (weights @ v).transpose(1, 2).contiguous().view(B, T, d_out)
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")

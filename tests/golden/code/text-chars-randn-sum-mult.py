@@ -28,6 +28,7 @@ logits = scores * 3.5  # the multiplier (1/temperature)
 z = logits
 weights = z / z.sum(dim=-1, keepdim=True)  # can go negative
 context = weights @ V
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")

@@ -48,6 +48,7 @@ logits = logits.masked_fill(mask == 0, float('-inf'))
 weights = torch.softmax(logits, dim=-1)
 context = (weights @ v).transpose(1, 2).contiguous().view(B, T, d_out)
 context = out_proj(context)
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
 
 print("weights:", weights, sep="\n")
 print("context:", context, sep="\n")
