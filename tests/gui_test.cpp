@@ -1500,3 +1500,57 @@ TEST_F(Gui, CodeViewShowsTheTrainingLoopAndCurvesExportAsPng) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Issue 31: wide matrices, and a start that never drew
+
+/// A matrix scenario of `rows` x `cols` inputs (cell (i, j) = i + j / 1000) with drawn W.
+std::string WideMatrixScenario(int rows, int cols) {
+  nlohmann::json values = nlohmann::json::array();
+  for (int i = 0; i < rows; ++i) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int j = 0; j < cols; ++j) row.push_back(i + j / 1000.0);
+    values.push_back(row);
+  }
+  nlohmann::json s = {{"format", "attention-lab/scenario@1"},
+                      {"input", {{"source", "matrix"}, {"values", values}}},
+                      {"projections", {{"init", "torch_rand"}, {"d_out", 2}, {"seed", 1}}}};
+  return s.dump();
+}
+
+// A matrix 64 or more columns wide aborted the window (imgui_tables.cpp: columns_count <= 64),
+// and as the last session it aborted every later start. Its editor now shows 32 columns at a
+// time with a picker; every width the format takes opens, shows, edits and saves.
+TEST_F(Gui, MatricesWiderThanATableOpenEditAndSave) {
+  for (const int cols : {63, 64, 65, 300}) {
+    const std::string name = "wide" + std::to_string(cols);
+    const std::string file = Write(name + ".json", WideMatrixScenario(3, cols));
+    const std::string script =
+        Write(name + ".script", "input-cell 2 " + std::to_string(cols - 1) +
+                                    " 5.5\nwait 2\nexpect-ok\nsave " + Path(name + "-out.json") +
+                                    "\n");
+    const Result r = RunApp(file + " --script " + script + " --screenshot " +
+                            Path(name + ".png") + " --no-autosave");
+    ASSERT_EQ(r.status, 0) << cols << ": " << r.err;
+    const Scenario s = ParseScenario(ReadFile(Path(name + "-out.json")));
+    ASSERT_EQ(s.input.values[0].cols(), cols);
+    EXPECT_FLOAT_EQ(s.input.values[0](2, cols - 1), 5.5f);
+    EXPECT_FLOAT_EQ(s.input.values[0](1, cols - 2), 1 + (cols - 2) / 1000.0f);
+    const Png png = LoadPng(Path(name + ".png"));
+    EXPECT_EQ(png.w, 1280) << cols;
+  }
+  // The same scenario as the autosaved last session: the start without arguments shows it.
+  fs::create_directories(Path("config/attention-lab"));
+  Write("config/attention-lab/last-session.json", WideMatrixScenario(3, 64));
+  const std::string script = Write("last.script", "save " + Path("last-out.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ParseScenario(ReadFile(Path("last-out.json"))).input.values[0].cols(), 64);
+  EXPECT_FALSE(fs::exists(Path("config/attention-lab/last-session.opening")));
+}
+
+}  // namespace
+}  // namespace attnlab
