@@ -140,6 +140,7 @@ std::optional<int> Prepare(int argc, char** argv, attnlab::gui::TestHooks& hooks
     start = gui::ChooseStart(hooks.options);
     hooks.LoadScript();
   } catch (const std::exception& e) {
+    if (start.marked) gui::ClearStartMarker();  // an orderly stop, not a crash
     std::cerr << "attention-lab: error: " << e.what() << "\n";
     return 2;
   }
@@ -225,6 +226,16 @@ int RunWindow(int argc, char** argv) {
   gui::TestHooks hooks;
   gui::StartPoint start;
   if (const std::optional<int> status = Prepare(argc, argv, hooks, start)) return *status;
+  // The last session's start marker (session.h) goes once a frame is drawn, or on any orderly
+  // return; a crash, abort or kill before the first frame leaves it for the next start to see.
+  struct StartMarkerGuard {
+    bool armed;
+    void Clear() {
+      if (armed) gui::ClearStartMarker();
+      armed = false;
+    }
+    ~StartMarkerGuard() { Clear(); }
+  } start_marker{start.marked};
 
   // Setup window
   GLFWwindow* window = OpenWindow(hooks.options);
@@ -295,6 +306,7 @@ int RunWindow(int argc, char** argv) {
     ++state->frame;
     const bool last_frame = hooks.AfterRender(*state, display_w, display_h);
     glfwSwapBuffers(window);
+    start_marker.Clear();  // the start scenario is on screen
     if (hooks.options.frame_stats) glFinish();
     hooks.frame_ms.push_back(
         std::chrono::duration<double, std::milli>(Clock::now() - frame_start).count());

@@ -1552,5 +1552,45 @@ TEST_F(Gui, MatricesWiderThanATableOpenEditAndSave) {
   EXPECT_FALSE(fs::exists(Path("config/attention-lab/last-session.opening")));
 }
 
+// A start killed before it drew (a crash, an abort, SIGKILL) leaves its marker; the next start
+// keeps that last session as last-session.failed.json, opens the first preset and says so.
+TEST_F(Gui, AStartKilledBeforeDrawingIsNotRepeated) {
+  const std::string dir = Path("config/attention-lab");
+  fs::create_directories(dir);
+  // Large enough (T = 4096) that its first run takes a while after the marker is written.
+  const std::string session =
+      R"({"format": "attention-lab/scenario@1", "input": {"source": "randn", "length": 4096,
+      "d_in": 64, "seed": 3}, "projections": {"init": "randn", "d_out": 64, "seed": 1}})";
+  Write("config/attention-lab/last-session.json", session);
+  const std::string marker = dir + "/last-session.opening";
+  const std::string shot = Path("killed.png");  // makes the command line the test's own
+  const std::string cmd =
+      "XDG_CONFIG_HOME=" + Path("config") + " xvfb-run -a -s '-screen 0 1280x800x24' " +
+      ATTNLAB_APP + " --size 1280x800 --frames 5 --screenshot " + shot +
+      " 2>/dev/null & for i in $(seq 6000); do [ -e " + marker +
+      " ] && break; sleep 0.01; done; pkill -KILL -f '^" + ATTNLAB_APP + " .*" + shot +
+      "'; wait";
+  ASSERT_GE(std::system(cmd.c_str()), 0);
+  ASSERT_TRUE(fs::exists(marker)) << "killed after the first frame: nothing tested";
+  EXPECT_FALSE(fs::exists(shot));
+
+  const std::string script = Write("after.script", "save " + Path("after.json") + "\n");
+  const Result r = RunApp("--script " + script + " --screenshot " + Path("after.png"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string kept = dir + "/last-session.failed.json";
+  EXPECT_EQ(r.err, "attention-lab: last session not opened: the previous start stopped before "
+                   "showing it; kept as " + kept + "; opened raschka-journey\n");
+  EXPECT_EQ(ReadFile(kept), session);  // kept byte for byte
+  EXPECT_EQ(ParseScenario(ReadFile(Path("after.json"))), LoadPreset("raschka-journey"));
+  EXPECT_FALSE(fs::exists(marker));
+
+  // That start saved its own session at exit; the next one opens it, with no message.
+  const Result again = RunApp("--frames 2 --no-autosave");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(again.err, "");
+  EXPECT_TRUE(fs::exists(kept));
+  EXPECT_FALSE(fs::exists(marker));
+}
+
 }  // namespace
 }  // namespace attnlab

@@ -101,16 +101,53 @@ StartPoint ChooseStart(const GuiOptions& options) {
   const std::string last = LastSessionPath();
   std::error_code ec;
   if (!last.empty() && std::filesystem::exists(last, ec)) {
-    try {
-      start.scenario = ParseScenario(ReadFile(last));
-      return start;
-    } catch (const std::exception& e) {
-      start.message = "last session not restored: " + last + ": " + e.what();
+    const std::string marker = StartMarkerPath();
+    if (std::filesystem::exists(marker, ec)) {
+      // The previous start noted that it was opening this session and never drew it: a crash,
+      // an abort or a kill. Opening it again could stop this start too; keep it aside instead.
+      const std::string kept = FailedSessionPath();
+      std::filesystem::rename(last, kept, ec);
+      start.message = "last session not opened: the previous start stopped before showing it; "
+                      "kept as " +
+                      (ec ? last : kept) + "; opened " + kFirstPreset;
+      ClearStartMarker();
+    } else {
+      start.marked = WriteConfigFile(marker, "opening " + last + "\n", "start marker").empty();
+      try {
+        start.scenario = ParseScenario(ReadFile(last));
+        return start;
+      } catch (const std::exception& e) {
+        start.message = "last session not restored: " + last + ": " + e.what();
+        ClearStartMarker();
+        start.marked = false;
+      }
     }
   }
+  ClearStartMarker();  // none is left behind when there is no last session to open
   start.scenario = LoadPreset(kFirstPreset);
   start.preset_id = kFirstPreset;
   return start;
+}
+
+std::string StartMarkerPath() {
+  const std::string last = LastSessionPath();
+  if (last.empty()) return "";
+  return (std::filesystem::path(last).parent_path() / "last-session.opening").string();
+}
+
+std::string FailedSessionPath() {
+  const std::filesystem::path dir = std::filesystem::path(LastSessionPath()).parent_path();
+  std::filesystem::path p = dir / "last-session.failed.json";
+  std::error_code ec;
+  for (int n = 2; std::filesystem::exists(p, ec); ++n)
+    p = dir / ("last-session.failed-" + std::to_string(n) + ".json");
+  return p.string();
+}
+
+void ClearStartMarker() {
+  const std::string marker = StartMarkerPath();
+  std::error_code ec;
+  if (!marker.empty()) std::filesystem::remove(marker, ec);
 }
 
 std::string SaveSession(const AppState& state) {
