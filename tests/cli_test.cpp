@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -435,6 +436,48 @@ TEST_F(Cli, SubcommandsRunWithoutADisplay) {
   const Result png = RunCli("export raschka-journey --stage weights -o " + Path("w.png"));
   EXPECT_EQ(png.status, 0) << png.err;
   EXPECT_GT(fs::file_size(Path("w.png")), 1000u);
+}
+
+}  // namespace
+}  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// Issue 31: the deep file killed show and dump with SIGSEGV, and the unclosed one took `show`
+// 50 s. Both are refused at once, exit 2, naming the depth, line and column.
+TEST_F(Cli, DeepOrUnclosedJsonIsRefusedAtOnce) {
+  const std::string head = "{\"format\": \"attention-lab/scenario@1\", \"input\": ";
+  const std::string deep =
+      Write("deep.json", head + std::string(150000, '[') + std::string(150000, ']') + "}");
+  const std::string unclosed = Write("unclosed.json", std::string(1000000, '['));
+  for (const std::string& cmd : {"show " + deep, "dump " + deep + " -o " + Path("d.json"),
+                                 "export " + deep + " --stage weights -o " + Path("w.png"),
+                                 "code " + deep}) {
+    const Result r = RunCli(cmd);
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_EQ(r.err, "attention-lab: error: " + deep +
+                         ": JSON nested deeper than 64 levels at line 1, column 112\n")
+        << cmd;
+  }
+  EXPECT_FALSE(fs::exists(Path("d.json")));
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result r = RunCli("show " + unclosed);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "attention-lab: error: " + unclosed +
+                       ": JSON nested deeper than 64 levels at line 1, column 65\n");
+  EXPECT_LT(s, 2.0);  // the process start included
+}
+
+TEST_F(Cli, AScenarioFileAboveTheSizeLimitIsRefusedBeforeReading) {
+  const std::string big = Write("big.json", "{");
+  fs::resize_file(big, kMaxScenarioFileBytes + 10);  // sparse
+  const Result r = RunCli("show " + big);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "attention-lab: error: " + big +
+                       ": 268435466 bytes, more than the 268435456 (256 MiB) a scenario or "
+                       "figure file may have\n");
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ Scenario LoadScenarioArg(const std::string& arg) {
   if (std::filesystem::is_regular_file(arg, ec)) {
     InputFile() = arg;
     try {
-      return ScenarioFromFileBytes(ReadFile(arg));
+      return ScenarioFromFileBytes(ReadScenarioFile(arg));
     } catch (const ScenarioError& e) {
       throw UsageError(arg + ": " + e.what());
     }

@@ -51,7 +51,7 @@ void ApplyFigureView(AppState& state, const FigureSource& f) {
 
 bool ApplyFigureFileView(AppState& state, const std::string& path) {
   try {
-    const std::string bytes = ReadFile(path);
+    const std::string bytes = ReadScenarioFile(path);
     if (!LooksLikeFigure(bytes)) return false;
     ApplyFigureView(state, ReadFigureScenario(bytes));
     return true;
@@ -75,7 +75,7 @@ StartPoint ChooseStart(const GuiOptions& options) {
     }
     std::string text;
     try {
-      text = ReadFile(path);
+      text = ReadScenarioFile(path);
     } catch (const std::exception& e) {
       throw StartError(e.what());  // FileError names the path itself
     }
@@ -114,7 +114,7 @@ StartPoint ChooseStart(const GuiOptions& options) {
     } else {
       start.marked = WriteConfigFile(marker, "opening " + last + "\n", "start marker").empty();
       try {
-        start.scenario = ParseScenario(ReadFile(last));
+        start.scenario = ParseScenario(ReadScenarioFile(last));
         return start;
       } catch (const std::exception& e) {
         start.message = "last session not restored: " + last + ": " + e.what();
@@ -186,13 +186,19 @@ std::string SettingsPath() {
   return (std::filesystem::path(last).parent_path() / "settings.json").string();
 }
 
+nlohmann::json ReadConfigJson(const std::string& path) {
+  const std::string text = ReadFile(path, 1 << 20, "a config file");
+  CheckJsonLimits(text);
+  return nlohmann::json::parse(text);
+}
+
 Settings LoadSettings() {
   Settings settings;
   const std::string path = SettingsPath();
   std::error_code ec;
   if (path.empty() || !std::filesystem::exists(path, ec)) return settings;
   try {
-    const nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+    const nlohmann::json j = ReadConfigJson(path);
     settings.tour_seen = j.value("tour_seen", false);
     settings.zoom = ClampZoom(j.value("zoom", 1.0f));
   } catch (const std::exception&) {

@@ -4,6 +4,7 @@
 // guided tour. settings.json beside it remembers that the tour was seen.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -93,6 +94,11 @@ std::string SettingsPath();
 /// returns "" or "<what> not saved: <reason>".
 std::string WriteConfigFile(const std::string& path, const std::string& text,
                             const std::string& what);
+
+/// A JSON file of the config folder (settings, recent files), parsed within the scenario
+/// files' limits (CheckJsonLimits; at most 1 MiB). Errors: FileError, ScenarioError or
+/// nlohmann's parse_error; the callers fall back to defaults.
+nlohmann::json ReadConfigJson(const std::string& path);
 
 /// The settings; defaults when the file is missing or cannot be read.
 Settings LoadSettings();

@@ -162,7 +162,9 @@ void WriteDirect(const std::string& target, const std::string& bytes, const std:
 
 }  // namespace
 
-std::string ReadFile(const std::string& path) {
+std::string ReadFile(const std::string& path) { return ReadFile(path, UINT64_MAX, "a file"); }
+
+std::string ReadFile(const std::string& path, uint64_t max_bytes, const std::string& what) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat can refuse it.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) Fail(path, "cannot read", errno);
@@ -176,6 +178,14 @@ std::string ReadFile(const std::string& path) {
     ::close(fd);
     throw FileError(path + ": cannot read (" + KindName(st.st_mode) + ", not a regular file)");
   }
+  auto too_large = [&](uint64_t size) {
+    ::close(fd);
+    throw FileError(path + ": " + std::to_string(size) + " bytes, more than the " +
+                    std::to_string(max_bytes) + " (" + std::to_string(max_bytes >> 20) +
+                    " MiB) " + what + " may have");
+  };
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > max_bytes) too_large(size);  // refused before a byte is read
   std::string out;
   out.reserve(static_cast<size_t>(st.st_size));
   char buf[1 << 16];
@@ -189,6 +199,7 @@ std::string ReadFile(const std::string& path) {
       Fail(path, "read error", err);
     }
     out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) too_large(out.size());  // it grew while being read
   }
   ::close(fd);
   return out;

@@ -8,6 +8,8 @@
 // [SECTION] comparisons
 #include "attnlab/scenario.h"
 
+#include "attnlab/file_io.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -534,6 +536,7 @@ ProjectionSpec ParseProjections(const json& j) {
 namespace {
 
 json ParseJson(const std::string& json_text, DomBuilder& sax, json& root) {
+  CheckJsonLimits(json_text);  // before any structure is built: deep nesting would recurse
   if (json::sax_parse(json_text, &sax)) return root;
   if (sax.syntax_byte_) {
     // Line and column of the byte where parsing stopped (1-based, as editors count).
@@ -560,6 +563,42 @@ json ParseJson(const std::string& json_text, DomBuilder& sax, json& root) {
 }
 
 }  // namespace
+
+void CheckJsonLimits(std::string_view text) {
+  if (text.size() > kMaxScenarioFileBytes)
+    throw ScenarioError("", "JSON text of " + std::to_string(text.size()) +
+                                " bytes, more than the limit of " +
+                                std::to_string(kMaxScenarioFileBytes) + " (" +
+                                std::to_string(kMaxScenarioFileBytes >> 20) + " MiB)");
+  int depth = 0;
+  bool in_string = false;
+  size_t line = 1, line_start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if (in_string) {
+      if (c == '\\')
+        ++i;  // an escaped quote or backslash does not end the string
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw ScenarioError("", "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                    " levels at line " + std::to_string(line) + ", column " +
+                                    std::to_string(i - line_start + 1));
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+std::string ReadScenarioFile(const std::string& path) {
+  return ReadFile(path, kMaxScenarioFileBytes, "a scenario or figure file");
+}
 
 Scenario ParseScenario(const std::string& json_text) {
   json root;

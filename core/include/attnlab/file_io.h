@@ -6,6 +6,7 @@
 #include <iosfwd>
 #include <memory>
 #include <stdexcept>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ class FileError : public std::runtime_error {
 /// device or a folder would block or never end, and is refused. Errors: FileError naming the
 /// path and the reason ("cannot read (No such file or directory)", "not a regular file (a FIFO)").
 std::string ReadFile(const std::string& path);
+
+/// ReadFile, refusing a file larger than `max_bytes` before reading it (its size from fstat;
+/// a file that grows past it while being read is refused too). Errors: FileError
+/// "<path>: N bytes, more than the M (<M in MiB> MiB) <what> may have".
+std::string ReadFile(const std::string& path, uint64_t max_bytes, const std::string& what);
 
 /// Removes the temporaries that writers killed mid-write (SIGKILL, a power cut) left in folder
 /// `dir`: hidden files ".attnlab-<pid>-XXXXXX" whose process no longer runs. Done at most once
