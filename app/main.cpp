@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "attnlab/file_io.h"
+#include "attnlab/text.h"
 #include "cli/cli.h"
 #include "gui/actions.h"
 #include "gui/app_state.h"
@@ -133,7 +134,8 @@ std::optional<int> Prepare(int argc, char** argv, attnlab::gui::TestHooks& hooks
     hooks.options = gui::ParseGuiOptions(argc, argv, &exit_now);
     if (exit_now) return 0;
   } catch (const gui::OptionsError& e) {
-    std::cerr << "attention-lab: error: " << e.what() << " (see attention-lab --help)\n";
+    std::cerr << "attention-lab: error: " << attnlab::MessageText(e.what(), 960)
+              << " (see attention-lab --help)\n";
     return 2;
   }
   try {
@@ -141,7 +143,7 @@ std::optional<int> Prepare(int argc, char** argv, attnlab::gui::TestHooks& hooks
     hooks.LoadScript();
   } catch (const std::exception& e) {
     if (start.marked) gui::ClearStartMarker();  // an orderly stop, not a crash
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
+    std::cerr << "attention-lab: error: " << attnlab::MessageText(e.what(), 960) << "\n";
     return 2;
   }
   return std::nullopt;
@@ -199,7 +201,7 @@ void StartState(attnlab::gui::AppState& state, const attnlab::gui::StartPoint& s
   if (!start.message.empty()) {
     state.status = start.message;
     state.status_is_error = true;
-    std::cerr << "attention-lab: " << start.message << "\n";
+    std::cerr << "attention-lab: " << attnlab::MessageText(start.message, 960) << "\n";
   }
   const gui::Settings settings = gui::LoadSettings();
   state.tour.seen = settings.tour_seen;
@@ -260,7 +262,7 @@ int RunWindow(int argc, char** argv) {
   try {
     renderer.Init();
   } catch (const std::exception& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
+    std::cerr << "attention-lab: error: " << attnlab::MessageText(e.what(), 960) << "\n";
     return 1;
   }
   state->renderer = &renderer;

@@ -466,3 +466,25 @@ TEST(ScenarioLimits, AFileAboveTheLimitIsRefusedBeforeReadingNamingItsSize) {
 }
 
 }  // namespace attnlab
+
+namespace attnlab {
+
+// Issue 31: text from the file is quoted escaped and cut, so the message stays one line.
+TEST(ScenarioError, QuotesTheFilesTextOnOneLine) {
+  const std::string evil = R"({"format": "attention-lab/scenario@1", "input": {"source": "text",
+      "text": "a b", "tokenizer": "\u001b[2J\u001b[31mevil\nline2", "d_in": 3, "seed": 1},
+      "projections": {"init": "rand", "d_out": 2, "seed": 1}})";
+  EXPECT_EQ(limits::Refusal(evil),
+            "input.tokenizer: unknown value \"\\u001b[2J\\u001b[31mevil\\nline2\" (expected one "
+            "of: words, words_and_spaces, chars)");
+  const std::string key = "{\"format\": \"attention-lab/scenario@1\", \"x\\n" +
+                          std::string(300, 'k') + "\": 1}";
+  const std::string why = limits::Refusal(key);
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  EXPECT_EQ(why.rfind("x\\n" + std::string(117, 'k') + "\u2026: unknown field", 0), 0u) << why;
+  const std::string format = "{\"format\": \"" + std::string(500, 'f') + "\"}";
+  EXPECT_EQ(limits::Refusal(format), "format: must be \"attention-lab/scenario@1\", got \"" +
+                                         std::string(59, 'f') + "\u2026\"");
+}
+
+}  // namespace attnlab

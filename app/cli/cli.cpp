@@ -484,7 +484,8 @@ int Run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "attention-lab: error: " << e.what() << " (see attention-lab --help)\n";
+    std::cerr << "attention-lab: error: " << MessageText(e.what(), 16 * kMessageQuoteChars)
+              << " (see attention-lab --help)\n";
     return 2;
   }
   try {
@@ -499,18 +500,13 @@ int Run(int argc, char** argv) {
     if (train_cli.TrainGiven()) status = train_cli.Train(io);
     FlushStdout();  // a failed write to stdout (a full disk, /dev/full) is an error, not success
     return status;
-  } catch (const UsageError& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
-  } catch (const ScenarioError& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
-  } catch (const FontError& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
-  } catch (const FileError& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
   } catch (const std::bad_alloc&) {
     std::cerr << "attention-lab: error: out of memory\n";
   } catch (const std::exception& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
+    // UsageError, ScenarioError, FontError, FileError, ...: their text quotes paths and
+    // arguments, which may hold any byte; the message stays one line of plain text.
+    std::cerr << "attention-lab: error: " << MessageText(e.what(), 16 * kMessageQuoteChars)
+              << "\n";
   }
   return 2;
 }

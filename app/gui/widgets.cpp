@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <random>
 
+#include "attnlab/text.h"
+
 namespace attnlab::gui {
 
 void BeginToolbarItem(bool first, float width) {
@@ -217,7 +219,8 @@ void MatrixEditor(const char* id, const Matrix& m, float height, const MatrixEdi
 void ErrorText(const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(text.c_str());
+  // Escaped and cut: a message quoting a file's text stays one paragraph of plain text.
+  ImGui::TextUnformatted(MessageText(text, 8 * kMessageQuoteChars).c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
 }

@@ -59,7 +59,8 @@ struct MatrixEditorCallbacks {
 void MatrixEditor(const char* id, const Matrix& m, float height,
                   const MatrixEditorCallbacks& callbacks);
 
-/// Text in the colour used for errors, wrapped.
+/// Text in the colour used for errors, wrapped; control characters escaped and cut
+/// (MessageText) so text quoted from a file cannot break it into lines.
 void ErrorText(const std::string& text);
 
 }  // namespace attnlab::gui

@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "attnlab/numpy_rng.h"
+#include "attnlab/text.h"
 #include "json_matrix.h"
 
 namespace attnlab {
@@ -32,7 +33,10 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------------------------
 
 ScenarioError::ScenarioError(std::string field, const std::string& message)
-    : std::runtime_error(field.empty() ? message : field + ": " + message),
+    // The field's keys and the message's quotes come from the file: one line, whatever they hold.
+    : std::runtime_error(field.empty() ? MessageText(message, std::string_view::npos)
+                                       : MessageText(field, 2 * kMessageQuoteChars) + ": " +
+                                             MessageText(message, std::string_view::npos)),
       field_(std::move(field)) {}
 
 const char* Name(InputSource v) {
@@ -336,7 +340,7 @@ Enum Choice(const json& j, const std::string& path, const std::array<Enum, N>& o
     if (s == Name(e)) return e;
     list += std::string(list.empty() ? "" : ", ") + Name(e);
   }
-  Fail(path, "unknown value \"" + s + "\" (expected one of: " + list + ")");
+  Fail(path, "unknown value \"" + MessageText(s) + "\" (expected one of: " + list + ")");
 }
 
 std::vector<std::string> StringList(const json& j, const std::string& path) {
@@ -615,7 +619,8 @@ Scenario ParseScenario(const std::string& json_text) {
        "dtype"});
   const std::string format = String(Require(j, "", "format"), "format");
   if (format != kScenarioFormat)
-    Fail("format", "must be \"" + std::string(kScenarioFormat) + "\", got \"" + format + "\"");
+    Fail("format", "must be \"" + std::string(kScenarioFormat) + "\", got \"" +
+                       MessageText(format) + "\"");
   Scenario s;
   if (j.contains("title")) s.title = String(j["title"], "title");
   s.input = ParseInput(Require(j, "", "input"));
