@@ -429,6 +429,8 @@ CLI::App* AddExportCommand(CLI::App& app, ExportArgs& ex) {
 }  // namespace
 
 int Run(int argc, char** argv) {
+  // Ctrl+C or a kill during a write removes the temporary: no file is left half-written.
+  InterruptWritesOnSignals();
   CLI::App app{"Attention Lab: self-attention you can play with, PyTorch-exact.", "attention-lab"};
   app.require_subcommand(1);
   app.set_version_flag("--version", VersionLine(), "Print the version (" ATTNLAB_VERSION ") and exit");
@@ -500,6 +502,9 @@ int Run(int argc, char** argv) {
     if (train_cli.TrainGiven()) status = train_cli.Train(io);
     FlushStdout();  // a failed write to stdout (a full disk, /dev/full) is an error, not success
     return status;
+  } catch (const WriteInterrupted& e) {
+    std::cerr << "attention-lab: " << MessageText(e.what(), 16 * kMessageQuoteChars) << "\n";
+    return 128 + e.signal();  // as a shell reports a process its signal ended: 130, 143
   } catch (const std::bad_alloc&) {
     std::cerr << "attention-lab: error: out of memory\n";
   } catch (const std::exception& e) {
