@@ -1578,8 +1578,8 @@ TEST_F(Gui, AStartKilledBeforeDrawingIsNotRepeated) {
   const Result r = RunApp("--script " + script + " --screenshot " + Path("after.png"));
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string kept = dir + "/last-session.failed.json";
-  EXPECT_EQ(r.err, "attention-lab: last session not opened: the previous start stopped before "
-                   "showing it; kept as " + kept + "; opened raschka-journey\n");
+  EXPECT_EQ(r.err, "attention-lab: opened raschka-journey: the previous start stopped before "
+                   "showing the last session, now kept as " + kept + "\n");
   EXPECT_EQ(ReadFile(kept), session);  // kept byte for byte
   EXPECT_EQ(ParseScenario(ReadFile(Path("after.json"))), LoadPreset("raschka-journey"));
   EXPECT_FALSE(fs::exists(marker));

@@ -107,9 +107,11 @@ StartPoint ChooseStart(const GuiOptions& options) {
       // an abort or a kill. Opening it again could stop this start too; keep it aside instead.
       const std::string kept = FailedSessionPath();
       std::filesystem::rename(last, kept, ec);
-      start.message = "last session not opened: the previous start stopped before showing it; "
-                      "kept as " +
-                      (ec ? last : kept) + "; opened " + kFirstPreset;
+      // What opened comes first: the status bar shows the start of a long line.
+      start.message = std::string("opened ") + kFirstPreset +
+                      ": the previous start stopped before showing the last session, now kept "
+                      "as " +
+                      (ec ? last : kept);
       ClearStartMarker();
     } else {
       start.marked = WriteConfigFile(marker, "opening " + last + "\n", "start marker").empty();
