@@ -1594,3 +1594,23 @@ TEST_F(Gui, AStartKilledBeforeDrawingIsNotRepeated) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// Issue 31: a script's number that does not parse is named, not "stof" or "stoll" alone.
+TEST_F(Gui, AScriptNumberThatDoesNotParseIsNamed) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"input-cell 0 0 abc", "input-cell: not a number: \"abc\""},
+      {"train-run previous-token 10x 8", "train-run: not an integer: \"10x\""},
+      {"temperature 3q", "temperature: not a number: \"3q\""}};
+  for (const auto& [line, why] : cases) {
+    const std::string script = Write("bad.script", line + "\n");
+    const Result r = RunApp("--script " + script + " --no-autosave", false);
+    EXPECT_EQ(r.status, 2) << line;
+    EXPECT_EQ(r.err, "attention-lab: error: " + script + ":1: " + why + "\n");
+  }
+}
+
+}  // namespace
+}  // namespace attnlab

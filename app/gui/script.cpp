@@ -199,8 +199,14 @@ void CheckArguments(const std::vector<std::string>& w) {
   if (c == "input-cell") {
     Integer(w[1]);
     Integer(w[2]);
-    std::stof(w[3]);  // nan and inf are allowed: the point is to see them refused
+    CellValue(w[3]);  // nan and inf are allowed: the point is to see them refused
   }
+  // The Training view parses its own numbers when it runs: refused here first, by name.
+  if (c == "train-run") {
+    Integer(w[2]);
+    Integer(w[3]);
+  }
+  if (c == "train-step" || c == "train-wait-steps") Integer(w[1]);
   if (c == "numbers" && w[1] != "auto" && w[1] != "on" && w[1] != "off")
     throw std::invalid_argument("auto, on or off");
   if (c == "weights-range" && !ParseRangeMode(w[1]))
