@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "attnlab/file_io.h"
+#include "attnlab/text.h"
 #include "cli/cli.h"
 #include "gui/actions.h"
 #include "gui/training.h"
@@ -135,14 +136,16 @@ std::optional<int> Prepare(int argc, char** argv, attnlab::gui::TestHooks& hooks
     hooks.options = gui::ParseGuiOptions(argc, argv, &exit_now);
     if (exit_now) return 0;
   } catch (const gui::OptionsError& e) {
-    std::cerr << "attention-lab: error: " << e.what() << " (see attention-lab --help)\n";
+    std::cerr << "attention-lab: error: " << attnlab::MessageText(e.what(), 960)
+              << " (see attention-lab --help)\n";
     return 2;
   }
   try {
     start = gui::ChooseStart(hooks.options);
     hooks.LoadScript();
   } catch (const std::exception& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
+    if (start.marked) gui::ClearStartMarker();  // an orderly stop, not a crash
+    std::cerr << "attention-lab: error: " << attnlab::MessageText(e.what(), 960) << "\n";
     return 2;
   }
   return std::nullopt;
@@ -203,7 +206,7 @@ void StartState(attnlab::gui::AppState& state, const attnlab::gui::StartPoint& s
   if (!start.message.empty()) {
     state.status = start.message;
     state.status_is_error = true;
-    std::cerr << "attention-lab: " << start.message << "\n";
+    std::cerr << "attention-lab: " << attnlab::MessageText(start.message, 960) << "\n";
   }
   const gui::Settings settings = gui::LoadSettings();
   state.tour.seen = settings.tour_seen;
@@ -232,6 +235,16 @@ int RunWindow(int argc, char** argv) {
   gui::TestHooks hooks;
   gui::StartPoint start;
   if (const std::optional<int> status = Prepare(argc, argv, hooks, start)) return *status;
+  // The last session's start marker (session.h) goes once a frame is drawn, or on any orderly
+  // return; a crash, abort or kill before the first frame leaves it for the next start to see.
+  struct StartMarkerGuard {
+    bool armed;
+    void Clear() {
+      if (armed) gui::ClearStartMarker();
+      armed = false;
+    }
+    ~StartMarkerGuard() { Clear(); }
+  } start_marker{start.marked};
 
   // Setup window
   GLFWwindow* window = OpenWindow(hooks.options);
@@ -256,7 +269,7 @@ int RunWindow(int argc, char** argv) {
   try {
     renderer.Init();
   } catch (const std::exception& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
+    std::cerr << "attention-lab: error: " << attnlab::MessageText(e.what(), 960) << "\n";
     return 1;
   }
   state->renderer = &renderer;
@@ -302,6 +315,7 @@ int RunWindow(int argc, char** argv) {
     ++state->frame;
     const bool last_frame = hooks.AfterRender(*state, display_w, display_h);
     glfwSwapBuffers(window);
+    start_marker.Clear();  // the start scenario is on screen
     if (hooks.options.frame_stats) glFinish();
     hooks.frame_ms.push_back(
         std::chrono::duration<double, std::milli>(Clock::now() - frame_start).count());

@@ -525,3 +525,125 @@ TEST_F(Cli, SubcommandsRunWithoutADisplay) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// Issue 31: the deep file killed show and dump with SIGSEGV, and the unclosed one took `show`
+// 50 s. Both are refused at once, exit 2, naming the depth, line and column.
+TEST_F(Cli, DeepOrUnclosedJsonIsRefusedAtOnce) {
+  const std::string head = "{\"format\": \"attention-lab/scenario@1\", \"input\": ";
+  const std::string deep =
+      Write("deep.json", head + std::string(150000, '[') + std::string(150000, ']') + "}");
+  const std::string unclosed = Write("unclosed.json", std::string(1000000, '['));
+  for (const std::string& cmd : {"show " + deep, "dump " + deep + " -o " + Path("d.json"),
+                                 "export " + deep + " --stage weights -o " + Path("w.png"),
+                                 "code " + deep}) {
+    const Result r = RunCli(cmd);
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_EQ(r.err, "attention-lab: error: " + deep +
+                         ": JSON nested deeper than 64 levels at line 1, column 112\n")
+        << cmd;
+  }
+  EXPECT_FALSE(fs::exists(Path("d.json")));
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result r = RunCli("show " + unclosed);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "attention-lab: error: " + unclosed +
+                       ": JSON nested deeper than 64 levels at line 1, column 65\n");
+  EXPECT_LT(s, 2.0);  // the process start included
+}
+
+TEST_F(Cli, AScenarioFileAboveTheSizeLimitIsRefusedBeforeReading) {
+  const std::string big = Write("big.json", "{");
+  fs::resize_file(big, kMaxScenarioFileBytes + 10);  // sparse
+  const Result r = RunCli("show " + big);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "attention-lab: error: " + big +
+                       ": 268435466 bytes, more than the 268435456 (256 MiB) a scenario or "
+                       "figure file may have\n");
+}
+
+}  // namespace
+}  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// Issue 31 (e): SIGTERM or SIGINT in the middle of writing a large dump used to leave its
+// temporary (.attnlab-PID-XXXXXX, up to gigabytes) forever. The writer now removes it, leaves
+// the old file as it was (or none), says so and exits 128 + the signal.
+TEST_F(Cli, ASignalDuringAWriteLeavesTheOldFileAndNoTemporary) {
+  const std::string scenario = Write(
+      "big.json", R"({"format": "attention-lab/scenario@1", "input": {"source": "randn",
+      "length": 2048, "d_in": 64, "seed": 8}, "projections": {"init": "randn", "d_out": 64,
+      "seed": 1}})");
+  for (const int sig : {SIGTERM, SIGINT}) {
+    const fs::path out_dir = dir_ / ("out" + std::to_string(sig));
+    fs::create_directories(out_dir);
+    const std::string out = (out_dir / "d.json").string();
+    if (sig == SIGINT) std::ofstream(out) << "old\n";  // replacing a file: it must stay old
+    const std::string err = Path("err" + std::to_string(sig) + ".txt");
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      if (!std::freopen(err.c_str(), "w", stderr)) _exit(99);
+      execl(ATTNLAB_CLI, ATTNLAB_CLI, "dump", scenario.c_str(), "-o", out.c_str(), nullptr);
+      _exit(98);
+    }
+    // The signal comes once the temporary holds a megabyte: mid-write, whatever the machine.
+    bool writing = false;
+    for (int i = 0; i < 12000 && !writing; ++i) {
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(out_dir, ec))
+        if (e.path().filename().string().rfind(".attnlab-", 0) == 0 &&
+            fs::file_size(e.path(), ec) > (1u << 20))
+          writing = true;
+      if (!writing) usleep(5000);
+    }
+    ASSERT_TRUE(writing) << "the dump never started writing";
+    kill(pid, sig);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig);
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(out_dir)) left.push_back(e.path().filename());
+    if (sig == SIGINT) {
+      EXPECT_EQ(left, std::vector<std::string>{"d.json"});
+      EXPECT_EQ(ReadFile(out), "old\n");
+    } else {
+      EXPECT_TRUE(left.empty()) << left.front();
+    }
+    EXPECT_EQ(ReadFile(err), "attention-lab: " + out + ": not written (interrupted by " +
+                                 (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")\n");
+  }
+}
+
+// A signal when nothing is being written ends the command at once, as it always did.
+TEST_F(Cli, ASignalBeforeAnyWriteEndsTheCommandAtOnce) {
+  const std::string scenario = Write(
+      "big.json", R"({"format": "attention-lab/scenario@1", "input": {"source": "randn",
+      "length": 4096, "d_in": 64, "seed": 8}, "projections": {"init": "randn", "d_out": 64,
+      "seed": 1}})");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl(ATTNLAB_CLI, ATTNLAB_CLI, "dump", scenario.c_str(), "-o", Path("d.json").c_str(),
+          nullptr);
+    _exit(98);
+  }
+  usleep(100000);  // computing the stages (seconds at T = 4096): no temporary yet
+  kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_FALSE(fs::exists(Path("d.json")));
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_NE(e.path().filename().string().rfind(".attnlab-", 0), 0u) << e.path();
+}
+
+}  // namespace
+}  // namespace attnlab

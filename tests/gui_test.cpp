@@ -1500,3 +1500,117 @@ TEST_F(Gui, CodeViewShowsTheTrainingLoopAndCurvesExportAsPng) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Issue 31: wide matrices, and a start that never drew
+
+/// A matrix scenario of `rows` x `cols` inputs (cell (i, j) = i + j / 1000) with drawn W.
+std::string WideMatrixScenario(int rows, int cols) {
+  nlohmann::json values = nlohmann::json::array();
+  for (int i = 0; i < rows; ++i) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int j = 0; j < cols; ++j) row.push_back(i + j / 1000.0);
+    values.push_back(row);
+  }
+  nlohmann::json s = {{"format", "attention-lab/scenario@1"},
+                      {"input", {{"source", "matrix"}, {"values", values}}},
+                      {"projections", {{"init", "torch_rand"}, {"d_out", 2}, {"seed", 1}}}};
+  return s.dump();
+}
+
+// A matrix 64 or more columns wide aborted the window (imgui_tables.cpp: columns_count <= 64),
+// and as the last session it aborted every later start. Its editor now shows 32 columns at a
+// time with a picker; every width the format takes opens, shows, edits and saves.
+TEST_F(Gui, MatricesWiderThanATableOpenEditAndSave) {
+  for (const int cols : {63, 64, 65, 300}) {
+    const std::string name = "wide" + std::to_string(cols);
+    const std::string file = Write(name + ".json", WideMatrixScenario(3, cols));
+    const std::string script =
+        Write(name + ".script", "input-cell 2 " + std::to_string(cols - 1) +
+                                    " 5.5\nwait 2\nexpect-ok\nsave " + Path(name + "-out.json") +
+                                    "\n");
+    const Result r = RunApp(file + " --script " + script + " --screenshot " +
+                            Path(name + ".png") + " --no-autosave");
+    ASSERT_EQ(r.status, 0) << cols << ": " << r.err;
+    const Scenario s = ParseScenario(ReadFile(Path(name + "-out.json")));
+    ASSERT_EQ(s.input.values[0].cols(), cols);
+    EXPECT_FLOAT_EQ(s.input.values[0](2, cols - 1), 5.5f);
+    EXPECT_FLOAT_EQ(s.input.values[0](1, cols - 2), 1 + (cols - 2) / 1000.0f);
+    const Png png = LoadPng(Path(name + ".png"));
+    EXPECT_EQ(png.w, 1280) << cols;
+  }
+  // The same scenario as the autosaved last session: the start without arguments shows it.
+  fs::create_directories(Path("config/attention-lab"));
+  Write("config/attention-lab/last-session.json", WideMatrixScenario(3, 64));
+  const std::string script = Write("last.script", "save " + Path("last-out.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ParseScenario(ReadFile(Path("last-out.json"))).input.values[0].cols(), 64);
+  EXPECT_FALSE(fs::exists(Path("config/attention-lab/last-session.opening")));
+}
+
+// A start killed before it drew (a crash, an abort, SIGKILL) leaves its marker; the next start
+// keeps that last session as last-session.failed.json, opens the first preset and says so.
+TEST_F(Gui, AStartKilledBeforeDrawingIsNotRepeated) {
+  const std::string dir = Path("config/attention-lab");
+  fs::create_directories(dir);
+  // Large enough (T = 4096) that its first run takes a while after the marker is written.
+  const std::string session =
+      R"({"format": "attention-lab/scenario@1", "input": {"source": "randn", "length": 4096,
+      "d_in": 64, "seed": 3}, "projections": {"init": "randn", "d_out": 64, "seed": 1}})";
+  Write("config/attention-lab/last-session.json", session);
+  const std::string marker = dir + "/last-session.opening";
+  const std::string shot = Path("killed.png");  // makes the command line the test's own
+  const std::string cmd =
+      "XDG_CONFIG_HOME=" + Path("config") + " xvfb-run -a -s '-screen 0 1280x800x24' " +
+      ATTNLAB_APP + " --size 1280x800 --frames 5 --screenshot " + shot +
+      " 2>/dev/null & for i in $(seq 6000); do [ -e " + marker +
+      " ] && break; sleep 0.01; done; pkill -KILL -f '^" + ATTNLAB_APP + " .*" + shot +
+      "'; wait";
+  ASSERT_GE(std::system(cmd.c_str()), 0);
+  ASSERT_TRUE(fs::exists(marker)) << "killed after the first frame: nothing tested";
+  EXPECT_FALSE(fs::exists(shot));
+
+  const std::string script = Write("after.script", "save " + Path("after.json") + "\n");
+  const Result r = RunApp("--script " + script + " --screenshot " + Path("after.png"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string kept = dir + "/last-session.failed.json";
+  EXPECT_EQ(r.err, "attention-lab: opened raschka-journey: the previous start stopped before "
+                   "showing the last session, now kept as " + kept + "\n");
+  EXPECT_EQ(ReadFile(kept), session);  // kept byte for byte
+  EXPECT_EQ(ParseScenario(ReadFile(Path("after.json"))), LoadPreset("raschka-journey"));
+  EXPECT_FALSE(fs::exists(marker));
+
+  // That start saved its own session at exit; the next one opens it, with no message.
+  const Result again = RunApp("--frames 2 --no-autosave");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(again.err, "");
+  EXPECT_TRUE(fs::exists(kept));
+  EXPECT_FALSE(fs::exists(marker));
+}
+
+}  // namespace
+}  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// Issue 31: a script's number that does not parse is named, not "stof" or "stoll" alone.
+TEST_F(Gui, AScriptNumberThatDoesNotParseIsNamed) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"input-cell 0 0 abc", "input-cell: not a number: \"abc\""},
+      {"train-run previous-token 10x 8", "train-run: not an integer: \"10x\""},
+      {"temperature 3q", "temperature: not a number: \"3q\""}};
+  for (const auto& [line, why] : cases) {
+    const std::string script = Write("bad.script", line + "\n");
+    const Result r = RunApp("--script " + script + " --no-autosave", false);
+    EXPECT_EQ(r.status, 2) << line;
+    EXPECT_EQ(r.err, "attention-lab: error: " + script + ":1: " + why + "\n");
+  }
+}
+
+}  // namespace
+}  // namespace attnlab

@@ -2,9 +2,15 @@
 // and says what is wrong; these tests check the message, not just that something was thrown.
 #include "attnlab/scenario.h"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 
+#include "attnlab/file_io.h"
 #include "attnlab/presets.h"
 #include "test_util.h"
 
@@ -373,4 +379,143 @@ TEST(FirstUnseededDraw, IsTheFirstDrawWithoutASeedBeforeIt) {
 }
 
 }  // namespace
+}  // namespace attnlab
+
+namespace attnlab {
+
+// [SECTION] Limits: nesting depth and file size, refused before anything is built
+
+namespace limits {
+
+/// Seconds `f` takes.
+template <class F>
+double Seconds(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// ParseScenario's refusal of `text` (what()), "" when it parses.
+std::string Refusal(const std::string& text) {
+  try {
+    ParseScenario(text);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string kHead = "{\"format\": \"attention-lab/scenario@1\", \"input\": ";
+
+}  // namespace limits
+
+// Issue 31: 150000 nested arrays overflowed the stack (SIGSEGV) of show, dump and the window.
+TEST(ScenarioLimits, DeepNestingIsRefusedNamingTheDepthAndPlace) {
+  const std::string deep =
+      limits::kHead + std::string(150000, '[') + std::string(150000, ']') + "}";
+  std::string why;
+  const double s = limits::Seconds([&] { why = limits::Refusal(deep); });
+  // The 65th bracket: 1 for the object, then the 64th '[' at column 49 + 64.
+  EXPECT_EQ(why, "JSON nested deeper than 64 levels at line 1, column " +
+                     std::to_string(limits::kHead.size() + 64));
+  EXPECT_LT(s, 0.5);
+  // On a later line, the column counts from that line's start.
+  EXPECT_EQ(limits::Refusal("{\n  \"input\":\n" + std::string(70, '[')),
+            "JSON nested deeper than 64 levels at line 3, column 64");
+}
+
+// Issue 31: a million '[' and no ']' took `show` 50 s to call "unexpected end of input".
+TEST(ScenarioLimits, AMillionUnclosedBracketsAreRefusedAtOnce) {
+  const std::string unclosed(1000000, '[');
+  std::string why;
+  const double s = limits::Seconds([&] { why = limits::Refusal(unclosed); });
+  EXPECT_EQ(why, "JSON nested deeper than 64 levels at line 1, column 65");
+  EXPECT_LT(s, 0.5);
+}
+
+TEST(ScenarioLimits, SixtyFourLevelsPassAndBracketsInStringsDoNotCount) {
+  EXPECT_NO_THROW(CheckJsonLimits(std::string(64, '[') + std::string(64, ']')));
+  EXPECT_THROW(CheckJsonLimits(std::string(65, '[') + std::string(65, ']')), ScenarioError);
+  // 100 brackets inside a string, one with an escaped quote before it: depth 1.
+  EXPECT_NO_THROW(CheckJsonLimits("[\"" + std::string(100, '[') + "\\\"[{\"]"));
+  // The 64-deep text goes on to the parser, which names what is wrong with it.
+  const std::string why = limits::Refusal(limits::kHead + std::string(63, '[') +
+                                          std::string(63, ']') + "}");
+  EXPECT_EQ(why.find("nested"), std::string::npos) << why;
+  EXPECT_NE(why, "");
+}
+
+// Anything below the size limit is parsed or refused in time linear in its size: 1 MB of each
+// shape of content in well under a second.
+TEST(ScenarioLimits, AMegabyteOfAnyContentIsDecidedInUnderASecond) {
+  const size_t n = 1 << 20;
+  std::vector<std::pair<std::string, std::string>> texts;
+  texts.emplace_back("a long string", limits::kHead + "\"" + std::string(n, 'a') + "\"}");
+  std::string numbers = limits::kHead + "{\"source\": \"matrix\", \"values\": [[";
+  while (numbers.size() < n) numbers += "0.125, ";
+  texts.emplace_back("numbers", numbers + "1]]}}");
+  std::string big = limits::kHead + "{\"source\": \"matrix\", \"values\": [[";
+  while (big.size() < n) big += "99999999999999999999999, ";
+  texts.emplace_back("integers beyond uint64", big + "1]]}}");
+  std::string keys = "{";
+  for (int k = 0; keys.size() < n; ++k) keys += "\"k" + std::to_string(k) + "\": [[1]], ";
+  texts.emplace_back("many keys", keys + "\"format\": 1}");
+  std::string arrays = limits::kHead + "[";
+  while (arrays.size() < n) arrays += "[[[[[]]]]], ";
+  texts.emplace_back("many shallow arrays", arrays + "[]]}");
+  texts.emplace_back("unclosed strings", std::string(n / 2, '"') + std::string(n / 2, '['));
+  texts.emplace_back("garbage", std::string(n, '\x01'));
+  for (const auto& [name, text] : texts) {
+    std::string why;
+    const double s = limits::Seconds([&] { why = limits::Refusal(text); });
+    EXPECT_LT(s, 1.0) << name;
+    EXPECT_NE(why, "") << name;  // none of them is a scenario
+  }
+}
+
+TEST(ScenarioLimits, AFileAboveTheLimitIsRefusedBeforeReadingNamingItsSize) {
+  const std::string path = testing::TempDir() + "attnlab_too_large_" +
+                           std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream(path) << "{";
+  }
+  std::filesystem::resize_file(path, kMaxScenarioFileBytes + 1);  // sparse: no disk used
+  std::string why;
+  const double s = limits::Seconds([&] {
+    try {
+      ReadScenarioFile(path);
+    } catch (const FileError& e) {
+      why = e.what();
+    }
+  });
+  EXPECT_EQ(why, path + ": 268435457 bytes, more than the 268435456 (256 MiB) a scenario or "
+                        "figure file may have");
+  EXPECT_LT(s, 0.1);  // not read
+  std::filesystem::resize_file(path, 1000);
+  EXPECT_EQ(ReadScenarioFile(path).size(), 1000u);
+  std::filesystem::remove(path);
+}
+
+}  // namespace attnlab
+
+namespace attnlab {
+
+// Issue 31: text from the file is quoted escaped and cut, so the message stays one line.
+TEST(ScenarioError, QuotesTheFilesTextOnOneLine) {
+  const std::string evil = R"({"format": "attention-lab/scenario@1", "input": {"source": "text",
+      "text": "a b", "tokenizer": "\u001b[2J\u001b[31mevil\nline2", "d_in": 3, "seed": 1},
+      "projections": {"init": "rand", "d_out": 2, "seed": 1}})";
+  EXPECT_EQ(limits::Refusal(evil),
+            "input.tokenizer: unknown value \"\\u001b[2J\\u001b[31mevil\\nline2\" (expected one "
+            "of: words, words_and_spaces, chars)");
+  const std::string key = "{\"format\": \"attention-lab/scenario@1\", \"x\\n" +
+                          std::string(300, 'k') + "\": 1}";
+  const std::string why = limits::Refusal(key);
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  EXPECT_EQ(why.rfind("x\\n" + std::string(117, 'k') + "\u2026: unknown field", 0), 0u) << why;
+  const std::string format = "{\"format\": \"" + std::string(500, 'f') + "\"}";
+  EXPECT_EQ(limits::Refusal(format), "format: must be \"attention-lab/scenario@1\", got \"" +
+                                         std::string(59, 'f') + "\u2026\"");
+}
+
 }  // namespace attnlab

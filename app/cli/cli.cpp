@@ -67,7 +67,7 @@ Scenario LoadScenarioArg(const std::string& arg) {
   if (std::filesystem::is_regular_file(arg, ec)) {
     InputFile() = arg;
     try {
-      return ScenarioFromFileBytes(ReadFile(arg));
+      return ScenarioFromFileBytes(ReadScenarioFile(arg));
     } catch (const ScenarioError& e) {
       throw UsageError(arg + ": " + e.what());
     }
@@ -436,6 +436,8 @@ CLI::App* AddExportCommand(CLI::App& app, ExportArgs& ex) {
 }  // namespace
 
 int Run(int argc, char** argv) {
+  // Ctrl+C or a kill during a write removes the temporary: no file is left half-written.
+  InterruptWritesOnSignals();
   CLI::App app{"Attention Lab: self-attention you can play with, PyTorch-exact.", "attention-lab"};
   app.require_subcommand(1);
   app.set_version_flag("--version", VersionLine(), "Print the version (" ATTNLAB_VERSION ") and exit");
@@ -491,7 +493,8 @@ int Run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "attention-lab: error: " << e.what() << " (see attention-lab --help)\n";
+    std::cerr << "attention-lab: error: " << MessageText(e.what(), 16 * kMessageQuoteChars)
+              << " (see attention-lab --help)\n";
     return 2;
   }
   try {
@@ -506,18 +509,16 @@ int Run(int argc, char** argv) {
     if (train_cli.TrainGiven()) status = train_cli.Train(io);
     FlushStdout();  // a failed write to stdout (a full disk, /dev/full) is an error, not success
     return status;
-  } catch (const UsageError& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
-  } catch (const ScenarioError& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
-  } catch (const FontError& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
-  } catch (const FileError& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
+  } catch (const WriteInterrupted& e) {
+    std::cerr << "attention-lab: " << MessageText(e.what(), 16 * kMessageQuoteChars) << "\n";
+    return 128 + e.signal();  // as a shell reports a process its signal ended: 130, 143
   } catch (const std::bad_alloc&) {
     std::cerr << "attention-lab: error: out of memory\n";
   } catch (const std::exception& e) {
-    std::cerr << "attention-lab: error: " << e.what() << "\n";
+    // UsageError, ScenarioError, FontError, FileError, ...: their text quotes paths and
+    // arguments, which may hold any byte; the message stays one line of plain text.
+    std::cerr << "attention-lab: error: " << MessageText(e.what(), 16 * kMessageQuoteChars)
+              << "\n";
   }
   return 2;
 }

@@ -174,7 +174,8 @@ Scenario Edited(AppState& state, const Action& action) {
         } else if constexpr (std::is_same_v<T, OpenScenario>) {
           const std::string path = ExpandPath(a.path);
           try {
-            s = ScenarioFromFileBytes(ReadFile(path));  // a scenario, or a figure carrying one
+            // A scenario, or a figure carrying one.
+            s = ScenarioFromFileBytes(ReadScenarioFile(path));
           } catch (const ScenarioError& e) {
             // what() already starts with the field: "projections.heads: ..." once, after the path.
             throw std::runtime_error(path + ": " + e.what());

@@ -26,7 +26,7 @@ std::vector<std::string> LoadRecentFiles() {
   std::error_code ec;
   if (path.empty() || !std::filesystem::is_regular_file(path, ec)) return files;
   try {
-    const nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+    const nlohmann::json j = ReadConfigJson(path);
     if (j.value("format", "") != kRecentFormat) return files;
     for (const nlohmann::json& f : j.at("files"))
       if (f.is_string() && !f.get<std::string>().empty()) files.push_back(f.get<std::string>());

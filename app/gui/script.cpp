@@ -8,11 +8,13 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 
 #include "attnlab/file_io.h"
+#include "attnlab/text.h"
 #include "gui/actions.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
@@ -96,18 +98,39 @@ const std::map<std::string, int>& Arity() {
   return arity;
 }
 
+// std::stod and std::stoll say only "stod" or "stoll": these name the text they refuse.
 double Number(const std::string& w) {
   size_t used = 0;
-  const double v = std::stod(w, &used);
-  if (used != w.size() || !std::isfinite(v)) throw std::invalid_argument("not a number: " + w);
+  double v = 0;
+  try {
+    v = std::stod(w, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != w.size() || !std::isfinite(v))
+    throw std::invalid_argument("not a number: \"" + MessageText(w) + "\"");
   return v;
 }
 
 int64_t Integer(const std::string& w) {
   size_t used = 0;
-  const long long v = std::stoll(w, &used);
-  if (used != w.size()) throw std::invalid_argument("not an integer: " + w);
+  long long v = 0;
+  try {
+    v = std::stoll(w, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != w.size())
+    throw std::invalid_argument("not an integer: \"" + MessageText(w) + "\"");
   return v;
+}
+
+/// A cell value: a number, or nan, inf, -inf (float32).
+float CellValue(const std::string& w) {
+  if (w == "nan") return std::numeric_limits<float>::quiet_NaN();
+  if (w == "inf") return std::numeric_limits<float>::infinity();
+  if (w == "-inf") return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(Number(w));
 }
 
 Stage StageArg(const std::string& w) {
@@ -177,8 +200,14 @@ void CheckArguments(const std::vector<std::string>& w) {
   if (c == "input-cell") {
     Integer(w[1]);
     Integer(w[2]);
-    std::stof(w[3]);  // nan and inf are allowed: the point is to see them refused
+    CellValue(w[3]);  // nan and inf are allowed: the point is to see them refused
   }
+  // The Training view parses its own numbers when it runs: refused here first, by name.
+  if (c == "train-run") {
+    Integer(w[2]);
+    Integer(w[3]);
+  }
+  if (c == "train-step" || c == "train-wait-steps") Integer(w[1]);
   if (c == "numbers" && w[1] != "auto" && w[1] != "on" && w[1] != "off")
     throw std::invalid_argument("auto, on or off");
   if (c == "weights-range" && !ParseRangeMode(w[1]))
@@ -426,7 +455,7 @@ bool ScriptRunner::StartEdit(AppState& state, const Command& c) {
     edit("length", [v](Scenario& s) { s.input.length = v; });
   } else if (cmd == "input-cell") {
     const int64_t i = Integer(w[1]), j = Integer(w[2]);
-    const float v = std::stof(w[3]);
+    const float v = CellValue(w[3]);
     edit("embedding cell", [i, j, v](Scenario& s) {
       if (!s.input.values.empty() && i >= 0 && j >= 0 && i < s.input.values[0].rows() &&
           j < s.input.values[0].cols())

@@ -51,7 +51,7 @@ void ApplyFigureView(AppState& state, const FigureSource& f) {
 
 bool ApplyFigureFileView(AppState& state, const std::string& path) {
   try {
-    const std::string bytes = ReadFile(path);
+    const std::string bytes = ReadScenarioFile(path);
     if (!LooksLikeFigure(bytes)) return false;
     ApplyFigureView(state, ReadFigureScenario(bytes));
     return true;
@@ -75,7 +75,7 @@ StartPoint ChooseStart(const GuiOptions& options) {
     }
     std::string text;
     try {
-      text = ReadFile(path);
+      text = ReadScenarioFile(path);
     } catch (const std::exception& e) {
       throw StartError(e.what());  // FileError names the path itself
     }
@@ -101,16 +101,55 @@ StartPoint ChooseStart(const GuiOptions& options) {
   const std::string last = LastSessionPath();
   std::error_code ec;
   if (!last.empty() && std::filesystem::exists(last, ec)) {
-    try {
-      start.scenario = ParseScenario(ReadFile(last));
-      return start;
-    } catch (const std::exception& e) {
-      start.message = "last session not restored: " + last + ": " + e.what();
+    const std::string marker = StartMarkerPath();
+    if (std::filesystem::exists(marker, ec)) {
+      // The previous start noted that it was opening this session and never drew it: a crash,
+      // an abort or a kill. Opening it again could stop this start too; keep it aside instead.
+      const std::string kept = FailedSessionPath();
+      std::filesystem::rename(last, kept, ec);
+      // What opened comes first: the status bar shows the start of a long line.
+      start.message = std::string("opened ") + kFirstPreset +
+                      ": the previous start stopped before showing the last session, now kept "
+                      "as " +
+                      (ec ? last : kept);
+      ClearStartMarker();
+    } else {
+      start.marked = WriteConfigFile(marker, "opening " + last + "\n", "start marker").empty();
+      try {
+        start.scenario = ParseScenario(ReadScenarioFile(last));
+        return start;
+      } catch (const std::exception& e) {
+        start.message = "last session not restored: " + last + ": " + e.what();
+        ClearStartMarker();
+        start.marked = false;
+      }
     }
   }
+  ClearStartMarker();  // none is left behind when there is no last session to open
   start.scenario = LoadPreset(kFirstPreset);
   start.preset_id = kFirstPreset;
   return start;
+}
+
+std::string StartMarkerPath() {
+  const std::string last = LastSessionPath();
+  if (last.empty()) return "";
+  return (std::filesystem::path(last).parent_path() / "last-session.opening").string();
+}
+
+std::string FailedSessionPath() {
+  const std::filesystem::path dir = std::filesystem::path(LastSessionPath()).parent_path();
+  std::filesystem::path p = dir / "last-session.failed.json";
+  std::error_code ec;
+  for (int n = 2; std::filesystem::exists(p, ec); ++n)
+    p = dir / ("last-session.failed-" + std::to_string(n) + ".json");
+  return p.string();
+}
+
+void ClearStartMarker() {
+  const std::string marker = StartMarkerPath();
+  std::error_code ec;
+  if (!marker.empty()) std::filesystem::remove(marker, ec);
 }
 
 std::string SaveSession(const AppState& state) {
@@ -149,13 +188,19 @@ std::string SettingsPath() {
   return (std::filesystem::path(last).parent_path() / "settings.json").string();
 }
 
+nlohmann::json ReadConfigJson(const std::string& path) {
+  const std::string text = ReadFile(path, 1 << 20, "a config file");
+  CheckJsonLimits(text);
+  return nlohmann::json::parse(text);
+}
+
 Settings LoadSettings() {
   Settings settings;
   const std::string path = SettingsPath();
   std::error_code ec;
   if (path.empty() || !std::filesystem::exists(path, ec)) return settings;
   try {
-    const nlohmann::json j = nlohmann::json::parse(ReadFile(path));
+    const nlohmann::json j = ReadConfigJson(path);
     settings.tour_seen = j.value("tour_seen", false);
     settings.zoom = ClampZoom(j.value("zoom", 1.0f));
   } catch (const std::exception&) {

@@ -4,6 +4,7 @@
 // guided tour. settings.json beside it remembers that the tour was seen.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -30,6 +31,7 @@ struct StartPoint {
   std::string path;       ///< when it is a file
   std::string message;    ///< why the requested start was not possible ("" when it was)
   std::optional<FigureSource> figure;  ///< when the file is a figure: its view options too
+  bool marked = false;  ///< StartMarkerPath() was written: ClearStartMarker() after a frame
 };
 
 /// A scenario file or preset named on the command line that cannot be opened; what() is one
@@ -38,10 +40,26 @@ struct StartError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// last-session.opening beside LastSessionPath() ("" when there is no place for it): written
+/// before the window opens the last session, removed once a frame of it is drawn. Found at the
+/// next start, it means the previous one crashed, aborted or was killed before drawing.
+std::string StartMarkerPath();
+
+/// Where a last session that stopped a start is kept (never deleted by the app):
+/// last-session.failed.json beside it, or last-session.failed-N.json (N = 2, 3, ...) when that
+/// name is taken.
+std::string FailedSessionPath();
+
 /// FILE.json, else --preset ID, else the last session, else kFirstPreset. Errors: StartError
 /// for a FILE or ID that cannot be loaded. A last session that cannot be read falls back to
-/// kFirstPreset with the reason in `message`.
+/// kFirstPreset with the reason in `message`. Before it opens the last session it writes
+/// StartMarkerPath() (and sets `marked`); when that marker is already there (the previous start
+/// never drew its first frame), the last session is moved to FailedSessionPath() and
+/// kFirstPreset opens instead, saying so in `message`.
 StartPoint ChooseStart(const GuiOptions& options);
+
+/// Removes StartMarkerPath(): the start it marked drew a frame, or ended without crashing.
+void ClearStartMarker();
 
 /// A figure's view options on screen (a figure opened as the start scenario): its head and
 /// batch (when the scenario has them), weights range, values, colormaps, and its stage in focus
@@ -76,6 +94,11 @@ std::string SettingsPath();
 /// returns "" or "<what> not saved: <reason>".
 std::string WriteConfigFile(const std::string& path, const std::string& text,
                             const std::string& what);
+
+/// A JSON file of the config folder (settings, recent files), parsed within the scenario
+/// files' limits (CheckJsonLimits; at most 1 MiB). Errors: FileError, ScenarioError or
+/// nlohmann's parse_error; the callers fall back to defaults.
+nlohmann::json ReadConfigJson(const std::string& path);
 
 /// The settings; defaults when the file is missing or cannot be read.
 Settings LoadSettings();

@@ -2,10 +2,14 @@
 #include "gui/widgets.h"
 
 #include <imgui.h>
+#include <imgui_internal.h>  // IMGUI_TABLE_MAX_COLUMNS
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <random>
+
+#include "attnlab/text.h"
 
 namespace attnlab::gui {
 
@@ -122,12 +126,52 @@ bool IntInput(const char* label, int64_t* value, int64_t lo, int64_t hi, const c
   return false;
 }
 
+namespace {
+
+/// The columns a wide matrix shows at once (half a table's limit: a step of the arrows).
+constexpr int64_t kColumnWindow = IMGUI_TABLE_MAX_COLUMNS / 2;
+
+/// Above a matrix wider than a table can be: "columns a-b of N" with < and > (a window's width
+/// each) and a slider for the first column shown. Returns the first column; it is kept in the
+/// window's state storage under `id`, so each editor remembers its own.
+int64_t ColumnWindowPicker(const char* id, int64_t cols, int64_t shown) {
+  ImGui::PushID(id);
+  int* first = ImGui::GetStateStorage()->GetIntRef(ImGui::GetID("##first_column"), 0);
+  const int last_first = static_cast<int>(cols - shown);
+  *first = std::clamp(*first, 0, last_first);
+  const float spacing = ImGui::GetStyle().ItemInnerSpacing.x;
+  if (ImGui::ArrowButton("##left", ImGuiDir_Left))
+    *first = std::max(0, *first - static_cast<int>(shown));
+  Tip("The previous columns");
+  ImGui::SameLine(0, spacing);
+  if (ImGui::ArrowButton("##right", ImGuiDir_Right))
+    *first = std::min(last_first, *first + static_cast<int>(shown));
+  Tip("The next columns");
+  ImGui::SameLine(0, spacing);
+  ImGui::SetNextItemWidth(std::max(80.0f, ImGui::GetContentRegionAvail().x));
+  char text[96];
+  std::snprintf(text, sizeof text, "columns %d-%d of %lld", *first,
+                *first + static_cast<int>(shown) - 1, static_cast<long long>(cols));
+  ImGui::SliderInt("##first", first, 0, last_first, text,
+                   ImGuiSliderFlags_AlwaysClamp | ImGuiSliderFlags_NoInput);
+  Tip("This matrix has more columns than one table shows: the editor shows a window of them. "
+      "Drag to move it, or use the arrows.");
+  ImGui::PopID();
+  return *first;
+}
+
+}  // namespace
+
 void MatrixEditor(const char* id, const Matrix& m, float height, const MatrixEditorCallbacks& cb) {
   const int64_t rows = m.rows(), cols = m.cols();
   if (rows == 0 || cols == 0) {
     ImGui::TextDisabled("(empty)");
     return;
   }
+  // A Dear ImGui table holds at most IMGUI_TABLE_MAX_COLUMNS columns (it asserts beyond): one
+  // is the row labels, so a wider matrix shows a window of its columns with a picker above.
+  const int64_t shown = cols + 1 <= IMGUI_TABLE_MAX_COLUMNS ? cols : kColumnWindow;
+  const int64_t col0 = shown < cols ? ColumnWindowPicker(id, cols, shown) : 0;
   const float cell_w = ImGui::CalcTextSize("-0.0000").x + 8;
   const float label_w =
       cb.edit_row_label ? ImGui::CalcTextSize("journey__").x : ImGui::CalcTextSize("x000").x;
@@ -136,10 +180,10 @@ void MatrixEditor(const char* id, const Matrix& m, float height, const MatrixEdi
                                 ImGuiTableFlags_SizingFixedFit;
   const float row_h = ImGui::GetFrameHeight() + ImGui::GetStyle().CellPadding.y * 2;
   height = std::min(height, row_h * (rows + 1) + ImGui::GetStyle().ScrollbarSize + 4);
-  if (!ImGui::BeginTable(id, static_cast<int>(cols + 1), flags, ImVec2(0, height))) return;
+  if (!ImGui::BeginTable(id, static_cast<int>(shown + 1), flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(1, 1);
   ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, label_w);
-  for (int64_t j = 0; j < cols; ++j)
+  for (int64_t j = col0; j < col0 + shown; ++j)
     ImGui::TableSetupColumn(cb.col_label(j).c_str(), ImGuiTableColumnFlags_WidthFixed, cell_w);
   ImGui::TableHeadersRow();
   ImGuiListClipper clipper;
@@ -158,8 +202,8 @@ void MatrixEditor(const char* id, const Matrix& m, float height, const MatrixEdi
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted(cb.row_label(i).c_str());
       }
-      for (int64_t j = 0; j < cols; ++j) {
-        ImGui::TableSetColumnIndex(static_cast<int>(j + 1));
+      for (int64_t j = col0; j < col0 + shown; ++j) {
+        ImGui::TableSetColumnIndex(static_cast<int>(j - col0 + 1));
         ImGui::PushID(static_cast<int>(j));
         float v = m(i, j);
         ImGui::SetNextItemWidth(-FLT_MIN);
@@ -178,7 +222,8 @@ void MatrixEditor(const char* id, const Matrix& m, float height, const MatrixEdi
 void ErrorText(const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(text.c_str());
+  // Escaped and cut: a message quoting a file's text stays one paragraph of plain text.
+  ImGui::TextUnformatted(MessageText(text, 8 * kMessageQuoteChars).c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
 }

@@ -49,7 +49,9 @@ bool IntInput(const char* label, int64_t* value, int64_t lo, int64_t hi, const c
 /// A matrix of drag-or-type cells (double-click or Ctrl+click to type). Rows are labelled by
 /// row_label(i), columns by col_label(j). A row label editable by the learner gives
 /// edit_row_label (nullptr: fixed labels). Calls on_cell(i, j, value) for each edited cell.
-/// Only the visible rows are submitted, so a 2048-row matrix stays fast.
+/// Only the visible rows are submitted, so a 2048-row matrix stays fast. A matrix wider than a
+/// Dear ImGui table can be (IMGUI_TABLE_MAX_COLUMNS, 64, with the labels' column) shows 32 of
+/// its columns at a time, with arrows and a slider above it to pick which.
 struct MatrixEditorCallbacks {
   std::function<std::string(int64_t)> row_label;
   std::function<std::string(int64_t)> col_label;
@@ -59,7 +61,8 @@ struct MatrixEditorCallbacks {
 void MatrixEditor(const char* id, const Matrix& m, float height,
                   const MatrixEditorCallbacks& callbacks);
 
-/// Text in the colour used for errors, wrapped.
+/// Text in the colour used for errors, wrapped; control characters escaped and cut
+/// (MessageText) so text quoted from a file cannot break it into lines.
 void ErrorText(const std::string& text);
 
 }  // namespace attnlab::gui

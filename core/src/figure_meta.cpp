@@ -272,6 +272,7 @@ FigureSource ReadFigureScenario(const std::string& bytes) {
            " carries no Attention Lab scenario (only figures exported by Attention Lab do)");
   FigureSource f;
   try {
+    CheckJsonLimits(*text);  // deep nesting would overflow the stack of the copies below
     const nlohmann::json j = nlohmann::json::parse(*text);
     if (j.at("format") != "attention-lab-figure" || j.at("version") != 1)
       throw std::invalid_argument("not format attention-lab-figure version 1");

@@ -7,7 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <climits>
 #include <cstring>
 #include <mutex>
@@ -34,6 +37,34 @@ namespace {
 
 std::string Reason(int err) { return std::strerror(err); }
 
+// InterruptWritesOnSignals: the temporaries that exist (the signal handler's question) and the
+// signal noted while some did. Both are lock-free, so the handler may touch them.
+std::atomic<int> g_temporaries{0};
+volatile std::sig_atomic_t g_interrupt = 0;
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void OnWriteSignal(int signal) {
+  if (g_temporaries.load() == 0) {  // nothing half-written: end as the signal says
+    ::signal(signal, SIG_DFL);
+    ::raise(signal);
+    return;
+  }
+  g_interrupt = signal;
+}
+
+// Throws WriteInterrupted when a signal was noted (the caller's unwinding removes the temporary).
+void CheckInterrupt(const std::string& path) {
+  if (g_interrupt != 0) throw WriteInterrupted(path, g_interrupt);
+}
+
+// After the set's temporaries are gone: a signal noted meanwhile now has its default effect.
+void RaiseNotedSignal() {
+  if (g_interrupt != 0 && g_temporaries.load() == 0) {
+    ::signal(g_interrupt, SIG_DFL);
+    ::raise(g_interrupt);
+  }
+}
+
 // A stream buffer that writes to a file descriptor in 64 KiB pieces; remembers the first write
 // error (the stream then fails).
 class FdBuf : public std::streambuf {
@@ -51,6 +82,10 @@ class FdBuf : public std::streambuf {
     return traits_type::not_eof(c);
   }
   int sync() override {
+    // A noted signal stops the writing: the stream goes bad, so what `produce` still writes
+    // costs nothing, and AddStream throws WriteInterrupted once it returns. (Throwing here
+    // would go through the stream's own handling, which may end in std::terminate.)
+    if (g_interrupt != 0 && error_ == 0) error_ = EINTR;
     const char* p = pbase();
     size_t n = static_cast<size_t>(pptr() - pbase());
     while (n > 0 && error_ == 0) {
@@ -110,7 +145,9 @@ std::string FollowLinks(std::string path) {
 void WriteAll(int fd, const std::string& bytes, const std::string& path) {
   size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    CheckInterrupt(path);
+    const size_t piece = std::min<size_t>(bytes.size() - done, 1 << 16);
+    const ssize_t n = ::write(fd, bytes.data() + done, piece);
     if (n < 0) {
       if (errno == EINTR) continue;
       Fail(path, "cannot write", errno);
@@ -141,6 +178,12 @@ void FillTemporary(int fd, const std::string& bytes, const struct stat* old,
   if (old && ::geteuid() == 0) {
     if (::fchown(fd, old->st_uid, old->st_gid) == 0) ::fchmod(fd, old->st_mode & 0777);
   }
+  try {
+    CheckInterrupt(path);  // before fsync, which can take seconds for a large file
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   const bool synced = ::fsync(fd) == 0;
   const int sync_errno = errno;
   const bool closed = ::close(fd) == 0;
@@ -162,7 +205,9 @@ void WriteDirect(const std::string& target, const std::string& bytes, const std:
 
 }  // namespace
 
-std::string ReadFile(const std::string& path) {
+std::string ReadFile(const std::string& path) { return ReadFile(path, UINT64_MAX, "a file"); }
+
+std::string ReadFile(const std::string& path, uint64_t max_bytes, const std::string& what) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat can refuse it.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) Fail(path, "cannot read", errno);
@@ -176,6 +221,14 @@ std::string ReadFile(const std::string& path) {
     ::close(fd);
     throw FileError(path + ": cannot read (" + KindName(st.st_mode) + ", not a regular file)");
   }
+  auto too_large = [&](uint64_t size) {
+    ::close(fd);
+    throw FileError(path + ": " + std::to_string(size) + " bytes, more than the " +
+                    std::to_string(max_bytes) + " (" + std::to_string(max_bytes >> 20) +
+                    " MiB) " + what + " may have");
+  };
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > max_bytes) too_large(size);  // refused before a byte is read
   std::string out;
   out.reserve(static_cast<size_t>(st.st_size));
   char buf[1 << 16];
@@ -189,9 +242,27 @@ std::string ReadFile(const std::string& path) {
       Fail(path, "read error", err);
     }
     out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) too_large(out.size());  // it grew while being read
   }
   ::close(fd);
   return out;
+}
+
+WriteInterrupted::WriteInterrupted(const std::string& path, int signal)
+    : FileError(path + ": not written (interrupted by " +
+                (signal == SIGINT    ? "SIGINT"
+                 : signal == SIGTERM ? "SIGTERM"
+                 : signal == SIGHUP  ? "SIGHUP"
+                                     : "signal " + std::to_string(signal)) +
+                ")"),
+      signal_(signal) {}
+
+void InterruptWritesOnSignals() {
+  struct sigaction sa {};
+  sa.sa_handler = OnWriteSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, nullptr);
 }
 
 AtomicFileSet::AtomicFileSet() = default;
@@ -227,8 +298,12 @@ void RemoveStaleTemporaries(const std::string& dir) {
 }
 
 void AtomicFileSet::RemoveTemporaries() noexcept {
-  for (Pending& p : pending_)
-    if (!p.tmp.empty() && !p.renamed) ::unlink(p.tmp.c_str());
+  for (Pending& p : pending_) {
+    if (!p.tmp.empty() && !p.renamed) {
+      ::unlink(p.tmp.c_str());
+      --g_temporaries;
+    }
+  }
   pending_.clear();
 }
 
@@ -255,10 +330,21 @@ int AtomicFileSet::Stage(const std::string& path, struct stat* st, bool* existed
   RemoveStaleTemporaries(Parent(p.target));
   std::string tmpl =
       Parent(p.target) + "/.attnlab-" + std::to_string(static_cast<long>(::getpid())) + "-XXXXXX";
+  ++g_temporaries;  // before it exists: a signal from here on is only noted
   const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) Fail(path, "cannot write", errno);
+  if (fd < 0) {
+    const int err = errno;
+    --g_temporaries;
+    Fail(path, "cannot write", err);
+  }
   p.tmp = tmpl;
   pending_.push_back(std::move(p));  // from here on, the destructor removes the temporary
+  try {
+    CheckInterrupt(path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
   return fd;
 }
 
@@ -304,6 +390,7 @@ void AtomicFileSet::AddStream(const std::string& path,
     if (out_fd < 0) Fail(path, "cannot write", errno);
     int err = StreamInto(out_fd, produce);
     if (::close(out_fd) != 0 && err == 0) err = errno;
+    CheckInterrupt(path);
     if (err != 0) Fail(path, "cannot write", err);
     pending_.back().streamed = true;
     return;
@@ -311,12 +398,15 @@ void AtomicFileSet::AddStream(const std::string& path,
   const int err = StreamInto(fd, produce);
   if (err != 0) {
     ::close(fd);
+    CheckInterrupt(path);  // the error is the signal's: say so (the set removes the temporary)
     Fail(path, "cannot write", err);
   }
   FillTemporary(fd, std::string(), existed ? &st : nullptr, path);
 }
 
 void AtomicFileSet::Commit() {
+  for (Pending& p : pending_)
+    if (!p.tmp.empty()) CheckInterrupt(p.path);  // none renamed yet: all stay as they were
   for (Pending& p : pending_) {
     if (p.tmp.empty()) continue;
     if (::rename(p.tmp.c_str(), p.target.c_str()) != 0) {
@@ -327,7 +417,9 @@ void AtomicFileSet::Commit() {
       Fail(p.path, "cannot write", err);
     }
     p.renamed = true;
+    --g_temporaries;
   }
+  RaiseNotedSignal();  // every file is whole: a signal that came meanwhile ends the process now
   std::vector<Pending> direct;
   direct.swap(pending_);
   for (const Pending& p : direct)

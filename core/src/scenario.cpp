@@ -8,6 +8,8 @@
 // [SECTION] comparisons
 #include "attnlab/scenario.h"
 
+#include "attnlab/file_io.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +22,7 @@
 
 #include "attnlab/numpy_rng.h"
 #include "attnlab/rng.h"
+#include "attnlab/text.h"
 #include "json_matrix.h"
 
 namespace attnlab {
@@ -31,7 +34,10 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------------------------
 
 ScenarioError::ScenarioError(std::string field, const std::string& message)
-    : std::runtime_error(field.empty() ? message : field + ": " + message),
+    // The field's keys and the message's quotes come from the file: one line, whatever they hold.
+    : std::runtime_error(field.empty() ? MessageText(message, std::string_view::npos)
+                                       : MessageText(field, 2 * kMessageQuoteChars) + ": " +
+                                             MessageText(message, std::string_view::npos)),
       field_(std::move(field)) {}
 
 const char* Name(InputSource v) {
@@ -335,7 +341,7 @@ Enum Choice(const json& j, const std::string& path, const std::array<Enum, N>& o
     if (s == Name(e)) return e;
     list += std::string(list.empty() ? "" : ", ") + Name(e);
   }
-  Fail(path, "unknown value \"" + s + "\" (expected one of: " + list + ")");
+  Fail(path, "unknown value \"" + MessageText(s) + "\" (expected one of: " + list + ")");
 }
 
 std::vector<std::string> StringList(const json& j, const std::string& path) {
@@ -535,6 +541,7 @@ ProjectionSpec ParseProjections(const json& j) {
 namespace {
 
 json ParseJson(const std::string& json_text, DomBuilder& sax, json& root) {
+  CheckJsonLimits(json_text);  // before any structure is built: deep nesting would recurse
   if (json::sax_parse(json_text, &sax)) return root;
   if (sax.syntax_byte_) {
     // Line and column of the byte where parsing stopped (1-based, as editors count).
@@ -562,6 +569,42 @@ json ParseJson(const std::string& json_text, DomBuilder& sax, json& root) {
 
 }  // namespace
 
+void CheckJsonLimits(std::string_view text) {
+  if (text.size() > kMaxScenarioFileBytes)
+    throw ScenarioError("", "JSON text of " + std::to_string(text.size()) +
+                                " bytes, more than the limit of " +
+                                std::to_string(kMaxScenarioFileBytes) + " (" +
+                                std::to_string(kMaxScenarioFileBytes >> 20) + " MiB)");
+  int depth = 0;
+  bool in_string = false;
+  size_t line = 1, line_start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if (in_string) {
+      if (c == '\\')
+        ++i;  // an escaped quote or backslash does not end the string
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw ScenarioError("", "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                    " levels at line " + std::to_string(line) + ", column " +
+                                    std::to_string(i - line_start + 1));
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+std::string ReadScenarioFile(const std::string& path) {
+  return ReadFile(path, kMaxScenarioFileBytes, "a scenario or figure file");
+}
+
 Scenario ParseScenario(const std::string& json_text) {
   json root;
   DomBuilder sax(root);
@@ -577,7 +620,8 @@ Scenario ParseScenario(const std::string& json_text) {
        "dtype"});
   const std::string format = String(Require(j, "", "format"), "format");
   if (format != kScenarioFormat)
-    Fail("format", "must be \"" + std::string(kScenarioFormat) + "\", got \"" + format + "\"");
+    Fail("format", "must be \"" + std::string(kScenarioFormat) + "\", got \"" +
+                       MessageText(format) + "\"");
   Scenario s;
   if (j.contains("title")) s.title = String(j["title"], "title");
   s.input = ParseInput(Require(j, "", "input"));

@@ -95,6 +95,34 @@ bool IsPythonSpace(char32_t cp) {
   }
 }
 
+std::string MessageText(std::string_view text, size_t max_chars) {
+  std::string out;
+  size_t chars = 0;
+  for (size_t i = 0; i < text.size();) {
+    if (chars + 1 == max_chars && DecodeUtf8At(text, i).len < text.size() - i) {
+      out += "\u2026";  // "…": more follows than fits
+      break;
+    }
+    const Utf8Char c = DecodeUtf8At(text, i);
+    i += c.len;
+    ++chars;
+    if (c.cp == '\n') {
+      out += "\\n";
+    } else if (c.cp == '\t') {
+      out += "\\t";
+    } else if (c.cp == '\r') {
+      out += "\\r";
+    } else if (c.cp < 0x20 || (c.cp >= 0x7F && c.cp <= 0x9F) || c.cp == 0x2028 || c.cp == 0x2029) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(c.cp));
+      out += esc;
+    } else {
+      out += EncodeUtf8(c.cp);
+    }
+  }
+  return out;
+}
+
 std::string VisibleToken(std::string_view token) {
   if (token.empty()) return "\"\"";
   std::string out;

@@ -1,6 +1,7 @@
 // status_bar_panel.cpp: one line at the bottom: the error of the current edit (the heatmaps
 // keep the last good result), else the last message; on the right the sizes on screen and
 // which stages the last edit recomputed.
+#include "attnlab/text.h"
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
 #include "gui/widgets.h"
@@ -55,6 +56,7 @@ void DrawStatusBar(AppState& state) {
     left = "Hover a cell to see how its number was made.";
     color = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
   }
+  left = MessageText(left, 4 * kMessageQuoteChars);  // one line, whatever a file held
   ImGui::AlignTextToFramePadding();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImGui::PushClipRect(p, ImVec2(p.x + room, p.y + ImGui::GetFrameHeight()), true);

@@ -6,6 +6,7 @@
 #include <iosfwd>
 #include <memory>
 #include <stdexcept>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,31 @@ class FileError : public std::runtime_error {
 /// device or a folder would block or never end, and is refused. Errors: FileError naming the
 /// path and the reason ("cannot read (No such file or directory)", "not a regular file (a FIFO)").
 std::string ReadFile(const std::string& path);
+
+/// ReadFile, refusing a file larger than `max_bytes` before reading it (its size from fstat;
+/// a file that grows past it while being read is refused too). Errors: FileError
+/// "<path>: N bytes, more than the M (<M in MiB> MiB) <what> may have".
+std::string ReadFile(const std::string& path, uint64_t max_bytes, const std::string& what);
+
+/// A write stopped by SIGINT, SIGTERM or SIGHUP (InterruptWritesOnSignals): its temporaries
+/// were removed and its targets left as they were. what(): "<path>: not written (interrupted
+/// by SIGTERM)"; signal(): the signal's number (the command line exits with 128 + it).
+class WriteInterrupted : public FileError {
+ public:
+  WriteInterrupted(const std::string& path, int signal);
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
+/// Makes SIGINT, SIGTERM and SIGHUP end a process without leaving half a file: while an
+/// AtomicFileSet holds a temporary, the handler only notes the signal, and the writer, at its
+/// next 64 KiB piece or step, removes its temporaries and throws WriteInterrupted; a signal
+/// that comes when no temporary exists has its default effect (the process ends at once), as
+/// does one noted during a Commit() once its renames are done. For the command line; the
+/// window handles these signals itself (it saves the session on the way out).
+void InterruptWritesOnSignals();
 
 /// Removes the temporaries that writers killed mid-write (SIGKILL, a power cut) left in folder
 /// `dir`: hidden files ".attnlab-<pid>-XXXXXX" whose process no longer runs. Done at most once

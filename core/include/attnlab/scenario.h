@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnlab/tensor.h"
@@ -25,6 +26,16 @@ inline constexpr const char* kScenarioFormat = "attention-lab/scenario@1";
 /// The largest amount of memory one scenario's stages may take: 2 GiB. A scenario whose
 /// estimated size (EstimateStageBytes) is larger is refused before anything is allocated.
 inline constexpr double kMaxStageBytes = 2.0 * 1024 * 1024 * 1024;
+
+/// The largest scenario or figure file that is read: 256 MiB (a float32 matrix of about 25
+/// million numbers as JSON text). A larger file is refused before a byte of it is read
+/// (ReadScenarioFile); parsing what is below it takes time linear in its size.
+inline constexpr uint64_t kMaxScenarioFileBytes = 256ull * 1024 * 1024;
+
+/// The deepest JSON nesting a scenario (or a figure's metadata) may have: 64 arrays or objects
+/// inside one another. A scenario needs 4 (a batch of matrices inside "input"); deeper text is
+/// refused by CheckJsonLimits before anything is built from it.
+inline constexpr int kMaxJsonDepth = 64;
 
 /// A scenario that cannot be run. `field()` is the dotted path of the culprit
 /// ("projections.heads", "input.values[2]"), or "" for JSON syntax errors, whose message
@@ -162,7 +173,21 @@ struct Shape {
   int64_t dh_v = 0;  ///< d_v / H, V's columns per head
 };
 
-/// Parses and validates a scenario from JSON text.
+/// Refuses JSON text the parser must not see, in one pass over its bytes (no allocation):
+/// text longer than kMaxScenarioFileBytes, and arrays or objects nested deeper than
+/// kMaxJsonDepth (brackets inside strings do not count). Errors: ScenarioError with field "",
+/// "JSON nested deeper than 64 levels at line L, column C" (1-based, C counts bytes) or
+/// "JSON text of N bytes, more than the limit of 268435456 (256 MiB)". Text that passes may
+/// still be broken JSON: the parser says where.
+void CheckJsonLimits(std::string_view text);
+
+/// The bytes of a scenario or figure file, for ParseScenario / ScenarioFromFileBytes.
+/// Errors: FileError (file_io.h) naming the path: what ReadFile refuses, and a file larger than
+/// kMaxScenarioFileBytes, refused before reading: "<path>: 300000000 bytes, more than the
+/// 268435456 (256 MiB) a scenario or figure file may have".
+std::string ReadScenarioFile(const std::string& path);
+
+/// Parses and validates a scenario from JSON text (CheckJsonLimits first).
 /// Errors: ScenarioError naming the field (unknown field, wrong type, impossible shape,
 /// out-of-range value, a number beyond a double such as 1e400, a seed outside torch.manual_seed's
 /// [-2^63, 2^64) or, with input.generator "numpy", outside np.random.seed's [0, 2^32 - 1], what

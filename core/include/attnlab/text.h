@@ -49,6 +49,17 @@ bool IsPythonSpace(char32_t cp);
 /// Used by the screen's axes and tooltips and by the figures.
 std::string VisibleToken(std::string_view token);
 
+/// The most code points of a user's text a message quotes (MessageText's default).
+inline constexpr size_t kMessageQuoteChars = 60;
+
+/// Text taken from a file or an argument, fit to be quoted in a one-line message: every control
+/// character (U+0000-U+001F, U+007F-U+009F, U+2028, U+2029) written as its escape (\n, \t,
+/// \r, else \u001b), invalid UTF-8 bytes as U+FFFD, and, when it has more than `max_chars`
+/// code points, cut to its first max_chars - 1 followed by "…" (U+2026). The one function for
+/// it: scenario errors, the command line's and the window's messages all go through it.
+/// `max_chars` = std::string_view::npos: escape only, never cut.
+std::string MessageText(std::string_view text, size_t max_chars = kMessageQuoteChars);
+
 // ---------------------------------------------------------------------------------------------
 // Numbers
 
