@@ -23,6 +23,7 @@
 #include "attnlab/parallel.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/rng.h"
+#include "attnlab/scenario.h"
 #include "attnlab/train.h"
 
 namespace attnlab {
@@ -139,6 +140,33 @@ BENCHMARK(BM_ExportFigure)->Arg(64)->Arg(2048)->Unit(benchmark::kMillisecond);
 
 // Training one head (issue 15): 500 Adam steps of T = 16, d = 64 (d_in = d_k), batch 16,
 // previous-token, scaled; goal well under 1 s on one core so the window's experiment feels live.
+// Issue 31: a scenario file of a megabyte is decided (refused here) in time linear in its size:
+// 150000 nested arrays (a stack overflow before the depth pass), a million unclosed brackets (50
+// s in nlohmann's parser before it), a megabyte of shallow arrays. Goal: well under a second each.
+void BM_RefuseJson(benchmark::State& state) {
+  const std::string head = "{\"format\": \"attention-lab/scenario@1\", \"input\": ";
+  std::string text;
+  switch (state.range(0)) {
+    case 0:
+      text = head + std::string(150000, '[') + std::string(150000, ']') + "}";
+      break;
+    case 1:
+      text = std::string(1000000, '[');
+      break;
+    default:
+      text = head + "[";
+      while (text.size() < (1u << 20)) text += "[[[[[]]]]], ";
+      text += "[]]}";
+  }
+  for (auto _ : state) {
+    try {
+      ParseScenario(text);
+    } catch (const ScenarioError&) {
+    }
+  }
+}
+BENCHMARK(BM_RefuseJson)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+
 void BM_TrainHead(benchmark::State& state) {
   const Scenario s = BenchScenario(16, 64);
   TrainOptions o;

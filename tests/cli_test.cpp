@@ -546,13 +546,11 @@ TEST_F(Cli, DeepOrUnclosedJsonIsRefusedAtOnce) {
         << cmd;
   }
   EXPECT_FALSE(fs::exists(Path("d.json")));
-  const auto t0 = std::chrono::steady_clock::now();
+  // Refused by the depth pass at the 65th bracket (bench BM_RefuseJson has its speed).
   const Result r = RunCli("show " + unclosed);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "attention-lab: error: " + unclosed +
                        ": JSON nested deeper than 64 levels at line 1, column 65\n");
-  EXPECT_LT(s, 2.0);  // the process start included
 }
 
 TEST_F(Cli, AScenarioFileAboveTheSizeLimitIsRefusedBeforeReading) {

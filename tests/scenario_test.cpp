@@ -4,7 +4,6 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -387,14 +386,6 @@ namespace attnlab {
 
 namespace limits {
 
-/// Seconds `f` takes.
-template <class F>
-double Seconds(F&& f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 /// ParseScenario's refusal of `text` (what()), "" when it parses.
 std::string Refusal(const std::string& text) {
   try {
@@ -413,12 +404,12 @@ const std::string kHead = "{\"format\": \"attention-lab/scenario@1\", \"input\":
 TEST(ScenarioLimits, DeepNestingIsRefusedNamingTheDepthAndPlace) {
   const std::string deep =
       limits::kHead + std::string(150000, '[') + std::string(150000, ']') + "}";
-  std::string why;
-  const double s = limits::Seconds([&] { why = limits::Refusal(deep); });
+  // Refused by the depth pass (its message), before the parser builds anything. Its speed on
+  // such files is bench/attention_bench.cpp BM_RefuseJson's (speed goals live in benchmarks).
+  const std::string why = limits::Refusal(deep);
   // The 65th bracket: 1 for the object, then the 64th '[' at column 49 + 64.
   EXPECT_EQ(why, "JSON nested deeper than 64 levels at line 1, column " +
                      std::to_string(limits::kHead.size() + 64));
-  EXPECT_LT(s, 0.5);
   // On a later line, the column counts from that line's start.
   EXPECT_EQ(limits::Refusal("{\n  \"input\":\n" + std::string(70, '[')),
             "JSON nested deeper than 64 levels at line 3, column 64");
@@ -427,10 +418,8 @@ TEST(ScenarioLimits, DeepNestingIsRefusedNamingTheDepthAndPlace) {
 // Issue 31: a million '[' and no ']' took `show` 50 s to call "unexpected end of input".
 TEST(ScenarioLimits, AMillionUnclosedBracketsAreRefusedAtOnce) {
   const std::string unclosed(1000000, '[');
-  std::string why;
-  const double s = limits::Seconds([&] { why = limits::Refusal(unclosed); });
-  EXPECT_EQ(why, "JSON nested deeper than 64 levels at line 1, column 65");
-  EXPECT_LT(s, 0.5);
+  // The depth pass refuses it at the 65th bracket: the parser (quadratic on it) never runs.
+  EXPECT_EQ(limits::Refusal(unclosed), "JSON nested deeper than 64 levels at line 1, column 65");
 }
 
 TEST(ScenarioLimits, SixtyFourLevelsPassAndBracketsInStringsDoNotCount) {
@@ -445,9 +434,9 @@ TEST(ScenarioLimits, SixtyFourLevelsPassAndBracketsInStringsDoNotCount) {
   EXPECT_NE(why, "");
 }
 
-// Anything below the size limit is parsed or refused in time linear in its size: 1 MB of each
-// shape of content in well under a second.
-TEST(ScenarioLimits, AMegabyteOfAnyContentIsDecidedInUnderASecond) {
+// A megabyte of each shape of content is refused with a message (none is a scenario). How fast
+// (linear in the size: well under a second each) is bench/attention_bench.cpp BM_RefuseJson.
+TEST(ScenarioLimits, AMegabyteOfAnyContentIsRefused) {
   const size_t n = 1 << 20;
   std::vector<std::pair<std::string, std::string>> texts;
   texts.emplace_back("a long string", limits::kHead + "\"" + std::string(n, 'a') + "\"}");
@@ -466,10 +455,7 @@ TEST(ScenarioLimits, AMegabyteOfAnyContentIsDecidedInUnderASecond) {
   texts.emplace_back("unclosed strings", std::string(n / 2, '"') + std::string(n / 2, '['));
   texts.emplace_back("garbage", std::string(n, '\x01'));
   for (const auto& [name, text] : texts) {
-    std::string why;
-    const double s = limits::Seconds([&] { why = limits::Refusal(text); });
-    EXPECT_LT(s, 1.0) << name;
-    EXPECT_NE(why, "") << name;  // none of them is a scenario
+    EXPECT_NE(limits::Refusal(text), "") << name;  // none of them is a scenario
   }
 }
 
@@ -480,17 +466,14 @@ TEST(ScenarioLimits, AFileAboveTheLimitIsRefusedBeforeReadingNamingItsSize) {
     std::ofstream(path) << "{";
   }
   std::filesystem::resize_file(path, kMaxScenarioFileBytes + 1);  // sparse: no disk used
-  std::string why;
-  const double s = limits::Seconds([&] {
-    try {
-      ReadScenarioFile(path);
-    } catch (const FileError& e) {
-      why = e.what();
-    }
-  });
+  std::string why;  // the size check's message: refused by its size, before any read
+  try {
+    ReadScenarioFile(path);
+  } catch (const FileError& e) {
+    why = e.what();
+  }
   EXPECT_EQ(why, path + ": 268435457 bytes, more than the 268435456 (256 MiB) a scenario or "
                         "figure file may have");
-  EXPECT_LT(s, 0.1);  // not read
   std::filesystem::resize_file(path, 1000);
   EXPECT_EQ(ReadScenarioFile(path).size(), 1000u);
   std::filesystem::remove(path);
