@@ -19,8 +19,9 @@
 # or fuzzer crash makes the script fail. Needs clang-14 and libclang-rt-14-dev
 # (tools/install_deps.sh installs them); without clang the fuzzers are skipped with a message.
 # ATTNLAB_SANITIZE_STEPS=fuzz, =asan or =thread runs one step only (or a comma-separated list).
-# Measured from clean on the shared 2-core machine (load ~4): fuzz build + 3 x 45 s runs 6 min,
-# ASan build + suite 12.5 min (suite alone 45-90 s); 18.5 min in all, 15 min of CPU.
+# Measured from a clean clone on a quiet 2-core machine (047fff7): fuzz build + 3 x 45 s runs
+# 4.5 min, ASan build + suite 19 min (suite alone 5-7 min), the two window checks 1 min, TSan
+# build + core suite + window 8.5 min (core suite alone about 2 min): about 35 min in all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${ATTNLAB_FUZZ_SECONDS:-45}
