@@ -227,6 +227,30 @@ void ReleaseTextures(attnlab::gui::AppState& state) {
   state.dialog.preview.texture = 0;
 }
 
+/// ImGui's draw data into the window's framebuffer; its size in pixels.
+void RenderFrame(GLFWwindow* window, int* display_w, int* display_h) {
+  ImGui::Render();
+  glfwGetFramebufferSize(window, display_w, display_h);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  glViewport(0, 0, *display_w, *display_h);
+  glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+/// The GL objects while the context lives, then ImGui's backends, the window and GLFW.
+void CleanUp(GLFWwindow* window, attnlab::gui::AppState& state,
+             attnlab::gui::HeatmapRenderer& renderer) {
+  ReleaseTextures(state);
+  renderer.Shutdown();
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  attnlab::gui::TestHooks::LeakOnPurposeIfAsked();
+}
+
 int RunWindow(int argc, char** argv) {
   namespace gui = attnlab::gui;
   using Clock = std::chrono::steady_clock;
@@ -304,14 +328,8 @@ int RunWindow(int argc, char** argv) {
                             std::chrono::duration<double>(Clock::now().time_since_epoch()).count());
 
     // Rendering
-    ImGui::Render();
     int display_w = 0, display_h = 0;
-    glfwGetFramebufferSize(window, &display_w, &display_h);
-    glBindFramebuffer(GL_FRAMEBUFFER, 0);
-    glViewport(0, 0, display_w, display_h);
-    glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    RenderFrame(window, &display_w, &display_h);
     ++state->frame;
     const bool last_frame = hooks.AfterRender(*state, display_w, display_h);
     glfwSwapBuffers(window);
@@ -328,14 +346,7 @@ int RunWindow(int argc, char** argv) {
   }
 
   // Cleanup
-  ReleaseTextures(*state);
-  renderer.Shutdown();
-  ImGui_ImplOpenGL3_Shutdown();
-  ImGui_ImplGlfw_Shutdown();
-  ImGui::DestroyContext();
-  glfwDestroyWindow(window);
-  glfwTerminate();
-  gui::TestHooks::LeakOnPurposeIfAsked();
+  CleanUp(window, *state, renderer);
   return hooks.exit_status;
 }
 
