@@ -354,6 +354,43 @@ TEST_F(Cli, ExportRefusesAFigureTooLargeToEncodeAndWritesNothing) {
   }
 }
 
+TEST_F(Cli, CommandsRefuseWhatWouldPassTheMemoryLimitBeforeAllocating) {
+  // T = 11000, d 1: the stages fit (1.8 GiB); a figure of them (121 M pixels, 32 bytes each),
+  // the show of a causal run (a copy of the scores for scaled.var()) and the gradients of a
+  // dump do not. The refusal comes before the run: no output file, exit 2, one line.
+  const std::string plain = Write("t.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 11000, "d_in": 1, "seed": 0},
+    "projections": {"init": "identity"}})");
+  const std::string causal = Write("c.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 11000, "d_in": 1, "seed": 0},
+    "projections": {"init": "identity"}, "mask": {"kind": "causal"}})");
+  Result r = RunCli("export " + plain + " --stage weights -o " + Path("w.png"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "attention-lab: error: the PNG export needs about 5.89 GiB (the stages 1.8 GiB "
+                   "+ 4.09 GiB of its own), more than the 2 GiB limit\n");
+  EXPECT_FALSE(fs::exists(Path("w.png")));
+  r = RunCli("export " + plain + " --stage scores,weights -o " + Path("w.svg"));  // two panels
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("the SVG export needs about 9.98 GiB"), std::string::npos) << r.err;
+  r = RunCli("show " + causal);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "attention-lab: error: show needs about 2.25 GiB (the stages 1.8 GiB + "
+                   "0.451 GiB of its own), more than the 2 GiB limit\n");
+  EXPECT_EQ(r.out, "");
+  r = RunCli("dump " + plain + " --loss-row 3 --loss-key 1 -o " + Path("d.json"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("dump with gradients needs about 4.51 GiB"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(Path("d.json")));
+  // Training: a batch of 256 sequences of 128 tokens, 8192 wide, would hold about 4.3 GiB.
+  const std::string wide = Write("wide.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 128, "d_in": 8192, "seed": 1},
+    "projections": {"init": "linear", "d_out": 1024, "seed": 1}})");
+  r = RunCli("train " + wide + " --steps 2 --batch 256 -o " + Path("r.json"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("training needs about 4."), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(Path("r.json")));
+}
+
 TEST_F(Cli, WriteErrorsOnStandardOutputExit2) {
   if (!fs::is_character_file("/dev/full")) GTEST_SKIP() << "no /dev/full";
   for (const char* args :

@@ -135,6 +135,15 @@ std::optional<Gradients> DumpGradients(const Scenario& scenario, const Stages& s
 int Dump(const std::string& input, const std::string& out, const std::string& loss_row,
          const std::string& loss_key) {
   const Scenario scenario = LoadScenarioArg(input);
+  if (!loss_row.empty() || !loss_key.empty()) {
+    // The gradients (two (B*H) x T x T stacks, the T x T Jacobian) and the backward pass's
+    // temporaries: measured 20 bytes a logit beyond the stages (T = 8756), counted as 24.
+    const Shape sh = ValidateScenario(scenario);
+    const double tt = static_cast<double>(sh.T) * static_cast<double>(sh.T);
+    CheckCommandMemory(scenario, sh, "dump with gradients",
+                       4.0 * (5.0 * static_cast<double>(sh.B * sh.H) * tt + tt +
+                              2.0 * static_cast<double>(sh.B * sh.T * sh.d_out)));
+  }
   const Stages stages = RunScenario(scenario);
   const std::optional<Gradients> grads = DumpGradients(scenario, stages, loss_row, loss_key);
   const auto write = [&](std::ostream& os) {
@@ -244,14 +253,15 @@ int Export(const ExportArgs& a) {
   if (stages.size() > 1 && (*format == ExportFormat::kCsv || *format == ExportFormat::kNpy))
     throw UsageError("several stages make one figure: use png, svg or pdf (or one stage)");
   if (!a.all) CheckNotInput(a.out);
-  try {
-    if (*format != ExportFormat::kCsv && *format != ExportFormat::kNpy) {
-      const Shape sh = ValidateScenario(scenario);  // refuse a figure too large before running
-      for (Stage s : stages) {
-        const auto [rows, cols] = StageSize(s, sh);
-        CheckFigureSize(s, rows, cols, opt.scale);
-      }
+  try {  // refuse a figure too large, or an export past the memory limit, before running
+    const Shape sh = ValidateScenario(scenario);
+    const bool figure = *format != ExportFormat::kCsv && *format != ExportFormat::kNpy;
+    std::vector<std::pair<int64_t, int64_t>> sizes;
+    for (Stage s : stages) {
+      sizes.push_back(StageSize(s, sh));
+      if (figure) CheckFigureSize(s, sizes.back().first, sizes.back().second, opt.scale);
     }
+    CheckExportMemory(scenario, sizes, *format, opt, a.all);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -356,6 +366,21 @@ int Show(const std::string& input, const std::string& stage) {
     throw UsageError("--stage \"" + TerminalText(stage) + "\" is not a stage (" + known + ")");
   }
   const Scenario s = LoadScenarioArg(input);
+  {
+    // With a mask, the stats' scaled.var() scales a copy of the scores (PrintStats).
+    const Shape shape = ValidateScenario(s);
+    const bool stats = stage.empty() || stage == "stats";
+    const double per = s.dtype == Dtype::kFloat64 ? 8.0 : 4.0;
+    const double copy = stats && s.mask.kind != MaskKind::kNone
+                            ? per * static_cast<double>(shape.B * shape.H) *
+                                  static_cast<double>(shape.T) * static_cast<double>(shape.T)
+                            : 0.0;
+    try {
+      CheckCommandMemory(s, shape, "show", copy);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   const Stages st = RunScenario(s);
   const auto& sh = st.shape;
   std::cout << TerminalText(s.title.empty() ? input : s.title) << "\n";

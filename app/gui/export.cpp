@@ -42,6 +42,8 @@ bool ExportOneStage(const AppState& state, Stage stage, const std::string& path,
   const std::string file = WithPng(path);
   try {
     const int64_t head = StageIsPerHead(stage) ? state.head : 0;
+    const auto size = StageSize(stage, ShownShape(state));
+    CheckExportMemory(state.shown, {size}, FigureFormatOf(file), ScreenFigureOptions(state), false);
     const StageView view = ExtractStage(ShownStages(state), state.shown, stage, head, state.batch);
     ExportView(view, ScreenFigureOptions(state), FigureFormatOf(file), file, &state.shown);
   } catch (const std::exception& e) {
@@ -60,6 +62,9 @@ bool ExportEveryStage(const AppState& state, const std::string& dir, std::string
   const FigureOptions options = ScreenFigureOptions(state);
   std::vector<std::string> written;
   try {
+    std::vector<std::pair<int64_t, int64_t>> sizes;
+    for (Stage s : AllStages()) sizes.push_back(StageSize(s, ShownShape(state)));
+    CheckExportMemory(state.shown, sizes, ExportFormat::kPng, options, true);
     written = ExportAll(ShownStages(state), state.shown, options, ExportFormat::kPng, dir);
   } catch (const std::exception& e) {
     *message = std::string("Not exported: ") + e.what();
@@ -196,8 +201,11 @@ bool ExportWithChoices(const AppState& state, Stage stage, const std::string& pa
   const ExportChoices& c = state.export_choices;
   const std::vector<Stage> stages = ChosenStages(state, c, stage);
   try {
-    const std::vector<StageView> views = ChosenViews(state, stages);
     const FigureOptions options = ChosenFigureOptions(state, c);
+    std::vector<std::pair<int64_t, int64_t>> sizes;
+    for (Stage s : stages) sizes.push_back(StageSize(s, ShownShape(state)));
+    CheckExportMemory(state.shown, sizes, c.format, options, false);
+    const std::vector<StageView> views = ChosenViews(state, stages);
     if (views.size() == 1)
       ExportView(views[0], options, c.format, path, &state.shown);
     else

@@ -4,9 +4,11 @@
 #include <png.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 
@@ -86,21 +88,26 @@ std::string EncodePng(const Image& image) {
   return out;
 }
 
-std::string StageCsv(const StageView& v) {
-  std::string out = CsvField(v.row_axis);
-  for (const std::string& c : v.col_labels) out += "," + CsvField(c);
-  out += "\n";
+void WriteStageCsv(std::ostream& out, const StageView& v) {
+  std::string line = CsvField(v.row_axis);
+  for (const std::string& c : v.col_labels) line += "," + CsvField(c);
+  out << line << "\n";
   for (Eigen::Index r = 0; r < v.values.rows(); ++r) {
-    out += CsvField(r < static_cast<Eigen::Index>(v.row_labels.size()) ? v.row_labels[r] : "");
+    line = CsvField(r < static_cast<Eigen::Index>(v.row_labels.size()) ? v.row_labels[r] : "");
     for (Eigen::Index c = 0; c < v.values.cols(); ++c)
-      out += "," + (v.values64.size() > 0 ? ShortestDouble(v.values64(r, c))
-                                          : ShortestFloat(v.values(r, c)));
-    out += "\n";
+      line += "," + (v.values64.size() > 0 ? ShortestDouble(v.values64(r, c))
+                                           : ShortestFloat(v.values(r, c)));
+    out << line << "\n";
   }
-  return out;
 }
 
-std::string StageNpy(const StageView& v) {
+std::string StageCsv(const StageView& v) {
+  std::ostringstream os;
+  WriteStageCsv(os, v);
+  return std::move(os).str();
+}
+
+void WriteStageNpy(std::ostream& out, const StageView& v) {
   const bool f64 = v.values64.size() > 0;  // a float64 scenario: '<f8', as NumPy saves it
   std::string header = std::string("{'descr': '") + (f64 ? "<f8" : "<f4") +
                        "', 'fortran_order': False, 'shape': (" +
@@ -111,21 +118,28 @@ std::string StageNpy(const StageView& v) {
   const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
   header.append(total - 10 - header.size() - 1, ' ');
   header += '\n';
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(header.size() & 0xFF);
-  out += static_cast<char>(header.size() >> 8);
-  out += header;
+  std::string head = "\x93NUMPY";
+  head += '\x01';
+  head += '\x00';
+  head += static_cast<char>(header.size() & 0xFF);
+  head += static_cast<char>(header.size() >> 8);
+  out << head << header;
   static_assert(sizeof(float) == 4 && sizeof(double) == 8);
   if (f64) {
     const MatrixD& m = v.values64;  // row-major: already C order
-    out.append(reinterpret_cast<const char*>(m.data()), m.size() * sizeof(double));
+    out.write(reinterpret_cast<const char*>(m.data()),
+              static_cast<std::streamsize>(m.size() * sizeof(double)));
   } else {
     const Matrix& m = v.values;
-    out.append(reinterpret_cast<const char*>(m.data()), m.size() * sizeof(float));
+    out.write(reinterpret_cast<const char*>(m.data()),
+              static_cast<std::streamsize>(m.size() * sizeof(float)));
   }
-  return out;
+}
+
+std::string StageNpy(const StageView& v) {
+  std::ostringstream os;
+  WriteStageNpy(os, v);
+  return std::move(os).str();
 }
 
 namespace {
@@ -144,19 +158,51 @@ std::optional<FigureFormat> AsFigure(ExportFormat format) {
   }
 }
 
-// The bytes of one view in `format`. Errors as ExportView.
-std::string ExportBytes(const StageView& view, const FigureOptions& options, ExportFormat format,
-                        const Scenario* scenario) {
+// Stages one view in `format` for `path` in `files`: a figure's bytes, or CSV / NPY streamed
+// (never a second copy of the stage in memory). Errors as ExportView.
+void AddExport(AtomicFileSet& files, const std::string& path, const StageView& view,
+               const FigureOptions& options, ExportFormat format, const Scenario* scenario) {
   if (const std::optional<FigureFormat> figure = AsFigure(format)) {
     CheckFigureSize(view, options);
     const std::string meta =
         scenario ? FigureMetadata(*scenario, {view.stage}, view.head, view.batch, options) : "";
-    return FigureFile({view}, "", options, *figure, meta);
+    files.Add(path, FigureFile({view}, "", options, *figure, meta));
+    return;
   }
-  return format == ExportFormat::kCsv ? StageCsv(view) : StageNpy(view);
+  files.AddStream(path, [&](std::ostream& os) {
+    if (format == ExportFormat::kCsv)
+      WriteStageCsv(os, view);
+    else
+      WriteStageNpy(os, view);
+  });
 }
 
 }  // namespace
+
+double EstimateExportBytes(int64_t rows, int64_t cols, ExportFormat format,
+                           const FigureOptions& options, bool float64) {
+  const double values = static_cast<double>(rows) * static_cast<double>(cols);
+  double bytes = values * (float64 ? 12.0 : 4.0);
+  if (AsFigure(format)) {
+    const double cell = static_cast<double>(FigureCellSize(rows, cols, options.scale));
+    bytes += 32.0 * values * cell * cell + 32.0 * 1024 * 1024;
+  }
+  return bytes;
+}
+
+void CheckExportMemory(const Scenario& scenario,
+                       const std::vector<std::pair<int64_t, int64_t>>& sizes, ExportFormat format,
+                       const FigureOptions& options, bool one_file_each) {
+  double extra = 0;
+  for (const auto& [rows, cols] : sizes) {
+    const double e = EstimateExportBytes(rows, cols, format, options,
+                                         scenario.dtype == Dtype::kFloat64);
+    extra = one_file_each ? std::max(extra, e) : extra + e;
+  }
+  std::string name = std::string(ExportExtension(format)).substr(1);  // "png"
+  for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  CheckCommandMemory(scenario, ValidateScenario(scenario), "the " + name + " export", extra);
+}
 
 std::optional<ExportFormat> ParseExportFormat(const std::string& name) {
   for (ExportFormat f : {ExportFormat::kPng, ExportFormat::kCsv, ExportFormat::kNpy,
@@ -183,7 +229,9 @@ const char* ExportExtension(ExportFormat format) {
 
 void ExportView(const StageView& view, const FigureOptions& options, ExportFormat format,
                 const std::string& path, const Scenario* scenario) {
-  WriteFileAtomic(path, ExportBytes(view, options, format, scenario));
+  AtomicFileSet files;
+  AddExport(files, path, view, options, format, scenario);
+  files.Commit();
 }
 
 void ExportPanels(const std::vector<StageView>& views, const Scenario& scenario,
@@ -225,8 +273,8 @@ std::vector<std::string> ExportAll(const Stages& stages, const Scenario& scenari
           if (heads > 1) name += "_h" + std::to_string(h);
           if (batches > 1) name += "_b" + std::to_string(b);
           const std::string path = (fs::path(dir) / (name + ext)).string();
-          files.Add(path,
-                    ExportBytes(ExtractStage(stages, scenario, stage, h, b), options, format, &scenario));
+          AddExport(files, path, ExtractStage(stages, scenario, stage, h, b), options, format,
+                    &scenario);
           written.push_back(path);
         }
     }

@@ -139,13 +139,13 @@ struct FloatFormat {
 
 class ArrayPrinter {
  public:
-  ArrayPrinter(std::span<const double> values, std::span<const int64_t> shape, bool float32)
-      : values_(values),
+  ArrayPrinter(const ElementAt& at, int64_t n, std::span<const int64_t> shape, bool float32)
+      : at_(at),
         shape_(shape.begin(), shape.end()),
         strides_(shape.size(), 1),
         float32_(float32) {
     for (size_t d = shape_.size(); d-- > 1;) strides_[d - 1] = strides_[d] * shape_[d];
-    summarize_ = static_cast<int64_t>(values.size()) > kThreshold;
+    summarize_ = n > kThreshold;
   }
 
   std::string Repr() {
@@ -168,7 +168,7 @@ class ArrayPrinter {
 
   void Collect(size_t d, int64_t base, std::vector<double>& out) const {
     if (d == shape_.size()) {
-      out.push_back(values_[static_cast<size_t>(base)]);
+      out.push_back(at_(base));
       return;
     }
     for (int64_t i = 0; i < shape_[d]; ++i)
@@ -189,7 +189,7 @@ class ArrayPrinter {
 
   // _formatArray's recurser.
   std::string Rec(size_t d, int64_t base, const std::string& indent, int width) const {
-    if (d == shape_.size()) return (*format_)(values_[static_cast<size_t>(base)]);
+    if (d == shape_.size()) return (*format_)(at_(base));
     const std::string next_indent = indent + " ";
     const int next_width = width - 1;
     const int64_t n = shape_[d];
@@ -221,7 +221,7 @@ class ArrayPrinter {
     return "[" + s.substr(indent.size()) + "]";
   }
 
-  std::span<const double> values_;
+  const ElementAt& at_;
   std::vector<int64_t> shape_, strides_;
   bool summarize_ = false;
   bool float32_ = false;
@@ -230,17 +230,33 @@ class ArrayPrinter {
 
 }  // namespace
 
-std::string NumpyArrayRepr(std::span<const double> values, std::span<const int64_t> shape,
-                           bool float32) {
+namespace {
+
+// The element count of `shape`. Errors as NumpyArrayRepr.
+int64_t ElementCount(std::span<const int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 1) throw std::invalid_argument("numpy array: every dimension must be at least 1");
     n *= d;
   }
-  if (shape.empty() || n != static_cast<int64_t>(values.size()))
+  if (shape.empty()) throw std::invalid_argument("numpy array: the shape is empty");
+  return n;
+}
+
+}  // namespace
+
+std::string NumpyArrayRepr(std::span<const double> values, std::span<const int64_t> shape,
+                           bool float32) {
+  const int64_t n = ElementCount(shape);
+  if (n != static_cast<int64_t>(values.size()))
     throw std::invalid_argument("numpy array: the shape does not hold " +
                                 std::to_string(values.size()) + " values");
-  return ArrayPrinter(values, shape, float32).Repr();
+  const ElementAt at = [&](int64_t i) { return values[static_cast<size_t>(i)]; };
+  return ArrayPrinter(at, n, shape, float32).Repr();
+}
+
+std::string NumpyArrayRepr(const ElementAt& at, std::span<const int64_t> shape, bool float32) {
+  return ArrayPrinter(at, ElementCount(shape), shape, float32).Repr();
 }
 
 std::string NumpyFloat64Repr(double v) {

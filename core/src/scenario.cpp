@@ -997,13 +997,25 @@ Shape ValidateScenario(const Scenario& s) {
   }
   if (!(s.dropout.p >= 0.0 && s.dropout.p < 1.0))
     Fail("dropout.p", "must be in [0, 1), got " + json(s.dropout.p).dump());
-  // float64: the double stages (twice the size) are kept beside the float32 ones.
-  const double bytes = EstimateStageBytes(sh, s.dropout.p > 0,
-                                          s.input.source == InputSource::kText,
-                                          s.projections.out_proj) *
-                       (s.dtype == Dtype::kFloat64 ? 3.0 : 1.0);
+  const double bytes = ScenarioStageBytes(s, sh);
   if (bytes > kMaxStageBytes) FailTooLarge(s, sh, bytes);
   return sh;
+}
+
+double ScenarioStageBytes(const Scenario& s, const Shape& sh) {
+  // float64: the double stages (twice the size) are kept beside the float32 ones.
+  return EstimateStageBytes(sh, s.dropout.p > 0, s.input.source == InputSource::kText,
+                            s.projections.out_proj) *
+         (s.dtype == Dtype::kFloat64 ? 3.0 : 1.0);
+}
+
+void CheckCommandMemory(const Scenario& s, const Shape& shape, const std::string& what,
+                        double extra_bytes) {
+  const double stages = ScenarioStageBytes(s, shape);
+  if (stages + extra_bytes <= kMaxStageBytes) return;
+  throw std::invalid_argument(what + " needs about " + Gib(stages + extra_bytes) +
+                              " (the stages " + Gib(stages) + " + " + Gib(extra_bytes) +
+                              " of its own), more than the " + Gib(kMaxStageBytes) + " limit");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -73,10 +73,10 @@ Formatter ChooseFormat(const std::vector<double>& shown) {
 // One tensor being printed: its values, shape, strides and whether it is summarised.
 class Printer {
  public:
-  Printer(std::span<const double> values, std::span<const int64_t> shape)
-      : values_(values), shape_(shape.begin(), shape.end()), strides_(shape.size(), 1) {
+  Printer(const ElementAt& at, int64_t n, std::span<const int64_t> shape)
+      : at_(at), shape_(shape.begin(), shape.end()), strides_(shape.size(), 1) {
     for (size_t d = shape_.size(); d-- > 1;) strides_[d - 1] = strides_[d] * shape_[d];
-    summarize_ = static_cast<int64_t>(values.size()) > kThreshold;
+    summarize_ = n > kThreshold;
     std::vector<double> shown;
     CollectShown(0, 0, shown);
     fmt_ = ChooseFormat(shown);
@@ -101,7 +101,7 @@ class Printer {
   // The elements a summarised print shows (get_summarized_data), which alone pick the format.
   void CollectShown(size_t d, int64_t base, std::vector<double>& out) const {
     if (d == shape_.size()) {
-      out.push_back(values_[static_cast<size_t>(base)]);
+      out.push_back(at_(base));
       return;
     }
     for (int64_t i : Kept(d)) CollectShown(d + 1, base + i * strides_[d], out);
@@ -109,7 +109,7 @@ class Printer {
 
   // The sub-tensor of dimensions d.. starting at `base`, its brackets `indent` columns in.
   std::string Str(size_t d, int64_t base, int indent) const {
-    if (d == shape_.size()) return fmt_.Format(values_[static_cast<size_t>(base)]);
+    if (d == shape_.size()) return fmt_.Format(at_(base));
     if (d + 1 == shape_.size()) return VectorStr(d, base, indent);
     std::vector<std::string> slices;
     for (int64_t i : Kept(d)) {
@@ -131,7 +131,7 @@ class Printer {
     std::vector<std::string> data;
     for (int64_t i : Kept(d)) {
       if (Elided(d) && i == shape_[d] - kEdgeItems) data.push_back(" ...");
-      data.push_back(fmt_.Format(values_[static_cast<size_t>(base + i * strides_[d])]));
+      data.push_back(fmt_.Format(at_(base + i * strides_[d])));
     }
     std::string out = "[";
     for (size_t i = 0; i < data.size(); ++i) {
@@ -141,7 +141,7 @@ class Printer {
     return out + "]";
   }
 
-  std::span<const double> values_;
+  const ElementAt& at_;
   std::vector<int64_t> shape_, strides_;
   bool summarize_ = false;
   Formatter fmt_;
@@ -160,23 +160,35 @@ namespace {
 // str(t) of a float32 tensor, or with float64 = true of a torch.float64 one: _str_intern adds
 // "dtype=torch.float64" after the values, on the last line when it fits in the line width
 // (_add_suffixes), else on a line of its own indented under "tensor(".
-std::string TensorString(std::span<const double> values, std::span<const int64_t> shape,
-                         bool float64) {
+// The element count of `shape`; std::invalid_argument for a negative dimension.
+int64_t ElementCount(std::span<const int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) throw std::invalid_argument("tensor shape " + ShapeTuple(shape) + ": negative");
     n *= d;
   }
+  return n;
+}
+
+// The element count of `shape`, which must be `values`' size (else std::invalid_argument).
+template <typename T>
+int64_t CheckedCount(std::span<const T> values, std::span<const int64_t> shape) {
+  const int64_t n = ElementCount(shape);
   if (n != static_cast<int64_t>(values.size()))
     throw std::invalid_argument("tensor shape " + ShapeTuple(shape) + " does not hold " +
                                 std::to_string(values.size()) + " values");
+  return n;
+}
+
+std::string TensorString(const ElementAt& at, std::span<const int64_t> shape, bool float64) {
+  const int64_t n = ElementCount(shape);
   std::vector<std::string> suffixes;
   std::string body;
   if (n == 0) {
     if (shape.size() != 1) suffixes.push_back("size=" + ShapeTuple(shape));
     body = "tensor([]";
   } else {
-    body = Printer(values, shape).Text();
+    body = Printer(at, n, shape).Text();
     body.pop_back();  // the ")"
   }
   if (float64) suffixes.push_back("dtype=torch.float64");
@@ -197,12 +209,13 @@ std::string TensorString(std::span<const double> values, std::span<const int64_t
 }  // namespace
 
 std::string TorchTensorString(std::span<const float> values, std::span<const int64_t> shape) {
-  const std::vector<double> wide(values.begin(), values.end());  // exact
-  return TensorString(wide, shape, false);
+  CheckedCount(values, shape);
+  return TensorString([&](int64_t i) { return static_cast<double>(values[i]); }, shape, false);
 }
 
 std::string TorchTensorStringF64(std::span<const double> values, std::span<const int64_t> shape) {
-  return TensorString(values, shape, true);
+  CheckedCount(values, shape);
+  return TensorString([&](int64_t i) { return values[i]; }, shape, true);
 }
 
 std::string TorchTensorString(const Matrix& m) {
@@ -256,20 +269,22 @@ PrintStyle StyleOf(const Stages& st) {
   return numpy ? PrintStyle::kNumpy : PrintStyle::kTorchF64;
 }
 
-std::string Print(PrintStyle style, const std::vector<double>& values,
-                  const std::vector<int64_t>& shape) {
+// The tensor of `shape` whose elements `at` gives, printed in `style`. Only the shown elements
+// are read: a stage is never copied for printing.
+std::string Print(PrintStyle style, const ElementAt& at, const std::vector<int64_t>& shape) {
   switch (style) {
     case PrintStyle::kNumpy:
-      return NumpyArrayRepr(values, shape);
+      return NumpyArrayRepr(at, shape);
     case PrintStyle::kNumpyF32:
-      return NumpyArrayRepr(values, shape, true);
+      return NumpyArrayRepr(at, shape, true);
     case PrintStyle::kTorchF64:
-      return TorchTensorStringF64(values, shape);
+      return TensorString(at, shape, true);
     case PrintStyle::kTorch:
       break;
   }
-  const std::vector<float> narrow(values.begin(), values.end());  // float32 values: exact
-  return TorchTensorString(narrow, shape);
+  // float32 values: a double of a float read back as the float it is
+  return TensorString([&](int64_t i) { return static_cast<double>(static_cast<float>(at(i))); },
+                      shape, false);
 }
 
 // A stack of B (per-token stages) or B*H (per-head stages) matrices in the program's shape.
@@ -287,9 +302,10 @@ void SetStack(PrintedStage& out, const Stack& stack, const Shape& sh, bool per_h
     out.shape = {static_cast<int64_t>(stack.size()), rows, cols};
   else
     out.shape = {sh.B, sh.H, rows, cols};
-  std::vector<double> values;
-  for (const auto& m : stack) values.insert(values.end(), m.data(), m.data() + m.size());
-  out.text = Print(style, values, out.shape);
+  const int64_t per = rows * cols;  // each matrix is row-major: the program's C order
+  out.text = Print(
+      style, [&](int64_t i) { return static_cast<double>(stack[i / per].data()[i % per]); },
+      out.shape);
 }
 
 template <typename M>
@@ -299,8 +315,7 @@ void SetMatrix(PrintedStage& out, const M& m, PrintStyle style) {
     return;
   }
   out.shape = {m.rows(), m.cols()};
-  std::vector<double> values(m.data(), m.data() + m.size());
-  out.text = Print(style, values, out.shape);
+  out.text = Print(style, [&](int64_t i) { return static_cast<double>(m.data()[i]); }, out.shape);
 }
 
 // The stage `name` from `src`: the Stages (float32) or their float64 copy.
@@ -320,13 +335,21 @@ void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_v
   if (name == "mask") {
     // torch: tril(ones) of 1. and 0.; NumPy: the notebook's mask after mask[mask == 0] = -inf
     // and mask[mask == 1] = 0, the matrix it adds to the scaled scores.
-    Eigen::MatrixXd m = st.mask.cast<double>();
-    if (style == PrintStyle::kNumpy || style == PrintStyle::kNumpyF32) {
-      m = m.unaryExpr([](double a) { return a == 0 ? -INFINITY : 0.0; });
-      out.what = "0 = may attend, -inf = masked (added to the logits)";
+    const bool numpy = style == PrintStyle::kNumpy || style == PrintStyle::kNumpyF32;
+    if (numpy) out.what = "0 = may attend, -inf = masked (added to the logits)";
+    const MaskMatrix& m = st.mask;
+    if (m.size() == 0) {
+      out.present = false;
+    } else {
+      out.shape = {m.rows(), m.cols()};
+      out.text = Print(
+          style,
+          [&](int64_t i) {
+            const bool allowed = m(i / m.cols(), i % m.cols()) != 0;
+            return numpy ? (allowed ? 0.0 : -INFINITY) : (allowed ? 1.0 : 0.0);
+          },
+          out.shape);
     }
-    const MatrixD rm = m;
-    SetMatrix(out, rm, style);
   }
   if (name == "weights") SetStack(out, src.weights, sh, true, style);
   if (name == "weights_dropped") SetStack(out, src.weights_dropped, sh, true, style);

@@ -341,6 +341,16 @@ std::array<TrainRun, 2> TrainScaledAndUnscaled(const Scenario& scenario, TrainOp
   return runs;
 }
 
+double EstimateTrainBytes(int64_t T, int64_t d_in, const TrainOptions& options, int64_t d_k) {
+  const double BT = static_cast<double>(options.batch) * static_cast<double>(T);
+  const double din = static_cast<double>(d_in), dk = static_cast<double>(d_k);
+  const double tt = static_cast<double>(T) * static_cast<double>(T);
+  const double floats = 2 * BT * din + 12 * BT * dk + 3 * BT * static_cast<double>(T) +
+                        20 * din * dk + (kTrainVocab + T) * din + 2 * dk * kTrainVocab +
+                        201 * tt;
+  return 4.0 * floats;
+}
+
 TrainRun TrainAttentionHeadObserved(const Scenario& scenario, const TrainOptions& options,
                                     const TrainObserver& observe) {
   CheckOptions(options);
@@ -355,6 +365,8 @@ TrainRun TrainAttentionHeadObserved(const Scenario& scenario, const TrainOptions
   run.T = shape.T;
   run.d_in = shape.d_in;
   run.d_k = options.d_k > 0 ? options.d_k : shape.d_out;
+  CheckCommandMemory(scenario, shape, "training",
+                     EstimateTrainBytes(run.T, run.d_in, options, run.d_k));
   run.initial = InitialHead(scenario, shape, run.d_k);
   HeadParams p = run.initial, grad = run.initial;
   AdamState adam(p);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -23,6 +24,18 @@ namespace attnlab {
 /// Errors: std::invalid_argument when the product of `shape` is not values.size(), a dimension
 /// is < 1, or the shape is empty.
 std::string NumpyArrayRepr(std::span<const double> values, std::span<const int64_t> shape,
+                           bool float32 = false);
+
+/// Element i (its row-major, C-order index) of an array or tensor being printed. The printers
+/// call it only for the elements a print shows (at most 6 per dimension once the tensor has more
+/// than 1000 elements), so a caller can print a tensor it holds in pieces (a stack of T x T
+/// matrices) without first copying it into one block: `show` of a T = 11000 run would need
+/// 20 bytes per element more (measured 5.8 GB instead of 1.5 GB).
+using ElementAt = std::function<double(int64_t)>;
+
+/// NumpyArrayRepr of the array whose elements `at` gives (C order, product of `shape` in all).
+/// Errors: std::invalid_argument when a dimension is < 1 or the shape is empty.
+std::string NumpyArrayRepr(const ElementAt& at, std::span<const int64_t> shape,
                            bool float32 = false);
 
 /// repr(np.float64(v)), which is Python's repr(float(v)): the shortest digits that read back as

@@ -230,6 +230,21 @@ std::string WriteScenario(const Scenario& s);
 double EstimateStageBytes(const Shape& shape, bool with_dropout, bool text_input,
                           bool out_proj = false);
 
+/// The memory a scenario's stages take, as ValidateScenario counts it against kMaxStageBytes:
+/// EstimateStageBytes of its shape, three times over for float64 (the double stages are kept
+/// beside the float32 ones). `shape` is ValidateScenario(s). Bytes.
+double ScenarioStageBytes(const Scenario& s, const Shape& shape);
+
+/// The promise behind kMaxStageBytes, for one command: its peak memory is the scenario's stages
+/// (ScenarioStageBytes) plus `extra_bytes` of its own (a figure's rasters, a training batch,
+/// a copy for printing), and that sum may not pass kMaxStageBytes. `what` names the command's
+/// work in the message ("the PNG figure", "training"). Errors: std::invalid_argument "WHAT
+/// needs about 3.71 GiB (the stages 1.80 GiB + 1.91 GiB of its own), more than the 2 GiB
+/// limit", thrown before anything is allocated. The per-command estimates are checked by
+/// tests/memory_test.sh, which runs every command at its largest accepted size.
+void CheckCommandMemory(const Scenario& s, const Shape& shape, const std::string& what,
+                        double extra_bytes);
+
 /// Settings of one stage group equal? Used by the engine to recompute only what changed.
 bool SameInput(const InputSpec& a, const InputSpec& b);
 bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b);

@@ -108,10 +108,19 @@ struct TrainRun {
 /// Called after each step with the number of steps done; return false to stop (cancel).
 using TrainProgress = std::function<bool(int64_t steps_done)>;
 
+/// Bytes a training run of a T-token, d_in-wide scenario holds besides its scenario's stages
+/// (for CheckCommandMemory): the batch's X (B*T x d_in), about a dozen (B*T) x d_k buffers of
+/// the forward and backward passes, the B x T x T weights, six copies of the three d_in x d_k
+/// weights (initial, current, gradient, Adam's two moments, trained), the task's tables and 201
+/// snapshots of T x T, each counted generously. Measured: T 128, B 256, d_in = d_k = 1024:
+/// 1.55 GB peak, estimated 1.9 GiB.
+double EstimateTrainBytes(int64_t T, int64_t d_in, const TrainOptions& options, int64_t d_k);
+
 /// Trains the head of `scenario` on `options.task` (see the header comment).
 /// Errors: ScenarioError (invalid scenario; qkv input, which has no projections; init matrix
 /// or identity with a d_k override other than its d_out; T < 3 or T > 128);
-/// std::invalid_argument naming the option ("--steps", "--d-k", ...).
+/// std::invalid_argument naming the option ("--steps", "--d-k", ...), or a run whose memory
+/// (EstimateTrainBytes) would pass kMaxStageBytes (CheckCommandMemory's message).
 /// Cost: about 10 * B * T * d_in * d_k flops per step (500 steps of B 16, T 16, d 64: see
 /// bench BM_TrainHead).
 TrainRun TrainAttentionHead(const Scenario& scenario, const TrainOptions& options,
