@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -228,8 +229,13 @@ void ExpectHeatmaps(const std::vector<HeatmapStats>& maps, const Scenario& scena
     // karpathy-a-at-b is the notebook's 3 x 3 a @ b: its weights hold only 1, 1/2 and 1/3
     // (the row-normalised tril) and its scores X X^T six values (symmetric).
     const bool averaging_demo = what.find("karpathy-a-at-b") != std::string::npos;
+    // raschka-3.6-mha's heads are 1 wide: V's 6 x 1 column holds -0.7142 and -0.7127 for
+    // "journey" and "starts" (nearly the same embeddings), one colour of the 256.
+    const bool close_pair = what.find("raschka-3.6-mha") != std::string::npos && m.stage == "V";
     if (m.stage != "mask") {
-      EXPECT_GE(m.distinct_colours, std::min(m.rows * m.cols, averaging_demo ? 3 : 8)) << where;
+      EXPECT_GE(m.distinct_colours,
+                std::min(m.rows * m.cols, averaging_demo ? 3 : 8) - (close_pair ? 1 : 0))
+          << where;
     }
     const bool hatched = m.stage == "mask" || m.stage == "logits" || m.stage == "weights";
     if (scenario.mask.kind == MaskKind::kCausal && hatched) {
@@ -272,8 +278,8 @@ TEST_P(GuiPreset, ScreenshotShowsTheHeatmaps) {
 INSTANTIATE_TEST_SUITE_P(Presets, GuiPreset, ::testing::ValuesIn(PresetIds()),
                          [](const auto& info) {
                            std::string n = info.param;
-                           for (char& c : n)
-                             if (c == '-') c = '_';
+                           for (char& c : n)  // raschka-3.3-simple: raschka_3_3_simple
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n;
                          });
 
