@@ -1172,6 +1172,25 @@ TEST_F(Gui, TourAsksAndNoticesWhenDone) {
   EXPECT_TRUE(tour("6.json")["task_done"].get<bool>());
 }
 
+// "one module per head" (projections.per_head) is an edit like any other: the wrapper preset
+// without it draws MultiHeadAttention's split weights instead, and undo brings the wrapper back.
+TEST_F(Gui, PerHeadModulesToggleAndUndo) {
+  const std::string script =
+      Write("per-head.script", "preset raschka-3.6-wrapper\nper-head off\nwait 2\nsave " +
+                                   Path("split.json") + "\nundo\nwait 2\nsave " +
+                                   Path("wrapper.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  Scenario split = LoadPreset("raschka-3.6-wrapper");
+  split.projections.per_head = false;
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("split.json"))) == split);
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("wrapper.json"))) == LoadPreset("raschka-3.6-wrapper"));
+  const Result bad = RunApp("--script " + Write("bad.script", "per-head maybe\n") +
+                                " --no-autosave", false);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("on or off"), std::string::npos) << bad.err;
+}
+
 // The Input section switches any scenario to float64 and back: the saved scenario says so, and
 // the stages run in double (the float64 copy is there), as the NumPy preset already does.
 TEST_F(Gui, DtypeSwitchesTheWholePipeline) {

@@ -204,6 +204,28 @@ TEST(RaschkaCh03, Section353CausalAttentionBatch) {
                          {-0.5299, -0.1081}}));
 }
 
+// 3.6.1 [35]: MultiHeadAttentionWrapper(d_in, 2, 6, 0.0, num_heads=2), seed 123: two
+// CausalAttention modules, each drawing its own weights (projections.per_head).
+TEST(RaschkaCh03, Section361MultiHeadAttentionWrapper) {
+  const Stages st = RunScenario(LoadPreset("raschka-3.6-wrapper"));
+  ASSERT_EQ(st.context.size(), 2u);  // context_vecs.shape: torch.Size([2, 6, 4])
+  for (size_t b = 0; b < 2; ++b)
+    EXPECT_TRUE(Printed("[35] context_vecs[" + std::to_string(b) + "]", st.context[b],
+                        {{-0.4519, 0.2216, 0.4772, 0.1063},
+                         {-0.5874, 0.0058, 0.5891, 0.3257},
+                         {-0.6300, -0.0632, 0.6202, 0.3860},
+                         {-0.5675, -0.0843, 0.5478, 0.3589},
+                         {-0.5526, -0.0981, 0.5321, 0.3428},
+                         {-0.5299, -0.1081, 0.5077, 0.3493}}));
+  // Head 0 is the CausalAttention of [34] (same seed, drawn first): its columns are [34]'s.
+  const Stages one = RunScenario(LoadPreset("raschka-3.5-causal-batch"));
+  EXPECT_TRUE(test::MatrixNear("head 0", st.context[0].leftCols(2), one.context[0], 0.0, 0.0));
+  // Without per_head the same seed draws other weights: the wrapper's numbers need the rule.
+  Scenario split = LoadPreset("raschka-3.6-wrapper");
+  split.projections.per_head = false;
+  EXPECT_FALSE(test::MatrixNear("split", RunScenario(split).context[0], st.context[0], 1e-3, 0));
+}
+
 // 3.6.2 [36]: MultiHeadAttention(d_in, 2, 6, 0.0, num_heads=2) with out_proj, seed 123.
 TEST(RaschkaCh03, Section362MultiHeadAttention) {
   const Stages st = RunScenario(LoadPreset("raschka-3.6-mha"));
