@@ -1191,6 +1191,37 @@ TEST_F(Gui, PerHeadModulesToggleAndUndo) {
   EXPECT_NE(bad.err.find("on or off"), std::string::npos) << bad.err;
 }
 
+// The tour follows Raschka's chapter 3: each step opens its raschka-* preset, in the book's
+// order, and notices the dropout and heads tasks.
+TEST_F(Gui, TourFollowsRaschkaChapter3) {
+  std::string script = "tour start\nsave " + Path("s0.json") + "\n";
+  for (int step = 1; step <= 8; ++step) {
+    script += "tour next\nwait 2\nsave " + Path("s" + std::to_string(step) + ".json") + "\n";
+    if (step == 6)
+      script += "save-layout " + Path("drop0.json") + "\ndropout 0\nwait 2\nsave-layout " +
+                Path("drop1.json") + "\n";
+    if (step == 7)
+      script += "save-layout " + Path("head0.json") + "\nhead 1\nwait 2\nsave-layout " +
+                Path("head1.json") + "\n";
+  }
+  const Result r = RunApp("--script " + Write("tour.script", script) + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const char* presets[] = {"raschka-3.3-simple", "raschka-3.3-simple", "raschka-journey",
+                           "raschka-journey",    "scaling-demo",       "raschka-3.5-causal",
+                           "raschka-3.5-dropout", "raschka-3.6-wrapper", "raschka-3.6-mha"};
+  for (int step = 0; step <= 8; ++step) {
+    const std::string file = "s" + std::to_string(step) + ".json";
+    EXPECT_TRUE(ParseScenario(ReadFile(Path(file))) == LoadPreset(presets[step])) << file;
+  }
+  auto done = [&](const char* name) {
+    return nlohmann::json::parse(ReadFile(Path(name)))["tour"]["task_done"].get<bool>();
+  };
+  EXPECT_FALSE(done("drop0.json"));
+  EXPECT_TRUE(done("drop1.json"));
+  EXPECT_FALSE(done("head0.json"));
+  EXPECT_TRUE(done("head1.json"));
+}
+
 // The Input section switches any scenario to float64 and back: the saved scenario says so, and
 // the stages run in double (the float64 copy is there), as the NumPy preset already does.
 TEST_F(Gui, DtypeSwitchesTheWholePipeline) {
