@@ -8,7 +8,7 @@ string(APPEND body "extern const EmbeddedPreset kEmbeddedPresets[];\nextern cons
 string(APPEND body "const EmbeddedPreset kEmbeddedPresets[] = {\n")
 set(count 0)
 foreach(f IN LISTS preset_files)
-  get_filename_component(id "${f}" NAME_WE)
+  get_filename_component(id "${f}" NAME_WLE)  # "raschka-3.3-simple.json": only .json goes
   file(READ "${f}" text)
   # Raw string literals are limited to 64 KiB chunks by some compilers: split long texts.
   string(LENGTH "${text}" len)

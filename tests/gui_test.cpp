@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -228,8 +229,13 @@ void ExpectHeatmaps(const std::vector<HeatmapStats>& maps, const Scenario& scena
     // karpathy-a-at-b is the notebook's 3 x 3 a @ b: its weights hold only 1, 1/2 and 1/3
     // (the row-normalised tril) and its scores X X^T six values (symmetric).
     const bool averaging_demo = what.find("karpathy-a-at-b") != std::string::npos;
+    // raschka-3.6-mha's heads are 1 wide: V's 6 x 1 column holds -0.7142 and -0.7127 for
+    // "journey" and "starts" (nearly the same embeddings), one colour of the 256.
+    const bool close_pair = what.find("raschka-3.6-mha") != std::string::npos && m.stage == "V";
     if (m.stage != "mask") {
-      EXPECT_GE(m.distinct_colours, std::min(m.rows * m.cols, averaging_demo ? 3 : 8)) << where;
+      EXPECT_GE(m.distinct_colours,
+                std::min(m.rows * m.cols, averaging_demo ? 3 : 8) - (close_pair ? 1 : 0))
+          << where;
     }
     const bool hatched = m.stage == "mask" || m.stage == "logits" || m.stage == "weights";
     if (scenario.mask.kind == MaskKind::kCausal && hatched) {
@@ -272,8 +278,8 @@ TEST_P(GuiPreset, ScreenshotShowsTheHeatmaps) {
 INSTANTIATE_TEST_SUITE_P(Presets, GuiPreset, ::testing::ValuesIn(PresetIds()),
                          [](const auto& info) {
                            std::string n = info.param;
-                           for (char& c : n)
-                             if (c == '-') c = '_';
+                           for (char& c : n)  // raschka-3.3-simple: raschka_3_3_simple
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n;
                          });
 
@@ -1164,6 +1170,56 @@ TEST_F(Gui, TourAsksAndNoticesWhenDone) {
   // Row "journey": entropy 1.035 nats at m = 8, above half of log 6 (0.896); 0.70 at m = 20.
   EXPECT_FALSE(tour("5.json")["task_done"].get<bool>());
   EXPECT_TRUE(tour("6.json")["task_done"].get<bool>());
+}
+
+// "one module per head" (projections.per_head) is an edit like any other: the wrapper preset
+// without it draws MultiHeadAttention's split weights instead, and undo brings the wrapper back.
+TEST_F(Gui, PerHeadModulesToggleAndUndo) {
+  const std::string script =
+      Write("per-head.script", "preset raschka-3.6-wrapper\nper-head off\nwait 2\nsave " +
+                                   Path("split.json") + "\nundo\nwait 2\nsave " +
+                                   Path("wrapper.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  Scenario split = LoadPreset("raschka-3.6-wrapper");
+  split.projections.per_head = false;
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("split.json"))) == split);
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("wrapper.json"))) == LoadPreset("raschka-3.6-wrapper"));
+  const Result bad = RunApp("--script " + Write("bad.script", "per-head maybe\n") +
+                                " --no-autosave", false);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("on or off"), std::string::npos) << bad.err;
+}
+
+// The tour follows Raschka's chapter 3: each step opens its raschka-* preset, in the book's
+// order, and notices the dropout and heads tasks.
+TEST_F(Gui, TourFollowsRaschkaChapter3) {
+  std::string script = "tour start\nsave " + Path("s0.json") + "\n";
+  for (int step = 1; step <= 8; ++step) {
+    script += "tour next\nwait 2\nsave " + Path("s" + std::to_string(step) + ".json") + "\n";
+    if (step == 6)
+      script += "save-layout " + Path("drop0.json") + "\ndropout 0\nwait 2\nsave-layout " +
+                Path("drop1.json") + "\n";
+    if (step == 7)
+      script += "save-layout " + Path("head0.json") + "\nhead 1\nwait 2\nsave-layout " +
+                Path("head1.json") + "\n";
+  }
+  const Result r = RunApp("--script " + Write("tour.script", script) + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const char* presets[] = {"raschka-3.3-simple", "raschka-3.3-simple", "raschka-journey",
+                           "raschka-journey",    "scaling-demo",       "raschka-3.5-causal",
+                           "raschka-3.5-dropout", "raschka-3.6-wrapper", "raschka-3.6-mha"};
+  for (int step = 0; step <= 8; ++step) {
+    const std::string file = "s" + std::to_string(step) + ".json";
+    EXPECT_TRUE(ParseScenario(ReadFile(Path(file))) == LoadPreset(presets[step])) << file;
+  }
+  auto done = [&](const char* name) {
+    return nlohmann::json::parse(ReadFile(Path(name)))["tour"]["task_done"].get<bool>();
+  };
+  EXPECT_FALSE(done("drop0.json"));
+  EXPECT_TRUE(done("drop1.json"));
+  EXPECT_FALSE(done("head0.json"));
+  EXPECT_TRUE(done("head1.json"));
 }
 
 // The Input section switches any scenario to float64 and back: the saved scenario says so, and

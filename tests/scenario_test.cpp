@@ -80,7 +80,9 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
        "projections.d_out: missing required field (init \"torch_rand\")"},
       {Edit("\"seed\": 123", "\"seed\": 123, \"colour\": \"red\""),
        "projections.colour: unknown field (expected one of: init, d_out, seed, order, bias, heads, "
-       "out_proj, W_query, W_key, W_value)"},
+       "out_proj, per_head, W_query, W_key, W_value)"},
+      {Edit("\"seed\": 123", "\"seed\": 123, \"per_head\": 1"),
+       "projections.per_head: must be true or false, not a number"},
       {Edit("\"input\"", "\"temperature\": 2, \"input\""),
        "temperature: unknown field (expected one of: format, title, input, projections, scaling, "
        "mask, normalization, dropout, dtype)"},
@@ -128,6 +130,11 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
            "input": {"source": "matrix", "values": [[1, 2]]},
            "projections": {"init": "identity", "out_proj": true}})",
        "projections.out_proj: needs init \"linear\", not \"identity\""},
+      {R"({"format": "attention-lab/scenario@1",
+           "input": {"source": "matrix", "values": [[1, 2]]},
+           "projections": {"init": "identity", "per_head": true}})",
+       "projections.per_head: needs an init that draws (\"torch_rand\", \"randn\" or "
+       "\"linear\"), not \"identity\": only drawn weights have a draw order"},
       {R"({"format": "attention-lab/scenario@1",
            "input": {"source": "matrix", "values": [[1, 2]]},
            "projections": {"init": "identity", "d_out": 5}})",
@@ -272,6 +279,7 @@ TEST(WriteScenario, RoundTripsEveryOption) {
   s.projections.bias = true;
   s.projections.out_proj = true;
   s.projections.heads = 2;
+  s.projections.per_head = true;
   s.scaling = {false, 0.37};
   s.mask.kind = MaskKind::kCausal;
   s.normalization = Normalization::kSum;

@@ -225,6 +225,21 @@ def spread():
                                "values": [[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]]},
         "projections": {"init": "identity"}, "scaling": {"sqrt_dk": False},
         "normalization": "sum", "dropout": {"p": 0.5, "seed": 3}}
+    # One module per head (MultiHeadAttentionWrapper): each head draws its own W (and bias)
+    # after the previous head's, and its own dropout mask; with randn, each head's draw is
+    # below 16 numbers where the whole matrix would not be.
+    s["per-head-linear-bias-outproj-dropout"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 5, "d_in": 4, "seed": 3},
+        "projections": {"init": "linear", "d_out": 6, "seed": 21, "heads": 3, "bias": True,
+                        "out_proj": True, "per_head": True, "order": ["key", "query", "value"]},
+        "mask": {"kind": "causal"}, "dropout": {"p": 0.3, "seed": None}}
+    s["per-head-randn-heads2"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "randn", "d_out": 8, "seed": 5, "heads": 2, "per_head": True}}
+    s["per-head-torch-rand-unseeded"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "torch_rand", "d_out": 4, "heads": 2, "per_head": True},
+        "dropout": {"p": 0.5, "seed": 1}}
     # Python's \s and str.strip() on str: no-break, em and ideographic spaces, NEL, the line
     # separator and the ASCII file separator \x1c are all whitespace to the tokenizers.
     uni = "Your\u00a0journey starts\u2003with one\u3000step,\u0085the\u2028next\x1cstep --\u00a0now"

@@ -107,10 +107,27 @@ def make_projections(spec, d_in):
     if init in DRAWING_INITS and spec.get("seed") is not None:
         torch.manual_seed(spec["seed"])
     weights, biases = {}, {}
-    for name in spec.get("order", list(PROJECTION_NAMES)):
-        weights[name], bias = make_weight(init, spec, name, d_in, d_out)
-        if bias is not None:
-            biases[name] = bias
+    order = spec.get("order", list(PROJECTION_NAMES))
+    if spec.get("per_head", False):
+        # One module per head, as MultiHeadAttentionWrapper's CausalAttention heads: head h
+        # draws its own three d_in x dh weights (in `order`) after head h - 1's; side by side
+        # they make the d_in x d_out W.
+        heads = spec.get("heads", 1)
+        parts = {name: [] for name in PROJECTION_NAMES}
+        bias_parts = {name: [] for name in PROJECTION_NAMES}
+        for _ in range(heads):
+            for name in order:
+                W, bias = make_weight(init, spec, name, d_in, d_out // heads)
+                parts[name].append(W)
+                if bias is not None:
+                    bias_parts[name].append(bias)
+        weights = {name: torch.cat(parts[name], dim=1) for name in PROJECTION_NAMES}
+        biases = {name: torch.cat(b) for name, b in bias_parts.items() if b}
+    else:
+        for name in order:
+            weights[name], bias = make_weight(init, spec, name, d_in, d_out)
+            if bias is not None:
+                biases[name] = bias
     out_layer = None
     if init == "linear" and spec.get("out_proj", False):
         out_layer = torch.nn.Linear(d_out, d_out, bias=True)
@@ -185,7 +202,11 @@ def run(scenario):
             torch.manual_seed(dropout["seed"])
         layer = torch.nn.Dropout(dropout["p"])
         layer.train()
-        attended = layer(weights)
+        if proj_spec.get("per_head", False):  # each head's module drops its own weights
+            attended = torch.stack([layer(weights[:, h].contiguous()) for h in range(heads)],
+                                   dim=1)
+        else:
+            attended = layer(weights)
         stages["weights_dropped"] = attended
     context = (attended @ v).transpose(1, 2).contiguous().view(B, T, d_out)
     if out_layer is not None:

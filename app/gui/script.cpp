@@ -44,6 +44,7 @@ const std::map<std::string, int>& Arity() {
                                                    {"normalization", 1},
                                                    {"dropout", 1},
                                                    {"heads", 1},
+                                                   {"per-head", 1},
                                                    {"d_out", 1},
                                                    {"input-seed", 1},
                                                    {"length", 1},
@@ -177,7 +178,8 @@ void CheckArguments(const std::vector<std::string>& w) {
     if (Number(w[1]) <= 0 || Number(w[2]) <= 0) throw std::invalid_argument("must be > 0");
     if (Integer(w[3]) < 1) throw std::invalid_argument("FRAMES must be >= 1");
   }
-  if (c == "scaling" && w[1] != "on" && w[1] != "off") throw std::invalid_argument("on or off");
+  if ((c == "scaling" || c == "per-head") && w[1] != "on" && w[1] != "off")
+    throw std::invalid_argument("on or off");
   if (c == "mask" && w[1] != "none" && w[1] != "causal" && w[1] != "custom" && w[1] != "toggle")
     throw std::invalid_argument("none, causal, custom or toggle");
   if (c == "mask-cell") {
@@ -441,6 +443,9 @@ bool ScriptRunner::StartEdit(AppState& state, const Command& c) {
                                                                           : Generator::kTorch));
   } else if (cmd == "dropout") {
     Emit(state, SetDropout{Number(w[1])});
+  } else if (cmd == "per-head") {
+    const bool on = w[1] == "on";  // the checkbox "one module per head"
+    edit("one module per head", [on](Scenario& s) { s.projections.per_head = on; });
   } else if (cmd == "heads") {
     const int64_t v = Integer(w[1]);
     edit("heads", [v](Scenario& s) { s.projections.heads = v; });

@@ -14,6 +14,7 @@
 //   normalization softmax|softmax_naive|sum|mean
 //   dropout P
 //   heads N | d_out N | input-seed N | length N
+//   per-head on|off                  projections.per_head (the checkbox "one module per head")
 //   input-cell ROW COL VALUE         one cell of a matrix input (batch 0); VALUE may be nan or inf
 //   head H | batch B | row R
 //   numbers auto|on|off              print cell values on the heatmaps

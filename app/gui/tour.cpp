@@ -1,6 +1,7 @@
-// tour.cpp: see tour.h. The texts follow the seed notebooks (Raschka ch. 3, Karpathy's
-// "mathematical trick", self-attention-from-scratch) and stay short: the heatmap beside each
-// card does the explaining.
+// tour.cpp: see tour.h. The steps follow Raschka's chapter 3 (sections 3.3 to 3.6, one
+// raschka-* preset each, quoting the numbers the book prints), with the why-1/sqrt(d_k)
+// detours of the other notebooks; the texts stay short: the heatmap beside each card does the
+// explaining. Rows are 0-based as the panels label them: the book's x(2) is row 1.
 #include "gui/tour.h"
 
 #include <algorithm>
@@ -23,14 +24,15 @@ const Matrix* ShownWeights(const AppState& state) {
   return &st.Head(st.weights, b, h);
 }
 
-bool HoveredJourneyStarts(const AppState& state) {
-  return state.hover.active && state.hover.stage == Stage::kScores && state.hover.row == 1 &&
-         state.hover.col == 2;
+/// The hovered cell is (row, col) of the scores (0-based, as the panels label them).
+bool HoveredScore(const AppState& state, int64_t row, int64_t col) {
+  return state.hover.active && state.hover.stage == Stage::kScores && state.hover.row == row &&
+         state.hover.col == col;
 }
 
-bool MultiplierAtLeast3(const AppState& state) {
-  return state.error.empty() && state.shown.scaling.multiplier >= 3.0;
-}
+bool HoveredJourneyStarts(const AppState& state) { return HoveredScore(state, 1, 2); }
+
+bool HoveredJourneyJourney(const AppState& state) { return HoveredScore(state, 1, 1); }
 
 /// The peaking row's entropy at most half the uniform row's, log n (n allowed keys).
 bool EntropyHalved(const AppState& state) {
@@ -57,41 +59,52 @@ bool MaskOff(const AppState& state) {
   return state.error.empty() && state.shown.mask.kind == MaskKind::kNone;
 }
 
-/// Query row 3 gives one key more than 0.9 of its attention.
-bool Row3Peaked(const AppState& state) {
-  const Matrix* w = ShownWeights(state);
-  return w && w->rows() > 3 && w->row(3).maxCoeff() > 0.9f;
+bool DropoutOff(const AppState& state) {
+  return state.error.empty() && state.shown.dropout.p == 0.0;
 }
+
+/// The heads' selector shows head 1.
+bool ShowsHead1(const AppState& state) { return state.error.empty() && state.head == 1; }
 
 }  // namespace
 
 const std::vector<TourStep>& TourSteps() {
   static const std::vector<TourStep> steps = {
       {"Welcome to Attention Lab",
-       "This tour follows the notebooks' story in seven short steps: scores, scaling, "
-       "softmax, why 1/\u221Ad_k, the mask, the context and why scaling helps learning. "
-       "Everything stays live: change anything on "
-       "the left as you go; some steps ask you to try something and tick it off when you "
-       "have. Skip it any time; Help \xE2\x96\xB8 Guided tour (F1) brings it back.",
-       "raschka-journey", TourTarget::kNone},
-      {"Scores: q \xC2\xB7 k",
-       "Each token x is projected to a query q, a key k and a value v. Cell (i, j) is "
-       "q_i \xC2\xB7 k_j: how well query i matches key j. Rows are queries, columns keys. Hover "
-       "a cell to see its dot product.",
-       "raschka-journey", TourTarget::kScores, TourTarget::kNone,
-       "hover the cell where query \"journey\" meets key \"starts\" (row 1, column 2).",
+       "This tour follows chapter 3 of Raschka's \"Build a Large Language Model (From "
+       "Scratch)\": attention without weights, trainable weights, scaling, the causal mask, "
+       "dropout, then several heads, each on a preset that prints the book's numbers. Rows and "
+       "columns count from 0, as the panels label them: the book's x(2), \"journey\", is row "
+       "1 here, and row i is the book's x(i+1) throughout. Everything stays live; some steps "
+       "ask you to try something. Skip any time; Help \xE2\x96\xB8 Guided tour (F1) brings it "
+       "back.",
+       "raschka-3.3-simple", TourTarget::kNone},
+      {"3.3 Attention without trainable weights",
+       "raschka-3.3-simple: q = k = v = x, no weights, no scaling. Cell (i, j) of the scores "
+       "is x_i \xC2\xB7 x_j; row 1 (\"journey\") is the book's attn_scores_2, 0.9544 1.4950 "
+       "1.4754 \xE2\x80\xA6. Softmax turns each row into weights that sum to 1 (row 1: 0.1385 "
+       "0.2379 \xE2\x80\xA6), and row 1 of the context is z(2) = [0.4419, 0.6515, 0.5683].",
+       "raschka-3.3-simple", TourTarget::kScores, TourTarget::kContext,
+       "hover the cell where query \"journey\" meets key \"starts\" (row 1, column 2): "
+       "1.4754.",
        HoveredJourneyStarts},
-      {"Scaling by 1/\u221Ad_k",
-       "Before the softmax the scores are divided by \u221Ad_k (here \u221A2 \xE2\x89\x88 1.41) "
-       "and multiplied by m = 1/temperature. Drag the multiplier on the left: the logits grow "
-       "or shrink, the weights sharpen or flatten.",
-       "raschka-journey", TourTarget::kLogits, TourTarget::kControls,
-       "drag the multiplier to 3 or more.", MultiplierAtLeast3},
-      {"Softmax",
-       "softmax makes each row of logits positive and sum to 1: the attention weights. Below, "
-       "the peaking panel shows one row as bars and its entropy: how many keys the query really "
-       "averages over.",
-       "raschka-journey", TourTarget::kWeights, TourTarget::kPeaking,
+      {"3.4 Trainable weights: q, k, v",
+       "raschka-journey is SelfAttention_v1: W_query, W_key, W_value = torch.rand(3, 2) after "
+       "torch.manual_seed(123) (Projections, left). Each token x is projected to a query, a key "
+       "and a value; row 1 of Q is the book's query_2 = [0.4306, 1.4551], and scores row 1 its "
+       "attn_scores_2 = 1.2705 1.8524 \xE2\x80\xA6. raschka-3.4-v2 draws the weights with "
+       "nn.Linear instead (seed 789).",
+       "raschka-journey", TourTarget::kScores, TourTarget::kControls,
+       "hover the cell where query \"journey\" meets key \"journey\" (row 1, column 1): the "
+       "book's attn_score_22, 1.8524.",
+       HoveredJourneyJourney},
+      {"3.4 Scaling by 1/\u221Ad_k",
+       "Before the softmax the scores are divided by \u221Ad_k (here \u221A2 \xE2\x89\x88 1.41): "
+       "row 1 of the weights is the book's attn_weights_2, 0.1500 0.2264 0.2199 \xE2\x80\xA6, "
+       "and row 1 of the context its context_vec_2, [0.3061, 0.8210]. The multiplier "
+       "m = 1/temperature (left) scales the logits too; the peaking panel below shows one row "
+       "as bars and its entropy.",
+       "raschka-journey", TourTarget::kLogits, TourTarget::kPeaking,
        "find the multiplier where the peaking row's entropy falls to half of the uniform "
        "row's (log n, the dashed line).",
        EntropyHalved},
@@ -101,20 +114,36 @@ const std::vector<TourStep>& TourSteps() {
        "Tick \"divide by \u221Ad_k\" on the left and watch the rows soften.",
        "scaling-demo", TourTarget::kWeights, TourTarget::kVariance,
        "tick \"divide by \u221Ad_k\".", ScaledBySqrtDk},
-      {"The causal mask",
-       "A decoder must not see the future: the causal mask forbids the keys after each query "
-       "(hatched). Their logits become \xE2\x88\x92inf, their weights 0. With equal weights each "
-       "token simply averages its past: Karpathy's \"mathematical trick\".",
-       "karpathy-trick", TourTarget::kMask, TourTarget::kWeights,
-       "set the mask to none: every row now averages all 8 tokens, the future too.", MaskOff},
-      {"Context = weights V",
-       "Row i of the context is the average of the value vectors, weighted by row i of the "
-       "weights. In a real head the weights come from q\xC2\xB7k, so each token chooses whom to "
-       "listen to.",
-       "karpathy-head", TourTarget::kContext, TourTarget::kWeights,
-       "make row 3 attend mostly to one key: raise the multiplier until one of its weights "
-       "passes 0.9.",
-       Row3Peaked},
+      {"3.5.1 The causal mask",
+       "raschka-3.5-causal: SelfAttention_v2 (nn.Linear, seed 789) with a causal mask. A "
+       "decoder must not see the future: the keys after each query are hatched, their logits "
+       "are \xE2\x88\x92inf and their weights 0. Row 1 keeps keys 0 and 1: 0.5517 and 0.4483, as the "
+       "book prints. Its first try, softmax, then zeroing, then dividing by the row sums, "
+       "gives the same numbers.",
+       "raschka-3.5-causal", TourTarget::kLogits, TourTarget::kWeights,
+       "set the mask to none: the weights are 3.4's again, every row over all 6 tokens.",
+       MaskOff},
+      {"3.5.2 Dropout",
+       "raschka-3.5-dropout: nn.Dropout(0.5) after torch.manual_seed(123), as the book. Each "
+       "weight is dropped (0) or kept and doubled (1/(1 \xE2\x88\x92 p)): row 0 is 2.0, row 1 "
+       "lost both of its weights, row 2 reads 0.7599 0.6194 0.6206. The context uses these "
+       "weights; dropout acts only while training.",
+       "raschka-3.5-dropout", TourTarget::kWeightsDropped, TourTarget::kWeights,
+       "set dropout p to 0 (left): the weights after dropout are the weights again.",
+       DropoutOff},
+      {"3.6.1 Heads: one module per head",
+       "raschka-3.6-wrapper is MultiHeadAttentionWrapper: two CausalAttention heads on a batch "
+       "of two, each head drawing its own weights (\"one module per head\", Projections). "
+       "Context columns 0\xE2\x80\x93" "1 are head 0, which is 3.5.3's CausalAttention "
+       "(-0.4519, 0.2216 in row 0), columns 2\xE2\x80\x93" "3 head 1 (0.4772, 0.1063).",
+       "raschka-3.6-wrapper", TourTarget::kContext, TourTarget::kControls,
+       "show head 1 (the head selector above the maps): its weights differ from head 0's.",
+       ShowsHead1},
+      {"3.6.2 MultiHeadAttention",
+       "raschka-3.6-mha draws each W whole (d_in \xC3\x97 d_out = 3 \xC3\x97 2) and splits it "
+       "into 2 heads of d_k = 1; out_proj, a last nn.Linear, mixes the heads' columns. Row 0 of "
+       "the context is the book's 0.3190, 0.4858.",
+       "raschka-3.6-mha", TourTarget::kContext, TourTarget::kWeights},
       {"Why 1/\u221Ad_k matters for learning",
        "This preset's head is unscaled. Open View \xE2\x96\xB8 Training (Ctrl+6), keep d_k = 256 and "
        "associative recall, and press Run: the same head is trained from the same seed with "
@@ -124,9 +153,9 @@ const std::vector<TourStep>& TourSteps() {
        "for one row.",
        "train-scaling", TourTarget::kViews},
       {"Go further",
-       "Trick (Ctrl+2) takes the averaging trick apart step by step, Compare (Ctrl+3) puts two "
-       "settings side by side, Code (Ctrl+4) is the PyTorch program of what you see. Ctrl+Z "
-       "brings back what you had before the tour.",
+       "Trick (Ctrl+2) takes Karpathy's averaging trick apart step by step, Compare (Ctrl+3) "
+       "puts two settings side by side, Code (Ctrl+4) is the PyTorch program of what you see. "
+       "Ctrl+Z brings back what you had before the tour.",
        nullptr, TourTarget::kViews},
   };
   return steps;

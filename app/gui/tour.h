@@ -1,6 +1,7 @@
-// tour.h: the guided tour: the notebooks' story told in the app, one short card per step beside
-// the heatmap it is about (scores -> scaling -> softmax -> why 1/sqrt(d_k) -> mask -> context),
-// each step on the preset that shows it best. The steps are data; actions.cpp moves through
+// tour.h: the guided tour: Raschka's chapter 3 told in the app, one short card per step beside
+// the heatmap it is about (attention without weights -> trainable weights -> scaling -> why
+// 1/sqrt(d_k) -> causal mask -> dropout -> heads -> why scaling helps learning), each step on
+// the preset that prints the book's numbers. The steps are data; actions.cpp moves through
 // them (TourCommand) and panels/tour_panel.cpp draws the card and the highlight.
 #pragma once
 
@@ -17,6 +18,7 @@ enum class TourTarget {
   kMask,
   kLogits,
   kWeights,
+  kWeightsDropped,
   kContext,
   kPeaking,   ///< the softmax peaking panel
   kVariance,  ///< the "why 1/sqrt(d_k)" panel

@@ -273,6 +273,43 @@ void WriteInput(const Ctx& c) {
   c.py << "\n";
 }
 
+// projections.per_head: the loops of ProjectionDraws, one module per head (LLMs-from-scratch
+// ch03 MultiHeadAttentionWrapper), each head's layers or matrices side by side.
+void WritePerHeadProjections(const Ctx& c) {
+  const ProjectionSpec& p = c.s.projections;
+  const std::string dh = std::to_string(c.sh.dh), names = "(\"" + std::string(Name(p.order[0])) +
+                                                          "\", \"" + Name(p.order[1]) + "\", \"" +
+                                                          Name(p.order[2]) + "\")";
+  c.py << "# One module per head, as MultiHeadAttentionWrapper: head h draws its own query, key\n"
+          "# and value (d_in x " << dh << " each) after head h - 1's; side by side they make W.\n";
+  const bool linear = p.init == ProjectionInit::kLinear;
+  c.py << "per_head = []\nfor h in range(" << c.sh.H << "):\n    drawn = {}\n"
+       << "    for name in " << names << ":  # the draw order\n        drawn[name] = ";
+  if (linear) {
+    c.py << "torch.nn.Linear(d_in, " << dh << ", bias=" << (p.bias ? "True" : "False") << c.dt
+         << ")\n";
+  } else {
+    const bool rand = p.init == ProjectionInit::kTorchRand;
+    c.py << (c.numpy ? (rand ? "np.random.rand(" : "np.random.randn(")
+                     : (rand ? "torch.rand(" : "torch.randn("))
+         << "d_in, " << dh << c.dt << ")\n";
+  }
+  c.py << "    per_head.append(drawn)\n";
+  if (p.out_proj) c.py << "out_proj = torch.nn.Linear(d_out, d_out" << c.dt << ")\n";
+  const char* cat = c.numpy ? "np.concatenate(" : "torch.cat(";
+  const char* axis = c.numpy ? "axis=" : "dim=";
+  for (const char* n : {"query", "key", "value"}) {
+    const char upper = static_cast<char>(n[0] - 'a' + 'A');
+    if (linear)
+      c.py << upper << " = torch.cat([drawn[\"" << n << "\"](X) for drawn in per_head], dim=-1)\n";
+    else
+      c.py << "W_" << n << " = " << cat << "[drawn[\"" << n << "\"] for drawn in per_head], "
+           << axis << "1)\n";
+  }
+  if (!linear) c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
+  c.py << "\n";
+}
+
 void WriteProjections(const Ctx& c) {
   const ProjectionSpec& p = c.s.projections;
   if (c.s.input.source == InputSource::kQkv) return;
@@ -280,6 +317,7 @@ void WriteProjections(const Ctx& c) {
   const bool draws = ProjectionInitDraws(p.init);
   if (draws && p.seed) c.py << Seeding(c) << *p.seed << ")\n";
   if (FirstUnseededDraw(c.s) == UnseededDraw::kProjections) WritePinnedSeed(c);
+  if (draws && p.per_head) return WritePerHeadProjections(c);
   switch (p.init) {
     case ProjectionInit::kIdentity:
       c.py << "# Simplified self-attention: no trainable weights, the embeddings themselves\n";
@@ -483,7 +521,11 @@ void WriteContext(const Ctx& c) {
     if (c.s.dropout.seed) c.py << "torch.manual_seed(" << *c.s.dropout.seed << ")\n";
     if (FirstUnseededDraw(c.s) == UnseededDraw::kDropout) WritePinnedSeed(c);
     c.py << "dropout = torch.nn.Dropout(" << PyFloat(c.s.dropout.p) << ")  # training mode\n";
-    c.py << "weights_dropped = dropout(weights)\n";
+    if (c.s.projections.per_head && c.sh.H > 1)  // each head's module drops its own weights
+      c.py << "weights_dropped = torch.stack([dropout(weights[:, h].contiguous()) "
+              "for h in range(heads)], dim=1)\n";
+    else
+      c.py << "weights_dropped = dropout(weights)\n";
     used = "weights_dropped";
   }
   if (c.sh.H > 1)

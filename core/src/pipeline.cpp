@@ -201,6 +201,34 @@ void Engine::InputQkv(const InputSpec& in, DrawSource& gen) {
 // [SECTION] projections
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+
+// One draw of ProjectionDraws: a d_in x cols tensor from `init` into columns [first_col,
+// first_col + cols) of W (and, for nn.Linear with bias, of `bias`; both already d_out wide).
+void DrawInto(ProjectionInit init, const WeightDraw& d, int64_t d_in, bool with_bias,
+              DrawSource& gen, Matrix& W, RowVector& bias) {
+  auto cols = W.middleCols(d.first_col, d.cols);
+  switch (init) {
+    case ProjectionInit::kTorchRand:  // nn.Parameter(torch.rand(d_in, cols))
+      cols = MatrixFromFlat(gen.Uniform(d_in * d.cols), d_in, d.cols);
+      break;
+    case ProjectionInit::kRandn:  // torch.randn(d_in, cols)
+      cols = MatrixFromFlat(gen.Normal(d_in * d.cols), d_in, d.cols);
+      break;
+    case ProjectionInit::kLinear: {  // nn.Linear(d_in, cols, bias): W = weight.T
+      TorchGenerator::LinearInit lin = gen.torch().Linear(d_in, d.cols, with_bias);
+      cols = MatrixFromFlat(lin.weight, d.cols, d_in).transpose();
+      if (with_bias)
+        bias.segment(d.first_col, d.cols) = Eigen::Map<const RowVector>(lin.bias.data(), d.cols);
+      break;
+    }
+    default:
+      break;  // identity and matrix draw nothing
+  }
+}
+
+}  // namespace
+
 void Engine::ComputeProjections(const Scenario& s) {
   ++counts_.projections;
   Stages& st = stages_;
@@ -213,32 +241,21 @@ void Engine::ComputeProjections(const Scenario& s) {
   st.out_proj_W.resize(0, 0);
   st.out_proj_bias.resize(0);
   const bool qkv = s.input.source == InputSource::kQkv;  // Q, K, V come from the input
+  for (int w = 0; w < 3 && !qkv; ++w) {
+    if (p.init == ProjectionInit::kIdentity) st.W[w] = Matrix::Identity(sh.d_in, sh.d_in);
+    if (p.init == ProjectionInit::kMatrix) st.W[w] = p.W[w];
+    if (!draws) continue;
+    st.W[w].resize(sh.d_in, sh.d_out);
+    if (p.bias && p.init == ProjectionInit::kLinear) st.bias[w].resize(sh.d_out);
+  }
   for (Matrix& w : st.W)
     if (qkv) w.resize(0, 0);
-  for (Projection name : p.order) {
-    if (qkv) break;
-    const int w = static_cast<int>(name);
-    switch (p.init) {
-      case ProjectionInit::kIdentity:
-        st.W[w] = Matrix::Identity(sh.d_in, sh.d_in);
-        break;
-      case ProjectionInit::kTorchRand:  // nn.Parameter(torch.rand(d_in, d_out))
-        st.W[w] = MatrixFromFlat(gen.Uniform(sh.d_in * sh.d_out), sh.d_in, sh.d_out);
-        break;
-      case ProjectionInit::kRandn:  // torch.randn(d_in, d_out)
-        st.W[w] = MatrixFromFlat(gen.Normal(sh.d_in * sh.d_out), sh.d_in, sh.d_out);
-        break;
-      case ProjectionInit::kLinear: {  // nn.Linear(d_in, d_out, bias): W = weight.T
-        TorchGenerator::LinearInit lin = gen.torch().Linear(sh.d_in, sh.d_out, p.bias);
-        st.W[w] = MatrixFromFlat(lin.weight, sh.d_out, sh.d_in).transpose();
-        if (p.bias) st.bias[w] = Eigen::Map<const RowVector>(lin.bias.data(), sh.d_out);
-        break;
-      }
-      case ProjectionInit::kMatrix:
-        st.W[w] = p.W[w];
-        break;
+  // The draws in the generator's order: whole matrices, or head by head (per_head).
+  if (!qkv)
+    for (const WeightDraw& d : ProjectionDraws(p, sh)) {
+      const int w = static_cast<int>(d.name);
+      DrawInto(p.init, d, sh.d_in, st.bias[w].size() > 0, gen, st.W[w], st.bias[w]);
     }
-  }
   if (p.out_proj) {  // nn.Linear(d_out, d_out, bias=True), drawn after the three projections
     TorchGenerator::LinearInit lin = gen.torch().Linear(sh.d_out, sh.d_out, true);
     st.out_proj_W = MatrixFromFlat(lin.weight, sh.d_out, sh.d_out).transpose();
@@ -480,9 +497,13 @@ void Engine::ComputeDropout(const Scenario& s) {
   if (s.dropout.seed) gen.Seed(*s.dropout.seed);
   st.weights_dropped.resize(st.weights.size());
   for (size_t m = 0; m < st.weights.size(); ++m) st.weights_dropped[m] = st.weights[m];
-  // One mask over the B x H x T x T tensor in flat order: matrix after matrix, row-major. The
-  // generator is sequential, so this stays on one thread.
-  for (Matrix& m : st.weights_dropped) gen.torch().Dropout(m.data(), m.size(), s.dropout.p);
+  // One mask over the B x H x T x T tensor in flat order (matrix after matrix, row-major), or
+  // head by head for per_head modules (DropoutDrawOrder). The generator is sequential, so this
+  // stays on one thread.
+  for (int64_t m : DropoutDrawOrder(s.projections, st.shape)) {
+    Matrix& w = st.weights_dropped[static_cast<size_t>(m)];
+    gen.torch().Dropout(w.data(), w.size(), s.dropout.p);
+  }
 }
 
 void Engine::PrepareContext() {

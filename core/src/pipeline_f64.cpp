@@ -209,32 +209,46 @@ void InputF64(const Scenario& s, const Stages& st, DrawsF64& g, StagesF64& out) 
   }
 }
 
+// One draw of ProjectionDraws into columns [first_col, first_col + cols) of w (and of bias,
+// for nn.Linear with bias; both already d_out wide), as DrawInto in pipeline.cpp.
+void DrawIntoF64(ProjectionInit init, const WeightDraw& d, int64_t d_in, bool with_bias,
+                 DrawsF64& g, MatrixD& w, RowVectorD& bias) {
+  auto cols = w.middleCols(d.first_col, d.cols);
+  switch (init) {
+    case ProjectionInit::kTorchRand:
+      cols = FromFlat(g.Uniform(d_in * d.cols), 0, d_in, d.cols);
+      break;
+    case ProjectionInit::kRandn:
+      cols = FromFlat(g.Normal(d_in * d.cols), 0, d_in, d.cols);
+      break;
+    case ProjectionInit::kLinear: {
+      const TorchGeneratorF64::LinearInit lin = g.torch.Linear(d_in, d.cols, with_bias);
+      cols = FromFlat(lin.weight, 0, d.cols, d_in).transpose();
+      if (with_bias)
+        bias.segment(d.first_col, d.cols) = Eigen::Map<const RowVectorD>(lin.bias.data(), d.cols);
+      break;
+    }
+    default:
+      break;  // identity and matrix draw nothing
+  }
+}
+
 void ProjectionsF64(const Scenario& s, const Shape& sh, DrawsF64& g, StagesF64& out) {
   const ProjectionSpec& p = s.projections;
   if (s.input.source == InputSource::kQkv) return;
-  if (ProjectionInitDraws(p.init) && p.seed) g.Seed(*p.seed);
-  for (Projection name : p.order) {
-    MatrixD& w = out.W[static_cast<int>(name)];
-    switch (p.init) {
-      case ProjectionInit::kIdentity:
-        w = MatrixD::Identity(sh.d_in, sh.d_in);
-        break;
-      case ProjectionInit::kTorchRand:
-        w = FromFlat(g.Uniform(sh.d_in * sh.d_out), 0, sh.d_in, sh.d_out);
-        break;
-      case ProjectionInit::kRandn:
-        w = FromFlat(g.Normal(sh.d_in * sh.d_out), 0, sh.d_in, sh.d_out);
-        break;
-      case ProjectionInit::kLinear: {
-        const TorchGeneratorF64::LinearInit lin = g.torch.Linear(sh.d_in, sh.d_out, p.bias);
-        w = FromFlat(lin.weight, 0, sh.d_out, sh.d_in).transpose();
-        if (p.bias) out.bias[static_cast<int>(name)] = FromFlat(lin.bias, 0, 1, sh.d_out);
-        break;
-      }
-      case ProjectionInit::kMatrix:
-        w = Written(p.W[static_cast<int>(name)]);
-        break;
-    }
+  const bool draws = ProjectionInitDraws(p.init);
+  if (draws && p.seed) g.Seed(*p.seed);
+  for (int w = 0; w < 3; ++w) {
+    if (p.init == ProjectionInit::kIdentity) out.W[w] = MatrixD::Identity(sh.d_in, sh.d_in);
+    if (p.init == ProjectionInit::kMatrix) out.W[w] = Written(p.W[w]);
+    if (!draws) continue;
+    out.W[w].resize(sh.d_in, sh.d_out);
+    if (p.bias && p.init == ProjectionInit::kLinear) out.bias[w].resize(sh.d_out);
+  }
+  // The draws in the generator's order: whole matrices, or head by head (per_head).
+  for (const WeightDraw& d : ProjectionDraws(p, sh)) {
+    const int w = static_cast<int>(d.name);
+    DrawIntoF64(p.init, d, sh.d_in, out.bias[w].size() > 0, g, out.W[w], out.bias[w]);
   }
   if (p.out_proj) {
     const TorchGeneratorF64::LinearInit lin = g.torch.Linear(sh.d_out, sh.d_out, true);
@@ -318,7 +332,10 @@ void ContextF64(const Scenario& s, const Shape& sh, DrawsF64& g, StagesF64& out)
   if (s.dropout.p > 0) {
     if (s.dropout.seed) g.Seed(*s.dropout.seed);
     out.weights_dropped = out.weights;
-    for (MatrixD& m : out.weights_dropped) g.torch.Dropout(m.data(), m.size(), s.dropout.p);
+    for (int64_t m : DropoutDrawOrder(s.projections, sh)) {  // head by head for per_head
+      MatrixD& w = out.weights_dropped[static_cast<size_t>(m)];
+      g.torch.Dropout(w.data(), w.size(), s.dropout.p);
+    }
   }
   const MatrixStackD& used = out.weights_dropped.empty() ? out.weights : out.weights_dropped;
   for (int64_t b = 0; b < sh.B; ++b) {

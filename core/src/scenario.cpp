@@ -504,8 +504,8 @@ ProjectionSpec ParseProjections(const json& j) {
   const std::string path = "projections";
   Object(j, path);
   CheckKeys(j, path,
-            {"init", "d_out", "seed", "order", "bias", "heads", "out_proj", "W_query", "W_key",
-             "W_value"});
+            {"init", "d_out", "seed", "order", "bias", "heads", "out_proj", "per_head", "W_query",
+             "W_key", "W_value"});
   ProjectionSpec p;
   p.init =
       Choice(Require(j, path, "init"), "projections.init",
@@ -523,6 +523,7 @@ ProjectionSpec ParseProjections(const json& j) {
   if (j.contains("bias")) p.bias = Bool(j["bias"], "projections.bias");
   if (j.contains("heads")) p.heads = Integer(j["heads"], "projections.heads", 1, int64_t{1} << 40);
   if (j.contains("out_proj")) p.out_proj = Bool(j["out_proj"], "projections.out_proj");
+  if (j.contains("per_head")) p.per_head = Bool(j["per_head"], "projections.per_head");
   for (Projection w : {Projection::kQuery, Projection::kKey, Projection::kValue}) {
     const std::string key = std::string("W_") + Name(w);
     if (p.init == ProjectionInit::kMatrix) {
@@ -955,12 +956,40 @@ void ValidateProjections(const Scenario& s, Shape& sh) {
   if (p.out_proj && p.init != ProjectionInit::kLinear)
     Fail("projections.out_proj",
          std::string("needs init \"linear\", not \"") + Name(p.init) + "\"");
+  if (p.per_head && (qkv || !ProjectionInitDraws(p.init)))
+    Fail("projections.per_head",
+         std::string("needs an init that draws (\"torch_rand\", \"randn\" or \"linear\"), not \"") +
+             (qkv ? "qkv input" : Name(p.init)) + "\": only drawn weights have a draw order");
   sh.H = p.heads;
   sh.dh = sh.d_out / sh.H;
   sh.dh_v = sh.d_v / sh.H;
 }
 
 }  // namespace
+
+std::vector<WeightDraw> ProjectionDraws(const ProjectionSpec& p, const Shape& sh) {
+  std::vector<WeightDraw> draws;
+  if (!ProjectionInitDraws(p.init)) return draws;
+  if (!p.per_head) {
+    for (Projection name : p.order) draws.push_back({name, 0, sh.d_out});
+    return draws;
+  }
+  for (int64_t h = 0; h < sh.H; ++h)
+    for (Projection name : p.order) draws.push_back({name, h * sh.dh, sh.dh});
+  return draws;
+}
+
+std::vector<int64_t> DropoutDrawOrder(const ProjectionSpec& p, const Shape& sh) {
+  std::vector<int64_t> order;
+  order.reserve(static_cast<size_t>(sh.B * sh.H));
+  if (!p.per_head) {
+    for (int64_t m = 0; m < sh.B * sh.H; ++m) order.push_back(m);
+    return order;
+  }
+  for (int64_t h = 0; h < sh.H; ++h)
+    for (int64_t b = 0; b < sh.B; ++b) order.push_back(b * sh.H + h);
+  return order;
+}
 
 uint64_t DefaultSeed(Generator generator) {
   return generator == Generator::kNumpy ? 0 : TorchGenerator::kDefaultSeed;
@@ -1108,6 +1137,7 @@ json ProjectionsJson(const ProjectionSpec& p) {
     pj["out_proj"] = p.out_proj;
   }
   pj["heads"] = p.heads;
+  if (p.per_head) pj["per_head"] = true;
   if (p.init == ProjectionInit::kMatrix) {
     pj["W_query"] = MatrixJson(p.W[0]);
     pj["W_key"] = MatrixJson(p.W[1]);
@@ -1182,7 +1212,8 @@ bool SameInput(const InputSpec& a, const InputSpec& b) {
 }
 
 bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
-  if (a.init != b.init || a.heads != b.heads || a.seed != b.seed || a.order != b.order)
+  if (a.init != b.init || a.heads != b.heads || a.seed != b.seed || a.order != b.order ||
+      a.per_head != b.per_head)
     return false;
   switch (a.init) {
     case ProjectionInit::kIdentity:

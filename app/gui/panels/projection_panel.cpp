@@ -64,6 +64,7 @@ void DrawInitCombo(AppState& state, const ProjectionSpec& p) {
           if (init != ProjectionInit::kMatrix) s.projections.W = {};
           if (s.projections.d_out <= 0) s.projections.d_out = d_out;
           if (init != ProjectionInit::kLinear) s.projections.bias = s.projections.out_proj = false;
+          if (!ProjectionInitDraws(init)) s.projections.per_head = false;  // nothing to draw
         });
       }
       Tip(InitTip(init));
@@ -126,6 +127,16 @@ void DrawDrawOptions(AppState& state, const ProjectionSpec& p) {
     }
     Tip("Which projection is drawn from the generator first. Karpathy's Head draws key, "
         "query, value; the same seed in another order gives other weights.");
+    bool per_head = p.per_head;
+    if (ImGui::Checkbox("one module per head", &per_head))
+      Edit(state, "one module per head", [per_head](Scenario& s) {
+        s.projections.per_head = per_head;
+      });
+    Tip("projections.per_head: each head draws its own W_query, W_key, W_value (d_in x d_k), "
+        "head after head, as Raschka's MultiHeadAttentionWrapper stacks CausalAttention "
+        "modules; its dropout mask is drawn head by head too. Off: each W is drawn whole "
+        "(d_in x d_out) and split into heads, as MultiHeadAttention does. Same seed, other "
+        "weights when there are several heads.");
   }
   if (p.init == ProjectionInit::kLinear) {
     bool bias = p.bias, out_proj = p.out_proj;
@@ -159,6 +170,7 @@ void DrawWeightEditors(AppState& state) {
               s.projections.init = ProjectionInit::kMatrix;
               s.projections.W = W;
               s.projections.bias = s.projections.out_proj = false;
+              s.projections.per_head = false;
             }
             Matrix& m = s.projections.W[w];
             if (i < m.rows() && j < m.cols()) m(i, j) = v;

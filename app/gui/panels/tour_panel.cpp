@@ -32,6 +32,8 @@ ScreenRect TargetRect(const AppState& state, TourTarget target) {
       return stage(Stage::kLogits);
     case TourTarget::kWeights:
       return stage(Stage::kWeights);
+    case TourTarget::kWeightsDropped:
+      return stage(Stage::kWeightsDropped);
     case TourTarget::kContext:
       return stage(Stage::kContext);
     case TourTarget::kPeaking:

@@ -130,6 +130,13 @@ struct ProjectionSpec {
   bool bias = false;        ///< linear only
   int64_t heads = 1;        ///< must divide d_out
   bool out_proj = false;    ///< linear only: nn.Linear(d_out, d_out, bias=True) after Q,K,V
+  /// Inits that draw only: one module per head, as LLMs-from-scratch ch03
+  /// MultiHeadAttentionWrapper's ModuleList of CausalAttention. Head h draws its own
+  /// W_query, W_key, W_value (d_in x dh each, in `order`) after head h - 1's, and they fill
+  /// columns h*dh .. (h+1)*dh - 1 of the d_in x d_out W; the dropout mask is drawn head by head
+  /// too (head h's B x T x T after head h - 1's). false: the three d_in x d_out matrices are
+  /// drawn whole (MultiHeadAttention's weight split).
+  bool per_head = false;
   std::array<Matrix, 3> W;  ///< matrix only, indexed by Projection
 };
 
@@ -213,6 +220,28 @@ uint64_t DefaultSeed(Generator generator);
 /// DefaultSeed, and the generated program pins that seed right before it.
 enum class UnseededDraw { kNone, kProjections, kDropout };
 UnseededDraw FirstUnseededDraw(const Scenario& s);
+
+/// One draw of the projections: columns [first_col, first_col + cols) of W_`name` (and of its
+/// bias) drawn as one tensor, d_in x cols (torch.rand / torch.randn(d_in, cols)) or
+/// nn.Linear(d_in, cols) (weight cols x d_in, transposed into place).
+struct WeightDraw {
+  Projection name;
+  int64_t first_col = 0, cols = 0;
+};
+
+/// The draws that make W_query, W_key and W_value, in the generator's order: one whole
+/// d_in x d_out draw per projection in `order`, or with `per_head` (LLMs-from-scratch ch03
+/// MultiHeadAttentionWrapper: one CausalAttention per head) head after head, each head's three
+/// d_in x dh draws in `order`. Empty for inits that draw nothing. The one definition of the
+/// draw order that both engines (pipeline.cpp, pipeline_f64.cpp) follow; the generated
+/// program and tools/torch_oracle.py write the same loops. Needs a validated `sh`.
+std::vector<WeightDraw> ProjectionDraws(const ProjectionSpec& p, const Shape& sh);
+
+/// The per-head T x T matrices (index b * H + h, as the stages hold them) in the order the
+/// dropout mask is drawn: b * H + h in index order (one nn.Dropout over the B x H x T x T
+/// tensor), or with `per_head` head by head (each head's nn.Dropout over its B x T x T
+/// weights, head 0 first, as the wrapper's heads run one after the other).
+std::vector<int64_t> DropoutDrawOrder(const ProjectionSpec& p, const Shape& sh);
 
 /// What the window and `show` say of an unseeded draw: "unseeded: PyTorch's default seed"
 /// (torch) or "unseeded: seed 0 (NumPy has no default seed)" (numpy).
