@@ -1374,7 +1374,7 @@ TEST_F(Gui, NoScreenSizeClipsAnything) {
       for (const nlohmann::json& m : l["heatmaps"])
         EXPECT_TRUE(inside(m) || (m["scrolls"].get<bool>() && m["x0"] >= 0 && m["x1"] <= sc.w))
             << id << " " << size << " " << m["stage"];
-      ASSERT_EQ(l["toolbar"].size(), 7u) << id;
+      ASSERT_EQ(l["toolbar"].size(), 6u) << id;
       for (const nlohmann::json& t : l["toolbar"])
         EXPECT_TRUE(inside(t)) << id << " " << size << " " << t["name"];
     }

@@ -340,8 +340,8 @@ void PlotLegend(const PlotAxes& axes, const std::vector<std::pair<std::string, I
         dl->AddText(ImVec2(x + 24, y), TextColor(), name.c_str());
         x += ImGui::CalcTextSize(name.c_str()).x + 34;
       }
-      return;
     }
+    return;  // too narrow for it: no legend rather than one over the data (tooltips explain)
   }
   const float box_w = w + 30, box_h = line * items.size() + 6;
   const ImVec2 p = right ? ImVec2(axes.max.x - box_w - 4, axes.min.y + 4)

@@ -198,7 +198,7 @@ void DrawMainWindow(AppState& state) {
   const float bottom_h =
       state.plots_expanded
           ? std::floor(body_h * 0.62f)
-          : std::min(std::clamp(body_h * 0.31f * u, 200.0f * u, 340.0f * u), body_h * 0.45f);
+          : std::min(std::clamp(body_h * 0.31f * u, 240.0f * u, 340.0f * u), body_h * 0.45f);
 
   // -- left: the controls
   ImGui::BeginChild("controls", ImVec2(left_w, body_h), true);

@@ -207,13 +207,6 @@ void DrawToolbar(AppState& state) {
   RecordToolbarItem(state, "numbers");
   Tip("Print each cell's value: auto does it when the grid is at most 12 x 12 and the "
       "numbers fit (in a focused stage, wherever they fit).");
-  const char* plots = state.plots_expanded ? "\xE2\x96\xBE plots" : "\xE2\x96\xB4 plots";
-  BeginToolbarItem(false, ImGui::CalcTextSize(plots).x + ImGui::GetStyle().FramePadding.x * 2);
-  if (ImGui::Button(plots)) state.plots_expanded = !state.plots_expanded;
-  RecordToolbarItem(state, "plots");
-  Tip(state.plots_expanded ? "Give the heatmaps their room back under the toolbar."
-                           : "Give the two plots under the heatmaps (softmax peaking, why "
-                             "1/\xE2\x88\x9A" "d_k) most of the height; the heatmaps scroll.");
   BeginToolbarItem(false, ImGui::CalcTextSize("Export...").x +
                               ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Button("Export...")) ImGui::OpenPopup("export_menu");

@@ -197,6 +197,17 @@ void RefreshPeaking(AppState& state) {
   cache.curve = PeakingCurve(scores, allowed, scale, LogSpace(kLowMultiplier, kHighMultiplier, 121));
 }
 
+/// "▴ larger" gives the two plots under the heatmaps most of the height (the maps' canvas
+/// scrolls); "▾ smaller" gives it back. At the end of the header line, or under it.
+void DrawPlotsToggle(AppState& state) {
+  const char* label = state.plots_expanded ? "\xE2\x96\xBE smaller" : "\xE2\x96\xB4 larger";
+  BeginToolbarItem(false, ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2);
+  if (ImGui::SmallButton(label)) state.plots_expanded = !state.plots_expanded;
+  Tip(state.plots_expanded ? "Give the heatmaps their room back."
+                           : "Give these two plots (softmax peaking and why 1/\xE2\x88\x9A" "d_k) "
+                             "most of the height; the heatmaps above scroll.");
+}
+
 void DrawPeakingPanel(AppState& state) {
   if (!HasShownRun(state)) return;
   RefreshPeaking(state);  // a row picked this frame shows at once (no-op during a run)
@@ -209,6 +220,7 @@ void DrawPeakingPanel(AppState& state) {
       "n allowed keys share equally, 0 when one key takes everything.");
   BeginToolbarItem(false, LabeledWidth(ImGui::GetFontSize() * 9.0f, "query row"));
   DrawRowPicker(state, T);
+  DrawPlotsToggle(state);
 
   const RowVector& w = cache.weights;
   const PeakStats stats = RowPeakStats(w);

@@ -144,7 +144,8 @@ void DrawVarianceCurve(const VarianceState& v, int64_t dk, ImVec2 size) {
   if (dk > 0) {  // after the series, so that its label stays readable over them
     char label[32];
     std::snprintf(label, sizeof label, "d_k = %lld", static_cast<long long>(dk));
-    PlotVLine(axes, static_cast<double>(dk), IM_COL32(255, 200, 60, 200), label, true);
+    // Its name at the top, where the curves are not (they start low on the left).
+    PlotVLine(axes, static_cast<double>(dk), IM_COL32(255, 200, 60, 200), label, false);
   }
   PlotLegend(axes, {{"var(q\xC2\xB7k) \xE2\x89\x88 d", kUnscaledColor},
                     {"var(q\xC2\xB7k / \u221Ad) \xE2\x89\x88 1", kScaledColor}});
