@@ -333,9 +333,12 @@ bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Cel
   const CellWindow& w = L.win;
   if (L.ch < small.size || w.rows * w.cols > 4096) return false;
   printed.assign(static_cast<size_t>(w.rows) * w.cols, "");
-  bool any = false;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const MeasureText measure = small.Measurer();
+  // The texts first: a map whose cells all come out "…" prints none (its note says how to
+  // see them), an ellipsis is for the odd value that does not fit among numbers that do.
+  const std::string ellipsis = "…";
+  bool any = false;
   const MaskMatrix* allowed = view.allowed;
   const bool check_mask =
       spec.hatch_masked && allowed && allowed->rows() == L.rows && allowed->cols() == L.cols;
@@ -347,18 +350,28 @@ bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Cel
       const int r = w.row0 + i, c = w.col0 + j;
       const bool masked = (check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c));
       const float v = m.at(r, c);
-      const std::string t = CellText(spec.stage, v, masked, L.cw - 2, measure);
+      std::string& t = printed[static_cast<size_t>(i) * w.cols + j];
+      t = CellText(spec.stage, v, masked, L.cw - 2, measure);
+      any = any || (!masked && !t.empty() && t != ellipsis);  // a number, not -inf or 0
+    }
+  if (!any) {
+    printed.clear();
+    return false;
+  }
+  for (int i = 0; i < w.rows; ++i)
+    for (int j = 0; j < w.cols; ++j) {
+      const int r = w.row0 + i, c = w.col0 + j;
+      const std::string& t = printed[static_cast<size_t>(i) * w.cols + j];
       if (t.empty()) continue;
-      any = true;
-      printed[static_cast<size_t>(i) * w.cols + j] = t;
+      const bool masked = (check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c));
+      const float v = m.at(r, c);
       const ImVec2 ts = small.Measure(t);
       dl->AddText(small.font, small.size,
                   ImVec2(L.p0.x + L.cw * (j + 0.5f) - ts.x * 0.5f,
                          L.p0.y + L.ch * (i + 0.5f) - ts.y * 0.5f),
                   ToU32(CellInk(masked ? kMaskedLight : CellColor(spec, v, r))), t.c_str());
     }
-  if (!any) printed.clear();
-  return any;
+  return true;
 }
 
 /// Row labels (queries) and column labels (keys or dimensions), thinned so they never overlap;
