@@ -193,6 +193,15 @@ std::array<ImRect, 3> MapBoxes(AppState& state, const std::optional<StageView>* 
   }
   std::array<ImRect, 3> out;
   const float w3 = (size.x - 2 * gap) / 3;
+  if (need > (size.x - gap) / 2 && need <= size.x && state.view.values != ValuesMode::kOff) {
+    // One above the other, each as wide as the view (the maps' region then scrolls).
+    const float h = std::max(size.y * 0.5f, need * 0.6f);
+    for (int k = 0; k < 3; ++k) {
+      const ImVec2 a(origin.x, origin.y + k * (h + gap));
+      out[k] = ImRect(a, ImVec2(a.x + std::min(size.x, need * 1.2f), a.y + h));
+    }
+    return out;
+  }
   if (need <= w3 || need > (size.x - gap) / 2) {
     for (int k = 0; k < 3; ++k) {
       const ImVec2 a(origin.x + k * (w3 + gap), origin.y);
@@ -328,7 +337,16 @@ void DrawComparePanel(AppState& state) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float plot_h = std::clamp(avail.y * 0.34f, 150.0f, 260.0f);
   const float maps_h = avail.y - plot_h - ImGui::GetStyle().ItemSpacing.y;
-  DrawMaps(state, origin, ImVec2(avail.x, maps_h));
+  // The maps on a canvas that scrolls when they are stacked (a narrow window).
+  ImGui::BeginChild("compare_maps", ImVec2(avail.x, maps_h), false, ImGuiWindowFlags_NoBackground);
+  const ImVec2 maps_origin = ImGui::GetCursorScreenPos();
+  const ImVec2 maps_avail = ImGui::GetContentRegionAvail();
+  DrawMaps(state, maps_origin, maps_avail);
+  float bottom = maps_origin.y;
+  for (const HeatmapSlot& m : c.maps) bottom = std::max(bottom, m.image_max.y + 8);
+  ImGui::SetCursorScreenPos(ImVec2(maps_origin.x, std::max(bottom, maps_origin.y + maps_avail.y - 1)));
+  ImGui::Dummy(ImVec2(1, 1));
+  ImGui::EndChild();
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + maps_h + ImGui::GetStyle().ItemSpacing.y));
   DrawCompareGradientReadout(state);  // gradient_state.h: ||dL/dW_query|| of A and B
   DrawEntropies(state, ImVec2(avail.x, plot_h - ImGui::GetTextLineHeightWithSpacing()));

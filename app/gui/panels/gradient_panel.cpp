@@ -357,14 +357,14 @@ void DrawCompareGradientReadout(AppState& state) {
     ImGui::TextDisabled("gradient reaching W_query: %s", g.compare_error.c_str());
     return;
   }
-  ImGui::Text("gradient reaching W_query%s, \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W_q\xE2\x80\x96 "
-              "for row %lld \xE2\x86\x92 key %lld:",
-              heads ? " (each head's own d_k columns)" : "", static_cast<long long>(i),
-              static_cast<long long>(j));
-  ImGui::SameLine();
-  ImGui::Text("A %s", Num(g.norm_a).c_str());
-  ImGui::SameLine(0, ImGui::GetFontSize());
-  ImGui::Text("B %s", Num(g.norm_b).c_str());
+  // In parts that wrap whole: at 1024 pixels the line does not hold B's number.
+  char head[160];
+  std::snprintf(head, sizeof head,
+                "gradient reaching W_query%s, \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W_q\xE2\x80\x96 "
+                "for row %lld \xE2\x86\x92 key %lld:",
+                heads ? " (each head's own d_k columns)" : "", static_cast<long long>(i),
+                static_cast<long long>(j));
+  WrappedParts({head, "A " + Num(g.norm_a), "B " + Num(g.norm_b)});
   Tip("L = \xE2\x88\x92\xCE\xA3 log w[b, h, i, j] (the Gradients view; click a key there to pick j). "
       "Without 1/\xE2\x88\x9A" "d_k the logits are larger, rows peak, and the softmax passes "
       "back less gradient: or, when the row peaks on the wrong key, much more.");
