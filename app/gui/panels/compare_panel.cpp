@@ -338,14 +338,22 @@ void DrawComparePanel(AppState& state) {
   const float plot_h = std::clamp(avail.y * 0.34f, 150.0f, 260.0f);
   const float maps_h = avail.y - plot_h - ImGui::GetStyle().ItemSpacing.y;
   // The maps on a canvas that scrolls when they are stacked (a narrow window).
-  ImGui::BeginChild("compare_maps", ImVec2(avail.x, maps_h), false, ImGuiWindowFlags_NoBackground);
+  const std::optional<StageView>* views[] = {&c.view_a, &c.view_b, &c.diff};
+  const char* ids[] = {"compare_a", "compare_b", "compare_diff"};
+  const std::array<ImRect, 3> probe = MapBoxes(state, views, ids, ImVec2(0, 0), ImVec2(avail.x, maps_h));
+  const bool stacked = probe[1].Min.y > probe[0].Min.y + 1;  // B under A: one column
+  ImGui::BeginChild("compare_maps", ImVec2(avail.x, maps_h), false,
+                    ImGuiWindowFlags_NoBackground |
+                        (stacked ? 0 : ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse));
   const ImVec2 maps_origin = ImGui::GetCursorScreenPos();
   const ImVec2 maps_avail = ImGui::GetContentRegionAvail();
   DrawMaps(state, maps_origin, maps_avail);
   float bottom = maps_origin.y;
   for (const HeatmapSlot& m : c.maps) bottom = std::max(bottom, m.image_max.y + 8);
-  ImGui::SetCursorScreenPos(ImVec2(maps_origin.x, std::max(bottom, maps_origin.y + maps_avail.y - 1)));
-  ImGui::Dummy(ImVec2(1, 1));
+  if (bottom > maps_origin.y + maps_avail.y) {  // stacked and taller than the region: scroll
+    ImGui::SetCursorScreenPos(ImVec2(maps_origin.x, bottom));
+    ImGui::Dummy(ImVec2(1, 1));
+  }
   ImGui::EndChild();
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + maps_h + ImGui::GetStyle().ItemSpacing.y));
   DrawCompareGradientReadout(state);  // gradient_state.h: ||dL/dW_query|| of A and B
