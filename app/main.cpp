@@ -218,6 +218,7 @@ void StartState(attnlab::gui::AppState& state, const attnlab::gui::StartPoint& s
 
 void ReleaseTextures(attnlab::gui::AppState& state) {
   for (attnlab::gui::HeatmapSlot& slot : state.heatmaps) slot.gpu.Release();
+  for (attnlab::gui::HeatmapSlot& slot : state.head_maps) slot.gpu.Release();
   for (attnlab::gui::HeatmapSlot& slot : state.trick.weight_maps) slot.gpu.Release();
   for (attnlab::gui::HeatmapSlot& slot : state.trick.result_maps) slot.gpu.Release();
   for (attnlab::gui::HeatmapSlot& slot : state.compare.maps) slot.gpu.Release();

@@ -58,7 +58,7 @@ TEST(HeatmapSpec, MaskAndCausalLegends) {
   const HeatmapSpec m = SpecOf("karpathy-trick", Stage::kMask);
   EXPECT_EQ(m.title, "mask: causal");
   EXPECT_TRUE(m.mask_legend);
-  EXPECT_FALSE(m.values_wanted);  // the legend says 1 allowed, 0 masked
+  EXPECT_TRUE(m.values_wanted);  // its cells print 1 and 0, as the legend says: allowed, masked
   ASSERT_EQ(m.legends.size(), 2u);
   EXPECT_EQ(m.legends[0].text, "1 allowed");
   EXPECT_EQ(m.legends[1].text, "0 masked");
@@ -113,7 +113,16 @@ TEST(HeatmapSpec, CellTextInkFitAndThinning) {
   EXPECT_EQ(FittedCellValue(0.43f, 42, seven), "0.4300");  // 6 chars fit in 42 px
   EXPECT_EQ(FittedCellValue(0.43f, 35, seven), "0.430");
   EXPECT_EQ(FittedCellValue(-0.43f, 35, seven), "-0.43");
-  EXPECT_EQ(FittedCellValue(-0.43f, 34, seven), "");  // never fewer than 2 decimals
+  EXPECT_EQ(FittedCellValue(-0.43f, 34, seven), "\u2026");  // never fewer than 2 decimals
+  EXPECT_EQ(FittedCellValue(-0.43f, 6, seven), "");          // not even the ellipsis
+  EXPECT_EQ(CellText(Stage::kLogits, -INFINITY, true, 28, seven), "-inf");
+  EXPECT_EQ(CellText(Stage::kWeights, 0.0f, true, 28, seven), "0");
+  EXPECT_EQ(CellText(Stage::kWeightsDropped, 0.0f, true, 28, seven), "0");
+  EXPECT_EQ(CellText(Stage::kMask, 1.0f, false, 28, seven), "1");
+  EXPECT_EQ(CellText(Stage::kMask, 0.0f, true, 28, seven), "0");
+  EXPECT_EQ(CellText(Stage::kLogits, -INFINITY, true, 20, seven), "\u2026");
+  EXPECT_EQ(CellText(Stage::kScores, -0.07f, false, 35, seven), "-0.07");
+  EXPECT_EQ(ShortestCellText(Stage::kQ, -0.0712f, false), "-0.07");
   EXPECT_EQ(FitLabel("journey", 49, seven), "journey");
   EXPECT_EQ(FitLabel("journey", 35, seven), "jour\u2026");
   EXPECT_EQ(LabelStep(13, 14), 1);

@@ -216,7 +216,7 @@ TEST(ValueWidth, DumpViewsAndCodeUseDvNotDk) {
   // The V map of head 1 is columns 2..3 of V, labelled so; the context map all 4 columns.
   const StageView v = ExtractStage(st, s, Stage::kV, 1, 1);
   EXPECT_TRUE(MatrixNear("V head 1", v.values, JsonMatrix(ex["V"][1]).middleCols(2, 2), 0, 0));
-  EXPECT_EQ(v.col_labels, (std::vector<std::string>{"d2", "d3"}));
+  EXPECT_EQ(v.col_labels, (std::vector<std::string>{"h1\u00B7d2", "h1\u00B7d3"}));
   EXPECT_NE(v.subtitle.find("d_v = 2 columns (2..3)"), std::string::npos) << v.subtitle;
   EXPECT_EQ(ExtractStage(st, s, Stage::kContext, 0, 0).values.cols(), 4);
   EXPECT_EQ(StageSize(Stage::kV, st.shape), (std::pair<int64_t, int64_t>{4, 2}));

@@ -78,6 +78,8 @@ struct HeatmapSlot {
   bool has_spec = false;
   ImVec2 image_min{0, 0}, image_max{0, 0};  ///< where the image was drawn last frame
   bool thumbnail = false;                   ///< drawn last frame as a thumbnail (no labels)
+  bool scrolls = false;  ///< drawn last frame on a canvas that scrolls (it may be out of view)
+  bool visible = false;  ///< its whole image was inside the window's clip rect last frame
   std::vector<std::string> printed;  ///< last frame's cell texts, row by row (--layout)
   float row_label_w = 0, col_label_w = 0;   ///< widest labels, measured once per input run
   int labels_input_run = -1, labels_rows = 0, labels_cols = 0;
@@ -373,12 +375,18 @@ struct AppState {
   int64_t row = 0;                ///< the query row of the peaking panel (follows the hovered row)
   bool pick_default_row = false;  ///< after a preset or file loads: choose a telling row
   std::optional<Stage> focus;     ///< the stage given most of the heatmaps view (SetFocus)
+  bool plots_expanded = false;    ///< the two plots under the heatmaps get most of the height
   float content_scale = 1.0f;     ///< the monitor's (GLFW content scale): HiDPI
   float zoom = 1.0f;              ///< View > Zoom (SetZoom)
   bool fonts_dirty = false;       ///< build the fonts again at content_scale * zoom
   HoverCell hover;                ///< hovered cell of the last frame (highlights are drawn from it)
   HoverCell hover_next;           ///< filled while drawing this frame
   std::array<HeatmapSlot, kStageCount> heatmaps;
+  /// The head grid under the notebook-sized overview: each head's weights side by side (as
+  /// BertViz's head view), the first kHeadGridMax heads; made again when head_maps_key changes.
+  static constexpr int kHeadGridMax = 8;
+  std::array<HeatmapSlot, kHeadGridMax> head_maps;
+  std::string head_maps_key;
   bool mask_dirty = true;  ///< upload stages.mask again
   ViewOptions view;
   VarianceState variance;

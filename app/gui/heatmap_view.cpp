@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attnlab/text.h"
 #include "gui/plot.h"
 #include "gui/widgets.h"
 
@@ -188,21 +189,33 @@ void MeasureLabels(HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFo
   slot.labels_font_size = small.size;
 }
 
+/// The row labels' width (8 pixels of margin when the map left of it shows them).
+float RowLabelWidth(const HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFont& small) {
+  return view.row_labels ? std::clamp(slot.row_label_w, small.size, small.size * 6.0f) + 10 : 8;
+}
+
+/// Right of the image: the colorbar and its ticks, or the legends when they are wider.
+float RightWidth(const HeatmapSpec& spec, const LabelFont& small) {
+  float side_w = small.Measure("-0.000").x + 4;
+  for (const LegendEntry& e : spec.legends) side_w = std::max(side_w, small.Measure(e.text).x + 4);
+  return BarGap(small) + BarWidth(small) + 4 + side_w;
+}
+
+/// The column labels' height: one line, or rotated labels up to five lines' length.
+float ColumnLabelHeight(const HeatmapSlot& slot, const LabelFont& small, bool rotate) {
+  return rotate ? std::min(slot.col_label_w, small.size * 5.0f) + 8 : small.size + 4;
+}
+
 /// Row labels | image | colorbar and legends; column labels above the image. False when the
 /// rectangle is too small for an image.
 bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFont& small,
                 ImVec2 origin, ImVec2 size, float top, ViewLayout& L) {
   const HeatmapSpec& spec = slot.spec;
-  L.row_label_w =
-      view.row_labels ? std::clamp(slot.row_label_w, small.size, small.size * 6.0f) + 10 : 8;
-  // Right of the image: the colorbar's ticks, or the legends when they are wider.
-  float side_w = small.Measure("-0.000").x + 4;
-  for (const LegendEntry& e : spec.legends) side_w = std::max(side_w, small.Measure(e.text).x + 4);
-  const float right_w = BarGap(small) + BarWidth(small) + 4 + side_w;
-  const float avail_w = size.x - L.row_label_w - right_w;
+  L.row_label_w = RowLabelWidth(slot, view, small);
+  const float avail_w = size.x - L.row_label_w - RightWidth(spec, small);
   // Column labels: horizontal when they fit the cells, else rotated (and then taller).
   L.rotate = slot.col_label_w + 4 > avail_w / L.win.cols;
-  L.col_label_h = L.rotate ? std::min(slot.col_label_w, small.size * 5.0f) + 8 : small.size + 4;
+  L.col_label_h = ColumnLabelHeight(slot, small, L.rotate);
   L.avail_h = size.y - (top - origin.y) - L.col_label_h - 2;
   if (avail_w < 20 || L.avail_h < 20) return false;
   // Square cells when they fit; otherwise cells up to 3:1, and a very tall or wide matrix (the
@@ -232,7 +245,18 @@ bool PaintHeading(const HeatmapSpec& spec, const HeatmapViewSpec& view, ImVec2 o
                   float line) {
   ImGui::SetCursorScreenPos(origin);
   ImGui::PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + line + 2), true);
-  ImGui::TextUnformatted(spec.title.c_str());
+  // The whole title, else its name before " = " (the formula is in the tooltip), else the
+  // name cut with an ellipsis: never a title cut mid-word.
+  const MeasureText measure = [](std::string_view t) {
+    return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
+  };
+  std::string title = spec.title;
+  if (measure(title) > size.x) {
+    const size_t eq = title.find(" = ");
+    if (eq != std::string::npos) title = title.substr(0, eq);
+    title = FitLabel(title, size.x, measure);
+  }
+  ImGui::TextUnformatted(title.c_str());
   bool clicked = false;
   const bool title_hovered = view.title_tip && ImGui::IsItemHovered();
   if (title_hovered) {
@@ -253,11 +277,12 @@ bool PaintHeading(const HeatmapSpec& spec, const HeatmapViewSpec& view, ImVec2 o
     ImGui::TextDisabled("%s", note.c_str());
   }
   ImGui::PopClipRect();
+  const std::string whole = title == spec.title ? "" : spec.title + "\n\n";
   if (title_hovered) {
-    Tip((std::string(view.title_tip) + "\n\n" + spec.help + (note.empty() ? "" : "\n\n" + note))
+    Tip((whole + view.title_tip + "\n\n" + spec.help + (note.empty() ? "" : "\n\n" + note))
             .c_str());
   } else if (!spec.help.empty()) {
-    Tip((spec.help + (note.empty() ? "" : "\n\n" + note)).c_str());
+    Tip((whole + spec.help + (note.empty() ? "" : "\n\n" + note)).c_str());
   }
   return clicked;
 }
@@ -288,11 +313,19 @@ void PaintImage(const AppState& state, HeatmapSlot& slot, const HeatmapViewSpec&
                ImVec2(0, 1), ImVec2(1, 0));
   dl->AddRect(ImVec2(L.p0.x - 1, L.p0.y - 1), ImVec2(L.p1.x + 1, L.p1.y + 1),
               IM_COL32(110, 110, 120, 255));
+  if (view.col_group > 0)  // e.g. each head's columns of the context, set apart
+    for (int64_t c = FirstMultiple(L.win.col0 + 1, static_cast<int>(view.col_group));
+         c < L.win.col0 + L.win.cols; c += view.col_group) {
+      const float x = std::round(L.p0.x + L.cw * (c - L.win.col0));
+      dl->AddLine(ImVec2(x, L.p0.y - 4), ImVec2(x, L.p1.y + 4), IM_COL32(20, 20, 26, 255), 3.0f);
+      dl->AddLine(ImVec2(x, L.p0.y - 4), ImVec2(x, L.p1.y + 4), IM_COL32(255, 200, 60, 255), 1.0f);
+    }
 }
 
-/// Each unmasked cell's value as the spec prints it (as many decimals as fit, its ink colour).
-/// False when the spec wants values but the cells are too small for any. `printed`: each cell's
-/// text, row by row ("" where none), or empty when nothing is printed (for --layout).
+/// Each cell's text as CellText prints it (masked logits -inf, masked weights 0, "…" where
+/// not even 2 decimals fit), in its ink colour. False when the spec wants values but the cells
+/// are too small for any. `printed`: each cell's text, row by row, or empty when nothing is
+/// printed (for --layout).
 bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const CellSource& m,
                  const LabelFont& small, const ViewLayout& L, std::vector<std::string>& printed) {
   printed.clear();
@@ -300,29 +333,45 @@ bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Cel
   const CellWindow& w = L.win;
   if (L.ch < small.size || w.rows * w.cols > 4096) return false;
   printed.assign(static_cast<size_t>(w.rows) * w.cols, "");
-  bool any = false;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const MeasureText measure = small.Measurer();
+  // The texts first: a map whose cells all come out "…" prints none (its note says how to
+  // see them), an ellipsis is for the odd value that does not fit among numbers that do.
+  const std::string ellipsis = "…";
+  bool any = false;
   const MaskMatrix* allowed = view.allowed;
   const bool check_mask =
       spec.hatch_masked && allowed && allowed->rows() == L.rows && allowed->cols() == L.cols;
+  const MaskMatrix* own = view.masked;
+  const bool check_own =
+      spec.hatch_masked && !check_mask && own && own->rows() == L.rows && own->cols() == L.cols;
   for (int i = 0; i < w.rows; ++i)
     for (int j = 0; j < w.cols; ++j) {
       const int r = w.row0 + i, c = w.col0 + j;
-      if (check_mask && !(*allowed)(r, c)) continue;
+      const bool masked = (check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c));
       const float v = m.at(r, c);
-      const std::string t = FittedCellValue(v, L.cw - 2, measure);
+      std::string& t = printed[static_cast<size_t>(i) * w.cols + j];
+      t = CellText(spec.stage, v, masked, L.cw - 2, measure);
+      any = any || (!masked && !t.empty() && t != ellipsis);  // a number, not -inf or 0
+    }
+  if (!any) {
+    printed.clear();
+    return false;
+  }
+  for (int i = 0; i < w.rows; ++i)
+    for (int j = 0; j < w.cols; ++j) {
+      const int r = w.row0 + i, c = w.col0 + j;
+      const std::string& t = printed[static_cast<size_t>(i) * w.cols + j];
       if (t.empty()) continue;
-      any = true;
-      printed[static_cast<size_t>(i) * w.cols + j] = t;
+      const bool masked = (check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c));
+      const float v = m.at(r, c);
       const ImVec2 ts = small.Measure(t);
       dl->AddText(small.font, small.size,
                   ImVec2(L.p0.x + L.cw * (j + 0.5f) - ts.x * 0.5f,
                          L.p0.y + L.ch * (i + 0.5f) - ts.y * 0.5f),
-                  ToU32(CellInk(CellColor(spec, v, r))), t.c_str());
+                  ToU32(CellInk(masked ? kMaskedLight : CellColor(spec, v, r))), t.c_str());
     }
-  if (!any) printed.clear();
-  return any;
+  return true;
 }
 
 /// Row labels (queries) and column labels (keys or dimensions), thinned so they never overlap;
@@ -455,6 +504,7 @@ HeatmapViewHover DrawThumbnail(const AppState& state, HeatmapSlot& slot,
   L.p1 = ImVec2(L.p0.x + w, L.p0.y + h);
   slot.image_min = L.p0;
   slot.image_max = L.p1;
+  slot.visible = true;
   slot.shown = CellWindow{0, 0, static_cast<int>(rows), static_cast<int>(cols)};
   PaintImage(state, slot, view, L);
   ImGui::SetCursorScreenPos(L.p0);
@@ -514,7 +564,7 @@ void ZoomAndPan(HeatmapSlot& slot, const HeatmapViewSpec& view, const ViewLayout
   const bool hovered = ImGui::IsItemHovered();
   const ImVec2 mp = io.MousePos;
   const float box_w = L.p1.x - L.p0.x, box_h = L.p1.y - L.p0.y;
-  if (hovered && io.MouseWheel != 0.0f) {
+  if (hovered && io.MouseWheel != 0.0f && (!view.wheel_zoom_with_ctrl || io.KeyCtrl)) {
     ImGui::SetItemUsingMouseWheel();
     const float fx = (mp.x - L.p0.x) / box_w, fy = (mp.y - L.p0.y) / box_h;
     const float col = z.col0 + fx * L.win.cols, row = z.row0 + fy * L.win.rows;
@@ -584,20 +634,73 @@ HeatmapViewHover TrackHover(const HeatmapViewSpec& view, const ViewLayout& L) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] DrawHeatmapView
 
-HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
-                                 const HeatmapViewSpec& view, ImVec2 origin, ImVec2 size) {
+namespace {
+
+LabelFont SmallFont(const AppState& state) {
+  return {state.fonts.small ? state.fonts.small : ImGui::GetFont(),
+          state.fonts.small ? state.fonts.small->FontSize : ImGui::GetFontSize()};
+}
+
+/// The screen's presentation options for this view: focused or zoomed in, the values print
+/// wherever they fit.
+PresentationOptions ViewPresentation(const AppState& state, const HeatmapSlot& slot,
+                                     const HeatmapViewSpec& view) {
   PresentationOptions options = ScreenPresentation(state);
-  // Focused or zoomed in, the values print wherever they fit.
   const bool zoomed = !view.thumbnail && slot.zoom.factor > 1.0f;
   if ((view.force_values || zoomed) && options.values == ValuesMode::kAuto)
     options.values = ValuesMode::kOn;
-  EnsureSpec(slot, options);
+  return options;
+}
+
+}  // namespace
+
+float CellTextWidth(const AppState& state, std::string_view text) {
+  return SmallFont(state).Measure(text).x;
+}
+
+NumberCells NumberCellWidths(const AppState& state, Stage stage, const CellSource& m,
+                             const std::function<bool(int64_t, int64_t)>& masked) {
+  const LabelFont small = SmallFont(state);
+  float two = small.Measure("0.00").x, four = 0;
+  for (int64_t i = 0; i < m.rows(); ++i)
+    for (int64_t j = 0; j < m.cols(); ++j) {
+      const bool is_masked = masked && masked(i, j);
+      const float v = m.at(i, j);
+      two = std::max(two, small.Measure(ShortestCellText(stage, v, is_masked)).x);
+      if (!is_masked && stage != Stage::kMask)
+        four = std::max(four, small.Measure(FormatNumber(v, NumberStyle::kFixed, 4)).x);
+    }
+  // PaintValues leaves a pixel each side; a little more keeps neighbours apart.
+  return {std::ceil(two + 8), std::ceil(std::max(two, four) + 12)};
+}
+
+HeatmapFrame MeasureHeatmapFrame(const AppState& state, HeatmapSlot& slot,
+                                 const HeatmapViewSpec& view, int rows, int cols, float cell_w) {
+  EnsureSpec(slot, ViewPresentation(state, slot, view));
+  const LabelFont small = SmallFont(state);
+  MeasureLabels(slot, view, small, rows, cols);
+  HeatmapFrame f;
+  f.left = RowLabelWidth(slot, view, small);
+  f.right = RightWidth(slot.spec, small);
+  f.top = ImGui::GetTextLineHeight() + 4 +
+          ColumnLabelHeight(slot, small, slot.col_label_w + 4 > cell_w) + 2;
+  f.cell_h = small.size + 4;
+  const float legend_h =
+      slot.spec.legends.size() * (small.size + 2) + (slot.spec.legends.empty() ? 0 : 4);
+  // The legends under a colorbar at least 60 pixels tall must fit beside the image.
+  f.min_image_h = slot.spec.mask_legend ? legend_h : std::min(60.0f, rows * f.cell_h) + legend_h;
+  return f;
+}
+
+HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
+                                 const HeatmapViewSpec& view, ImVec2 origin, ImVec2 size) {
+  EnsureSpec(slot, ViewPresentation(state, slot, view));
   slot.thumbnail = view.thumbnail;
+  slot.scrolls = ImGui::GetScrollMaxY() > 0;
   if (!view.frozen) slot.printed.clear();  // frozen: the last printed values stay on record
   const float line = ImGui::GetTextLineHeight();
   if (view.thumbnail) return DrawThumbnail(state, slot, view, origin, size, line);
-  const LabelFont small{state.fonts.small ? state.fonts.small : ImGui::GetFont(),
-                        state.fonts.small ? state.fonts.small->FontSize : ImGui::GetFontSize()};
+  const LabelFont small = SmallFont(state);
   HeatmapViewHover hover;
   hover.title_clicked = PaintHeading(slot.spec, view, origin, size, line);
   const CellSource m = view.cells();
@@ -619,6 +722,9 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   slot.image_min = L.p0;
   slot.image_max = L.p1;
   slot.shown = L.win;
+  const ImVec2 clip0 = ImGui::GetWindowDrawList()->GetClipRectMin();
+  const ImVec2 clip1 = ImGui::GetWindowDrawList()->GetClipRectMax();
+  slot.visible = L.p0.x >= clip0.x && L.p0.y >= clip0.y && L.p1.x <= clip1.x && L.p1.y <= clip1.y;
   PaintImage(state, slot, view, L);
   // Frozen: no values (the matrix is being rewritten); they print again once the run is shown.
   const bool printed = view.frozen || PaintValues(slot.spec, view, m, small, L, slot.printed);

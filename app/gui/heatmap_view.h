@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "attnlab/figure.h"
 #include "gui/app_state.h"
@@ -28,6 +29,8 @@ struct HeatmapViewSpec {
   const char* empty_text = "(nothing to show)";  ///< when there are no values or none uploaded
   int64_t labels_key = 0;  ///< changes when the labels change (their widths are measured again)
   const MaskMatrix* allowed = nullptr;  ///< 1 where allowed, for cell values; nullptr: all
+  /// Instead of allowed: 1 where masked (a view's own mask, as StageView has it).
+  const MaskMatrix* masked = nullptr;
   std::string heading_note;             ///< drawn after the title (e.g. "click to paint")
   int64_t marked_row = -1;              ///< an orange triangle at this row (the peaking row)
   int64_t highlight_row = -1, highlight_col = -1;  ///< last frame's hovered cell
@@ -37,6 +40,10 @@ struct HeatmapViewSpec {
   bool row_labels = true;  ///< false: the map left of it in the same row shows the tokens
   const char* title_tip = nullptr;  ///< the title is clickable, with this tooltip line
   bool pan_with_left = true;  ///< a left drag pans a zoomed map (false where it paints)
+  /// > 0: a dividing line after every col_group columns (the context: which head wrote which).
+  int64_t col_group = 0;
+  /// The wheel zooms only with Ctrl held (on a scrolling canvas the wheel scrolls it).
+  bool wheel_zoom_with_ctrl = false;
   /// A worker is rewriting the matrix (a background run): values and mask stay null and the
   /// view reads nothing; it shows the image rendered last (no values printed, no re-render).
   bool frozen = false;
@@ -56,6 +63,27 @@ struct HeatmapViewHover {
 /// the caller).
 HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
                                  const HeatmapViewSpec& view, ImVec2 origin, ImVec2 size);
+
+/// The room a heatmap takes around its cells, for a layout that sizes the cells itself: row
+/// labels (left), colorbar and legends (right), heading and column labels (top) when the cells
+/// are cell_w wide; the height of a cell that holds one line of numbers; the image height the
+/// colorbar's legends need. Makes the slot's spec first.
+struct HeatmapFrame {
+  float left = 0, right = 0, top = 0, cell_h = 0, min_image_h = 0;
+};
+HeatmapFrame MeasureHeatmapFrame(const AppState& state, HeatmapSlot& slot,
+                                 const HeatmapViewSpec& view, int rows, int cols, float cell_w);
+
+/// The width of `text` in the font the cells' numbers are printed in.
+float CellTextWidth(const AppState& state, std::string_view text);
+
+/// How wide the cells of a map of `stage` must be for every value of `m` to print with 2
+/// decimals (min), and with 4 (max), as CellText prints them; `masked(i, j)`: the cell is masked.
+struct NumberCells {
+  float min = 0, max = 0;
+};
+NumberCells NumberCellWidths(const AppState& state, Stage stage, const CellSource& m,
+                             const std::function<bool(int64_t, int64_t)>& masked);
 
 /// The window's presentation options (colormaps, weights range, values mode) as the core's.
 PresentationOptions ScreenPresentation(const AppState& state);

@@ -72,6 +72,10 @@ void AddUpwardText(ImDrawList* dl, ImFont* font, float size, ImVec2 start, ImU32
   }
   // Made at (0, 0) under a full-screen clip rect (ImGui drops glyphs outside the clip rect
   // before we get to rotate them), then turned about the origin and moved to `start`.
+  // The turned glyphs are then clipped as everything else is: the command they went into gets
+  // the clip rect of the caller (else a label of a map scrolled out of its canvas would show
+  // over the panels around it).
+  const ImVec4 clip = dl->_CmdHeader.ClipRect;
   dl->PushClipRectFullScreen();
   const int first = dl->VtxBuffer.Size;
   dl->AddText(font, size, ImVec2(0, 0), color, text);
@@ -79,6 +83,7 @@ void AddUpwardText(ImDrawList* dl, ImFont* font, float size, ImVec2 start, ImU32
     ImDrawVert& v = dl->VtxBuffer[k];
     v.pos = ImVec2(start.x + v.pos.y - size * 0.5f, start.y - v.pos.x);
   }
+  dl->CmdBuffer.back().ClipRect = clip;
   dl->PopClipRect();
 }
 
@@ -110,7 +115,8 @@ PlotAxes BeginPlot(const PlotSpec& spec) {
     ytick_w = std::max(ytick_w, ImGui::CalcTextSize(ShortNumber(t).c_str()).x);
   const float left = line + 4 + ytick_w + 6;  // rotated y label, tick labels
   const float bottom = line * 2 + 4;          // tick labels, x label
-  axes.min = ImVec2(origin.x + left, origin.y + line * 0.5f);
+  axes.legend_above = spec.legend_above;
+  axes.min = ImVec2(origin.x + left, origin.y + (spec.legend_above ? line + 4 : line * 0.5f));
   axes.max = ImVec2(origin.x + size.x - 8, origin.y + size.y - bottom);
 
   ImGui::InvisibleButton(spec.id, size);
@@ -154,10 +160,15 @@ PlotAxes BeginPlot(const PlotSpec& spec) {
       dl->AddText(ImVec2(x - ts.x * 0.5f, axes.max.y + 2), DimColor(), s.c_str());
     }
   }
-  // axis labels: x centred below, y written upwards along the left edge
-  const ImVec2 xl = ImGui::CalcTextSize(spec.x_label);
-  dl->AddText(ImVec2((axes.min.x + axes.max.x - xl.x) * 0.5f, axes.max.y + line + 3), TextColor(),
-              spec.x_label);
+  // axis labels: x centred below (whole: from the plot's left edge when wider than the data
+  // area), y written upwards along the left edge
+  const char* x_label = spec.x_label_short && ImGui::CalcTextSize(spec.x_label).x > size.x
+                            ? spec.x_label_short
+                            : spec.x_label;
+  const ImVec2 xl = ImGui::CalcTextSize(x_label);
+  const float xl_x = std::max(origin.x, std::min((axes.min.x + axes.max.x - xl.x) * 0.5f,
+                                                 origin.x + size.x - xl.x));
+  dl->AddText(ImVec2(xl_x, axes.max.y + line + 3), TextColor(), x_label);
   if (*spec.y_label) {
     const float w = ImGui::CalcTextSize(spec.y_label).x;
     AddUpwardText(dl, nullptr, 0,
@@ -219,8 +230,8 @@ void AddLabel(const PlotAxes& axes, ImVec2 pos, ImU32 color, const char* label) 
   const ImVec2 ts = ImGui::CalcTextSize(label);
   pos.x = std::max(axes.min.x + 2, std::min(pos.x, axes.max.x - ts.x - 2));
   pos.y = std::max(axes.min.y + 1, std::min(pos.y, axes.max.y - ts.y - 1));
-  ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
-  bg.w = 0.85f;
+  ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_ChildBg);
+  bg.w = 1.0f;  // opaque: no line crosses the text
   dl->AddRectFilled(ImVec2(pos.x - 2, pos.y), ImVec2(pos.x + ts.x + 2, pos.y + ts.y),
                     ImGui::GetColorU32(bg), 3.0f);
   dl->AddText(pos, color, label);
@@ -318,6 +329,20 @@ void PlotLegend(const PlotAxes& axes, const std::vector<std::pair<std::string, I
   const float line = ImGui::GetTextLineHeight();
   float w = 0;
   for (const auto& [name, color] : items) w = std::max(w, ImGui::CalcTextSize(name.c_str()).x);
+  if (axes.legend_above) {  // one line over the data, right-aligned, if it fits
+    float total = 0;
+    for (const auto& [name, color] : items) total += ImGui::CalcTextSize(name.c_str()).x + 34;
+    if (total <= axes.max.x - axes.min.x) {
+      float x = axes.max.x - total;
+      const float y = axes.min.y - line - 2;
+      for (const auto& [name, color] : items) {
+        dl->AddLine(ImVec2(x + 4, y + line * 0.5f), ImVec2(x + 20, y + line * 0.5f), color, 3);
+        dl->AddText(ImVec2(x + 24, y), TextColor(), name.c_str());
+        x += ImGui::CalcTextSize(name.c_str()).x + 34;
+      }
+    }
+    return;  // too narrow for it: no legend rather than one over the data (tooltips explain)
+  }
   const float box_w = w + 30, box_h = line * items.size() + 6;
   const ImVec2 p = right ? ImVec2(axes.max.x - box_w - 4, axes.min.y + 4)
                          : ImVec2(axes.min.x + 4, axes.min.y + 4);

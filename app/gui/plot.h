@@ -15,6 +15,7 @@ struct PlotAxes {
   double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
   bool log_x = false, log_y = false;
   bool hovered = false;  ///< the mouse is over the data area
+  bool legend_above = false;  ///< PlotLegend goes in a line above the data, not on it
   ImVec2 ToScreen(double x, double y) const;
   double XAt(float screen_x) const;  ///< the data x under a screen x
 };
@@ -25,7 +26,10 @@ struct PlotSpec {
   double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
   bool log_x = false, log_y = false;
   const char* x_label = "";
+  const char* x_label_short = nullptr;  ///< used when x_label is wider than the plot
   const char* y_label = "";
+  /// A line above the data area for PlotLegend, so that the legend never covers the data.
+  bool legend_above = false;
   /// Tick labels along x: empty to use numbers.
   std::vector<std::string> x_tick_labels;
 };

@@ -71,6 +71,9 @@ void RefreshHeadSlices(AppState& state) {
 }
 
 std::string ColumnLabel(const AppState& state, Stage stage, int64_t j) {
+  // The map's own labels (which say the head when there are several), once it has them.
+  const std::vector<std::string>& labels = state.heatmaps[StageIndex(stage)].content.col_labels;
+  if (j >= 0 && static_cast<size_t>(j) < labels.size()) return labels[static_cast<size_t>(j)];
   if (stage == Stage::kX || stage == Stage::kContext) return "d" + std::to_string(j);
   if (stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV) {
     const Shape& sh = ShownShape(state);

@@ -83,6 +83,8 @@ nlohmann::json SlotJson(const char* key, const std::string& name, const HeatmapS
           {"y1", slot.image_max.y},
           {"rows", slot.gpu.rows()},
           {"thumbnail", slot.thumbnail},
+          {"scrolls", slot.scrolls},
+          {"visible", slot.visible},
           {"printed", slot.printed},
           {"cols", slot.gpu.cols()},
           {"view", {slot.shown.row0, slot.shown.col0, slot.shown.rows, slot.shown.cols}},
@@ -99,6 +101,7 @@ nlohmann::json RectJson(const ScreenRect& r) {
 /// Forgets where the heatmaps were drawn: a view that is not drawn this frame has none.
 void ForgetRects(AppState& state) {
   for (HeatmapSlot& s : state.heatmaps) s.image_min = s.image_max = ImVec2(0, 0);
+  for (HeatmapSlot& s : state.head_maps) s.image_min = s.image_max = ImVec2(0, 0);
   for (HeatmapSlot& s : state.trick.weight_maps) s.image_min = s.image_max = ImVec2(0, 0);
   for (HeatmapSlot& s : state.trick.result_maps) s.image_min = s.image_max = ImVec2(0, 0);
   for (HeatmapSlot& s : state.compare.maps) s.image_min = s.image_max = ImVec2(0, 0);
@@ -126,6 +129,8 @@ std::string HeatmapLayoutJson(const AppState& state) {
     add("trick_v" + std::to_string(i + 1) + "_weights", state.trick.weight_maps[i]);
     add("trick_v" + std::to_string(i + 1) + "_result", state.trick.result_maps[i]);
   }
+  for (int h = 0; h < AppState::kHeadGridMax; ++h)
+    add("head_weights_" + std::to_string(h), state.head_maps[h]);
   add("compare_a", state.compare.maps[0]);
   add("compare_b", state.compare.maps[1]);
   add("compare_diff", state.compare.maps[2]);
@@ -189,8 +194,11 @@ void DrawMainWindow(AppState& state) {
   const float u = ImGui::GetFontSize() / 16.0f;
   const float left_w = std::min(std::clamp(avail.x * 0.25f, 300.0f * u, 420.0f * u), avail.x * 0.4f);
   const float right_w = avail.x - left_w - style.ItemSpacing.x;
+  // The plots get most of the height when the learner asks (the heatmaps' canvas scrolls).
   const float bottom_h =
-      std::min(std::clamp(body_h * 0.31f * u, 200.0f * u, 340.0f * u), body_h * 0.45f);
+      state.plots_expanded
+          ? std::floor(body_h * 0.62f)
+          : std::min(std::clamp(body_h * 0.31f * u, 240.0f * u, 340.0f * u), body_h * 0.45f);
 
   // -- left: the controls
   ImGui::BeginChild("controls", ImVec2(left_w, body_h), true);

@@ -156,7 +156,7 @@ void PaintGrid(Painter& p, const HeatmapSpec& spec, const StageView& view, const
   }
 }
 
-// The value in each unmasked cell, as many decimals as fit (FittedCellValue); false if none fit.
+// Each cell's text as CellText prints it (masked cells -inf or 0); false if none fit.
 bool PaintValues(Painter& p, const HeatmapSpec& spec, const StageView& view, const Geometry& g) {
   const Metrics m;
   if (!spec.values_wanted || g.cell < 8 * g.s) return false;
@@ -167,13 +167,15 @@ bool PaintValues(Painter& p, const HeatmapSpec& spec, const StageView& view, con
   bool any = false;
   for (int r = 0; r < g.rows; ++r)
     for (int c = 0; c < g.cols; ++c) {
-      if (view.masked.size() > 0 && view.masked(r, c)) continue;  // the hatch and legend say it
+      const bool masked = view.masked.size() > 0 && view.masked(r, c);
       const float v = view.values(r, c);
-      const std::string text = FittedCellValue(v, static_cast<float>(g.cell - 2 * g.s), measure);
+      const std::string text =
+          CellText(spec.stage, v, masked, static_cast<float>(g.cell - 2 * g.s), measure);
       if (text.empty()) continue;
       const Label t = MakeLabel(text, px);
       p.Text(t, g.grid_x + c * g.cell + (g.cell - t.width()) / 2,
-             g.grid_y + r * g.cell + (g.cell - t.height()) / 2, CellInk(CellColor(spec, v, r)));
+             g.grid_y + r * g.cell + (g.cell - t.height()) / 2,
+             CellInk(masked ? kMaskedLight : CellColor(spec, v, r)));
       any = true;
     }
   return any;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "attnlab/text.h"
@@ -232,7 +233,15 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
                       : stage == Stage::kV       ? sh.dh_v
                                                  : sh.dh;
     const int64_t first = stage == Stage::kContext || stage == Stage::kX ? 0 : head * n;
-    for (int64_t j = 0; j < n; ++j) c.col_labels.push_back("d" + std::to_string(first + j));
+    // With several heads a column says whose it is: "h1·d2" (column 2 of Q, K, V or the
+    // context, written by head 1); after out_proj the context's columns mix the heads.
+    const bool per_head = sh.H > 1 && stage != Stage::kX &&
+                          !(stage == Stage::kContext && sc.projections.out_proj);
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t owner = stage == Stage::kContext ? j / std::max<int64_t>(sh.dh_v, 1) : head;
+      c.col_labels.push_back((per_head ? "h" + std::to_string(owner) + "·" : "") + "d" +
+                             std::to_string(first + j));
+    }
   } else {
     c.col_labels = token_labels;
   }
@@ -400,7 +409,7 @@ HeatmapSpec MakeHeatmapSpec(const HeatmapContent& content, int64_t rows, int64_t
   else if (mode == RangeMode::kData)
     s.legends.push_back({LegendKind::kNote, "colours: 0 \u2013 largest"});
   s.values_wanted =
-      !s.mask_legend && (options.values == ValuesMode::kOn ||
+      (options.values == ValuesMode::kOn ||
                          (options.values == ValuesMode::kAuto && rows <= 12 && cols <= 12));
   return s;
 }
@@ -444,13 +453,47 @@ Rgb CellInk(Rgb bg) {
   return with_black >= with_white ? Rgb{0, 0, 0} : Rgb{255, 255, 255};
 }
 
+namespace {
+
+/// What a cell prints when its value does not fit: "\u2026" (the tooltip has the value).
+std::string EllipsisIfFits(float max_width, const MeasureText& measure) {
+  return measure("\u2026") <= max_width ? "\u2026" : "";
+}
+
+}  // namespace
+
 std::string FittedCellValue(float v, float max_width, const MeasureText& measure) {
   for (int decimals : {4, 3, 2}) {
     std::string t = FormatNumber(v, NumberStyle::kFixed, decimals);
     if (measure(t) <= max_width) return t;
     if (!std::isfinite(v)) break;
   }
-  return "";
+  return EllipsisIfFits(max_width, measure);
+}
+
+namespace {
+
+/// The text of a cell that does not depend on the room: the mask's 0 and 1, masked cells.
+std::optional<std::string> FixedCellText(Stage stage, float v, bool masked) {
+  if (stage == Stage::kMask) return masked || v == 0 ? "0" : "1";
+  if (!masked) return std::nullopt;
+  if (stage == Stage::kLogits) return "-inf";
+  if (stage == Stage::kWeights || stage == Stage::kWeightsDropped) return "0";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string CellText(Stage stage, float v, bool masked, float max_width,
+                     const MeasureText& measure) {
+  if (std::optional<std::string> t = FixedCellText(stage, v, masked))
+    return measure(*t) <= max_width ? *t : EllipsisIfFits(max_width, measure);
+  return FittedCellValue(v, max_width, measure);
+}
+
+std::string ShortestCellText(Stage stage, float v, bool masked) {
+  if (std::optional<std::string> t = FixedCellText(stage, v, masked)) return *t;
+  return FormatNumber(v, NumberStyle::kFixed, 2);
 }
 
 std::string FitLabel(const std::string& label, float max_width, const MeasureText& measure) {

@@ -9,7 +9,10 @@
 // [SECTION] The three heatmaps
 // [SECTION] Row entropies
 // [SECTION] The panel
+#include <imgui_internal.h>  // ImRect
+
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -43,6 +46,14 @@ bool OptionButton(const char* label, bool selected, bool enabled = true) {
   return clicked;
 }
 
+/// SameLine when a button labelled `label` fits the rest of the line, else a new line (a cut
+/// "pin current a" says nothing).
+void SameLineIfFits(const char* label, float gap) {
+  const float w = ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine(0, gap);
+}
+
 void DrawControls(AppState& state) {
   CompareState& c = state.compare;
   const Shape& sh = ShownShape(state);
@@ -50,24 +61,24 @@ void DrawControls(AppState& state) {
 
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("A = the current state,  B =");
-  ImGui::SameLine();
+  SameLineIfFits("scaled \xE2\x86\x94 unscaled", ImGui::GetStyle().ItemSpacing.x);
   if (OptionButton("scaled \xE2\x86\x94 unscaled", c.mode == CompareMode::kScaled))
     Emit(state, SetCompare{CompareMode::kScaled});
   Tip("B flips \"divide by \u221Ad_k\": see what the scaling does to every stage.");
-  ImGui::SameLine(0, gap);
+  SameLineIfFits("causal \xE2\x86\x94 none", gap);
   if (OptionButton("causal \xE2\x86\x94 none", c.mode == CompareMode::kCausal))
     Emit(state, SetCompare{CompareMode::kCausal});
   Tip("B has no mask when A has one, else the causal mask.");
-  ImGui::SameLine(0, gap);
+  SameLineIfFits("head 0 vs head 1", gap);
   if (OptionButton("head 0 vs head 1", c.mode == CompareMode::kHeads, sh.H > 1))
     Emit(state, SetCompare{CompareMode::kHeads});
   Tip(sh.H > 1 ? "Two heads of the same run: each head has its own d_k columns of Q, K and V."
                : "Needs two heads or more: set heads in the Projections section.");
-  ImGui::SameLine(0, gap);
+  SameLineIfFits("temperature a vs b", gap);
   if (OptionButton("temperature a vs b", c.mode == CompareMode::kTemperature))
     Emit(state, SetCompare{CompareMode::kTemperature});
   Tip("A keeps the multiplier on the left (1/temperature); B gets its own.");
-  ImGui::SameLine(0, gap);
+  SameLineIfFits("pin current as B", gap);
   if (OptionButton("pin current as B", false)) Emit(state, PinCompare{});
   Tip("B becomes a snapshot of what is on screen now. Then change anything on the left: A "
       "follows your edits, B stays.");
@@ -159,6 +170,53 @@ void CellTooltip(const AppState& state, int64_t i, int64_t j) {
   ImGui::EndTooltip();
 }
 
+/// Where A, B and the difference go: side by side when their numbers fit so (each cell wide
+/// enough for 2 decimals, as in the overview), else A and B over the difference.
+std::array<ImRect, 3> MapBoxes(AppState& state, const std::optional<StageView>* const* views,
+                               const char* const* ids, ImVec2 origin, ImVec2 size) {
+  const float gap = ImGui::GetFontSize();
+  float need = 0;
+  for (int k = 0; k < 3; ++k) {
+    const std::optional<StageView>& v = *views[k];
+    if (!v || !state.compare.maps[k].gpu.has_values()) continue;
+    const CellSource cells{&v->values, nullptr};
+    const NumberCells nc = NumberCellWidths(state, v->stage, cells, [&](int64_t i, int64_t j) {
+      return v->hatch_masked && v->masked.size() && v->masked(i, j);
+    });
+    HeatmapViewSpec spec;
+    spec.id = ids[k];
+    spec.labels_key = static_cast<int64_t>(state.shown_version * 8 + state.compare.pin_version);
+    const HeatmapFrame f = MeasureHeatmapFrame(state, state.compare.maps[k], spec,
+                                               static_cast<int>(v->values.rows()),
+                                               static_cast<int>(v->values.cols()), nc.min);
+    need = std::max(need, f.left + f.right + v->values.cols() * nc.min);
+  }
+  std::array<ImRect, 3> out;
+  const float w3 = (size.x - 2 * gap) / 3;
+  if (need > (size.x - gap) / 2 && need <= size.x && state.view.values != ValuesMode::kOff) {
+    // One above the other, each as wide as the view (the maps' region then scrolls).
+    const float h = std::max(size.y * 0.5f, need * 0.6f);
+    for (int k = 0; k < 3; ++k) {
+      const ImVec2 a(origin.x, origin.y + k * (h + gap));
+      out[k] = ImRect(a, ImVec2(a.x + std::min(size.x, need * 1.2f), a.y + h));
+    }
+    return out;
+  }
+  if (need <= w3 || need > (size.x - gap) / 2) {
+    for (int k = 0; k < 3; ++k) {
+      const ImVec2 a(origin.x + k * (w3 + gap), origin.y);
+      out[k] = ImRect(a, ImVec2(a.x + w3, a.y + size.y));
+    }
+    return out;
+  }
+  const float w2 = (size.x - gap) / 2, h2 = (size.y - gap) / 2;
+  for (int k = 0; k < 3; ++k) {
+    const ImVec2 a(origin.x + (k % 2) * (w2 + gap), origin.y + (k / 2) * (h2 + gap));
+    out[k] = ImRect(a, ImVec2(a.x + w2, a.y + h2));
+  }
+  return out;
+}
+
 void DrawMaps(AppState& state, ImVec2 origin, ImVec2 size) {
   CompareState& c = state.compare;
   if (c.upload) {
@@ -167,23 +225,23 @@ void DrawMaps(AppState& state, ImVec2 origin, ImVec2 size) {
     if (c.diff) UploadView(c.maps[2], *c.diff);
     c.upload = false;
   }
-  const float gap = ImGui::GetFontSize();
-  const ImVec2 cell((size.x - 2 * gap) / 3, size.y);
   const std::optional<StageView>* views[] = {&c.view_a, &c.view_b, &c.diff};
   const char* ids[] = {"compare_a", "compare_b", "compare_diff"};
+  const std::array<ImRect, 3> boxes = MapBoxes(state, views, ids, origin, size);
   for (int k = 0; k < 3; ++k) {
     const std::optional<StageView>& v = *views[k];
     HeatmapViewSpec spec;
     spec.id = ids[k];
     spec.values = v ? &v->values : nullptr;
+    spec.masked = v && v->masked.size() ? &v->masked : nullptr;
     spec.empty_text = "(no view)";
     spec.labels_key = static_cast<int64_t>(state.shown_version * 8 + c.pin_version);
     if (c.hover.active) {
       spec.highlight_row = c.hover.row;
       spec.highlight_col = c.hover.col;
     }
-    const HeatmapViewHover h = DrawHeatmapView(
-        state, c.maps[k], spec, ImVec2(origin.x + k * (cell.x + gap), origin.y), cell);
+    const HeatmapViewHover h =
+        DrawHeatmapView(state, c.maps[k], spec, boxes[k].Min, boxes[k].GetSize());
     if (h.active && c.view_a) {
       c.hover_next = HeatmapViewHoverCell{true, h.row, h.col, c.stage != Stage::kContext};
       CellTooltip(state, h.row, h.col);
@@ -237,6 +295,7 @@ void DrawEntropies(AppState& state, ImVec2 size) {
   spec.y0 = 0;
   spec.y1 = top * 1.4;  // room for the legend
   spec.x_label = "query row";
+  spec.legend_above = true;
   spec.y_label = "entropy (nats)";
   if (T <= 24)
     for (size_t i = 0; i < T; ++i) spec.x_tick_labels.push_back(c.view_a->row_labels[i]);
@@ -278,7 +337,24 @@ void DrawComparePanel(AppState& state) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float plot_h = std::clamp(avail.y * 0.34f, 150.0f, 260.0f);
   const float maps_h = avail.y - plot_h - ImGui::GetStyle().ItemSpacing.y;
-  DrawMaps(state, origin, ImVec2(avail.x, maps_h));
+  // The maps on a canvas that scrolls when they are stacked (a narrow window).
+  const std::optional<StageView>* views[] = {&c.view_a, &c.view_b, &c.diff};
+  const char* ids[] = {"compare_a", "compare_b", "compare_diff"};
+  const std::array<ImRect, 3> probe = MapBoxes(state, views, ids, ImVec2(0, 0), ImVec2(avail.x, maps_h));
+  const bool stacked = probe[1].Min.y > probe[0].Min.y + 1;  // B under A: one column
+  ImGui::BeginChild("compare_maps", ImVec2(avail.x, maps_h), false,
+                    ImGuiWindowFlags_NoBackground |
+                        (stacked ? 0 : ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse));
+  const ImVec2 maps_origin = ImGui::GetCursorScreenPos();
+  const ImVec2 maps_avail = ImGui::GetContentRegionAvail();
+  DrawMaps(state, maps_origin, maps_avail);
+  float bottom = maps_origin.y;
+  for (const HeatmapSlot& m : c.maps) bottom = std::max(bottom, m.image_max.y + 8);
+  if (bottom > maps_origin.y + maps_avail.y) {  // stacked and taller than the region: scroll
+    ImGui::SetCursorScreenPos(ImVec2(maps_origin.x, bottom));
+    ImGui::Dummy(ImVec2(1, 1));
+  }
+  ImGui::EndChild();
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + maps_h + ImGui::GetStyle().ItemSpacing.y));
   DrawCompareGradientReadout(state);  // gradient_state.h: ||dL/dW_query|| of A and B
   DrawEntropies(state, ImVec2(avail.x, plot_h - ImGui::GetTextLineHeightWithSpacing()));

@@ -8,6 +8,9 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "gui/app_state.h"
@@ -123,6 +126,19 @@ std::string ProposedExportStem(const AppState& state, const ExportChoices& c, in
   return std::filesystem::path(DefaultExportName(state, StageAt(stage))).stem().string();
 }
 
+/// A number field that reads "auto" while it is 0 (a grey hint in the empty field), which is
+/// what 0 means here: not said, the figure's own. Clamped to [0, max]; true when edited.
+bool AutoNumberField(const char* label, double* v, double max) {
+  char buf[32] = "";
+  if (*v > 0) std::snprintf(buf, sizeof buf, "%g", *v);
+  if (!ImGui::InputTextWithHint(label, "auto", buf, sizeof buf,
+                                ImGuiInputTextFlags_CharsDecimal))
+    return false;
+  const double typed = std::strtod(buf, nullptr);
+  *v = std::isfinite(typed) ? std::clamp(typed, 0.0, max) : 0.0;
+  return true;
+}
+
 /// The export dialog's choices: format, stages, printed size, colorbars; and the preview.
 void DrawExportChoices(AppState& state) {
   DialogState& d = state.dialog;
@@ -171,15 +187,14 @@ void DrawExportChoices(AppState& state) {
   }
   const float field = ImGui::GetFontSize() * 5;
   ImGui::SetNextItemWidth(field);
-  ImGui::InputInt("dpi", &c.dpi, 0);
-  c.dpi = std::clamp(c.dpi, 0, 100000);
-  Tip("Pixels per inch when printed (0: not said). PNG: its pHYs chunk; SVG and PDF: their "
+  double dpi = c.dpi;
+  if (AutoNumberField("dpi", &dpi, 100000)) c.dpi = static_cast<int>(std::lround(dpi));
+  Tip("Pixels per inch when printed (empty, \"auto\": not said). PNG: its pHYs chunk; SVG and PDF: their "
       "printed size when no width is given.");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(field);
-  ImGui::InputDouble("width", &c.width, 0, 0, "%.2f");
-  c.width = std::clamp(c.width, 0.0, 1000.0);
-  Tip("The printed width of the whole figure (0: its own size). The pixels stay; only the "
+  AutoNumberField("width", &c.width, 1000.0);
+  Tip("The printed width of the whole figure (empty, \"auto\": its own size). The pixels stay; only the "
       "printed size changes.");
   ImGui::SameLine();
   int unit = c.width_in_cm ? 0 : 1;

@@ -326,13 +326,25 @@ void DrawCompareGradientReadout(AppState& state) {
   const Stages& a = ShownStages(state);
   const Stages& b = c.engine_b.stages();
   const int64_t i = ShownRow(state), j = std::clamp<int64_t>(g.key, 0, a.shape.T - 1);
-  const std::string key = c.key + "/" + std::to_string(i) + "/" + std::to_string(j);
+  const bool heads = c.mode == CompareMode::kHeads && a.shape.H > 1;
+  const std::string key = c.key + "/" + std::to_string(i) + "/" + std::to_string(j) + "/" +
+                          std::to_string(heads) + std::to_string(c.head_a) + "/" +
+                          std::to_string(c.head_b);
   if (key != g.compare_for) {
     g.compare_for = key;
     g.compare_error.clear();
     try {
-      g.norm_a = LossGradients(state.shown, a, i, j).grad_W_query.norm();
-      g.norm_b = LossGradients(c.b, b, i, j).grad_W_query.norm();
+      if (heads) {
+        // L sums over the heads, so its gradient is the same run's for A and B; what reaches
+        // each head is its own d_k columns of W_query (they feed no other head's weights).
+        const Matrix gq = LossGradients(state.shown, a, i, j).grad_W_query;
+        const int64_t dh = a.shape.dh, H = a.shape.H;
+        g.norm_a = gq.middleCols(std::clamp<int64_t>(c.head_a, 0, H - 1) * dh, dh).norm();
+        g.norm_b = gq.middleCols(std::clamp<int64_t>(c.head_b, 0, H - 1) * dh, dh).norm();
+      } else {
+        g.norm_a = LossGradients(state.shown, a, i, j).grad_W_query.norm();
+        g.norm_b = LossGradients(c.b, b, i, j).grad_W_query.norm();
+      }
     } catch (const std::exception& e) {
       g.compare_error = e.what();
     }
@@ -345,13 +357,14 @@ void DrawCompareGradientReadout(AppState& state) {
     ImGui::TextDisabled("gradient reaching W_query: %s", g.compare_error.c_str());
     return;
   }
-  ImGui::Text("gradient reaching W_query, \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W_q\xE2\x80\x96 "
-              "for row %lld \xE2\x86\x92 key %lld:", static_cast<long long>(i),
-              static_cast<long long>(j));
-  ImGui::SameLine();
-  ImGui::Text("A %s", Num(g.norm_a).c_str());
-  ImGui::SameLine(0, ImGui::GetFontSize());
-  ImGui::Text("B %s", Num(g.norm_b).c_str());
+  // In parts that wrap whole: at 1024 pixels the line does not hold B's number.
+  char head[160];
+  std::snprintf(head, sizeof head,
+                "gradient reaching W_query%s, \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W_q\xE2\x80\x96 "
+                "for row %lld \xE2\x86\x92 key %lld:",
+                heads ? " (each head's own d_k columns)" : "", static_cast<long long>(i),
+                static_cast<long long>(j));
+  WrappedParts({head, "A " + Num(g.norm_a), "B " + Num(g.norm_b)});
   Tip("L = \xE2\x88\x92\xCE\xA3 log w[b, h, i, j] (the Gradients view; click a key there to pick j). "
       "Without 1/\xE2\x88\x9A" "d_k the logits are larger, rows peak, and the softmax passes "
       "back less gradient: or, when the row peaks on the wrong key, much more.");

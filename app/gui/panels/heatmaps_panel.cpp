@@ -456,7 +456,8 @@ void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
 
 /// How a heatmap is drawn: among all stages, focused (most of the view, values printed), or as
 /// a thumbnail of the strip under the focused one.
-enum class MapMode { kOverview, kFocused, kThumbnail };
+/// kCanvas: in the overview's scrolling canvas, where the wheel scrolls (Ctrl+wheel zooms).
+enum class MapMode { kOverview, kCanvas, kFocused, kThumbnail };
 
 void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
                  MapMode mode = MapMode::kOverview, bool row_labels = true) {
@@ -502,6 +503,9 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
     if (hv.stage == stage && (dims || on_keys)) spec.highlight_col = hv.col;
   }
   spec.track_outside = state.paint.active;
+  spec.wheel_zoom_with_ctrl = mode == MapMode::kCanvas;
+  if (stage == Stage::kContext && sh.H > 1 && !state.shown.projections.out_proj)
+    spec.col_group = sh.dh_v;  // which columns each head wrote
   spec.thumbnail = mode == MapMode::kThumbnail;
   spec.row_labels = row_labels;
   spec.force_values = mode == MapMode::kFocused;
@@ -662,6 +666,225 @@ void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Layout with every number: rows of maps sized for their numbers, on a canvas that
+// scrolls when they need more room than the view has
+
+/// A map of the number layout: how wide its cells must be for 2 decimals (and may grow for 4),
+/// its frame, and where it goes.
+struct NumberedMap {
+  Stage stage;
+  int rows = 0, cols = 0;
+  float cell_min = 0, cell_max = 0;
+  HeatmapFrame frame;
+  bool row_labels = true;
+  float x = 0, w = 0;  // in its row, from the canvas's left
+};
+
+/// The cell widths that print every number of the stage (NumberCellWidths).
+NumberCells StageNumberCells(const AppState& state, Stage stage) {
+  const CellSource m = StageCells(state, stage);
+  const Stages* st = ReadableStages(state);
+  const MaskMatrix* mask = st && st->mask.rows() == m.rows() && st->mask.cols() == m.cols()
+                               ? &st->mask
+                               : nullptr;
+  const bool hatched = stage == Stage::kMask || stage == Stage::kLogits ||
+                       stage == Stage::kWeights || stage == Stage::kWeightsDropped;
+  return NumberCellWidths(state, stage, m, [&](int64_t i, int64_t j) {
+    return hatched && mask && !(*mask)(i, j);
+  });
+}
+
+/// The stages in pipeline order, sized for their numbers; empty when a map is too large for
+/// every number to be printed (more than 12 rows or columns, as the values' auto rule says) or
+/// the learner turned the numbers off: then the maps share the view as before.
+std::vector<NumberedMap> NumberedMaps(AppState& state, const std::vector<Stage>& stages) {
+  std::vector<NumberedMap> maps;
+  if (state.view.values == ValuesMode::kOff || !ReadableStages(state)) return {};
+  for (Stage stage : stages) {
+    const auto [rows, cols] = ShownSize(state, stage);
+    if (rows == 0 || cols == 0) continue;
+    if (rows > 12 || cols > 12) return {};
+    NumberedMap m{stage, static_cast<int>(rows), static_cast<int>(cols)};
+    const NumberCells cells = StageNumberCells(state, stage);
+    m.cell_min = cells.min;
+    m.cell_max = cells.max;
+    maps.push_back(m);
+  }
+  return maps;
+}
+
+/// Packs the maps into rows of `width` in pipeline order (the first map of a row labels the
+/// tokens for the row) and widens each row's cells towards 4 decimals. Returns the rows.
+std::vector<std::vector<NumberedMap>> PackRows(AppState& state, std::vector<NumberedMap> maps,
+                                               float width) {
+  const float gap = ImGui::GetFontSize();
+  std::vector<std::vector<NumberedMap>> rows;
+  auto measure = [&](NumberedMap& m, bool row_labels) {
+    HeatmapViewSpec view;
+    view.id = StageName(m.stage);
+    view.labels_key = state.shown_counts.input;
+    view.row_labels = row_labels;
+    m.row_labels = row_labels;
+    m.frame = MeasureHeatmapFrame(state, state.heatmaps[StageIndex(m.stage)], view, m.rows,
+                                  m.cols, m.cell_min);
+    m.w = m.frame.left + m.frame.right + m.cols * m.cell_min;
+  };
+  for (NumberedMap& m : maps) {
+    if (!rows.empty()) {  // beside the row's last map, which labels the tokens
+      measure(m, false);
+      const NumberedMap& last = rows.back().back();
+      m.x = last.x + last.w + gap;
+      if (m.x + m.w <= width) {
+        rows.back().push_back(m);
+        continue;
+      }
+    }
+    measure(m, true);  // the first of a new row
+    m.x = 0;
+    rows.push_back({m});
+  }
+  // Share each row's leftover width among its cells, up to 4 decimals.
+  for (std::vector<NumberedMap>& row : rows) {
+    float used = row.back().x + row.back().w, cells = 0;
+    for (const NumberedMap& m : row) cells += m.cols;
+    const float per_cell = cells > 0 ? std::max(0.0f, width - used) / cells : 0;
+    float shift = 0;
+    for (NumberedMap& m : row) {
+      const float grow = std::min(per_cell, m.cell_max - m.cell_min) * m.cols;
+      m.x += shift;
+      m.w += grow;
+      shift += grow;
+    }
+  }
+  return rows;
+}
+
+/// Uploads each head's weights (of the batch shown) into the head grid's slots when the run,
+/// the batch or the heads changed.
+void UploadHeadMaps(AppState& state, const Stages& st, int heads) {
+  const std::string key = std::to_string(state.shown_version) + "/" +
+                          std::to_string(state.batch) + "/" + std::to_string(heads);
+  if (key == state.head_maps_key) return;
+  state.head_maps_key = key;
+  const MaskMatrix masked = (st.mask.array() == 0).cast<uint8_t>();
+  for (int h = 0; h < heads; ++h) {
+    const Matrix& w = st.Head(st.weights, state.batch, h);
+    HeatmapContent c = StageContent(st, state.shown, Stage::kWeights, h, state.batch,
+                                    state.token_labels, ScanStage(Stage::kWeights, w));
+    c.title = "head " + std::to_string(h) + ": weights";
+    UploadMatrix(state.head_maps[static_cast<size_t>(h)], w, c, masked);
+  }
+}
+
+/// One map of the head grid, with its tooltip; a click on its title shows that head above.
+void DrawHeadMap(AppState& state, const Stages& st, int h, bool row_labels, ImVec2 o, ImVec2 size) {
+  const Matrix& w = st.Head(st.weights, state.batch, h);
+  const std::string id = "head_w" + std::to_string(h);
+  HeatmapViewSpec spec;
+  spec.id = id.c_str();
+  spec.values = &w;
+  spec.allowed = &st.mask;
+  spec.labels_key = state.shown_counts.input;
+  spec.row_labels = row_labels;
+  spec.wheel_zoom_with_ctrl = true;
+  spec.heading_note = h == state.head ? "shown above" : "";
+  spec.title_tip = "Click to show this head in the maps above.";
+  if (state.hover.active && state.hover.stage == Stage::kWeights) {
+    spec.highlight_row = state.hover.row;
+    spec.highlight_col = state.hover.col;
+  }
+  const HeatmapViewHover hv = DrawHeatmapView(state, state.head_maps[static_cast<size_t>(h)],
+                                              spec, o, size);
+  if (hv.title_clicked) Emit(state, SelectHead{h});
+  if (hv.active)
+    ImGui::SetTooltip("head %d: query %lld (\"%s\") \xE2\x86\x92 key %lld (\"%s\"): weight %s",
+                      h, static_cast<long long>(hv.row), RowLabel(state, hv.row).c_str(),
+                      static_cast<long long>(hv.col), RowLabel(state, hv.col).c_str(),
+                      Num(w(hv.row, hv.col)).c_str());
+}
+
+/// The head grid: every head's weights side by side (as BertViz's head view), their numbers
+/// printed as above. Returns the height used.
+float DrawHeadGrid(AppState& state, ImVec2 at, float width) {
+  const Stages* st = ReadableStages(state);
+  if (!st || st->shape.H <= 1 || !state.renderer) return 0;
+  const int heads = static_cast<int>(std::min<int64_t>(st->shape.H, AppState::kHeadGridMax));
+  UploadHeadMaps(state, *st, heads);
+  ImGui::SetCursorScreenPos(at);
+  ImGui::TextUnformatted("Every head's weights, side by side");
+  ImGui::SameLine();
+  ImGui::TextDisabled("each head attends with its own d_k columns of Q and K");
+  const int T = static_cast<int>(st->shape.T);
+  float cell = 0;
+  for (int h = 0; h < heads; ++h)
+    cell = std::max(cell, NumberCellWidths(state, Stage::kWeights,
+                                           CellSource{&st->Head(st->weights, state.batch, h)},
+                                           [&](int64_t i, int64_t j) {
+                                             return st->mask.rows() == T && !st->mask(i, j);
+                                           }).min);
+  const float gap = ImGui::GetFontSize();
+  float x = 0, y = at.y + ImGui::GetTextLineHeightWithSpacing() + 2, row_h = 0;
+  for (int h = 0; h < heads; ++h) {
+    HeatmapViewSpec probe;
+    probe.id = "head";
+    probe.labels_key = state.shown_counts.input;
+    probe.row_labels = x == 0;
+    HeatmapFrame f = MeasureHeatmapFrame(state, state.head_maps[h], probe, T, T, cell);
+    float w = f.left + f.right + T * cell;
+    if (x > 0 && x + w > width) {  // a new row, labelled
+      x = 0;
+      y += row_h + 6;
+      probe.row_labels = true;
+      f = MeasureHeatmapFrame(state, state.head_maps[h], probe, T, T, cell);
+      w = f.left + f.right + T * cell;
+    }
+    row_h = f.top + std::max(T * f.cell_h, f.min_image_h) + 6;
+    DrawHeadMap(state, *st, h, probe.row_labels, ImVec2(at.x + x, y), ImVec2(w, row_h));
+    x += w + gap;
+  }
+  return y + row_h - at.y;
+}
+
+/// Draws the rows of maps on a canvas that scrolls when they are taller than `avail`; each row
+/// as tall as its tallest map needs for one line of numbers per cell, more when there is room.
+void DrawNumberedRows(AppState& state, const std::vector<std::vector<NumberedMap>>& rows,
+                      ImVec2 avail) {
+  const float gap_y = 6;
+  std::vector<float> need;
+  float total = 0;
+  for (const std::vector<NumberedMap>& row : rows) {
+    float h = 0;
+    for (const NumberedMap& m : row)
+      h = std::max(h, m.frame.top + std::max(m.rows * m.frame.cell_h, m.frame.min_image_h) + 6);
+    need.push_back(h);
+    total += h + gap_y;
+  }
+  const float chips_h = ImGui::GetFrameHeight() + 4;
+  const float spare = std::max(0.0f, avail.y - chips_h - total) / std::max<size_t>(rows.size(), 1);
+  ImGui::BeginChild("numbers_canvas", avail, false, ImGuiWindowFlags_NoBackground);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  float y = origin.y + DrawChips(state, origin);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    // Room left over makes the cells taller, up to square-ish.
+    float square = need[r];
+    for (const NumberedMap& m : rows[r])
+      square = std::max(square, m.frame.top + m.rows * (m.w - m.frame.left - m.frame.right) /
+                                                  m.cols + 6);
+    const float h = std::min(need[r] + spare, square);
+    for (const NumberedMap& m : rows[r]) {
+      const ImVec2 o(origin.x + m.x, y);
+      state.heatmap_cells[StageIndex(m.stage)] = ScreenRect{o, ImVec2(o.x + m.w, o.y + h)};
+      DrawHeatmap(state, m.stage, o, ImVec2(m.w, h), MapMode::kCanvas, m.row_labels);
+    }
+    y += h + gap_y;
+  }
+  y += DrawHeadGrid(state, ImVec2(origin.x, y), avail.x - ImGui::GetStyle().ScrollbarSize);
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, y));
+  ImGui::Dummy(ImVec2(1, 1));
+  ImGui::EndChild();
+}
+
 /// Every stage in the order of the computation: X, Q, K, V and the scores on the first row; the
 /// mask, logits, weights, dropout and context on the second; identity stages as chips between.
 void DrawPipeline(AppState& state, ImVec2 origin, ImVec2 avail) {
@@ -674,6 +897,15 @@ void DrawPipeline(AppState& state, ImVec2 origin, ImVec2 avail) {
   const std::vector<Stage> top = shown({Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kScores});
   const std::vector<Stage> bottom = shown(
       {Stage::kMask, Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped, Stage::kContext});
+  // Notebook-sized: every number on screen, the maps in rows sized for them.
+  std::vector<Stage> all = top;
+  all.insert(all.end(), bottom.begin(), bottom.end());
+  const std::vector<NumberedMap> numbered = NumberedMaps(state, all);
+  if (!numbered.empty()) {
+    const float scrollbar = ImGui::GetStyle().ScrollbarSize;
+    DrawNumberedRows(state, PackRows(state, numbered, avail.x - scrollbar), avail);
+    return;
+  }
   const float gap_y = 4;
   const float top_h = std::floor((avail.y - gap_y) * 0.46f);
   DrawRow(state, top, origin, ImVec2(avail.x, top_h));

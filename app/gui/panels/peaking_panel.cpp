@@ -109,14 +109,15 @@ void DrawWeightBars(const AppState& state, const RowVector& w, const PeakStats& 
   spec.y1 = top > 0.05 ? std::max(1.0, top) : (top > 0 ? top * 1.2 : 1.0);
   spec.x_label = "key";
   spec.y_label = "weight";
+  spec.legend_above = true;
   if (T <= 24)
     for (int64_t j = 0; j < T; ++j) spec.x_tick_labels.push_back(RowLabel(state, j));
   const PlotAxes axes = BeginPlot(spec);
   PlotBars(axes, bars, IM_COL32(90, 150, 230, 255), static_cast<int>(stats.argmax),
            IM_COL32(255, 200, 60, 255));
   if (n > 0) {
-    const std::string uniform = "uniform 1/" + std::to_string(n);
-    PlotHLine(axes, 1.0 / n, IM_COL32(200, 200, 200, 180), uniform.c_str());
+    PlotHLine(axes, 1.0 / n, IM_COL32(200, 200, 200, 180));  // named above, not on the bars
+    PlotLegend(axes, {{"uniform 1/" + std::to_string(n), IM_COL32(200, 200, 200, 180)}});
   }
   if (axes.hovered) {
     const int j = std::clamp(static_cast<int>(std::lround(axes.XAt(ImGui::GetIO().MousePos.x))),
@@ -144,12 +145,15 @@ void DrawEntropyCurve(AppState& state, const PeakStats& stats, int64_t n, ImVec2
   spec.y0 = 0;
   spec.y1 = std::max(0.1, std::log(static_cast<double>(std::max<int64_t>(n, 1))) * 1.1);
   spec.x_label = "multiplier = 1/temperature";
+  spec.x_label_short = "multiplier";
   spec.y_label = "entropy (nats)";
+  spec.legend_above = true;
   const PlotAxes axes = BeginPlot(spec);
   const bool dragging = ImGui::IsItemActive();
-  if (n > 1)
-    PlotHLine(axes, std::log(static_cast<double>(n)), IM_COL32(200, 200, 200, 180),
-              "uniform: log n");  // at the right, where the curve has left the line
+  if (n > 1) {  // named in the legend above the plot: no label on the curve or the point
+    PlotHLine(axes, std::log(static_cast<double>(n)), IM_COL32(200, 200, 200, 180));
+    PlotLegend(axes, {{"uniform: log n", IM_COL32(200, 200, 200, 180)}});
+  }
   PlotLine(axes, xs, ys, IM_COL32(90, 150, 230, 255), 2.0f);
   const double m = s.scaling.multiplier;
   if (s.normalization == Normalization::kSoftmax)
@@ -193,6 +197,17 @@ void RefreshPeaking(AppState& state) {
   cache.curve = PeakingCurve(scores, allowed, scale, LogSpace(kLowMultiplier, kHighMultiplier, 121));
 }
 
+/// "▴ larger" gives the two plots under the heatmaps most of the height (the maps' canvas
+/// scrolls); "▾ smaller" gives it back. At the end of the header line, or under it.
+void DrawPlotsToggle(AppState& state) {
+  const char* label = state.plots_expanded ? "\xE2\x96\xBE smaller" : "\xE2\x96\xB4 larger";
+  BeginToolbarItem(false, ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2);
+  if (ImGui::SmallButton(label)) state.plots_expanded = !state.plots_expanded;
+  Tip(state.plots_expanded ? "Give the heatmaps their room back."
+                           : "Give these two plots (softmax peaking and why 1/\xE2\x88\x9A" "d_k) "
+                             "most of the height; the heatmaps above scroll.");
+}
+
 void DrawPeakingPanel(AppState& state) {
   if (!HasShownRun(state)) return;
   RefreshPeaking(state);  // a row picked this frame shows at once (no-op during a run)
@@ -205,6 +220,7 @@ void DrawPeakingPanel(AppState& state) {
       "n allowed keys share equally, 0 when one key takes everything.");
   BeginToolbarItem(false, LabeledWidth(ImGui::GetFontSize() * 9.0f, "query row"));
   DrawRowPicker(state, T);
+  DrawPlotsToggle(state);
 
   const RowVector& w = cache.weights;
   const PeakStats stats = RowPeakStats(w);

@@ -1,6 +1,7 @@
 // status_bar_panel.cpp: one line at the bottom: the error of the current edit (the heatmaps
 // keep the last good result), else the last message; on the right the sizes on screen and
 // which stages the last edit recomputed.
+#include "attnlab/heatmap_spec.h"  // FitLabel
 #include "attnlab/text.h"
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
@@ -59,11 +60,21 @@ void DrawStatusBar(AppState& state) {
   left = MessageText(left, 4 * kMessageQuoteChars);  // one line, whatever a file held
   ImGui::AlignTextToFramePadding();
   const ImVec2 p = ImGui::GetCursorScreenPos();
+  // Too long for the line: cut with an ellipsis, the whole message on hover.
+  const MeasureText measure = [](std::string_view t) {
+    return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
+  };
+  const std::string fitted = FitLabel(left, std::max(room, 0.0f), measure);
   ImGui::PushClipRect(p, ImVec2(p.x + room, p.y + ImGui::GetFrameHeight()), true);
-  ImGui::TextColored(color, "%s", left.c_str());
+  ImGui::TextColored(color, "%s", fitted.c_str());
   ImGui::PopClipRect();
-  if (ImGui::IsItemHovered() && ImGui::CalcTextSize(left.c_str()).x > room)
-    ImGui::SetTooltip("%s", left.c_str());
+  if (fitted != left && ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40.0f);
+    ImGui::TextUnformatted(left.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
   ImGui::SameLine(x0 + avail - right_w);
   ImGui::TextDisabled("%s", right.c_str());
   Tip("What is on screen, the precision it was computed in (the scenario's dtype: float32 as "

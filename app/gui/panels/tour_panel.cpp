@@ -4,6 +4,7 @@
 // and Skip emit TourCommand actions.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
@@ -91,6 +92,37 @@ void DrawTask(const char* task, bool done) {
 
 }  // namespace
 
+/// Where the card goes: at `preferred` if there it covers neither what the step points at nor
+/// the status bar, else beside the target (right, left, below, above), else as far from it as
+/// the window allows; always inside the window above the status bar. Uses last frame's height.
+ImVec2 PlaceCard(const AppState& state, const TourStep& step, ImVec2 preferred, float width) {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.y + 4;
+  const ImVec2 lo(vp->WorkPos.x + 4, vp->WorkPos.y + 4);
+  const ImVec2 hi(vp->WorkPos.x + vp->WorkSize.x - 4, vp->WorkPos.y + vp->WorkSize.y - status_h);
+  const float h = state.tour.card.valid() ? state.tour.card.max.y - state.tour.card.min.y
+                                          : ImGui::GetFontSize() * 14.0f;
+  auto inside = [&](ImVec2 p) {
+    return ImVec2(std::clamp(p.x, lo.x, std::max(lo.x, hi.x - width)),
+                  std::clamp(p.y, lo.y, std::max(lo.y, hi.y - h)));
+  };
+  const ScreenRect t = TargetRect(state, step.target);
+  auto overlaps = [&](ImVec2 p) {
+    return t.valid() && p.x < t.max.x && p.x + width > t.min.x && p.y < t.max.y &&
+           p.y + h > t.min.y;
+  };
+  std::vector<ImVec2> candidates = {inside(preferred)};
+  if (t.valid()) {
+    const float gap = 12;
+    for (ImVec2 p : {ImVec2(t.max.x + gap, t.min.y), ImVec2(t.min.x - gap - width, t.min.y),
+                     ImVec2(t.min.x, t.max.y + gap), ImVec2(t.min.x, t.min.y - gap - h)})
+      candidates.push_back(inside(p));
+  }
+  for (const ImVec2& p : candidates)
+    if (!overlaps(p)) return p;
+  return candidates.front();
+}
+
 void DrawTourPanel(AppState& state) {
   TourState& tour = state.tour;
   if (!tour.active) {
@@ -112,17 +144,15 @@ void DrawTourPanel(AppState& state) {
   const bool docked = state.central == CentralView::kHeatmaps && slot.valid();
   const float width = docked ? std::max(slot.max.x - slot.min.x, ImGui::GetFontSize() * 18.0f)
                              : ImGui::GetFontSize() * 24.0f;
-  ImVec2 pos = docked ? slot.min
-                      : ImVec2(vp->WorkPos.x + vp->WorkSize.x - width - 16,
-                               vp->WorkPos.y + vp->WorkSize.y - ImGui::GetFontSize() * 16.0f);
-  // Never past the window's right or bottom edge (a wide card at a large zoom).
-  pos.x = std::max(vp->WorkPos.x, std::min(pos.x, vp->WorkPos.x + vp->WorkSize.x - width - 8));
-  if (tour.card.valid())  // last frame's height: a long card moves up rather than off-screen
-    pos.y = std::max(vp->WorkPos.y, std::min(pos.y, vp->WorkPos.y + vp->WorkSize.y -
-                                                         (tour.card.max.y - tour.card.min.y) - 8));
+  const ImVec2 pos = PlaceCard(state, step, docked ? slot.min
+                                                   : ImVec2(vp->WorkPos.x + vp->WorkSize.x -
+                                                                width - 16,
+                                                            vp->WorkPos.y + vp->WorkSize.y -
+                                                                ImGui::GetFontSize() * 16.0f),
+                               width);
   ImGui::SetNextWindowPos(pos);
   ImGui::SetNextWindowSizeConstraints(ImVec2(width, 0), ImVec2(width, FLT_MAX));
-  ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.16f, 0.15f, 0.13f, 0.98f));
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.16f, 0.15f, 0.13f, 1.0f));  // opaque
   ImGui::PushStyleColor(ImGuiCol_Border, ImGui::ColorConvertU32ToFloat4(kAccent));
   ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 2.0f);
   ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 6.0f);

@@ -248,6 +248,7 @@ void DrawCurves(const TrainState& e, ImVec2 size) {
   spec.y0 = 0;
   spec.y1 = hi > 0 ? hi * 1.05 : 1.0;
   spec.x_label = "Adam step";
+  spec.legend_above = true;
   spec.y_label = "loss (cross-entropy)";
   const PlotAxes axes = BeginPlot(spec);
   std::vector<std::pair<std::string, ImU32>> legend;
@@ -301,7 +302,7 @@ void DrawRunMap(AppState& state, TrainState& e, int r, ImVec2 origin, ImVec2 siz
   view.values = has ? &snaps[e.snapshot].weights : nullptr;
   view.empty_text = r == 1 ? "(unscaled: not at this step yet)" : "(no step yet)";
   view.labels_key = e.generation;
-  view.row_labels = r == 0;
+  view.row_labels = true;  // both maps alike: the same cell width, the same decimals
   const HeatmapViewHover h = DrawHeatmapView(state, e.maps[r], view, origin, size);
   if (!h.active || !has) return;
   const Matrix& w = snaps[e.snapshot].weights;
@@ -341,6 +342,16 @@ void DrawScrub(AppState& state, TrainState& e, ImVec2 size) {
   ImGui::PopTextWrapPos();
   Tip("The task's symbols (A..P); associative recall shows key:value pairs and the queried key. "
       "The head sees no mask: every token may attend to every token.");
+  // Which rows the loss scores: the other rows' weights are whatever the head gives them.
+  static const char* const scored[] = {
+      "The loss scores rows 1 to T-1 (each should attend to the token before it); row 0 is not "
+      "scored.",
+      "The loss scores every row (each should attend to token 0).",
+      "Only the last position is scored: the last row (the query) should attend to the pair "
+      "whose key it holds; the other rows are not trained, so their weights mean little."};
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(scored[static_cast<int>(TrainTasks()[e.task].task)]);
+  ImGui::PopTextWrapPos();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float gap = ImGui::GetFontSize() * 0.5f;
   // As tall as wide, about: square cells (the labels above take about what the row labels and

@@ -80,11 +80,55 @@ void CodeBox(const AppState& state, const std::string& code, float width) {
   ImGui::PopFont();
 }
 
+/// How the steps share the view: the text column's width, the weights map's width, each
+/// step's height; sized so that every number of the maps prints (as in the overview) when they
+/// are notebook-sized, else the halves and quarters of the view.
+struct TrickLayout {
+  float text_w = 0, weights_w = 0, row_h = 0;
+};
+
+TrickLayout LayOutTrick(AppState& state, ImVec2 avail) {
+  TrickState& t = state.trick;
+  const float gap = 6;
+  TrickLayout out;
+  out.text_w = std::floor((avail.x - 12) * 0.5f);
+  out.row_h = (avail.y - 3 * gap) / 4;
+  out.weights_w = 0;  // DrawStep's default share
+  if (state.view.values == ValuesMode::kOff) return out;
+  float weights = 0, result = 0, height = 0;
+  for (int i = 0; i < 4; ++i) {
+    const TrickStep& step = t.steps[static_cast<size_t>(i)];
+    const Matrix* maps[2] = {&step.weights, &step.result};
+    for (int k = 0; k < 2; ++k) {
+      const Matrix& m = *maps[k];
+      if (m.rows() > 12 || m.cols() > 12) return out;
+      const Stage stage = k == 0 ? Stage::kWeights : Stage::kContext;
+      const NumberCells nc = NumberCellWidths(state, stage, CellSource{&m, nullptr}, nullptr);
+      HeatmapViewSpec probe;
+      probe.id = "trick";
+      probe.labels_key = static_cast<int64_t>(t.version);
+      HeatmapSlot& slot = k == 0 ? t.weight_maps[i] : t.result_maps[i];
+      const HeatmapFrame f = MeasureHeatmapFrame(state, slot, probe, static_cast<int>(m.rows()),
+                                                 static_cast<int>(m.cols()), nc.min);
+      float& w = k == 0 ? weights : result;
+      w = std::max(w, f.left + f.right + m.cols() * nc.min);
+      height = std::max(height, f.top + std::max(m.rows() * f.cell_h, f.min_image_h) + 8);
+    }
+  }
+  const float maps_w = weights + result + ImGui::GetFontSize() * 0.5f;
+  const float text_w = avail.x - 12 - maps_w;
+  if (text_w < (avail.x - 12) * 0.36f) return out;  // no room: the default shares
+  out.text_w = std::floor(text_w);
+  out.weights_w = std::ceil(weights);
+  out.row_h = std::max(out.row_h, height + 8);
+  return out;
+}
+
 /// One step: text on the left, its weights and its result on the right.
-void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size) {
+void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size, const TrickLayout& lay) {
   TrickState& t = state.trick;
   const TrickStep& step = t.steps[static_cast<size_t>(i)];
-  const float text_w = std::floor(size.x * 0.5f);
+  const float text_w = lay.text_w;
   const float gap = ImGui::GetFontSize();
 
   // -- left: title and verdict, code, how far from v1 (and for v4, why)
@@ -95,7 +139,11 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size) {
   const std::string verdict = TrickVerdict(step, i, &shapes_differ);
   ImGui::AlignTextToFramePadding();
   ImGui::TextColored(kTitle, "%s", step.name.c_str());
-  ImGui::SameLine(0, gap);
+  // The badge beside the name when it fits the text column, else under it (never under the
+  // maps' headings).
+  const float badge_w = ImGui::CalcTextSize(verdict.c_str()).x + 12;
+  if (ImGui::GetItemRectMax().x + gap + badge_w <= origin.x + text_w - gap)
+    ImGui::SameLine(0, gap);
   if (i == 0)
     ImGui::TextDisabled("%s", verdict.c_str());
   else
@@ -130,7 +178,9 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size) {
   const Matrix& r = step.result;
   const float maps_x = origin.x + text_w;
   const float maps_w = size.x - text_w;
-  const float weights_w = std::min(maps_w * 0.45f, size.y + ImGui::GetFontSize() * 4.0f);
+  const float weights_w = lay.weights_w > 0
+                              ? lay.weights_w
+                              : std::min(maps_w * 0.45f, size.y + ImGui::GetFontSize() * 4.0f);
   const int64_t labels_key = static_cast<int64_t>(t.version);
 
   HeatmapViewSpec ws;
@@ -138,6 +188,7 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size) {
   ws.id = wid.c_str();
   ws.values = &w;
   ws.labels_key = labels_key;
+  ws.wheel_zoom_with_ctrl = true;  // the wheel scrolls the steps
   const HeatmapViewHoverCell& hv = t.hover;
   if (hv.active) {
     ws.highlight_row = hv.row;
@@ -159,6 +210,7 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size) {
   rs.id = rid.c_str();
   rs.values = &r;
   rs.labels_key = labels_key;
+  rs.wheel_zoom_with_ctrl = true;
   if (hv.active) rs.highlight_row = hv.row;
   HeatmapSlot& rslot = t.result_maps[static_cast<size_t>(i)];
   const float rx = maps_x + weights_w + gap * 0.5f;
@@ -204,19 +256,25 @@ void DrawTrickPanel(AppState& state) {
       UploadMatrix(t.result_maps[i], t.steps[i].result, TrickContent(state, i, false));
   }
 
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  // The steps on a canvas that scrolls when their numbers need more height than the view has.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = 6;
-  const float row_h = (avail.y - 3 * gap) / 4;
+  TrickLayout lay = LayOutTrick(state, avail);
+  if (4 * lay.row_h + 3 * gap > avail.y)  // room for the scrollbar
+    lay = LayOutTrick(state, ImVec2(avail.x - ImGui::GetStyle().ScrollbarSize, avail.y));
+  ImGui::BeginChild("trick_canvas", avail, false, ImGuiWindowFlags_NoBackground);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float width = ImGui::GetContentRegionAvail().x;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (int i = 0; i < 4; ++i) {
-    const ImVec2 a(origin.x, origin.y + i * (row_h + gap));
-    const ImVec2 b(a.x + avail.x, a.y + row_h);
+    const ImVec2 a(origin.x, origin.y + i * (lay.row_h + gap));
+    const ImVec2 b(a.x + width, a.y + lay.row_h);
     dl->AddRectFilled(a, b, IM_COL32(255, 255, 255, i % 2 ? 6 : 12), 4.0f);
-    DrawStep(state, i, ImVec2(a.x + 6, a.y + 4), ImVec2(avail.x - 12, row_h - 8));
+    DrawStep(state, i, ImVec2(a.x + 6, a.y + 4), ImVec2(width - 12, lay.row_h - 8), lay);
   }
-  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + avail.y));
-  ImGui::Dummy(ImVec2(0, 0));
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + 4 * lay.row_h + 3 * gap));
+  ImGui::Dummy(ImVec2(1, 1));
+  ImGui::EndChild();
   t.hover = t.hover_next;
 }
 

@@ -91,7 +91,16 @@ void DrawOwnVariances(AppState& state) {
   // Each "name value" pair wraps as a whole: a number is never cut in two.
   std::vector<std::string> parts = {who, "var(q) " + num(v.own.var_q), "var(k) " + num(v.own.var_k),
                                     "var(q\xC2\xB7k) " + num(v.own.var_scores)};
-  if (scaled) parts.push_back("scaled " + num(v.own_scaled));
+  // The scaled variance says what it was scaled by: the multiplier is in the number too.
+  const ScalingSpec& sc = state.shown.scaling;
+  if (sc.sqrt_dk && sc.multiplier == 1.0)
+    parts.push_back("scaled by 1/\xE2\x88\x9A" "d_k " + num(v.own_scaled));
+  else if (sc.sqrt_dk)
+    parts.push_back("scaled by " + num(sc.multiplier) + "/\xE2\x88\x9A" "d_k (multiplier " +
+                    "included) " + num(v.own_scaled));
+  else if (scaled)
+    parts.push_back("\xC3\x97 multiplier " + num(sc.multiplier) + " (no 1/\xE2\x88\x9A" "d_k) " +
+                    num(v.own_scaled));
   if (stale || v.own_key.empty()) parts.push_back("(updating\xE2\x80\xA6)");
   WrappedParts(parts);
   if (ImGui::IsItemHovered()) {
@@ -123,6 +132,7 @@ void DrawVarianceCurve(const VarianceState& v, int64_t dk, ImVec2 size) {
   spec.y0 = 0.25;
   spec.y1 = ds.back() * 2;
   spec.x_label = "dimension d";
+  spec.legend_above = true;
   spec.y_label = "variance";
   const PlotAxes axes = BeginPlot(spec);
   PlotLine(axes, ds, un, kUnscaledColor, 2.0f);
@@ -134,7 +144,8 @@ void DrawVarianceCurve(const VarianceState& v, int64_t dk, ImVec2 size) {
   if (dk > 0) {  // after the series, so that its label stays readable over them
     char label[32];
     std::snprintf(label, sizeof label, "d_k = %lld", static_cast<long long>(dk));
-    PlotVLine(axes, static_cast<double>(dk), IM_COL32(255, 200, 60, 200), label, true);
+    // Its name at the top, where the curves are not (they start low on the left).
+    PlotVLine(axes, static_cast<double>(dk), IM_COL32(255, 200, 60, 200), label, false);
   }
   PlotLegend(axes, {{"var(q\xC2\xB7k) \xE2\x89\x88 d", kUnscaledColor},
                     {"var(q\xC2\xB7k / \u221Ad) \xE2\x89\x88 1", kScaledColor}});
@@ -174,6 +185,7 @@ void DrawDotHistogram(AppState& state, ImVec2 size) {
   hs.y0 = 0;
   hs.y1 = top * 1.08;
   hs.x_label = "q\xC2\xB7k";
+  hs.legend_above = true;
   hs.y_label = "count";
   const PlotAxes ha = BeginPlot(hs);
   PlotHistogram(ha, edges, counts_un, IM_COL32(235, 110, 80, 110), kUnscaledColor);

@@ -185,8 +185,20 @@ Rgb CellInk(Rgb background);
 using MeasureText = std::function<float(std::string_view)>;
 
 /// A cell's value as printed: 4 decimals as the notebooks print them, else 3, else 2 (never
-/// fewer) — the most that fits `max_width`; "" when even 2 decimals do not fit.
+/// fewer) — the most that fits `max_width`; "…" when even 2 decimals do not fit (the
+/// tooltip has the value), "" only when not even that fits.
 std::string FittedCellValue(float v, float max_width, const MeasureText& measure);
+
+/// What a cell of `stage` prints, the one rule of the overview, compare, trick and figures: the
+/// mask "1" (allowed) or "0" (masked); a masked cell of the logits "-inf" and of the weights
+/// (before or after dropout) "0", as PyTorch prints them (the hatch stays a second cue); any
+/// other value FittedCellValue.
+std::string CellText(Stage stage, float v, bool masked, float max_width,
+                     const MeasureText& measure);
+
+/// The shortest text CellText prints for the cell (2 decimals): what a layout that wants every
+/// number on screen must make room for.
+std::string ShortestCellText(Stage stage, float v, bool masked);
 
 /// A label cut to `max_width` with an ellipsis (never inside a code point); unchanged if it fits.
 std::string FitLabel(const std::string& label, float max_width, const MeasureText& measure);
