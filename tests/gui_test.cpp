@@ -1183,6 +1183,15 @@ TEST_F(Gui, OverviewPrintsEveryNumberOfNotebookSizedScenarios) {
       {"--preset karpathy-a-at-b", "", {"X", "mask", "weights", "context"}},
       {two_heads, "", {"X", "Q", "K", "V", "scores", "mask", "logits", "weights",
                        "weights_dropped", "context", "head_weights_0", "head_weights_1"}},
+      // The book's chapter 3, as the tour shows it.
+      {"--preset raschka-3.3-simple", "", {"X", "scores", "weights", "context"}},
+      {"--preset raschka-3.4-v2", "", {"X", "Q", "K", "V", "scores", "weights", "context"}},
+      {"--preset raschka-3.5-causal", "", {"mask", "logits", "weights", "context"}},
+      {"--preset raschka-3.5-dropout", "", {"mask", "weights", "weights_dropped", "context"}},
+      {"--preset raschka-3.5-causal-batch", "", {"mask", "logits", "weights", "context"}},
+      {"--preset raschka-3.6-wrapper", "",
+       {"weights", "context", "head_weights_0", "head_weights_1"}},
+      {"--preset raschka-3.6-mha", "", {"weights", "context", "head_weights_0", "head_weights_1"}},
   };
   for (const std::string screen : {"1280x800", "1024x700"})
     for (const Case& c : cases) {
