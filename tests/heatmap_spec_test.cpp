@@ -123,6 +123,15 @@ TEST(HeatmapSpec, CellTextInkFitAndThinning) {
   EXPECT_EQ(CellText(Stage::kLogits, -INFINITY, true, 20, seven), "\u2026");
   EXPECT_EQ(CellText(Stage::kScores, -0.07f, false, 35, seven), "-0.07");
   EXPECT_EQ(ShortestCellText(Stage::kQ, -0.0712f, false), "-0.07");
+  // One map, one number of decimals: 0.181 would fit 3 decimals in 35 px, -0.07 only 2.
+  EXPECT_EQ(MapCellTexts(Stage::kContext, {0.1812f, -0.0712f}, {0, 0}, 35, seven),
+            (std::vector<std::string>{"0.18", "-0.07"}));
+  EXPECT_EQ(MapCellTexts(Stage::kContext, {0.1812f, 0.0712f}, {0, 0}, 35, seven),
+            (std::vector<std::string>{"0.181", "0.071"}));
+  // An outlier that fits nowhere is "…" and does not cost the others their decimals; masked
+  // cells print PyTorch's -inf whatever the decimals.
+  EXPECT_EQ(MapCellTexts(Stage::kLogits, {0.5f, 12345.0f, -INFINITY}, {0, 0, 1}, 42, seven),
+            (std::vector<std::string>{"0.5000", "\u2026", "-inf"}));
   EXPECT_EQ(FitLabel("journey", 49, seven), "journey");
   EXPECT_EQ(FitLabel("journey", 35, seven), "jour\u2026");
   EXPECT_EQ(LabelStep(13, 14), 1);

@@ -307,6 +307,7 @@ struct TourState {
   int step = 0;
   bool seen = false;  ///< shown once; remembered in the settings so it does not come back
   ScreenRect card;    ///< where the card was drawn last frame
+  int scrolled_step = -1;  ///< the step whose map the overview's canvas was last scrolled to
   bool task_done = false;  ///< the step's "your turn" task was done (reset on entering a step)
 };
 
@@ -407,6 +408,7 @@ struct AppState {
   std::array<ScreenRect, kStageCount> heatmap_cells;  ///< each heatmap's grid cell (labels too)
   std::vector<std::pair<std::string, ScreenRect>> toolbar_items;  ///< drawn this frame
   ScreenRect peaking_rect, variance_rect, controls_rect, views_rect;
+  ScreenRect heatmap_canvas;  ///< the visible part of the overview's scrolling canvas
 
   // -- actions and history
   std::vector<PendingAction> pending;

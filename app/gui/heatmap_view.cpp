@@ -322,7 +322,7 @@ void PaintImage(const AppState& state, HeatmapSlot& slot, const HeatmapViewSpec&
     }
 }
 
-/// Each cell's text as CellText prints it (masked logits -inf, masked weights 0, "…" where
+/// Each cell's text as MapCellTexts prints it (masked logits -inf, masked weights 0, "…" where
 /// not even 2 decimals fit), in its ink colour. False when the spec wants values but the cells
 /// are too small for any. `printed`: each cell's text, row by row, or empty when nothing is
 /// printed (for --layout).
@@ -345,15 +345,18 @@ bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Cel
   const MaskMatrix* own = view.masked;
   const bool check_own =
       spec.hatch_masked && !check_mask && own && own->rows() == L.rows && own->cols() == L.cols;
+  std::vector<float> values(printed.size());
+  std::vector<uint8_t> masks(printed.size());
   for (int i = 0; i < w.rows; ++i)
     for (int j = 0; j < w.cols; ++j) {
       const int r = w.row0 + i, c = w.col0 + j;
-      const bool masked = (check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c));
-      const float v = m.at(r, c);
-      std::string& t = printed[static_cast<size_t>(i) * w.cols + j];
-      t = CellText(spec.stage, v, masked, L.cw - 2, measure);
-      any = any || (!masked && !t.empty() && t != ellipsis);  // a number, not -inf or 0
+      const size_t k = static_cast<size_t>(i) * w.cols + j;
+      masks[k] = (check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c));
+      values[k] = m.at(r, c);
     }
+  printed = MapCellTexts(spec.stage, values, masks, L.cw - 2, measure);
+  for (size_t k = 0; k < printed.size(); ++k)  // a number, not -inf or 0
+    any = any || (!masks[k] && !printed[k].empty() && printed[k] != ellipsis);
   if (!any) {
     printed.clear();
     return false;

@@ -68,6 +68,30 @@ bool ShowsHead1(const AppState& state) { return state.error.empty() && state.hea
 
 }  // namespace
 
+std::optional<Stage> TargetStage(TourTarget target) {
+  switch (target) {
+    case TourTarget::kScores:
+      return Stage::kScores;
+    case TourTarget::kMask:
+      return Stage::kMask;
+    case TourTarget::kLogits:
+      return Stage::kLogits;
+    case TourTarget::kWeights:
+      return Stage::kWeights;
+    case TourTarget::kWeightsDropped:
+      return Stage::kWeightsDropped;
+    case TourTarget::kContext:
+      return Stage::kContext;
+    case TourTarget::kNone:
+    case TourTarget::kPeaking:
+    case TourTarget::kVariance:
+    case TourTarget::kControls:
+    case TourTarget::kViews:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 const std::vector<TourStep>& TourSteps() {
   static const std::vector<TourStep> steps = {
       {"Welcome to Attention Lab",

@@ -5,7 +5,10 @@
 // them (TourCommand) and panels/tour_panel.cpp draws the card and the highlight.
 #pragma once
 
+#include <optional>
 #include <vector>
+
+#include "attnlab/heatmap_spec.h"
 
 namespace attnlab::gui {
 
@@ -37,6 +40,9 @@ struct TourStep {
   /// True once the task is done, judged on the window's state each frame.
   bool (*task_done)(const AppState&) = nullptr;
 };
+
+/// The stage map a target is (kScores -> Stage::kScores, ...), or nullopt for a panel or none.
+std::optional<Stage> TargetStage(TourTarget target);
 
 /// The steps, in order.
 const std::vector<TourStep>& TourSteps();

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <string>
 #include <random>
 
 #include "attnlab/text.h"
@@ -29,6 +31,36 @@ void WrappedParts(const std::vector<std::string>& parts, const ImVec4* color) {
       ImGui::TextUnformatted(parts[k].c_str());
   }
   ImGui::EndGroup();
+}
+
+void TextWrappedAtSpaces(const char* text, const ImVec4* color) {
+  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4.0f);
+  auto emit = [&](const std::string& line) {
+    if (color)
+      ImGui::TextColored(*color, "%s", line.c_str());
+    else
+      ImGui::TextUnformatted(line.c_str());
+  };
+  std::string line;
+  const char* p = text;
+  while (true) {
+    const char* end = p + std::strcspn(p, " \n");
+    const std::string word(p, end);
+    const std::string candidate = line.empty() ? word : line + " " + word;
+    if (!line.empty() && ImGui::CalcTextSize(candidate.c_str()).x > width) {
+      emit(line);
+      line = word;
+    } else {
+      line = candidate;
+    }
+    if (*end == '\0') break;
+    if (*end == '\n') {
+      emit(line);
+      line.clear();
+    }
+    p = end + 1;
+  }
+  emit(line);
 }
 
 float LabeledWidth(float field, const char* label) {
@@ -99,7 +131,12 @@ bool OptionalSeedInput(const char* label, std::optional<uint64_t>* seed, const c
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
   if (seed->has_value()) {
     uint64_t v = **seed;
-    if (SeedInput(label, &v, tip)) {
+    // The checkbox takes its width from the seed box, so the label stays whole.
+    ImGui::PushItemWidth(ImGui::CalcItemWidth() - ImGui::GetFrameHeight() -
+                         ImGui::GetStyle().ItemInnerSpacing.x);
+    const bool edited = SeedInput(label, &v, tip);
+    ImGui::PopItemWidth();
+    if (edited) {
       *seed = v;
       changed = true;
     }
@@ -173,8 +210,15 @@ void MatrixEditor(const char* id, const Matrix& m, float height, const MatrixEdi
   const int64_t shown = cols + 1 <= IMGUI_TABLE_MAX_COLUMNS ? cols : kColumnWindow;
   const int64_t col0 = shown < cols ? ColumnWindowPicker(id, cols, shown) : 0;
   const float cell_w = ImGui::CalcTextSize("-0.0000").x + 8;
+  // Row labels give up width (down to "x000") before the table needs a horizontal scrollbar.
+  const float pad = ImGui::GetStyle().CellPadding.x * 2 + 1;
+  const float label_min = ImGui::CalcTextSize("x000").x;
   const float label_w =
-      cb.edit_row_label ? ImGui::CalcTextSize("journey__").x : ImGui::CalcTextSize("x000").x;
+      cb.edit_row_label
+          ? std::clamp(ImGui::GetContentRegionAvail().x - static_cast<float>(shown) * (cell_w + pad) -
+                           pad,
+                       label_min, ImGui::CalcTextSize("journey__").x)
+          : label_min;
   const ImGuiTableFlags flags = ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_SizingFixedFit;

@@ -28,6 +28,11 @@ void BeginToolbarItem(bool first, float width);
 /// the text colour.
 void WrappedParts(const std::vector<std::string>& parts, const ImVec4* color = nullptr);
 
+/// Prose wrapped to the available width at spaces and line breaks only, so "1.4754" is never cut
+/// after its '.' (ImGui's word wrap breaks after punctuation). A word wider than the width
+/// gets a line of its own. `color`: nullptr for the text colour.
+void TextWrappedAtSpaces(const char* text, const ImVec4* color = nullptr);
+
 /// The width of a widget with a `field` pixels wide box and a label to its right.
 float LabeledWidth(float field, const char* label);
 

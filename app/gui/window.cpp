@@ -107,7 +107,7 @@ void ForgetRects(AppState& state) {
   for (HeatmapSlot& s : state.compare.maps) s.image_min = s.image_max = ImVec2(0, 0);
   for (ScreenRect& r : state.heatmap_cells) r = ScreenRect{};
   state.toolbar_items.clear();
-  state.peaking_rect = state.variance_rect = ScreenRect{};
+  state.peaking_rect = state.variance_rect = state.heatmap_canvas = ScreenRect{};
 }
 
 ScreenRect LastItemRect() { return ScreenRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax()}; }

@@ -156,7 +156,7 @@ void PaintGrid(Painter& p, const HeatmapSpec& spec, const StageView& view, const
   }
 }
 
-// Each cell's text as CellText prints it (masked cells -inf or 0); false if none fit.
+// Each cell's text as MapCellTexts prints it (masked cells -inf or 0); false if none fit.
 bool PaintValues(Painter& p, const HeatmapSpec& spec, const StageView& view, const Geometry& g) {
   const Metrics m;
   if (!spec.values_wanted || g.cell < 8 * g.s) return false;
@@ -164,13 +164,22 @@ bool PaintValues(Painter& p, const HeatmapSpec& spec, const StageView& view, con
   const MeasureText measure = [px](std::string_view t) {
     return static_cast<float>(raster::MeasureText(std::string(t), px));
   };
+  std::vector<float> values;
+  std::vector<uint8_t> masks;
+  for (int r = 0; r < g.rows; ++r)
+    for (int c = 0; c < g.cols; ++c) {
+      values.push_back(view.values(r, c));
+      masks.push_back(view.masked.size() > 0 && view.masked(r, c));
+    }
+  const std::vector<std::string> texts =
+      MapCellTexts(spec.stage, values, masks, static_cast<float>(g.cell - 2 * g.s), measure);
   bool any = false;
   for (int r = 0; r < g.rows; ++r)
     for (int c = 0; c < g.cols; ++c) {
-      const bool masked = view.masked.size() > 0 && view.masked(r, c);
-      const float v = view.values(r, c);
-      const std::string text =
-          CellText(spec.stage, v, masked, static_cast<float>(g.cell - 2 * g.s), measure);
+      const size_t k = static_cast<size_t>(r) * g.cols + c;
+      const bool masked = masks[k] != 0;
+      const float v = values[k];
+      const std::string& text = texts[k];
       if (text.empty()) continue;
       const Label t = MakeLabel(text, px);
       p.Text(t, g.grid_x + c * g.cell + (g.cell - t.width()) / 2,

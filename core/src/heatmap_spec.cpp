@@ -491,6 +491,37 @@ std::string CellText(Stage stage, float v, bool masked, float max_width,
   return FittedCellValue(v, max_width, measure);
 }
 
+std::vector<std::string> MapCellTexts(Stage stage, const std::vector<float>& values,
+                                      const std::vector<uint8_t>& masked, float max_width,
+                                      const MeasureText& measure) {
+  const size_t n = values.size();
+  std::vector<std::string> texts(n);
+  std::vector<size_t> numbers;  // cells that print a number which fits at 2 decimals
+  for (size_t k = 0; k < n; ++k) {
+    if (std::optional<std::string> t = FixedCellText(stage, values[k], masked[k] != 0)) {
+      texts[k] = measure(*t) <= max_width ? *t : EllipsisIfFits(max_width, measure);
+      continue;
+    }
+    texts[k] = FormatNumber(values[k], NumberStyle::kFixed, 2);
+    if (std::isfinite(values[k]) && measure(texts[k]) <= max_width)
+      numbers.push_back(k);
+    else if (measure(texts[k]) > max_width)
+      texts[k] = EllipsisIfFits(max_width, measure);
+  }
+  for (int decimals : {4, 3}) {
+    std::vector<std::string> wider(numbers.size());
+    bool fits = true;
+    for (size_t i = 0; i < numbers.size() && fits; ++i) {
+      wider[i] = FormatNumber(values[numbers[i]], NumberStyle::kFixed, decimals);
+      fits = measure(wider[i]) <= max_width;
+    }
+    if (!fits) continue;
+    for (size_t i = 0; i < numbers.size(); ++i) texts[numbers[i]] = std::move(wider[i]);
+    break;
+  }
+  return texts;
+}
+
 std::string ShortestCellText(Stage stage, float v, bool masked) {
   if (std::optional<std::string> t = FixedCellText(stage, v, masked)) return *t;
   return FormatNumber(v, NumberStyle::kFixed, 2);

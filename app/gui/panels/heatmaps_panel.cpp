@@ -23,6 +23,7 @@
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
 #include "gui/stage_info.h"
+#include "gui/tour.h"
 #include "gui/widgets.h"
 
 namespace attnlab::gui {
@@ -846,6 +847,23 @@ float DrawHeadGrid(AppState& state, ImVec2 at, float width) {
   return y + row_h - at.y;
 }
 
+/// Inside the canvas: remembers its visible part, and on entering a tour step whose map is not
+/// wholly in view, scrolls to bring the map's top to the top (once, so the learner can scroll
+/// away).
+void ScrollToTourMap(AppState& state) {
+  const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+  state.heatmap_canvas = ScreenRect{pos, ImVec2(pos.x + size.x, pos.y + size.y)};
+  TourState& tour = state.tour;
+  if (!tour.active || tour.scrolled_step == tour.step) return;
+  tour.scrolled_step = tour.step;
+  const std::optional<Stage> stage =
+      TargetStage(TourSteps()[static_cast<size_t>(tour.step)].target);
+  if (!stage) return;
+  const ScreenRect& r = state.heatmap_cells[StageIndex(*stage)];
+  if (!r.valid() || (r.min.y >= pos.y && r.max.y <= pos.y + size.y)) return;
+  ImGui::SetScrollY(ImGui::GetScrollY() + r.min.y - pos.y - 4);
+}
+
 /// Draws the rows of maps on a canvas that scrolls when they are taller than `avail`; each row
 /// as tall as its tallest map needs for one line of numbers per cell, more when there is room.
 void DrawNumberedRows(AppState& state, const std::vector<std::vector<NumberedMap>>& rows,
@@ -882,6 +900,7 @@ void DrawNumberedRows(AppState& state, const std::vector<std::vector<NumberedMap
   y += DrawHeadGrid(state, ImVec2(origin.x, y), avail.x - ImGui::GetStyle().ScrollbarSize);
   ImGui::SetCursorScreenPos(ImVec2(origin.x, y));
   ImGui::Dummy(ImVec2(1, 1));
+  ScrollToTourMap(state);
   ImGui::EndChild();
 }
 

@@ -4,6 +4,7 @@
 // and Skip emit TourCommand actions.
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "gui/app_state.h"
@@ -18,25 +19,18 @@ const ImU32 kAccent = IM_COL32(255, 170, 60, 255);
 
 /// Where a target was drawn last frame (invalid when it was not drawn).
 ScreenRect TargetRect(const AppState& state, TourTarget target) {
-  auto stage = [&](Stage s) {
-    const ScreenRect& r = state.heatmap_cells[StageIndex(s)];
-    return state.central == CentralView::kHeatmaps ? r : ScreenRect{};
-  };
+  if (const std::optional<Stage> s = TargetStage(target)) {
+    if (state.central != CentralView::kHeatmaps) return {};
+    // Clipped to the canvas's visible part: the outline never runs over the panels below.
+    ScreenRect r = state.heatmap_cells[StageIndex(*s)];
+    const ScreenRect& view = state.heatmap_canvas;
+    if (view.valid() && r.valid()) {
+      r.min = ImVec2(std::max(r.min.x, view.min.x), std::max(r.min.y, view.min.y));
+      r.max = ImVec2(std::min(r.max.x, view.max.x), std::min(r.max.y, view.max.y));
+    }
+    return r.valid() ? r : ScreenRect{};
+  }
   switch (target) {
-    case TourTarget::kNone:
-      return {};
-    case TourTarget::kScores:
-      return stage(Stage::kScores);
-    case TourTarget::kMask:
-      return stage(Stage::kMask);
-    case TourTarget::kLogits:
-      return stage(Stage::kLogits);
-    case TourTarget::kWeights:
-      return stage(Stage::kWeights);
-    case TourTarget::kWeightsDropped:
-      return stage(Stage::kWeightsDropped);
-    case TourTarget::kContext:
-      return stage(Stage::kContext);
     case TourTarget::kPeaking:
       return state.central == CentralView::kHeatmaps ? state.peaking_rect : ScreenRect{};
     case TourTarget::kVariance:
@@ -45,8 +39,9 @@ ScreenRect TargetRect(const AppState& state, TourTarget target) {
       return state.controls_rect;
     case TourTarget::kViews:
       return state.views_rect;
+    default:
+      return {};
   }
-  return {};
 }
 
 ImVec2 Clamp(ImVec2 p, const ScreenRect& r) {
@@ -83,11 +78,15 @@ void Highlight(const ScreenRect& target, const ScreenRect& card, bool strong) {
 /// "Your turn: ..." and whether it is done yet (the check is UpdateTourTask's).
 void DrawTask(const char* task, bool done) {
   ImGui::Spacing();
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kAccent), "Your turn: %s", task);
-  if (done)
-    ImGui::TextColored(ImVec4(0.45f, 0.85f, 0.45f, 1.0f), "\xE2\x9C\x93 Done! Next when you are ready.");
-  else
-    ImGui::TextDisabled("\xE2\x97\x8B not yet \xE2\x80\x94 or just go on with Next.");
+  const ImVec4 accent = ImGui::ColorConvertU32ToFloat4(kAccent);
+  TextWrappedAtSpaces((std::string("Your turn: ") + task).c_str(), &accent);
+  if (done) {
+    const ImVec4 green(0.45f, 0.85f, 0.45f, 1.0f);
+    TextWrappedAtSpaces("\xE2\x9C\x93 Done! Next when you are ready.", &green);
+  } else {
+    const ImVec4 grey = ImGui::GetStyle().Colors[ImGuiCol_TextDisabled];
+    TextWrappedAtSpaces("\xE2\x97\x8B not yet \xE2\x80\x94 or just go on with Next.", &grey);
+  }
 }
 
 }  // namespace
@@ -163,10 +162,8 @@ void DrawTourPanel(AppState& state) {
   if (ImGui::Begin("##tour", nullptr, flags)) {
     ImGui::TextDisabled("Guided tour  \xC2\xB7  %d of %zu", tour.step + 1, steps.size());
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kAccent), "%s", step.title);
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(step.text);
+    TextWrappedAtSpaces(step.text);
     if (step.task) DrawTask(step.task, tour.task_done);
-    ImGui::PopTextWrapPos();
     ImGui::Spacing();
     const bool last = tour.step + 1 == static_cast<int>(steps.size());
     ImGui::BeginDisabled(tour.step == 0);

@@ -196,6 +196,14 @@ std::string FittedCellValue(float v, float max_width, const MeasureText& measure
 std::string CellText(Stage stage, float v, bool masked, float max_width,
                      const MeasureText& measure);
 
+/// What every cell of one map prints (values and masked row by row, the same length): CellText's
+/// rule with one number of decimals for the whole map, the most of 4, 3, 2 at which every
+/// number that fits at all fits, so a column never mixes "0.181" and "-0.07"; a number that
+/// does not fit even at 2 decimals is "…". Used by the window and the figures alike.
+std::vector<std::string> MapCellTexts(Stage stage, const std::vector<float>& values,
+                                      const std::vector<uint8_t>& masked, float max_width,
+                                      const MeasureText& measure);
+
 /// The shortest text CellText prints for the cell (2 decimals): what a layout that wants every
 /// number on screen must make room for.
 std::string ShortestCellText(Stage stage, float v, bool masked);
