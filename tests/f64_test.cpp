@@ -8,6 +8,7 @@
 // numbers written in the scenario are compared bit for bit; the other stages to float64
 // summation order (1e-13 + 1e-12 |e|); NumPy's var of drawn q and k bit for bit (pairwise sums).
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "attnlab/stage_view.h"
 #include "attnlab/numpy_print.h"
 #include "attnlab/pipeline_f64.h"
+#include "attnlab/scenario.h"
 #include "attnlab/presets.h"
 #include "attnlab/stages_json.h"
 #include "attnlab/stats.h"
@@ -157,15 +159,14 @@ TEST(F64Kernels, LinearWeightsDifferInTheBoundsLastPlaceAndTheEngineFollowsEach)
                                                           {"generic", NormalKernel::kScalar}};
   for (const auto& [name, kernel] : kernels) {
     const json& want = g[name];
-    TorchGeneratorF64 gen(kernel);
-    gen.Seed(0);
-    const TorchGeneratorF64::LinearInit lin = gen.Linear(64, 16, true);
+    TorchGenerator gen(0, kernel);
+    const LinearInitOf<double> lin = gen.LinearOf<double>(64, 16, true);
     EXPECT_EQ(lin.weight, vec(want["linear_weight"])) << name;
     EXPECT_EQ(lin.bias, vec(want["linear_bias"])) << name;
-    gen.Seed(0);
-    EXPECT_EQ(gen.Uniform(40), vec(want["rand"])) << name;
-    gen.Seed(0);
-    EXPECT_EQ(gen.Normal(40), vec(want["randn"])) << name;
+    gen.ManualSeed(0);
+    EXPECT_EQ(gen.UniformOf<double>(40), vec(want["rand"])) << name;
+    gen.ManualSeed(0);
+    EXPECT_EQ(gen.NormalOf<double>(40), vec(want["randn"])) << name;
   }
   const std::vector<double> a = vec(g["native"]["linear_weight"]),
                             b = vec(g["generic"]["linear_weight"]);
@@ -351,6 +352,183 @@ TEST(Dtype, SubtitlesNameFloat64AndQkvPipelinesHaveNoX) {
   st = RunScenario(s);
   for (Stage stage : PipelineStages(s))
     EXPECT_EQ(ExtractStage(st, s, stage, 0, 0).subtitle.find("float"), std::string::npos);
+}
+
+// ---- One engine in two number types: float32 and float64 runs agree --------------------------
+//
+// What can agree: PyTorch and NumPy draw different numbers for float32 and float64 tensors
+// (24- against 53-bit uniforms, other normal kernels), so the float32 and float64 runs of a
+// scenario that draws have different inputs and their stages are not comparable. So every
+// golden scenario's float64 run gives its Q, K and V rounded to float32, and these become the
+// given input of a qkv scenario with the same generator, heads, scaling, mask, normalization
+// and dropout (no out_proj: its weights are drawn). That scenario draws nothing before the
+// dropout, whose mask comes from the same 53-bit uniforms in both types from the same state,
+// so its float32 and float64 runs see the same numbers (float64: each float's shortest text,
+// within half a float32 ulp) and must agree to float32 rounding, eps = 2^-23:
+//   scores, logits: (dh + 4) eps |q_i| |k_j| (times the logit scale) + eps |e|
+//   weights (softmax, naive, mean): 2 x the row's largest logit tolerance + 8 eps (the
+//     softmax's derivative is at most 2 in the max norm)
+//   weights_dropped: the weights' tolerance times 1 / (1 - p) + eps |e|
+//   context: sum_j tol_w(i, j) |v_j| + (T + 4) eps sum_j |w_ij| |v_j|
+// Skipped, and counted: the "sum" normalization's weights and context (z / sum z has no bounded
+// condition number: a row summing near 0 magnifies any rounding), and a scenario whose float32
+// run has a non-finite logit or weight where the float64 run is finite (the overflow lessons:
+// float32 overflows at 3.4e38 and exp at 88.7), and one whose float64 Q, K or V is not finite
+// (a given input must be finite). A broken rule in either type fails here.
+struct AgreementCounts {
+  int scenarios = 0, compared = 0, skipped_sum = 0, skipped_overflow = 0, skipped_input = 0;
+};
+
+// Every cell: same non-finiteness (and sign of an inf), finite cells within tol(m, i, j).
+template <typename Tol>
+::testing::AssertionResult Agree(const std::string& what, const MatrixStack& got,
+                                 const MatrixStackD& want, const Tol& tol) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << what << ": sizes";
+  for (size_t m = 0; m < got.size(); ++m)
+    for (Eigen::Index i = 0; i < want[m].rows(); ++i)
+      for (Eigen::Index j = 0; j < want[m].cols(); ++j) {
+        const double g = got[m](i, j), e = want[m](i, j);
+        const bool same_kind = std::isnan(g) == std::isnan(e) && std::isinf(g) == std::isinf(e);
+        if (!same_kind || (std::isfinite(e) ? std::fabs(g - e) > tol(m, i, j)
+                                              : std::isinf(e) && g != e))
+          return ::testing::AssertionFailure()
+                 << what << "[" << m << "](" << i << ", " << j << "): float32 " << g
+                 << ", float64 " << e << ", tolerance " << tol(m, i, j);
+      }
+  return ::testing::AssertionSuccess();
+}
+
+// The stages of `s`'s float64 run's Q, K, V as a given qkv scenario in float32 and float64.
+void CheckAgreement(const std::string& name, const Scenario& s, AgreementCounts& n) {
+  Scenario s64 = s;
+  s64.dtype = Dtype::kFloat64;
+  const Stages base = RunScenario(s64);
+  ++n.scenarios;
+  const auto finite = [](const MatrixStack& st) {
+    return std::all_of(st.begin(), st.end(), [](const Matrix& m) { return m.allFinite(); });
+  };
+  if (!finite(base.Q) || !finite(base.K) || !finite(base.V)) {  // a given input is finite
+    ++n.skipped_input;
+    return;
+  }
+  Scenario q;
+  q.title = s.title;
+  q.input.source = InputSource::kQkv;
+  q.input.generator = s.input.generator;
+  q.input.Q = base.Q, q.input.K = base.K, q.input.V = base.V;
+  q.projections.heads = base.shape.H;
+  q.scaling = s.scaling, q.mask = s.mask, q.normalization = s.normalization;
+  q.dropout = s.dropout;
+  const Stages a = RunScenario(q);
+  q.dtype = Dtype::kFloat64;
+  const Stages b = RunScenario(q);
+  const StagesF64& e = *b.f64;
+  const Shape& sh = a.shape;
+  const double eps = 1.1920929e-7;
+  const double scale = s.scaling.multiplier / (s.scaling.sqrt_dk ? std::sqrt(double(sh.dh)) : 1);
+  const auto qk = [&](size_t m, Eigen::Index i, Eigen::Index j) {
+    const int64_t bb = int64_t(m) / sh.H, h = int64_t(m) % sh.H;
+    return e.Q[bb].row(i).segment(h * sh.dh, sh.dh).norm() *
+           e.K[bb].row(j).segment(h * sh.dh, sh.dh).norm() * (sh.dh + 4) * eps;
+  };
+  // non-finite where float64 is finite: float32's overflow, the lesson of the scenario
+  const auto overflows = [](const MatrixStack& f, const MatrixStackD& d) {
+    for (size_t m = 0; m < f.size(); ++m)
+      for (Eigen::Index k = 0; k < f[m].size(); ++k)
+        if (!std::isfinite(f[m].data()[k]) && std::isfinite(d[m].data()[k])) return true;
+    return false;
+  };
+  if (overflows(a.scores, e.scores) || overflows(a.logits, e.logits) ||
+      overflows(a.weights, e.weights)) {
+    ++n.skipped_overflow;
+    return;
+  }
+  EXPECT_TRUE(Agree(name + " scores", a.scores, e.scores, [&](size_t m, auto i, auto j) {
+    return qk(m, i, j) + eps * std::fabs(e.scores[m](i, j));
+  }));
+  const auto tol_logit = [&](size_t m, Eigen::Index i, Eigen::Index j) {
+    return qk(m, i, j) * std::fabs(scale) + eps * std::fabs(e.logits[m](i, j));
+  };
+  EXPECT_TRUE(Agree(name + " logits", a.logits, e.logits, tol_logit));
+  if (s.normalization == Normalization::kSum) {
+    ++n.skipped_sum;
+    return;
+  }
+  const auto tol_w = [&](size_t m, Eigen::Index i, Eigen::Index) {
+    double row = 0;
+    for (Eigen::Index j = 0; j < sh.T; ++j)
+      if (a.mask(i, j)) row = std::max(row, tol_logit(m, i, j));
+    return 2 * row + 8 * eps;
+  };
+  EXPECT_TRUE(Agree(name + " weights", a.weights, e.weights, tol_w));
+  const double keep = 1 / (1 - s.dropout.p);
+  EXPECT_TRUE(Agree(name + " weights_dropped", a.weights_dropped, e.weights_dropped,
+                    [&](size_t m, auto i, auto j) {
+                      return tol_w(m, i, j) * keep + eps * std::fabs(e.weights_dropped[m](i, j));
+                    }));
+  const MatrixStackD& used = e.weights_dropped.empty() ? e.weights : e.weights_dropped;
+  EXPECT_TRUE(Agree(name + " context", a.context, e.context, [&](size_t bb, auto i, auto c) {
+    const int64_t h = c / sh.dh_v;
+    const size_t m = bb * sh.H + h;
+    double t = 0;
+    for (Eigen::Index j = 0; j < sh.T; ++j) {
+      const double v = std::fabs(e.V[bb](j, c));
+      t += tol_w(m, i, j) * (e.weights_dropped.empty() ? 1 : keep) * v +
+           (sh.T + 4) * eps * std::fabs(used[m](i, j)) * v;
+    }
+    return t;
+  }));
+  ++n.compared;
+}
+
+TEST(OneEngine, Float32AndFloat64AgreeOnEveryGoldenScenario) {
+  AgreementCounts n;
+  for (const std::string dir : {"scenarios", "f64", "qkv"})
+    for (const std::string& name : test::GoldenNames(dir)) {
+      const json g = test::LoadGolden(dir + "/" + name + ".json");
+      CheckAgreement(dir + "/" + name, ParseScenario(g["scenario"].dump()), n);
+    }
+  // Most goldens are compared to the end (62 of 92 today); the skips are the overflow and
+  // underflow lessons, "sum" and the non-finite inputs, which the goldens deliberately cover.
+  EXPECT_GT(n.scenarios, 80);
+  EXPECT_GE(n.compared, n.scenarios * 3 / 5)
+      << n.skipped_sum << " sum, " << n.skipped_overflow << " overflow, " << n.skipped_input
+      << " non-finite input skipped";
+  std::printf("[agreement] %d scenarios: %d compared to the context, %d \"sum\" (weights "
+              "skipped), %d float32 overflow, %d non-finite Q/K/V (skipped)\n",
+              n.scenarios, n.compared, n.skipped_sum, n.skipped_overflow, n.skipped_input);
+}
+
+// A temperature drag on a float64 scenario recomputes only the logits onward, in double, and
+// gives what a fresh run gives, bit for bit; stages copied before the drag keep their values.
+TEST(OneEngine, Float64RecomputesIncrementally) {
+  Scenario s = ParseScenario(test::LoadGolden("f64/torch-linear-dropout.json")["scenario"].dump());
+  ASSERT_EQ(s.dtype, Dtype::kFloat64);
+  Engine engine;
+  const Stages before = engine.Run(s);
+  const RecomputeCounts c0 = engine.counts();
+  EXPECT_EQ(c0.input, 1);
+  s.scaling.multiplier *= 3.0;
+  const Stages& after = engine.Run(s);
+  const RecomputeCounts& c = engine.counts();
+  EXPECT_EQ(c.input, c0.input);
+  EXPECT_EQ(c.projections, c0.projections);
+  EXPECT_EQ(c.scores, c0.scores);
+  EXPECT_EQ(c.logits, c0.logits + 1);
+  EXPECT_EQ(c.weights, c0.weights + 1);
+  EXPECT_EQ(c.context, c0.context + 1);
+  const Stages fresh = RunScenario(s);
+  ASSERT_TRUE(after.f64 && fresh.f64);
+  EXPECT_TRUE(StackNear("logits", after.f64->logits, fresh.f64->logits, 0, 0));
+  EXPECT_TRUE(StackNear("weights", after.f64->weights, fresh.f64->weights, 0, 0));
+  EXPECT_TRUE(StackNear("dropped", after.f64->weights_dropped, fresh.f64->weights_dropped, 0, 0));
+  EXPECT_TRUE(StackNear("context", after.f64->context, fresh.f64->context, 0, 0));
+  for (size_t m = 0; m < fresh.weights.size(); ++m)
+    EXPECT_EQ(after.weights[m], fresh.weights[m]);  // the float fields: the doubles rounded
+  EXPECT_NE(before.f64->logits[0], after.f64->logits[0]);  // the copy kept its own values
+  EXPECT_EQ(before.f64->logits[0], RunScenario(ParseScenario(test::LoadGolden(
+                                       "f64/torch-linear-dropout.json")["scenario"].dump()))
+                                       .f64->logits[0]);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "attnlab/rng.h"
 #include "float_exp.h"
 
+#include "stage_rules.h"
 #include "torch_sum.h"
 
 namespace attnlab {
@@ -82,25 +83,32 @@ std::vector<PeakStats> RowsPeakStats(const Matrix& weights) {
   return out;
 }
 
+RowVectorD SoftmaxRowAt(const RowVector& scores, const std::vector<uint8_t>& allowed,
+                        double scale, double multiplier) {
+  const int64_t T = scores.size();
+  std::vector<uint8_t> all(static_cast<size_t>(T), 1);
+  const uint8_t* ok = allowed.empty() ? all.data() : allowed.data();
+  std::vector<double> z(static_cast<size_t>(T));
+  for (int64_t j = 0; j < T; ++j)
+    z[j] = ok[j] ? scores[j] * multiplier * scale : -std::numeric_limits<double>::infinity();
+  RowVectorD w(T);
+  // The float64 softmax of a NumPy program: max subtracted, exp, sum left to right, exp / sum.
+  const Numerics divide{Numerics::Sum::kLeftToRight, Numerics::Sum::kLeftToRight,
+                        Numerics::SoftmaxScale::kDivide, Numerics::Product::kLeftToRight};
+  rules::NormalizeRow(Normalization::kSoftmax, divide, z.data(), ok, T, T, w.data());
+  return w;
+}
+
 std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vector<uint8_t>& allowed,
                                        double scale, const std::vector<double>& multipliers) {
   std::vector<PeakingPoint> out;
-  const Eigen::Index n = scores.size();
   for (double m : multipliers) {
-    double mx = -std::numeric_limits<double>::infinity();
-    for (Eigen::Index j = 0; j < n; ++j)
-      if (allowed.empty() || allowed[j]) mx = std::max(mx, scores[j] * m * scale);
-    std::vector<double> e(static_cast<size_t>(n), 0.0);
-    double sum = 0.0;
-    for (Eigen::Index j = 0; j < n; ++j)
-      if (allowed.empty() || allowed[j]) sum += e[j] = std::exp(scores[j] * m * scale - mx);
-    RowVector w(n);
-    for (Eigen::Index j = 0; j < n; ++j) w[j] = static_cast<float>(e[j] / sum);
+    const RowVectorD wd = SoftmaxRowAt(scores, allowed, scale, m);
+    PeakStats st = RowPeakStats(wd.cast<float>());
     // Entropy from the double weights, so the curve stays smooth where floats would round.
-    PeakStats st = RowPeakStats(w);
     double h = 0.0;
-    for (double x : e)
-      if (x > 0) h -= (x / sum) * std::log(x / sum);
+    for (double x : wd)
+      if (x > 0) h -= x * std::log(x);
     st.entropy = h;
     st.effective_tokens = std::exp(h);
     out.push_back({m, st});
@@ -109,37 +117,6 @@ std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vecto
 }
 
 namespace {
-
-// ---- PyTorch 1.13's CPU float32 sum (aten/src/ATen/native/cpu/SumKernel.cpp, cascade_sum) ----
-// The order matters: torch.allclose's atol of 1e-8 can hang on the last bit of a mean.
-
-// multi_row_sum for one lane: blocks of 16 summed from zero, block sums carried up 4 levels.
-float LevelSum(const float* p, int64_t stride, int64_t n) {
-  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  int64_t i = 0;
-  while (i + 16 <= n) {
-    for (int j = 0; j < 16; ++j, ++i) acc[0] += p[i * stride];
-    for (int j = 1; j < 4; ++j) {
-      acc[j] += acc[j - 1];
-      acc[j - 1] = 0.0f;
-      if ((i & (int64_t{15} << (j * 4))) != 0) break;
-    }
-  }
-  for (; i < n; ++i) acc[0] += p[i * stride];
-  for (int j = 1; j < 4; ++j) acc[0] += acc[j];
-  return acc[0];
-}
-
-// row_sum: four interleaved partial sums (instruction-level parallelism), the tail added to
-// the first, then the four added in order.
-float RowSum(const float* p, int64_t stride, int64_t n) {
-  const int64_t n4 = n / 4;
-  float part[4];
-  for (int k = 0; k < 4; ++k) part[k] = LevelSum(p + k * stride, 4 * stride, n4);
-  for (int64_t i = n4 * 4; i < n; ++i) part[0] += p[i * stride];
-  for (int k = 1; k < 4; ++k) part[0] += part[k];
-  return part[0];
-}
 
 }  // namespace
 
@@ -162,7 +139,10 @@ float TorchColumnMean(const Matrix& x, int64_t n, int64_t c) {
     sum = TorchContiguousSum(col, n);
   } else {  // outer reduction: groups of 4 vectors (C >= 8) or of 4 scalars run LevelSum
     const int64_t grouped = C >= 8 ? C / 32 * 32 : C / 4 * 4;
-    sum = c < grouped ? LevelSum(col, C, n) : RowSum(col, C, n);
+    // (torch_sum.h: one cascade for the grouped columns, row_sum's four for the rest)
+    const auto at = [&](int64_t i) { return col[i * C]; };
+    sum = c < grouped ? detail::CascadeSums<float, 1>(n, [&](int64_t i, int) { return at(i); })[0]
+                      : detail::InterleavedSum<float>(n, at);
   }
   return sum / static_cast<float>(n);
 }

@@ -3,6 +3,9 @@
 // * multiplier, read backwards), so each float32 rounding is PyTorch's where it can be.
 #include "attnlab/grad.h"
 
+#include "attnlab/experiments.h"
+#include "stage_rules.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -23,43 +26,11 @@ bool Allowed(const Stages& st, int64_t row, int64_t key) {
   return st.mask.rows() != st.shape.T || st.mask(row, key) != 0;
 }
 
-/// Sum of the allowed logits of a row, as normalization "sum" divides by (masked cells count 0).
-float AllowedSum(const Stages& st, const RowVector& z, int64_t row) {
-  double s = 0.0;
-  for (Eigen::Index k = 0; k < z.size(); ++k)
-    if (Allowed(st, row, k)) s += z[k];
-  return static_cast<float>(s);
-}
-
-/// d L / d logits for one row (1 x T), L = -log w_J, through the scenario's normalization.
-/// w, z: the row's weights and logits. Masked cells have weight 0, so they get 0 (nan when the
-/// row's gradient is nan, as PyTorch's softmax backward gives them).
-RowVector RowLossGrad(const Scenario& s, const Stages& st, const RowVector& w, const RowVector& z,
-                      int64_t row, int64_t J) {
-  const Eigen::Index T = w.size();
-  RowVector g = RowVector::Zero(T);
-  const float gJ = -1.0f / w[J];  // log's backward: grad / self, grad = -1
-  switch (s.normalization) {
-    case Normalization::kSoftmax:
-    case Normalization::kSoftmaxNaive: {
-      // softmax's backward: w * (g - sum(g * w)); g is gJ at J and 0 elsewhere.
-      const float dot = gJ * w[J];
-      for (Eigen::Index k = 0; k < T; ++k) g[k] = w[k] * ((k == J ? gJ : 0.0f) - dot);
-      break;
-    }
-    case Normalization::kSum: {
-      // w = kept / S: grad_kept = g / S; grad_S = -g_J * ((kept_J / S) / S), added to every kept.
-      const float S = AllowedSum(st, z, row);
-      const float gS = -gJ * (w[J] / S);
-      // kept = masked_fill(logits, masked, 0): its backward zeroes the masked cells.
-      for (Eigen::Index k = 0; k < T; ++k)
-        g[k] = Allowed(st, row, k) ? (k == J ? gJ / S : 0.0f) + gS : 0.0f;
-      break;
-    }
-    case Normalization::kMean:
-      break;  // the weights do not depend on the logits
-  }
-  return g;
+/// Row `row` of the mask as 0/1 (all 1 when the stages carry no mask).
+std::vector<uint8_t> AllowedRow(const Stages& st, int64_t row) {
+  std::vector<uint8_t> out(static_cast<size_t>(st.shape.T));
+  for (int64_t k = 0; k < st.shape.T; ++k) out[k] = Allowed(st, row, k) ? 1 : 0;
+  return out;
 }
 
 /// grad_Q, grad_K (B x T x d_out) from grad_scores: per head h, scores_h = Q_h K_h^T, so
@@ -123,7 +94,8 @@ Gradients LossGradients(const Scenario& s, const Stages& st, int64_t row, int64_
   for (size_t m = 0; m < st.weights.size(); ++m) {
     const RowVector w = st.weights[m].row(row);
     g.loss -= std::log(static_cast<double>(w[key]));
-    const RowVector gz = RowLossGrad(s, st, w, st.logits[m].row(row), row, key);
+    const RowVector gz = rules::LossGradRow(s.normalization, w, st.logits[m].row(row),
+                                            AllowedRow(st, row).data(), key);
     g.grad_logits[m].row(row) = gz;
     for (int64_t k = 0; k < sh.T; ++k) {
       float v = Allowed(st, row, k) ? gz[k] : 0.0f;  // masked_fill's backward
@@ -138,9 +110,7 @@ Gradients LossGradients(const Scenario& s, const Stages& st, int64_t row, int64_
 }
 
 Matrix SoftmaxJacobian(const RowVector& w) {
-  Matrix J = -(w.transpose() * w);
-  J.diagonal() += w.transpose();
-  return J;
+  return rules::NormalizationJacobian(Normalization::kSoftmax, w, w, nullptr);
 }
 
 Matrix RowJacobian(const Scenario& s, const Stages& st, int64_t b, int64_t h, int64_t row) {
@@ -148,23 +118,8 @@ Matrix RowJacobian(const Scenario& s, const Stages& st, int64_t b, int64_t h, in
   CheckIndex("head", h, st.shape.H);
   CheckIndex("row", row, st.shape.T);
   const RowVector w = st.Head(st.weights, b, h).row(row);
-  const Eigen::Index T = w.size();
-  switch (s.normalization) {
-    case Normalization::kSoftmax:
-    case Normalization::kSoftmaxNaive:
-      return SoftmaxJacobian(w);
-    case Normalization::kSum: {
-      const float S = AllowedSum(st, st.Head(st.logits, b, h).row(row), row);
-      Matrix J(T, T);
-      for (Eigen::Index k = 0; k < T; ++k)
-        for (Eigen::Index m = 0; m < T; ++m)
-          J(k, m) = Allowed(st, row, m) ? ((k == m ? 1.0f : 0.0f) - w[k]) / S : 0.0f;
-      return J;
-    }
-    case Normalization::kMean:
-      break;
-  }
-  return Matrix::Zero(T, T);
+  return rules::NormalizationJacobian(s.normalization, w, st.Head(st.logits, b, h).row(row),
+                                      AllowedRow(st, row).data());
 }
 
 double SoftmaxJacobianNorm(const RowVector& w) {
@@ -176,16 +131,9 @@ std::vector<double> JacobianNormCurve(const RowVector& scores, const std::vector
                                       double scale, const std::vector<double>& multipliers) {
   std::vector<double> out;
   out.reserve(multipliers.size());
-  const Eigen::Index n = scores.size();
-  std::vector<double> e(static_cast<size_t>(n));
   for (double m : multipliers) {
-    double mx = -INFINITY;
-    for (Eigen::Index j = 0; j < n; ++j)
-      if (allowed.empty() || allowed[j]) mx = std::max(mx, scores[j] * m * scale);
-    double sum = 0.0;
-    for (Eigen::Index j = 0; j < n; ++j)
-      sum += e[j] = (allowed.empty() || allowed[j]) ? std::exp(scores[j] * m * scale - mx) : 0.0;
-    out.push_back(JacobianNormOf(e, sum));
+    const RowVectorD w = SoftmaxRowAt(scores, allowed, scale, m);  // PeakingCurve's softmax
+    out.push_back(JacobianNormOf(std::vector<double>(w.begin(), w.end()), 1.0));
   }
   return out;
 }

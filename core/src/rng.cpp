@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string_view>
+#include <type_traits>
 
 namespace attnlab {
 
@@ -83,20 +84,23 @@ double TorchGenerator::U53() {
 // [SECTION] uniform_, randint, bernoulli, dropout
 // ---------------------------------------------------------------------------------------------
 
-std::vector<float> TorchGenerator::Uniform(int64_t n, double low, double high) {
-  // The double bounds become floats first; PyTorch's AVX2 kernels are compiled with FMA, which
+template <typename T>
+std::vector<T> TorchGenerator::UniformOf(int64_t n, double low, double high) {
+  // The double bounds become T first; PyTorch's AVX2 kernels are compiled with FMA, which
   // contracts x * width + lo into one fused operation; its generic kernels round twice.
-  const float lo = static_cast<float>(low);
-  const float hi = static_cast<float>(high);
-  const float width = hi - lo;
-  std::vector<float> out(static_cast<size_t>(n));
+  const T lo = static_cast<T>(low);
+  const T hi = static_cast<T>(high);
+  const T width = hi - lo;
+  std::vector<T> out(static_cast<size_t>(n));
   if (kernel_ == NormalKernel::kAvx2) {
-    for (float& v : out) v = std::fma(U24(), width, lo);
+    for (T& v : out) v = std::fma(UnitUniform(T{}), width, lo);
   } else {
-    for (float& v : out) v = U24() * width + lo;  // not fused: -ffp-contract=off
+    for (T& v : out) v = UnitUniform(T{}) * width + lo;  // not fused: -ffp-contract=off
   }
   return out;
 }
+template std::vector<float> TorchGenerator::UniformOf<float>(int64_t, double, double);
+template std::vector<double> TorchGenerator::UniformOf<double>(int64_t, double, double);
 
 std::vector<int64_t> TorchGenerator::Randint(int64_t low, int64_t high, int64_t n) {
   if (high <= low) throw std::invalid_argument("randint: high must be greater than low");
@@ -115,21 +119,24 @@ std::vector<float> TorchGenerator::Bernoulli(int64_t n, double p) {
   return out;
 }
 
-void TorchGenerator::Dropout(float* x, int64_t n, double p) {
+template <typename T>
+void TorchGenerator::DropoutOf(T* x, int64_t n, double p) {
   if (!(p >= 0.0 && p <= 1.0)) throw std::invalid_argument("dropout: p must be in [0, 1]");
   if (p == 0.0) return;
   if (p == 1.0) {
-    for (int64_t i = 0; i < n; ++i) x[i] *= 0.0f;  // x * 0 keeps nan, as PyTorch does
+    for (int64_t i = 0; i < n; ++i) x[i] *= T{0};  // x * 0 keeps nan, as PyTorch does
     return;
   }
   // bernoulli_(1 - p) in flat order, then mask / fl(1 - p): the kept value is fl(1 / fl(1 - p)).
   const double keep = 1.0 - p;
-  const float keep_f = static_cast<float>(keep);
+  const T keep_t = static_cast<T>(keep);
   for (int64_t i = 0; i < n; ++i) {
-    const float m = U53() < keep ? 1.0f : 0.0f;
-    x[i] = x[i] * (m / keep_f);
+    const T m = U53() < keep ? T{1} : T{0};
+    x[i] = x[i] * (m / keep_t);
   }
 }
+template void TorchGenerator::DropoutOf<float>(float*, int64_t, double);
+template void TorchGenerator::DropoutOf<double>(double*, int64_t, double);
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] normal_: scalar path (§5A)
@@ -327,54 +334,77 @@ void TorchGenerator::BlocksOf16(float* d, int64_t blocks, float mean, float std)
   for (int64_t k = 0; k < blocks; ++k) Block16(d + 16 * k, mean, std);
 }
 
-std::vector<float> TorchGenerator::Normal(int64_t n, double mean, double std) {
-  std::vector<float> d(static_cast<size_t>(n));
-  NormalInto(d.data(), n, mean, std);
-  return d;
+void TorchGenerator::BlocksOf16(double* d, int64_t blocks, double mean, double std) const {
+  // normal_fill_16<double>: element j the radius, j + 8 the angle, libm in double (§9).
+  for (int64_t k = 0; k < blocks; ++k, d += 16)
+    for (int j = 0; j < 8; ++j) {
+      const double radius = std::sqrt(-2.0 * std::log(1.0 - d[j]));
+      const double theta = 2.0 * M_PI * d[j + 8];
+      d[j] = radius * std::cos(theta) * std + mean;
+      d[j + 8] = radius * std::sin(theta) * std + mean;
+    }
 }
 
-void TorchGenerator::NormalInto(float* d, int64_t n, double mean, double std) {
+template <typename T>
+std::vector<T> TorchGenerator::NormalOf(int64_t n, double mean, double std) {
+  std::vector<T> d(static_cast<size_t>(n));
+  NormalIntoOf(d.data(), n, mean, std);
+  return d;
+}
+template std::vector<float> TorchGenerator::NormalOf<float>(int64_t, double, double);
+template std::vector<double> TorchGenerator::NormalOf<double>(int64_t, double, double);
+
+template <typename T>
+void TorchGenerator::NormalIntoOf(T* d, int64_t n, double mean, double std) {
   if (n < 16) {
-    for (int64_t i = 0; i < n; ++i) d[i] = static_cast<float>(NormalDoubleScalar() * std + mean);
+    for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(NormalDoubleScalar() * std + mean);
     return;
   }
-  const float mean_f = static_cast<float>(mean), std_f = static_cast<float>(std);
-  for (int64_t i = 0; i < n; ++i) d[i] = U24();
-  // Every block of 16 is transformed on its own: large draws use all threads.
+  const T mean_t = static_cast<T>(mean), std_t = static_cast<T>(std);
+  for (int64_t i = 0; i < n; ++i) d[i] = UnitUniform(T{});
   const int64_t blocks = n / 16;
-  const int64_t chunk = blocks < 4096 ? blocks : 1024;  // blocks per task: one task below 4096
-  ParallelFor((blocks + chunk - 1) / chunk, [&](int64_t task) {
-    const int64_t b0 = task * chunk;
-    BlocksOf16(d + b0 * 16, std::min(chunk, blocks - b0), mean_f, std_f);
-  });
+  if constexpr (std::is_same_v<T, float>) {
+    // Every block of 16 is transformed on its own: large draws use all threads.
+    const int64_t chunk = blocks < 4096 ? blocks : 1024;  // blocks per task: one below 4096
+    ParallelFor((blocks + chunk - 1) / chunk, [&](int64_t task) {
+      const int64_t b0 = task * chunk;
+      BlocksOf16(d + b0 * 16, std::min(chunk, blocks - b0), mean_t, std_t);
+    });
+  } else {
+    BlocksOf16(d, blocks, mean_t, std_t);
+  }
   if (n % 16 != 0) {
     // The tail: 16 fresh uniforms overwrite the last 16 elements, then one more block.
-    float* tail = d + (n - 16);
-    for (int i = 0; i < 16; ++i) tail[i] = U24();
-    BlocksOf16(tail, 1, mean_f, std_f);
+    T* tail = d + (n - 16);
+    for (int i = 0; i < 16; ++i) tail[i] = UnitUniform(T{});
+    BlocksOf16(tail, 1, mean_t, std_t);
   }
 }
+template void TorchGenerator::NormalIntoOf<float>(float*, int64_t, double, double);
+template void TorchGenerator::NormalIntoOf<double>(double*, int64_t, double, double);
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] nn.Linear and nn.Embedding initialisers
 // ---------------------------------------------------------------------------------------------
 
-TorchGenerator::LinearInit TorchGenerator::Linear(int64_t in_features, int64_t out_features,
-                                                  bool bias) {
+template <typename T>
+LinearInitOf<T> TorchGenerator::LinearOf(int64_t in_features, int64_t out_features, bool bias) {
   // kaiming_uniform_(a=sqrt(5)) in Python doubles, step by step: the last bit of `bound` can
   // differ from 1/sqrt(in) computed directly.
   const double a = std::sqrt(5.0);
   const double gain = std::sqrt(2.0 / (1.0 + a * a));
   const double std_dev = gain / std::sqrt(static_cast<double>(in_features));
   const double bound = std::sqrt(3.0) * std_dev;
-  LinearInit init;
-  init.weight = Uniform(out_features * in_features, -bound, bound);
+  LinearInitOf<T> init;
+  init.weight = UniformOf<T>(out_features * in_features, -bound, bound);
   if (bias) {
     const double bb = in_features > 0 ? 1.0 / std::sqrt(static_cast<double>(in_features)) : 0.0;
-    init.bias = Uniform(out_features, -bb, bb);
+    init.bias = UniformOf<T>(out_features, -bb, bb);
   }
   return init;
 }
+template LinearInitOf<float> TorchGenerator::LinearOf<float>(int64_t, int64_t, bool);
+template LinearInitOf<double> TorchGenerator::LinearOf<double>(int64_t, int64_t, bool);
 
 std::vector<float> TorchGenerator::Embedding(int64_t num_embeddings, int64_t dim) {
   return Normal(num_embeddings * dim, 0.0, 1.0);

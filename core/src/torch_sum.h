@@ -31,20 +31,21 @@ inline int64_t CeilLog2(int64_t x) {
   return 64 - __builtin_clzll(static_cast<unsigned long long>(x - 1));
 }
 
-/// kInterleave sums side by side over `size` groups, group i's entry k being load(i, k): each
-/// sum runs over chunks of 2^power entries whose sums are added one level up, four levels deep,
-/// so that only numbers of a similar size meet.
-template <typename Acc, typename Load>
-std::array<Acc, kInterleave> CascadeSums(int64_t size, const Load& load) {
+/// K sums side by side (kInterleave for row_sum, 1 for one column of an outer reduction) over
+/// `size` groups, group i's entry k being load(i, k): each sum runs over chunks of 2^power
+/// entries whose sums are added one level up, four levels deep, so that only numbers of a
+/// similar size meet (ATen's multi_row_sum).
+template <typename Acc, int K = kInterleave, typename Load>
+std::array<Acc, K> CascadeSums(int64_t size, const Load& load) {
   const int64_t power = std::max<int64_t>(4, CeilLog2(size) / kLevels);
   const int64_t step = int64_t{1} << power, mask = step - 1;
-  std::array<std::array<Acc, kInterleave>, kLevels> acc{};
+  std::array<std::array<Acc, K>, kLevels> acc{};
   int64_t i = 0;
   while (i + step <= size) {
     for (int64_t j = 0; j < step; ++j, ++i)
-      for (int k = 0; k < kInterleave; ++k) Add(acc[0][k], load(i, k));
+      for (int k = 0; k < K; ++k) Add(acc[0][k], load(i, k));
     for (int j = 1; j < kLevels; ++j) {
-      for (int k = 0; k < kInterleave; ++k) {
+      for (int k = 0; k < K; ++k) {
         Add(acc[j][k], acc[j - 1][k]);
         acc[j - 1][k] = Acc{};
       }
@@ -52,9 +53,9 @@ std::array<Acc, kInterleave> CascadeSums(int64_t size, const Load& load) {
     }
   }
   for (; i < size; ++i)
-    for (int k = 0; k < kInterleave; ++k) Add(acc[0][k], load(i, k));
+    for (int k = 0; k < K; ++k) Add(acc[0][k], load(i, k));
   for (int j = 1; j < kLevels; ++j)
-    for (int k = 0; k < kInterleave; ++k) Add(acc[0][k], acc[j][k]);
+    for (int k = 0; k < K; ++k) Add(acc[0][k], acc[j][k]);
   return acc[0];
 }
 

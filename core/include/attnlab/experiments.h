@@ -59,6 +59,14 @@ struct PeakingPoint {
   PeakStats stats;
 };
 
+/// softmax(scores * multiplier * scale) of one row of scores (1 x T, before scaling) over the
+/// entries where `allowed` (1 x T of 0/1, or empty for all) is non-zero, 0 elsewhere, in
+/// double: the engine's float64 softmax rule (pipeline.cpp) (max subtracted, libm exp, sum left to right,
+/// NumPy's exp / sum). The one softmax of the lessons' curves (PeakingCurve, JacobianNormCurve:
+/// they share their x axis). Errors: none (a row with nothing allowed is nan).
+RowVectorD SoftmaxRowAt(const RowVector& scores, const std::vector<uint8_t>& allowed,
+                        double scale, double multiplier);
+
 /// The softmax of one row of scores (1 x T, before scaling) at each multiplier m:
 /// softmax(scores * m * scale) over the entries where allowed is non-zero (allowed: 1 x T of
 /// 0/1, or empty for all), scale = 1/sqrt(d_k) or 1. Computed in double for a smooth curve.

@@ -1,4 +1,5 @@
-// rng.h: PyTorch's default CPU generator, bit for bit, for the float32 calls the notebooks use.
+// rng.h: PyTorch's default CPU generator, bit for bit, for the float32 and float64 calls the
+// notebooks use (one MT19937 state; float64 tensors draw from it by their own rules, §9).
 //
 // Legend: n = number of elements of the tensor being filled, always in flat row-major order
 // (element 0 first, last dimension fastest), exactly as PyTorch fills a contiguous tensor.
@@ -9,6 +10,12 @@
 // below number the steps of those sources in the order this header describes them. This file must be
 // compiled with -ffp-contract=off: every fused multiply-add PyTorch's kernels perform is written
 // here as an explicit std::fma, and no other operation may be fused.
+//
+// §9 float64 tensors (PyTorch 1.13, checked in tests/golden/f64_kernels.json and golden/f64):
+// the same MT19937 state and the same rules with 53-bit uniforms (one 64-bit word per
+// element) wherever float32 takes 24-bit ones; normal_ of 16 or more elements runs the generic
+// normal_fill in double with libm (there is no AVX2 float64 kernel); uniform_ fuses
+// x * width + low in the AVX2 build as for float32; dropout scales by 1 / (1 - p) in double.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +24,14 @@
 #include <vector>
 
 namespace attnlab {
+
+/// The weight and bias of a freshly built nn.Linear (TorchGenerator::LinearOf), in the tensor's
+/// dtype T (float for float32, double for torch.float64).
+template <typename T>
+struct LinearInitOf {
+  std::vector<T> weight;  ///< out_features * in_features, row-major (out, in)
+  std::vector<T> bias;    ///< out_features, empty when bias == false
+};
 
 /// Which of PyTorch's CPU kernels to reproduce: its AVX2 build or its generic one. They differ in
 /// normal draws of 16 or more elements (§5B) and in uniform_ with a width other than 1 (nn.Linear's
@@ -59,14 +74,33 @@ class TorchGenerator {
 
   /// torch.rand(n) / Tensor.uniform_(low, high) on float32 (§3), with the AVX2 build's FMA
   /// (kAvx2) or the generic build's two roundings (kScalar).
-  std::vector<float> Uniform(int64_t n, double low = 0.0, double high = 1.0);
+  std::vector<float> Uniform(int64_t n, double low = 0.0, double high = 1.0) {
+    return UniformOf<float>(n, low, high);
+  }
+  /// Uniform for a tensor of dtype T: float (float32, 24-bit uniforms, bounds rounded to float)
+  /// or double (torch.float64, 53-bit uniforms, §9). T is float or double.
+  template <typename T>
+  std::vector<T> UniformOf(int64_t n, double low = 0.0, double high = 1.0);
 
   /// torch.randn(n) / Tensor.normal_(mean, std) on float32 (§5): the scalar path (double
   /// Box-Muller with a one-value cache) when n < 16, the block path of 16 otherwise.
-  std::vector<float> Normal(int64_t n, double mean = 0.0, double std = 1.0);
+  std::vector<float> Normal(int64_t n, double mean = 0.0, double std = 1.0) {
+    return NormalOf<float>(n, mean, std);
+  }
+  /// Normal for a tensor of dtype T: float as Normal, or double (torch.randn(n,
+  /// dtype=torch.float64), §9): the same scalar path below 16 elements, from 16 on the generic
+  /// blocks of 16 from 53-bit uniforms with libm log, cos and sin in double (PyTorch 1.13 has
+  /// no AVX2 float64 kernel), the same tail rule. T is float or double.
+  template <typename T>
+  std::vector<T> NormalOf(int64_t n, double mean = 0.0, double std = 1.0);
   /// Normal(n, mean, std) written into out[0..n) instead of a new vector (same draws, same
   /// generator state after). out must hold n floats.
-  void NormalInto(float* out, int64_t n, double mean = 0.0, double std = 1.0);
+  void NormalInto(float* out, int64_t n, double mean = 0.0, double std = 1.0) {
+    NormalIntoOf(out, n, mean, std);
+  }
+  /// NormalOf<T> written into out[0..n) (T float or double).
+  template <typename T>
+  void NormalIntoOf(T* out, int64_t n, double mean = 0.0, double std = 1.0);
 
   /// torch.randint(low, high, (n,)) (§4): plain modulo, one word per element when
   /// high - low < 2^32, two otherwise. Error: std::invalid_argument when high <= low.
@@ -80,16 +114,23 @@ class TorchGenerator {
   /// (so a dropped inf or nan becomes nan, as in PyTorch). Several calls
   /// in a row draw exactly as one call on the concatenated data. p == 0 leaves x unchanged and
   /// draws nothing; p == 1 zeroes it. Error: std::invalid_argument when p is outside [0, 1].
-  void Dropout(float* x, int64_t n, double p);
+  void Dropout(float* x, int64_t n, double p) { DropoutOf(x, n, p); }
+  /// Dropout on a tensor of dtype T (float or double): the same U53 mask draws; the kept value
+  /// is fl(1 / fl(1 - p)) rounded in T (in double for torch.float64, §9).
+  template <typename T>
+  void DropoutOf(T* x, int64_t n, double p);
 
   /// The weight (out_features x in_features, row-major) and bias of a freshly built
   /// nn.Linear(in_features, out_features, bias), as Linear.reset_parameters draws them (§7):
   /// kaiming_uniform_(a=sqrt(5)) on the weight, then uniform_(-1/sqrt(in), 1/sqrt(in)) on the bias.
-  struct LinearInit {
-    std::vector<float> weight;  ///< out_features * in_features, row-major (out, in)
-    std::vector<float> bias;    ///< out_features, empty when bias == false
-  };
-  LinearInit Linear(int64_t in_features, int64_t out_features, bool bias);
+  using LinearInit = LinearInitOf<float>;
+  LinearInit Linear(int64_t in_features, int64_t out_features, bool bias) {
+    return LinearOf<float>(in_features, out_features, bias);
+  }
+  /// Linear for dtype T (float, or double: nn.Linear(..., dtype=torch.float64), whose bounds
+  /// are the same Python doubles and whose draws are UniformOf<double>). T is float or double.
+  template <typename T>
+  LinearInitOf<T> LinearOf(int64_t in_features, int64_t out_features, bool bias);
 
   /// nn.Embedding(num_embeddings, dim).weight (§6): normal_(0, 1) over num_embeddings * dim
   /// floats, row-major (num_embeddings, dim).
@@ -102,9 +143,14 @@ class TorchGenerator {
   float U24();                  // §2: low 24 bits of one word, in [0, 1)
   double U53();                 // §2: low 53 bits of W64(), in [0, 1)
   double NormalDoubleScalar();  // §5A: one standard normal, with the sine half cached
+  // The uniform in [0, 1) the block path of dtype T starts from: U24 for float, U53 for double.
+  float UnitUniform(float) { return U24(); }
+  double UnitUniform(double) { return U53(); }
   void Block16(float* d, float mean, float std) const;  // §5B: in place on d[0..15]
-  // Block16 on `blocks` consecutive blocks of 16 (AVX2 intrinsics for kernel kAvx2).
+  // Block16 on `blocks` consecutive blocks of 16 (AVX2 intrinsics for kernel kAvx2, all
+  // threads for large draws); for double the generic kernel's blocks in libm double (§9).
   void BlocksOf16(float* d, int64_t blocks, float mean, float std) const;
+  void BlocksOf16(double* d, int64_t blocks, double mean, double std) const;
 
   std::mt19937 engine_;
   std::optional<double> cached_normal_;

@@ -233,7 +233,7 @@ struct WeightDraw {
 /// d_in x d_out draw per projection in `order`, or with `per_head` (LLMs-from-scratch ch03
 /// MultiHeadAttentionWrapper: one CausalAttention per head) head after head, each head's three
 /// d_in x dh draws in `order`. Empty for inits that draw nothing. The one definition of the
-/// draw order that both engines (pipeline.cpp, pipeline_f64.cpp) follow; the generated
+/// draw order the engine (pipeline.cpp, in both dtypes) follows; the generated
 /// program and tools/torch_oracle.py write the same loops. Needs a validated `sh`.
 std::vector<WeightDraw> ProjectionDraws(const ProjectionSpec& p, const Shape& sh);
 
