@@ -691,3 +691,39 @@ TEST(ScenarioFields, EveryMemberOfTheScenarioHasACase) {
 
 }  // namespace fields
 }  // namespace attnlab
+
+// Each enum's one spelling list (enum_names.h): every value spelled once, parsed back, listed in
+// order; the scenario's error messages list them from there.
+namespace attnlab {
+namespace {
+
+template <NamedEnum E>
+void ExpectSpellingsRoundTrip(const std::string& list) {
+  std::set<std::string> seen;
+  for (const EnumName<E>& n : AllNames(E{})) {
+    EXPECT_STREQ(Name(n.value), n.name);
+    EXPECT_EQ(ParseName<E>(n.name), n.value) << n.name;
+    EXPECT_TRUE(seen.insert(n.name).second) << n.name << " spelled twice";
+  }
+  EXPECT_FALSE(ParseName<E>("no-such-word").has_value());
+  EXPECT_EQ(NameList<E>(), list);
+}
+
+TEST(EnumNames, EveryListRoundTrips) {
+  ExpectSpellingsRoundTrip<InputSource>("matrix, text, randn, qkv");
+  ExpectSpellingsRoundTrip<Generator>("torch, numpy");
+  ExpectSpellingsRoundTrip<ProjectionInit>("identity, torch_rand, randn, linear, matrix");
+  ExpectSpellingsRoundTrip<Projection>("query, key, value");
+  ExpectSpellingsRoundTrip<MaskKind>("none, causal, custom");
+  ExpectSpellingsRoundTrip<Normalization>("softmax, softmax_naive, sum, mean");
+  ExpectSpellingsRoundTrip<Dtype>("float32, float64");
+  ExpectSpellingsRoundTrip<TokenizerKind>("words, words_and_spaces, chars");
+  EXPECT_EQ(NameList<Dtype>(" or "), "float32 or float64");
+  EXPECT_EQ(NameList<MaskKind>(" or "), "none, causal or custom");
+  EXPECT_EQ(ErrorOf(Edit("\"torch_rand\"", "\"rand\"")),
+            "projections.init: unknown value \"rand\" (expected one of: identity, torch_rand, "
+            "randn, linear, matrix)");
+}
+
+}  // namespace
+}  // namespace attnlab

@@ -85,11 +85,23 @@ CentralView ViewArg(const std::string& w) {
 }
 
 Normalization NormalizationArg(const std::string& w) {
-  for (Normalization n : {Normalization::kSoftmax, Normalization::kSoftmaxNaive,
-                          Normalization::kSum, Normalization::kMean})
-    if (w == Name(n)) return n;
-  throw std::invalid_argument("unknown normalization: " + w +
-                              " (softmax, softmax_naive, sum, mean)");
+  if (const std::optional<Normalization> n = ParseName<Normalization>(w)) return *n;
+  throw std::invalid_argument("unknown normalization: " + w + " (" + NameList<Normalization>() +
+                              ")");
+}
+
+/// The value of E spelled `w` (its list in core); any other word is refused with the list,
+/// "float32 or float64".
+template <NamedEnum E>
+E EnumArg(const std::string& w) {
+  if (const std::optional<E> e = ParseName<E>(w)) return *e;
+  throw std::invalid_argument(NameList<E>(" or "));
+}
+
+/// The check of a command whose one word is a spelling of E.
+template <NamedEnum E>
+void EnumWord(const std::vector<std::string>& w) {
+  EnumArg<E>(w[1]);
 }
 
 /// open, save, export or export-all: the file dialog of those commands.
@@ -367,15 +379,14 @@ const CommandSpec kCommands[] = {
      "on|off: divide by sqrt(d_k)"},
     {"mask", 1,
      [](const Words& w) {
-       OneOf(w[1], {"none", "causal", "custom", "toggle"});
+       if (w[1] != "toggle" && !ParseName<MaskKind>(w[1]))
+         throw std::invalid_argument(NameList<MaskKind>() + " or toggle");
      },
      [](Call& c) {
-       MaskKind kind = MaskKind::kNone;
-       if (c.w[1] == "causal") kind = MaskKind::kCausal;
-       if (c.w[1] == "custom") kind = MaskKind::kCustom;
-       if (c.w[1] == "toggle")
-         kind = c.state.scenario.mask.kind == MaskKind::kNone ? MaskKind::kCausal : MaskKind::kNone;
-       Emit(c.state, SetMaskKind{kind});
+       const MaskKind now = c.state.scenario.mask.kind;
+       Emit(c.state, SetMaskKind{c.w[1] == "toggle" ? (now == MaskKind::kNone ? MaskKind::kCausal
+                                                                              : MaskKind::kNone)
+                                                    : EnumArg<MaskKind>(c.w[1])});
      },
      "none|causal|custom|toggle: the mask (toggle: none <-> causal)"},
     {"mask-cell", 3,
@@ -434,24 +445,16 @@ const CommandSpec kCommands[] = {
        });
      },
      "ROW COL VALUE: one cell of a matrix input (batch 0); VALUE may be nan or inf"},
-    {"dtype", 1,
-     [](const Words& w) {
-       OneOf(w[1], {"float32", "float64"});
-     },
+    {"dtype", 1, EnumWord<Dtype>,
      [](Call& c) {
-       const bool f64 = c.w[1] == "float64";
-       Edit(c, "dtype", [f64](Scenario& s) { s.dtype = f64 ? Dtype::kFloat64 : Dtype::kFloat32; });
+       const Dtype dtype = EnumArg<Dtype>(c.w[1]);
+       Edit(c, "dtype", [dtype](Scenario& s) { s.dtype = dtype; });
      },
      "float32|float64: the pipeline's precision (the Input section's dtype)"},
-    {"generator", 1,
-     [](const Words& w) {
-       OneOf(w[1], {"torch", "numpy"});
-     },
+    {"generator", 1, EnumWord<Generator>,
      [](Call& c) {
        SettleRuns(c.state);  // SwitchGenerator reads the shown stages
-       Edit(c, "generator",
-            SwitchGenerator(ShownStages(c.state),
-                            c.w[1] == "numpy" ? Generator::kNumpy : Generator::kTorch));
+       Edit(c, "generator", SwitchGenerator(ShownStages(c.state), EnumArg<Generator>(c.w[1])));
      },
      "torch|numpy: whose generator and program (the Input section's generator)"},
     {"head", 1, Integer1, [](Call& c) { Emit(c.state, SelectHead{Integer(c.w[1])}); },
@@ -462,21 +465,11 @@ const CommandSpec kCommands[] = {
      "R: the query row selected"},
     {"undo", 0, nullptr, [](Call& c) { Emit(c.state, Undo{}); }, ": undo the last edit"},
     {"redo", 0, nullptr, [](Call& c) { Emit(c.state, Redo{}); }, ": redo it"},
-    {"numbers", 1,
-     [](const Words& w) {
-       OneOf(w[1], {"auto", "on", "off"});
-     },
-     [](Call& c) {
-       Emit(c.state, SetValuesMode{c.w[1] == "on"    ? ValuesMode::kOn
-                                   : c.w[1] == "off" ? ValuesMode::kOff
-                                                     : ValuesMode::kAuto});
-     },
+    {"numbers", 1, EnumWord<ValuesMode>,
+     [](Call& c) { Emit(c.state, SetValuesMode{EnumArg<ValuesMode>(c.w[1])}); },
      "auto|on|off: print cell values on the heatmaps"},
-    {"weights-range", 1,
-     [](const Words& w) {
-       if (!ParseRangeMode(w[1])) throw std::invalid_argument("auto, fixed, data, per-row or log");
-     },
-     [](Call& c) { Emit(c.state, SetWeightsRange{*ParseRangeMode(c.w[1])}); },
+    {"weights-range", 1, EnumWord<RangeMode>,
+     [](Call& c) { Emit(c.state, SetWeightsRange{EnumArg<RangeMode>(c.w[1])}); },
      "auto|fixed|data|per-row|log: how the weights are coloured (RangeMode)"},
     {"focus", 1,
      [](const Words& w) {

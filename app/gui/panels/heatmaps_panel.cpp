@@ -199,7 +199,7 @@ void DrawToolbar(AppState& state) {
   colormap_combo("signed colours", true,
                  "Colour scale for scores, logits and context (signed): diverging, white at 0.");
 
-  const char* modes[] = {"auto", "on", "off"};
+  const char* modes[] = {Name(ValuesMode::kAuto), Name(ValuesMode::kOn), Name(ValuesMode::kOff)};
   int mode = static_cast<int>(state.view.values);
   BeginToolbarItem(false, LabeledWidth(ImGui::GetFontSize() * 4.0f, "numbers"));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.0f);
