@@ -142,5 +142,15 @@ TEST(HeatmapSpec, CellTextInkFitAndThinning) {
   EXPECT_EQ(CellInk(Rgb{128, 128, 128}), (Rgb{0, 0, 0}));  // mid grey: black contrasts more
 }
 
+// RangeMode's and ValuesMode's words come from their lists (enum_names.h).
+TEST(HeatmapSpec, RangeAndValuesWords) {
+  EXPECT_EQ(NameList<RangeMode>(" or "), "auto, fixed, data, per-row or log");
+  EXPECT_STREQ(RangeModeName(RangeMode::kPerRow), "per-row");
+  EXPECT_EQ(ParseRangeMode("log"), RangeMode::kLog);
+  EXPECT_FALSE(ParseRangeMode("Log").has_value());
+  EXPECT_EQ(NameList<ValuesMode>(), "auto, on, off");
+  EXPECT_EQ(ParseName<ValuesMode>("off"), ValuesMode::kOff);
+}
+
 }  // namespace
 }  // namespace attnlab

@@ -6,6 +6,9 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
 #include <fstream>
 #include <limits>
 
@@ -509,4 +512,218 @@ TEST(ScenarioError, QuotesTheFilesTextOnOneLine) {
                                          std::string(59, 'f') + "\u2026\"");
 }
 
+}  // namespace attnlab
+
+// ---------------------------------------------------------------------------------------------
+// Every scenario field, one at a time (issue 24): changed from a base scenario, the change
+// survives WriteScenario -> ParseScenario, and exactly the Same* predicates that guard its stages
+// notice it (the engine recomputes from the first stage whose predicate says "changed"; a field
+// forgotten in SameInput would silently skip a recompute). The field list is checked against the
+// structs' member counts, so a field added to scenario.h without a case here fails the test.
+// ---------------------------------------------------------------------------------------------
+namespace attnlab {
+namespace fields {
+
+// Converts to any member type: T{AnyField{}, ...} compiles with at most as many as T has members.
+struct AnyField {
+  template <typename T>
+  operator T() const;
+};
+
+// The number of members of the aggregate T.
+template <typename T, typename... A>
+constexpr size_t CountFields(A... a) {
+  if constexpr (requires { T{a..., AnyField{}}; })
+    return CountFields<T>(a..., AnyField{});
+  else
+    return sizeof...(A);
+}
+
+// The predicates a change may trip, as a bit set.
+enum Noticed : unsigned { kInput = 1, kProjections = 2, kLogits = 4, kNone = 0 };
+
+unsigned NoticedBy(const Scenario& a, const Scenario& b) {
+  return (SameInput(a.input, b.input) ? 0u : kInput) |
+         (SameProjections(a.projections, b.projections) ? 0u : kProjections) |
+         (SameLogitSettings(a, b) ? 0u : kLogits);
+}
+
+std::string Base(const std::string& input, const std::string& rest) {
+  return R"({"format": "attention-lab/scenario@1", "input": )" + input + rest + "}";
+}
+const std::string kMatrixInput = R"({"source": "matrix", "values": [[0.5, 0.25, 1], [2, 3, 4]]})";
+const std::string kRandnInput = R"({"source": "randn", "length": 3, "d_in": 4, "seed": 1})";
+const std::string kTextInput = R"({"source": "text", "text": "the cat sat", "d_in": 4, "seed": 1})";
+const std::string kTorchRand = R"(, "projections": {"init": "torch_rand", "d_out": 4, "seed": 9})";
+const std::string kLinear = R"(, "projections": {"init": "linear", "d_out": 4, "seed": 9})";
+const std::string kWMatrix = R"(, "projections": {"init": "matrix", "W_query": [[1, 0], [0, 1],
+    [1, 1]], "W_key": [[1, 2], [3, 4], [5, 6]], "W_value": [[0, 1], [1, 0], [2, 2]]})";
+const std::string kQkvDrawn =
+    R"({"source": "qkv", "length": 3, "d_k": 4, "seed": 2}, "mask": {"kind": "custom",
+    "allowed": [[1, 0, 0], [1, 1, 0], [0, 1, 1]]})";
+const std::string kQkvGiven = R"({"source": "qkv", "Q": [[1, 2], [3, 4]], "K": [[0, 1], [1, 0]],
+    "V": [[5, 6], [7, 8]]})";
+
+struct Case {
+  const char* owner;  // "input", "projections", ... or "" for the scenario's own fields
+  const char* field;
+  std::string base;
+  std::function<void(Scenario&)> change;
+  unsigned noticed;
+};
+
+std::vector<Case> Cases() {
+  const std::string matrix = Base(kMatrixInput, kTorchRand);
+  const std::string randn = Base(kRandnInput, kTorchRand);
+  const std::string qkv = Base(kQkvDrawn, "");
+  return {
+      {"input", "source", matrix,
+       [](Scenario& s) {
+         s.input.source = InputSource::kRandn;
+         s.input.values.clear();
+         s.input.length = 2;
+         s.input.d_in = 3;
+         s.input.seed = 5;
+       },
+       kInput},
+      {"input", "values", matrix, [](Scenario& s) { s.input.values[0](1, 2) = -4; }, kInput},
+      {"input", "tokens", matrix,
+       [](Scenario& s) {
+         s.input.tokens = {"a", "b"};
+       },
+       kInput},
+      {"input", "tokens", qkv,
+       [](Scenario& s) {
+         s.input.tokens = {"a", "b", "c"};
+       },
+       kInput},
+      {"input", "text", Base(kTextInput, kTorchRand),
+       [](Scenario& s) { s.input.text = "the dog sat"; }, kInput},
+      {"input", "tokenizer", Base(kTextInput, kTorchRand),
+       [](Scenario& s) { s.input.tokenizer = TokenizerKind::kChars; }, kInput},
+      {"input", "special_tokens", Base(kTextInput, kTorchRand),
+       [](Scenario& s) { s.input.special_tokens = {"<|unk|>"}; }, kInput},
+      {"input", "d_in", randn, [](Scenario& s) { s.input.d_in = 5; }, kInput},
+      {"input", "seed", randn, [](Scenario& s) { s.input.seed = 2; }, kInput},
+      {"input", "seed", qkv, [](Scenario& s) { s.input.seed = 3; }, kInput},
+      {"input", "batch", randn, [](Scenario& s) { s.input.batch = 2; }, kInput},
+      {"input", "batch", qkv, [](Scenario& s) { s.input.batch = 2; }, kInput},
+      {"input", "length", randn, [](Scenario& s) { s.input.length = 4; }, kInput},
+      {"input", "generator", randn, [](Scenario& s) { s.input.generator = Generator::kNumpy; },
+       kInput},
+      {"input", "d_k", qkv, [](Scenario& s) { s.input.d_k = 6; }, kInput},
+      {"input", "d_v", qkv, [](Scenario& s) { s.input.d_v = 2; }, kInput},
+      {"input", "order", qkv,
+       [](Scenario& s) {
+         s.input.order = {Projection::kValue, Projection::kQuery, Projection::kKey};
+       },
+       kInput},
+      {"input", "Q", Base(kQkvGiven, ""), [](Scenario& s) { s.input.Q[0](0, 1) = 9; }, kInput},
+      {"input", "K", Base(kQkvGiven, ""), [](Scenario& s) { s.input.K[0](1, 1) = 9; }, kInput},
+      {"input", "V", Base(kQkvGiven, ""), [](Scenario& s) { s.input.V[0](1, 0) = 9; }, kInput},
+      {"projections", "init", randn,
+       [](Scenario& s) { s.projections.init = ProjectionInit::kRandn; }, kProjections},
+      {"projections", "d_out", randn, [](Scenario& s) { s.projections.d_out = 2; }, kProjections},
+      {"projections", "seed", randn, [](Scenario& s) { s.projections.seed = 10; }, kProjections},
+      {"projections", "seed", randn, [](Scenario& s) { s.projections.seed.reset(); }, kProjections},
+      {"projections", "order", randn,
+       [](Scenario& s) {
+         s.projections.order = {Projection::kKey, Projection::kQuery, Projection::kValue};
+       },
+       kProjections},
+      {"projections", "bias", Base(kRandnInput, kLinear),
+       [](Scenario& s) { s.projections.bias = true; }, kProjections},
+      {"projections", "heads", randn, [](Scenario& s) { s.projections.heads = 2; }, kProjections},
+      {"projections", "heads", qkv, [](Scenario& s) { s.projections.heads = 2; }, kProjections},
+      {"projections", "out_proj", Base(kRandnInput, kLinear),
+       [](Scenario& s) { s.projections.out_proj = true; }, kProjections},
+      {"projections", "per_head", randn,
+       [](Scenario& s) {
+         s.projections.heads = 2;
+         s.projections.per_head = true;
+       },
+       kProjections},
+      {"projections", "W", Base(kMatrixInput, kWMatrix),
+       [](Scenario& s) { s.projections.W[1](2, 0) = -5; }, kProjections},
+      {"scaling", "sqrt_dk", randn, [](Scenario& s) { s.scaling.sqrt_dk = false; }, kLogits},
+      {"scaling", "multiplier", randn, [](Scenario& s) { s.scaling.multiplier = 2.5; }, kLogits},
+      {"mask", "kind", randn, [](Scenario& s) { s.mask.kind = MaskKind::kCausal; }, kLogits},
+      {"mask", "allowed", qkv, [](Scenario& s) { s.mask.allowed(2, 0) = 1; }, kLogits},
+      {"", "title", randn, [](Scenario& s) { s.title = "changed"; }, kNone},
+      {"", "normalization", randn,
+       [](Scenario& s) { s.normalization = Normalization::kSoftmaxNaive; }, kNone},
+      {"dropout", "p", randn, [](Scenario& s) { s.dropout.p = 0.5; }, kNone},
+      {"dropout", "seed", randn, [](Scenario& s) { s.dropout.seed = 4; }, kNone},
+      {"", "dtype", randn, [](Scenario& s) { s.dtype = Dtype::kFloat64; }, kNone},
+  };
+}
+
+TEST(ScenarioFields, EachFieldRoundTripsAndTripsExactlyItsPredicates) {
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(std::string(c.owner) + "." + c.field);
+    const Scenario base = ParseScenario(c.base);
+    Scenario changed = base;
+    c.change(changed);
+    ASSERT_NO_THROW(ValidateScenario(changed));
+    EXPECT_FALSE(changed == base) << "operator== misses the change";
+    EXPECT_EQ(NoticedBy(changed, base), c.noticed);
+    EXPECT_EQ(NoticedBy(base, changed), c.noticed);
+    const std::string text = WriteScenario(changed);
+    EXPECT_NE(text, WriteScenario(base)) << "WriteScenario does not write the field";
+    const Scenario again = ParseScenario(text);
+    EXPECT_TRUE(again == changed) << text;
+    EXPECT_EQ(NoticedBy(again, base), c.noticed) << text;
+    EXPECT_EQ(WriteScenario(again), text);
+  }
+}
+
+TEST(ScenarioFields, EveryMemberOfTheScenarioHasACase) {
+  std::map<std::string, std::set<std::string>> listed;
+  for (const Case& c : Cases()) listed[c.owner].insert(c.field);
+  EXPECT_EQ(listed["input"].size(), CountFields<InputSpec>());
+  EXPECT_EQ(listed["projections"].size(), CountFields<ProjectionSpec>());
+  EXPECT_EQ(listed["scaling"].size(), CountFields<ScalingSpec>());
+  EXPECT_EQ(listed["mask"].size(), CountFields<MaskSpec>());
+  EXPECT_EQ(listed["dropout"].size(), CountFields<DropoutSpec>());
+  // The scenario's own fields besides its five sub-structs (input ... dropout).
+  EXPECT_EQ(listed[""].size() + 5, CountFields<Scenario>());
+}
+
+}  // namespace fields
+}  // namespace attnlab
+
+// Each enum's one spelling list (enum_names.h): every value spelled once, parsed back, listed in
+// order; the scenario's error messages list them from there.
+namespace attnlab {
+namespace {
+
+template <NamedEnum E>
+void ExpectSpellingsRoundTrip(const std::string& list) {
+  std::set<std::string> seen;
+  for (const EnumName<E>& n : AllNames(E{})) {
+    EXPECT_STREQ(Name(n.value), n.name);
+    EXPECT_EQ(ParseName<E>(n.name), n.value) << n.name;
+    EXPECT_TRUE(seen.insert(n.name).second) << n.name << " spelled twice";
+  }
+  EXPECT_FALSE(ParseName<E>("no-such-word").has_value());
+  EXPECT_EQ(NameList<E>(), list);
+}
+
+TEST(EnumNames, EveryListRoundTrips) {
+  ExpectSpellingsRoundTrip<InputSource>("matrix, text, randn, qkv");
+  ExpectSpellingsRoundTrip<Generator>("torch, numpy");
+  ExpectSpellingsRoundTrip<ProjectionInit>("identity, torch_rand, randn, linear, matrix");
+  ExpectSpellingsRoundTrip<Projection>("query, key, value");
+  ExpectSpellingsRoundTrip<MaskKind>("none, causal, custom");
+  ExpectSpellingsRoundTrip<Normalization>("softmax, softmax_naive, sum, mean");
+  ExpectSpellingsRoundTrip<Dtype>("float32, float64");
+  ExpectSpellingsRoundTrip<TokenizerKind>("words, words_and_spaces, chars");
+  EXPECT_EQ(NameList<Dtype>(" or "), "float32 or float64");
+  EXPECT_EQ(NameList<MaskKind>(" or "), "none, causal or custom");
+  EXPECT_EQ(ErrorOf(Edit("\"torch_rand\"", "\"rand\"")),
+            "projections.init: unknown value \"rand\" (expected one of: identity, torch_rand, "
+            "randn, linear, matrix)");
+}
+
+}  // namespace
 }  // namespace attnlab

@@ -226,14 +226,10 @@ int Export(const ExportArgs& a) {
     }
     opt.colormap = a.colormap;
   }
-  if (a.values == "auto")
-    opt.values = ValuesMode::kAuto;
-  else if (a.values == "on")
-    opt.values = ValuesMode::kOn;
-  else if (a.values == "off")
-    opt.values = ValuesMode::kOff;
+  if (const std::optional<ValuesMode> v = ParseName<ValuesMode>(a.values))
+    opt.values = *v;
   else
-    throw UsageError("--values \"" + a.values + "\" is not one of auto, on, off");
+    throw UsageError("--values \"" + a.values + "\" is not one of " + NameList<ValuesMode>());
   if (const std::optional<RangeMode> r = ParseRangeMode(a.range))
     opt.range = *r;
   else

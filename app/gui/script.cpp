@@ -1,15 +1,16 @@
 // script.cpp: see script.h.
 //
-// [SECTION] Arguments: counts, numbers, names, checks
+// [SECTION] Arguments: numbers, names, checks
+// [SECTION] The commands: one table of name, arity, check, action and help
 // [SECTION] Loading and stepping
-// [SECTION] One command: what it emits or checks
 #include "gui/script.h"
-#include "gui/training.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <initializer_list>
 #include <limits>
-#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -20,6 +21,7 @@
 #include "gui/export.h"
 #include "gui/generator_switch.h"
 #include "gui/panels/panels.h"
+#include "gui/training.h"
 #include "gui/views.h"
 #include "gui/window.h"
 
@@ -27,77 +29,7 @@ namespace attnlab::gui {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] Arguments: counts, numbers, names, checks
-
-/// Argument counts per command (-1: any).
-const std::map<std::string, int>& Arity() {
-  static const std::map<std::string, int> arity = {{"preset", 1},
-                                                   {"open", 1},
-                                                   {"save", 1},
-                                                   {"export", 2},
-                                                   {"export-all", 1},
-                                                   {"temperature", 1},
-                                                   {"drag-temperature", 3},
-                                                   {"scaling", 1},
-                                                   {"mask", 1},
-                                                   {"mask-cell", 3},
-                                                   {"normalization", 1},
-                                                   {"dropout", 1},
-                                                   {"heads", 1},
-                                                   {"per-head", 1},
-                                                   {"d_out", 1},
-                                                   {"input-seed", 1},
-                                                   {"length", 1},
-                                                   {"head", 1},
-                                                   {"batch", 1},
-                                                   {"row", 1},
-                                                   {"undo", 0},
-                                                   {"redo", 0},
-                                                   {"hover", 3},
-                                                   {"click", 3},
-                                                   {"wait", 1},
-                                                   {"expect-error", -1},
-                                                   {"expect-ok", 0},
-                                                   {"quit", 0},
-                                                   {"dialog", 1},
-                                                   {"numbers", 1},
-                                                   {"focus", 1},
-                                                   {"zoom", 1},
-                                                   {"weights-range", 1},
-                                                   {"input-cell", 3},
-                                                   {"view", 1},
-                                                   {"compare", -1},
-                                                   {"compare-stage", 1},
-                                                   {"export-compare", -1},
-                                                   {"copy-code", 0},
-                                                   {"save-code", 1},
-                                                   {"save-clipboard", 1},
-                                                   {"save-views", 1},
-                                                   {"save-layout", 1},
-                                                   {"tour", 1},
-                                                   {"choose", 2},
-                                                   {"replace", 1},
-                                                   {"drop", -1},
-                                                   {"open-recent", 1},
-                                                   {"clear-recent", 0},
-                                                   {"wheel", 4},
-                                                   {"pan", 5},
-                                                   {"export-option", 2},
-                                                   {"loss-key", 1},
-                                                   {"dtype", 1},
-
-                                                   {"train-run", 3},
-                                                   {"train-wait", 0},
-                                                   {"train-cancel", 0},
-                                                   {"train-step", 1},
-                                                   {"train-export-csv", 1},
-                                                   {"train-save-scenario", 2},
-                                                   {"generator", 1},
-                                                   {"train-wait-steps", 1},
-                                                   {"train-export-curves", 1},
-                                                   {"train-code", 1}};
-  return arity;
-}
+// [SECTION] Arguments: numbers, names, checks
 
 // std::stod and std::stoll say only "stod" or "stoll": these name the text they refuse.
 double Number(const std::string& w) {
@@ -153,11 +85,23 @@ CentralView ViewArg(const std::string& w) {
 }
 
 Normalization NormalizationArg(const std::string& w) {
-  for (Normalization n : {Normalization::kSoftmax, Normalization::kSoftmaxNaive,
-                          Normalization::kSum, Normalization::kMean})
-    if (w == Name(n)) return n;
-  throw std::invalid_argument("unknown normalization: " + w +
-                              " (softmax, softmax_naive, sum, mean)");
+  if (const std::optional<Normalization> n = ParseName<Normalization>(w)) return *n;
+  throw std::invalid_argument("unknown normalization: " + w + " (" + NameList<Normalization>() +
+                              ")");
+}
+
+/// The value of E spelled `w` (its list in core); any other word is refused with the list,
+/// "float32 or float64".
+template <NamedEnum E>
+E EnumArg(const std::string& w) {
+  if (const std::optional<E> e = ParseName<E>(w)) return *e;
+  throw std::invalid_argument(NameList<E>(" or "));
+}
+
+/// The check of a command whose one word is a spelling of E.
+template <NamedEnum E>
+void EnumWord(const std::vector<std::string>& w) {
+  EnumArg<E>(w[1]);
 }
 
 /// open, save, export or export-all: the file dialog of those commands.
@@ -170,94 +114,25 @@ DialogKind DialogArg(const std::string& w) {
   throw std::invalid_argument("open, save, export, export-all or notebook");
 }
 
-/// Checks a command's arguments by building what it would emit (throws when they are bad).
-void CheckArguments(const std::vector<std::string>& w) {
-  const std::string& c = w[0];
-  if (c == "temperature" || c == "dropout") Number(w[1]);
-  if (c == "drag-temperature") {
-    if (Number(w[1]) <= 0 || Number(w[2]) <= 0) throw std::invalid_argument("must be > 0");
-    if (Integer(w[3]) < 1) throw std::invalid_argument("FRAMES must be >= 1");
+/// Refuses `w` unless it is one of `options`: "on or off", "none, causal, custom or toggle".
+void OneOf(const std::string& w, std::initializer_list<const char*> options) {
+  std::string list;
+  size_t k = 0;
+  for (const char* o : options) {
+    if (w == o) return;
+    list += (k == 0 ? "" : ++k == options.size() ? " or " : ", ") + std::string(o);
+    k += k == 0;
   }
-  if ((c == "scaling" || c == "per-head") && w[1] != "on" && w[1] != "off")
-    throw std::invalid_argument("on or off");
-  if (c == "mask" && w[1] != "none" && w[1] != "causal" && w[1] != "custom" && w[1] != "toggle")
-    throw std::invalid_argument("none, causal, custom or toggle");
-  if (c == "mask-cell") {
-    Integer(w[1]);
-    Integer(w[2]);
-    if (w[3] != "0" && w[3] != "1") throw std::invalid_argument("0 or 1");
-  }
-  if (c == "normalization") NormalizationArg(w[1]);
-  if (c == "dtype" && w[1] != "float32" && w[1] != "float64")
-    throw std::invalid_argument("float32 or float64");
-  if (c == "generator" && w[1] != "torch" && w[1] != "numpy")
-    throw std::invalid_argument("torch or numpy");
-  if (c == "heads" || c == "d_out" || c == "input-seed" || c == "length" || c == "head" ||
-      c == "batch" || c == "row" || c == "wait" || c == "loss-key")
-    Integer(w[1]);
-  if (c == "export") StageArg(w[1]);
-  if (c == "focus" && w[1] != "none") StageArg(w[1]);
-  if (c == "zoom" && (Number(w[1]) < 0.6 || Number(w[1]) > 2.5))
-    throw std::invalid_argument("a zoom in 0.6..2.5");
-  if (c == "input-cell") {
-    Integer(w[1]);
-    Integer(w[2]);
-    CellValue(w[3]);  // nan and inf are allowed: the point is to see them refused
-  }
-  // The Training view parses its own numbers when it runs: refused here first, by name.
-  if (c == "train-run") {
-    Integer(w[2]);
-    Integer(w[3]);
-  }
-  if (c == "train-step" || c == "train-wait-steps") Integer(w[1]);
-  if (c == "numbers" && w[1] != "auto" && w[1] != "on" && w[1] != "off")
-    throw std::invalid_argument("auto, on or off");
-  if (c == "weights-range" && !ParseRangeMode(w[1]))
-    throw std::invalid_argument("auto, fixed, data, per-row or log");
-  if (c == "dialog") DialogArg(w[1]);
-  if (c == "wheel" || c == "pan")
-    for (size_t i = 2; i < w.size(); ++i) Integer(w[i]);
-  if (c == "hover" || c == "click" || c == "wheel" || c == "pan") {
-    if (!ParseStage(w[1]) && w[1].rfind("trick_v", 0) != 0 && w[1].rfind("compare_", 0) != 0 &&
-        w[1].rfind("grad_", 0) != 0 && w[1].rfind("train_", 0) != 0)
-      StageArg(w[1]);
-    Integer(w[2]);
-    Integer(w[3]);
-  }
-  if (c == "view") ViewArg(w[1]);
-  if (c == "compare") {
-    const size_t n = w.size() - 1;
-    const std::string mode = n ? w[1] : "";
-    if (mode == "temperature") {
-      if (n != 3) throw std::invalid_argument("temperature takes two multipliers, A and B");
-      if (Number(w[2]) <= 0 || Number(w[3]) <= 0) throw std::invalid_argument("must be > 0");
-    } else if (mode == "heads") {
-      if (n != 1 && n != 3) throw std::invalid_argument("heads takes no heads or two, A and B");
-      if (n == 3 && (Integer(w[2]) < 0 || Integer(w[3]) < 0))
-        throw std::invalid_argument("heads are >= 0");
-    } else if (mode == "scaled" || mode == "causal" || mode == "pin") {
-      if (n != 1) throw std::invalid_argument(mode + " takes no argument");
-    } else {
-      throw std::invalid_argument("scaled, causal, heads [A B], temperature A B or pin");
-    }
-  }
-  if (c == "compare-stage") StageArg(w[1]);
-  if (c == "export-compare") {
-    if (w.size() == 3 && w[1] != "a" && w[1] != "b" && w[1] != "diff")
-      throw std::invalid_argument("a, b or diff");
-    if (w.size() != 2 && w.size() != 3) throw std::invalid_argument("[a|b|diff] FILE.png");
-  }
-  if (c == "tour" && w[1] != "start" && w[1] != "next" && w[1] != "back" && w[1] != "skip")
-    throw std::invalid_argument("start, next, back or skip");
-  if (c == "choose") DialogArg(w[1]);
-  if (c == "replace" && w[1] != "yes" && w[1] != "no") throw std::invalid_argument("yes or no");
-  if (c == "drop" && w.size() < 2) throw std::invalid_argument("at least one FILE");
-  if (c == "open-recent" && Integer(w[1]) < 0) throw std::invalid_argument("N is >= 0");
-  if (c == "export-option") {
-    ExportChoices choices;
-    std::string why;
-    if (!SetExportOption(choices, w[1], w[2], &why)) throw std::invalid_argument(why);
-  }
+  throw std::invalid_argument(list);
+}
+
+/// A heatmap's cell: MAP ROW COL (a stage, or a view's map as the layout names it).
+void CheckCell(const std::vector<std::string>& w) {
+  if (!ParseStage(w[1]) && w[1].rfind("trick_v", 0) != 0 && w[1].rfind("compare_", 0) != 0 &&
+      w[1].rfind("grad_", 0) != 0 && w[1].rfind("train_", 0) != 0)
+    StageArg(w[1]);
+  Integer(w[2]);
+  Integer(w[3]);
 }
 
 /// Writes a file for a save-* command; false with the reason in *why.
@@ -305,6 +180,462 @@ bool CellCentre(const AppState& state, const std::string& map, int64_t row, int6
   return b.x > a.x && b.y > a.y;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The commands: one table of name, arity, check, action and help
+
+using Words = std::vector<std::string>;
+
+/// What a command's action works on: the app, its words, the frames it may span, and the
+/// reason the script fails (left empty when the command did what it should).
+struct Call {
+  AppState& state;
+  const Words& w;
+  ScriptRunner::Frames& frames;
+  std::string failure;
+};
+
+/// One script command. `check` refuses bad words when the script is loaded (throws
+/// std::invalid_argument saying what is expected; nullptr: nothing to check beyond the count);
+/// `run` does it, one frame, through the same actions the widgets emit.
+struct CommandSpec {
+  const char* name;
+  int arity;  ///< the number of words after the name; -1: any (`check` counts them)
+  void (*check)(const Words& w);
+  void (*run)(Call& c);
+  const char* help;  ///< "ARGUMENTS: what the command does"
+};
+
+void Edit(Call& c, std::string label, std::function<void(Scenario&)> f) {
+  Emit(c.state, EditScenario{std::move(label), std::move(f)});
+}
+
+/// An edit that sets one integer field of the scenario to word 1.
+void EditInteger(Call& c, std::string label, void (*set)(Scenario&, int64_t)) {
+  const int64_t v = Integer(c.w[1]);
+  Edit(c, std::move(label), [v, set](Scenario& s) { set(s, v); });
+}
+
+/// A train-* command: its failure is "COMMAND: what went wrong".
+void Train(Call& c, const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    c.failure = c.w[0] + ": " + e.what();
+  }
+}
+
+/// The centre of cell ROW COL (words `at`, `at` + 1) on the MAP of word 1, or a failure.
+bool CellAt(Call& c, size_t at, ImVec2* pos) {
+  return CellCentre(c.state, c.w[1], Integer(c.w[at]), Integer(c.w[at + 1]), pos);
+}
+
+void Hover(Call& c) {
+  ImVec2 pos;
+  if (!CellAt(c, 2, &pos)) {
+    c.failure = "no cell " + c.w[2] + ", " + c.w[3] + " on the " + c.w[1] + " heatmap";
+    return;
+  }
+  c.state.script_mouse.active = true;
+  c.state.script_mouse.pos = pos;
+  c.state.script_mouse.down = c.w[0] == "click";
+  c.frames.releasing = c.w[0] == "click";
+}
+
+void WheelOrPan(Call& c) {
+  ImVec2 from, to;
+  const bool pan = c.w[0] == "pan";
+  if (!CellAt(c, 2, &from) || (pan && !CellAt(c, 4, &to))) {
+    c.failure = "no such cell shown on the " + c.w[1] + " heatmap";
+    return;
+  }
+  c.state.script_mouse.active = true;
+  c.state.script_mouse.pos = from;
+  if (pan) {
+    c.state.script_mouse.down = true;
+    c.frames.pan_from = from;
+    c.frames.pan_to = to;
+    c.frames.pan_frame = 0;
+    c.frames.panning = true;
+  } else {
+    c.state.script_mouse.wheel = static_cast<float>(Integer(c.w[4]));
+    c.frames.unwheel = true;
+  }
+}
+
+void DragTemperature(Call& c) {
+  ScriptRunner::Frames& f = c.frames;
+  f.drag_from = Number(c.w[1]);
+  f.drag_to = Number(c.w[2]);
+  f.total = static_cast<int>(Integer(c.w[3]));
+  f.left = f.total - 1;
+  f.dragging = f.left > 0;
+  c.state.script_drag = true;
+  Emit(c.state, SetMultiplier{f.drag_from}, "scaling.multiplier");
+}
+
+void ExpectError(Call& c) {
+  std::string text;
+  for (size_t i = 1; i < c.w.size(); ++i) text += (i > 1 ? " " : "") + c.w[i];
+  if (c.state.error.empty())
+    c.failure = "expected an error containing \"" + text + "\", but the scenario runs";
+  else if (c.state.error.find(text) == std::string::npos)
+    c.failure = "expected an error containing \"" + text + "\", got: " + c.state.error;
+}
+
+/// save-code, save-clipboard, save-views, save-layout: that text to FILE.
+void SaveText(Call& c) {
+  const std::string& cmd = c.w[0];
+  std::string text;
+  if (cmd == "save-code") {
+    RefreshCode(c.state);
+    if (!c.state.code.error.empty()) {
+      c.failure = "no code: " + c.state.code.error;
+      return;
+    }
+    text = c.state.code.text;
+  } else if (cmd == "save-clipboard") {
+    const char* clip = ImGui::GetClipboardText();
+    text = clip ? clip : "";
+  } else if (cmd == "save-layout") {
+    text = HeatmapLayoutJson(c.state);  // of the last frame drawn
+  } else {
+    text = ViewsJson(c.state);
+  }
+  WriteText(c.w[1], text, &c.failure);
+}
+
+void Compare(Call& c) {
+  const Words& w = c.w;
+  if (w[1] == "scaled") Emit(c.state, SetCompare{CompareMode::kScaled});
+  if (w[1] == "causal") Emit(c.state, SetCompare{CompareMode::kCausal});
+  if (w[1] == "pin") Emit(c.state, PinCompare{});
+  if (w[1] == "heads")
+    Emit(c.state, w.size() == 4 ? SetCompare{CompareMode::kHeads, 0, Integer(w[2]), Integer(w[3])}
+                                : SetCompare{CompareMode::kHeads});
+  if (w[1] == "temperature") {
+    // A is the scenario on screen: its multiplier is an ordinary (undoable) edit.
+    Emit(c.state, SetMultiplier{Number(w[2])});
+    Emit(c.state, SetCompare{CompareMode::kTemperature, Number(w[3])});
+  }
+}
+
+void CheckCompare(const Words& w) {
+  const size_t n = w.size() - 1;
+  const std::string mode = n ? w[1] : "";
+  if (mode == "temperature") {
+    if (n != 3) throw std::invalid_argument("temperature takes two multipliers, A and B");
+    if (Number(w[2]) <= 0 || Number(w[3]) <= 0) throw std::invalid_argument("must be > 0");
+  } else if (mode == "heads") {
+    if (n != 1 && n != 3) throw std::invalid_argument("heads takes no heads or two, A and B");
+    if (n == 3 && (Integer(w[2]) < 0 || Integer(w[3]) < 0))
+      throw std::invalid_argument("heads are >= 0");
+  } else if (mode == "scaled" || mode == "causal" || mode == "pin") {
+    if (n != 1) throw std::invalid_argument(mode + " takes no argument");
+  } else {
+    throw std::invalid_argument("scaled, causal, heads [A B], temperature A B or pin");
+  }
+}
+
+void OpenRecent(Call& c) {
+  const size_t i = static_cast<size_t>(Integer(c.w[1]));
+  if (i >= c.state.recent_files.size())
+    c.failure = "no recent file " + c.w[1] + " (the list has " +
+                std::to_string(c.state.recent_files.size()) + ")";
+  else
+    Emit(c.state, OpenScenario{c.state.recent_files[i]});
+}
+
+void Integer1(const Words& w) { Integer(w[1]); }
+void Number1(const Words& w) { Number(w[1]); }
+void Stage1(const Words& w) { StageArg(w[1]); }
+void OnOff(const Words& w) { OneOf(w[1], {"on", "off"}); }
+
+// Every command. The order is the help's order: files, edits, views, the mouse, checks, dialogs,
+// training.
+const CommandSpec kCommands[] = {
+    {"preset", 1, nullptr, [](Call& c) { Emit(c.state, LoadPresetAction{c.w[1]}); },
+     "ID: load a preset"},
+    {"open", 1, nullptr, [](Call& c) { Emit(c.state, OpenScenario{c.w[1]}); },
+     "FILE: open a scenario"},
+    {"save", 1, nullptr, [](Call& c) { Emit(c.state, SaveScenario{c.w[1]}); },
+     "FILE: save the scenario"},
+    {"export", 2, Stage1,
+     [](Call& c) {
+       Emit(c.state, ExportStage{StageArg(c.w[1]), c.w[2]});
+     },
+     "STAGE FILE.png: export one stage's heatmap"},
+    {"export-all", 1, nullptr, [](Call& c) { Emit(c.state, ExportAllStages{c.w[1]}); },
+     "DIR: export every stage"},
+    {"temperature", 1, Number1, [](Call& c) { Emit(c.state, SetMultiplier{Number(c.w[1])}); },
+     "X: scaling.multiplier (the slider \"multiplier = 1/temperature\")"},
+    {"drag-temperature", 3,
+     [](const Words& w) {
+       if (Number(w[1]) <= 0 || Number(w[2]) <= 0) throw std::invalid_argument("must be > 0");
+       if (Integer(w[3]) < 1) throw std::invalid_argument("FRAMES must be >= 1");
+     },
+     DragTemperature,
+     "FROM TO FRAMES: one edit per frame, log-spaced, held like a slider: one undo step"},
+    {"scaling", 1, OnOff, [](Call& c) { Emit(c.state, SetSqrtDk{c.w[1] == "on"}); },
+     "on|off: divide by sqrt(d_k)"},
+    {"mask", 1,
+     [](const Words& w) {
+       if (w[1] != "toggle" && !ParseName<MaskKind>(w[1]))
+         throw std::invalid_argument(NameList<MaskKind>() + " or toggle");
+     },
+     [](Call& c) {
+       const MaskKind now = c.state.scenario.mask.kind;
+       Emit(c.state, SetMaskKind{c.w[1] == "toggle" ? (now == MaskKind::kNone ? MaskKind::kCausal
+                                                                              : MaskKind::kNone)
+                                                    : EnumArg<MaskKind>(c.w[1])});
+     },
+     "none|causal|custom|toggle: the mask (toggle: none <-> causal)"},
+    {"mask-cell", 3,
+     [](const Words& w) {
+       Integer(w[1]);
+       Integer(w[2]);
+       OneOf(w[3], {"0", "1"});
+     },
+     [](Call& c) {
+       Emit(c.state, SetMaskCell{Integer(c.w[1]), Integer(c.w[2]), c.w[3] == "1"});
+     },
+     "ROW COL 0|1: paint one cell of the custom mask"},
+    {"normalization", 1, [](const Words& w) { NormalizationArg(w[1]); },
+     [](Call& c) { Emit(c.state, SetNormalization{NormalizationArg(c.w[1])}); },
+     "softmax|softmax_naive|sum|mean: how logits become weights"},
+    {"dropout", 1, Number1, [](Call& c) { Emit(c.state, SetDropout{Number(c.w[1])}); },
+     "P: dropout.p"},
+    {"heads", 1, Integer1,
+     [](Call& c) {
+       EditInteger(c, "heads", [](Scenario& s, int64_t v) { s.projections.heads = v; });
+     },
+     "N: projections.heads"},
+    {"per-head", 1, OnOff,
+     [](Call& c) {
+       const bool on = c.w[1] == "on";  // the checkbox "one module per head"
+       Edit(c, "one module per head", [on](Scenario& s) { s.projections.per_head = on; });
+     },
+     "on|off: projections.per_head (the checkbox \"one module per head\")"},
+    {"d_out", 1, Integer1,
+     [](Call& c) {
+       EditInteger(c, "d_out", [](Scenario& s, int64_t v) { s.projections.d_out = v; });
+     },
+     "N: projections.d_out"},
+    {"input-seed", 1, Integer1,
+     [](Call& c) {
+       EditInteger(c, "input seed",
+                   [](Scenario& s, int64_t v) { s.input.seed = static_cast<uint64_t>(v); });
+     },
+     "N: input.seed"},
+    {"length", 1, Integer1,
+     [](Call& c) { EditInteger(c, "length", [](Scenario& s, int64_t v) { s.input.length = v; }); },
+     "N: input.length"},
+    {"input-cell", 3,
+     [](const Words& w) {
+       Integer(w[1]);
+       Integer(w[2]);
+       CellValue(w[3]);  // nan and inf are allowed: the point is to see them refused
+     },
+     [](Call& c) {
+       const int64_t i = Integer(c.w[1]), j = Integer(c.w[2]);
+       const float v = CellValue(c.w[3]);
+       Edit(c, "embedding cell", [i, j, v](Scenario& s) {
+         if (!s.input.values.empty() && i >= 0 && j >= 0 && i < s.input.values[0].rows() &&
+             j < s.input.values[0].cols())
+           s.input.values[0](i, j) = v;
+       });
+     },
+     "ROW COL VALUE: one cell of a matrix input (batch 0); VALUE may be nan or inf"},
+    {"dtype", 1, EnumWord<Dtype>,
+     [](Call& c) {
+       const Dtype dtype = EnumArg<Dtype>(c.w[1]);
+       Edit(c, "dtype", [dtype](Scenario& s) { s.dtype = dtype; });
+     },
+     "float32|float64: the pipeline's precision (the Input section's dtype)"},
+    {"generator", 1, EnumWord<Generator>,
+     [](Call& c) {
+       SettleRuns(c.state);  // SwitchGenerator reads the shown stages
+       Edit(c, "generator", SwitchGenerator(ShownStages(c.state), EnumArg<Generator>(c.w[1])));
+     },
+     "torch|numpy: whose generator and program (the Input section's generator)"},
+    {"head", 1, Integer1, [](Call& c) { Emit(c.state, SelectHead{Integer(c.w[1])}); },
+     "H: the head shown"},
+    {"batch", 1, Integer1, [](Call& c) { Emit(c.state, SelectBatch{Integer(c.w[1])}); },
+     "B: the batch item shown"},
+    {"row", 1, Integer1, [](Call& c) { Emit(c.state, SelectRow{Integer(c.w[1])}); },
+     "R: the query row selected"},
+    {"undo", 0, nullptr, [](Call& c) { Emit(c.state, Undo{}); }, ": undo the last edit"},
+    {"redo", 0, nullptr, [](Call& c) { Emit(c.state, Redo{}); }, ": redo it"},
+    {"numbers", 1, EnumWord<ValuesMode>,
+     [](Call& c) { Emit(c.state, SetValuesMode{EnumArg<ValuesMode>(c.w[1])}); },
+     "auto|on|off: print cell values on the heatmaps"},
+    {"weights-range", 1, EnumWord<RangeMode>,
+     [](Call& c) { Emit(c.state, SetWeightsRange{EnumArg<RangeMode>(c.w[1])}); },
+     "auto|fixed|data|per-row|log: how the weights are coloured (RangeMode)"},
+    {"focus", 1,
+     [](const Words& w) {
+       if (w[1] != "none") StageArg(w[1]);
+     },
+     [](Call& c) { Emit(c.state, c.w[1] == "none" ? SetFocus{} : SetFocus{StageArg(c.w[1])}); },
+     "STAGE|none: one stage over most of the view (values printed), or all"},
+    {"zoom", 1,
+     [](const Words& w) {
+       if (Number(w[1]) < 0.6 || Number(w[1]) > 2.5)
+         throw std::invalid_argument("a zoom in 0.6..2.5");
+     },
+     [](Call& c) { Emit(c.state, SetZoom{static_cast<float>(Number(c.w[1]))}); },
+     "Z: View > Zoom (0.6..2.5): fonts and spacing times Z"},
+    {"view", 1, [](const Words& w) { ViewArg(w[1]); },
+     [](Call& c) { Emit(c.state, SetView{ViewArg(c.w[1])}); },
+     "heatmaps|trick|compare|code|gradients|training: the central view"},
+    {"compare", -1, CheckCompare, Compare,
+     "scaled|causal|pin|heads [A B]|temperature A B: B of the compare view: sqrt(d_k) flipped, "
+     "the mask flipped, a snapshot of the current state, head A against head B (default 0 and "
+     "1), or the scenario's multiplier set to A (an edit) and B's to B"},
+    {"compare-stage", 1, Stage1, [](Call& c) { Emit(c.state, SetCompareStage{StageArg(c.w[1])}); },
+     "STAGE: the stage the compare view shows"},
+    {"export-compare", -1,
+     [](const Words& w) {
+       if (w.size() == 3) OneOf(w[1], {"a", "b", "diff"});
+       if (w.size() != 2 && w.size() != 3) throw std::invalid_argument("[a|b|diff] FILE.png");
+     },
+     [](Call& c) {
+       const CompareMap map = c.w.size() == 2 || c.w[1] == "diff" ? CompareMap::kDifference
+                              : c.w[1] == "a"                     ? CompareMap::kA
+                                                                  : CompareMap::kB;
+       Emit(c.state, ExportCompare{map, c.w.back()});
+     },
+     "[a|b|diff] FILE.png: one compare heatmap (default diff) as PNG"},
+    {"loss-key", 1, Integer1, [](Call& c) { Emit(c.state, SetLossKey{Integer(c.w[1])}); },
+     "J: the gradients view's loss key (query row i should attend to key J)"},
+    {"hover", 3, CheckCell, Hover,
+     "MAP ROW COL: move the mouse over a cell (tooltip, row highlight)"},
+    {"click", 3, CheckCell, Hover,
+     "MAP ROW COL: press and release the left button there (two frames)"},
+    {"wheel", 4,
+     [](const Words& w) {
+       CheckCell(w);
+       Integer(w[4]);
+     },
+     WheelOrPan, "MAP ROW COL STEPS: turn the mouse wheel over a shown cell (> 0 zooms in)"},
+    {"pan", 5,
+     [](const Words& w) {
+       CheckCell(w);
+       Integer(w[4]);
+       Integer(w[5]);
+     },
+     WheelOrPan, "MAP R0 C0 R1 C1: drag with the left button from one shown cell to another"},
+    {"wait", 1, Integer1,
+     [](Call& c) { c.frames.left = static_cast<int>(std::max<int64_t>(Integer(c.w[1]) - 1, 0)); },
+     "N: render N frames"},
+    {"expect-error", -1, nullptr, ExpectError, "TEXT: the window shows an error containing TEXT"},
+    {"expect-ok", 0, nullptr,
+     [](Call& c) {
+       if (!c.state.error.empty()) c.failure = "expected no error, got: " + c.state.error;
+     },
+     ": the window shows no error"},
+    {"copy-code", 0, nullptr, [](Call& c) { Emit(c.state, CopyCode{}); },
+     ": the code view's program to the clipboard"},
+    {"save-code", 1, nullptr, SaveText, "FILE: the code view's program, as shown"},
+    {"save-clipboard", 1, nullptr, SaveText, "FILE: what the clipboard holds"},
+    {"save-views", 1, nullptr, SaveText, "FILE: the views' state as JSON (views.h ViewsJson)"},
+    {"save-layout", 1, nullptr, SaveText, "FILE: what --layout writes, for the last frame drawn"},
+    {"tour", 1,
+     [](const Words& w) {
+       OneOf(w[1], {"start", "next", "back", "skip"});
+     },
+     [](Call& c) {
+       const std::string& w = c.w[1];
+       Emit(c.state, TourCommand{w == "start"  ? TourCommand::kStart
+                                 : w == "next" ? TourCommand::kNext
+                                 : w == "back" ? TourCommand::kBack
+                                               : TourCommand::kSkip});
+     },
+     "start|next|back|skip: the guided tour"},
+    {"quit", 0, nullptr, [](Call& c) { Emit(c.state, Quit{}); }, ": close the window"},
+    {"dialog", 1, [](const Words& w) { DialogArg(w[1]); },
+     [](Call& c) { Emit(c.state, OpenDialog{DialogArg(c.w[1])}); },
+     "open|save|export|export-all|notebook: open that dialog (to look at it in a screenshot)"},
+    {"choose", 2, [](const Words& w) { DialogArg(w[1]); },
+     [](Call& c) {
+       Emit(c.state, ChooseFile{DialogArg(c.w[1]), c.w[2], StageIndex(Stage::kWeights)});
+     },
+     "open|save|export|export-all|notebook FILE: a path picked in that file dialog (save: asks "
+     "before replacing an existing file)"},
+    {"replace", 1,
+     [](const Words& w) {
+       OneOf(w[1], {"yes", "no"});
+     },
+     [](Call& c) { Emit(c.state, ConfirmReplace{c.w[1] == "yes"}); },
+     "yes|no: the answer to \"Replace file?\""},
+    {"drop", -1,
+     [](const Words& w) {
+       if (w.size() < 2) throw std::invalid_argument("at least one FILE");
+     },
+     [](Call& c) { Emit(c.state, DropFiles{Words(c.w.begin() + 1, c.w.end())}); },
+     "FILE...: files dropped on the window (the first .json opens)"},
+    {"open-recent", 1,
+     [](const Words& w) {
+       if (Integer(w[1]) < 0) throw std::invalid_argument("N is >= 0");
+     },
+     OpenRecent, "N: File > Open Recent, the Nth file (0: newest)"},
+    {"clear-recent", 0, nullptr, [](Call& c) { Emit(c.state, ClearRecentFiles{}); },
+     ": File > Open Recent > Clear"},
+    {"export-option", 2,
+     [](const Words& w) {
+       ExportChoices choices;
+       std::string why;
+       if (!SetExportOption(choices, w[1], w[2], &why)) throw std::invalid_argument(why);
+     },
+     [](Call& c) {  // the export dialog's choices, as its widgets set them
+       ExportChoices choices = c.state.export_choices;
+       std::string why;
+       SetExportOption(choices, c.w[1], c.w[2], &why);
+       Emit(c.state, SetExportChoices{choices});
+     },
+     "KEY VALUE: the export dialog's choice: format png|svg|pdf|csv|npy, stages "
+     "this|pipeline|A,B,C, dpi N, width 8cm|3in|0, colorbar auto|shared|per-panel (then choose "
+     "export FILE)"},
+    // The Training view parses its own numbers when it runs: refused here first, by name.
+    {"train-run", 3,
+     [](const Words& w) {
+       Integer(w[2]);
+       Integer(w[3]);
+     },
+     [](Call& c) {
+       Train(c, [&] { TrainScriptRun(c.state, c.w[1], Integer(c.w[2]), Integer(c.w[3])); });
+     },
+     "TASK STEPS D_K: the Training view: train scaled and unscaled (D_K 8|64|256)"},
+    {"train-wait", 0, nullptr, [](Call& c) { Train(c, [&] { TrainScriptWait(c.state); }); },
+     ": wait (blocks) for the training to end"},
+    {"train-cancel", 0, nullptr, [](Call& c) { Train(c, [&] { TrainScriptCancel(c.state); }); },
+     ": cancel the training"},
+    {"train-wait-steps", 1, Integer1,
+     [](Call& c) { Train(c, [&] { TrainScriptWaitSteps(c.state, Integer(c.w[1])); }); },
+     "N: wait (blocks) until N steps of both runs are done"},
+    {"train-step", 1, Integer1,
+     [](Call& c) { Train(c, [&] { TrainScriptStep(c.state, Integer(c.w[1])); }); },
+     "N: scrub the attention maps to step N"},
+    {"train-export-csv", 1, nullptr,
+     [](Call& c) { Train(c, [&] { TrainScriptExportCurves(c.state, c.w[1]); }); },
+     "FILE: both loss curves as CSV"},
+    {"train-export-curves", 1, nullptr,
+     [](Call& c) { Train(c, [&] { TrainScriptExportCurves(c.state, c.w[1]); }); },
+     "FILE: both loss curves as .png (a plot) or .csv"},
+    {"train-save-scenario", 2, nullptr,
+     [](Call& c) {
+       Train(c, [&] { TrainScriptSaveScenario(c.state, c.w[1] == "unscaled", c.w[2]); });
+     },
+     "scaled|unscaled FILE: one trained head as a scenario file"},
+    {"train-code", 1, nullptr, [](Call& c) { Train(c, [&] { TrainScriptCode(c.state, c.w[1]); }); },
+     "scaled|unscaled|off: the Code view: the Training view's loop, or the scenario's"},
+};
+
+const CommandSpec* FindCommand(const std::string& name) {
+  for (const CommandSpec& spec : kCommands)
+    if (name == spec.name) return &spec;
+  return nullptr;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -323,15 +654,15 @@ void ScriptRunner::Load(const std::string& path) {
     Command c{line_no, {}};
     for (std::string w; words >> w;) c.words.push_back(w);
     if (c.words.empty()) continue;
-    const auto it = Arity().find(c.words[0]);
+    const CommandSpec* spec = FindCommand(c.words[0]);
     const std::string where = path + ":" + std::to_string(line_no) + ": ";
-    if (it == Arity().end()) throw std::runtime_error(where + "unknown command " + c.words[0]);
+    if (!spec) throw std::runtime_error(where + "unknown command " + c.words[0]);
     const int n = static_cast<int>(c.words.size()) - 1;
-    if (it->second >= 0 && n != it->second)
-      throw std::runtime_error(where + c.words[0] + " takes " + std::to_string(it->second) +
+    if (spec->arity >= 0 && n != spec->arity)
+      throw std::runtime_error(where + c.words[0] + " takes " + std::to_string(spec->arity) +
                                " argument(s), got " + std::to_string(n));
     try {
-      CheckArguments(c.words);
+      if (spec->check) spec->check(c.words);
     } catch (const std::exception& e) {
       throw std::runtime_error(where + c.words[0] + ": " + e.what());
     }
@@ -345,305 +676,56 @@ bool ScriptRunner::Fail(const Command& c, const std::string& why) {
   return false;
 }
 
+bool ScriptRunner::Continue(AppState& state) {
+  Frames& f = frames_;
+  if (f.releasing) {
+    state.script_mouse.down = false;
+    f.releasing = false;
+    return true;
+  }
+  if (f.unwheel) {
+    state.script_mouse.wheel = 0.0f;
+    f.unwheel = false;
+    return true;
+  }
+  if (f.panning) {  // 8 frames from pan_from to pan_to, then the button is let go
+    const float t = std::min(1.0f, static_cast<float>(++f.pan_frame) / 8.0f);
+    state.script_mouse.pos = ImVec2(f.pan_from.x + (f.pan_to.x - f.pan_from.x) * t,
+                                    f.pan_from.y + (f.pan_to.y - f.pan_from.y) * t);
+    if (t >= 1.0f) {
+      f.panning = false;
+      f.releasing = true;
+    }
+    return true;
+  }
+  if (f.left > 0) {
+    --f.left;
+    if (f.dragging) {
+      const int i = f.total - f.left;  // 1..total
+      const double t = f.total > 1 ? (i - 1.0) / (f.total - 1.0) : 1.0;
+      const double v = f.drag_from * std::pow(f.drag_to / f.drag_from, t);
+      Emit(state, SetMultiplier{v}, "scaling.multiplier");
+      if (f.left == 0) f.dragging = false;
+    }
+    return true;
+  }
+  return false;
+}
+
 bool ScriptRunner::Step(AppState& state) {
   if (!failure_.empty()) return false;
   // The previous command's file or export action failed?
   if (current_ && !state.action_error.empty()) return Fail(*current_, state.action_error);
-
-  // Commands that span frames.
-  if (releasing_) {
-    state.script_mouse.down = false;
-    releasing_ = false;
-    return true;
-  }
-  if (unwheel_) {
-    state.script_mouse.wheel = 0.0f;
-    unwheel_ = false;
-    return true;
-  }
-  if (panning_) {  // 8 frames from pan_from_ to pan_to_, then the button is let go
-    const float t = std::min(1.0f, static_cast<float>(++pan_frame_) / 8.0f);
-    state.script_mouse.pos = ImVec2(pan_from_.x + (pan_to_.x - pan_from_.x) * t,
-                                    pan_from_.y + (pan_to_.y - pan_from_.y) * t);
-    if (t >= 1.0f) {
-      panning_ = false;
-      releasing_ = true;
-    }
-    return true;
-  }
-  if (frames_left_ > 0) {
-    --frames_left_;
-    if (dragging_) {
-      const int i = frames_total_ - frames_left_;  // 1..frames_total_
-      const double t = frames_total_ > 1 ? (i - 1.0) / (frames_total_ - 1.0) : 1.0;
-      const double v = drag_from_ * std::pow(drag_to_ / drag_from_, t);
-      Emit(state, SetMultiplier{v}, "scaling.multiplier");
-      if (frames_left_ == 0) dragging_ = false;
-    }
-    return true;
-  }
+  if (Continue(state)) return true;  // a command that spans frames
   state.script_drag = false;
   SettleRuns(state);  // each command sees the stages of the ones before it
   if (next_ >= commands_.size()) return false;
   current_ = &commands_[next_++];
   state.action_error.clear();
-  Start(state, *current_);
+  Call call{state, current_->words, frames_, {}};
+  FindCommand(current_->words[0])->run(call);  // Load refused unknown commands
+  if (!call.failure.empty()) Fail(*current_, call.failure);
   return failure_.empty();
-}
-
-// ---------------------------------------------------------------------------------------------
-// [SECTION] One command: what it emits or checks
-
-// Scenario edits: the same actions the controls emit.
-bool ScriptRunner::StartEdit(AppState& state, const Command& c) {
-  const std::vector<std::string>& w = c.words;
-  const std::string& cmd = w[0];
-  auto edit = [&](std::string label, std::function<void(Scenario&)> f) {
-    Emit(state, EditScenario{std::move(label), std::move(f)});
-  };
-  if (cmd == "preset") {
-    Emit(state, LoadPresetAction{w[1]});
-  } else if (cmd == "open") {
-    Emit(state, OpenScenario{w[1]});
-  } else if (cmd == "save") {
-    Emit(state, SaveScenario{w[1]});
-  } else if (cmd == "export") {
-    Emit(state, ExportStage{StageArg(w[1]), w[2]});
-  } else if (cmd == "export-all") {
-    Emit(state, ExportAllStages{w[1]});
-  } else if (cmd == "temperature") {
-    Emit(state, SetMultiplier{Number(w[1])});
-  } else if (cmd == "drag-temperature") {
-    drag_from_ = Number(w[1]);
-    drag_to_ = Number(w[2]);
-    frames_total_ = static_cast<int>(Integer(w[3]));
-    frames_left_ = frames_total_ - 1;
-    dragging_ = frames_left_ > 0;
-    state.script_drag = true;
-    Emit(state, SetMultiplier{drag_from_}, "scaling.multiplier");
-  } else if (cmd == "scaling") {
-    Emit(state, SetSqrtDk{w[1] == "on"});
-  } else if (cmd == "mask") {
-    MaskKind kind = MaskKind::kNone;
-    if (w[1] == "causal") kind = MaskKind::kCausal;
-    if (w[1] == "custom") kind = MaskKind::kCustom;
-    if (w[1] == "toggle")
-      kind = state.scenario.mask.kind == MaskKind::kNone ? MaskKind::kCausal : MaskKind::kNone;
-    Emit(state, SetMaskKind{kind});
-  } else if (cmd == "mask-cell") {
-    Emit(state, SetMaskCell{Integer(w[1]), Integer(w[2]), w[3] == "1"});
-  } else if (cmd == "normalization") {
-    Emit(state, SetNormalization{NormalizationArg(w[1])});
-  } else if (cmd == "dtype") {
-    const bool f64 = w[1] == "float64";
-    edit("dtype", [f64](Scenario& s) { s.dtype = f64 ? Dtype::kFloat64 : Dtype::kFloat32; });
-  } else if (cmd == "generator") {
-    SettleRuns(state);  // SwitchGenerator reads the shown stages
-    edit("generator", SwitchGenerator(ShownStages(state), w[1] == "numpy" ? Generator::kNumpy
-                                                                          : Generator::kTorch));
-  } else if (cmd == "dropout") {
-    Emit(state, SetDropout{Number(w[1])});
-  } else if (cmd == "per-head") {
-    const bool on = w[1] == "on";  // the checkbox "one module per head"
-    edit("one module per head", [on](Scenario& s) { s.projections.per_head = on; });
-  } else if (cmd == "heads") {
-    const int64_t v = Integer(w[1]);
-    edit("heads", [v](Scenario& s) { s.projections.heads = v; });
-  } else if (cmd == "d_out") {
-    const int64_t v = Integer(w[1]);
-    edit("d_out", [v](Scenario& s) { s.projections.d_out = v; });
-  } else if (cmd == "input-seed") {
-    const uint64_t v = static_cast<uint64_t>(Integer(w[1]));
-    edit("input seed", [v](Scenario& s) { s.input.seed = v; });
-  } else if (cmd == "length") {
-    const int64_t v = Integer(w[1]);
-    edit("length", [v](Scenario& s) { s.input.length = v; });
-  } else if (cmd == "input-cell") {
-    const int64_t i = Integer(w[1]), j = Integer(w[2]);
-    const float v = CellValue(w[3]);
-    edit("embedding cell", [i, j, v](Scenario& s) {
-      if (!s.input.values.empty() && i >= 0 && j >= 0 && i < s.input.values[0].rows() &&
-          j < s.input.values[0].cols())
-        s.input.values[0](i, j) = v;
-    });
-  } else {
-    return false;
-  }
-  return true;
-}
-
-// What is looked at and how: head, batch, row, undo, views, colours, compare.
-bool ScriptRunner::StartView(AppState& state, const Command& c) {
-  const std::vector<std::string>& w = c.words;
-  const std::string& cmd = w[0];
-  if (cmd == "head") {
-    Emit(state, SelectHead{Integer(w[1])});
-  } else if (cmd == "batch") {
-    Emit(state, SelectBatch{Integer(w[1])});
-  } else if (cmd == "row") {
-    Emit(state, SelectRow{Integer(w[1])});
-  } else if (cmd == "undo") {
-    Emit(state, Undo{});
-  } else if (cmd == "redo") {
-    Emit(state, Redo{});
-  } else if (cmd == "numbers") {
-    Emit(state, SetValuesMode{w[1] == "on"    ? ValuesMode::kOn
-                              : w[1] == "off" ? ValuesMode::kOff
-                                              : ValuesMode::kAuto});
-  } else if (cmd == "zoom") {
-    Emit(state, SetZoom{static_cast<float>(Number(w[1]))});
-  } else if (cmd == "focus") {
-    Emit(state, w[1] == "none" ? SetFocus{} : SetFocus{StageArg(w[1])});
-  } else if (cmd == "weights-range") {
-    Emit(state, SetWeightsRange{*ParseRangeMode(w[1])});
-  } else if (cmd == "dialog") {
-    Emit(state, OpenDialog{DialogArg(w[1])});
-  } else if (cmd == "view") {
-    Emit(state, SetView{ViewArg(w[1])});
-  } else if (cmd == "compare") {
-    if (w[1] == "scaled") Emit(state, SetCompare{CompareMode::kScaled});
-    if (w[1] == "causal") Emit(state, SetCompare{CompareMode::kCausal});
-    if (w[1] == "pin") Emit(state, PinCompare{});
-    if (w[1] == "heads")
-      Emit(state, w.size() == 4 ? SetCompare{CompareMode::kHeads, 0, Integer(w[2]), Integer(w[3])}
-                                : SetCompare{CompareMode::kHeads});
-    if (w[1] == "temperature") {
-      // A is the scenario on screen: its multiplier is an ordinary (undoable) edit.
-      Emit(state, SetMultiplier{Number(w[2])});
-      Emit(state, SetCompare{CompareMode::kTemperature, Number(w[3])});
-    }
-  } else if (cmd == "loss-key") {
-    Emit(state, SetLossKey{Integer(w[1])});
-  } else if (cmd == "compare-stage") {
-    Emit(state, SetCompareStage{StageArg(w[1])});
-  } else if (cmd == "export-compare") {
-    const CompareMap map = w.size() == 2 || w[1] == "diff" ? CompareMap::kDifference
-                           : w[1] == "a"                   ? CompareMap::kA
-                                                           : CompareMap::kB;
-    Emit(state, ExportCompare{map, w.back()});
-  } else {
-    return false;
-  }
-  return true;
-}
-
-// The mouse, waiting, checks, files and the tour.
-bool ScriptRunner::StartControl(AppState& state, const Command& c) {
-  const std::vector<std::string>& w = c.words;
-  const std::string& cmd = w[0];
-  if (cmd == "hover" || cmd == "click") {
-    ImVec2 pos;
-    if (!CellCentre(state, w[1], Integer(w[2]), Integer(w[3]), &pos)) {
-      Fail(c, "no cell " + w[2] + ", " + w[3] + " on the " + w[1] + " heatmap");
-      return true;
-    }
-    state.script_mouse.active = true;
-    state.script_mouse.pos = pos;
-    state.script_mouse.down = cmd == "click";
-    releasing_ = cmd == "click";
-  } else if (cmd == "wheel" || cmd == "pan") {
-    ImVec2 from, to;
-    const bool pan = cmd == "pan";
-    if (!CellCentre(state, w[1], Integer(w[2]), Integer(w[3]), &from) ||
-        (pan && !CellCentre(state, w[1], Integer(w[4]), Integer(w[5]), &to))) {
-      Fail(c, "no such cell shown on the " + w[1] + " heatmap");
-      return true;
-    }
-    state.script_mouse.active = true;
-    state.script_mouse.pos = from;
-    if (pan) {
-      state.script_mouse.down = true;
-      pan_from_ = from;
-      pan_to_ = to;
-      pan_frame_ = 0;
-      panning_ = true;
-    } else {
-      state.script_mouse.wheel = static_cast<float>(Integer(w[4]));
-      unwheel_ = true;
-    }
-  } else if (cmd == "wait") {
-    frames_left_ = static_cast<int>(std::max<int64_t>(Integer(w[1]) - 1, 0));
-  } else if (cmd == "expect-error") {
-    std::string text;
-    for (size_t i = 1; i < w.size(); ++i) text += (i > 1 ? " " : "") + w[i];
-    if (state.error.empty())
-      Fail(c, "expected an error containing \"" + text + "\", but the scenario runs");
-    else if (state.error.find(text) == std::string::npos)
-      Fail(c, "expected an error containing \"" + text + "\", got: " + state.error);
-  } else if (cmd == "expect-ok") {
-    if (!state.error.empty()) Fail(c, "expected no error, got: " + state.error);
-  } else if (cmd == "copy-code") {
-    Emit(state, CopyCode{});
-  } else if (cmd == "save-code" || cmd == "save-clipboard" || cmd == "save-views" ||
-             cmd == "save-layout") {
-    std::string text, why;
-    if (cmd == "save-code") {
-      RefreshCode(state);
-      if (!state.code.error.empty()) {
-        Fail(c, "no code: " + state.code.error);
-        return true;
-      }
-      text = state.code.text;
-    } else if (cmd == "save-clipboard") {
-      const char* clip = ImGui::GetClipboardText();
-      text = clip ? clip : "";
-    } else if (cmd == "save-layout") {
-      text = HeatmapLayoutJson(state);  // of the last frame drawn
-    } else {
-      text = ViewsJson(state);
-    }
-    if (!WriteText(w[1], text, &why)) Fail(c, why);
-  } else if (cmd == "tour") {
-    const TourCommand::Kind kind = w[1] == "start"  ? TourCommand::kStart
-                                   : w[1] == "next" ? TourCommand::kNext
-                                   : w[1] == "back" ? TourCommand::kBack
-                                                    : TourCommand::kSkip;
-    Emit(state, TourCommand{kind});
-  } else if (cmd == "quit") {
-    Emit(state, Quit{});
-  } else {
-    return false;
-  }
-  return true;
-}
-
-// File dialogs' answers, dropped files and recent files.
-bool ScriptRunner::StartDesktop(AppState& state, const Command& c) {
-  const std::vector<std::string>& w = c.words;
-  const std::string& cmd = w[0];
-  if (cmd == "choose") {
-    Emit(state, ChooseFile{DialogArg(w[1]), w[2], StageIndex(Stage::kWeights)});
-  } else if (cmd == "replace") {
-    Emit(state, ConfirmReplace{w[1] == "yes"});
-  } else if (cmd == "drop") {
-    Emit(state, DropFiles{std::vector<std::string>(w.begin() + 1, w.end())});
-  } else if (cmd == "open-recent") {
-    const size_t i = static_cast<size_t>(Integer(w[1]));
-    if (i >= state.recent_files.size())
-      Fail(c, "no recent file " + w[1] + " (the list has " +
-                  std::to_string(state.recent_files.size()) + ")");
-    else
-      Emit(state, OpenScenario{state.recent_files[i]});
-  } else if (cmd == "clear-recent") {
-    Emit(state, ClearRecentFiles{});
-  } else if (cmd == "export-option") {  // the export dialog's choices, as its widgets set them
-    ExportChoices choices = state.export_choices;
-    std::string why;
-    SetExportOption(choices, w[1], w[2], &why);
-    Emit(state, SetExportChoices{choices});
-  } else {
-    return false;
-  }
-  return true;
-}
-
-void ScriptRunner::Start(AppState& state, const Command& c) {
-  if (std::string why; TrainScriptCommand(state, c.words, &why)) {
-    if (!why.empty()) Fail(c, why);
-    return;
-  }
-  if (StartEdit(state, c) || StartView(state, c) || StartDesktop(state, c)) return;
-  StartControl(state, c);
 }
 
 }  // namespace attnlab::gui

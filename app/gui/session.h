@@ -4,7 +4,7 @@
 // guided tour. settings.json beside it remembers that the tour was seen.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>

@@ -3,6 +3,7 @@
 // exit. Its state is AppState::training (TrainState, app_state.h).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,11 +13,27 @@ namespace attnlab::gui {
 
 struct AppState;
 
-/// The training view's script commands (train-run, train-wait, train-cancel, train-step,
-/// train-export-csv, train-save-scenario); false if `words` is none of them. Failures go to
-/// *failure.
-bool TrainScriptCommand(AppState& state, const std::vector<std::string>& words,
-                        std::string* failure);
+/// The Training view's script commands (script.cpp's table lists them, with their words).
+/// train-run TASK STEPS D_K: trains the shown scenario's head scaled, then unscaled, in the
+/// background. Errors: std::invalid_argument "unknown task T", "d_k must be 8, 64 or 256".
+void TrainScriptRun(AppState& state, const std::string& task, int64_t steps, int64_t dk);
+/// train-wait: blocks until the worker ends. Errors: std::runtime_error "no training result: ...".
+void TrainScriptWait(AppState& state);
+/// train-wait-steps N: blocks (sleeping 2 ms at a time) until N steps of both runs are done.
+void TrainScriptWaitSteps(AppState& state, int64_t steps);
+/// train-cancel: asks the worker to stop after its current step.
+void TrainScriptCancel(AppState& state);
+/// train-code scaled|unscaled|off: what the Code view shows (the Training loop or the scenario).
+void TrainScriptCode(AppState& state, const std::string& which);
+/// train-step N: the attention maps at the snapshot at or before step N.
+/// Errors: std::runtime_error "nothing trained yet".
+void TrainScriptStep(AppState& state, int64_t step);
+/// train-save-scenario scaled|unscaled FILE: one trained head as a scenario file. Errors:
+/// std::runtime_error "nothing trained yet", "the run has not finished", or the file's error.
+void TrainScriptSaveScenario(AppState& state, bool unscaled, const std::string& path);
+/// train-export-csv FILE.csv, train-export-curves FILE.csv|FILE.png: both loss curves. Errors:
+/// as TrainScriptSaveScenario.
+void TrainScriptExportCurves(AppState& state, const std::string& path);
 /// The Training view's settings (task, steps, d_k) with `scale`: the loop the Code view shows.
 TrainOptions TrainViewOptions(const AppState& state, bool scale);
 /// The Training view's state as JSON text (the script's save-views): running, finished_runs,

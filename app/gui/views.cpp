@@ -152,7 +152,7 @@ const char* CompareModeName(CompareMode mode) {
 namespace {
 
 std::string MaskName(const MaskSpec& m) {
-  return m.kind == MaskKind::kNone ? "no mask" : m.kind == MaskKind::kCausal ? "causal" : "custom";
+  return m.kind == MaskKind::kNone ? "no mask" : Name(m.kind);
 }
 
 std::string MultiplierName(double m) { return "\u00D7" + ShortNumber(m); }

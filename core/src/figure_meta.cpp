@@ -200,7 +200,6 @@ std::string FigureMetadata(const Scenario& scenario, const std::vector<Stage>& s
                            int64_t head, int64_t batch, const FigureOptions& options) {
   nlohmann::json stage_names = nlohmann::json::array();
   for (Stage s : stages) stage_names.push_back(StageName(s));
-  static constexpr const char* kValues[] = {"auto", "on", "off"};
   const nlohmann::json j = {
       {"format", "attention-lab-figure"},
       {"version", 1},
@@ -211,7 +210,7 @@ std::string FigureMetadata(const Scenario& scenario, const std::vector<Stage>& s
       {"sequential_colormap", options.sequential_colormap},
       {"diverging_colormap", options.diverging_colormap},
       {"range", RangeModeName(options.range)},
-      {"values", kValues[static_cast<int>(options.values)]},
+      {"values", Name(options.values)},
       {"scale", options.scale},
       {"width_inches", options.width_inches},
       {"dpi", options.dpi},
@@ -241,10 +240,8 @@ void ReadViewOptions(const nlohmann::json& j, FigureSource& f) {
   const std::optional<RangeMode> range = ParseRangeMode(j.at("range").get<std::string>());
   if (!range) throw std::invalid_argument("unknown range " + j.at("range").dump());
   f.options.range = *range;
-  const std::string values = j.at("values").get<std::string>();
-  f.options.values = values == "on"    ? ValuesMode::kOn
-                     : values == "off" ? ValuesMode::kOff
-                                       : ValuesMode::kAuto;
+  f.options.values =
+      ParseName<ValuesMode>(j.at("values").get<std::string>()).value_or(ValuesMode::kAuto);
   f.options.scale = std::clamp(j.at("scale").get<int>(), 1, 8);
   f.options.width_inches = std::clamp(j.value("width_inches", 0.0), 0.0, 1000.0);
   f.options.dpi = std::clamp(j.value("dpi", 0.0), 0.0, 100000.0);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 
@@ -158,7 +159,7 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
   // The precision, when it is not PyTorch's default: figures and maps of a float64 scenario
   // say so (the values drawn are its double stages rounded to float32 for the colours); the
   // mask, 0 or 1, has no precision to speak of.
-  if (s.dtype == Dtype::kFloat64 && stage != Stage::kMask) parts.push_back("float64");
+  if (s.dtype == Dtype::kFloat64 && stage != Stage::kMask) parts.push_back(Name(Dtype::kFloat64));
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -278,29 +279,6 @@ float MedianRowMax(const ValueScan& scan) {
 }
 
 }  // namespace
-
-const char* RangeModeName(RangeMode mode) {
-  switch (mode) {
-    case RangeMode::kAuto:
-      return "auto";
-    case RangeMode::kFixed:
-      return "fixed";
-    case RangeMode::kData:
-      return "data";
-    case RangeMode::kPerRow:
-      return "per-row";
-    case RangeMode::kLog:
-      return "log";
-  }
-  return "";
-}
-
-std::optional<RangeMode> ParseRangeMode(const std::string& name) {
-  for (RangeMode m : {RangeMode::kAuto, RangeMode::kFixed, RangeMode::kData, RangeMode::kPerRow,
-                      RangeMode::kLog})
-    if (name == RangeModeName(m)) return m;
-  return std::nullopt;
-}
 
 // ScanStage is in scan.cpp, next to ScanValues.
 

@@ -1,6 +1,6 @@
 // scenario.cpp: reading, validating and writing attention-lab/scenario@1 (see scenario.h).
 //
-// [SECTION] names and errors
+// [SECTION] errors
 // [SECTION] JSON field readers (each error names the dotted field path)
 // [SECTION] ParseScenario
 // [SECTION] ValidateScenario and the memory estimate
@@ -30,7 +30,7 @@ namespace attnlab {
 using nlohmann::json;
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] names and errors
+// [SECTION] errors
 // ---------------------------------------------------------------------------------------------
 
 ScenarioError::ScenarioError(std::string field, const std::string& message)
@@ -39,72 +39,6 @@ ScenarioError::ScenarioError(std::string field, const std::string& message)
                                        : MessageText(field, 2 * kMessageQuoteChars) + ": " +
                                              MessageText(message, std::string_view::npos)),
       field_(std::move(field)) {}
-
-const char* Name(InputSource v) {
-  switch (v) {
-    case InputSource::kMatrix:
-      return "matrix";
-    case InputSource::kText:
-      return "text";
-    case InputSource::kRandn:
-      return "randn";
-    case InputSource::kQkv:
-      return "qkv";
-  }
-  return "";
-}
-const char* Name(Generator v) { return v == Generator::kNumpy ? "numpy" : "torch"; }
-const char* Name(ProjectionInit v) {
-  switch (v) {
-    case ProjectionInit::kIdentity:
-      return "identity";
-    case ProjectionInit::kTorchRand:
-      return "torch_rand";
-    case ProjectionInit::kRandn:
-      return "randn";
-    case ProjectionInit::kLinear:
-      return "linear";
-    case ProjectionInit::kMatrix:
-      return "matrix";
-  }
-  return "";
-}
-const char* Name(Projection v) {
-  switch (v) {
-    case Projection::kQuery:
-      return "query";
-    case Projection::kKey:
-      return "key";
-    case Projection::kValue:
-      return "value";
-  }
-  return "";
-}
-const char* Name(MaskKind v) {
-  switch (v) {
-    case MaskKind::kNone:
-      return "none";
-    case MaskKind::kCausal:
-      return "causal";
-    case MaskKind::kCustom:
-      return "custom";
-  }
-  return "";
-}
-const char* Name(Dtype v) { return v == Dtype::kFloat64 ? "float64" : "float32"; }
-const char* Name(Normalization v) {
-  switch (v) {
-    case Normalization::kSoftmax:
-      return "softmax";
-    case Normalization::kSoftmaxNaive:
-      return "softmax_naive";
-    case Normalization::kSum:
-      return "sum";
-    case Normalization::kMean:
-      return "mean";
-  }
-  return "";
-}
 
 // ---------------------------------------------------------------------------------------------
 // [SECTION] JSON field readers
@@ -333,15 +267,13 @@ std::optional<uint64_t> OptionalSeed(const json& obj, const std::string& path) {
   return Seed(*it, Join(path, "seed"));
 }
 
-template <typename Enum, size_t N>
-Enum Choice(const json& j, const std::string& path, const std::array<Enum, N>& options) {
+// One of the enum's spellings (its list in scenario.h or tokenizer.h).
+template <NamedEnum Enum>
+Enum Choice(const json& j, const std::string& path) {
   const std::string s = String(j, path);
-  std::string list;
-  for (Enum e : options) {
-    if (s == Name(e)) return e;
-    list += std::string(list.empty() ? "" : ", ") + Name(e);
-  }
-  Fail(path, "unknown value \"" + MessageText(s) + "\" (expected one of: " + list + ")");
+  if (const std::optional<Enum> e = ParseName<Enum>(s)) return *e;
+  Fail(path, "unknown value \"" + MessageText(s) + "\" (expected one of: " + NameList<Enum>() +
+                 ")");
 }
 
 std::vector<std::string> StringList(const json& j, const std::string& path) {
@@ -410,8 +342,7 @@ std::array<Projection, 3> DrawOrder(const json& o, const std::string& path) {
   std::array<Projection, 3> order{};
   std::set<Projection> seen;
   for (size_t i = 0; i < 3; ++i) {
-    order[i] = Choice(o[i], Index(path, i),
-                      std::array{Projection::kQuery, Projection::kKey, Projection::kValue});
+    order[i] = Choice<Projection>(o[i], Index(path, i));
     if (!seen.insert(order[i]).second)
       Fail(Index(path, i), std::string("\"") + Name(order[i]) +
                                "\" appears twice; list query, key, value once each");
@@ -456,12 +387,9 @@ InputSpec ParseInput(const json& j) {
   const std::string path = "input";
   Object(j, path);
   InputSpec in;
-  in.source = Choice(Require(j, path, "source"), "input.source",
-                     std::array{InputSource::kMatrix, InputSource::kText, InputSource::kRandn,
-                                InputSource::kQkv});
+  in.source = Choice<InputSource>(Require(j, path, "source"), "input.source");
   if (j.contains("generator"))
-    in.generator = Choice(j["generator"], "input.generator",
-                          std::array{Generator::kTorch, Generator::kNumpy});
+    in.generator = Choice<Generator>(j["generator"], "input.generator");
   switch (in.source) {
     case InputSource::kMatrix: {
       CheckKeys(j, path, {"source", "generator", "values", "tokens"});
@@ -476,9 +404,7 @@ InputSpec ParseInput(const json& j) {
                 {"source", "generator", "text", "tokenizer", "d_in", "seed", "special_tokens"});
       in.text = String(Require(j, path, "text"), "input.text");
       if (j.contains("tokenizer"))
-        in.tokenizer = Choice(j["tokenizer"], "input.tokenizer",
-                              std::array{TokenizerKind::kWords, TokenizerKind::kWordsAndSpaces,
-                                         TokenizerKind::kChars});
+        in.tokenizer = Choice<TokenizerKind>(j["tokenizer"], "input.tokenizer");
       in.d_in = Size(Require(j, path, "d_in"), "input.d_in");
       in.seed = Seed(Require(j, path, "seed"), "input.seed");
       if (j.contains("special_tokens"))
@@ -507,10 +433,7 @@ ProjectionSpec ParseProjections(const json& j) {
             {"init", "d_out", "seed", "order", "bias", "heads", "out_proj", "per_head", "W_query",
              "W_key", "W_value"});
   ProjectionSpec p;
-  p.init =
-      Choice(Require(j, path, "init"), "projections.init",
-             std::array{ProjectionInit::kIdentity, ProjectionInit::kTorchRand,
-                        ProjectionInit::kRandn, ProjectionInit::kLinear, ProjectionInit::kMatrix});
+  p.init = Choice<ProjectionInit>(Require(j, path, "init"), "projections.init");
   const bool needs_d_out = ProjectionInitDraws(p.init);
   if (j.contains("d_out")) {
     p.d_out = Integer(j["d_out"], "projections.d_out", 1, int64_t{1} << 40);
@@ -654,8 +577,7 @@ Scenario ParseScenario(const std::string& json_text) {
     const json& m = Object(j["mask"], "mask");
     CheckKeys(m, "mask", {"kind", "allowed"});
     if (m.contains("kind"))
-      s.mask.kind = Choice(m["kind"], "mask.kind",
-                           std::array{MaskKind::kNone, MaskKind::kCausal, MaskKind::kCustom});
+      s.mask.kind = Choice<MaskKind>(m["kind"], "mask.kind");
     if (s.mask.kind == MaskKind::kCustom) {
       const Matrix a = NumberMatrix(Require(m, "mask", "allowed"), "mask.allowed");
       for (Eigen::Index r = 0; r < a.rows(); ++r)
@@ -670,9 +592,7 @@ Scenario ParseScenario(const std::string& json_text) {
     }
   }
   if (j.contains("normalization"))
-    s.normalization = Choice(j["normalization"], "normalization",
-                             std::array{Normalization::kSoftmax, Normalization::kSoftmaxNaive,
-                                        Normalization::kSum, Normalization::kMean});
+    s.normalization = Choice<Normalization>(j["normalization"], "normalization");
   if (j.contains("dropout")) {
     const json& d = Object(j["dropout"], "dropout");
     CheckKeys(d, "dropout", {"p", "seed"});
@@ -680,7 +600,7 @@ Scenario ParseScenario(const std::string& json_text) {
     s.dropout.seed = OptionalSeed(d, "dropout");
   }
   if (j.contains("dtype"))
-    s.dtype = Choice(j["dtype"], "dtype", std::array{Dtype::kFloat32, Dtype::kFloat64});
+    s.dtype = Choice<Dtype>(j["dtype"], "dtype");
   ValidateScenario(s);
   return s;
 }

@@ -47,18 +47,6 @@ std::string Strip(const std::string& s) {
 
 }  // namespace
 
-const char* TokenizerName(TokenizerKind kind) {
-  switch (kind) {
-    case TokenizerKind::kWords:
-      return "words";
-    case TokenizerKind::kWordsAndSpaces:
-      return "words_and_spaces";
-    case TokenizerKind::kChars:
-      return "chars";
-  }
-  return "words";
-}
-
 std::vector<std::string> Tokenize(const std::string& text, TokenizerKind kind) {
   std::vector<std::string> out;
   if (kind == TokenizerKind::kChars) {

@@ -56,20 +56,19 @@ void DrawMask(AppState& state, const Scenario& s, const Shape& sh) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("mask");
   const struct {
-    MaskKind kind;
-    const char* label;
+    MaskKind kind;  // its button says Name(kind)
     const char* tip;
   } masks[] = {
-      {MaskKind::kNone, "none", "Every query attends to every key (an encoder)."},
-      {MaskKind::kCausal, "causal",
+      {MaskKind::kNone, "Every query attends to every key (an encoder)."},
+      {MaskKind::kCausal,
        "Query i sees keys 0..i only (a decoder/GPT): torch.tril, masked_fill(-inf)."},
-      {MaskKind::kCustom, "custom",
+      {MaskKind::kCustom,
        "Your own mask: click or drag on the mask (or logits, weights) heatmap to forbid or "
        "allow cells. Starts from the mask on screen."},
   };
   for (const auto& mk : masks) {
     ImGui::SameLine();
-    if (ImGui::RadioButton(mk.label, s.mask.kind == mk.kind) && s.mask.kind != mk.kind)
+    if (ImGui::RadioButton(Name(mk.kind), s.mask.kind == mk.kind) && s.mask.kind != mk.kind)
       Emit(state, SetMaskKind{mk.kind});
     Tip(mk.tip);
   }

@@ -16,6 +16,7 @@
 #include <future>
 #include <vector>
 
+#include "attnlab/cell_explanation.h"
 #include "attnlab/text.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
@@ -199,7 +200,7 @@ void DrawToolbar(AppState& state) {
   colormap_combo("signed colours", true,
                  "Colour scale for scores, logits and context (signed): diverging, white at 0.");
 
-  const char* modes[] = {"auto", "on", "off"};
+  const char* modes[] = {Name(ValuesMode::kAuto), Name(ValuesMode::kOn), Name(ValuesMode::kOff)};
   int mode = static_cast<int>(state.view.values);
   BeginToolbarItem(false, LabeledWidth(ImGui::GetFontSize() * 4.0f, "numbers"));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.0f);
@@ -229,225 +230,42 @@ void DrawToolbar(AppState& state) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Tooltip: how the hovered number was made
 
-/// The T x T stages (queries by keys), as against X, Q, K, V and the context (tokens by
-/// dimensions).
-bool TokenByToken(Stage s) {
-  return s != Stage::kX && s != Stage::kQ && s != Stage::kK && s != Stage::kV &&
-         s != Stage::kContext;
-}
-
 std::string Num(double v) { return FormatNumber(v, NumberStyle::kShortest); }
 
-/// What a tooltip line needs: the run, the hovered cell, its head's matrices.
-struct CellContext {
-  const Stages& st;
-  const Scenario& s;
-  int64_t i, j;
-  bool allowed;
-  const Matrix& scores;
-  const Matrix& logits;
-  const Matrix& weights;
-};
-
-/// "score = q_i · k_j = ..." and over which dimensions of Q and K.
-void ScoreLine(const AppState& state, const CellContext& c) {
-  const int64_t h0 = state.head * c.st.shape.dh, h1 = h0 + c.st.shape.dh - 1;
-  ImGui::Text("score = q_%lld \xC2\xB7 k_%lld = %s", static_cast<long long>(c.i),
-              static_cast<long long>(c.j), Num(c.scores(c.i, c.j)).c_str());
-  ImGui::TextDisabled("dot product over d_k = %lld dims (columns %lld..%lld of Q and K)",
-                      static_cast<long long>(c.st.shape.dh), static_cast<long long>(h0),
-                      static_cast<long long>(h1));
-}
-
-/// "logit = score × m / √d_k = ..." or -inf when masked.
-void LogitLine(const CellContext& c) {
-  if (!c.allowed) {
-    ImGui::Text("logit = -inf (masked)");
-    return;
-  }
-  std::string how = "logit = " + Num(c.scores(c.i, c.j));
-  if (c.s.scaling.multiplier != 1.0) how += " \xC3\x97 " + Num(c.s.scaling.multiplier);
-  if (c.s.scaling.sqrt_dk) how += " / \u221A" + std::to_string(c.st.shape.dh);
-  if (c.s.scaling.multiplier == 1.0 && !c.s.scaling.sqrt_dk) how += " (no scaling)";
-  how += " = " + Num(c.logits(c.i, c.j));
-  ImGui::TextUnformatted(how.c_str());
-}
-
-/// The row's normaliser and the weight it gives, as the normalization computes it (recomputed
-/// from the logits row only to explain the number).
-void WeightLine(const CellContext& c) {
-  if (!c.allowed) {
-    ImGui::Text("weight = 0 (masked: exp(-inf) = 0)");
-    return;
-  }
-  const auto row = c.logits.row(c.i);
-  const MaskMatrix& mask = c.st.mask;
-  auto open = [&](int64_t k) { return mask.rows() <= c.i || mask(c.i, k); };
-  double mx = -INFINITY, sum_exp = 0, sum_exp_raw = 0, sum = 0;
-  int64_t n = 0;
-  for (int64_t k = 0; k < row.size(); ++k)
-    if (open(k)) mx = std::max(mx, static_cast<double>(row(k))), sum += row(k), ++n;
-  for (int64_t k = 0; k < row.size(); ++k)
-    if (open(k)) {
-      sum_exp += std::exp(static_cast<double>(row(k)) - mx);
-      sum_exp_raw += std::exp(static_cast<double>(row(k)));
-    }
-  const double z = c.logits(c.i, c.j), w = c.weights(c.i, c.j);
-  switch (c.s.normalization) {
-    case Normalization::kSoftmax:
-      ImGui::TextUnformatted("weight = exp(z - max) / \xCE\xA3");
-      ImGui::Text("       = exp(%s - %s) / %s = %s", Num(z).c_str(), Num(mx).c_str(),
-                  Num(sum_exp).c_str(), Num(w).c_str());
-      ImGui::TextDisabled(
-          "max = the row's largest logit; \xCE\xA3 = sum of exp(z - max) over the %lld allowed "
-          "keys",
-          static_cast<long long>(n));
-      break;
-    case Normalization::kSoftmaxNaive:
-      ImGui::Text("weight = exp(z) / \xCE\xA3 exp(z) = exp(%s) / %s = %s", Num(z).c_str(),
-                  Num(sum_exp_raw).c_str(), Num(w).c_str());
-      ImGui::TextDisabled("float32 exp overflows to inf above 88.7, and inf / inf = nan");
-      break;
-    case Normalization::kSum:
-      ImGui::Text("weight = z / \xCE\xA3 z = %s / %s = %s", Num(z).c_str(), Num(sum).c_str(),
-                  Num(w).c_str());
-      break;
-    case Normalization::kMean:
-      ImGui::Text("weight = 1 / n = 1 / %lld = %s", static_cast<long long>(n), Num(w).c_str());
-      break;
-  }
-}
-
-/// X, Q, K or V's cell: where the number comes from.
-void ProjectionLines(const AppState& state, Stage stage, const CellContext& c) {
-  const Shape& sh = c.st.shape;
-  if (stage == Stage::kX) {
-    switch (c.s.input.source) {
-      case InputSource::kText:
-        if (static_cast<size_t>(c.i) < c.st.token_ids.size())
-          ImGui::Text("row %d of the embedding table (the token's id), dimension %lld",
-                      c.st.token_ids[c.i], static_cast<long long>(c.j));
-        break;
-      case InputSource::kRandn:
-        ImGui::TextUnformatted("drawn by torch.randn from the input seed");
-        break;
-      default:
-        ImGui::TextUnformatted("an entry of the input matrix (edit it in the input section)");
-    }
-    return;
-  }
-  if (c.s.input.source == InputSource::kQkv) {
-    ImGui::TextUnformatted(c.s.input.QkvGiven()
-                               ? "given in the scenario (no embeddings, no projections)"
-                               : "drawn directly from the generator (no embeddings, no projections)");
-    return;
-  }
-  const char* role = stage == Stage::kQ ? "query" : stage == Stage::kK ? "key" : "value";
-  const char letter = stage == Stage::kQ ? 'q' : stage == Stage::kK ? 'k' : 'v';
-  const int64_t hw = stage == Stage::kV ? sh.dh_v : sh.dh;  // V: its own head width
-  const int64_t d = state.head * hw + c.j;
-  ImGui::Text("%c_%lld[d%lld] = x_%lld \xC2\xB7 W_%s[:, %lld] = \xCE\xA3_c x_%lld[c] W_%s[c, %lld]",
-              letter, static_cast<long long>(c.i), static_cast<long long>(d),
-              static_cast<long long>(c.i), role, static_cast<long long>(d),
-              static_cast<long long>(c.i), role, static_cast<long long>(d));
-  ImGui::TextDisabled("over d_in = %lld input dimensions%s", static_cast<long long>(sh.d_in),
-                      c.s.projections.bias ? ", plus the bias" : "");
-  if (sh.H > 1)
-    ImGui::TextDisabled("head %lld uses columns %lld..%lld", static_cast<long long>(state.head),
-                        static_cast<long long>(state.head * hw),
-                        static_cast<long long>((state.head + 1) * hw - 1));
-}
-
-/// The lines of one stage's tooltip, from the score to the stage itself.
-void StageLines(const AppState& state, Stage stage, const CellContext& c, float v) {
-  switch (stage) {
-    case Stage::kX:
-    case Stage::kQ:
-    case Stage::kK:
-    case Stage::kV:
-      ProjectionLines(state, stage, c);
-      break;
-    case Stage::kScores:
-      ScoreLine(state, c);
-      break;
-    case Stage::kMask:
-      ImGui::TextUnformatted(c.allowed ? "allowed: the query may attend to this key"
-                             : c.s.mask.kind == MaskKind::kCausal
-                                 ? "masked: this key comes after the query (the future)"
-                                 : "masked: the logit becomes -inf, the weight 0");
-      if (c.s.mask.kind == MaskKind::kCustom) ImGui::TextDisabled("click to toggle, drag to paint");
-      break;
-    case Stage::kLogits:
-      ScoreLine(state, c);
-      LogitLine(c);
-      break;
-    case Stage::kWeights:
-      ScoreLine(state, c);
-      LogitLine(c);
-      WeightLine(c);
-      break;
-    case Stage::kWeightsDropped: {
-      const double w = c.weights(c.i, c.j);
-      WeightLine(c);
-      // Dropout multiplies by the mask: a dropped weight is w * 0, nan when w is inf.
-      const bool dropped = std::isinf(w) ? std::isnan(v) : v == 0 && w != 0;
-      if (dropped)
-        ImGui::Text("dropped: %s x 0 = %s (p = %s)", Num(w).c_str(), Num(v).c_str(),
-                    Num(c.s.dropout.p).c_str());
-      else
-        ImGui::Text("kept: %s / (1 - %s) = %s", Num(w).c_str(), Num(c.s.dropout.p).c_str(),
-                    Num(v).c_str());
-      break;
-    }
-    case Stage::kContext: {
-      const int64_t h = c.st.shape.dh_v > 0 ? c.j / c.st.shape.dh_v : 0;  // dh_v per head
-      ImGui::Text("= \xCE\xA3_k weight[%lld, k] \xC2\xB7 v_k[d%lld]  (head %lld)",
-                  static_cast<long long>(c.i), static_cast<long long>(c.j),
-                  static_cast<long long>(h));
-      if (c.s.projections.out_proj) ImGui::TextDisabled("then out_proj mixes the dimensions");
-      break;
-    }
-  }
-}
-
-/// How the hovered number was made: the query and key, then each step up to this stage.
+/// How the hovered number was made (cell_explanation.h builds the text): the query and key,
+/// then each step up to this stage.
 void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
   const Stages* readable = ReadableStages(state);
   if (!readable) {  // a background run is rewriting the values
     ImGui::SetTooltip("computing\xE2\x80\xA6 this cell's value shows when the run ends");
     return;
   }
-  const Stages& st = *readable;
   const CellSource m = StageCells(state, stage);
   if (m.empty() || i >= m.rows() || j >= m.cols()) return;
-  const float v = m.at(i, j);
-  const bool allowed = st.mask.rows() > i && st.mask.cols() > j ? st.mask(i, j) != 0 : true;
-  const CellContext c{st,
-                      state.shown,
-                      i,
-                      j,
-                      allowed,
-                      st.Head(st.scores, state.batch, state.head),
-                      st.Head(st.logits, state.batch, state.head),
-                      st.Head(st.weights, state.batch, state.head)};
+  const CellRef ref{stage,
+                    state.batch,
+                    state.head,
+                    i,
+                    j,
+                    m.at(i, j),
+                    RowLabel(state, i),
+                    StageIsTokenByToken(stage) ? RowLabel(state, j)
+                                               : ColumnLabel(state, stage, j)};
+  const CellExplanation e = ExplainCell(*readable, state.shown, ref);
   ImGui::BeginTooltip();
   // Wide enough that a formula with its numbers stays on one line.
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 44.0f);
-  const std::string qi = RowLabel(state, i);
-  if (!TokenByToken(stage))
-    ImGui::Text("%s[%lld, %s]  (%s \"%s\")", StageName(stage), static_cast<long long>(i),
-                ColumnLabel(state, stage, j).c_str(),
-                stage == Stage::kK || stage == Stage::kV ? "key" : "token", qi.c_str());
-  else
-    ImGui::Text("query %lld (\"%s\")  \xE2\x86\x92  key %lld (\"%s\")",
-                static_cast<long long>(i), qi.c_str(), static_cast<long long>(j),
-                RowLabel(state, j).c_str());
+  ImGui::TextUnformatted(e.heading.c_str());
   ImGui::Separator();
-  StageLines(state, stage, c, v);
+  for (const ExplanationLine& line : e.lines) {
+    if (line.note)
+      ImGui::TextDisabled("%s", line.text.c_str());
+    else
+      ImGui::TextUnformatted(line.text.c_str());
+  }
   ImGui::Separator();
-  ImGui::Text("value: %s", Num(v).c_str());
-  ImGui::TextDisabled("Rows and columns count from 0, as PyTorch indexes them; the labels are "
-                      "the tokens.");
+  ImGui::TextUnformatted(e.value.c_str());
+  ImGui::TextDisabled("%s", e.note.c_str());
   ImGui::PopTextWrapPos();
   ImGui::EndTooltip();
 }
@@ -525,7 +343,7 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
   const int rows = static_cast<int>(readable ? m.rows() : slot.gpu.rows());
   const int cols = static_cast<int>(readable ? m.cols() : slot.gpu.cols());
   ImGui::PushID(StageIndex(stage));
-  const bool square = rows == sh.T && cols == sh.T && TokenByToken(stage);
+  const bool square = rows == sh.T && cols == sh.T && StageIsTokenByToken(stage);
   const bool painting_allowed = readable && square &&
                                 state.scenario.mask.kind == MaskKind::kCustom &&
                                 state.error.empty();

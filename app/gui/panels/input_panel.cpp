@@ -55,25 +55,24 @@ void DrawSourceChoice(AppState& state) {
   const Scenario& s = state.scenario;
   const InputSource now = s.input.source;
   struct Choice {
-    InputSource source;
-    const char* label;
+    InputSource source;  // its button says Name(source)
     const char* tip;
   };
   const Choice choices[] = {
-      {InputSource::kText, "text",
+      {InputSource::kText,
        "Type a sentence: it is split into tokens, and each token's embedding is a row of "
        "nn.Embedding(vocab, d_in) drawn after torch.manual_seed(seed)."},
-      {InputSource::kMatrix, "matrix",
+      {InputSource::kMatrix,
        "Edit the embedding matrix itself, one row per token (switching keeps the current X)."},
-      {InputSource::kRandn, "randn",
+      {InputSource::kRandn,
        "X = torch.randn(batch, T, d_in) after torch.manual_seed(seed): random tokens, any size."},
-      {InputSource::kQkv, "qkv",
+      {InputSource::kQkv,
        "No X and no projections: q, k, v = randn(batch, T, d_k) drawn directly after the seed, "
        "as the NumPy notebook and Karpathy's scaling cell do."},
   };
   for (const Choice& c : choices) {
     if (&c != choices) ImGui::SameLine();
-    if (ImGui::RadioButton(c.label, now == c.source) && now != c.source) {
+    if (ImGui::RadioButton(Name(c.source), now == c.source) && now != c.source) {
       SettleRuns(state);  // the shown stages whole: a background run ends first
       const Stages& st = ShownStages(state);
       const MatrixStack X = st.X.empty() ? st.Q : st.X;  // qkv has no X: Q becomes the matrix
@@ -126,7 +125,8 @@ void DrawTextInput(AppState& state) {
   Tip("The input sentence. Every keystroke reruns attention.");
 
   int kind = static_cast<int>(in.tokenizer);
-  const char* kinds[] = {"words", "words_and_spaces", "chars"};
+  const char* kinds[] = {Name(TokenizerKind::kWords), Name(TokenizerKind::kWordsAndSpaces),
+                         Name(TokenizerKind::kChars)};
   if (ImGui::Combo("tokenizer", &kind, kinds, 3))
     Edit(state, "tokenizer",
          [kind](Scenario& s) { s.input.tokenizer = static_cast<TokenizerKind>(kind); });
@@ -259,7 +259,7 @@ void DrawRandnInput(AppState& state) {
 void DrawGeneratorChoice(AppState& state) {
   const Scenario& s = state.scenario;
   int numpy = s.input.generator == Generator::kNumpy ? 1 : 0;
-  const char* names[] = {"torch", "numpy"};
+  const char* names[] = {Name(Generator::kTorch), Name(Generator::kNumpy)};
   if (ImGui::Combo("generator", &numpy, names, 2)) {
     SettleRuns(state);  // SwitchGenerator reads the shown stages: a background run ends first
     Edit(state, "generator",
@@ -275,7 +275,7 @@ void DrawGeneratorChoice(AppState& state) {
 /// float32 or float64: the precision of the whole pipeline (torch.float64, or NumPy's double).
 void DrawDtypeChoice(AppState& state) {
   int f64 = state.scenario.dtype == Dtype::kFloat64 ? 1 : 0;
-  const char* names[] = {"float32", "float64"};
+  const char* names[] = {Name(Dtype::kFloat32), Name(Dtype::kFloat64)};
   if (ImGui::Combo("dtype", &f64, names, 2))
     Edit(state, "dtype", [f64](Scenario& x) {
       x.dtype = f64 ? Dtype::kFloat64 : Dtype::kFloat32;

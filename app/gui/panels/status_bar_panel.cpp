@@ -25,7 +25,7 @@ void DrawStatusBar(AppState& state) {
   // The precision the stages were computed in, and whose arithmetic (dtype, input.generator).
   const Scenario& shown = state.shown;
   const std::string precision =
-      std::string("   ") + (shown.dtype == Dtype::kFloat64 ? "float64" : "float32") +
+      std::string("   ") + Name(shown.dtype) +
       (shown.input.generator == Generator::kNumpy ? " (NumPy)" : " (PyTorch)");
   // V's own width when it differs (qkv input with d_v): its heads take dh_v columns.
   const std::string d_v = sh.d_v != sh.d_out ? " d_v=" + std::to_string(sh.d_v) : "";

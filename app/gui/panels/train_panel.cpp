@@ -9,7 +9,7 @@
 // mutex; once a frame the UI thread copies what is new into `shown`, so the curves grow and the
 // maps can be scrubbed while the run goes on. The worker runs at a lower priority (nice 10) so
 // the window keeps its frame rate on a busy machine. Script commands (script.cpp) reach it
-// through TrainScriptCommand; the Code view asks for the settings through TrainViewOptions.
+// through TrainScript* (training.h); the Code view asks for the settings through TrainViewOptions.
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -474,72 +474,71 @@ void DrawTrainPanel(AppState& state) {
   DrawExports(state, e);
 }
 
+// The script's train-* commands (script.cpp's table names them and checks their words).
+
+void TrainScriptRun(AppState& state, const std::string& task_name, int64_t steps, int64_t dk) {
+  TrainState& e = state.training;
+  const std::optional<TrainTask> task = ParseTrainTask(task_name);
+  if (!task) throw std::invalid_argument("unknown task " + task_name);
+  e.task = static_cast<int>(*task);
+  e.steps = steps;
+  const auto* it = std::find(std::begin(kTrainDkChoices), std::end(kTrainDkChoices), dk);
+  if (it == std::end(kTrainDkChoices)) throw std::invalid_argument("d_k must be 8, 64 or 256");
+  e.dk = static_cast<int>(it - std::begin(kTrainDkChoices));
+  StartTraining(e, state.shown);
+}
+
+void TrainScriptWait(AppState& state) {
+  TrainState& e = state.training;
+  if (e.worker.joinable()) e.worker.join();
+  CollectResults(e);
+  if (e.runs.empty()) throw std::runtime_error("no training result: " + e.message);
+}
+
+void TrainScriptWaitSteps(AppState& state, int64_t steps) {
+  TrainState& e = state.training;
+  while (e.running && !e.finished && e.done.load() < steps)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  CopyProgress(e);
+}
+
+void TrainScriptCancel(AppState& state) { state.training.cancel = true; }
+
+void TrainScriptCode(AppState& state, const std::string& which) {
+  state.code.training = which != "off";
+  state.code.training_scaled = which != "unscaled";
+}
+
 namespace {
 
-// Script commands that start, wait for or cancel the worker; false for any other command.
-bool TrainRunCommand(AppState& state, TrainState& e, const std::vector<std::string>& w) {
-  const std::string& cmd = w[0];
-  if (cmd == "train-run") {  // train-run TASK STEPS D_K
-    const std::optional<TrainTask> task = ParseTrainTask(w.at(1));
-    if (!task) throw std::invalid_argument("unknown task " + w.at(1));
-    e.task = static_cast<int>(*task);
-    e.steps = std::stoll(w.at(2));
-    const int64_t dk = std::stoll(w.at(3));
-    const auto* it = std::find(std::begin(kTrainDkChoices), std::end(kTrainDkChoices), dk);
-    if (it == std::end(kTrainDkChoices)) throw std::invalid_argument("d_k must be 8, 64 or 256");
-    e.dk = static_cast<int>(it - std::begin(kTrainDkChoices));
-    StartTraining(e, state.shown);
-  } else if (cmd == "train-wait") {  // blocks until the worker is done (scripts only)
-    if (e.worker.joinable()) e.worker.join();
-    CollectResults(e);
-    if (e.runs.empty()) throw std::runtime_error("no training result: " + e.message);
-  } else if (cmd == "train-wait-steps") {  // waits (sleeping) until N steps of both runs are done
-    const int64_t n = std::stoll(w.at(1));
-    while (e.running && !e.finished && e.done.load() < n)
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    CopyProgress(e);
-  } else if (cmd == "train-cancel") {
-    e.cancel = true;
-  } else {
-    return false;
-  }
-  return true;
+// The runs that train-step and the exports read. Errors: std::runtime_error "nothing trained
+// yet", and with `finished` "the run has not finished".
+TrainState& Trained(AppState& state, bool finished) {
+  TrainState& e = state.training;
+  if (e.shown.snapshots[0].empty()) throw std::runtime_error("nothing trained yet");
+  if (finished && e.runs.size() != 2) throw std::runtime_error("the run has not finished");
+  return e;
 }
 
 }  // namespace
 
-bool TrainScriptCommand(AppState& state, const std::vector<std::string>& w, std::string* failure) {
-  TrainState& e = state.training;
-  const std::string& cmd = w[0];
-  try {
-    if (TrainRunCommand(state, e, w)) return true;
-    if (cmd == "train-code") {  // train-code scaled|unscaled|off: what the Code view shows
-      state.code.training = w.at(1) != "off";
-      state.code.training_scaled = w.at(1) != "unscaled";
-      return true;
-    }
-    if (cmd != "train-step" && cmd != "train-export-csv" && cmd != "train-export-curves" &&
-        cmd != "train-save-scenario")
-      return false;
-    if (e.shown.snapshots[0].empty()) throw std::runtime_error("nothing trained yet");
-    if (cmd == "train-step") {  // scrub to the snapshot at or before step N
-      const int64_t step = std::stoll(w.at(1));
-      const auto& snaps = e.shown.snapshots[0];
-      int k = 0;
-      while (k + 1 < static_cast<int>(snaps.size()) && snaps[k + 1].step <= step) ++k;
-      e.snapshot = k;
-      e.follow = k + 1 == static_cast<int>(snaps.size());
-      return true;
-    }
-    if (e.runs.size() != 2) throw std::runtime_error("the run has not finished");
-    if (cmd == "train-save-scenario")  // scaled|unscaled FILE
-      e.message = SaveHead(e, w.at(1) == "unscaled" ? 1 : 0, w.at(2));
-    else  // train-export-csv FILE.csv, train-export-curves FILE.csv|FILE.png
-      e.message = ExportCurves(e, w.at(1));
-  } catch (const std::exception& ex) {
-    *failure = cmd + ": " + ex.what();
-  }
-  return true;
+void TrainScriptStep(AppState& state, int64_t step) {
+  TrainState& e = Trained(state, false);
+  const auto& snaps = e.shown.snapshots[0];
+  int k = 0;
+  while (k + 1 < static_cast<int>(snaps.size()) && snaps[k + 1].step <= step) ++k;
+  e.snapshot = k;
+  e.follow = k + 1 == static_cast<int>(snaps.size());
+}
+
+void TrainScriptSaveScenario(AppState& state, bool unscaled, const std::string& path) {
+  TrainState& e = Trained(state, true);
+  e.message = SaveHead(e, unscaled ? 1 : 0, path);
+}
+
+void TrainScriptExportCurves(AppState& state, const std::string& path) {
+  TrainState& e = Trained(state, true);
+  e.message = ExportCurves(e, path);
 }
 
 }  // namespace attnlab::gui

@@ -16,13 +16,14 @@
 
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "attnlab/colormap.h"
+#include "attnlab/enum_names.h"
 #include "attnlab/pipeline.h"
 
 namespace attnlab {
@@ -55,10 +56,19 @@ enum class RangeMode {
             ///< two decades under 1/T (nor 1e-6)
 };
 
-/// "auto", "fixed", "data", "per-row", "log" (the command line's --range words).
-const char* RangeModeName(RangeMode mode);
-/// The mode named `name` (RangeModeName), or nullopt.
-std::optional<RangeMode> ParseRangeMode(const std::string& name);
+/// The command line's --range words, in RangeMode's order (enum_names.h reads them).
+inline constexpr EnumName<RangeMode> kRangeModes[] = {{RangeMode::kAuto, "auto"},
+                                                      {RangeMode::kFixed, "fixed"},
+                                                      {RangeMode::kData, "data"},
+                                                      {RangeMode::kPerRow, "per-row"},
+                                                      {RangeMode::kLog, "log"}};
+constexpr const auto& AllNames(RangeMode) { return kRangeModes; }
+/// "auto", "fixed", "data", "per-row", "log": Name(mode).
+inline const char* RangeModeName(RangeMode mode) { return Name(mode); }
+/// The mode named `name` (RangeModeName), or nullopt: ParseName<RangeMode>(name).
+inline std::optional<RangeMode> ParseRangeMode(const std::string& name) {
+  return ParseName<RangeMode>(name);
+}
 
 /// How a value becomes a position on the colour scale (HeatmapSpec::scaling).
 enum class ColorScaling {
@@ -69,6 +79,10 @@ enum class ColorScaling {
 
 /// When cell values are printed: auto prints them when the grid is at most 12 x 12.
 enum class ValuesMode { kAuto, kOn, kOff };
+/// ValuesMode's words (--values, figure metadata, scripts, the window's combo), in its order.
+inline constexpr EnumName<ValuesMode> kValuesModes[] = {
+    {ValuesMode::kAuto, "auto"}, {ValuesMode::kOn, "on"}, {ValuesMode::kOff, "off"}};
+constexpr const auto& AllNames(ValuesMode) { return kValuesModes; }
 
 /// The learner's choices that change how heatmaps look, never what they show.
 struct PresentationOptions {

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnlab/enum_names.h"
 #include "attnlab/tensor.h"
 #include "attnlab/tokenizer.h"
 
@@ -78,14 +79,38 @@ enum class Normalization { kSoftmax, kSoftmaxNaive, kSum, kMean };
 /// float64 arrays compute them (pipeline_f64.h).
 enum class Dtype { kFloat32, kFloat64 };
 
-/// The spec's names: "matrix", "torch_rand", "query", "causal", "softmax_naive", ...
-const char* Name(InputSource v);
-const char* Name(Generator v);
-const char* Name(ProjectionInit v);
-const char* Name(Projection v);
-const char* Name(MaskKind v);
-const char* Name(Normalization v);
-const char* Name(Dtype v);  ///< "float32", "float64"
+/// The spec's spellings of each enum, in the order messages and menus list them; Name(v),
+/// ParseName<E>(text) and NameList<E>() (enum_names.h) read these lists and nothing else.
+inline constexpr EnumName<InputSource> kInputSources[] = {{InputSource::kMatrix, "matrix"},
+                                                          {InputSource::kText, "text"},
+                                                          {InputSource::kRandn, "randn"},
+                                                          {InputSource::kQkv, "qkv"}};
+inline constexpr EnumName<Generator> kGenerators[] = {{Generator::kTorch, "torch"},
+                                                      {Generator::kNumpy, "numpy"}};
+inline constexpr EnumName<ProjectionInit> kProjectionInits[] = {
+    {ProjectionInit::kIdentity, "identity"},
+    {ProjectionInit::kTorchRand, "torch_rand"},
+    {ProjectionInit::kRandn, "randn"},
+    {ProjectionInit::kLinear, "linear"},
+    {ProjectionInit::kMatrix, "matrix"}};
+inline constexpr EnumName<Projection> kProjections[] = {
+    {Projection::kQuery, "query"}, {Projection::kKey, "key"}, {Projection::kValue, "value"}};
+inline constexpr EnumName<MaskKind> kMaskKinds[] = {
+    {MaskKind::kNone, "none"}, {MaskKind::kCausal, "causal"}, {MaskKind::kCustom, "custom"}};
+inline constexpr EnumName<Normalization> kNormalizations[] = {
+    {Normalization::kSoftmax, "softmax"},
+    {Normalization::kSoftmaxNaive, "softmax_naive"},
+    {Normalization::kSum, "sum"},
+    {Normalization::kMean, "mean"}};
+inline constexpr EnumName<Dtype> kDtypes[] = {{Dtype::kFloat32, "float32"},
+                                              {Dtype::kFloat64, "float64"}};
+constexpr const auto& AllNames(InputSource) { return kInputSources; }
+constexpr const auto& AllNames(Generator) { return kGenerators; }
+constexpr const auto& AllNames(ProjectionInit) { return kProjectionInits; }
+constexpr const auto& AllNames(Projection) { return kProjections; }
+constexpr const auto& AllNames(MaskKind) { return kMaskKinds; }
+constexpr const auto& AllNames(Normalization) { return kNormalizations; }
+constexpr const auto& AllNames(Dtype) { return kDtypes; }
 
 /// 0/1 matrix, T x T, row-major: 1 where query i may attend to key j.
 using MaskMatrix = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

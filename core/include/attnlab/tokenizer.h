@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/enum_names.h"
+
 namespace attnlab {
 
 /// How text is cut into tokens; the scenario field input.tokenizer.
@@ -15,9 +17,14 @@ enum class TokenizerKind {
   kChars,           ///< one token per Unicode code point (Python's list(text))
 };
 
-/// The spec's name of a tokenizer ("words", "words_and_spaces", "chars").
-const char* TokenizerName(TokenizerKind kind);
-inline const char* Name(TokenizerKind kind) { return TokenizerName(kind); }
+/// The spec's spellings of the tokenizers (enum_names.h: Name, ParseName, NameList).
+inline constexpr EnumName<TokenizerKind> kTokenizerKinds[] = {
+    {TokenizerKind::kWords, "words"},
+    {TokenizerKind::kWordsAndSpaces, "words_and_spaces"},
+    {TokenizerKind::kChars, "chars"}};
+constexpr const auto& AllNames(TokenizerKind) { return kTokenizerKinds; }
+/// The spec's name of a tokenizer ("words", "words_and_spaces", "chars"): Name(kind).
+inline const char* TokenizerName(TokenizerKind kind) { return Name(kind); }
 
 /// Splits `text` into tokens. Matches the notebooks' SimpleTokenizer and the oracle's
 /// re.split(r'([,.:;?_!"()\']|--|\s)', text): "words" strips and drops empty pieces,

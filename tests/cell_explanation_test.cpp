@@ -1,0 +1,120 @@
+// cell_explanation_test.cpp: the tooltip's text (cell_explanation.h) with a small scenario's
+// real numbers: X = [[1, 0], [0, 1], [1, 1]] (tokens a, b, c), identity projections, so
+// Q = K = V = X and scores = X X^T = [[1, 0, 1], [0, 1, 1], [1, 1, 2]]; d_k = 2.
+#include "attnlab/cell_explanation.h"
+
+#include <gtest/gtest.h>
+
+#include "attnlab/pipeline.h"
+#include "attnlab/scenario.h"
+#include "attnlab/text.h"
+
+namespace attnlab {
+namespace {
+
+Scenario Small(const std::string& rest) {
+  return ParseScenario(R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "matrix", "values": [[1, 0], [0, 1], [1, 1]], "tokens": ["a", "b", "c"]},
+    "projections": {"init": "identity"})" +
+                       rest + "}");
+}
+
+const char* const kTokens[] = {"a", "b", "c"};
+
+// Cell (i, j) of `stage`, labelled as the window labels it.
+CellExplanation Explain(const Scenario& s, Stage stage, int64_t i, int64_t j) {
+  const Stages st = RunScenario(s);
+  const MatrixStack* m = stage == Stage::kWeights   ? &st.weights
+                         : stage == Stage::kLogits  ? &st.logits
+                         : stage == Stage::kQ       ? &st.Q
+                         : stage == Stage::kContext ? &st.context
+                                                    : &st.weights_dropped;
+  const double value = stage == Stage::kMask ? st.mask(i, j) : (*m)[0](i, j);
+  const std::string col = StageIsTokenByToken(stage) ? kTokens[j] : "d" + std::to_string(j);
+  return ExplainCell(st, s, CellRef{stage, 0, 0, i, j, value, kTokens[i], col});
+}
+
+std::vector<std::string> Texts(const CellExplanation& e) {
+  std::vector<std::string> out;
+  for (const ExplanationLine& l : e.lines) out.push_back((l.note ? "(note) " : "") + l.text);
+  return out;
+}
+
+TEST(ExplainCell, SoftmaxWeightShowsScoreLogitAndNormaliser) {
+  // Row 2's logits: 1/√2, 1/√2, 2/√2; max 1.4142135, Σ = 2 exp(-1/√2) + 1 = 1.98614.
+  const CellExplanation e = Explain(Small(""), Stage::kWeights, 2, 0);
+  EXPECT_EQ(e.heading, "query 2 (\"c\")  \u2192  key 0 (\"a\")");
+  EXPECT_EQ(Texts(e), (std::vector<std::string>{
+                          "score = q_2 \u00B7 k_0 = 1",
+                          "(note) dot product over d_k = 2 dims (columns 0..1 of Q and K)",
+                          "logit = 1 / \u221A2 = 0.70710677", "weight = exp(z - max) / \u03A3",
+                          "       = exp(0.70710677 - 1.4142135) / 1.9861374 = 0.24825509",
+                          "(note) max = the row's largest logit; \u03A3 = sum of exp(z - max) "
+                          "over the 3 allowed keys"}));
+  EXPECT_EQ(e.value, "value: 0.24825509");
+  EXPECT_EQ(e.note,
+            "Rows and columns count from 0, as PyTorch indexes them; the labels are the tokens.");
+}
+
+TEST(ExplainCell, MaskedCellsSayWhy) {
+  const Scenario causal = Small(R"(, "mask": {"kind": "causal"})");
+  EXPECT_EQ(
+      Texts(Explain(causal, Stage::kWeights, 0, 2)),
+      (std::vector<std::string>{"score = q_0 \u00B7 k_2 = 1",
+                                "(note) dot product over d_k = 2 dims (columns 0..1 of Q and K)",
+                                "logit = -inf (masked)", "weight = 0 (masked: exp(-inf) = 0)"}));
+  EXPECT_EQ(Texts(Explain(causal, Stage::kMask, 0, 2)),
+            (std::vector<std::string>{"masked: this key comes after the query (the future)"}));
+  EXPECT_EQ(Texts(Explain(causal, Stage::kMask, 2, 0)),
+            (std::vector<std::string>{"allowed: the query may attend to this key"}));
+}
+
+TEST(ExplainCell, MultiplierWithoutSqrtAndTheSumNormalization) {
+  const Scenario s =
+      Small(R"(, "scaling": {"sqrt_dk": false, "multiplier": 2}, "normalization": "sum")");
+  // Row 1's logits: 0, 2, 2 (scores times 2); weight 2 / 4.
+  EXPECT_EQ(
+      Texts(Explain(s, Stage::kWeights, 1, 2)),
+      (std::vector<std::string>{"score = q_1 \u00B7 k_2 = 1",
+                                "(note) dot product over d_k = 2 dims (columns 0..1 of Q and K)",
+                                "logit = 1 \u00D7 2 = 2", "weight = z / \u03A3 z = 2 / 4 = 0.5"}));
+  const Scenario plain = Small(R"(, "scaling": {"sqrt_dk": false}, "normalization": "mean")");
+  EXPECT_EQ(Texts(Explain(plain, Stage::kLogits, 0, 1))[2], "logit = 0 (no scaling) = 0");
+  EXPECT_EQ(Texts(Explain(plain, Stage::kWeights, 0, 1))[3], "weight = 1 / n = 1 / 3 = 0.33333334");
+}
+
+TEST(ExplainCell, ProjectionAndContextCellsSayWhereTheyComeFrom) {
+  const CellExplanation q = Explain(Small(""), Stage::kQ, 1, 0);
+  EXPECT_EQ(q.heading, "Q[1, d0]  (token \"b\")");
+  EXPECT_EQ(Texts(q), (std::vector<std::string>{
+                          "q_1[d0] = x_1 \u00B7 W_query[:, 0] = \u03A3_c x_1[c] W_query[c, 0]",
+                          "(note) over d_in = 2 input dimensions"}));
+  EXPECT_EQ(q.value, "value: 0");
+  EXPECT_EQ(Texts(Explain(Small(""), Stage::kContext, 1, 1)),
+            (std::vector<std::string>{"= \u03A3_k weight[1, k] \u00B7 v_k[d1]  (head 0)"}));
+}
+
+TEST(ExplainCell, DropoutSaysKeptOrDropped) {
+  const Scenario s = Small(R"(, "dropout": {"p": 0.5, "seed": 1})");
+  const Stages st = RunScenario(s);
+  int kept = 0, dropped = 0;
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 3; ++j) {
+      const std::vector<std::string> lines = Texts(Explain(s, Stage::kWeightsDropped, i, j));
+      const std::string& last = lines.back();
+      const std::string w = FormatNumber(st.weights[0](i, j), NumberStyle::kShortest);
+      const std::string v = FormatNumber(st.weights_dropped[0](i, j), NumberStyle::kShortest);
+      if (st.weights_dropped[0](i, j) == 0) {
+        EXPECT_EQ(last, "dropped: " + w + " x 0 = 0 (p = 0.5)");
+        ++dropped;
+      } else {
+        EXPECT_EQ(last, "kept: " + w + " / (1 - 0.5) = " + v);
+        ++kept;
+      }
+    }
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(dropped, 0);
+}
+
+}  // namespace
+}  // namespace attnlab
