@@ -21,23 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A per-test temporary path (ctest runs the tests of this file side by side).
-fs::path TempPath(const std::string& ext) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  return fs::temp_directory_path() / ("attnlab_fig_" + std::string(info->name()) + "_" +
-                                      std::to_string(getpid()) + ext);
-}
+using test::TempPath;
 
-// Runs a shell command; returns its exit status and standard output.
-std::pair<int, std::string> Shell(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using test::Shell;
 
 StageView View(const Scenario& s, Stage stage) {
   return ExtractStage(RunScenario(s), s, stage, 0, 0);
@@ -242,57 +228,6 @@ TEST(FigureFile, LargeFiguresAreSmallAndCarryTheirScenario) {
     EXPECT_LT(bytes.size(), png_size * 14 / 10) << FigureFormatName(f);
     EXPECT_EQ(ReadFigureScenario(bytes).scenario_text, WriteScenario(s));
   }
-}
-
-}  // namespace
-}  // namespace attnlab
-
-namespace attnlab {
-namespace {
-
-// The command line takes a figure wherever it takes a scenario, and makes multi-panel figures.
-TEST(FigureCli, PipelineFigureDumpsAsItsScenarioAndHasEveryPanel) {
-  const std::string cli = ATTNLAB_CLI;
-  const fs::path pdf = TempPath(".pdf"), png = TempPath(".png");
-  ASSERT_EQ(Shell(cli + " export karpathy-head --stage pipeline -o " + pdf.string()).first, 0);
-  ASSERT_EQ(Shell(cli + " export karpathy-head --stage scores,weights --head 0 -o " + png.string())
-                .first,
-            0);
-  const std::string want = Shell(cli + " dump karpathy-head -o -").second;
-  ASSERT_GT(want.size(), 1000u);
-  EXPECT_EQ(Shell(cli + " dump " + pdf.string() + " -o -").second, want);
-  EXPECT_EQ(Shell(cli + " dump " + png.string() + " -o -").second, want);
-  const FigureSource f = ReadFigureScenario(ReadFile(png.string()));
-  EXPECT_EQ(f.stages, (std::vector<Stage>{Stage::kScores, Stage::kWeights}));
-  // karpathy-head is causal without dropout: the mask is a panel, weights_dropped is not.
-  const std::string text = Shell("pdftotext " + pdf.string() + " -").second;
-  for (const char* title : {"X = ", "Q = ", "K = ", "V = ", "scores = ", "mask: causal",
-                            "logits = ", "weights = ", "context = "})
-    EXPECT_NE(text.find(title), std::string::npos) << title << " not in\n" << text;
-  EXPECT_EQ(text.find("dropout("), std::string::npos);
-  EXPECT_NE(text.find(LoadPreset("karpathy-head").title.substr(0, 20)), std::string::npos);
-  fs::remove(pdf);
-  fs::remove(png);
-}
-
-TEST(FigureCli, ATruncatedFigureIsRefusedInOneLineNamingIt) {
-  const std::string cli = ATTNLAB_CLI;
-  const fs::path svg = TempPath(".svg"), cut = TempPath("_cut.svg");
-  ASSERT_EQ(Shell(cli + " export dog-attacks-cat --stage weights -o " + svg.string()).first, 0);
-  const std::string bytes = ReadFile(svg.string());
-  WriteFileAtomic(cut.string(), bytes.substr(0, bytes.find("</attnlab:figure>")));
-  const auto [status, err] = Shell(cli + " show " + cut.string() + " 2>&1");
-  EXPECT_EQ(status, 2);
-  EXPECT_EQ(err, "attention-lab: error: " + cut.string() +
-                     ": this SVG carries no Attention Lab scenario (only figures exported by "
-                     "Attention Lab do)\n");
-  const auto [csv_status, csv_err] =
-      Shell(cli + " export dog-attacks-cat --stage scores,weights -o " + cut.string() +
-            ".csv 2>&1");
-  EXPECT_EQ(csv_status, 2);
-  EXPECT_NE(csv_err.find("several stages make one figure"), std::string::npos) << csv_err;
-  fs::remove(svg);
-  fs::remove(cut);
 }
 
 // pango shapes what the raster font cannot: combining accents, Arabic and emoji reach the PDF

@@ -24,16 +24,8 @@ using test::JsonFloat;
 using test::JsonMatrix;
 using test::MatrixNear;
 
-constexpr double kAtol = 1e-6, kRtol = 2e-5, kUlps = 4.0;
-
-// kAtol plus kUlps float32 ulps of the largest finite magnitude of the expected stage.
-double Atol(const Matrix& expected) {
-  return kAtol + kUlps * test::MaxFiniteAbs(expected) * 1.1920929e-7;
-}
-
 void ExpectNear(const std::string& what, const Matrix& got, const json& want) {
-  const Matrix w = JsonMatrix(want);
-  EXPECT_TRUE(MatrixNear(what, got, w, Atol(w), kRtol));
+  EXPECT_TRUE(test::GradNear(what, got, want));
 }
 
 // B x T x d stacks, or (B*H) x T x T stacks stored as B x H x T x T.
@@ -157,65 +149,6 @@ TEST(Grad, ScoresGradientIsLogitsGradientThroughTheScaling) {
     EXPECT_EQ(g.grad_scores[m](6, 7), 0.0f);  // masked: key 7 is after query 6
   }
   EXPECT_GT(StackNorm(g.grad_Q), 0.0);
-}
-
-// `attention-lab dump PRESET --loss-row I --loss-key J`: the gradients in the dump equal
-// torch.autograd's (the golden of the same preset and loss), keys in byte order, W's gradients
-// only where there is a W.
-std::pair<int, std::string> Dump(const std::string& args) {
-  return test::RunShell(std::string(ATTNLAB_CLI) + " dump " + args + " -o -");
-}
-
-TEST(GradCli, DumpAddsTheGradients) {
-  const auto [status, out] = Dump("karpathy-head --loss-row 5 --loss-key 2");
-  ASSERT_EQ(WEXITSTATUS(status), 0) << out;
-  const json dump = json::parse(out);
-  const json golden = test::LoadGolden("grad/preset-karpathy-head.json");
-  const json& ex = golden["expected"];
-  for (const char* key : {"grad_logits", "grad_scores"})
-    for (size_t b = 0; b < 4; ++b) ExpectNear(key, JsonMatrix(dump[key][b][0]), ex[key][b][0]);
-  for (const char* key : {"grad_Q", "grad_K"})
-    for (size_t b = 0; b < 4; ++b) ExpectNear(key, JsonMatrix(dump[key][b]), ex[key][b]);
-  for (const char* key : {"grad_W_query", "grad_W_key", "jacobian_row"})
-    ExpectNear(key, JsonMatrix(dump[key]), ex[key]);
-  // The stream keeps the dump's byte order: context < grad_K < ... < jacobian_row < logits.
-  size_t at = out.find("\"context\":");
-  for (const char* key : {"\"grad_K\":", "\"grad_Q\":", "\"grad_W_key\":", "\"grad_W_query\":",
-                          "\"grad_logits\":", "\"grad_scores\":", "\"jacobian_row\":",
-                          "\"logits\":"}) {
-    const size_t next = out.find(key);
-    ASSERT_NE(next, std::string::npos) << key;
-    EXPECT_GT(next, at) << key;
-    at = next;
-  }
-  const auto [qkv_status, qkv_out] = Dump("numpy-masked --loss-row 3 --loss-key 1");
-  ASSERT_EQ(WEXITSTATUS(qkv_status), 0);
-  const json qkv = json::parse(qkv_out);
-  EXPECT_FALSE(qkv.contains("grad_W_query"));
-  const json qkv_golden = test::LoadGolden("grad/preset-numpy-masked.json");
-  ExpectNear("qkv grad_K", JsonMatrix(qkv["grad_K"][0]), qkv_golden["expected"]["grad_K"][0]);
-  // Without the options the dump has no gradient.
-  const auto [plain_status, plain_out] = Dump("karpathy-head");
-  EXPECT_EQ(WEXITSTATUS(plain_status), 0);
-  EXPECT_EQ(plain_out.find("grad_"), std::string::npos);
-}
-
-TEST(GradCli, DumpRefusesBadLossIndices) {
-  const std::string dump = "karpathy-head 2>&1 ";
-  const std::pair<std::string, std::string> cases[] = {
-      {"--loss-row 8 --loss-key 0", "attention-lab: error: --loss-row 8 is outside 0..7\n"},
-      {"--loss-row 2 --loss-key -1", "attention-lab: error: --loss-key -1 is outside 0..7\n"},
-      {"--loss-row x --loss-key 0", "attention-lab: error: --loss-row \"x\" is not an integer\n"},
-      {"--loss-row 2", "attention-lab: error: --loss-row and --loss-key go together (the loss "
-                       "is -log weights[:, :, I, J])\n"},
-      {"--loss-row 2 --loss-key 5",
-       "attention-lab: error: loss key 5 is masked for query row 2 (mask.kind causal): its "
-       "weight is 0 and -log 0 is infinite; pick a key the row may see\n"}};
-  for (const auto& [args, message] : cases) {
-    const auto [status, out] = Dump(dump + args);
-    EXPECT_EQ(WEXITSTATUS(status), 2) << args;
-    EXPECT_EQ(out, message) << args;
-  }
 }
 
 }  // namespace

@@ -59,43 +59,5 @@ TEST(ProgramAsNotebook, IsNbformat4WithOneMarkdownLineThenTheProgramCellByCell) 
   }
 }
 
-// Runs the notebook's code cells in order in one namespace and returns `weights` as JSON.
-std::string RunCells(const std::string& ipynb) {
-  const std::string cmd =
-      "/usr/bin/python3 -c 'import json, sys\nnb = json.load(open(sys.argv[1]))\nenv = {}\n"
-      "for c in nb[\"cells\"]:\n    if c[\"cell_type\"] == \"code\": "
-      "exec(\"\".join(c[\"source\"]), env)\n"
-      "w = env[\"weights\"]\nw = w.tolist()\nprint(\"RESULT\", json.dumps(w))' " +
-      ipynb + " 2>&1";
-  const auto [status, out] = test::RunShell(cmd);
-  const size_t at = out.find("RESULT ");
-  if (status != 0 || at == std::string::npos) return "error: " + out;
-  return out.substr(at + 7);
-}
-
-TEST(ProgramAsNotebook, CellsRunInOrderGiveTheAppsWeights) {
-  const bool numpy = std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0;
-  const bool torch = std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
-  if (!numpy) GTEST_SKIP() << "no /usr/bin/python3 with numpy";
-  const fs::path dir = fs::temp_directory_path() / ("attnlab_ipynb_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::vector<std::string> ids = {"numpy-masked"};
-  if (torch) ids.push_back("scaling-demo-scaled");
-  for (const std::string& id : ids) {
-    const fs::path path = dir / (id + ".ipynb");
-    const std::string cmd =
-        std::string(ATTNLAB_CLI) + " code " + id + " -o " + path.string() + " 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    const std::string result = RunCells(path.string());
-    ASSERT_NE(result.rfind("error: ", 0), 0u) << result;
-    const json w = json::parse(result);
-    const Stages st = RunScenario(LoadPreset(id));
-    // (T, T) for one batch and head, (B, T, T) otherwise: compare batch 0.
-    const json& w0 = w[0][0].is_array() ? w[0] : w;
-    EXPECT_TRUE(test::MatrixNear(id + " weights", st.weights[0], test::JsonMatrix(w0), 1e-6, 1e-5));
-  }
-  fs::remove_all(dir);
-}
-
 }  // namespace
 }  // namespace attnlab

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "attnlab/pipeline.h"
+#include "attnlab/pipeline_f64.h"
 #include "attnlab/presets.h"
 #include "attnlab/rng.h"
 #include "attnlab/torch_print.h"

@@ -228,34 +228,5 @@ TEST(ParallelEngine, PartialRecomputesMatchAFreshSingleThreadRun) {
   EXPECT_EQ(engine.counts().scores, 1);
 }
 
-// `dump` writes the same bytes whatever ATTNLAB_THREADS says.
-TEST(ParallelEngine, DumpIsByteIdenticalWithAttnlabThreads1And2And8) {
-  const fs::path dir = fs::temp_directory_path() / ("attnlab_parallel_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const std::string scenario = (dir / "randn300.json").string();
-  {
-    std::ofstream f(scenario);
-    f << R"({"format": "attention-lab/scenario@1",
-      "input": {"source": "randn", "length": 300, "d_in": 16, "seed": 5},
-      "projections": {"init": "linear", "d_out": 16, "heads": 2, "seed": 9},
-      "mask": {"kind": "causal"}, "dropout": {"p": 0.1, "seed": 2}})";
-  }
-  std::string first;
-  for (int threads : {1, 2, 8}) {
-    const std::string out = (dir / ("dump" + std::to_string(threads) + ".json")).string();
-    const auto [status, text] = test::RunShell("ATTNLAB_THREADS=" + std::to_string(threads) + " " +
-                                               ATTNLAB_CLI + " dump " + scenario + " -o " + out);
-    ASSERT_EQ(status, 0) << text;
-    std::ifstream in(out, std::ios::binary);
-    const std::string bytes(std::istreambuf_iterator<char>(in), {});
-    ASSERT_GT(bytes.size(), 1000000u);  // 2 heads x 300 x 300 per stage
-    if (threads == 1)
-      first = bytes;
-    else
-      EXPECT_TRUE(bytes == first) << "dump differs at ATTNLAB_THREADS=" << threads;
-  }
-  fs::remove_all(dir);
-}
-
 }  // namespace
 }  // namespace attnlab

@@ -16,6 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "attnlab/tensor.h"
 
 namespace attnlab::test {
@@ -28,6 +31,20 @@ inline std::pair<int, std::string> RunShell(const std::string& cmd) {
   char buf[4096];
   for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
   return {pclose(p), out};
+}
+
+/// A temporary path of this test and process ending in `ext` (".png"), so that ctest -j can run
+/// the tests of one file side by side.
+inline std::filesystem::path TempPath(const std::string& ext) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return std::filesystem::temp_directory_path() /
+         ("attnlab_fig_" + std::string(info->name()) + "_" + std::to_string(getpid()) + ext);
+}
+
+/// Runs a shell command; returns its exit code (-1 when it did not exit) and standard output.
+inline std::pair<int, std::string> Shell(const std::string& cmd) {
+  const auto [status, out] = RunShell(cmd);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
 /// A golden's file name as a GoogleTest parameter name (letters and digits, '_' elsewhere).
@@ -117,6 +134,16 @@ inline double MaxFiniteAbs(const Matrix& m) {
   for (Eigen::Index i = 0; i < m.size(); ++i)
     if (std::isfinite(m.data()[i])) mx = std::max(mx, std::fabs(double(m.data()[i])));
   return mx;
+}
+
+/// A gradient against torch.autograd's (grad_test.cpp's header says why this tolerance):
+/// |got - want| <= 1e-6 + 4 float32 ulps of the stage's largest magnitude + 2e-5 |want|, equal
+/// non-finite values.
+inline ::testing::AssertionResult GradNear(const std::string& what, const Matrix& got,
+                                           const nlohmann::json& want) {
+  constexpr double kAtol = 1e-6, kRtol = 2e-5, kUlps = 4.0;
+  const Matrix w = JsonMatrix(want);
+  return MatrixNear(what, got, w, kAtol + kUlps * MaxFiniteAbs(w) * 1.1920929e-7, kRtol);
 }
 
 }  // namespace attnlab::test

@@ -13,6 +13,7 @@
 // the loss and 1e-3 of the largest |W| on the weights: room for other compilers and
 // instruction sets, yet a wrong formula (a bias correction, one step off, another draw order)
 // is far outside it.
+#include "attnlab/codegen.h"
 #include "attnlab/train.h"
 
 #include <filesystem>
@@ -206,59 +207,6 @@ TEST(Train, CodeLeavesLossesAndDrawsTheHeadFromTheSeed) {
   EXPECT_NE(py.find("scale = False"), std::string::npos);
   EXPECT_NE(py.find("losses.append(loss.item())"), std::string::npos);
   EXPECT_NE(py.find("argsort(dim=1, stable=True)"), std::string::npos);
-}
-
-TEST(TrainCli, WritesLossesWeightsAndAScenario) {
-  const std::string dir = ::testing::TempDir();
-  const std::string cli = ATTNLAB_CLI;
-  auto [rc, out] = test::RunShell(cli + " train karpathy-head --task copy-first --steps 12 --d-k 8 -o " +
-                                  dir + "run.json --save-scenario " + dir + "head.json");
-  ASSERT_EQ(rc, 0) << out;
-  std::ifstream in(dir + "run.json");
-  const nlohmann::json run = nlohmann::json::parse(in);
-  EXPECT_EQ(run["loss"].size(), 12u);
-  EXPECT_EQ(run["W_query"].size(), 32u);     // d_in
-  EXPECT_EQ(run["W_query"][0].size(), 8u);   // d_k
-  std::ifstream sin(dir + "head.json");
-  const std::string text((std::istreambuf_iterator<char>(sin)), std::istreambuf_iterator<char>());
-  const Scenario saved = ParseScenario(text);
-  EXPECT_EQ(saved.projections.init, ProjectionInit::kMatrix);
-  EXPECT_EQ(saved.projections.W[0](0, 0), run["W_query"][0][0].get<float>());
-  std::tie(rc, out) = test::RunShell(cli + " train karpathy-head --steps 3 -o " + dir + "run.csv");
-  EXPECT_EQ(rc, 0);
-  EXPECT_EQ(test::RunShell("head -1 " + dir + "run.csv").second, "step,loss\n");
-  std::tie(rc, out) = test::RunShell(cli + " train karpathy-head --task copy -o " + dir + "x.json 2>&1");
-  EXPECT_EQ(WEXITSTATUS(rc), 2);
-  EXPECT_NE(out.find("--task \"copy\" is not a task"), std::string::npos) << out;
-  std::tie(rc, out) = test::RunShell(cli + " code karpathy-head --train --task copy-first --steps 7");
-  EXPECT_EQ(rc, 0);
-  EXPECT_NE(out.find("batch, steps, lr = 16, 16, 7, 0.01"), std::string::npos) << out;
-}
-
-// `train -o run.png` plots the run with and without 1/sqrt(d_k) (loss_plot.h's image of the
-// same two runs); `code` without --train refuses the training options instead of ignoring them.
-TEST(TrainCli, PlotsBothRunsAsPngAndCodeNeedsTrain) {
-  const std::string dir = ::testing::TempDir();
-  const std::string cli = ATTNLAB_CLI;
-  auto [rc, out] = test::RunShell(cli + " train karpathy-head --task copy-first --steps 20 --d-k 64 -o " +
-                                  dir + "run.png 2>&1");
-  ASSERT_EQ(rc, 0) << out;
-  TrainOptions o;
-  o.task = TrainTask::kCopyFirst;
-  o.steps = 20;
-  o.d_k = 64;
-  const auto [scaled, unscaled] = TrainScaledAndUnscaled(LoadPreset("karpathy-head"), o);
-  std::ifstream in(dir + "run.png", std::ios::binary);
-  const std::string png((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(png, LossCurvesPng({&scaled, &unscaled}, {"scaled by 1/\u221Ad_k", "unscaled"},
-                               LossPlotTitle(scaled)));
-  std::tie(rc, out) = test::RunShell(cli + " train karpathy-head --no-scale -o " + dir + "x.png 2>&1");
-  EXPECT_EQ(WEXITSTATUS(rc), 2);
-  EXPECT_NE(out.find("drop --no-scale"), std::string::npos) << out;
-  std::tie(rc, out) = test::RunShell(cli + " code karpathy-head --task copy-first --steps 7 2>&1");
-  EXPECT_EQ(WEXITSTATUS(rc), 2);
-  EXPECT_NE(out.find("--task requires --train"), std::string::npos) << out;
-  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
 }
 
 }  // namespace

@@ -16,9 +16,11 @@ packages=(
   poppler-utils
   # tests: SVG figures checked as XML by xmllint
   libxml2-utils
-  # the window: Dear ImGui 1.86 (GLFW + OpenGL3 backends), GLFW, glad 2 (loader made at build time)
+  # the window: Dear ImGui 1.86 (GLFW + OpenGL3 backends), GLFW, glad 2 (loader made at build time);
+  # not needed for the core and its tests alone (cmake -DATTNLAB_BUILD_APP=OFF)
   libimgui-dev libglfw3-dev python3-glad libgl-dev
-  # tests and benchmarks; the GUI tests run under a virtual X server with Mesa's llvmpipe
+  # tests and benchmarks (built when libbenchmark-dev is found); the GUI tests run under a
+  # virtual X server with Mesa's llvmpipe
   libgtest-dev libbenchmark-dev xvfb xauth libgl1-mesa-dri
   # install and package (cpack -G DEB, tools/make_deb.sh): dependencies from the linked libraries,
   # the package check, the icon's PNG sizes, the desktop entry and AppStream checks

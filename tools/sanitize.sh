@@ -66,7 +66,7 @@ fi
 if [[ $steps == *asan* ]]; then
   start=$SECONDS
   cmake -S . -B build-asan "${sanitized[@]}" >/dev/null
-  cmake --build build-asan -j2 --target attnlab_tests attention-lab
+  cmake --build build-asan -j2 --target attnlab_tests attnlab_cli_tests attention-lab
   ctest --test-dir build-asan -j2 --output-on-failure -E "Gui|NOT_BUILT"
   # LeakSanitizer on the window: one scripted session through every view, the focus, the
   # compare and an export (about 6 s; the whole GUI suite is too slow under ASan and llvmpipe).
@@ -111,7 +111,8 @@ if [[ $steps == *thread* ]]; then
   export LP_NUM_THREADS=0
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
         -DATTNLAB_SANITIZE=thread -DATTNLAB_BUILD_BENCH=OFF >/dev/null
-  cmake --build build-tsan -j2 --target attnlab_tests attnlab_gui_tests attention-lab
+  cmake --build build-tsan -j2 --target attnlab_tests attnlab_cli_tests attnlab_gui_tests \
+    attention-lab
   # The core: the thread pool, the engine at 1, 2 and 8 threads, the command line.
   "${norandom[@]}" ctest --test-dir build-tsan -j2 --output-on-failure -E "Gui|NOT_BUILT|codegen_runs|goldens_"
   if command -v xvfb-run >/dev/null; then

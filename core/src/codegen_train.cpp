@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "attnlab/codegen.h"
 #include "attnlab/pipeline.h"
 #include "attnlab/train.h"
 

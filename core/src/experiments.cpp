@@ -118,14 +118,6 @@ std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vecto
 
 namespace {
 
-}  // namespace
-
-float TorchContiguousSum(const float* p, int64_t n) {
-  if (n <= 0) return 0.0f;
-  return detail::TorchRowSum(p, n, n);  // a whole tensor is summed as one row
-}
-
-namespace {
 
 // torch.mean(x[:n], dim=0)[c] for a row-major T x C float32 x: the sum as cascade_sum orders it
 // for this shape (32-byte vectors of 8 floats, as the AVX2 and default kernels), then / n.

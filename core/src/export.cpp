@@ -1,8 +1,6 @@
 // export.cpp: see export.h.
 #include "attnlab/export.h"
 
-#include <png.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -20,10 +18,6 @@ namespace attnlab {
 
 namespace {
 
-void AppendPng(png_structp png, png_bytep data, png_size_t size) {
-  static_cast<std::string*>(png_get_io_ptr(png))->append(reinterpret_cast<const char*>(data), size);
-}
-
 // One CSV field. Text that a spreadsheet would run as a formula (a leading =, +, -, @, tab or
 // carriage return, as in "=HYPERLINK(...)") is prefixed with a single quote and quoted, as OWASP's
 // CSV injection guidance recommends; numbers are written by the caller and stay numbers.
@@ -35,12 +29,6 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
-std::string FigureTooLarge(const std::string& what, int64_t width, int64_t height) {
-  return what + " would be " + std::to_string(width) + " x " + std::to_string(height) +
-         " pixels, more than the PNG limit of " + std::to_string(kMaxFigurePixels) +
-         " pixels (about 11585 x 11585): use a smaller scale, or export CSV or NPY";
-}
-
 }  // namespace
 
 void CheckFigureSize(Stage stage, int64_t rows, int64_t cols, int scale) {
@@ -49,43 +37,11 @@ void CheckFigureSize(Stage stage, int64_t rows, int64_t cols, int scale) {
   const int64_t width = cell * cols, height = cell * rows;
   if (width * height > kMaxFigurePixels)
     throw std::invalid_argument(
-        FigureTooLarge(std::string("the ") + StageName(stage) + " figure", width, height));
+        TooManyPixelsMessage(std::string("the ") + StageName(stage) + " figure", width, height));
 }
 
 void CheckFigureSize(const StageView& view, const FigureOptions& options) {
   CheckFigureSize(view.stage, view.values.rows(), view.values.cols(), options.scale);
-}
-
-std::string EncodePng(const Image& image) {
-  const int64_t w = image.width, h = image.height;
-  if (w < 1 || h < 1 || static_cast<int64_t>(image.rgb.size()) != w * h * 3)
-    throw std::invalid_argument("PNG: the image is empty or its pixels do not match its size");
-  if (w * h > kMaxFigurePixels) throw std::invalid_argument(FigureTooLarge("the PNG", w, h));
-  // Everything libpng's longjmp could skip is made before setjmp.
-  std::string out;
-  std::vector<png_bytep> rows(static_cast<size_t>(h));
-  for (int64_t y = 0; y < h; ++y)
-    rows[y] = const_cast<png_bytep>(&image.rgb[static_cast<size_t>(y * w * 3)]);
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  png_infop info = png ? png_create_info_struct(png) : nullptr;
-  if (!info || setjmp(png_jmpbuf(png))) {
-    png_destroy_write_struct(&png, &info);
-    throw std::runtime_error("PNG: libpng could not encode a " + std::to_string(w) + " x " +
-                             std::to_string(h) + " image (out of memory?)");
-  }
-  png_set_write_fn(png, &out, AppendPng, nullptr);
-  png_set_IHDR(png, info, static_cast<png_uint_32>(w), static_cast<png_uint_32>(h), 8,
-               PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-               PNG_FILTER_TYPE_DEFAULT);
-  // zlib level 3 with the Sub and Up filters: a T = 2048 figure (4 M pixels, mostly grid)
-  // encodes in about a tenth of a second, a little larger than at level 9.
-  png_set_compression_level(png, 3);
-  png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB | PNG_FILTER_UP);
-  png_write_info(png, info);
-  png_write_image(png, rows.data());
-  png_write_end(png, nullptr);
-  png_destroy_write_struct(&png, &info);
-  return out;
 }
 
 void WriteStageCsv(std::ostream& out, const StageView& v) {

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attnlab/export.h"
 #include "attnlab/text.h"
 #include "figure_draw.h"
 #include "raster.h"
@@ -461,8 +460,6 @@ std::vector<Stage> PipelineStages(const Scenario& scenario) {
       stages.push_back(s);
   return stages;
 }
-
-int MissingGlyphs(const std::string& text) { return raster::UnknownGlyphs(text); }
 
 double PrintWidthInches(int pixels, const FigureOptions& options) {
   if (options.width_inches > 0) return options.width_inches;

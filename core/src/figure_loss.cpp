@@ -11,7 +11,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "attnlab/export.h"
+#include "attnlab/png.h"
 #include "attnlab/heatmap_spec.h"
 #include "attnlab/text.h"
 #include "figure_draw.h"

@@ -1,5 +1,4 @@
-// figure_meta.cpp: see figure_meta.h; also the PNG text chunks (export.h) and base64
-// (figure_draw.h).
+// figure_meta.cpp: see figure_meta.h; also base64 (figure_draw.h).
 #include "attnlab/figure_meta.h"
 
 #include <algorithm>
@@ -9,50 +8,13 @@
 #include <stdexcept>
 
 #include "attnlab/colormap.h"
-#include "attnlab/export.h"
+#include "attnlab/png.h"
 #include "attnlab/stage_view.h"
 #include "figure_draw.h"
 
 namespace attnlab {
 namespace {
 
-// CRC-32 as PNG defines it (ISO 3309 polynomial, reflected, initial and final all ones).
-uint32_t Crc32(std::string_view bytes) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t n = 0; n < 256; ++n) {
-      uint32_t c = n;
-      for (int k = 0; k < 8; ++k) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[n] = c;
-    }
-    return t;
-  }();
-  uint32_t c = 0xFFFFFFFFu;
-  for (unsigned char b : bytes) c = table[(c ^ b) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
-
-void PutU32(std::string& out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xFF);
-}
-
-// A PNG chunk: length, type, data, CRC-32 of type and data.
-std::string Chunk(std::string_view type, const std::string& data) {
-  std::string out;
-  PutU32(out, static_cast<uint32_t>(data.size()));
-  const std::string body = std::string(type) + data;
-  out += body;
-  PutU32(out, Crc32(body));
-  return out;
-}
-
-uint32_t GetU32(std::string_view b, size_t at) {
-  uint32_t v = 0;
-  for (size_t i = 0; i < 4; ++i) v = v << 8 | static_cast<unsigned char>(b[at + i]);
-  return v;
-}
-
-constexpr std::string_view kPngSignature("\x89PNG\r\n\x1a\n", 8);
 constexpr std::string_view kSvgKey = "attnlab:figure";
 
 std::string XmlUnescape(std::string_view s) {
@@ -97,58 +59,6 @@ std::optional<std::string> PdfText(std::string_view pdf) {
 [[noreturn]] void Refuse(const std::string& message) { throw ScenarioError("", message); }
 
 }  // namespace
-
-std::string EmbedPngText(const std::string& png, const std::string& keyword,
-                         const std::string& text) {
-  if (text.empty()) return png;
-  if (keyword.empty() || keyword.size() > 79 || keyword.find('\0') != std::string::npos)
-    throw std::invalid_argument("PNG text keyword must be 1..79 bytes");
-  const std::string_view iend("\0\0\0\0IEND\xae\x42\x60\x82", 12);
-  if (png.size() < 20 || std::string_view(png).substr(png.size() - 12) != iend)
-    throw std::invalid_argument("PNG: no IEND chunk at the end");
-  std::string data = keyword;
-  data += std::string("\0\0\0\0\0", 5);  // keyword end, no compression, method, no language
-  data += text;                          // (and no translated keyword)
-  return png.substr(0, png.size() - 12) + Chunk("iTXt", data) + std::string(iend);
-}
-
-std::string SetPngDpi(const std::string& png, double dpi) {
-  const std::string_view b(png);
-  if (b.substr(0, 8) != kPngSignature || b.size() < 33 || b.substr(12, 4) != "IHDR")
-    throw std::invalid_argument("PNG: no IHDR chunk at the start");
-  if (!(dpi > 0 && dpi < 1e6)) throw std::invalid_argument("PNG: dpi must be in (0, 1e6)");
-  const uint32_t per_metre = static_cast<uint32_t>(std::lround(dpi / 0.0254));
-  std::string data;
-  PutU32(data, per_metre);
-  PutU32(data, per_metre);
-  data += '\x01';  // unit: the metre
-  return png.substr(0, 33) + Chunk("pHYs", data) + png.substr(33);
-}
-
-std::optional<std::string> PngText(const std::string& png, const std::string& keyword) {
-  const std::string_view b(png);
-  if (b.substr(0, 8) != kPngSignature) return std::nullopt;
-  for (size_t at = 8; at + 12 <= b.size();) {
-    const size_t len = GetU32(b, at);
-    if (len > b.size() - at - 12) return std::nullopt;  // truncated
-    const std::string_view type = b.substr(at + 4, 4), data = b.substr(at + 8, len);
-    if (type == "IEND") return std::nullopt;
-    if (type == "iTXt" && data.size() > keyword.size() + 2 &&
-        data.substr(0, keyword.size() + 1) == std::string_view(keyword.c_str(), keyword.size() + 1)) {
-      std::string_view rest = data.substr(keyword.size() + 1);
-      if (rest[0] != 0) return std::nullopt;  // compressed: never written by Attention Lab
-      rest.remove_prefix(2);
-      for (int field = 0; field < 2; ++field) {  // language tag, translated keyword
-        const size_t z = rest.find('\0');
-        if (z == std::string_view::npos) return std::nullopt;
-        rest.remove_prefix(z + 1);
-      }
-      return std::string(rest);
-    }
-    at += len + 12;
-  }
-  return std::nullopt;
-}
 
 namespace figure {
 
@@ -219,7 +129,7 @@ std::string FigureMetadata(const Scenario& scenario, const std::vector<Stage>& s
 }
 
 bool LooksLikeFigure(std::string_view bytes) {
-  return bytes.substr(0, 8) == kPngSignature || bytes.substr(0, 5) == "%PDF-" ||
+  return IsPng(bytes) || bytes.substr(0, 5) == "%PDF-" ||
          bytes.substr(0, 5) == "<?xml" || bytes.substr(0, 4) == "<svg";
 }
 
@@ -256,7 +166,7 @@ FigureSource ReadFigureScenario(const std::string& bytes) {
   const std::string_view b(bytes);
   std::optional<std::string> text;
   std::string kind;
-  if (b.substr(0, 8) == kPngSignature)
+  if (IsPng(b))
     kind = "PNG", text = PngText(bytes, kFigureMetadataKey);
   else if (b.substr(0, 5) == "%PDF-")
     kind = "PDF", text = PdfText(b);

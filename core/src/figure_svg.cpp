@@ -4,7 +4,7 @@
 // editor) in the figure's font, placed on the raster layout's baselines.
 #include <cstdio>
 
-#include "attnlab/export.h"
+#include "attnlab/png.h"
 #include "figure_draw.h"
 
 namespace attnlab::figure {

@@ -17,14 +17,10 @@
 
 #include "stage_rules.h"
 #include "attnlab/parallel.h"
-#include "attnlab/stats.h"
+#include "attnlab/variance.h"
 #include "attnlab/text.h"
 
 namespace attnlab {
-
-Matrix MatrixFromFlat(const std::vector<float>& values, Eigen::Index rows, Eigen::Index cols) {
-  return Eigen::Map<const Matrix>(values.data(), rows, cols);
-}
 
 double WrittenAsDouble(float v) {
   if (!std::isfinite(v)) return v;
@@ -396,7 +392,7 @@ void Engine::ComputeProjections(const Scenario& s) {
   }
   gen_after_projections_ = gen;
   if (!qkv) Project<S>(p.init == ProjectionInit::kIdentity);
-  // K.var() as the scenario's library computes it (stats.h): torch's unbiased float32 value
+  // K.var() as the scenario's library computes it (variance.h): torch's unbiased float32 value
   // (inf above FLT_MAX), or NumPy's ddof = 0; the generated program's var_K = K.var().
   if constexpr (std::is_same_v<S, float>)
     stages_.var_K = StackVariance(st.K, VarianceKindOf(s.input.generator));

@@ -1,5 +1,6 @@
-// raster.cpp: see raster.h. One pango context per thread (pango's default font map is per
-// thread), with fixed font options, so the same text measures the same on every backend.
+// raster.cpp: see raster.h (and font.h's MissingGlyphs). One pango context per thread (pango's
+// default font map is per thread), with fixed font options, so the same text measures the same
+// on every backend.
 #include "raster.h"
 
 #include <fontconfig/fontconfig.h>
@@ -179,3 +180,9 @@ int UnknownGlyphs(const std::string& text) {
 }
 
 }  // namespace attnlab::raster
+
+namespace attnlab {
+
+int MissingGlyphs(const std::string& text) { return raster::UnknownGlyphs(text); }
+
+}  // namespace attnlab

@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "attnlab/colormap.h"
-#include "attnlab/figure.h"
+#include "attnlab/font.h"
+#include "attnlab/png.h"
 
 namespace attnlab::raster {
 

@@ -223,7 +223,7 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
   w.Stack(src.context, B, 0);
   w.Key("dtype");
   w.Raw(st.f64 ? "\"float64\"" : "\"float32\"");
-  for (const DumpExtra& e : extra) {  // e.g. the gradients (grad_json.cpp), in key order
+  for (const DumpExtra& e : extra) {  // e.g. the gradients (WriteStagesJsonWithGradients), in key order
     w.Key(e.key);
     if (e.B > 0)
       w.Stack(*e.stack, e.B, e.H);
@@ -293,5 +293,21 @@ std::string DumpStages(const Stages& stages) {
 }
 
 json StagesToJson(const Stages& stages) { return json::parse(DumpStages(stages)); }
+
+// The gradients in the dump (grad.h, for dump --loss-row / --loss-key).
+void WriteStagesJsonWithGradients(std::ostream& os, const Stages& st, const Gradients& g) {
+  const int64_t B = st.shape.B, H = st.shape.H;
+  const MatrixStack wk{g.grad_W_key}, wq{g.grad_W_query}, jacobian{g.jacobian_row};
+  // In byte order (upper case first), as the dump's keys are.
+  std::vector<DumpExtra> extra = {{"grad_K", &g.grad_K, B, 0}, {"grad_Q", &g.grad_Q, B, 0}};
+  if (!st.X.empty()) {
+    extra.push_back({"grad_W_key", &wk});
+    extra.push_back({"grad_W_query", &wq});
+  }
+  extra.push_back({"grad_logits", &g.grad_logits, B, H});
+  extra.push_back({"grad_scores", &g.grad_scores, B, H});
+  extra.push_back({"jacobian_row", &jacobian});
+  WriteStagesJson(os, st, extra);
+}
 
 }  // namespace attnlab

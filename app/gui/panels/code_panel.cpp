@@ -3,7 +3,7 @@
 // scrollable text area: select part of it with the mouse, Copy it all, or save it as a
 // Jupyter notebook (through the file dialog, asking before replacing a file). It is made again only
 // when the scenario on screen changes (views.h RefreshCode). "Training loop" shows instead the
-// Adam loop of the Training view's settings (train.h GenerateTrainingCode, the same text as
+// Adam loop of the Training view's settings (codegen.h GenerateTrainingCode, the same text as
 // `attention-lab code --train --task T --steps N --d-k D`), scaled or unscaled.
 #include <imgui.h>
 #include <imgui_stdlib.h>

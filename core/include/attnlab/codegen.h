@@ -17,6 +17,7 @@
 #include <string>
 
 #include "attnlab/scenario.h"
+#include "attnlab/train.h"
 
 namespace attnlab {
 
@@ -32,5 +33,11 @@ std::string GeneratePyTorchCode(const Scenario& scenario);
 /// per step, the program cut at its blank lines (the steps GeneratePyTorchCode separates),
 /// so that the cells run in order are the program. UTF-8 text, ends with a newline.
 std::string ProgramAsNotebook(const std::string& program);
+
+/// The PyTorch program of a training run (train.h, TrainAttentionHead; codegen_train.cpp): the head drawn as the scenario
+/// draws it (its seed, or its input's draws replayed; W written as numbers when they are not
+/// torch draws), the task, and the Adam loop; it leaves `losses` (a list of floats, one per
+/// step) and prints the first and last. Errors as TrainAttentionHead.
+std::string GenerateTrainingCode(const Scenario& scenario, const TrainOptions& options);
 
 }  // namespace attnlab

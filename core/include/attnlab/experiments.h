@@ -109,12 +109,6 @@ struct TrickStep {
 std::vector<TrickStep> AveragingTrick(const Stages& stages, const Scenario& scenario,
                                       int64_t batch);
 
-/// torch.sum of a contiguous float32 tensor of n elements on the CPU (PyTorch 1.13's
-/// cascade_sum with 8-float vectors, as the AVX2 and default kernels: 8 lanes summed in
-/// blocks of 16 carried up 4 levels, the tail from zero, then the lanes in order), bit for bit
-/// below 32768 elements (above, PyTorch splits the sum between threads). 0 for n <= 0.
-float TorchContiguousSum(const float* p, int64_t n);
-
 /// n multipliers spaced evenly in log scale from lo to hi (both > 0), n >= 2.
 std::vector<double> LogSpace(double lo, double hi, int n);
 

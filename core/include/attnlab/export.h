@@ -10,13 +10,9 @@
 #include <vector>
 
 #include "attnlab/figure.h"
+#include "attnlab/png.h"
 
 namespace attnlab {
-
-/// The most pixels a PNG figure may have: 2^27 (about 11585 x 11585, 384 MiB of RGB; cairo's
-/// image surfaces stop at 32767 pixels a side). A figure this large is also past what image
-/// viewers open.
-inline constexpr int64_t kMaxFigurePixels = int64_t{1} << 27;
 
 /// Refuses, before anything is rendered, a figure of `view` at options.scale whose heatmap grid
 /// alone (cells of RenderFigure's size, figure.h) would exceed kMaxFigurePixels. Errors:
@@ -26,31 +22,6 @@ void CheckFigureSize(const StageView& view, const FigureOptions& options);
 /// The same check from the shape alone (rows x cols cells at `scale`), so that a caller can
 /// refuse before running the scenario. Errors: std::invalid_argument as above.
 void CheckFigureSize(Stage stage, int64_t rows, int64_t cols, int scale);
-
-/// PNG bytes of an image (libpng, zlib level 3, Sub and Up filters). Errors:
-/// std::invalid_argument for an empty image, one whose pixels do not match its size, or one over
-/// kMaxFigurePixels; std::runtime_error when libpng fails to encode (never an empty result).
-std::string EncodePng(const Image& image);
-
-/// The PNG keyword of the text chunk a figure's metadata travels in.
-inline constexpr const char* kFigureMetadataKey = "attention-lab:scenario";
-
-/// `png` with an iTXt chunk (uncompressed UTF-8 `text` under `keyword`, 1..79 Latin-1 bytes)
-/// inserted before IEND, its CRC-32 computed here; `png` unchanged when text is empty.
-/// Errors: std::invalid_argument when `png` does not end with an IEND chunk or the keyword is
-/// not 1..79 bytes.
-std::string EmbedPngText(const std::string& png, const std::string& keyword,
-                         const std::string& text);
-
-/// `png` with a pHYs chunk after IHDR saying it prints at `dpi` pixels per inch (stored, as PNG
-/// requires, in pixels per metre, rounded). Errors: std::invalid_argument when `png` does not
-/// start with IHDR or dpi is not in (0, 1e6).
-std::string SetPngDpi(const std::string& png, double dpi);
-
-/// The text of the first iTXt chunk keyed `keyword` in `png`, or nullopt when there is none.
-/// Every chunk's length is checked against the bytes (a truncated or garbage file gives nullopt,
-/// never a read past the end); CRCs are not checked.
-std::optional<std::string> PngText(const std::string& png, const std::string& keyword);
 
 /// The matrix as CSV: a header row "query,<col labels>", then one row per query token. Text
 /// cells a spreadsheet would evaluate (leading =, +, -, @, tab, CR) are quoted with a leading

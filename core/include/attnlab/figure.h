@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "attnlab/colormap.h"
+#include "attnlab/font.h"
 #include "attnlab/pipeline.h"
+#include "attnlab/png.h"
 #include "attnlab/stage_view.h"
 
 namespace attnlab {
@@ -63,12 +65,6 @@ HeatmapSpec FigureSpec(const StageView& view, const PresentationOptions& options
 /// grid stays near 620 pixels, from 58 down to 1 pixel, then everything times the scale.
 int64_t FigureCellSize(int64_t rows, int64_t cols, int scale);
 
-/// An 8-bit sRGB image, rows top to bottom, 3 bytes per pixel.
-struct Image {
-  int width = 0, height = 0;
-  std::vector<uint8_t> rgb;
-};
-
 /// Where RenderFigure put things, in pixels (for tests and for mapping a click to a cell).
 struct FigureLayout {
   int grid_x = 0, grid_y = 0, cell = 0;  ///< top-left of the grid; cell side
@@ -78,16 +74,6 @@ struct FigureLayout {
   bool col_labels_rotated = false;
   bool values_shown = false;
 };
-
-/// A font could not be found or read; what() says where it looked and which package to install.
-class FontError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// How many glyphs of `text` no installed font has (drawn as pango's replacement boxes): 0 for
-/// any text the figures draw correctly. Errors: FontError.
-int MissingGlyphs(const std::string& text);
 
 /// Renders the figure (cairo; the cells, colorbar and hatches as exact pixels, the text shaped
 /// by pango and antialiased). Cell size shrinks with T (at least 1 pixel per cell); T = 2048
@@ -110,6 +96,9 @@ Image RenderFigure(const std::vector<StageView>& views, const std::string& title
 /// none), logits, weights, weights_dropped (with dropout) and context.
 std::vector<Stage> PipelineStages(const Scenario& scenario);
 
+/// The PNG keyword of the text chunk a figure's metadata travels in.
+inline constexpr const char* kFigureMetadataKey = "attention-lab:scenario";
+
 /// The figure file formats, all drawn by the same code (figure.cpp) from the same layout.
 enum class FigureFormat { kPng, kSvg, kPdf };
 
@@ -117,7 +106,7 @@ enum class FigureFormat { kPng, kSvg, kPdf };
 const char* FigureFormatName(FigureFormat format);
 
 /// The bytes of a figure file of `views` (as RenderFigure(views, title, options)) carrying
-/// `metadata` (UTF-8 text, e.g. FigureMetadata in export.h; empty: none): PNG (an iTXt chunk
+/// `metadata` (UTF-8 text, e.g. FigureMetadata in figure_meta.h; empty: none): PNG (an iTXt chunk
 /// keyed kFigureMetadataKey; a pHYs chunk when options.dpi or width_inches is set), SVG (its
 /// width and height in inches, PrintWidthInches; text as <text>, cells as rectangles up to 64 x 64 cells, else
 /// one embedded PNG; metadata in <metadata>) or PDF (cairo and pango, page PrintWidthInches wide;

@@ -5,7 +5,7 @@
 // wherever they open a scenario.
 //
 // Where it travels: PNG an iTXt chunk keyed "attention-lab:scenario" (kFigureMetadataKey,
-// export.h); SVG the text of <attnlab:figure> inside <metadata>, XML-escaped; PDF the document
+// figure.h); SVG the text of <attnlab:figure> inside <metadata>, XML-escaped; PDF the document
 // information's Keywords: "attention-lab-figure:" and the text in base64.
 #pragma once
 

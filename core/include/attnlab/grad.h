@@ -20,7 +20,6 @@
 #pragma once
 
 #include <cstdint>
-#include <iosfwd>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -90,12 +89,5 @@ std::vector<double> JacobianNormCurve(const RowVector& scores, const std::vector
 
 /// Frobenius norm of a stack of matrices (all entries), in double; nan if any entry is nan.
 double StackNorm(const MatrixStack& stack);
-
-/// The dump (stages_json.h) with the gradients added, for `attention-lab dump --loss-row I
-/// --loss-key J`: "grad_logits", "grad_scores" (B x H x T x T), "grad_Q", "grad_K"
-/// (B x T x d_out), "grad_W_query", "grad_W_key" (d_in x d_out; left out for qkv input, which
-/// has no W) and "jacobian_row" (T x T, batch 0, head 0), written as the stages are. Errors:
-/// those of `out` (the caller checks its state); std::bad_alloc.
-void WriteStagesJsonWithGradients(std::ostream& out, const Stages& stages, const Gradients& g);
 
 }  // namespace attnlab

@@ -34,7 +34,7 @@ Image LossCurvesImage(const std::vector<const TrainRun*>& runs,
                       const std::vector<std::string>& names, const std::string& title,
                       int width = 900, int height = 560, LossPlotLayout* layout = nullptr);
 
-/// LossCurvesImage as PNG bytes (export.h EncodePng). Errors as LossCurvesImage.
+/// LossCurvesImage as PNG bytes (png.h EncodePng). Errors as LossCurvesImage.
 std::string LossCurvesPng(const std::vector<const TrainRun*>& runs,
                           const std::vector<std::string>& names, const std::string& title);
 

@@ -46,9 +46,7 @@ using RowVectorOf = Eigen::Matrix<S, 1, Eigen::Dynamic, Eigen::RowMajor>;
 /// B x rows x cols, or (B*H) x T x T, of number type S (MatrixStackOf<float> is MatrixStack).
 template <typename S>
 using MatrixStackOf = std::vector<MatrixOf<S>>;
-using MatrixD = MatrixOf<double>;          ///< a float64 matrix, row-major
-using RowVectorD = RowVectorOf<double>;    ///< a float64 row vector
-using MatrixStackD = MatrixStackOf<double>;  ///< a stack of float64 matrices
+// MatrixD, RowVectorD and MatrixStackD (tensor.h) are MatrixOf<double> and so on.
 
 /// The tensors of every stage of one run in number type S (float for float32 runs, double for
 /// "dtype": "float64"). Shapes in the comments (legend above).

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/grad.h"
 #include "attnlab/pipeline.h"
 
 namespace attnlab {
@@ -49,5 +50,12 @@ void WriteStagesJson(std::ostream& out, const Stages& stages, const std::vector<
 
 /// WriteStagesJson into a string (ends with a newline).
 std::string DumpStages(const Stages& stages);
+
+/// The dump with the gradients (grad.h) added, for `attention-lab dump --loss-row I
+/// --loss-key J`: "grad_logits", "grad_scores" (B x H x T x T), "grad_Q", "grad_K"
+/// (B x T x d_out), "grad_W_query", "grad_W_key" (d_in x d_out; left out for qkv input, which
+/// has no W) and "jacobian_row" (T x T, batch 0, head 0), written as the stages are. Errors:
+/// those of `out` (the caller checks its state); std::bad_alloc.
+void WriteStagesJsonWithGradients(std::ostream& out, const Stages& stages, const Gradients& g);
 
 }  // namespace attnlab

@@ -1,4 +1,4 @@
-// tensor.h: the matrix types every stage of the engine is stored in.
+// tensor.h: the matrix types every stage of the engine is stored in (float32 and float64).
 //
 // Legend: B batch, H heads, T tokens, d_in input width, d_out projection width, dh = d_out / H
 // (the head size, d_k). A stage of rank 3 or 4 is a list of row-major matrices: B x T x d is
@@ -18,6 +18,13 @@ using RowVector = Eigen::Matrix<float, 1, Eigen::Dynamic, Eigen::RowMajor>;
 
 /// A stack of equally shaped matrices: B x rows x cols, or (B*H) x T x T for per-head stages.
 using MatrixStack = std::vector<Matrix>;
+
+/// A float64 matrix in row-major storage (the tensor's flat order).
+using MatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+/// A float64 row vector.
+using RowVectorD = Eigen::Matrix<double, 1, Eigen::Dynamic, Eigen::RowMajor>;
+/// B x rows x cols, or (B*H) x T x T, as MatrixStack.
+using MatrixStackD = std::vector<MatrixD>;
 
 /// Copies `n = rows * cols` floats in row-major order into a Matrix.
 /// Precondition: values.size() == rows * cols.

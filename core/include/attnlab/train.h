@@ -158,10 +158,4 @@ std::string LossCurvesCsv(const std::vector<const TrainRun*>& runs,
 /// extra input column of ones, named "1"), scaling as trained, no mask, softmax, no dropout.
 Scenario TrainedHeadScenario(const TrainRun& run);
 
-/// The PyTorch program of the same run (codegen_train.cpp): the head drawn as the scenario
-/// draws it (its seed, or its input's draws replayed; W written as numbers when they are not
-/// torch draws), the task, and the Adam loop; it leaves `losses` (a list of floats, one per
-/// step) and prints the first and last. Errors as TrainAttentionHead.
-std::string GenerateTrainingCode(const Scenario& scenario, const TrainOptions& options);
-
 }  // namespace attnlab
