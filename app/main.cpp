@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/file_io.h"
-#include "attnlab/text.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/base/text.h"
 #include "cli/cli.h"
 #include "gui/actions.h"
 #include "gui/training.h"

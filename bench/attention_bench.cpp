@@ -18,13 +18,13 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attnlab/export.h"
-#include "attnlab/figure.h"
-#include "attnlab/parallel.h"
-#include "attnlab/pipeline.h"
-#include "attnlab/rng.h"
-#include "attnlab/scenario.h"
-#include "attnlab/train.h"
+#include "attnlab/figures/export.h"
+#include "attnlab/figures/figure.h"
+#include "attnlab/base/parallel.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/random/rng.h"
+#include "attnlab/model/scenario.h"
+#include "attnlab/lessons/train.h"
 
 namespace attnlab {
 namespace {

@@ -1,13 +1,13 @@
 // cell_explanation_test.cpp: the tooltip's text (cell_explanation.h) with a small scenario's
 // real numbers: X = [[1, 0], [0, 1], [1, 1]] (tokens a, b, c), identity projections, so
 // Q = K = V = X and scores = X X^T = [[1, 0, 1], [0, 1, 1], [1, 1, 2]]; d_k = 2.
-#include "attnlab/cell_explanation.h"
+#include "attnlab/figures/cell_explanation.h"
 
 #include <gtest/gtest.h>
 
-#include "attnlab/pipeline.h"
-#include "attnlab/scenario.h"
-#include "attnlab/text.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/scenario.h"
+#include "attnlab/base/text.h"
 
 namespace attnlab {
 namespace {

@@ -12,14 +12,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include "attnlab/codegen.h"
-#include "attnlab/figure_meta.h"
-#include "attnlab/file_io.h"
-#include "attnlab/grad.h"
-#include "attnlab/loss_plot.h"
-#include "attnlab/pipeline.h"
-#include "attnlab/presets.h"
-#include "attnlab/train.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/figures/figure_meta.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/lessons/grad.h"
+#include "attnlab/figures/loss_plot.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/presets.h"
+#include "attnlab/lessons/train.h"
 #include "test_util.h"
 
 namespace attnlab {

@@ -13,12 +13,12 @@
 #include <fstream>
 #include <thread>
 
-#include "attnlab/export.h"
-#include "attnlab/figure.h"
-#include "attnlab/figure_meta.h"
-#include "attnlab/file_io.h"
-#include "attnlab/presets.h"
-#include "attnlab/rng.h"
+#include "attnlab/figures/export.h"
+#include "attnlab/figures/figure.h"
+#include "attnlab/figures/figure_meta.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/model/presets.h"
+#include "attnlab/random/rng.h"
 #include "test_util.h"
 
 namespace attnlab {

@@ -2,7 +2,7 @@
 // text (tests/golden/code/, one per golden scenario), so the suite checks them without torch.
 // That they really compute the app's stages is checked by the ctest codegen_runs_in_pytorch
 // (tools/check_codegen.py) where PyTorch is installed. ATTNLAB_UPDATE_GOLDENS=1 rewrites them.
-#include "attnlab/codegen.h"
+#include "attnlab/python/codegen.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "attnlab/file_io.h"
-#include "attnlab/pipeline.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/model/pipeline.h"
 #include "test_util.h"
 
 namespace attnlab {

@@ -1,5 +1,5 @@
 // colormap_test.cpp: the lookup tables shared by the shader and the figures.
-#include "attnlab/colormap.h"
+#include "attnlab/figures/colormap.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // experiments_test.cpp: the variance experiment against PyTorch (golden/variance.json, relative
 // tolerance 1e-5: float32 dot products summed in a different order) and the peaking statistics.
-#include "attnlab/experiments.h"
+#include "attnlab/lessons/experiments.h"
 
-#include "attnlab/presets.h"
+#include "attnlab/model/presets.h"
 #include "test_util.h"
 
 namespace attnlab {

@@ -13,16 +13,16 @@
 #include <cstring>
 #include <filesystem>
 
-#include "attnlab/codegen.h"
-#include "attnlab/figure.h"
-#include "attnlab/stage_view.h"
-#include "attnlab/numpy_print.h"
-#include "attnlab/pipeline_f64.h"
-#include "attnlab/scenario.h"
-#include "attnlab/presets.h"
-#include "attnlab/stages_json.h"
-#include "attnlab/stats.h"
-#include "attnlab/torch_print.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/figures/figure.h"
+#include "attnlab/figures/stage_view.h"
+#include "attnlab/python/numpy_print.h"
+#include "attnlab/model/pipeline_f64.h"
+#include "attnlab/model/scenario.h"
+#include "attnlab/model/presets.h"
+#include "attnlab/python/stages_json.h"
+#include "attnlab/model/stats.h"
+#include "attnlab/python/torch_print.h"
 #include "test_util.h"
 
 namespace attnlab {

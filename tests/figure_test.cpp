@@ -3,7 +3,7 @@
 // thinned labels at T = 2048, and one golden image per preset (compared with a tolerance, since
 // a different build of the DejaVu font may move a few text pixels). Set ATTNLAB_UPDATE_GOLDENS=1
 // to rewrite the golden images after a deliberate change of the figure design.
-#include "attnlab/figure.h"
+#include "attnlab/figures/figure.h"
 
 #include <stb_image.h>
 
@@ -11,10 +11,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "attnlab/export.h"
-#include "attnlab/file_io.h"
-#include "attnlab/pipeline_f64.h"
-#include "attnlab/presets.h"
+#include "attnlab/figures/export.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/model/pipeline_f64.h"
+#include "attnlab/model/presets.h"
 #include "test_util.h"
 
 namespace attnlab {

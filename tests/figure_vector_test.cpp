@@ -8,12 +8,12 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "attnlab/export.h"
-#include "attnlab/figure.h"
-#include "attnlab/figure_meta.h"
-#include "attnlab/file_io.h"
-#include "attnlab/presets.h"
-#include "attnlab/stages_json.h"
+#include "attnlab/figures/export.h"
+#include "attnlab/figures/figure.h"
+#include "attnlab/figures/figure_meta.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/model/presets.h"
+#include "attnlab/python/stages_json.h"
 #include "test_util.h"
 
 namespace attnlab {

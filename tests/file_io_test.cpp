@@ -1,5 +1,5 @@
 // file_io_test.cpp: atomic writes leave either the old file or the new one, never half.
-#include "attnlab/file_io.h"
+#include "attnlab/base/file_io.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

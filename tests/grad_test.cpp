@@ -11,9 +11,9 @@
 
 #include <algorithm>
 
-#include "attnlab/grad.h"
-#include "attnlab/pipeline.h"
-#include "attnlab/presets.h"
+#include "attnlab/lessons/grad.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/presets.h"
 #include "test_util.h"
 
 namespace attnlab {

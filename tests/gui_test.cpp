@@ -24,19 +24,19 @@
 #include <set>
 #include <sstream>
 
-#include "attnlab/codegen.h"
-#include "attnlab/colormap.h"
-#include "attnlab/experiments.h"
-#include "attnlab/export.h"
-#include "attnlab/figure.h"
-#include "attnlab/file_io.h"
-#include "attnlab/grad.h"
-#include "attnlab/loss_plot.h"
-#include "attnlab/pipeline.h"
-#include "attnlab/presets.h"
-#include "attnlab/scenario.h"
-#include "attnlab/text.h"
-#include "attnlab/train.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/figures/colormap.h"
+#include "attnlab/lessons/experiments.h"
+#include "attnlab/figures/export.h"
+#include "attnlab/figures/figure.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/lessons/grad.h"
+#include "attnlab/figures/loss_plot.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/presets.h"
+#include "attnlab/model/scenario.h"
+#include "attnlab/base/text.h"
+#include "attnlab/lessons/train.h"
 
 namespace attnlab {
 namespace {

@@ -1,15 +1,15 @@
 // heatmap_spec_test.cpp: the one presentation model (heatmap_spec.h) that the window and the
 // figures both draw from: titles, labels, colour scales, ticks, legends and cell text.
-#include "attnlab/heatmap_spec.h"
+#include "attnlab/figures/heatmap_spec.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "attnlab/figure.h"
-#include "attnlab/presets.h"
-#include "attnlab/stage_view.h"
-#include "attnlab/text.h"
+#include "attnlab/figures/figure.h"
+#include "attnlab/model/presets.h"
+#include "attnlab/figures/stage_view.h"
+#include "attnlab/base/text.h"
 
 namespace attnlab {
 namespace {

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "attnlab/codegen.h"
-#include "attnlab/pipeline.h"
-#include "attnlab/presets.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/presets.h"
 #include "test_util.h"
 
 namespace attnlab {

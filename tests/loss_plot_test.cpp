@@ -2,14 +2,14 @@
 // plotted step sits where its loss says, in its run's colour, and nothing of the curves lies
 // where the losses are not; and the observer that lets the Training view draw the curves while
 // the run goes on (train.h TrainAttentionHeadObserved) sees the same losses the run ends with.
-#include "attnlab/loss_plot.h"
+#include "attnlab/figures/loss_plot.h"
 
 #include <stb_image.h>
 
 #include <cmath>
 
-#include "attnlab/export.h"
-#include "attnlab/presets.h"
+#include "attnlab/figures/export.h"
+#include "attnlab/model/presets.h"
 #include "test_util.h"
 
 namespace attnlab {

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-LIMIT = 2 * 1024 ** 3  # kMaxStageBytes, core/include/attnlab/scenario.h
+LIMIT = 2 * 1024 ** 3  # kMaxStageBytes, core/include/attnlab/model/scenario.h
 
 
 def measure(argv, env):

@@ -3,12 +3,12 @@
 // of the last printed digit: |ours - printed| <= 5e-5.
 #include <numeric>
 
-#include "attnlab/pipeline.h"
-#include "attnlab/pipeline_f64.h"
-#include "attnlab/presets.h"
-#include "attnlab/rng.h"
-#include "attnlab/torch_print.h"
-#include "attnlab/stats.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/pipeline_f64.h"
+#include "attnlab/model/presets.h"
+#include "attnlab/random/rng.h"
+#include "attnlab/python/torch_print.h"
+#include "attnlab/model/stats.h"
 #include "test_util.h"
 
 namespace attnlab {

@@ -1,7 +1,7 @@
 // numpy_rng_test.cpp: NumpyGenerator against Debian's python3-numpy, bit for bit
 // (golden/numpy_rng.json, made by tools/make_numpy_goldens.py). Tolerance: none; every float64
 // is compared as its 64-bit pattern.
-#include "attnlab/numpy_rng.h"
+#include "attnlab/random/numpy_rng.h"
 
 #include <cstring>
 #include <stdexcept>

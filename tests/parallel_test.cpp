@@ -2,7 +2,7 @@
 // bit-identical whatever the number of threads: the golden scenarios and randn T = 300 causal
 // ones at 1, 2 and 8 threads, compared bit for bit, and `dump` byte for byte with
 // ATTNLAB_THREADS=1, 2 and 8.
-#include "attnlab/parallel.h"
+#include "attnlab/base/parallel.h"
 
 #include <atomic>
 #include <chrono>
@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
-#include "attnlab/pipeline.h"
+#include "attnlab/model/pipeline.h"
 #include "test_util.h"
 
 namespace attnlab {

@@ -6,7 +6,7 @@
 // |a - e| <= 2e-6 + 2e-5 * |e| + 2 ulp of the matrix's largest magnitude (a dot product that
 // cancels to a small value keeps the rounding error of its large terms). The largest
 // difference is reported on failure.
-#include "attnlab/pipeline.h"
+#include "attnlab/model/pipeline.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "attnlab/codegen.h"
-#include "attnlab/pipeline.h"
-#include "attnlab/stage_view.h"
-#include "attnlab/stages_json.h"
-#include "attnlab/stats.h"
-#include "attnlab/torch_print.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/figures/stage_view.h"
+#include "attnlab/python/stages_json.h"
+#include "attnlab/model/stats.h"
+#include "attnlab/python/torch_print.h"
 #include "test_util.h"
 
 namespace attnlab {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "attnlab/pipeline.h"
-#include "attnlab/presets.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/presets.h"
 #include "test_util.h"
 
 namespace attnlab {

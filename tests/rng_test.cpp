@@ -1,12 +1,12 @@
 // rng_test.cpp: TorchGenerator against real PyTorch, bit for bit (golden/rng.json, made by
 // tools/make_goldens.py with Debian's torch), and against the spec's test-vector table
 // (the known values of PyTorch 1.13). Tolerance: none; float32 values are compared as bits.
-#include "attnlab/rng.h"
+#include "attnlab/random/rng.h"
 
 #include <cstring>
 #include <string>
 
-#include "attnlab/parallel.h"
+#include "attnlab/base/parallel.h"
 #include "test_util.h"
 
 namespace attnlab {

@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "attnlab/heatmap_spec.h"
-#include "attnlab/parallel.h"
-#include "attnlab/pipeline.h"
-#include "attnlab/presets.h"
+#include "attnlab/figures/heatmap_spec.h"
+#include "attnlab/base/parallel.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/presets.h"
 
 namespace attnlab {
 namespace {

@@ -1,6 +1,6 @@
 // scenario_test.cpp: reading, validating and writing scenario@1. Every refusal names its field
 // and says what is wrong; these tests check the message, not just that something was thrown.
-#include "attnlab/scenario.h"
+#include "attnlab/model/scenario.h"
 
 #include <unistd.h>
 
@@ -12,8 +12,8 @@
 #include <fstream>
 #include <limits>
 
-#include "attnlab/file_io.h"
-#include "attnlab/presets.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/model/presets.h"
 #include "test_util.h"
 
 namespace attnlab {

@@ -1,11 +1,11 @@
 // stages_json_test.cpp: the dump format: spec keys and shapes, exact float round trip, and
 // non-finite values as strings.
-#include "attnlab/stages_json.h"
+#include "attnlab/python/stages_json.h"
 
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "attnlab/presets.h"
+#include "attnlab/model/presets.h"
 #include "test_util.h"
 
 namespace attnlab {

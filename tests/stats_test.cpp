@@ -3,10 +3,10 @@
 
 #include <cmath>
 
-#include "attnlab/pipeline.h"
-#include "attnlab/presets.h"
-#include "attnlab/rng.h"
-#include "attnlab/stats.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/presets.h"
+#include "attnlab/random/rng.h"
+#include "attnlab/model/stats.h"
 
 namespace attnlab {
 namespace {

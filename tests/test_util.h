@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attnlab/tensor.h"
+#include "attnlab/base/tensor.h"
 
 namespace attnlab::test {
 

@@ -1,5 +1,5 @@
 // text_test.cpp: the UTF-8 helper and the number formatter (text.h).
-#include "attnlab/text.h"
+#include "attnlab/base/text.h"
 
 #include <gtest/gtest.h>
 

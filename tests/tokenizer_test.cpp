@@ -1,5 +1,5 @@
 // tokenizer_test.cpp: the notebooks' tokenizers, checked against Python's re.split results.
-#include "attnlab/tokenizer.h"
+#include "attnlab/model/tokenizer.h"
 
 #include <gtest/gtest.h>
 

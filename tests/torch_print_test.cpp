@@ -1,13 +1,13 @@
 // torch_print_test.cpp: TorchTensorString and PrintStage against the text real PyTorch 1.13
 // prints (tests/golden/print/, written by tools/make_print_goldens.py), byte for byte.
-#include "attnlab/torch_print.h"
+#include "attnlab/python/torch_print.h"
 
 #include <cstring>
 #include <filesystem>
 #include <regex>
 
-#include "attnlab/pipeline.h"
-#include "attnlab/scenario.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/scenario.h"
 #include "test_util.h"
 
 namespace attnlab {

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "../core/src/torch_sum.h"
-#include "attnlab/pipeline.h"
+#include "../core/src/base/torch_sum.h"
+#include "attnlab/model/pipeline.h"
 #include "test_util.h"
 
 namespace attnlab {

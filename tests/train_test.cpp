@@ -13,15 +13,15 @@
 // the loss and 1e-3 of the largest |W| on the weights: room for other compilers and
 // instruction sets, yet a wrong formula (a bias correction, one step off, another draw order)
 // is far outside it.
-#include "attnlab/codegen.h"
-#include "attnlab/train.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/lessons/train.h"
 
 #include <filesystem>
 #include <numeric>
 
-#include "attnlab/loss_plot.h"
-#include "attnlab/pipeline.h"
-#include "attnlab/presets.h"
+#include "attnlab/figures/loss_plot.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/presets.h"
 #include "test_util.h"
 
 namespace attnlab {

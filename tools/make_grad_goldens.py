@@ -3,7 +3,7 @@
 
     L = -sum_{b,h} log weights[b, h, I, J]        (query row I should attend to key J)
 
-computed by torch.autograd for a scenario, what core/src/grad.cpp must reproduce
+computed by torch.autograd for a scenario, what core/src/lessons/grad.cpp must reproduce
 (tests/grad_test.cpp). The forward pass is the oracles' own: the inputs and projections of
 tools/torch_oracle.py (or, for input.source "qkv" and input.generator "numpy", of
 tools/make_qkv_goldens.py), then the same operations in the same order as torch_oracle.run

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Goldens for the training experiment (core/include/attnlab/train.h), made by real PyTorch.
+"""Goldens for the training experiment (core/include/attnlab/lessons/train.h), made by real PyTorch.
 
 Run with Debian's PyTorch:  /usr/bin/python3 tools/make_train_goldens.py [build/app/attention-lab]
 

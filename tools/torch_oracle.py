@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The PyTorch oracle of the scenario format (attention-lab/scenario@1): every stage of a
 scenario computed with real PyTorch, as the notebooks compute it. tools/make_goldens.py writes
-its results into tests/golden/scenarios/; the engine (core/src/pipeline.cpp) is tested against
+its results into tests/golden/scenarios/; the engine (core/src/model/pipeline.cpp) is tested against
 them. The format itself is described in docs/scenario-format.md.
 
 Run with Debian's interpreter, which has torch (python3-torch):

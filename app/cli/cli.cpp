@@ -24,19 +24,19 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "attnlab/codegen.h"
-#include "attnlab/experiments.h"
-#include "attnlab/export.h"
-#include "attnlab/figure.h"
-#include "attnlab/figure_meta.h"
-#include "attnlab/file_io.h"
-#include "attnlab/grad.h"
-#include "attnlab/pipeline.h"
-#include "attnlab/presets.h"
-#include "attnlab/scenario.h"
-#include "attnlab/stages_json.h"
-#include "attnlab/text.h"
-#include "attnlab/torch_print.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/lessons/experiments.h"
+#include "attnlab/figures/export.h"
+#include "attnlab/figures/figure.h"
+#include "attnlab/figures/figure_meta.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/lessons/grad.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/presets.h"
+#include "attnlab/model/scenario.h"
+#include "attnlab/python/stages_json.h"
+#include "attnlab/base/text.h"
+#include "attnlab/python/torch_print.h"
 
 namespace attnlab::cli {
 namespace {

@@ -1,6 +1,6 @@
 // cli_train.cpp: `attention-lab train SCENARIO --task NAME --steps N [--no-scale] [--d-k N]
 // [--lr X] -o run.json|run.csv [--save-scenario F]` and `attention-lab code SCENARIO --train
-// --task NAME --steps N`: see cli_train.h and core/include/attnlab/train.h.
+// --task NAME --steps N`: see cli_train.h and core/include/attnlab/lessons/train.h.
 #include "cli/cli_train.h"
 
 #include <signal.h>
@@ -15,9 +15,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attnlab/codegen.h"
-#include "attnlab/loss_plot.h"
-#include "attnlab/train.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/figures/loss_plot.h"
+#include "attnlab/lessons/train.h"
 
 namespace attnlab::cli {
 namespace {

@@ -1,12 +1,12 @@
 // cli_train.h: `attention-lab train` and `attention-lab code --train` (cli_train.cpp), the
-// command line of the training experiment (core/include/attnlab/train.h).
+// command line of the training experiment (core/include/attnlab/lessons/train.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 
-#include "attnlab/scenario.h"
+#include "attnlab/model/scenario.h"
 
 namespace attnlab::cli {
 

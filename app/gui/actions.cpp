@@ -16,11 +16,11 @@
 #include <type_traits>
 #include <utility>
 
-#include "attnlab/codegen.h"
-#include "attnlab/figure_meta.h"
-#include "attnlab/file_io.h"
-#include "attnlab/parallel.h"
-#include "attnlab/presets.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/figures/figure_meta.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/base/parallel.h"
+#include "attnlab/model/presets.h"
 #include "gui/app_state.h"
 #include "gui/native_dialog.h"
 #include "gui/recent_files.h"

@@ -13,8 +13,8 @@
 #include <variant>
 #include <vector>
 
-#include "attnlab/figure.h"
-#include "attnlab/scenario.h"
+#include "attnlab/figures/figure.h"
+#include "attnlab/model/scenario.h"
 #include "gui/export_choices.h"
 
 namespace attnlab::gui {

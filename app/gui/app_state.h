@@ -26,14 +26,14 @@
 #include <thread>
 #include <vector>
 
-#include "attnlab/colormap.h"
-#include "attnlab/experiments.h"
-#include "attnlab/figure.h"
-#include "attnlab/heatmap_spec.h"
-#include "attnlab/pipeline.h"
-#include "attnlab/scenario.h"
-#include "attnlab/stats.h"
-#include "attnlab/train.h"
+#include "attnlab/figures/colormap.h"
+#include "attnlab/lessons/experiments.h"
+#include "attnlab/figures/figure.h"
+#include "attnlab/figures/heatmap_spec.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/scenario.h"
+#include "attnlab/model/stats.h"
+#include "attnlab/lessons/train.h"
 #include "gui/actions.h"
 #include "gui/gfx/heatmap_gpu.h"
 #include "gui/gradient_state.h"

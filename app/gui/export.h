@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "attnlab/export.h"
+#include "attnlab/figures/export.h"
 #include "gui/actions.h"
 
 namespace attnlab::gui {

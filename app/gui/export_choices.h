@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/export.h"
+#include "attnlab/figures/export.h"
 
 namespace attnlab::gui {
 

@@ -1,7 +1,7 @@
 // generator_switch.cpp: see generator_switch.h.
 #include "gui/generator_switch.h"
 
-#include "attnlab/numpy_rng.h"
+#include "attnlab/random/numpy_rng.h"
 
 namespace attnlab::gui {
 

@@ -4,8 +4,8 @@
 
 #include <functional>
 
-#include "attnlab/pipeline.h"
-#include "attnlab/scenario.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/scenario.h"
 
 namespace attnlab::gui {
 

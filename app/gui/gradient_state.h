@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/grad.h"
+#include "attnlab/lessons/grad.h"
 
 namespace attnlab::gui {
 

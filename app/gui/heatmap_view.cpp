@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attnlab/text.h"
+#include "attnlab/base/text.h"
 #include "gui/plot.h"
 #include "gui/widgets.h"
 

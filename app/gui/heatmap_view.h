@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "attnlab/figure.h"
+#include "attnlab/figures/figure.h"
 #include "gui/app_state.h"
 
 namespace attnlab::gui {

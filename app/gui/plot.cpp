@@ -5,8 +5,8 @@
 // [SECTION] Series: lines, points, reference lines, bars, histograms, legends
 #include "gui/plot.h"
 
-#include "attnlab/heatmap_spec.h"
-#include "attnlab/text.h"
+#include "attnlab/figures/heatmap_spec.h"
+#include "attnlab/base/text.h"
 
 #include <algorithm>
 #include <cmath>

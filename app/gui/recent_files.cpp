@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "attnlab/file_io.h"
+#include "attnlab/base/file_io.h"
 #include "gui/session.h"
 
 namespace attnlab::gui {

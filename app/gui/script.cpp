@@ -14,8 +14,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "attnlab/file_io.h"
-#include "attnlab/text.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/base/text.h"
 #include "gui/actions.h"
 #include "gui/app_state.h"
 #include "gui/export.h"

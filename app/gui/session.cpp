@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "attnlab/figure_meta.h"
-#include "attnlab/file_io.h"
-#include "attnlab/presets.h"
+#include "attnlab/figures/figure_meta.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/model/presets.h"
 #include "gui/app_state.h"
 
 namespace attnlab::gui {

@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "attnlab/figure_meta.h"
-#include "attnlab/scenario.h"
+#include "attnlab/figures/figure_meta.h"
+#include "attnlab/model/scenario.h"
 #include "gui/options.h"
 
 namespace attnlab::gui {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "attnlab/text.h"
+#include "attnlab/base/text.h"
 
 namespace attnlab::gui {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/heatmap_spec.h"
+#include "attnlab/figures/heatmap_spec.h"
 #include "gui/app_state.h"
 
 namespace attnlab::gui {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "attnlab/file_io.h"
+#include "attnlab/base/file_io.h"
 #include "gui/gfx/screenshot.h"
 #include "gui/window.h"
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "attnlab/heatmap_spec.h"
+#include "attnlab/figures/heatmap_spec.h"
 
 namespace attnlab::gui {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/train.h"
+#include "attnlab/lessons/train.h"
 
 namespace attnlab::gui {
 

@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "attnlab/codegen.h"
-#include "attnlab/train.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/lessons/train.h"
 #include "gui/gradient_state.h"
 #include "gui/panels/panels.h"
 #include "gui/plot.h"

@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "attnlab/experiments.h"
+#include "attnlab/lessons/experiments.h"
 #include "gui/app_state.h"
 
 namespace attnlab::gui {

@@ -11,7 +11,7 @@
 #include <string>
 #include <random>
 
-#include "attnlab/text.h"
+#include "attnlab/base/text.h"
 
 namespace attnlab::gui {
 

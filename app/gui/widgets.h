@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/tensor.h"
+#include "attnlab/base/tensor.h"
 
 namespace attnlab::gui {
 

@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "attnlab/export.h"
-#include "attnlab/figure.h"
-#include "attnlab/figure_meta.h"
-#include "attnlab/pipeline.h"
+#include "attnlab/figures/export.h"
+#include "attnlab/figures/figure.h"
+#include "attnlab/figures/figure_meta.h"
+#include "attnlab/model/pipeline.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

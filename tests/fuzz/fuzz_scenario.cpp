@@ -3,9 +3,9 @@
 // PyTorch program and survive WriteScenario -> ParseScenario unchanged (scenario.h's promise).
 #include <string>
 
-#include "attnlab/codegen.h"
-#include "attnlab/pipeline.h"
-#include "attnlab/stages_json.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/python/stages_json.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <string>
 
-#include "attnlab/text.h"
-#include "attnlab/tokenizer.h"
+#include "attnlab/base/text.h"
+#include "attnlab/model/tokenizer.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "attnlab/scenario.h"
+#include "attnlab/model/scenario.h"
 
 namespace attnlab::fuzz {
 

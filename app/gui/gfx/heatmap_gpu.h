@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "attnlab/colormap.h"
-#include "attnlab/scenario.h"
-#include "attnlab/tensor.h"
+#include "attnlab/figures/colormap.h"
+#include "attnlab/model/scenario.h"
+#include "attnlab/base/tensor.h"
 
 namespace attnlab::gui {
 

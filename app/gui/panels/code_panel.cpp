@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-#include "attnlab/train.h"
+#include "attnlab/lessons/train.h"
 #include "gui/app_state.h"
 #include "gui/training.h"
 #include "gui/panels/panels.h"

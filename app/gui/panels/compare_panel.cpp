@@ -16,7 +16,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "attnlab/text.h"
+#include "attnlab/base/text.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
 #include "gui/heatmap_view.h"

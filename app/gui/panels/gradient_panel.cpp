@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "attnlab/text.h"
+#include "attnlab/base/text.h"
 #include "gui/app_state.h"
 #include "gui/gradient_state.h"
 #include "gui/heatmap_view.h"

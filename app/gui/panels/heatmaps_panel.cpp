@@ -16,8 +16,8 @@
 #include <future>
 #include <vector>
 
-#include "attnlab/cell_explanation.h"
-#include "attnlab/text.h"
+#include "attnlab/figures/cell_explanation.h"
+#include "attnlab/base/text.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
 #include "gui/heatmap_view.h"

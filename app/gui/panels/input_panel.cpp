@@ -3,9 +3,9 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
-#include "attnlab/numpy_rng.h"
-#include "attnlab/presets.h"
-#include "attnlab/tokenizer.h"
+#include "attnlab/random/numpy_rng.h"
+#include "attnlab/model/presets.h"
+#include "attnlab/model/tokenizer.h"
 #include "gui/app_state.h"
 #include "gui/generator_switch.h"
 #include "gui/panels/panels.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "attnlab/presets.h"
+#include "attnlab/model/presets.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
 #include "gui/panels/panels.h"

@@ -4,8 +4,8 @@
 // multiplier up (or dropping 1/sqrt(d_k)) collapses the row onto one key.
 #include <cmath>
 
-#include "attnlab/experiments.h"
-#include "attnlab/text.h"
+#include "attnlab/lessons/experiments.h"
+#include "attnlab/base/text.h"
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
 #include "gui/plot.h"

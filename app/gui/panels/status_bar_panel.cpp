@@ -1,8 +1,8 @@
 // status_bar_panel.cpp: one line at the bottom: the error of the current edit (the heatmaps
 // keep the last good result), else the last message; on the right the sizes on screen and
 // which stages the last edit recomputed.
-#include "attnlab/heatmap_spec.h"  // FitLabel
-#include "attnlab/text.h"
+#include "attnlab/figures/heatmap_spec.h"  // FitLabel
+#include "attnlab/base/text.h"
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
 #include "gui/widgets.h"

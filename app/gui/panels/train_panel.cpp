@@ -27,11 +27,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "attnlab/colormap.h"
-#include "attnlab/file_io.h"
-#include "attnlab/loss_plot.h"
-#include "attnlab/scenario.h"
-#include "attnlab/train.h"
+#include "attnlab/figures/colormap.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/figures/loss_plot.h"
+#include "attnlab/model/scenario.h"
+#include "attnlab/lessons/train.h"
 #include "gui/actions.h"
 #include "gui/training.h"
 #include "gui/app_state.h"

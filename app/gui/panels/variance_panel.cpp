@@ -4,11 +4,11 @@
 // current d_k marked. Right: the histogram of the dot products at one d, unscaled and scaled.
 #include <cmath>
 
-#include "attnlab/experiments.h"
+#include "attnlab/lessons/experiments.h"
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
-#include "attnlab/text.h"
+#include "attnlab/base/text.h"
 #include "gui/widgets.h"
 
 namespace attnlab::gui {

@@ -1,0 +1,278 @@
+// pipeline.h: the attention engine. Runs a scenario through every stage and keeps them all.
+//
+// Legend: B batch, H heads, T tokens, d_in input width, d_out projection width,
+// dh = d_out / H (d_k, the head size), d_v the width of V and the context (d_out, or
+// input.d_v for qkv input), dh_v = d_v / H. Per-head stages are stacks of B*H matrices of
+// T x T, index b * H + h; the others are stacks of B matrices (see tensor.h).
+//
+//   X (B x T x d_in) --W_query/W_key/W_value (d_in x d_out)--> Q, K, V (B x T x d_out)
+//   (input.source "qkv": no X and no W, Q, K, V given or drawn directly; d_out = d_k, and V
+//    is T x d_v, d_v = input.d_v or V's width)
+//   scores[b,h]  = Q_h K_h^T                                  (T x T, before scaling)
+//   logits[b,h]  = scores * multiplier / sqrt(dh), -inf where the mask forbids
+//   weights[b,h] = normalization(logits) row by row           (softmax, naive, sum, mean);
+//                  a row whose normaliser is 0 or nan is nan in its masked cells too
+//   weights_dropped = nn.Dropout(p)(weights), training mode    (only when p > 0)
+//   context[b]   = concat_h(weights_used[b,h] V_h), then out_proj if any  (T x d_v; V_h is
+//                  head h's dh_v columns of V)
+//
+// Every stage equals what PyTorch computes for the same scenario (the goldens in
+// tests/golden/scenarios, made with Debian's torch by tools/make_goldens.py),
+// generator draws bit for bit, arithmetic to float32 rounding (matmul summation order differs).
+// The stage rules are written once, generic over the number type; "dtype": "float64" runs
+// them in double (pipeline_f64.h) with the Numerics policies of NumericsOf.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "attnlab/random/numpy_rng.h"
+#include "attnlab/random/rng.h"
+#include "attnlab/model/scenario.h"
+#include "attnlab/base/tensor.h"
+
+namespace attnlab {
+
+/// A matrix of number type S in row-major storage (MatrixOf<float> is Matrix, tensor.h).
+template <typename S>
+using MatrixOf = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+/// A row vector of number type S.
+template <typename S>
+using RowVectorOf = Eigen::Matrix<S, 1, Eigen::Dynamic, Eigen::RowMajor>;
+/// B x rows x cols, or (B*H) x T x T, of number type S (MatrixStackOf<float> is MatrixStack).
+template <typename S>
+using MatrixStackOf = std::vector<MatrixOf<S>>;
+// MatrixD, RowVectorD and MatrixStackD (tensor.h) are MatrixOf<double> and so on.
+
+/// The tensors of every stage of one run in number type S (float for float32 runs, double for
+/// "dtype": "float64"). Shapes in the comments (legend above).
+template <typename S>
+struct StageTensors {
+  MatrixStackOf<S> X;                ///< B x T x d_in; empty for qkv input
+  std::array<MatrixOf<S>, 3> W;      ///< W_query, W_key, W_value: d_in x d_out (x @ W); 0 x 0
+                                     ///< for qkv input
+  std::array<RowVectorOf<S>, 3> bias;  ///< 1 x d_out each, empty without bias
+  MatrixOf<S> out_proj_W;            ///< d_out x d_out (x @ W convention), empty without out_proj
+  RowVectorOf<S> out_proj_bias;      ///< 1 x d_out, empty without out_proj
+  MatrixStackOf<S> Q, K;             ///< B x T x d_out
+  MatrixStackOf<S> V;                ///< B x T x d_v (d_v = d_out unless qkv input sets it)
+  MatrixStackOf<S> scores;           ///< (B*H) x T x T, Q_h K_h^T
+  MatrixStackOf<S> logits;           ///< (B*H) x T x T, scaled, -inf where masked
+  MatrixStackOf<S> weights;          ///< (B*H) x T x T, attention weights
+  MatrixStackOf<S> weights_dropped;  ///< (B*H) x T x T, empty when dropout p == 0
+  MatrixStackOf<S> context;          ///< B x T x d_v (after out_proj when present)
+};
+
+/// Every stage of a float64 run (pipeline_f64.h), shaped as the float fields of Stages.
+using StagesF64 = StageTensors<double>;
+
+/// Every intermediate of one run, kept for display: the float32 tensors (StageTensors<float>:
+/// X, W, bias, out_proj_W, out_proj_bias, Q, K, V, scores, logits, weights, weights_dropped,
+/// context) and what the stages share whatever the number type.
+struct Stages : StageTensors<float> {
+  Shape shape;                      ///< B, T, d_in, d_out, H, dh, d_v, dh_v
+  Generator generator = Generator::kTorch;  ///< input.generator of the scenario run
+  std::vector<std::string> tokens;  ///< T labels (text tokens, matrix tokens, or "x1".."xT")
+  std::vector<int> token_ids;       ///< text input only: T ids into vocab
+  std::vector<std::string> vocab;   ///< text input only: V entries
+  MaskMatrix mask;                  ///< T x T, 1 where attention is allowed
+  double var_K = 0.0;  ///< K.var() over all elements, as the scenario's library computes it
+                       ///< (stats.h kTorchUnbiased): a float32 value, inf above FLT_MAX
+  /// "dtype": "float64" only: every stage in double (pipeline_f64.h); the float fields above
+  /// then hold those values rounded to float32. Null for float32 scenarios.
+  std::shared_ptr<const StagesF64> f64;
+
+  /// The T x T matrix of a per-head stage for batch b, head h.
+  const Matrix& Head(const MatrixStack& stage, int64_t b, int64_t h) const {
+    return stage[static_cast<size_t>(b * shape.H + h)];
+  }
+};
+
+/// How a run rounds where PyTorch, NumPy and the number type differ: the numerics that must
+/// differ between the stage rules' instances, named (NumericsOf chooses them per run).
+struct Numerics {
+  /// How a row's normaliser (sum of exps, sum of logits) is summed.
+  enum class Sum {
+    kTorchCascade,  ///< PyTorch's float32 cascade order (torch_sum.h, ATen SumKernel.cpp);
+                    ///< float only (another type sums left to right)
+    kEigen,         ///< Eigen's vectorised sum (float32 softmax, within rounding of torch's)
+    kLeftToRight,   ///< j = 0, 1, ..., T - 1 in the number type
+  };
+  /// How the stable softmax scales the exps by their sum.
+  enum class SoftmaxScale {
+    kReciprocal,  ///< exp * (1 / sum), as torch.softmax's kernel
+    kDivide,      ///< exp / sum, as the NumPy programs write it
+  };
+  /// How a matrix product (X @ W, q @ k.T, weights @ v) sums.
+  enum class Product {
+    kEigen,        ///< Eigen's product, in row blocks (PyTorch's BLAS order is not reproduced)
+    kLeftToRight,  ///< each element over the inner index from 0 upward, one rounding per
+                   ///< product and per addition: NumPy with Debian's reference BLAS (dgemm)
+  };
+  Sum sum = Sum::kTorchCascade;  ///< x.sum(-1): the naive softmax's and "sum"'s normaliser
+  Sum softmax_sum = Sum::kEigen;  ///< the stable softmax's sum of exps
+  SoftmaxScale softmax = SoftmaxScale::kReciprocal;
+  Product product = Product::kEigen;
+};
+
+/// The numerics of a run in number type S (float or double) from `generator`: float32 runs
+/// take PyTorch's cascade sum (Eigen's for the softmax), the reciprocal and Eigen's products
+/// whatever the generator (the float32 goldens); float64 runs sum left to right, and NumPy's float64 programs divide and
+/// multiply as np.matmul with reference BLAS (pipeline_f64.h). Errors: none.
+template <typename S>
+Numerics NumericsOf(Generator generator) {
+  if constexpr (std::is_same_v<S, float>) {
+    return Numerics{};
+  } else {
+    const bool numpy = generator == Generator::kNumpy;
+    return Numerics{Numerics::Sum::kLeftToRight, Numerics::Sum::kLeftToRight,
+                    numpy ? Numerics::SoftmaxScale::kDivide : Numerics::SoftmaxScale::kReciprocal,
+                    numpy ? Numerics::Product::kLeftToRight : Numerics::Product::kEigen};
+  }
+}
+
+/// The double a number written in a scenario stands for: the double of its shortest float32
+/// text (ShortestFloat), e.g. 0.43f -> 0.43, which is what torch.tensor(..., dtype=float64)
+/// and np.array(...) make of the generated program's literals. Non-finite values stay.
+double WrittenAsDouble(float v);
+
+/// The generator a scenario draws from (input.generator): PyTorch's or NumPy's legacy global
+/// one, with the calls the pipeline makes. NumPy's float64 draws are rounded to float32 (the
+/// pipeline computes in float32). Copyable: the engine keeps its state between stages.
+class DrawSource {
+ public:
+  /// A fresh process: seeded with DefaultSeed(kind) (scenario.h), torch's default seed or
+  /// NumPy's 0, which the generated program pins before an unseeded draw.
+  explicit DrawSource(Generator kind = Generator::kTorch);
+  /// torch.manual_seed(seed) or np.random.seed(seed). Error: std::invalid_argument for a
+  /// numpy seed above 2**32 - 1 (ValidateScenario refuses it first).
+  void Seed(uint64_t seed);
+  /// torch.randn(n) or np.random.randn(n), as float32, C order.
+  std::vector<float> Normal(int64_t n) { return NormalOf<float>(n); }
+  /// Normal(n) written into out[0..n): no allocation for torch (the engine reuses its buffers).
+  void NormalInto(float* out, int64_t n) { NormalIntoOf(out, n); }
+  /// torch.rand(n) or np.random.rand(n), as float32, C order.
+  std::vector<float> Uniform(int64_t n) { return UniformOf<float>(n); }
+  /// Normal for number type S: float (NumPy's doubles rounded to float32) or double
+  /// (torch.randn(n, dtype=torch.float64), NumPy's doubles as drawn).
+  template <typename S>
+  std::vector<S> NormalOf(int64_t n);
+  /// NormalOf<S>(n) written into out[0..n).
+  template <typename S>
+  void NormalIntoOf(S* out, int64_t n);
+  /// Uniform for number type S (float or double), as NormalOf.
+  template <typename S>
+  std::vector<S> UniformOf(int64_t n);
+  /// The torch generator (nn.Linear, nn.Embedding, dropout: torch only).
+  TorchGenerator& torch() { return torch_; }
+  Generator kind() const { return kind_; }
+
+ private:
+  Generator kind_;
+  TorchGenerator torch_;
+  NumpyGenerator numpy_;
+};
+
+/// How many times each stage group has been computed (to show and test that a temperature
+/// change does not recompute the projections or the scores).
+struct RecomputeCounts {
+  int input = 0, projections = 0, scores = 0, logits = 0, weights = 0, dropout = 0, context = 0;
+};
+
+/// Runs scenarios and keeps the stages of the last one. Recomputes only from the first stage
+/// whose settings changed: input -> projections -> scores -> logits (scaling, mask) -> weights
+/// (normalization) -> dropout -> context. One set of stage rules (templates over the number
+/// type) serves both dtypes: a float32 scenario computes in float, a "dtype": "float64" one
+/// only in double (Stages::f64), its float fields then the double stages rounded to float32,
+/// and it recomputes as incrementally. The projections and the per-head stages run in row
+/// blocks on ParallelFor's threads (parallel.h; ATTNLAB_THREADS, SetThreadCount): every stage
+/// is bit-identical whatever the thread count. The dropout mask is drawn on one thread.
+class Engine {
+ public:
+  /// Runs `scenario` and returns its stages. Errors: ScenarioError (from ValidateScenario)
+  /// before anything is changed, so the previous stages stay intact; std::bad_alloc.
+  const Stages& Run(const Scenario& scenario);
+
+  /// The stages of the last successful Run (empty before the first).
+  const Stages& stages() const { return stages_; }
+  /// Moves the stages of the last run out (no copy of the T x T stages: RunScenario's result
+  /// is the only one held). The engine is empty afterwards, as before its first Run.
+  Stages TakeStages();
+  const RecomputeCounts& counts() const { return counts_; }
+  bool has_result() const { return has_result_; }
+
+ private:
+  // The stages from `from` on (Run's numbering: 0 input ... 6 context) in number type S.
+  template <typename S>
+  void Compute(const Scenario& s, int from);
+  // The tensors of number type S: stages_'s own (float) or the float64 set being computed.
+  template <typename S>
+  StageTensors<S>& Tensors();
+  template <typename S>
+  void ComputeInput(const Scenario& s);
+  template <typename S>
+  void InputQkv(const InputSpec& in, DrawSource& gen);
+  template <typename S>
+  void ComputeProjections(const Scenario& s);
+  // Q, K, V = X @ W (+ bias), or X itself for the identity init.
+  template <typename S>
+  void Project(bool identity);
+  // Scores (from <= 2), logits (from <= 3) and weights, then the context when with_context,
+  // row block by row block on all threads (parallel.h).
+  template <typename S>
+  void ComputeHeads(const Scenario& s, int from, bool with_context);
+  void BuildMask(const Scenario& s);
+  template <typename S>
+  void ComputeDropout(const Scenario& s);
+  template <typename S>
+  void PrepareContext();
+  // Context rows [r0, r0 + rb) (row block `block`) of matrix m = b * H + h from `used`.
+  template <typename S>
+  void ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int64_t rb,
+                   int64_t block);
+  template <typename S>
+  void ApplyOutProj();
+  template <typename S>
+  void ComputeContext();
+  // float64 runs: the stages from `from` on rounded into stages_'s float fields.
+  void RoundFloat64(int from);
+
+  Scenario last_;
+  bool has_result_ = false;
+  Stages stages_;
+  // float64 runs: the double stages; stages_.f64 shares them (copied before a recompute when
+  // someone else still holds them).
+  std::shared_ptr<StagesF64> f64_;
+  RecomputeCounts counts_;
+  Numerics numerics_;                 // of the current run (NumericsOf)
+  DrawSource gen_after_input_;        // generator state where the projections start
+  int64_t default_tokens_ = -1;       // T of stages_.tokens when they are "x1".."xT", else -1
+  DrawSource gen_after_projections_;  // generator state where dropout starts
+  // Per row block (matrix m, block k at m * blocks + k, parallel.h RowBlock): 1 when every
+  // row's weights beyond its active length are exactly +0 (the causal fast path of the context
+  // product); 0 when a row's normaliser is 0, negative or nan and PyTorch fills its masked cells.
+  std::vector<uint8_t> block_zero_tail_;
+  std::vector<uint8_t> v_finite_;  // per matrix b * H + h: V's head columns are all finite
+  // The kind stages_.mask was built for: a temperature drag must not rebuild it.
+  MaskKind mask_kind_ = MaskKind::kNone;
+  // What the parts of logits (-inf) and weights (0) beyond each row's active length were last
+  // written for: while kind, T and the number of matrices stay, they need no rewriting.
+  struct TailKey {
+    MaskKind kind;
+    int64_t T;
+    size_t count;
+    bool operator==(const TailKey&) const = default;
+  };
+  std::optional<TailKey> logits_tail_, weights_tail_;
+};
+
+/// One-shot convenience: validates and runs `scenario` in a fresh engine and returns its stages
+/// (moved out of the engine, so the peak memory is one set of stages: EstimateStageBytes).
+/// Errors: ScenarioError naming the field; std::bad_alloc.
+Stages RunScenario(const Scenario& scenario);
+
+}  // namespace attnlab

@@ -1,0 +1,308 @@
+// scenario.h: the scenario file format attention-lab/scenario@1: read, validate, write.
+//
+// A scenario is everything a learner can set: input, seeds, projections, scaling, mask,
+// normalization and dropout. The format, field by field, is what this header
+// and ParseScenario's refusals say; tests/golden/scenarios shows it in use with PyTorch's numbers.
+//
+// Legend: B batch, T tokens, d_in input width, d_out projection width, H heads, dh = d_out / H.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnlab/base/enum_names.h"
+#include "attnlab/base/tensor.h"
+#include "attnlab/model/tokenizer.h"
+
+namespace attnlab {
+
+/// The format tag every scenario file carries.
+inline constexpr const char* kScenarioFormat = "attention-lab/scenario@1";
+
+/// The largest amount of memory one scenario's stages may take: 2 GiB. A scenario whose
+/// estimated size (EstimateStageBytes) is larger is refused before anything is allocated.
+inline constexpr double kMaxStageBytes = 2.0 * 1024 * 1024 * 1024;
+
+/// The largest scenario or figure file that is read: 256 MiB (a float32 matrix of about 25
+/// million numbers as JSON text). A larger file is refused before a byte of it is read
+/// (ReadScenarioFile); parsing what is below it takes time linear in its size.
+inline constexpr uint64_t kMaxScenarioFileBytes = 256ull * 1024 * 1024;
+
+/// The deepest JSON nesting a scenario (or a figure's metadata) may have: 64 arrays or objects
+/// inside one another. A scenario needs 4 (a batch of matrices inside "input"); deeper text is
+/// refused by CheckJsonLimits before anything is built from it.
+inline constexpr int kMaxJsonDepth = 64;
+
+/// A scenario that cannot be run. `field()` is the dotted path of the culprit
+/// ("projections.heads", "input.values[2]"), or "" for JSON syntax errors, whose message
+/// gives the line and column. what() is one line: "<field>: <what is wrong>".
+class ScenarioError : public std::runtime_error {
+ public:
+  ScenarioError(std::string field, const std::string& message);
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+/// input.source: where X comes from (see InputSpec); qkv: no X, Q, K and V directly.
+enum class InputSource { kMatrix, kText, kRandn, kQkv };
+/// input.generator: whose random generator the draws reproduce. kTorch: torch.manual_seed and
+/// torch.randn / torch.rand (rng.h). kNumpy: NumPy's legacy global generator, np.random.seed
+/// and np.random.randn / np.random.rand (numpy_rng.h): float64 draws, rounded to float32 in a
+/// float32 scenario, kept in a float64 one (Dtype). NumPy has no nn.Linear, nn.Embedding or
+/// nn.Dropout.
+enum class Generator { kTorch, kNumpy };
+/// projections.init: how W_query, W_key, W_value are made (see ProjectionSpec).
+enum class ProjectionInit { kIdentity, kTorchRand, kRandn, kLinear, kMatrix };
+/// Whether `init` draws W from the generator (torch_rand, randn, linear): then d_out is needed
+/// and projections.seed, if given, reseeds before the draws.
+inline bool ProjectionInitDraws(ProjectionInit init) {
+  return init == ProjectionInit::kTorchRand || init == ProjectionInit::kRandn ||
+         init == ProjectionInit::kLinear;
+}
+/// One of the three projections; also the index into ProjectionSpec::W and Stages::W.
+enum class Projection { kQuery = 0, kKey = 1, kValue = 2 };
+/// mask.kind: none (all allowed), causal (key j <= query i), custom (MaskSpec::allowed).
+enum class MaskKind { kNone, kCausal, kCustom };
+/// normalization: how logits become weights, row by row (see pipeline.h).
+enum class Normalization { kSoftmax, kSoftmaxNaive, kSum, kMean };
+
+/// dtype (top level): the precision of the whole pipeline. kFloat32: PyTorch's default float32
+/// tensors (NumPy draws rounded to float32). kFloat64: every draw, product and normalisation in
+/// double, as torch.float64 tensors (torch.set_default_dtype(torch.float64)) or NumPy's native
+/// float64 arrays compute them (pipeline_f64.h).
+enum class Dtype { kFloat32, kFloat64 };
+
+/// The spec's spellings of each enum, in the order messages and menus list them; Name(v),
+/// ParseName<E>(text) and NameList<E>() (enum_names.h) read these lists and nothing else.
+inline constexpr EnumName<InputSource> kInputSources[] = {{InputSource::kMatrix, "matrix"},
+                                                          {InputSource::kText, "text"},
+                                                          {InputSource::kRandn, "randn"},
+                                                          {InputSource::kQkv, "qkv"}};
+inline constexpr EnumName<Generator> kGenerators[] = {{Generator::kTorch, "torch"},
+                                                      {Generator::kNumpy, "numpy"}};
+inline constexpr EnumName<ProjectionInit> kProjectionInits[] = {
+    {ProjectionInit::kIdentity, "identity"},
+    {ProjectionInit::kTorchRand, "torch_rand"},
+    {ProjectionInit::kRandn, "randn"},
+    {ProjectionInit::kLinear, "linear"},
+    {ProjectionInit::kMatrix, "matrix"}};
+inline constexpr EnumName<Projection> kProjections[] = {
+    {Projection::kQuery, "query"}, {Projection::kKey, "key"}, {Projection::kValue, "value"}};
+inline constexpr EnumName<MaskKind> kMaskKinds[] = {
+    {MaskKind::kNone, "none"}, {MaskKind::kCausal, "causal"}, {MaskKind::kCustom, "custom"}};
+inline constexpr EnumName<Normalization> kNormalizations[] = {
+    {Normalization::kSoftmax, "softmax"},
+    {Normalization::kSoftmaxNaive, "softmax_naive"},
+    {Normalization::kSum, "sum"},
+    {Normalization::kMean, "mean"}};
+inline constexpr EnumName<Dtype> kDtypes[] = {{Dtype::kFloat32, "float32"},
+                                              {Dtype::kFloat64, "float64"}};
+constexpr const auto& AllNames(InputSource) { return kInputSources; }
+constexpr const auto& AllNames(Generator) { return kGenerators; }
+constexpr const auto& AllNames(ProjectionInit) { return kProjectionInits; }
+constexpr const auto& AllNames(Projection) { return kProjections; }
+constexpr const auto& AllNames(MaskKind) { return kMaskKinds; }
+constexpr const auto& AllNames(Normalization) { return kNormalizations; }
+constexpr const auto& AllNames(Dtype) { return kDtypes; }
+
+/// 0/1 matrix, T x T, row-major: 1 where query i may attend to key j.
+using MaskMatrix = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// "input": where X (B x T x d_in) comes from.
+struct InputSpec {
+  InputSource source = InputSource::kMatrix;
+  // matrix: B matrices of T x d_in; tokens: T labels or empty for "x1".."xT".
+  MatrixStack values;
+  std::vector<std::string> tokens;
+  // text: X = rows of nn.Embedding(V, d_in) created right after torch.manual_seed(seed).
+  std::string text;
+  TokenizerKind tokenizer = TokenizerKind::kWords;
+  std::vector<std::string> special_tokens = {"<|endoftext|>", "<|unk|>"};
+  // text and randn
+  int64_t d_in = 0;
+  uint64_t seed = 0;
+  // randn: X = torch.randn(batch, length, d_in) right after torch.manual_seed(seed)
+  // (np.random.seed(seed); np.random.randn(batch, length, d_in) with the numpy generator).
+  int64_t batch = 1;
+  int64_t length = 0;
+  // The generator of every draw of the scenario (input, projections). Default torch.
+  Generator generator = Generator::kTorch;
+  // qkv, drawn (Q, K, V empty): after the seed, q = randn(batch, length, d_k),
+  // k = randn(batch, length, d_k), v = randn(batch, length, d_v) in `order`.
+  // qkv, given: Q, K (B x T x d_k) and V (B x T x d_v) as written; tokens as for matrix.
+  // The heads of a qkv scenario are ProjectionSpec::heads (input.heads in the file).
+  int64_t d_k = 0;
+  int64_t d_v = 0;  ///< 0: d_k
+  std::array<Projection, 3> order = {Projection::kQuery, Projection::kKey, Projection::kValue};
+  MatrixStack Q, K, V;
+  /// qkv with Q, K and V given as matrices (not drawn).
+  bool QkvGiven() const { return source == InputSource::kQkv && !Q.empty(); }
+};
+
+/// "projections": how W_query, W_key, W_value (d_in x d_out, x @ W convention) are made.
+struct ProjectionSpec {
+  ProjectionInit init = ProjectionInit::kIdentity;
+  int64_t d_out = 0;             ///< ignored for identity (d_out = d_in); for matrix, from W
+  std::optional<uint64_t> seed;  ///< nullopt: the generator goes on from the input's draws
+  std::array<Projection, 3> order = {Projection::kQuery, Projection::kKey, Projection::kValue};
+  bool bias = false;        ///< linear only
+  int64_t heads = 1;        ///< must divide d_out
+  bool out_proj = false;    ///< linear only: nn.Linear(d_out, d_out, bias=True) after Q,K,V
+  /// Inits that draw only: one module per head, as LLMs-from-scratch ch03
+  /// MultiHeadAttentionWrapper's ModuleList of CausalAttention. Head h draws its own
+  /// W_query, W_key, W_value (d_in x dh each, in `order`) after head h - 1's, and they fill
+  /// columns h*dh .. (h+1)*dh - 1 of the d_in x d_out W; the dropout mask is drawn head by head
+  /// too (head h's B x T x T after head h - 1's). false: the three d_in x d_out matrices are
+  /// drawn whole (MultiHeadAttention's weight split).
+  bool per_head = false;
+  std::array<Matrix, 3> W;  ///< matrix only, indexed by Projection
+};
+
+struct ScalingSpec {
+  bool sqrt_dk = true;  ///< divide by sqrt(dh)
+  double multiplier =
+      1.0;  ///< the temperature knob (1/T): logits = scores * multiplier [/ sqrt(dh)]
+};
+
+struct MaskSpec {
+  MaskKind kind = MaskKind::kNone;
+  MaskMatrix allowed;  ///< custom only: T x T of 0/1
+};
+
+struct DropoutSpec {
+  double p = 0.0;                ///< in [0, 1)
+  std::optional<uint64_t> seed;  ///< nullopt: the generator goes on from the projections' draws
+};
+
+/// A whole scenario. Default-constructed fields equal the spec's defaults.
+struct Scenario {
+  std::string title;
+  InputSpec input;
+  ProjectionSpec projections;
+  ScalingSpec scaling;
+  MaskSpec mask;
+  Normalization normalization = Normalization::kSoftmax;
+  DropoutSpec dropout;
+  Dtype dtype = Dtype::kFloat32;  ///< "dtype": float32 (default) or float64
+};
+
+/// The sizes a scenario resolves to. For text input this tokenizes the text. For qkv input
+/// there is no X and no W: d_in = 0, d_out = d_k (the width of Q and K) and d_v the width of V
+/// (input.d_v, or V's columns when given). Every other source has d_v = d_out. Each of the H
+/// heads takes dh = d_out / H columns of Q and K and dh_v = d_v / H columns of V; the context
+/// is T x d_v (its heads side by side), as torch's view(B, T, H, d_v / H) splits it.
+struct Shape {
+  int64_t B = 1, T = 0, d_in = 0, d_out = 0, H = 1, dh = 0;
+  int64_t vocab = 0;  ///< V for text input, else 0
+  int64_t d_v = 0;   ///< width of V and of the context (ValidateScenario always sets it)
+  int64_t dh_v = 0;  ///< d_v / H, V's columns per head
+};
+
+/// Refuses JSON text the parser must not see, in one pass over its bytes (no allocation):
+/// text longer than kMaxScenarioFileBytes, and arrays or objects nested deeper than
+/// kMaxJsonDepth (brackets inside strings do not count). Errors: ScenarioError with field "",
+/// "JSON nested deeper than 64 levels at line L, column C" (1-based, C counts bytes) or
+/// "JSON text of N bytes, more than the limit of 268435456 (256 MiB)". Text that passes may
+/// still be broken JSON: the parser says where.
+void CheckJsonLimits(std::string_view text);
+
+/// The bytes of a scenario or figure file, for ParseScenario / ScenarioFromFileBytes.
+/// Errors: FileError (file_io.h) naming the path: what ReadFile refuses, and a file larger than
+/// kMaxScenarioFileBytes, refused before reading: "<path>: 300000000 bytes, more than the
+/// 268435456 (256 MiB) a scenario or figure file may have".
+std::string ReadScenarioFile(const std::string& path);
+
+/// Parses and validates a scenario from JSON text (CheckJsonLimits first).
+/// Errors: ScenarioError naming the field (unknown field, wrong type, impossible shape,
+/// out-of-range value, a number beyond a double such as 1e400, a seed outside torch.manual_seed's
+/// [-2^63, 2^64) or, with input.generator "numpy", outside np.random.seed's [0, 2^32 - 1], what
+/// NumPy has no counterpart for (text input, init "linear", dropout p > 0 with "numpy"),
+/// "projections" given with input.source "qkv", a "dtype" other than "float32" and "float64",
+/// too large for kMaxStageBytes: the size most out of line), or, for broken JSON, the line and
+/// column.
+Scenario ParseScenario(const std::string& json_text);
+
+/// Validates a scenario built in code (the GUI's edits) exactly as ParseScenario does, and
+/// returns its shape. Errors: ScenarioError naming the field.
+Shape ValidateScenario(const Scenario& s);
+
+/// The seed a generator starts from when the scenario draws before any seed of its own (a
+/// fresh process): torch: 67280421310721, libtorch's default_rng_seed_val, which a new
+/// torch.Generator() holds (Python's torch replaces it by a random seed when it is imported);
+/// numpy: 0, the app's choice (NumPy seeds its global generator from the operating system).
+uint64_t DefaultSeed(Generator generator);
+
+/// The draw of a scenario that comes before any seed, if one does: the projections (an init
+/// that draws, no projections.seed, an input that draws nothing: matrix, or qkv given), or the
+/// dropout mask (p > 0, no dropout.seed, and nothing drawn before it). That draw starts from
+/// DefaultSeed, and the generated program pins that seed right before it.
+enum class UnseededDraw { kNone, kProjections, kDropout };
+UnseededDraw FirstUnseededDraw(const Scenario& s);
+
+/// One draw of the projections: columns [first_col, first_col + cols) of W_`name` (and of its
+/// bias) drawn as one tensor, d_in x cols (torch.rand / torch.randn(d_in, cols)) or
+/// nn.Linear(d_in, cols) (weight cols x d_in, transposed into place).
+struct WeightDraw {
+  Projection name;
+  int64_t first_col = 0, cols = 0;
+};
+
+/// The draws that make W_query, W_key and W_value, in the generator's order: one whole
+/// d_in x d_out draw per projection in `order`, or with `per_head` (LLMs-from-scratch ch03
+/// MultiHeadAttentionWrapper: one CausalAttention per head) head after head, each head's three
+/// d_in x dh draws in `order`. Empty for inits that draw nothing. The one definition of the
+/// draw order the engine (pipeline.cpp, in both dtypes) follows; the generated
+/// program and tools/torch_oracle.py write the same loops. Needs a validated `sh`.
+std::vector<WeightDraw> ProjectionDraws(const ProjectionSpec& p, const Shape& sh);
+
+/// The per-head T x T matrices (index b * H + h, as the stages hold them) in the order the
+/// dropout mask is drawn: b * H + h in index order (one nn.Dropout over the B x H x T x T
+/// tensor), or with `per_head` head by head (each head's nn.Dropout over its B x T x T
+/// weights, head 0 first, as the wrapper's heads run one after the other).
+std::vector<int64_t> DropoutDrawOrder(const ProjectionSpec& p, const Shape& sh);
+
+/// What the window and `show` say of an unseeded draw: "unseeded: PyTorch's default seed"
+/// (torch) or "unseeded: seed 0 (NumPy has no default seed)" (numpy).
+const char* UnseededText(Generator generator);
+
+/// Serialises to the scenario@1 JSON text (2-space indent, only fields that differ from their
+/// defaults besides the required ones). ParseScenario(WriteScenario(s)) == s.
+std::string WriteScenario(const Scenario& s);
+
+/// Bytes the engine will allocate for this shape's stages (X, W, Q, K, V, per-head T x T
+/// stages, mask, context) and the draws they are copied from, counted as float32 (the mask too,
+/// which leaves room for the program itself). Compared with kMaxStageBytes. It bounds the peak
+/// memory of `attention-lab dump` (measured: T = 4096, d = 64, causal: estimate 275 MB, peak
+/// RSS 231 MB).
+double EstimateStageBytes(const Shape& shape, bool with_dropout, bool text_input,
+                          bool out_proj = false);
+
+/// The memory a scenario's stages take, as ValidateScenario counts it against kMaxStageBytes:
+/// EstimateStageBytes of its shape, three times over for float64 (the double stages are kept
+/// beside the float32 ones). `shape` is ValidateScenario(s). Bytes.
+double ScenarioStageBytes(const Scenario& s, const Shape& shape);
+
+/// The promise behind kMaxStageBytes, for one command: its peak memory is the scenario's stages
+/// (ScenarioStageBytes) plus `extra_bytes` of its own (a figure's rasters, a training batch,
+/// a copy for printing), and that sum may not pass kMaxStageBytes. `what` names the command's
+/// work in the message ("the PNG figure", "training"). Errors: std::invalid_argument "WHAT
+/// needs about 3.71 GiB (the stages 1.80 GiB + 1.91 GiB of its own), more than the 2 GiB
+/// limit", thrown before anything is allocated. The per-command estimates are checked by
+/// tests/memory_test.sh, which runs every command at its largest accepted size.
+void CheckCommandMemory(const Scenario& s, const Shape& shape, const std::string& what,
+                        double extra_bytes);
+
+/// Settings of one stage group equal? Used by the engine to recompute only what changed.
+bool SameInput(const InputSpec& a, const InputSpec& b);
+bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b);
+bool SameLogitSettings(const Scenario& a, const Scenario& b);  ///< scaling and mask
+bool operator==(const Scenario& a, const Scenario& b);
+
+}  // namespace attnlab

@@ -1,0 +1,221 @@
+// cell_explanation.cpp: the text of a cell's explanation (see cell_explanation.h).
+#include "attnlab/figures/cell_explanation.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attnlab/base/text.h"
+
+namespace attnlab {
+namespace {
+
+std::string Num(double v) { return FormatNumber(v, NumberStyle::kShortest); }
+std::string Int(int64_t v) { return std::to_string(v); }
+
+/// What the lines need: the run, the cell, its head's T x T matrices.
+struct Cell {
+  const Stages& st;
+  const Scenario& s;
+  const CellRef& ref;
+  int64_t i, j;
+  bool allowed;
+  const Matrix& scores;
+  const Matrix& logits;
+  const Matrix& weights;
+  std::vector<ExplanationLine>& out;
+
+  void Text(std::string text) const { out.push_back({std::move(text), false}); }
+  void Note(std::string text) const { out.push_back({std::move(text), true}); }
+};
+
+/// "score = q_i · k_j = ..." and over which dimensions of Q and K.
+void ScoreLines(const Cell& c) {
+  const int64_t h0 = c.ref.head * c.st.shape.dh, h1 = h0 + c.st.shape.dh - 1;
+  c.Text("score = q_" + Int(c.i) + " \xC2\xB7 k_" + Int(c.j) + " = " + Num(c.scores(c.i, c.j)));
+  c.Note("dot product over d_k = " + Int(c.st.shape.dh) + " dims (columns " + Int(h0) + ".." +
+         Int(h1) + " of Q and K)");
+}
+
+/// "logit = score × m / √d_k = ..." or -inf when masked.
+void LogitLine(const Cell& c) {
+  if (!c.allowed) {
+    c.Text("logit = -inf (masked)");
+    return;
+  }
+  std::string how = "logit = " + Num(c.scores(c.i, c.j));
+  if (c.s.scaling.multiplier != 1.0) how += " \xC3\x97 " + Num(c.s.scaling.multiplier);
+  if (c.s.scaling.sqrt_dk) how += " / \u221A" + std::to_string(c.st.shape.dh);
+  if (c.s.scaling.multiplier == 1.0 && !c.s.scaling.sqrt_dk) how += " (no scaling)";
+  how += " = " + Num(c.logits(c.i, c.j));
+  c.Text(how);
+}
+
+/// The row's normaliser and the weight it gives, as the normalization computes it (recomputed
+/// from the logits row only to explain the number).
+void WeightLines(const Cell& c) {
+  if (!c.allowed) {
+    c.Text("weight = 0 (masked: exp(-inf) = 0)");
+    return;
+  }
+  const auto row = c.logits.row(c.i);
+  const MaskMatrix& mask = c.st.mask;
+  auto open = [&](int64_t k) { return mask.rows() <= c.i || mask(c.i, k); };
+  double mx = -INFINITY, sum_exp = 0, sum_exp_raw = 0, sum = 0;
+  int64_t n = 0;
+  for (int64_t k = 0; k < row.size(); ++k)
+    if (open(k)) mx = std::max(mx, static_cast<double>(row(k))), sum += row(k), ++n;
+  for (int64_t k = 0; k < row.size(); ++k)
+    if (open(k)) {
+      sum_exp += std::exp(static_cast<double>(row(k)) - mx);
+      sum_exp_raw += std::exp(static_cast<double>(row(k)));
+    }
+  const double z = c.logits(c.i, c.j), w = c.weights(c.i, c.j);
+  switch (c.s.normalization) {
+    case Normalization::kSoftmax:
+      c.Text("weight = exp(z - max) / \xCE\xA3");
+      c.Text("       = exp(" + Num(z) + " - " + Num(mx) + ") / " + Num(sum_exp) + " = " + Num(w));
+      c.Note("max = the row's largest logit; \xCE\xA3 = sum of exp(z - max) over the " + Int(n) +
+             " allowed keys");
+      break;
+    case Normalization::kSoftmaxNaive:
+      c.Text("weight = exp(z) / \xCE\xA3 exp(z) = exp(" + Num(z) + ") / " + Num(sum_exp_raw) +
+             " = " + Num(w));
+      c.Note("float32 exp overflows to inf above 88.7, and inf / inf = nan");
+      break;
+    case Normalization::kSum:
+      c.Text("weight = z / \xCE\xA3 z = " + Num(z) + " / " + Num(sum) + " = " + Num(w));
+      break;
+    case Normalization::kMean:
+      c.Text("weight = 1 / n = 1 / " + Int(n) + " = " + Num(w));
+      break;
+  }
+}
+
+/// X's cell: where the input comes from.
+void InputLines(const Cell& c) {
+  switch (c.s.input.source) {
+    case InputSource::kText:
+      if (static_cast<size_t>(c.i) < c.st.token_ids.size())
+        c.Text("row " + std::to_string(c.st.token_ids[c.i]) +
+               " of the embedding table (the token's id), dimension " + Int(c.j));
+      break;
+    case InputSource::kRandn:
+      c.Text("drawn by torch.randn from the input seed");
+      break;
+    default:
+      c.Text("an entry of the input matrix (edit it in the input section)");
+  }
+}
+
+/// X, Q, K or V's cell: where the number comes from.
+void ProjectionLines(const Cell& c) {
+  const Stage stage = c.ref.stage;
+  const Shape& sh = c.st.shape;
+  if (stage == Stage::kX) return InputLines(c);
+  if (c.s.input.source == InputSource::kQkv) {
+    c.Text(c.s.input.QkvGiven()
+               ? "given in the scenario (no embeddings, no projections)"
+               : "drawn directly from the generator (no embeddings, no projections)");
+    return;
+  }
+  const std::string role = stage == Stage::kQ ? "query" : stage == Stage::kK ? "key" : "value";
+  const std::string letter = stage == Stage::kQ ? "q" : stage == Stage::kK ? "k" : "v";
+  const int64_t hw = stage == Stage::kV ? sh.dh_v : sh.dh;  // V: its own head width
+  const std::string d = Int(c.ref.head * hw + c.j);
+  c.Text(letter + "_" + Int(c.i) + "[d" + d + "] = x_" + Int(c.i) + " \xC2\xB7 W_" + role + "[:, " +
+         d + "] = \xCE\xA3_c x_" + Int(c.i) + "[c] W_" + role + "[c, " + d + "]");
+  c.Note("over d_in = " + Int(sh.d_in) + " input dimensions" +
+         (c.s.projections.bias ? ", plus the bias" : ""));
+  if (sh.H > 1)
+    c.Note("head " + Int(c.ref.head) + " uses columns " + Int(c.ref.head * hw) + ".." +
+           Int((c.ref.head + 1) * hw - 1));
+}
+
+/// Dropout's keep or drop of the weight, after the weight's own lines.
+void DropoutLines(const Cell& c) {
+  const double w = c.weights(c.i, c.j), v = c.ref.value;
+  WeightLines(c);
+  // Dropout multiplies by the mask: a dropped weight is w * 0, nan when w is inf.
+  const bool dropped = std::isinf(w) ? std::isnan(v) : v == 0 && w != 0;
+  if (dropped)
+    c.Text("dropped: " + Num(w) + " x 0 = " + Num(v) + " (p = " + Num(c.s.dropout.p) + ")");
+  else
+    c.Text("kept: " + Num(w) + " / (1 - " + Num(c.s.dropout.p) + ") = " + Num(v));
+}
+
+/// The lines of one stage, from the score to the stage itself.
+void StageLines(const Cell& c) {
+  switch (c.ref.stage) {
+    case Stage::kX:
+    case Stage::kQ:
+    case Stage::kK:
+    case Stage::kV:
+      ProjectionLines(c);
+      break;
+    case Stage::kScores:
+      ScoreLines(c);
+      break;
+    case Stage::kMask:
+      c.Text(c.allowed ? "allowed: the query may attend to this key"
+             : c.s.mask.kind == MaskKind::kCausal
+                 ? "masked: this key comes after the query (the future)"
+                 : "masked: the logit becomes -inf, the weight 0");
+      if (c.s.mask.kind == MaskKind::kCustom) c.Note("click to toggle, drag to paint");
+      break;
+    case Stage::kLogits:
+      ScoreLines(c);
+      LogitLine(c);
+      break;
+    case Stage::kWeights:
+      ScoreLines(c);
+      LogitLine(c);
+      WeightLines(c);
+      break;
+    case Stage::kWeightsDropped:
+      DropoutLines(c);
+      break;
+    case Stage::kContext: {
+      const int64_t h = c.st.shape.dh_v > 0 ? c.j / c.st.shape.dh_v : 0;  // dh_v per head
+      c.Text("= \xCE\xA3_k weight[" + Int(c.i) + ", k] \xC2\xB7 v_k[d" + Int(c.j) + "]  (head " +
+             Int(h) + ")");
+      if (c.s.projections.out_proj) c.Note("then out_proj mixes the dimensions");
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+bool StageIsTokenByToken(Stage s) {
+  return s != Stage::kX && s != Stage::kQ && s != Stage::kK && s != Stage::kV &&
+         s != Stage::kContext;
+}
+
+CellExplanation ExplainCell(const Stages& st, const Scenario& s, const CellRef& ref) {
+  CellExplanation out;
+  const int64_t i = ref.i, j = ref.j;
+  if (!StageIsTokenByToken(ref.stage))
+    out.heading = std::string(StageName(ref.stage)) + "[" + Int(i) + ", " + ref.col_label + "]  (" +
+                  (ref.stage == Stage::kK || ref.stage == Stage::kV ? "key" : "token") + " \"" +
+                  ref.row_label + "\")";
+  else
+    out.heading = "query " + Int(i) + " (\"" + ref.row_label + "\")  \xE2\x86\x92  key " + Int(j) +
+                  " (\"" + ref.col_label + "\")";
+  const bool allowed = st.mask.rows() > i && st.mask.cols() > j ? st.mask(i, j) != 0 : true;
+  const Cell cell{st,
+                  s,
+                  ref,
+                  i,
+                  j,
+                  allowed,
+                  st.Head(st.scores, ref.batch, ref.head),
+                  st.Head(st.logits, ref.batch, ref.head),
+                  st.Head(st.weights, ref.batch, ref.head),
+                  out.lines};
+  StageLines(cell);
+  out.value = "value: " + Num(ref.value);
+  out.note = "Rows and columns count from 0, as PyTorch indexes them; the labels are the tokens.";
+  return out;
+}
+
+}  // namespace attnlab

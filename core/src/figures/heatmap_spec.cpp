@@ -1,0 +1,544 @@
+// heatmap_spec.cpp: see heatmap_spec.h.
+//
+// [SECTION] Stages: names, per-head, signed
+// [SECTION] Content: titles, formulas, help, labels
+// [SECTION] Colours: range, ticks, legends, the spec
+// [SECTION] Cells and labels: colour, ink, value text, fitting, thinning
+#include "attnlab/figures/heatmap_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+
+#include "attnlab/base/text.h"
+
+namespace attnlab {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Stages: names, per-head, signed
+
+const char* StageName(Stage stage) {
+  switch (stage) {
+    case Stage::kX:
+      return "X";
+    case Stage::kQ:
+      return "Q";
+    case Stage::kK:
+      return "K";
+    case Stage::kV:
+      return "V";
+    case Stage::kScores:
+      return "scores";
+    case Stage::kMask:
+      return "mask";
+    case Stage::kLogits:
+      return "logits";
+    case Stage::kWeights:
+      return "weights";
+    case Stage::kWeightsDropped:
+      return "weights_dropped";
+    case Stage::kContext:
+      return "context";
+  }
+  return "";
+}
+
+bool StageIsPerHead(Stage s) {
+  return s == Stage::kQ || s == Stage::kK || s == Stage::kV || s == Stage::kScores || s == Stage::kLogits || s == Stage::kWeights ||
+         s == Stage::kWeightsDropped;
+}
+
+bool StageIsDiverging(Stage stage, const ValueScan& scan) {
+  switch (stage) {
+    case Stage::kMask:
+      return false;
+    case Stage::kWeights:
+    case Stage::kWeightsDropped:
+      return scan.has_negative;
+    default:
+      return true;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Content: titles, formulas, help, labels
+namespace {
+
+std::string Num(double v) { return FormatNumber(v, NumberStyle::kGeneral, 6); }
+
+/// "Q = X W_query", with " + b_query" when the projections have a bias; for Q, K, V given or
+/// drawn directly, "Q (given)" or "Q = randn(B, T, d_k)".
+std::string ProjectionTitle(const Scenario& s, const char* name, const char* role) {
+  if (s.input.source == InputSource::kQkv) {
+    if (s.input.QkvGiven()) return std::string(name) + " (given)";
+    const bool numpy = s.input.generator == Generator::kNumpy;
+    return std::string(name) + (numpy ? " = np.random.randn(T, " : " = randn(B, T, ") +
+           (std::string(name) == "V" ? "d_v)" : "d_k)");
+  }
+  std::string t = std::string(name) + " = X W_" + role;
+  if (s.projections.bias && s.projections.init == ProjectionInit::kLinear)
+    t += std::string(" + b_") + role;
+  return t;
+}
+
+std::string StageTitle(const Scenario& s, Stage stage) {
+  switch (stage) {
+    case Stage::kX:
+      return s.input.source == InputSource::kText    ? "X = embedding(token ids)"
+             : s.input.source == InputSource::kRandn ? "X = randn(B, T, d_in)"
+                                                     : "X = the input matrix";
+    case Stage::kQ:
+      return ProjectionTitle(s, "Q", "query");
+    case Stage::kK:
+      return ProjectionTitle(s, "K", "key");
+    case Stage::kV:
+      return ProjectionTitle(s, "V", "value");
+    case Stage::kScores:
+      return "scores = Q K\u1D40";
+    case Stage::kMask:
+      return s.mask.kind == MaskKind::kNone     ? "mask: none (all allowed)"
+             : s.mask.kind == MaskKind::kCausal ? "mask: causal"
+                                                : "mask: custom";
+    case Stage::kLogits: {
+      std::string h = "logits = scores";
+      if (s.scaling.multiplier != 1.0) h += " \u00D7 m";
+      if (s.scaling.sqrt_dk) h += " / \u221Ad_k";
+      return h;
+    }
+    case Stage::kWeights:
+      switch (s.normalization) {
+        case Normalization::kSoftmax:
+          return "weights = softmax(logits)";
+        case Normalization::kSoftmaxNaive:
+          return "weights = exp(z) / \u03A3 exp(z)";
+        case Normalization::kSum:
+          return "weights = z / \u03A3 z";
+        case Normalization::kMean:
+          return "weights = 1 / n (mean)";
+      }
+      return "weights";
+    case Stage::kWeightsDropped:
+      return "weights_dropped = dropout(weights)";
+    case Stage::kContext:
+      return s.projections.out_proj ? "context = out_proj(weights V)" : "context = weights V";
+  }
+  return "";
+}
+
+std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64_t head,
+                          int64_t batch) {
+  std::vector<std::string> parts;
+  if (StageIsPerHead(stage) && sh.H > 1)
+    parts.push_back("head " + std::to_string(head) + " of " + std::to_string(sh.H));
+  if (stage != Stage::kMask && sh.B > 1) parts.push_back("batch " + std::to_string(batch));
+  if (stage == Stage::kX) {
+    parts.push_back(std::to_string(sh.T) + " tokens \u00D7 d_in = " + std::to_string(sh.d_in));
+  } else if (stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV) {
+    // V has its own width when d_v differs from d_k (qkv input): "d_v = 3".
+    const bool own = stage == Stage::kV && sh.dh_v != sh.dh;
+    const int64_t w = own ? sh.dh_v : sh.dh;
+    const std::string name = own ? "d_v = " : "d_k = ";
+    parts.push_back(sh.H > 1 ? name + std::to_string(w) + " columns (" +
+                                   std::to_string(head * w) + ".." +
+                                   std::to_string((head + 1) * w - 1) + ")"
+                             : name + std::to_string(w));
+  } else if (stage == Stage::kScores) {
+    parts.push_back("q\u00B7k, before scaling");
+  } else if (stage == Stage::kMask) {
+    parts.push_back(s.mask.kind == MaskKind::kCausal ? "each query sees itself and earlier keys"
+                                                     : "1 allowed, 0 masked");
+  } else {
+    parts.push_back(s.scaling.sqrt_dk ? "scaled by 1/\u221Ad_k" : "unscaled");
+    parts.push_back("multiplier " + Num(s.scaling.multiplier));
+    if (stage == Stage::kWeights || stage == Stage::kWeightsDropped)
+      parts.push_back(Name(s.normalization));
+    if (stage == Stage::kWeightsDropped) parts.push_back("dropout p " + Num(s.dropout.p));
+  }
+  // The precision, when it is not PyTorch's default: figures and maps of a float64 scenario
+  // say so (the values drawn are its double stages rounded to float32 for the colours); the
+  // mask, 0 or 1, has no precision to speak of.
+  if (s.dtype == Dtype::kFloat64 && stage != Stage::kMask) parts.push_back(Name(Dtype::kFloat64));
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+const char* StageHelp(Stage stage) {
+  switch (stage) {
+    case Stage::kX:
+      return "The input: one row per token (its embedding, or the given or drawn matrix). "
+             "Q, K and V are made from these rows.";
+    case Stage::kQ:
+      return "Queries: row i is what token i looks for, x_i W_query. A head uses its own d_k "
+             "columns; the score of query i with key j is the dot product q_i \u00B7 k_j.";
+    case Stage::kK:
+      return "Keys: row j is what token j offers to be found by, x_j W_key. Scores compare "
+             "every query row with every key row.";
+    case Stage::kV:
+      return "Values: row j is what token j passes on, x_j W_value. The context of query i "
+             "is the average of these rows, weighted by row i of the attention weights.";
+    case Stage::kScores:
+      return "Attention scores: the dot product of query i with key j, before any scaling. "
+             "Rows are queries (the token that looks), columns are keys (the tokens looked at).";
+    case Stage::kMask:
+      return "Which keys each query may look at. Causal: only itself and earlier tokens. "
+             "Masked cells (hatched) get a logit of -inf, so their weight is 0.";
+    case Stage::kLogits:
+      return "The scores times the multiplier (1/temperature), divided by sqrt(d_k) when "
+             "scaling is on, with -inf where the mask forbids. Softmax sees these numbers.";
+    case Stage::kWeights:
+      return "Attention weights: each row is normalised (softmax by default) so it sums to 1. "
+             "A peaked row means the query attends to almost one key.";
+    case Stage::kWeightsDropped:
+      return "nn.Dropout in training mode: each weight is multiplied by 0 with probability p, "
+             "else by 1 / (1 - p) (a dropped inf or nan weight becomes nan).";
+    case Stage::kContext:
+      return "Context vectors: row i is the weighted average of the value vectors, using row i "
+             "of the weights (heads side by side, then out_proj if any).";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> TokenLabels(const std::vector<std::string>& tokens) {
+  std::vector<std::string> out;
+  out.reserve(tokens.size());
+  for (const std::string& t : tokens) out.push_back(VisibleToken(t));
+  return out;
+}
+
+HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, int64_t head,
+                            int64_t batch, const std::vector<std::string>& token_labels,
+                            const ValueScan& scan) {
+  HeatmapContent c;
+  c.stage = stage;
+  c.head = head;
+  c.batch = batch;
+  c.title = StageTitle(sc, stage);
+  c.subtitle = StageSubtitle(sc, st.shape, stage, head, batch);
+  c.help = StageHelp(stage);
+  c.row_labels = token_labels;
+  if (stage == Stage::kX || stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV ||
+      stage == Stage::kContext) {
+    c.row_axis = stage == Stage::kX   ? "token"
+                 : stage == Stage::kK ? "key"
+                 : stage == Stage::kV ? "key"
+                                      : "query";
+    c.col_axis = "dimension";
+    const Shape& sh = st.shape;
+    const int64_t n = stage == Stage::kX         ? sh.d_in
+                      : stage == Stage::kContext ? sh.d_v
+                      : stage == Stage::kV       ? sh.dh_v
+                                                 : sh.dh;
+    const int64_t first = stage == Stage::kContext || stage == Stage::kX ? 0 : head * n;
+    // With several heads a column says whose it is: "h1·d2" (column 2 of Q, K, V or the
+    // context, written by head 1); after out_proj the context's columns mix the heads.
+    const bool per_head = sh.H > 1 && stage != Stage::kX &&
+                          !(stage == Stage::kContext && sc.projections.out_proj);
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t owner = stage == Stage::kContext ? j / std::max<int64_t>(sh.dh_v, 1) : head;
+      c.col_labels.push_back((per_head ? "h" + std::to_string(owner) + "·" : "") + "d" +
+                             std::to_string(first + j));
+    }
+  } else {
+    c.col_labels = token_labels;
+  }
+  c.diverging = StageIsDiverging(stage, scan);
+  c.hatch_masked = stage == Stage::kMask || stage == Stage::kLogits || stage == Stage::kWeights ||
+                   stage == Stage::kWeightsDropped;
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Colours: range, ticks, legends, the spec
+
+namespace {
+
+bool IsWeights(Stage s) { return s == Stage::kWeights || s == Stage::kWeightsDropped; }
+
+/// The largest weight of the rows that are not one-hot (a row whose largest weight is 1: a
+/// causal row 0, or a fully peaked softmax), or the largest of all when every row is.
+float LargestSpreadWeight(const ValueScan& scan) {
+  float top = -INFINITY, all = -INFINITY;
+  for (float m : scan.row_max) {
+    all = std::max(all, m);
+    if (m < 1.0f) top = std::max(top, m);
+  }
+  return top > 0 ? top : all;
+}
+
+/// The typical row's largest weight: the median of the row maxima.
+float MedianRowMax(const ValueScan& scan) {
+  std::vector<float> m = scan.row_max;
+  if (m.empty()) return 1.0f;
+  std::nth_element(m.begin(), m.begin() + m.size() / 2, m.end());
+  return m[m.size() / 2];
+}
+
+}  // namespace
+
+// ScanStage is in scan.cpp, next to ScanValues.
+
+RangeMode ResolveRangeMode(Stage stage, bool diverging, int64_t cols, const ValueScan& scan,
+                           RangeMode mode) {
+  if (!IsWeights(stage) || diverging) return RangeMode::kFixed;
+  if (mode == RangeMode::kAuto)
+    mode = cols > 32 && !scan.row_max.empty() && MedianRowMax(scan) < 0.25f ? RangeMode::kLog
+                                                                           : RangeMode::kFixed;
+  if (mode != RangeMode::kFixed && scan.row_max.empty()) return RangeMode::kFixed;
+  return mode;
+}
+
+ValueRange StageRange(Stage stage, bool diverging, const ValueScan& scan, RangeMode mode) {
+  if (stage == Stage::kMask) return {0, 1};
+  if (IsWeights(stage) && !diverging) {
+    const float top = RangeFromExtremes(scan.lo, scan.hi, scan.any_finite, false).hi;
+    if (mode == RangeMode::kData) {
+      const float spread = scan.row_max.empty() ? top : LargestSpreadWeight(scan);
+      return {0, spread > 0 ? spread : 1.0f};
+    }
+    if (mode == RangeMode::kPerRow) return {0, 1};
+    if (mode == RangeMode::kLog) {
+      // Down to the smallest positive weight, but no further than two decades under the
+      // uniform 1/T (nor 1e-6): the bar spends its colours where the weights are.
+      const double small = std::isfinite(scan.min_positive) ? scan.min_positive : 1e-6;
+      const double uniform = 1.0 / std::max<size_t>(scan.row_max.size(), 1);
+      const double floor = std::max(std::floor(std::log10(uniform)) - 2, -6.0);
+      const float lo = static_cast<float>(std::max(std::floor(std::log10(small)), floor));
+      return {std::min(lo, -1.0f), 0.0f};
+    }
+    return {0, std::max(1.0f, top)};
+  }
+  return RangeFromExtremes(scan.lo, scan.hi, scan.any_finite, diverging);
+}
+
+std::vector<double> NiceTicks(double lo, double hi, int target) {
+  std::vector<double> ticks;
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return {lo};
+  const double raw = (hi - lo) / std::max(target, 1);
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
+    ticks.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
+  return ticks;
+}
+
+namespace {
+
+const Colormap& PickColormap(const PresentationOptions& o, bool diverging) {
+  if (!o.colormap.empty()) return FindColormap(o.colormap);
+  const std::string& name = diverging ? o.diverging_colormap : o.sequential_colormap;
+  return name.empty() ? DefaultColormap(diverging) : FindColormap(name);
+}
+
+std::vector<LegendEntry> Legends(const HeatmapSpec& s, const ValueScan& scan, bool any_masked) {
+  if (s.mask_legend)
+    return {{LegendKind::kAllowed, "1 allowed"}, {LegendKind::kMasked, "0 masked"}};
+  std::vector<LegendEntry> out;
+  if (s.hatch_masked && any_masked) out.push_back({LegendKind::kMasked, "masked"});
+  if (scan.has_nan) out.push_back({LegendKind::kNan, "NaN"});
+  // -inf is how logits are masked, so only other stages' infinities need a word.
+  if (scan.has_inf && s.stage != Stage::kLogits) out.push_back({LegendKind::kInf, "\u00B1inf"});
+  return out;
+}
+
+}  // namespace
+
+HeatmapSpec MakeHeatmapSpec(const HeatmapContent& content, int64_t rows, int64_t cols,
+                            const ValueScan& scan, bool any_masked,
+                            const PresentationOptions& options) {
+  HeatmapSpec s;
+  static_cast<HeatmapContent&>(s) = content;
+  s.rows = rows;
+  s.cols = cols;
+  s.colormap = &PickColormap(options, content.diverging);
+  const RangeMode mode =
+      ResolveRangeMode(content.stage, content.diverging, cols, scan, options.range);
+  s.range = StageRange(content.stage, content.diverging, scan, mode);
+  if (mode == RangeMode::kLog) {
+    s.scaling = ColorScaling::kLog;
+    for (int e = static_cast<int>(s.range.lo); e <= 0; ++e)
+      s.ticks.push_back({static_cast<double>(e), e >= -2 ? FormatNumber(std::pow(10.0, e),
+                                                                        NumberStyle::kTick)
+                                                         : "1e" + std::to_string(e)});
+  } else {
+    for (double t : NiceTicks(s.range.lo, s.range.hi, 4))
+      s.ticks.push_back({t, FormatNumber(t, NumberStyle::kTick)});
+  }
+  if (mode == RangeMode::kPerRow) {
+    s.scaling = ColorScaling::kPerRow;
+    s.row_scale = scan.row_max;
+  }
+  s.mask_legend = content.stage == Stage::kMask;
+  s.legends = Legends(s, scan, any_masked);
+  // Colours that are not the plain [0, 1] of a weight say so, in the legend of screen and figure.
+  if (mode == RangeMode::kPerRow)
+    s.legends.push_back({LegendKind::kNote, "colours: per row"});
+  else if (mode == RangeMode::kLog)
+    s.legends.push_back({LegendKind::kNote, "colours: log\u2081\u2080"});
+  else if (mode == RangeMode::kData)
+    s.legends.push_back({LegendKind::kNote, "colours: 0 \u2013 largest"});
+  s.values_wanted =
+      (options.values == ValuesMode::kOn ||
+                         (options.values == ValuesMode::kAuto && rows <= 12 && cols <= 12));
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Cells and labels: colour, ink, value text, fitting, thinning
+
+float ScalePosition(const HeatmapSpec& spec, float v, int64_t row) {
+  double t = 0;
+  switch (spec.scaling) {
+    case ColorScaling::kLinear:
+      return LutIndex(v, spec.range) / 255.0f;
+    case ColorScaling::kPerRow: {
+      const float top = row >= 0 && static_cast<size_t>(row) < spec.row_scale.size()
+                            ? spec.row_scale[static_cast<size_t>(row)]
+                            : 1.0f;
+      t = v == INFINITY ? 1.0 : top > 0 && std::isfinite(top) ? v / static_cast<double>(top) : 0.0;
+      break;
+    }
+    case ColorScaling::kLog:
+      t = v <= 0 ? 0.0 : (std::log10(static_cast<double>(v)) - spec.range.lo) /
+                             (static_cast<double>(spec.range.hi) - spec.range.lo);
+      break;
+  }
+  return static_cast<float>(std::lround(std::clamp(t, 0.0, 1.0) * 255.0) / 255.0);
+}
+
+Rgb CellColor(const HeatmapSpec& spec, float v, int64_t row) {
+  if (std::isnan(v)) return kNanColor;
+  if (spec.scaling == ColorScaling::kLinear) return spec.colormap->lut[LutIndex(v, spec.range)];
+  return spec.colormap->lut[std::lround(ScalePosition(spec, v, row) * 255.0f)];
+}
+
+Rgb CellInk(Rgb bg) {
+  auto linear = [](uint8_t c) {
+    const double x = c / 255.0;
+    return x <= 0.04045 ? x / 12.92 : std::pow((x + 0.055) / 1.055, 2.4);
+  };
+  const double l = 0.2126 * linear(bg.r) + 0.7152 * linear(bg.g) + 0.0722 * linear(bg.b);
+  const double with_black = (l + 0.05) / 0.05, with_white = 1.05 / (l + 0.05);
+  return with_black >= with_white ? Rgb{0, 0, 0} : Rgb{255, 255, 255};
+}
+
+namespace {
+
+/// What a cell prints when its value does not fit: "\u2026" (the tooltip has the value).
+std::string EllipsisIfFits(float max_width, const MeasureText& measure) {
+  return measure("\u2026") <= max_width ? "\u2026" : "";
+}
+
+}  // namespace
+
+std::string FittedCellValue(float v, float max_width, const MeasureText& measure) {
+  for (int decimals : {4, 3, 2}) {
+    std::string t = FormatNumber(v, NumberStyle::kFixed, decimals);
+    if (measure(t) <= max_width) return t;
+    if (!std::isfinite(v)) break;
+  }
+  return EllipsisIfFits(max_width, measure);
+}
+
+namespace {
+
+/// The text of a cell that does not depend on the room: the mask's 0 and 1, masked cells.
+std::optional<std::string> FixedCellText(Stage stage, float v, bool masked) {
+  if (stage == Stage::kMask) return masked || v == 0 ? "0" : "1";
+  if (!masked) return std::nullopt;
+  if (stage == Stage::kLogits) return "-inf";
+  if (stage == Stage::kWeights || stage == Stage::kWeightsDropped) return "0";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string CellText(Stage stage, float v, bool masked, float max_width,
+                     const MeasureText& measure) {
+  if (std::optional<std::string> t = FixedCellText(stage, v, masked))
+    return measure(*t) <= max_width ? *t : EllipsisIfFits(max_width, measure);
+  return FittedCellValue(v, max_width, measure);
+}
+
+std::vector<std::string> MapCellTexts(Stage stage, const std::vector<float>& values,
+                                      const std::vector<uint8_t>& masked, float max_width,
+                                      const MeasureText& measure) {
+  const size_t n = values.size();
+  std::vector<std::string> texts(n);
+  std::vector<size_t> numbers;  // cells that print a number which fits at 2 decimals
+  for (size_t k = 0; k < n; ++k) {
+    if (std::optional<std::string> t = FixedCellText(stage, values[k], masked[k] != 0)) {
+      texts[k] = measure(*t) <= max_width ? *t : EllipsisIfFits(max_width, measure);
+      continue;
+    }
+    texts[k] = FormatNumber(values[k], NumberStyle::kFixed, 2);
+    if (std::isfinite(values[k]) && measure(texts[k]) <= max_width)
+      numbers.push_back(k);
+    else if (measure(texts[k]) > max_width)
+      texts[k] = EllipsisIfFits(max_width, measure);
+  }
+  for (int decimals : {4, 3}) {
+    std::vector<std::string> wider(numbers.size());
+    bool fits = true;
+    for (size_t i = 0; i < numbers.size() && fits; ++i) {
+      wider[i] = FormatNumber(values[numbers[i]], NumberStyle::kFixed, decimals);
+      fits = measure(wider[i]) <= max_width;
+    }
+    if (!fits) continue;
+    for (size_t i = 0; i < numbers.size(); ++i) texts[numbers[i]] = std::move(wider[i]);
+    break;
+  }
+  return texts;
+}
+
+std::string ShortestCellText(Stage stage, float v, bool masked) {
+  if (std::optional<std::string> t = FixedCellText(stage, v, masked)) return *t;
+  return FormatNumber(v, NumberStyle::kFixed, 2);
+}
+
+std::string FitLabel(const std::string& label, float max_width, const MeasureText& measure) {
+  if (measure(label) <= max_width) return label;
+  std::vector<size_t> starts;  // where each code point begins
+  for (size_t i = 0; i < label.size(); i += DecodeUtf8At(label, i).len) starts.push_back(i);
+  for (size_t n = starts.size(); n-- > 0;) {
+    std::string cut = label.substr(0, starts[n]) + "\u2026";
+    if (measure(cut) <= max_width || n == 0) return cut;
+  }
+  return "\u2026";
+}
+
+int LabelStep(float label_extent, float cell_extent) {
+  if (!(cell_extent > 0)) return 1;
+  return std::max(1, static_cast<int>(std::ceil(label_extent / cell_extent - 1e-4f)));
+}
+
+nlohmann::json HeatmapSpecJson(const HeatmapSpec& s) {
+  nlohmann::json ticks = nlohmann::json::array(), legends = nlohmann::json::array();
+  for (const ColorbarTick& t : s.ticks) ticks.push_back(t.text);
+  for (const LegendEntry& e : s.legends) legends.push_back(e.text);
+  return {{"stage", StageName(s.stage)},
+          {"title", s.title},
+          {"subtitle", s.subtitle},
+          {"row_labels", s.row_labels},
+          {"col_labels", s.col_labels},
+          {"colormap", s.colormap ? s.colormap->name : ""},
+          {"diverging", s.diverging},
+          {"range", {s.range.lo, s.range.hi}},
+          {"scaling", s.scaling == ColorScaling::kPerRow ? "per-row"
+                      : s.scaling == ColorScaling::kLog  ? "log"
+                                                         : "linear"},
+          {"ticks", ticks},
+          {"legends", legends},
+          {"values_wanted", s.values_wanted}};
+}
+
+}  // namespace attnlab

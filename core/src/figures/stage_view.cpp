@@ -1,0 +1,191 @@
+// stage_view.cpp: see stage_view.h.
+#include "attnlab/figures/stage_view.h"
+
+#include <cmath>
+
+#include "attnlab/model/pipeline_f64.h"
+#include "attnlab/base/text.h"
+
+namespace attnlab {
+
+const std::vector<Stage>& AllStages() {
+  static const std::vector<Stage> all = {
+      Stage::kX,      Stage::kQ,       Stage::kK,              Stage::kV,      Stage::kScores,
+      Stage::kMask,   Stage::kLogits,  Stage::kWeights,        Stage::kWeightsDropped,
+      Stage::kContext};
+  return all;
+}
+
+std::optional<Stage> ParseStage(const std::string& name) {
+  for (Stage s : AllStages())
+    if (name == StageName(s)) return s;
+  return std::nullopt;
+}
+
+std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& sh) {
+  switch (stage) {
+    case Stage::kX:
+      return {sh.T, sh.d_in};
+    case Stage::kQ:
+    case Stage::kK:
+      return {sh.T, sh.dh};
+    case Stage::kV:
+      return {sh.T, sh.dh_v};
+    case Stage::kContext:
+      return {sh.T, sh.d_v};
+    default:
+      return {sh.T, sh.T};
+  }
+}
+
+namespace {
+
+/// Q, K or V's stack, or nullptr.
+const MatrixStack* ProjectedStack(const Stages& st, Stage stage) {
+  switch (stage) {
+    case Stage::kQ:
+      return &st.Q;
+    case Stage::kK:
+      return &st.K;
+    case Stage::kV:
+      return &st.V;
+    default:
+      return nullptr;
+  }
+}
+
+// The per-head T x T matrices of a stage, or nullptr for the others.
+const MatrixStack* HeadStack(const Stages& st, Stage stage) {
+  switch (stage) {
+    case Stage::kScores:
+      return &st.scores;
+    case Stage::kLogits:
+      return &st.logits;
+    case Stage::kWeights:
+      return &st.weights;
+    case Stage::kWeightsDropped:
+      return &st.weights_dropped;
+    default:
+      return nullptr;
+  }
+}
+
+// The cells of `stage` for (head, batch) in a float64 run, as ExtractStage takes them from the
+// float32 stages; empty for the mask (0/1 bytes) and for a stage the run does not have.
+MatrixD Float64Cells(const StagesF64& f, Stage stage, const Shape& sh, int64_t head,
+                     int64_t batch) {
+  const size_t m = static_cast<size_t>(batch * sh.H + head), b = static_cast<size_t>(batch);
+  auto at = [](const MatrixStackD& stack, size_t i) {
+    return i < stack.size() ? stack[i] : MatrixD();
+  };
+  switch (stage) {
+    case Stage::kX:
+      return at(f.X, b);
+    case Stage::kQ:
+      return b < f.Q.size() ? MatrixD(f.Q[b].middleCols(head * sh.dh, sh.dh)) : MatrixD();
+    case Stage::kK:
+      return b < f.K.size() ? MatrixD(f.K[b].middleCols(head * sh.dh, sh.dh)) : MatrixD();
+    case Stage::kV:
+      return b < f.V.size() ? MatrixD(f.V[b].middleCols(head * sh.dh_v, sh.dh_v)) : MatrixD();
+    case Stage::kScores:
+      return at(f.scores, m);
+    case Stage::kLogits:
+      return at(f.logits, m);
+    case Stage::kWeights:
+      return at(f.weights, m);
+    case Stage::kWeightsDropped:
+      return at(f.weights_dropped, m);
+    case Stage::kContext:
+      return at(f.context, b);
+    case Stage::kMask:
+      return MatrixD();
+  }
+  return MatrixD();
+}
+
+}  // namespace
+
+StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_t head,
+                       int64_t batch) {
+  const Shape& sh = st.shape;
+  if (batch < 0 || batch >= sh.B)
+    throw std::invalid_argument("batch " + std::to_string(batch) +
+                                " is out of range: the scenario has a batch of " +
+                                std::to_string(sh.B) + " (0.." + std::to_string(sh.B - 1) + ")");
+  if (head < 0 || head >= sh.H)
+    throw std::invalid_argument(
+        "head " + std::to_string(head) + " is out of range: the scenario has " +
+        std::to_string(sh.H) +
+        (sh.H == 1 ? " head (0)" : " heads (0.." + std::to_string(sh.H - 1) + ")"));
+  if (!StageIsPerHead(stage) && head != 0)
+    throw std::invalid_argument(std::string(StageName(stage)) + " has no heads (use head 0)");
+  if (stage == Stage::kWeightsDropped && st.weights_dropped.empty())
+    throw std::invalid_argument("weights_dropped needs dropout p > 0 (this scenario has none)");
+  if (stage == Stage::kX && st.X.empty())
+    throw std::invalid_argument("X: this scenario has no input matrix (Q, K and V are given)");
+
+  StageView v;
+  if (const MatrixStack* stack = HeadStack(st, stage))
+    v.values = st.Head(*stack, batch, head);
+  else if (const MatrixStack* qkv = ProjectedStack(st, stage))  // V: its own dh_v columns
+    v.values = stage == Stage::kV ? (*qkv)[batch].middleCols(head * sh.dh_v, sh.dh_v)
+                                  : (*qkv)[batch].middleCols(head * sh.dh, sh.dh);
+  else if (stage == Stage::kX)
+    v.values = st.X[batch];
+  else if (stage == Stage::kMask)
+    v.values = st.mask.cast<float>();
+  else
+    v.values = st.context[batch];
+  if (st.f64) v.values64 = Float64Cells(*st.f64, stage, sh, head, batch);
+  const ValueScan scan = ScanStage(stage, v.values);
+  static_cast<HeatmapContent&>(v) =
+      StageContent(st, sc, stage, head, batch, TokenLabels(st.tokens), scan);
+  if (v.hatch_masked) v.masked = (st.mask.array() == 0).cast<uint8_t>();
+  return v;
+}
+
+StageView DifferenceView(const StageView& a, const StageView& b, const std::string& name_a,
+                         const std::string& name_b) {
+  if (a.values.rows() != b.values.rows() || a.values.cols() != b.values.cols())
+    throw std::invalid_argument("cannot compare a " + std::to_string(a.values.rows()) + " x " +
+                                std::to_string(a.values.cols()) + " " + StageName(a.stage) +
+                                " with a " + std::to_string(b.values.rows()) + " x " +
+                                std::to_string(b.values.cols()) + " one");
+  StageView d = a;
+  d.values = a.values - b.values;
+  if (a.values64.size() > 0 && b.values64.size() > 0)
+    d.values64 = a.values64 - b.values64;
+  else
+    d.values64.resize(0, 0);
+  d.diverging = true;
+  if (a.masked.size() > 0 && b.masked.size() > 0) {
+    d.masked = a.masked.cwiseMax(b.masked);
+  } else if (b.masked.size() > 0) {
+    d.masked = b.masked;
+  }
+  // -inf - -inf is nan; a masked cell is drawn hatched whatever its value.
+  d.title = std::string(StageName(a.stage)) + ": " + name_a + " \u2212 " + name_b;
+  d.subtitle = name_a + " \u2212 " + name_b + ", cell by cell";
+  return d;
+}
+
+ComparedViews CompareViews(StageView a, StageView b, const std::string& name_a,
+                           const std::string& name_b) {
+  ComparedViews out;
+  out.diff = DifferenceView(a, b, name_a, name_b);
+  out.diff.help =
+      "A \u2212 B cell by cell, white where they agree; hatched where either is masked.";
+  auto retitle = [](StageView& v, const std::string& who, const char* help) {
+    v.subtitle = v.title + (v.subtitle.empty() ? "" : ", " + v.subtitle);
+    v.title = who;
+    v.help = help;
+  };
+  retitle(a, "A: " + name_a + " (current)", "A: the current state, as the heatmaps view shows it.");
+  retitle(b, "B: " + name_b,
+          "B: A with one thing changed (or the pinned snapshot), run in its own engine.");
+  out.a = std::move(a);
+  out.b = std::move(b);
+  return out;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,147 @@
+// grad.cpp: see grad.h. The backward pass written out step by step in the order
+// torch.autograd runs it for tools/torch_oracle.py's forward (masked_fill, then / sqrt(dh), then
+// * multiplier, read backwards), so each float32 rounding is PyTorch's where it can be.
+#include "attnlab/lessons/grad.h"
+
+#include "attnlab/lessons/experiments.h"
+#include "model/stage_rules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace attnlab {
+namespace {
+
+/// Refuses an index outside 0..T-1, naming what it indexes.
+void CheckIndex(const char* what, int64_t v, int64_t T) {
+  if (v < 0 || v >= T)
+    throw GradError(std::string(what) + " " + std::to_string(v) + " is outside 0.." +
+                    std::to_string(T - 1) + " (the scenario has T = " + std::to_string(T) +
+                    " tokens)");
+}
+
+/// Whether query `row` may attend to `key` (every key when the stages carry no mask).
+bool Allowed(const Stages& st, int64_t row, int64_t key) {
+  return st.mask.rows() != st.shape.T || st.mask(row, key) != 0;
+}
+
+/// Row `row` of the mask as 0/1 (all 1 when the stages carry no mask).
+std::vector<uint8_t> AllowedRow(const Stages& st, int64_t row) {
+  std::vector<uint8_t> out(static_cast<size_t>(st.shape.T));
+  for (int64_t k = 0; k < st.shape.T; ++k) out[k] = Allowed(st, row, k) ? 1 : 0;
+  return out;
+}
+
+/// grad_Q, grad_K (B x T x d_out) from grad_scores: per head h, scores_h = Q_h K_h^T, so
+/// grad_Q_h = grad_scores_h K_h and grad_K_h = grad_scores_h^T Q_h. Only row I is non-zero.
+void HeadSliceGrads(const Stages& st, Gradients& g) {
+  const Shape& sh = st.shape;
+  g.grad_Q.assign(sh.B, Matrix::Zero(sh.T, sh.d_out));
+  g.grad_K.assign(sh.B, Matrix::Zero(sh.T, sh.d_out));
+  for (int64_t b = 0; b < sh.B; ++b)
+    for (int64_t h = 0; h < sh.H; ++h) {
+      const RowVector gs = st.Head(g.grad_scores, b, h).row(g.row);
+      const auto K_h = st.K[b].middleCols(h * sh.dh, sh.dh);
+      const auto q_row = st.Q[b].row(g.row).segment(h * sh.dh, sh.dh);
+      g.grad_Q[b].row(g.row).segment(h * sh.dh, sh.dh) = gs * K_h;
+      g.grad_K[b].middleCols(h * sh.dh, sh.dh) = gs.transpose() * q_row;
+    }
+}
+
+/// grad_W_query, grad_W_key (d_in x d_out) = sum_b X_b^T grad_Q[b] (grad_K[b]); Q = X W_query.
+void ProjectionGrads(const Stages& st, Gradients& g) {
+  if (st.X.empty()) return;  // qkv input: no W
+  const Shape& sh = st.shape;
+  g.grad_W_query = Matrix::Zero(sh.d_in, sh.d_out);
+  g.grad_W_key = Matrix::Zero(sh.d_in, sh.d_out);
+  for (int64_t b = 0; b < sh.B; ++b) {
+    g.grad_W_query.noalias() += st.X[b].row(g.row).transpose() * g.grad_Q[b].row(g.row);
+    g.grad_W_key.noalias() += st.X[b].transpose() * g.grad_K[b];
+  }
+}
+
+/// ||diag(w) - w w^T||_F for w = e / sum: the sum over k, m of (delta_km w_k - w_k w_m)^2 is
+/// sum w^2 - 2 sum w^3 + (sum w^2)^2.
+double JacobianNormOf(const std::vector<double>& e, double sum) {
+  double s2 = 0.0, s3 = 0.0;
+  for (double x : e) {
+    const double p = x / sum;
+    s2 += p * p;
+    s3 += p * p * p;
+  }
+  const double v = s2 - 2.0 * s3 + s2 * s2;  // rounding may leave it just below 0
+  return std::sqrt(v < 0.0 ? 0.0 : v);         // nan stays nan
+}
+
+}  // namespace
+
+Gradients LossGradients(const Scenario& s, const Stages& st, int64_t row, int64_t key) {
+  const Shape& sh = st.shape;
+  CheckIndex("loss row", row, sh.T);
+  CheckIndex("loss key", key, sh.T);
+  if (!Allowed(st, row, key))
+    throw GradError("loss key " + std::to_string(key) + " is masked for query row " +
+                    std::to_string(row) + " (mask.kind " + Name(s.mask.kind) +
+                    "): its weight is 0 and -log 0 is infinite; pick a key the row may see");
+  Gradients g;
+  g.row = row;
+  g.key = key;
+  const float div = static_cast<float>(std::sqrt(static_cast<double>(sh.dh)));
+  const float mult = static_cast<float>(s.scaling.multiplier);
+  g.grad_logits.assign(st.weights.size(), Matrix::Zero(sh.T, sh.T));
+  g.grad_scores.assign(st.weights.size(), Matrix::Zero(sh.T, sh.T));
+  for (size_t m = 0; m < st.weights.size(); ++m) {
+    const RowVector w = st.weights[m].row(row);
+    g.loss -= std::log(static_cast<double>(w[key]));
+    const RowVector gz = rules::LossGradRow(s.normalization, w, st.logits[m].row(row),
+                                            AllowedRow(st, row).data(), key);
+    g.grad_logits[m].row(row) = gz;
+    for (int64_t k = 0; k < sh.T; ++k) {
+      float v = Allowed(st, row, k) ? gz[k] : 0.0f;  // masked_fill's backward
+      if (s.scaling.sqrt_dk) v = v / div;
+      g.grad_scores[m](row, k) = v * mult;
+    }
+  }
+  HeadSliceGrads(st, g);
+  ProjectionGrads(st, g);
+  g.jacobian_row = RowJacobian(s, st, 0, 0, row);
+  return g;
+}
+
+Matrix SoftmaxJacobian(const RowVector& w) {
+  return rules::NormalizationJacobian(Normalization::kSoftmax, w, w, nullptr);
+}
+
+Matrix RowJacobian(const Scenario& s, const Stages& st, int64_t b, int64_t h, int64_t row) {
+  CheckIndex("batch", b, st.shape.B);
+  CheckIndex("head", h, st.shape.H);
+  CheckIndex("row", row, st.shape.T);
+  const RowVector w = st.Head(st.weights, b, h).row(row);
+  return rules::NormalizationJacobian(s.normalization, w, st.Head(st.logits, b, h).row(row),
+                                      AllowedRow(st, row).data());
+}
+
+double SoftmaxJacobianNorm(const RowVector& w) {
+  std::vector<double> p(w.data(), w.data() + w.size());
+  return JacobianNormOf(p, 1.0);
+}
+
+std::vector<double> JacobianNormCurve(const RowVector& scores, const std::vector<uint8_t>& allowed,
+                                      double scale, const std::vector<double>& multipliers) {
+  std::vector<double> out;
+  out.reserve(multipliers.size());
+  for (double m : multipliers) {
+    const RowVectorD w = SoftmaxRowAt(scores, allowed, scale, m);  // PeakingCurve's softmax
+    out.push_back(JacobianNormOf(std::vector<double>(w.begin(), w.end()), 1.0));
+  }
+  return out;
+}
+
+double StackNorm(const MatrixStack& stack) {
+  double ss = 0.0;
+  for (const Matrix& m : stack) ss += m.cast<double>().squaredNorm();
+  return std::sqrt(ss);
+}
+
+}  // namespace attnlab

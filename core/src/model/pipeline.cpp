@@ -1,0 +1,610 @@
+// pipeline.cpp: the attention engine (see pipeline.h for the stages and their shapes).
+//
+// [SECTION] Run: decide which stages to recompute
+// [SECTION] input: matrix, text (nn.Embedding), randn
+// [SECTION] projections: Q, K, V
+// [SECTION] scores, logits, weights
+// [SECTION] dropout and context
+#include "attnlab/model/pipeline.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "model/stage_rules.h"
+#include "attnlab/base/parallel.h"
+#include "attnlab/model/variance.h"
+#include "attnlab/base/text.h"
+
+namespace attnlab {
+
+double WrittenAsDouble(float v) {
+  if (!std::isfinite(v)) return v;
+  const std::string text = ShortestFloat(v);
+  double d = 0.0;
+  std::from_chars(text.data(), text.data() + text.size(), d);
+  return d;
+}
+
+DrawSource::DrawSource(Generator kind)
+    : kind_(kind), torch_(DefaultSeed(Generator::kTorch)), numpy_(DefaultSeed(Generator::kNumpy)) {}
+
+void DrawSource::Seed(uint64_t seed) {
+  if (kind_ == Generator::kNumpy)
+    numpy_.Seed(seed);
+  else
+    torch_.ManualSeed(seed);
+}
+
+// NumPy's draws are float64: a float32 run rounds them, a float64 run keeps them.
+template <typename S>
+std::vector<S> DrawSource::NormalOf(int64_t n) {
+  if (kind_ != Generator::kNumpy) return torch_.NormalOf<S>(n);
+  const std::vector<double> v = numpy_.Randn(n);
+  return std::vector<S>(v.begin(), v.end());
+}
+
+template <typename S>
+void DrawSource::NormalIntoOf(S* out, int64_t n) {
+  if (kind_ != Generator::kNumpy) return torch_.NormalIntoOf(out, n);
+  const std::vector<double> v = numpy_.Randn(n);
+  std::copy(v.begin(), v.end(), out);
+}
+
+template <typename S>
+std::vector<S> DrawSource::UniformOf(int64_t n) {
+  if (kind_ != Generator::kNumpy) return torch_.UniformOf<S>(n);
+  const std::vector<double> v = numpy_.Rand(n);
+  return std::vector<S>(v.begin(), v.end());
+}
+
+template std::vector<float> DrawSource::NormalOf<float>(int64_t);
+template std::vector<double> DrawSource::NormalOf<double>(int64_t);
+template void DrawSource::NormalIntoOf<float>(float*, int64_t);
+template void DrawSource::NormalIntoOf<double>(double*, int64_t);
+template std::vector<float> DrawSource::UniformOf<float>(int64_t);
+template std::vector<double> DrawSource::UniformOf<double>(int64_t);
+
+namespace {
+
+template <typename S>
+MatrixOf<S> FromFlat(const std::vector<S>& v, int64_t offset, Eigen::Index rows,
+                     Eigen::Index cols) {
+  return Eigen::Map<const MatrixOf<S>>(v.data() + offset, rows, cols);
+}
+
+// A matrix the scenario writes (float32 in Scenario), in number type S: as it is, or the
+// double of its text (WrittenAsDouble).
+template <typename S>
+MatrixOf<S> Written(const Matrix& m) {
+  if constexpr (std::is_same_v<S, float>)
+    return m;
+  else
+    return m.unaryExpr(&WrittenAsDouble);
+}
+
+template <typename S>
+MatrixStackOf<S> Written(const MatrixStack& stack) {
+  MatrixStackOf<S> out;
+  for (const Matrix& m : stack) out.push_back(Written<S>(m));
+  return out;
+}
+
+// out = a @ b by the run's product order (Numerics::Product); a, b and out are Eigen
+// expressions (blocks, transposes) of the same number type, out sized a.rows() x b.cols().
+template <typename A, typename B, typename Out>
+void MultiplyInto(Numerics::Product order, const A& a, const B& b, Out&& out) {
+  if (order == Numerics::Product::kEigen) {
+    out.noalias() = a * b;
+    return;
+  }
+  // Reference BLAS (netlib dgemm) and NumPy's own loop: each element summed over the inner
+  // index from 0 upward, from 0, one rounding per product and per addition.
+  using S = typename std::decay_t<Out>::Scalar;
+  for (Eigen::Index i = 0; i < a.rows(); ++i)
+    for (Eigen::Index j = 0; j < b.cols(); ++j) {
+      S acc = 0;
+      for (Eigen::Index l = 0; l < a.cols(); ++l) acc = acc + a(i, l) * b(l, j);
+      out(i, j) = acc;
+    }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Run
+// ---------------------------------------------------------------------------------------------
+
+template <>
+StageTensors<float>& Engine::Tensors<float>() {
+  return stages_;
+}
+
+template <>
+StageTensors<double>& Engine::Tensors<double>() {
+  return *f64_;
+}
+
+const Stages& Engine::Run(const Scenario& s) {
+  const Shape shape = ValidateScenario(s);  // throws before anything below is touched
+  // The first stage whose settings differ from the last run; everything after it is redone.
+  int from = 0;
+  if (has_result_) {
+    from = 7;
+    if (s.dropout.p != last_.dropout.p || s.dropout.seed != last_.dropout.seed) from = 5;
+    if (s.normalization != last_.normalization) from = 4;
+    if (!SameLogitSettings(s, last_)) from = 3;
+    if (!SameProjections(s.projections, last_.projections)) from = 1;
+    if (!SameInput(s.input, last_.input)) from = 0;
+    if (s.dtype != last_.dtype) from = 0;  // the other number type's stages
+    if (from == 7 && s.title == last_.title) return stages_;
+  }
+  // Stages are overwritten in place: a full recompute of the same size reuses every buffer
+  // instead of faulting in fresh pages for each T x T matrix.
+  stages_.shape = shape;
+  const bool f64 = s.dtype == Dtype::kFloat64;
+  if (!has_result_ || s.dtype != last_.dtype) logits_tail_.reset(), weights_tail_.reset();
+  if (f64) {
+    // The double stages are shared with stages_.f64 (and with whoever copied them): a
+    // recompute writes into a copy when anyone else still holds them.
+    if (!f64_) {
+      f64_ = std::make_shared<StagesF64>();
+      logits_tail_.reset(), weights_tail_.reset();
+    } else if (f64_.use_count() > 2) {
+      f64_ = std::make_shared<StagesF64>(*f64_);
+    }
+    numerics_ = NumericsOf<double>(s.input.generator);
+    Compute<double>(s, from);
+    RoundFloat64(from);
+    stages_.f64 = f64_;
+  } else {
+    f64_.reset();
+    stages_.f64.reset();
+    numerics_ = NumericsOf<float>(s.input.generator);
+    Compute<float>(s, from);
+  }
+  last_ = s;
+  has_result_ = true;
+  return stages_;
+}
+
+template <typename S>
+void Engine::Compute(const Scenario& s, int from) {
+  if (from <= 0) ComputeInput<S>(s);
+  if (from <= 1) ComputeProjections<S>(s);
+  // Scores, logits, weights (and the context when there is no dropout) are computed together,
+  // row block by row block on all threads, while each block is in cache.
+  const bool context_fused = s.dropout.p <= 0.0;
+  if (from <= 4) ComputeHeads<S>(s, from, context_fused);
+  if (from <= 5) ComputeDropout<S>(s);
+  if (from <= 6 && !(from <= 4 && context_fused)) ComputeContext<S>();
+}
+
+namespace {
+
+template <typename S>
+void Round(const MatrixStackOf<S>& from, MatrixStack& to) {
+  to.resize(from.size());
+  for (size_t i = 0; i < from.size(); ++i) to[i] = from[i].template cast<float>();
+}
+
+}  // namespace
+
+void Engine::RoundFloat64(int from) {
+  const StagesF64& f = *f64_;
+  Stages& st = stages_;
+  if (from <= 0) Round(f.X, st.X);
+  if (from <= 1) {
+    for (int w = 0; w < 3; ++w) {
+      st.W[w] = f.W[w].cast<float>();
+      st.bias[w] = f.bias[w].cast<float>();
+    }
+    st.out_proj_W = f.out_proj_W.cast<float>();
+    st.out_proj_bias = f.out_proj_bias.cast<float>();
+    Round(f.Q, st.Q);
+    Round(f.K, st.K);
+    Round(f.V, st.V);
+  }
+  if (from <= 2) Round(f.scores, st.scores);
+  if (from <= 3) Round(f.logits, st.logits);
+  if (from <= 4) Round(f.weights, st.weights);
+  if (from <= 5) Round(f.weights_dropped, st.weights_dropped);
+  if (from <= 6) Round(f.context, st.context);
+}
+
+Stages Engine::TakeStages() {
+  Stages out = std::move(stages_);
+  *this = Engine();
+  return out;
+}
+
+Stages RunScenario(const Scenario& scenario) {
+  Engine engine;
+  engine.Run(scenario);
+  return engine.TakeStages();
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] input
+// ---------------------------------------------------------------------------------------------
+
+template <typename S>
+void Engine::ComputeInput(const Scenario& s) {
+  ++counts_.input;
+  Stages& st = stages_;
+  StageTensors<S>& t = Tensors<S>();
+  const Shape& sh = st.shape;
+  // A fresh generator: DefaultSeed until the first seed (the program pins it if it is used).
+  DrawSource gen(s.input.generator);
+  st.generator = s.input.generator;
+  MatrixStackOf<S> last_X;
+  last_X.swap(t.X);  // the last X's buffers, reused by a randn draw of the same size
+  std::vector<std::string> last_tokens;
+  last_tokens.swap(st.tokens);  // kept when they were the default labels of the same T
+  st.token_ids.clear();
+  st.vocab.clear();
+  switch (s.input.source) {
+    case InputSource::kMatrix:
+      t.X = Written<S>(s.input.values);
+      st.tokens = s.input.tokens;
+      break;
+    case InputSource::kText: {
+      st.tokens = Tokenize(s.input.text, s.input.tokenizer);
+      Vocabulary v = BuildVocabulary(st.tokens, s.input.special_tokens);
+      st.vocab = std::move(v.vocab);
+      st.token_ids = std::move(v.token_ids);
+      // torch.manual_seed(seed); nn.Embedding(V, d_in): the whole V x d_in table is drawn
+      // (normal_(0, 1); its size decides the randn path and tail), then the token ids' rows.
+      gen.Seed(s.input.seed);
+      const std::vector<S> table = gen.torch().NormalOf<S>(sh.vocab * sh.d_in);
+      MatrixOf<S> x(sh.T, sh.d_in);
+      for (int64_t t_ = 0; t_ < sh.T; ++t_)
+        x.row(t_) = FromFlat(table, st.token_ids[t_] * sh.d_in, 1, sh.d_in);
+      t.X.push_back(std::move(x));
+      break;
+    }
+    case InputSource::kRandn: {
+      gen.Seed(s.input.seed);
+      const int64_t n = sh.B * sh.T * sh.d_in;
+      if (sh.B == 1) {
+        // Drawn into the last run's X (fresh pages cost more than the draw): row-major
+        // T x d_in is the flat order.
+        t.X.swap(last_X);
+        t.X.resize(1);
+        t.X[0].resize(sh.T, sh.d_in);
+        gen.NormalIntoOf(t.X[0].data(), n);
+      } else {  // one flat draw over the batch (its tail spans the last matrix)
+        const std::vector<S> flat = gen.NormalOf<S>(n);
+        for (int64_t b = 0; b < sh.B; ++b)
+          t.X.push_back(FromFlat(flat, b * sh.T * sh.d_in, sh.T, sh.d_in));
+      }
+      break;
+    }
+    case InputSource::kQkv:
+      InputQkv<S>(s.input, gen);
+      break;
+  }
+  if (!st.tokens.empty()) {
+    default_tokens_ = -1;
+  } else if (default_tokens_ == sh.T) {
+    st.tokens.swap(last_tokens);  // "x1".."xT" again: T strings not made anew on every draw
+  } else {
+    for (int64_t i = 0; i < sh.T; ++i) st.tokens.push_back("x" + std::to_string(i + 1));
+    default_tokens_ = sh.T;
+  }
+  gen_after_input_ = gen;
+}
+
+// Q, K and V of a qkv input: given, or q = randn(B, T, d_k), k = randn(B, T, d_k),
+// v = randn(B, T, d_v) in input.order.
+template <typename S>
+void Engine::InputQkv(const InputSpec& in, DrawSource& gen) {
+  StageTensors<S>& t = Tensors<S>();
+  const Shape& sh = stages_.shape;
+  stages_.tokens = in.tokens;
+  if (in.QkvGiven()) {
+    t.Q = Written<S>(in.Q);
+    t.K = Written<S>(in.K);
+    t.V = Written<S>(in.V);
+    return;
+  }
+  gen.Seed(in.seed);
+  MatrixStackOf<S>* outs[3] = {&t.Q, &t.K, &t.V};
+  for (Projection name : in.order) {
+    MatrixStackOf<S>& out = *outs[static_cast<int>(name)];
+    const int64_t d = name == Projection::kValue ? sh.d_v : sh.d_out;
+    const std::vector<S> flat = gen.NormalOf<S>(sh.B * sh.T * d);
+    out.clear();
+    for (int64_t b = 0; b < sh.B; ++b) out.push_back(FromFlat(flat, b * sh.T * d, sh.T, d));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] projections
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// One draw of ProjectionDraws: a d_in x cols tensor from `init` into columns [first_col,
+// first_col + cols) of W (and, for nn.Linear with bias, of `bias`; both already d_out wide).
+template <typename S>
+void DrawInto(ProjectionInit init, const WeightDraw& d, int64_t d_in, bool with_bias,
+              DrawSource& gen, MatrixOf<S>& W, RowVectorOf<S>& bias) {
+  auto cols = W.middleCols(d.first_col, d.cols);
+  switch (init) {
+    case ProjectionInit::kTorchRand:  // nn.Parameter(torch.rand(d_in, cols))
+      cols = FromFlat(gen.UniformOf<S>(d_in * d.cols), 0, d_in, d.cols);
+      break;
+    case ProjectionInit::kRandn:  // torch.randn(d_in, cols)
+      cols = FromFlat(gen.NormalOf<S>(d_in * d.cols), 0, d_in, d.cols);
+      break;
+    case ProjectionInit::kLinear: {  // nn.Linear(d_in, cols, bias): W = weight.T
+      const LinearInitOf<S> lin = gen.torch().LinearOf<S>(d_in, d.cols, with_bias);
+      cols = FromFlat(lin.weight, 0, d.cols, d_in).transpose();
+      if (with_bias)
+        bias.segment(d.first_col, d.cols) =
+            Eigen::Map<const RowVectorOf<S>>(lin.bias.data(), d.cols);
+      break;
+    }
+    default:
+      break;  // identity and matrix draw nothing
+  }
+}
+
+}  // namespace
+
+template <typename S>
+void Engine::ComputeProjections(const Scenario& s) {
+  ++counts_.projections;
+  StageTensors<S>& st = Tensors<S>();
+  const Shape& sh = stages_.shape;
+  const ProjectionSpec& p = s.projections;
+  DrawSource gen = gen_after_input_;
+  const bool draws = ProjectionInitDraws(p.init);
+  if (draws && p.seed) gen.Seed(*p.seed);
+  for (auto& b : st.bias) b.resize(0);
+  st.out_proj_W.resize(0, 0);
+  st.out_proj_bias.resize(0);
+  const bool qkv = s.input.source == InputSource::kQkv;  // Q, K, V come from the input
+  for (int w = 0; w < 3 && !qkv; ++w) {
+    if (p.init == ProjectionInit::kIdentity) st.W[w] = MatrixOf<S>::Identity(sh.d_in, sh.d_in);
+    if (p.init == ProjectionInit::kMatrix) st.W[w] = Written<S>(p.W[w]);
+    if (!draws) continue;
+    st.W[w].resize(sh.d_in, sh.d_out);
+    if (p.bias && p.init == ProjectionInit::kLinear) st.bias[w].resize(sh.d_out);
+  }
+  for (MatrixOf<S>& w : st.W)
+    if (qkv) w.resize(0, 0);
+  // The draws in the generator's order: whole matrices, or head by head (per_head).
+  if (!qkv)
+    for (const WeightDraw& d : ProjectionDraws(p, sh)) {
+      const int w = static_cast<int>(d.name);
+      DrawInto<S>(p.init, d, sh.d_in, st.bias[w].size() > 0, gen, st.W[w], st.bias[w]);
+    }
+  if (p.out_proj) {  // nn.Linear(d_out, d_out, bias=True), drawn after the three projections
+    const LinearInitOf<S> lin = gen.torch().LinearOf<S>(sh.d_out, sh.d_out, true);
+    st.out_proj_W = FromFlat(lin.weight, 0, sh.d_out, sh.d_out).transpose();
+    st.out_proj_bias = Eigen::Map<const RowVectorOf<S>>(lin.bias.data(), sh.d_out);
+  }
+  gen_after_projections_ = gen;
+  if (!qkv) Project<S>(p.init == ProjectionInit::kIdentity);
+  // K.var() as the scenario's library computes it (variance.h): torch's unbiased float32 value
+  // (inf above FLT_MAX), or NumPy's ddof = 0; the generated program's var_K = K.var().
+  if constexpr (std::is_same_v<S, float>)
+    stages_.var_K = StackVariance(st.K, VarianceKindOf(s.input.generator));
+  else
+    stages_.var_K = StackVarianceF64(st.K, VarianceKindOf(s.input.generator));
+}
+
+template <typename S>
+void Engine::Project(bool identity) {
+  StageTensors<S>& st = Tensors<S>();
+  const Shape& sh = stages_.shape;
+  MatrixStackOf<S>* outs[3] = {&st.Q, &st.K, &st.V};
+  if (identity) {  // Q, K, V = X, X, X: the program multiplies by nothing
+    for (MatrixStackOf<S>* out : outs) *out = st.X;
+    return;
+  }
+  // Q = X @ W_query (+ b_query), and so on: the product first, then the bias, as
+  // torch_scenario.py computes them (two roundings, not one addmm). Row blocks on all threads.
+  for (MatrixStackOf<S>* out : outs) {
+    out->resize(sh.B);
+    for (MatrixOf<S>& y : *out) y.resize(sh.T, sh.d_out);
+  }
+  // Parts of at least 256 rows: Eigen's set-up of a 64-row product costs about as much as
+  // the product. The parts depend on T only, so no thread count changes a sum.
+  const int64_t rows = std::max<int64_t>(RowBlock(sh.T), 256);
+  const int64_t blocks = (sh.T + rows - 1) / rows;
+  ParallelFor(3 * sh.B * blocks, [&](int64_t task) {
+    const int w = static_cast<int>(task / (sh.B * blocks));
+    const int64_t b = task / blocks % sh.B, r0 = task % blocks * rows;
+    const int64_t rb = std::min(rows, sh.T - r0);
+    auto y = (*outs[w])[b].middleRows(r0, rb);
+    MultiplyInto(numerics_.product, st.X[b].middleRows(r0, rb), st.W[w], y);
+    if (st.bias[w].size() > 0) y.rowwise() += st.bias[w];
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] scores, logits, weights
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// The matrices of a per-head stage cut into row blocks (RowBlock(T) rows, the last one
+// shorter): task i is block i % blocks of matrix i / blocks, the last block first, as the
+// causal mask makes the last rows the longest.
+struct RowBlocks {
+  int64_t T, rows, blocks;
+  explicit RowBlocks(int64_t t) : T(t), rows(RowBlock(t)), blocks((t + rows - 1) / rows) {}
+  size_t Matrix(int64_t task) const { return static_cast<size_t>(task / blocks); }
+  int64_t Block(int64_t task) const { return blocks - 1 - task % blocks; }
+  int64_t First(int64_t task) const { return Block(task) * rows; }
+  int64_t Count(int64_t task) const { return std::min(rows, T - First(task)); }
+};
+
+}  // namespace
+
+void Engine::BuildMask(const Scenario& s) {
+  Stages& st = stages_;
+  const int64_t T = st.shape.T;
+  // The mask only changes with its kind (or T); a temperature drag must not rebuild it.
+  if (st.mask.rows() == T && mask_kind_ == s.mask.kind && s.mask.kind != MaskKind::kCustom)
+    return;
+  if (s.mask.kind == MaskKind::kCustom) {
+    st.mask = s.mask.allowed;
+  } else {
+    st.mask.resize(T, T);
+    for (int64_t i = 0; i < T; ++i) {
+      const int64_t len = rules::ActiveLength(s.mask.kind, i, T);
+      std::memset(st.mask.data() + i * T, 1, len);
+      std::memset(st.mask.data() + i * T + len, 0, T - len);
+    }
+  }
+  mask_kind_ = s.mask.kind;
+}
+
+template <typename S>
+void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
+  StageTensors<S>& st = Tensors<S>();
+  const Shape& sh = stages_.shape;
+  const int64_t T = sh.T;
+  const size_t count = static_cast<size_t>(sh.B * sh.H);
+  const MaskKind kind = s.mask.kind;
+  const TailKey key{kind, T, count};
+  const bool do_scores = from <= 2, do_logits = from <= 3;
+  auto sized = [&](MatrixStackOf<S>& stack) {
+    stack.resize(count);
+    for (MatrixOf<S>& m : stack) m.resize(T, T);
+  };
+  if (do_scores) ++counts_.scores, sized(st.scores);
+  if (do_logits) ++counts_.logits, sized(st.logits), BuildMask(s);
+  ++counts_.weights;
+  sized(st.weights);
+  if (with_context) PrepareContext<S>();
+  const S div = static_cast<S>(std::sqrt(static_cast<double>(sh.dh)));
+  const rules::LogitScaling<S> scaling{static_cast<S>(s.scaling.multiplier), div, s.scaling.sqrt_dk};
+  const bool logit_tails = logits_tail_ != key, weight_tails = weights_tail_ != key;
+  const RowBlocks blocks(T);
+  const MaskMatrix& mask = stages_.mask;
+  block_zero_tail_.assign(count * blocks.blocks, 0);
+  ParallelFor(static_cast<int64_t>(count) * blocks.blocks, [&](int64_t task) {
+    const size_t m = blocks.Matrix(task);
+    const int64_t r0 = blocks.First(task), rb = blocks.Count(task);
+    const int64_t b = static_cast<int64_t>(m) / sh.H, h = static_cast<int64_t>(m) % sh.H;
+    if (do_scores)  // scores = q @ k.transpose(-2, -1) for head h's columns
+      MultiplyInto(numerics_.product, st.Q[b].block(r0, h * sh.dh, rb, sh.dh),
+                   st.K[b].middleCols(h * sh.dh, sh.dh).transpose(),
+                   st.scores[m].middleRows(r0, rb));
+    if (do_logits) rules::LogitRows(st.scores[m], mask, kind, scaling, r0, rb, logit_tails, st.logits[m]);
+    block_zero_tail_[m * blocks.blocks + blocks.Block(task)] =
+        rules::WeightRows(s.normalization, numerics_, st.logits[m], mask, kind, r0, rb, weight_tails,
+                   st.weights[m]);
+    if (with_context) ContextRows<S>(st.weights, m, r0, rb, blocks.Block(task));
+  });
+  if (do_logits) logits_tail_ = key;
+  const bool zero_tails = std::all_of(block_zero_tail_.begin(), block_zero_tail_.end(),
+                                      [](uint8_t z) { return z != 0; });
+  weights_tail_ = zero_tails ? std::optional<TailKey>(key) : std::nullopt;
+  if (with_context) ApplyOutProj<S>();
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] dropout and context
+// ---------------------------------------------------------------------------------------------
+
+template <typename S>
+void Engine::ComputeDropout(const Scenario& s) {
+  ++counts_.dropout;
+  StageTensors<S>& st = Tensors<S>();
+  if (s.dropout.p <= 0.0) {
+    st.weights_dropped.clear();
+    return;
+  }
+  DrawSource gen = gen_after_projections_;
+  if (s.dropout.seed) gen.Seed(*s.dropout.seed);
+  st.weights_dropped.resize(st.weights.size());
+  for (size_t m = 0; m < st.weights.size(); ++m) st.weights_dropped[m] = st.weights[m];
+  // One mask over the B x H x T x T tensor in flat order (matrix after matrix, row-major), or
+  // head by head for per_head modules (DropoutDrawOrder). The generator is sequential, so this
+  // stays on one thread.
+  for (int64_t m : DropoutDrawOrder(s.projections, stages_.shape)) {
+    MatrixOf<S>& w = st.weights_dropped[static_cast<size_t>(m)];
+    gen.torch().DropoutOf(w.data(), w.size(), s.dropout.p);
+  }
+}
+
+template <typename S>
+void Engine::PrepareContext() {
+  ++counts_.context;
+  StageTensors<S>& st = Tensors<S>();
+  const Shape& sh = stages_.shape;
+  st.context.resize(sh.B);
+  for (MatrixOf<S>& ctx : st.context) ctx.resize(sh.T, sh.d_v);
+  // 0 * inf is nan in PyTorch's full product: V must be finite for the causal skip to be exact.
+  v_finite_.resize(sh.B * sh.H);
+  for (int64_t b = 0; b < sh.B; ++b)
+    for (int64_t h = 0; h < sh.H; ++h)
+      v_finite_[b * sh.H + h] = st.V[b].middleCols(h * sh.dh_v, sh.dh_v).allFinite();
+}
+
+template <typename S>
+void Engine::ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int64_t rb,
+                         int64_t block) {
+  StageTensors<S>& st = Tensors<S>();
+  const Shape& sh = stages_.shape;
+  const int64_t b = static_cast<int64_t>(m) / sh.H, h = static_cast<int64_t>(m) % sh.H;
+  const MatrixOf<S>& w = used[m];
+  const auto v = st.V[b].middleCols(h * sh.dh_v, sh.dh_v);
+  auto out = st.context[b].block(r0, h * sh.dh_v, rb, sh.dh_v);
+  // Under a causal mask the weights beyond each row's diagonal are exactly +0 when its
+  // normaliser is finite and positive (exp(-inf) = 0): rows [r0, r0 + rb) then meet only keys
+  // [0, r0 + rb), and the product skips the zero block above the diagonal (exact in either
+  // product order: the skipped terms are +0 or -0, and no partial sum is -0).
+  const RowBlocks blocks(sh.T);
+  const bool lower = mask_kind_ == MaskKind::kCausal && v_finite_[m] &&
+                     block_zero_tail_[m * blocks.blocks + block];
+  if (lower)
+    MultiplyInto(numerics_.product, w.block(r0, 0, rb, r0 + rb), v.topRows(r0 + rb), out);
+  else
+    MultiplyInto(numerics_.product, w.middleRows(r0, rb), v, out);
+}
+
+template <typename S>
+void Engine::ApplyOutProj() {
+  StageTensors<S>& st = Tensors<S>();
+  const Shape& sh = stages_.shape;
+  if (st.out_proj_W.size() == 0) return;
+  // out_proj(context) = context @ W + bias (nn.Linear: Eigen's product in either dtype), row
+  // block by row block (rows are independent).
+  const int64_t rows = RowBlock(sh.T), blocks = (sh.T + rows - 1) / rows;
+  ParallelFor(sh.B * blocks, [&](int64_t task) {
+    const int64_t b = task / blocks, r0 = task % blocks * rows;
+    auto ctx = st.context[b].middleRows(r0, std::min(rows, sh.T - r0));
+    MatrixOf<S> y = ctx * st.out_proj_W;
+    y.rowwise() += st.out_proj_bias;
+    ctx = y;
+  });
+}
+
+template <typename S>
+void Engine::ComputeContext() {
+  StageTensors<S>& st = Tensors<S>();
+  const MatrixStackOf<S>& used = st.weights_dropped.empty() ? st.weights : st.weights_dropped;
+  PrepareContext<S>();
+  const RowBlocks blocks(stages_.shape.T);
+  ParallelFor(static_cast<int64_t>(used.size()) * blocks.blocks, [&](int64_t task) {
+    ContextRows<S>(used, blocks.Matrix(task), blocks.First(task), blocks.Count(task),
+                   blocks.Block(task));
+  });
+  ApplyOutProj<S>();
+}
+
+template void Engine::Compute<float>(const Scenario&, int);
+template void Engine::Compute<double>(const Scenario&, int);
+
+}  // namespace attnlab

@@ -1,0 +1,1165 @@
+// scenario.cpp: reading, validating and writing attention-lab/scenario@1 (see scenario.h).
+//
+// [SECTION] errors
+// [SECTION] JSON field readers (each error names the dotted field path)
+// [SECTION] ParseScenario
+// [SECTION] ValidateScenario and the memory estimate
+// [SECTION] WriteScenario
+// [SECTION] comparisons
+#include "attnlab/model/scenario.h"
+
+#include "attnlab/base/file_io.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "attnlab/random/numpy_rng.h"
+#include "attnlab/random/rng.h"
+#include "attnlab/base/text.h"
+#include "base/json_matrix.h"
+
+namespace attnlab {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] errors
+// ---------------------------------------------------------------------------------------------
+
+ScenarioError::ScenarioError(std::string field, const std::string& message)
+    // The field's keys and the message's quotes come from the file: one line, whatever they hold.
+    : std::runtime_error(field.empty() ? MessageText(message, std::string_view::npos)
+                                       : MessageText(field, 2 * kMessageQuoteChars) + ": " +
+                                             MessageText(message, std::string_view::npos)),
+      field_(std::move(field)) {}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] JSON field readers
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+const char* TypeName(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::number_float:
+      return "a non-integer number";
+    default:
+      return "a number";
+  }
+}
+
+[[noreturn]] void Fail(const std::string& field, const std::string& message) {
+  throw ScenarioError(field, message);
+}
+
+std::string Join(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+std::string Index(const std::string& path, size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+// Refuses any key of `obj` not in `allowed`.
+void CheckKeys(const json& obj, const std::string& path,
+               std::initializer_list<const char*> allowed) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || it.key() == a;
+    if (!ok) {
+      std::string list;
+      for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + a;
+      Fail(Join(path, it.key()), "unknown field (expected one of: " + list + ")");
+    }
+  }
+}
+
+const json& Require(const json& obj, const std::string& path, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end()) Fail(Join(path, key), "missing required field");
+  return *it;
+}
+
+const json& Object(const json& j, const std::string& path) {
+  if (!j.is_object()) Fail(path, std::string("must be an object, not ") + TypeName(j));
+  return j;
+}
+
+std::string String(const json& j, const std::string& path) {
+  if (!j.is_string()) Fail(path, std::string("must be a string, not ") + TypeName(j));
+  return j.get<std::string>();
+}
+
+bool Bool(const json& j, const std::string& path) {
+  if (!j.is_boolean()) Fail(path, std::string("must be true or false, not ") + TypeName(j));
+  return j.get<bool>();
+}
+
+double Number(const json& j, const std::string& path) {
+  if (!j.is_number()) Fail(path, std::string("must be a number, not ") + TypeName(j));
+  const double v = j.get<double>();
+  if (!std::isfinite(v)) Fail(path, "must be a finite number");
+  return v;
+}
+
+// nlohmann's DOM built through its SAX interface, to know where the parser is: the path of the
+// value being read ("input.values[0][1]") for the error nlohmann reports without a position
+// (a number too large for a double: 1e400, out_of_range.406), and the text of each integer
+// literal beyond int64 / uint64, which nlohmann can only give as a double (2^64 would read as
+// 1.8446744073709552e+19, and -9223372036854775809 would round to -2^63).
+class DomBuilder : public nlohmann::json_sax<json> {
+ public:
+  explicit DomBuilder(json& root) : root_(root) {}
+
+  bool null() override { return Put(nullptr); }
+  bool boolean(bool v) override { return Put(v); }
+  bool number_integer(number_integer_t v) override { return Put(v); }
+  bool number_unsigned(number_unsigned_t v) override { return Put(v); }
+  bool number_float(number_float_t v, const string_t& text) override {
+    if (text.find_first_of(".eE") == std::string::npos) big_integers_[Path()] = text;
+    return Put(v);
+  }
+  bool string(string_t& v) override { return Put(std::move(v)); }
+  bool binary(binary_t& v) override { return Put(std::move(v)); }
+  bool start_object(std::size_t) override { return Open(json::object()); }
+  bool start_array(std::size_t) override { return Open(json::array()); }
+  bool key(string_t& k) override {
+    levels_.back().key = k;
+    return true;
+  }
+  bool end_object() override { return Close(); }
+  bool end_array() override { return Close(); }
+  bool parse_error(std::size_t, const std::string&, const json::exception& e) override {
+    error_path_ = Path();
+    error_ = e.what();
+    if (const auto* pe = dynamic_cast<const json::parse_error*>(&e)) syntax_byte_ = pe->byte;
+    return false;
+  }
+
+  /// The path of the value being read, "(scenario)" at the top.
+  std::string Path() const {
+    std::string path;
+    for (size_t i = 0; i < levels_.size(); ++i) {
+      const json& node = *levels_[i].node;
+      // An outer array already holds the container being read; the innermost gets a new value.
+      const size_t at = node.size() - (i + 1 < levels_.size() ? 1 : 0);
+      path = node.is_array() ? Index(path, at) : Join(path, levels_[i].key);
+    }
+    return path.empty() ? "(scenario)" : path;
+  }
+
+  std::map<std::string, std::string> big_integers_;  // path -> literal text
+  std::string error_path_, error_;
+  std::optional<size_t> syntax_byte_;
+
+ private:
+  struct Level {
+    json* node;
+    std::string key;  // objects: the key of the value being read
+  };
+  // Adds v where the parser is; returns the new node.
+  json* Add(json&& v) {
+    if (levels_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Level& l = levels_.back();
+    if (l.node->is_array()) {
+      l.node->push_back(std::move(v));
+      return &l.node->back();
+    }
+    json& slot = (*l.node)[l.key];
+    slot = std::move(v);
+    return &slot;
+  }
+  bool Put(json&& v) {
+    Add(std::move(v));
+    return true;
+  }
+  bool Open(json&& container) {
+    json* node = Add(std::move(container));
+    levels_.push_back({node, ""});
+    return true;
+  }
+  bool Close() {
+    levels_.pop_back();
+    return true;
+  }
+
+  json& root_;
+  std::vector<Level> levels_;
+};
+
+// The integer literals beyond int64 / uint64 of the scenario being parsed (DomBuilder), by
+// path: Seed and Integer quote them as written.
+thread_local const std::map<std::string, std::string>* t_big_integers = nullptr;
+
+const std::string* BigIntegerText(const std::string& path) {
+  if (!t_big_integers) return nullptr;
+  auto it = t_big_integers->find(path);
+  return it == t_big_integers->end() ? nullptr : &it->second;
+}
+
+// A whole double as people write it: 18446744073709551616, not 1.8446744073709552e+19 (up to
+// 1e21, where the exponent form is the shorter one).
+std::string WholeText(double v) {
+  if (std::fabs(v) >= 1e21) return json(v).dump();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+// An integer in [lo, hi]. JSON has one number type: 2.0 is accepted as 2, as Python's int()
+// would; 2.5 is not. Integers beyond uint64 arrive from nlohmann as doubles.
+int64_t Integer(const json& j, const std::string& path, int64_t lo, int64_t hi) {
+  if (!j.is_number()) Fail(path, std::string("must be a whole number, not ") + TypeName(j));
+  const std::string range =
+      "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got ";
+  if (const std::string* text = BigIntegerText(path)) Fail(path, range + *text);
+  if (j.is_number_float()) {
+    const double v = j.get<double>();
+    if (v != std::floor(v)) Fail(path, "must be a whole number, not " + json(v).dump());
+    if (v < static_cast<double>(lo) || v > static_cast<double>(hi))
+      Fail(path, range + WholeText(v));
+    return static_cast<int64_t>(v);
+  }
+  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(hi))
+    Fail(path, range + j.dump());
+  const int64_t v = j.get<int64_t>();
+  if (v < lo || v > hi) Fail(path, range + std::to_string(v));
+  return v;
+}
+
+// A torch.manual_seed value: any integer in [-2^63, 2^64); negatives wrap as in PyTorch
+// (manual_seed(-1) is seed 2^64 - 1). A whole double such as 2.0 or 1e3 counts, as int() would.
+uint64_t Seed(const json& j, const std::string& path) {
+  const std::string range = "must be an integer in [-2^63, 2^64) (a torch.manual_seed value)";
+  if (j.is_number_unsigned()) return j.get<uint64_t>();
+  if (j.is_number_integer()) return static_cast<uint64_t>(j.get<int64_t>());
+  if (!j.is_number()) Fail(path, range + ", not " + TypeName(j));
+  if (const std::string* text = BigIntegerText(path)) Fail(path, range + ", got " + *text);
+  const double v = j.get<double>();
+  constexpr double kTwo63 = 9223372036854775808.0, kTwo64 = 18446744073709551616.0;
+  if (v != std::floor(v)) Fail(path, range + ", got " + json(v).dump());
+  if (v < -kTwo63 || v >= kTwo64) Fail(path, range + ", got " + WholeText(v));
+  return v < 0 ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
+}
+
+std::optional<uint64_t> OptionalSeed(const json& obj, const std::string& path) {
+  auto it = obj.find("seed");
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  return Seed(*it, Join(path, "seed"));
+}
+
+// One of the enum's spellings (its list in scenario.h or tokenizer.h).
+template <NamedEnum Enum>
+Enum Choice(const json& j, const std::string& path) {
+  const std::string s = String(j, path);
+  if (const std::optional<Enum> e = ParseName<Enum>(s)) return *e;
+  Fail(path, "unknown value \"" + MessageText(s) + "\" (expected one of: " + NameList<Enum>() +
+                 ")");
+}
+
+std::vector<std::string> StringList(const json& j, const std::string& path) {
+  if (!j.is_array()) Fail(path, std::string("must be an array of strings, not ") + TypeName(j));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < j.size(); ++i) out.push_back(String(j[i], Index(path, i)));
+  return out;
+}
+
+// A float32 that is finite after rounding to float, as torch.tensor(..., dtype=float32) rounds
+// it (1e39 is a finite double but inf in float; 3.4028235e+38, the shortest text of FLT_MAX, is
+// a little above FLT_MAX and rounds to it).
+float FiniteFloat(const json& j, const std::string& path) {
+  const double v = Number(j, path);
+  const float f = static_cast<float>(v);
+  if (!std::isfinite(f)) Fail(path, "is " + j.dump() + ", which is not finite in float32");
+  return f;
+}
+
+// A rows x cols array of numbers; ragged rows, non-numbers and non-finite values are refused.
+Matrix NumberMatrix(const json& j, const std::string& path) {
+  if (!j.is_array() || j.empty()) Fail(path, "must be a non-empty array of rows of numbers");
+  const size_t rows = j.size();
+  if (!j[0].is_array() || j[0].empty())
+    Fail(Index(path, 0), "must be a non-empty array of numbers (a row)");
+  const size_t cols = j[0].size();
+  if (static_cast<double>(rows) * static_cast<double>(cols) * 4 > kMaxStageBytes)
+    Fail(path, "is larger than the 2 GiB limit of a scenario");
+  Matrix m(rows, cols);
+  for (size_t r = 0; r < rows; ++r) {
+    const json& row = j[r];
+    if (!row.is_array())
+      Fail(Index(path, r), std::string("must be a row (an array), not ") + TypeName(row));
+    if (row.size() != cols)
+      Fail(Index(path, r), "has " + std::to_string(row.size()) + " entries but row 0 has " +
+                               std::to_string(cols) + " (ragged rows)");
+    for (size_t c = 0; c < cols; ++c) m(r, c) = FiniteFloat(row[c], Index(Index(path, r), c));
+  }
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] ParseScenario
+// ---------------------------------------------------------------------------------------------
+
+// B matrices of the same rows x cols: a T x d array (B = 1) or a B x T x d array.
+MatrixStack NumberStack(const json& v, const std::string& path, const char* shape) {
+  MatrixStack out;
+  if (v.is_array() && !v.empty() && v[0].is_array() && !v[0].empty() && v[0][0].is_array()) {
+    for (size_t b = 0; b < v.size(); ++b) {
+      out.push_back(NumberMatrix(v[b], Index(path, b)));
+      if (out.back().rows() != out[0].rows() || out.back().cols() != out[0].cols())
+        Fail(Index(path, b), std::string("batch entries must all have the same ") + shape +
+                                 " shape");
+    }
+  } else {
+    out.push_back(NumberMatrix(v, path));
+  }
+  return out;
+}
+
+// "order": a permutation of "query", "key", "value".
+std::array<Projection, 3> DrawOrder(const json& o, const std::string& path) {
+  if (!o.is_array() || o.size() != 3)
+    Fail(path, "must list \"query\", \"key\" and \"value\" once each");
+  std::array<Projection, 3> order{};
+  std::set<Projection> seen;
+  for (size_t i = 0; i < 3; ++i) {
+    order[i] = Choice<Projection>(o[i], Index(path, i));
+    if (!seen.insert(order[i]).second)
+      Fail(Index(path, i), std::string("\"") + Name(order[i]) +
+                               "\" appears twice; list query, key, value once each");
+  }
+  return order;
+}
+
+int64_t Size(const json& j, const std::string& path) {
+  return Integer(j, path, 1, int64_t{1} << 40);
+}
+
+void ParseQkvInput(const json& j, InputSpec& in) {
+  const std::string path = "input";
+  CheckKeys(j, path,
+            {"source", "generator", "seed", "batch", "length", "d_k", "d_v", "order", "heads",
+             "Q", "K", "V", "tokens"});
+  if (j.contains("Q") || j.contains("K") || j.contains("V")) {
+    // "generator" stays: it picks the program's library (NumPy or PyTorch) and its prints.
+    for (const char* drawn : {"seed", "batch", "length", "d_k", "d_v", "order"})
+      if (j.contains(drawn))
+        Fail(Join(path, drawn), "is only read when Q, K and V are drawn, not given as matrices");
+    in.Q = NumberStack(Require(j, path, "Q"), "input.Q", "T x d_k");
+    in.K = NumberStack(Require(j, path, "K"), "input.K", "T x d_k");
+    in.V = NumberStack(Require(j, path, "V"), "input.V", "T x d_v");
+    in.batch = static_cast<int64_t>(in.Q.size());
+    in.length = in.Q[0].rows();
+    in.d_k = in.Q[0].cols();
+    in.d_v = in.V[0].cols();
+    if (j.contains("tokens")) in.tokens = StringList(j["tokens"], "input.tokens");
+    return;
+  }
+  if (j.contains("batch")) in.batch = Size(j["batch"], "input.batch");
+  in.length = Size(Require(j, path, "length"), "input.length");
+  in.d_k = Size(Require(j, path, "d_k"), "input.d_k");
+  in.d_v = j.contains("d_v") ? Size(j["d_v"], "input.d_v") : in.d_k;
+  in.seed = Seed(Require(j, path, "seed"), "input.seed");
+  if (j.contains("order")) in.order = DrawOrder(j["order"], "input.order");
+  if (j.contains("tokens")) in.tokens = StringList(j["tokens"], "input.tokens");
+}
+
+InputSpec ParseInput(const json& j) {
+  const std::string path = "input";
+  Object(j, path);
+  InputSpec in;
+  in.source = Choice<InputSource>(Require(j, path, "source"), "input.source");
+  if (j.contains("generator"))
+    in.generator = Choice<Generator>(j["generator"], "input.generator");
+  switch (in.source) {
+    case InputSource::kMatrix: {
+      CheckKeys(j, path, {"source", "generator", "values", "tokens"});
+      in.values = NumberStack(Require(j, path, "values"), "input.values", "T x d_in");
+      in.batch = static_cast<int64_t>(in.values.size());
+      in.d_in = in.values[0].cols();
+      if (j.contains("tokens")) in.tokens = StringList(j["tokens"], "input.tokens");
+      break;
+    }
+    case InputSource::kText: {
+      CheckKeys(j, path,
+                {"source", "generator", "text", "tokenizer", "d_in", "seed", "special_tokens"});
+      in.text = String(Require(j, path, "text"), "input.text");
+      if (j.contains("tokenizer"))
+        in.tokenizer = Choice<TokenizerKind>(j["tokenizer"], "input.tokenizer");
+      in.d_in = Size(Require(j, path, "d_in"), "input.d_in");
+      in.seed = Seed(Require(j, path, "seed"), "input.seed");
+      if (j.contains("special_tokens"))
+        in.special_tokens = StringList(j["special_tokens"], "input.special_tokens");
+      break;
+    }
+    case InputSource::kRandn: {
+      CheckKeys(j, path, {"source", "generator", "batch", "length", "d_in", "seed"});
+      if (j.contains("batch")) in.batch = Size(j["batch"], "input.batch");
+      in.length = Size(Require(j, path, "length"), "input.length");
+      in.d_in = Size(Require(j, path, "d_in"), "input.d_in");
+      in.seed = Seed(Require(j, path, "seed"), "input.seed");
+      break;
+    }
+    case InputSource::kQkv:
+      ParseQkvInput(j, in);
+      break;
+  }
+  return in;
+}
+
+ProjectionSpec ParseProjections(const json& j) {
+  const std::string path = "projections";
+  Object(j, path);
+  CheckKeys(j, path,
+            {"init", "d_out", "seed", "order", "bias", "heads", "out_proj", "per_head", "W_query",
+             "W_key", "W_value"});
+  ProjectionSpec p;
+  p.init = Choice<ProjectionInit>(Require(j, path, "init"), "projections.init");
+  const bool needs_d_out = ProjectionInitDraws(p.init);
+  if (j.contains("d_out")) {
+    p.d_out = Integer(j["d_out"], "projections.d_out", 1, int64_t{1} << 40);
+  } else if (needs_d_out) {
+    Fail("projections.d_out",
+         std::string("missing required field (init \"") + Name(p.init) + "\")");
+  }
+  p.seed = OptionalSeed(j, path);
+  if (j.contains("order")) p.order = DrawOrder(j["order"], "projections.order");
+  if (j.contains("bias")) p.bias = Bool(j["bias"], "projections.bias");
+  if (j.contains("heads")) p.heads = Integer(j["heads"], "projections.heads", 1, int64_t{1} << 40);
+  if (j.contains("out_proj")) p.out_proj = Bool(j["out_proj"], "projections.out_proj");
+  if (j.contains("per_head")) p.per_head = Bool(j["per_head"], "projections.per_head");
+  for (Projection w : {Projection::kQuery, Projection::kKey, Projection::kValue}) {
+    const std::string key = std::string("W_") + Name(w);
+    if (p.init == ProjectionInit::kMatrix) {
+      p.W[static_cast<int>(w)] = NumberMatrix(Require(j, path, key.c_str()), Join(path, key));
+    } else if (j.contains(key)) {
+      Fail(Join(path, key),
+           std::string("is only read when init is \"matrix\", not \"") + Name(p.init) + "\"");
+    }
+  }
+  if (p.init == ProjectionInit::kMatrix && !j.contains("d_out")) p.d_out = p.W[0].cols();
+  return p;
+}
+
+}  // namespace
+
+namespace {
+
+json ParseJson(const std::string& json_text, DomBuilder& sax, json& root) {
+  CheckJsonLimits(json_text);  // before any structure is built: deep nesting would recurse
+  if (json::sax_parse(json_text, &sax)) return root;
+  if (sax.syntax_byte_) {
+    // Line and column of the byte where parsing stopped (1-based, as editors count).
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i + 1 < *sax.syntax_byte_ && i < json_text.size(); ++i) {
+      if (json_text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    std::string detail = sax.error_;
+    const size_t colon = detail.find(": ", detail.find("parse error"));
+    if (colon != std::string::npos) detail = detail.substr(colon + 2);
+    throw ScenarioError("", "JSON syntax error at line " + std::to_string(line) + ", column " +
+                                std::to_string(col) + ": " + detail);
+  }
+  // "[json.exception.out_of_range.406] number overflow parsing '1e400'"
+  const std::string& what = sax.error_;
+  const size_t open = what.find('\''), close = what.rfind('\'');
+  if (open == std::string::npos || open == close) Fail(sax.error_path_, what);
+  Fail(sax.error_path_, "number " + what.substr(open + 1, close - open - 1) + " is out of range");
+}
+
+}  // namespace
+
+void CheckJsonLimits(std::string_view text) {
+  if (text.size() > kMaxScenarioFileBytes)
+    throw ScenarioError("", "JSON text of " + std::to_string(text.size()) +
+                                " bytes, more than the limit of " +
+                                std::to_string(kMaxScenarioFileBytes) + " (" +
+                                std::to_string(kMaxScenarioFileBytes >> 20) + " MiB)");
+  int depth = 0;
+  bool in_string = false;
+  size_t line = 1, line_start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if (in_string) {
+      if (c == '\\')
+        ++i;  // an escaped quote or backslash does not end the string
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw ScenarioError("", "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                    " levels at line " + std::to_string(line) + ", column " +
+                                    std::to_string(i - line_start + 1));
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+std::string ReadScenarioFile(const std::string& path) {
+  return ReadFile(path, kMaxScenarioFileBytes, "a scenario or figure file");
+}
+
+Scenario ParseScenario(const std::string& json_text) {
+  json root;
+  DomBuilder sax(root);
+  const json j = ParseJson(json_text, sax, root);
+  struct Scope {  // the readers below look big integer literals up while this parse runs
+    explicit Scope(const std::map<std::string, std::string>* m) { t_big_integers = m; }
+    ~Scope() { t_big_integers = nullptr; }
+  } scope(&sax.big_integers_);
+  Object(j, "(scenario)");
+  CheckKeys(
+      j, "",
+      {"format", "title", "input", "projections", "scaling", "mask", "normalization", "dropout",
+       "dtype"});
+  const std::string format = String(Require(j, "", "format"), "format");
+  if (format != kScenarioFormat)
+    Fail("format", "must be \"" + std::string(kScenarioFormat) + "\", got \"" +
+                       MessageText(format) + "\"");
+  Scenario s;
+  if (j.contains("title")) s.title = String(j["title"], "title");
+  s.input = ParseInput(Require(j, "", "input"));
+  if (s.input.source == InputSource::kQkv) {
+    if (j.contains("projections"))
+      Fail("projections",
+           "is not read when input.source is \"qkv\" (Q, K and V come without X or W); remove "
+           "it (the heads are input.heads)");
+    if (j["input"].contains("heads")) s.projections.heads = Size(j["input"]["heads"], "input.heads");
+  } else {
+    s.projections = ParseProjections(Require(j, "", "projections"));
+  }
+  if (s.projections.init == ProjectionInit::kIdentity && s.projections.d_out != 0) {
+    const int64_t d_in =
+        ValidateScenario(Scenario{"", s.input, ProjectionSpec{}, {}, {}, {}, {}}).d_in;
+    if (s.projections.d_out != d_in)
+      Fail("projections.d_out",
+           "is " + std::to_string(s.projections.d_out) +
+               " but init \"identity\" needs d_out = d_in = " + std::to_string(d_in));
+  }
+  if (j.contains("scaling")) {
+    const json& sc = Object(j["scaling"], "scaling");
+    CheckKeys(sc, "scaling", {"sqrt_dk", "multiplier"});
+    if (sc.contains("sqrt_dk")) s.scaling.sqrt_dk = Bool(sc["sqrt_dk"], "scaling.sqrt_dk");
+    if (sc.contains("multiplier"))
+      s.scaling.multiplier = Number(sc["multiplier"], "scaling.multiplier");
+  }
+  if (j.contains("mask")) {
+    const json& m = Object(j["mask"], "mask");
+    CheckKeys(m, "mask", {"kind", "allowed"});
+    if (m.contains("kind"))
+      s.mask.kind = Choice<MaskKind>(m["kind"], "mask.kind");
+    if (s.mask.kind == MaskKind::kCustom) {
+      const Matrix a = NumberMatrix(Require(m, "mask", "allowed"), "mask.allowed");
+      for (Eigen::Index r = 0; r < a.rows(); ++r)
+        for (Eigen::Index c = 0; c < a.cols(); ++c)
+          if (a(r, c) != 0.0f && a(r, c) != 1.0f)
+            Fail("mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) + "]",
+                 "must be 0 or 1");
+      s.mask.allowed = a.cast<uint8_t>();
+    } else if (m.contains("allowed")) {
+      Fail("mask.allowed",
+           std::string("is only read when kind is \"custom\", not \"") + Name(s.mask.kind) + "\"");
+    }
+  }
+  if (j.contains("normalization"))
+    s.normalization = Choice<Normalization>(j["normalization"], "normalization");
+  if (j.contains("dropout")) {
+    const json& d = Object(j["dropout"], "dropout");
+    CheckKeys(d, "dropout", {"p", "seed"});
+    if (d.contains("p")) s.dropout.p = Number(d["p"], "dropout.p");
+    s.dropout.seed = OptionalSeed(d, "dropout");
+  }
+  if (j.contains("dtype"))
+    s.dtype = Choice<Dtype>(j["dtype"], "dtype");
+  ValidateScenario(s);
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] ValidateScenario and the memory estimate
+// ---------------------------------------------------------------------------------------------
+
+double EstimateStageBytes(const Shape& sh, bool with_dropout, bool text_input, bool out_proj) {
+  const double B = sh.B, T = sh.T, d_in = sh.d_in, d_out = sh.d_out, H = sh.H;
+  const double d_v = sh.d_v > 0 ? sh.d_v : d_out;  // a Shape built by hand may leave it 0
+  double floats = 2 * B * T * d_in                          // X, and the draw it is copied from
+                  + 4 * d_in * d_out + 4 * d_out            // W_query, W_key, W_value, a draw
+                  + (out_proj ? 2 * d_out * d_out : 0)      // out_proj and its draw
+                  + 2 * B * T * d_out + B * T * d_v         // Q, K, V
+                  + T * T                                   // mask (1 byte, counted as 4)
+                  + (with_dropout ? 4 : 3) * B * H * T * T  // scores, logits, weights, dropped
+                  + 2 * B * T * d_v;                        // context (and before out_proj)
+  if (text_input) floats += static_cast<double>(sh.vocab) * d_in;  // the embedding table
+  return floats * 4.0;
+}
+
+namespace {
+
+std::string Gib(double bytes) {
+  std::ostringstream os;
+  os.precision(3);
+  os << bytes / (1024.0 * 1024 * 1024) << " GiB";
+  return os.str();
+}
+
+// The refusal of a scenario whose stages would not fit in kMaxStageBytes. It names the size
+// that is most out of line: for each of T, B, H, d_out, d_in, the factor by which it alone
+// would have to shrink for the scenario to fit; the largest factor wins (a size that cannot
+// make it fit on its own is not named unless none can; near-ties go to the larger size). So 1024
+// heads at T = 2048 blame projections.heads, and T = 10^7 blames the input's length.
+[[noreturn]] void FailTooLarge(const Scenario& s, const Shape& sh, double bytes) {
+  const InputSpec& in = s.input;
+  const bool dropout = s.dropout.p > 0, text = in.source == InputSource::kText;
+  const bool identity = s.projections.init == ProjectionInit::kIdentity;
+  const std::string values = "input.values";
+  struct Size {
+    const char* label;
+    int64_t Shape::*member;
+    std::string field;
+  };
+  const bool qkv = in.source == InputSource::kQkv, given = in.QkvGiven();
+  const bool drawn = in.source == InputSource::kRandn || (qkv && !given);
+  const std::string t_field = drawn                             ? "input.length"
+                              : in.source == InputSource::kText ? "input.text"
+                              : given                           ? "input.Q"
+                                                                : values;
+  const std::string d_in_field = in.source == InputSource::kMatrix ? values : "input.d_in";
+  const std::string d_out_field = qkv ? (given ? "input.Q" : "input.d_k")
+                                  : identity ? d_in_field
+                                  : s.projections.init == ProjectionInit::kMatrix
+                                      ? "projections.W_query"
+                                      : "projections.d_out";
+  std::vector<Size> sizes = {{"T", &Shape::T, t_field},
+                             {"B", &Shape::B, drawn ? "input.batch" : given ? "input.Q" : values},
+                             {"H", &Shape::H, qkv ? "input.heads" : "projections.heads"},
+                             {"d_in", &Shape::d_in, d_in_field},
+                             {"d_out", &Shape::d_out, d_out_field}};
+  if (qkv) sizes.push_back({"d_v", &Shape::d_v, given ? "input.V" : "input.d_v"});
+  const Size* worst = &sizes[0];
+  double worst_factor = 0;
+  for (const Size& z : sizes) {
+    if (identity && !qkv && z.member == &Shape::d_out) continue;  // d_out is d_in: as d_in
+    if (qkv && z.member == &Shape::d_in) continue;                // no X
+    auto estimate = [&](double v) {
+      Shape t = sh;
+      t.*z.member = static_cast<int64_t>(v);
+      if (identity && !qkv && z.member == &Shape::d_in) t.d_out = t.d_in;
+      if (!qkv) t.d_v = t.d_out;  // V and the context are d_out wide
+      if (z.member == &Shape::H || z.member == &Shape::d_out) t.H = std::min(t.H, t.d_out);
+      return EstimateStageBytes(t, dropout, text, s.projections.out_proj);
+    };
+    const double now = static_cast<double>(sh.*z.member);
+    if (estimate(1) > kMaxStageBytes) continue;  // this size alone cannot make it fit
+    double lo = 1, hi = now;                     // the largest value that fits lies in [lo, hi)
+    for (int i = 0; i < 64 && hi - lo > 1; ++i) {
+      const double mid = std::floor((lo + hi) / 2);
+      (estimate(mid) <= kMaxStageBytes ? lo : hi) = mid;
+    }
+    const double factor = now / lo;
+    // Within 25% (T and d_out of T x d_out terms shrink alike) the larger size is named.
+    if (factor > worst_factor * 1.25 ||
+        (factor > worst_factor * 0.8 && now > static_cast<double>(sh.*worst->member))) {
+      worst = &z;
+      worst_factor = factor;
+    }
+  }
+  std::string others;
+  for (const Size& z : sizes)
+    if (&z != worst)
+      others +=
+          std::string(others.empty() ? "" : ", ") + z.label + " = " + std::to_string(sh.*z.member);
+  Fail(worst->field, std::string(worst->label) + " = " + std::to_string(sh.*worst->member) + " (" +
+                         others + ") needs about " + Gib(bytes) + ", more than the " +
+                         Gib(kMaxStageBytes) + " limit of a scenario");
+}
+
+}  // namespace
+
+namespace {
+
+// Every matrix of `stack` is rows x cols and finite; `field` names the stack ("input.values").
+void CheckStack(const MatrixStack& stack, const std::string& field, int64_t rows, int64_t cols,
+                const char* shape) {
+  for (size_t b = 0; b < stack.size(); ++b) {
+    const std::string at = stack.size() > 1 ? Index(field, b) : field;
+    if (stack[b].rows() != rows || stack[b].cols() != cols)
+      Fail(at, "is " + std::to_string(stack[b].rows()) + " x " + std::to_string(stack[b].cols()) +
+                   " but must be " + shape + " = " + std::to_string(rows) + " x " +
+                   std::to_string(cols));
+    for (Eigen::Index r = 0; r < rows; ++r)
+      for (Eigen::Index c = 0; c < cols; ++c)
+        if (!std::isfinite(stack[b](r, c)))
+          Fail(Index(Index(at, r), c), "must be a finite number");
+  }
+}
+
+void CheckTokens(const InputSpec& in, int64_t T, const char* rows_of) {
+  if (!in.tokens.empty() && static_cast<int64_t>(in.tokens.size()) != T)
+    Fail("input.tokens", "has " + std::to_string(in.tokens.size()) + " labels but there are " +
+                             std::to_string(T) + " tokens (rows of " + rows_of + ")");
+}
+
+void ValidateQkvInput(const InputSpec& in, Shape& sh) {
+  if (in.QkvGiven()) {
+    if (in.Q[0].size() == 0) Fail("input.Q", "must hold at least one token of one number");
+    sh.B = static_cast<int64_t>(in.Q.size());
+    sh.T = in.Q[0].rows();
+    const int64_t d_k = in.Q[0].cols();
+    for (const auto& [stack, field] : {std::pair{&in.K, "input.K"}, std::pair{&in.V, "input.V"}})
+      if (static_cast<int64_t>(stack->size()) != sh.B)
+        Fail(field, "has " + std::to_string(stack->size()) + " batch entries but input.Q has " +
+                        std::to_string(sh.B));
+    CheckStack(in.Q, "input.Q", sh.T, d_k, "T x d_k");
+    CheckStack(in.K, "input.K", sh.T, d_k, "T x d_k (the shape of input.Q)");
+    if (in.V[0].cols() == 0) Fail("input.V", "must hold at least one number per token");
+    CheckStack(in.V, "input.V", sh.T, in.V[0].cols(), "T x d_v");
+    CheckTokens(in, sh.T, "input.Q");
+    sh.d_out = d_k;
+    sh.d_v = in.V[0].cols();
+  } else {
+    if (in.batch < 1) Fail("input.batch", "must be at least 1");
+    if (in.length < 1) Fail("input.length", "must be at least 1");
+    if (in.d_k < 1) Fail("input.d_k", "must be at least 1");
+    if (in.d_v < 0) Fail("input.d_v", "must be at least 1");
+    if (in.order[0] == in.order[1] || in.order[0] == in.order[2] || in.order[1] == in.order[2])
+      Fail("input.order", "must list \"query\", \"key\" and \"value\" once each");
+    sh.B = in.batch;
+    sh.T = in.length;
+    sh.d_out = in.d_k;
+    sh.d_v = in.d_v > 0 ? in.d_v : in.d_k;
+    CheckTokens(in, sh.T, "the draws, input.length");
+  }
+  sh.d_in = 0;
+}
+
+void ValidateInput(const InputSpec& in, Shape& sh) {
+  switch (in.source) {
+    case InputSource::kMatrix: {
+      if (in.values.empty() || in.values[0].size() == 0)
+        Fail("input.values", "must hold at least one token of at least one number");
+      sh.B = static_cast<int64_t>(in.values.size());
+      sh.T = in.values[0].rows();
+      sh.d_in = in.values[0].cols();
+      for (size_t b = 0; b < in.values.size(); ++b)
+        if (in.values[b].rows() != sh.T || in.values[b].cols() != sh.d_in)
+          Fail(sh.B > 1 ? Index("input.values", b) : "input.values",
+               "batch entries must all have the same T x d_in shape");
+      CheckStack(in.values, "input.values", sh.T, sh.d_in, "T x d_in");
+      CheckTokens(in, sh.T, "input.values");
+      break;
+    }
+    case InputSource::kText: {
+      if (in.text.empty()) Fail("input.text", "must not be empty");
+      if (in.d_in < 1) Fail("input.d_in", "must be at least 1");
+      const std::vector<std::string> tokens = Tokenize(in.text, in.tokenizer);
+      if (tokens.empty())
+        Fail("input.text", std::string("has no tokens with the \"") + TokenizerName(in.tokenizer) +
+                               "\" tokenizer");
+      sh.T = static_cast<int64_t>(tokens.size());
+      sh.d_in = in.d_in;
+      sh.vocab = static_cast<int64_t>(BuildVocabulary(tokens, in.special_tokens).vocab.size());
+      break;
+    }
+    case InputSource::kRandn: {
+      if (in.batch < 1) Fail("input.batch", "must be at least 1");
+      if (in.length < 1) Fail("input.length", "must be at least 1");
+      if (in.d_in < 1) Fail("input.d_in", "must be at least 1");
+      sh.B = in.batch;
+      sh.T = in.length;
+      sh.d_in = in.d_in;
+      break;
+    }
+    case InputSource::kQkv:
+      ValidateQkvInput(in, sh);
+      break;
+  }
+}
+
+// Whether the input draws from the generator (always right after its own input.seed).
+bool InputDraws(const InputSpec& in) {
+  return in.source == InputSource::kRandn || in.source == InputSource::kText ||
+         (in.source == InputSource::kQkv && !in.QkvGiven());
+}
+
+// The combinations the numpy generator has no meaning for, and NumPy's seed range.
+void ValidateGenerator(const Scenario& s) {
+  const InputSpec& in = s.input;
+  const ProjectionSpec& p = s.projections;
+  if (in.generator != Generator::kNumpy) return;
+  const std::string numpy = " with input.generator \"numpy\"";
+  if (in.source == InputSource::kText)
+    Fail("input.generator", "\"numpy\" has no nn.Embedding: text input needs \"torch\"");
+  if (p.init == ProjectionInit::kLinear)
+    Fail("projections.init", "\"linear\" (nn.Linear) has no NumPy counterpart" + numpy +
+                                 " (use randn, torch_rand for np.random.rand, or matrix)");
+  if (s.dropout.p > 0)
+    Fail("dropout.p", "must be 0" + numpy + " (nn.Dropout has no NumPy counterpart here)");
+  const auto check_seed = [&](uint64_t seed, const char* field) {
+    if (seed > kNumpyMaxSeed)
+      Fail(field, "must be in [0, 2**32 - 1]" + numpy + " (np.random.seed refuses " +
+                      (seed >= (uint64_t{1} << 63) ? "negative seeds" : std::to_string(seed)) +
+                      ")");
+  };
+  if (InputDraws(in)) check_seed(in.seed, "input.seed");
+  if (p.seed && ProjectionInitDraws(p.init)) check_seed(*p.seed, "projections.seed");
+  // Projections drawn before any seed start from DefaultSeed(kNumpy), which the program pins.
+}
+
+void ValidateProjections(const Scenario& s, Shape& sh) {
+  const ProjectionSpec& p = s.projections;
+  if (s.input.source == InputSource::kQkv) {
+    if (p.init != ProjectionInit::kIdentity || p.out_proj || p.bias)
+      Fail("projections.init", "is not used when input.source is \"qkv\" (no W: Q, K and V come "
+                               "directly)");
+  } else if (p.init == ProjectionInit::kIdentity) {
+    sh.d_out = sh.d_in;  // a d_out left over from another init is ignored (the GUI keeps it)
+  } else if (p.init == ProjectionInit::kMatrix) {
+    sh.d_out = p.W[0].cols();
+    for (Projection w : {Projection::kQuery, Projection::kKey, Projection::kValue}) {
+      const Matrix& m = p.W[static_cast<int>(w)];
+      const std::string field = std::string("projections.W_") + Name(w);
+      if (m.rows() != sh.d_in || m.cols() != sh.d_out || m.size() == 0)
+        Fail(field, "is " + std::to_string(m.rows()) + " x " + std::to_string(m.cols()) +
+                        " but must be d_in x d_out = " + std::to_string(sh.d_in) + " x " +
+                        std::to_string(sh.d_out));
+      if (!m.allFinite()) Fail(field, "must hold finite numbers only");
+    }
+    if (p.d_out != 0 && p.d_out != sh.d_out)
+      Fail("projections.d_out", "is " + std::to_string(p.d_out) + " but the W matrices have " +
+                                    std::to_string(sh.d_out) + " columns");
+  } else {
+    if (p.d_out < 1) Fail("projections.d_out", "must be at least 1");
+    sh.d_out = p.d_out;
+  }
+  const bool qkv = s.input.source == InputSource::kQkv;
+  const char* heads = qkv ? "input.heads" : "projections.heads";
+  const char* d_out = qkv ? "d_k" : "d_out";
+  if (p.heads < 1) Fail(heads, "must be at least 1");
+  if (sh.d_out % p.heads != 0)
+    Fail(heads, std::to_string(p.heads) + " heads do not divide " + d_out + " = " +
+                    std::to_string(sh.d_out) + " (each head takes " + d_out +
+                    " / heads columns)");
+  if (!qkv) sh.d_v = sh.d_out;  // V and the context are as wide as Q and K
+  if (sh.d_v % p.heads != 0)
+    Fail(heads, std::to_string(p.heads) + " heads do not divide d_v = " + std::to_string(sh.d_v) +
+                    " (each head takes d_v / heads columns of V)");
+  if (p.out_proj && p.init != ProjectionInit::kLinear)
+    Fail("projections.out_proj",
+         std::string("needs init \"linear\", not \"") + Name(p.init) + "\"");
+  if (p.per_head && (qkv || !ProjectionInitDraws(p.init)))
+    Fail("projections.per_head",
+         std::string("needs an init that draws (\"torch_rand\", \"randn\" or \"linear\"), not \"") +
+             (qkv ? "qkv input" : Name(p.init)) + "\": only drawn weights have a draw order");
+  sh.H = p.heads;
+  sh.dh = sh.d_out / sh.H;
+  sh.dh_v = sh.d_v / sh.H;
+}
+
+}  // namespace
+
+std::vector<WeightDraw> ProjectionDraws(const ProjectionSpec& p, const Shape& sh) {
+  std::vector<WeightDraw> draws;
+  if (!ProjectionInitDraws(p.init)) return draws;
+  if (!p.per_head) {
+    for (Projection name : p.order) draws.push_back({name, 0, sh.d_out});
+    return draws;
+  }
+  for (int64_t h = 0; h < sh.H; ++h)
+    for (Projection name : p.order) draws.push_back({name, h * sh.dh, sh.dh});
+  return draws;
+}
+
+std::vector<int64_t> DropoutDrawOrder(const ProjectionSpec& p, const Shape& sh) {
+  std::vector<int64_t> order;
+  order.reserve(static_cast<size_t>(sh.B * sh.H));
+  if (!p.per_head) {
+    for (int64_t m = 0; m < sh.B * sh.H; ++m) order.push_back(m);
+    return order;
+  }
+  for (int64_t h = 0; h < sh.H; ++h)
+    for (int64_t b = 0; b < sh.B; ++b) order.push_back(b * sh.H + h);
+  return order;
+}
+
+uint64_t DefaultSeed(Generator generator) {
+  return generator == Generator::kNumpy ? 0 : TorchGenerator::kDefaultSeed;
+}
+
+UnseededDraw FirstUnseededDraw(const Scenario& s) {
+  if (InputDraws(s.input)) return UnseededDraw::kNone;  // seeded: everything after continues
+  if (ProjectionInitDraws(s.projections.init))
+    return s.projections.seed ? UnseededDraw::kNone : UnseededDraw::kProjections;
+  return s.dropout.p > 0 && !s.dropout.seed ? UnseededDraw::kDropout : UnseededDraw::kNone;
+}
+
+const char* UnseededText(Generator generator) {
+  return generator == Generator::kNumpy ? "unseeded: seed 0 (NumPy has no default seed)"
+                                        : "unseeded: PyTorch's default seed";
+}
+
+Shape ValidateScenario(const Scenario& s) {
+  Shape sh;
+  ValidateInput(s.input, sh);
+  ValidateProjections(s, sh);
+  ValidateGenerator(s);
+  if (!std::isfinite(s.scaling.multiplier)) Fail("scaling.multiplier", "must be a finite number");
+  if (s.mask.kind == MaskKind::kCustom) {
+    if (s.mask.allowed.rows() != sh.T || s.mask.allowed.cols() != sh.T)
+      Fail("mask.allowed", "is " + std::to_string(s.mask.allowed.rows()) + " x " +
+                               std::to_string(s.mask.allowed.cols()) + " but must be T x T = " +
+                               std::to_string(sh.T) + " x " + std::to_string(sh.T));
+    for (Eigen::Index r = 0; r < sh.T; ++r)
+      for (Eigen::Index c = 0; c < sh.T; ++c)
+        if (s.mask.allowed(r, c) > 1)
+          Fail("mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) + "]",
+               "must be 0 or 1");
+  }
+  if (!(s.dropout.p >= 0.0 && s.dropout.p < 1.0))
+    Fail("dropout.p", "must be in [0, 1), got " + json(s.dropout.p).dump());
+  const double bytes = ScenarioStageBytes(s, sh);
+  if (bytes > kMaxStageBytes) FailTooLarge(s, sh, bytes);
+  return sh;
+}
+
+double ScenarioStageBytes(const Scenario& s, const Shape& sh) {
+  // float64: the double stages (twice the size) are kept beside the float32 ones.
+  return EstimateStageBytes(sh, s.dropout.p > 0, s.input.source == InputSource::kText,
+                            s.projections.out_proj) *
+         (s.dtype == Dtype::kFloat64 ? 3.0 : 1.0);
+}
+
+void CheckCommandMemory(const Scenario& s, const Shape& shape, const std::string& what,
+                        double extra_bytes) {
+  const double stages = ScenarioStageBytes(s, shape);
+  if (stages + extra_bytes <= kMaxStageBytes) return;
+  throw std::invalid_argument(what + " needs about " + Gib(stages + extra_bytes) +
+                              " (the stages " + Gib(stages) + " + " + Gib(extra_bytes) +
+                              " of its own), more than the " + Gib(kMaxStageBytes) + " limit");
+}
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] WriteScenario
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+using detail::MatrixJson;  // the shortest float32 text, shared with the dump
+
+json SeedJson(uint64_t seed) { return json(seed); }
+
+json StackJson(const MatrixStack& stack) {
+  if (stack.size() == 1) return MatrixJson(stack[0]);
+  json out = json::array();
+  for (const Matrix& m : stack) out.push_back(MatrixJson(m));
+  return out;
+}
+
+void WriteQkvInput(const Scenario& s, json& in) {
+  const InputSpec& i = s.input;
+  if (i.QkvGiven()) {
+    in["Q"] = StackJson(i.Q);
+    in["K"] = StackJson(i.K);
+    in["V"] = StackJson(i.V);
+  } else {
+    in["seed"] = SeedJson(i.seed);
+    in["batch"] = i.batch;
+    in["length"] = i.length;
+    in["d_k"] = i.d_k;
+    if (i.d_v != 0 && i.d_v != i.d_k) in["d_v"] = i.d_v;
+    in["order"] = {Name(i.order[0]), Name(i.order[1]), Name(i.order[2])};
+  }
+  if (!i.tokens.empty()) in["tokens"] = i.tokens;
+  if (s.projections.heads != 1) in["heads"] = s.projections.heads;
+}
+
+json ProjectionsJson(const ProjectionSpec& p);
+void WriteStages(const Scenario& s, json& j);
+
+}  // namespace
+
+std::string WriteScenario(const Scenario& s) {
+  json j = json::object();
+  j["format"] = kScenarioFormat;
+  if (!s.title.empty()) j["title"] = s.title;
+  json in = json::object();
+  in["source"] = Name(s.input.source);
+  switch (s.input.source) {
+    case InputSource::kMatrix:
+      in["values"] = StackJson(s.input.values);
+      if (!s.input.tokens.empty()) in["tokens"] = s.input.tokens;
+      break;
+    case InputSource::kText:
+      in["text"] = s.input.text;
+      in["tokenizer"] = TokenizerName(s.input.tokenizer);
+      in["d_in"] = s.input.d_in;
+      in["seed"] = SeedJson(s.input.seed);
+      if (s.input.special_tokens != InputSpec{}.special_tokens)
+        in["special_tokens"] = s.input.special_tokens;
+      break;
+    case InputSource::kRandn:
+      in["batch"] = s.input.batch;
+      in["length"] = s.input.length;
+      in["d_in"] = s.input.d_in;
+      in["seed"] = SeedJson(s.input.seed);
+      break;
+    case InputSource::kQkv:
+      WriteQkvInput(s, in);
+      break;
+  }
+  if (s.input.generator != Generator::kTorch) in["generator"] = Name(s.input.generator);
+  j["input"] = in;
+  if (s.input.source != InputSource::kQkv) j["projections"] = ProjectionsJson(s.projections);
+  WriteStages(s, j);
+  return j.dump(2) + "\n";
+}
+
+namespace {
+
+json ProjectionsJson(const ProjectionSpec& p) {
+  json pj = json::object();
+  pj["init"] = Name(p.init);
+  if (p.init != ProjectionInit::kIdentity) {
+    pj["d_out"] = p.init == ProjectionInit::kMatrix ? p.W[0].cols() : p.d_out;
+  }
+  pj["seed"] = p.seed ? SeedJson(*p.seed) : json(nullptr);
+  pj["order"] = {Name(p.order[0]), Name(p.order[1]), Name(p.order[2])};
+  if (p.init == ProjectionInit::kLinear) {
+    pj["bias"] = p.bias;
+    pj["out_proj"] = p.out_proj;
+  }
+  pj["heads"] = p.heads;
+  if (p.per_head) pj["per_head"] = true;
+  if (p.init == ProjectionInit::kMatrix) {
+    pj["W_query"] = MatrixJson(p.W[0]);
+    pj["W_key"] = MatrixJson(p.W[1]);
+    pj["W_value"] = MatrixJson(p.W[2]);
+  }
+  return pj;
+}
+
+// scaling, mask, normalization and dropout.
+void WriteStages(const Scenario& s, json& j) {
+  j["scaling"] = {{"sqrt_dk", s.scaling.sqrt_dk}, {"multiplier", s.scaling.multiplier}};
+  json mj = {{"kind", Name(s.mask.kind)}};
+  if (s.mask.kind == MaskKind::kCustom) {
+    json rows = json::array();
+    for (Eigen::Index r = 0; r < s.mask.allowed.rows(); ++r) {
+      json row = json::array();
+      for (Eigen::Index c = 0; c < s.mask.allowed.cols(); ++c)
+        row.push_back(int(s.mask.allowed(r, c)));
+      rows.push_back(row);
+    }
+    mj["allowed"] = rows;
+  }
+  j["mask"] = mj;
+  j["normalization"] = Name(s.normalization);
+  j["dropout"] = {{"p", s.dropout.p},
+                  {"seed", s.dropout.seed ? SeedJson(*s.dropout.seed) : json(nullptr)}};
+  if (s.dtype != Dtype::kFloat32) j["dtype"] = Name(s.dtype);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] comparisons
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+template <typename M>
+bool SameMatrix(const M& a, const M& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return false;
+  // Bitwise, so that -0.0 and 0.0 differ exactly as they would in a file.
+  return a.size() == 0 ||
+         std::memcmp(a.data(), b.data(), sizeof(typename M::Scalar) * a.size()) == 0;
+}
+
+bool SameStack(const MatrixStack& a, const MatrixStack& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!SameMatrix(a[i], b[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+bool SameInput(const InputSpec& a, const InputSpec& b) {
+  if (a.source != b.source || a.generator != b.generator) return false;
+  switch (a.source) {
+    case InputSource::kMatrix:
+      return a.tokens == b.tokens && SameStack(a.values, b.values);
+    case InputSource::kText:
+      return a.text == b.text && a.tokenizer == b.tokenizer && a.d_in == b.d_in &&
+             a.seed == b.seed && a.special_tokens == b.special_tokens;
+    case InputSource::kRandn:
+      return a.batch == b.batch && a.length == b.length && a.d_in == b.d_in && a.seed == b.seed;
+    case InputSource::kQkv:
+      return a.QkvGiven() == b.QkvGiven() && a.tokens == b.tokens &&
+             (a.QkvGiven() ? SameStack(a.Q, b.Q) && SameStack(a.K, b.K) && SameStack(a.V, b.V)
+                           : a.batch == b.batch && a.length == b.length && a.d_k == b.d_k &&
+                                 (a.d_v ? a.d_v : a.d_k) == (b.d_v ? b.d_v : b.d_k) &&
+                                 a.order == b.order && a.seed == b.seed);
+  }
+  return false;
+}
+
+bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
+  if (a.init != b.init || a.heads != b.heads || a.seed != b.seed || a.order != b.order ||
+      a.per_head != b.per_head)
+    return false;
+  switch (a.init) {
+    case ProjectionInit::kIdentity:
+      return true;
+    case ProjectionInit::kMatrix:
+      for (int i = 0; i < 3; ++i)
+        if (!SameMatrix(a.W[i], b.W[i])) return false;
+      return true;
+    case ProjectionInit::kLinear:
+      return a.d_out == b.d_out && a.bias == b.bias && a.out_proj == b.out_proj;
+    default:
+      return a.d_out == b.d_out;
+  }
+}
+
+bool SameLogitSettings(const Scenario& a, const Scenario& b) {
+  return a.scaling.sqrt_dk == b.scaling.sqrt_dk && a.scaling.multiplier == b.scaling.multiplier &&
+         a.mask.kind == b.mask.kind &&
+         (a.mask.kind != MaskKind::kCustom || SameMatrix(a.mask.allowed, b.mask.allowed));
+}
+
+bool operator==(const Scenario& a, const Scenario& b) {
+  return a.title == b.title && SameInput(a.input, b.input) &&
+         SameProjections(a.projections, b.projections) && SameLogitSettings(a, b) &&
+         a.normalization == b.normalization && a.dropout.p == b.dropout.p &&
+         a.dropout.seed == b.dropout.seed && a.dtype == b.dtype;
+}
+
+}  // namespace attnlab

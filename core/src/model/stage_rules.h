@@ -1,0 +1,233 @@
+// stage_rules.h (internal to the core): the rules of the per-head stages, written once for
+// every number type S (float for float32 runs, double for float64 ones; pipeline.h): how
+// logits are made from scores and the mask, and how a row of logits becomes weights under the
+// four normalizations, forward and backward (grad.h). Where PyTorch, NumPy and the number type must round differently the
+// rule takes a Numerics policy (pipeline.h) instead of a second copy. Adding a normalization
+// or a mask kind means adding its case here (and to the scenario format, codegen and the UI).
+//
+// Legend: T tokens; a row is one query's T entries; `len` its active length (the causal mask
+// allows keys 0..i, so entries len..T-1 of row i are masked and need not be touched).
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "base/float_exp.h"
+#include "base/torch_sum.h"
+#include "attnlab/model/pipeline.h"
+
+namespace attnlab::rules {
+
+// Number of leading entries of row i that may be non-zero after masking: the causal mask
+// allows keys 0..i, so the rest of the row need not be touched.
+inline int64_t ActiveLength(MaskKind kind, int64_t i, int64_t T) {
+  return kind == MaskKind::kCausal ? i + 1 : T;
+}
+
+// How logits are made from scores: * mult, then / div (sqrt(dh) rounded to S) when scale.
+template <typename S>
+struct LogitScaling {
+  S mult, div;
+  bool scale;
+};
+
+// Rows [r0, r0 + rb) of logits from the same rows of scores. `tails` says whether the -inf
+// beyond each row's active length must be written (not already there from an earlier run).
+template <typename S>
+void LogitRows(const MatrixOf<S>& sc, const MaskMatrix& mask, MaskKind kind, LogitScaling<S> f,
+               int64_t r0, int64_t rb, bool tails, MatrixOf<S>& lg) {
+  const int64_t T = sc.cols();
+  const S neg_inf = -std::numeric_limits<S>::infinity();
+  for (int64_t i = r0; i < r0 + rb; ++i) {
+    const S* in = sc.data() + i * T;
+    S* out = lg.data() + i * T;
+    const int64_t len = ActiveLength(kind, i, T);
+    // Two roundings, as PyTorch and NumPy do (x * 1 is exact, so a multiplier of 1 is skipped).
+    if (f.mult != 1 && f.scale) {
+      for (int64_t j = 0; j < len; ++j) out[j] = (in[j] * f.mult) / f.div;
+    } else if (f.scale) {
+      for (int64_t j = 0; j < len; ++j) out[j] = in[j] / f.div;
+    } else {
+      for (int64_t j = 0; j < len; ++j) out[j] = in[j] * f.mult;
+    }
+    if (tails)
+      for (int64_t j = len; j < T; ++j) out[j] = neg_inf;
+    if (kind == MaskKind::kCustom) {
+      const uint8_t* allowed = mask.data() + i * T;
+      for (int64_t j = 0; j < T; ++j)
+        if (!allowed[j]) out[j] = neg_inf;
+    }
+  }
+}
+
+// out[j] = exp(z[j] - shift), j < n: float32 vectorised with IEEE underflow (float_exp.h),
+// float64 with libm.
+inline void ShiftedExp(const float* z, float shift, float* out, int64_t n) {
+  detail::ShiftedExp(z, shift, out, n);
+}
+inline void ShiftedExp(const double* z, double shift, double* out, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) out[j] = std::exp(z[j] - shift);
+}
+
+// The sum of a row's first `len` entries x (the other T - len are 0) in `order`.
+template <typename S>
+S RowSum(Numerics::Sum order, const S* x, int64_t len, int64_t T) {
+  if constexpr (std::is_same_v<S, float>)
+    if (order == Numerics::Sum::kTorchCascade) return detail::TorchRowSum(x, len, T);
+  if (order == Numerics::Sum::kEigen) return Eigen::Map<const Eigen::Array<S, -1, 1>>(x, len).sum();
+  S sum = 0;  // kLeftToRight (and the cascade, float32's order only, in another type)
+  for (int64_t j = 0; j < len; ++j) sum += x[j];
+  return sum;
+}
+
+// Normalises one row's first `len` logits z into out (PyTorch's formulas, see pipeline.h; the
+// sums, the softmax's scaling and exp by the run's Numerics) and returns what PyTorch writes
+// in the row's masked cells beyond `len`: exp(-inf) = 0 (or the masked 0 of "sum" and "mean")
+// times or divided by the row's normaliser. That is +0 for a finite positive normaliser, -0
+// for a negative one ("sum"), and nan when the normaliser is 0 or nan (exp underflow, a zero
+// row sum, +inf logits: inf - inf), as in the rest of the row.
+template <typename S>
+S NormalizeRow(Normalization norm, const Numerics& num, const S* logits, const uint8_t* allowed,
+               int64_t len, int64_t T, S* weights) {
+  using Array = Eigen::Array<S, Eigen::Dynamic, 1>;
+  const Eigen::Map<const Array> z(logits, len);
+  Eigen::Map<Array> out(weights, len);
+  switch (norm) {
+    case Normalization::kSoftmax: {
+      // Stable softmax: subtracting the row max keeps exp() from overflowing and does not
+      // change the result. Masked entries are -inf and become exactly 0.
+      const S mx = z.maxCoeff();
+      ShiftedExp(logits, mx, weights, len);
+      const S sum = RowSum(num.softmax_sum, weights, len, T);
+      if (num.softmax == Numerics::SoftmaxScale::kDivide) {
+        out /= sum;
+        return S(0) / sum;
+      }
+      const S inv = S(1) / sum;
+      out *= inv;
+      return S(0) * inv;
+    }
+    case Normalization::kSoftmaxNaive: {
+      // exp(z) / sum exp(z), as the notebooks first write it: overflows to inf and nan for
+      // large logits, which is the lesson.
+      ShiftedExp(logits, S(0), weights, len);
+      const S sum = RowSum(num.sum, weights, len, T);  // exps.sum()
+      out /= sum;
+      return S(0) / sum;
+    }
+    case Normalization::kSum: {
+      // z / sum(z) over the allowed entries: can be negative or blow up.
+      for (int64_t j = 0; j < len; ++j) out[j] = allowed[j] ? z[j] : S(0);
+      // In PyTorch's order: where partial sums overflow (3e38 + 3e38) the order decides
+      // between inf and a finite sum.
+      const S sum = RowSum(num.sum, weights, len, T);
+      out /= sum;
+      return S(0) / sum;
+    }
+    case Normalization::kMean: {
+      // Uniform weights over the allowed entries: the "averaging with tril" trick.
+      S count = 0;
+      for (int64_t j = 0; j < len; ++j) count += allowed[j] ? S(1) : S(0);
+      for (int64_t j = 0; j < len; ++j) out[j] = (allowed[j] ? S(1) : S(0)) / count;
+      return S(0) / count;
+    }
+  }
+  return S(0);
+}
+
+// Rows [r0, r0 + rb) of the weights from the same rows of logits. Returns true when every
+// row's masked cells beyond its active length hold +0 (written now, or already there when
+// `tails` is false); a row whose normaliser is 0, negative or nan gets PyTorch's fill there.
+template <typename S>
+bool WeightRows(Normalization norm, const Numerics& num, const MatrixOf<S>& lg,
+                const MaskMatrix& mask, MaskKind kind, int64_t r0, int64_t rb, bool tails, MatrixOf<S>& w) {
+  const int64_t T = lg.cols();
+  bool zero_tails = true;
+  for (int64_t i = r0; i < r0 + rb; ++i) {
+    const int64_t len = ActiveLength(kind, i, T);
+    S* row = w.data() + i * T;
+    const S fill = NormalizeRow(norm, num, lg.data() + i * T, mask.data() + i * T, len, T, row);
+    if (fill != 0 || std::signbit(fill)) {
+      std::fill(row + len, row + T, fill);
+      zero_tails = zero_tails && len == T;
+    } else if (tails) {
+      std::fill(row + len, row + T, S(0));
+    }
+  }
+  return zero_tails;
+}
+
+// ---- the normalizations' backward, one float32 row (grad.h) ----
+
+// The normaliser of "sum" for a row of logits z (T entries, -inf where masked): the allowed
+// logits summed as NormalizeRow sums them in the float32 forward pass (PyTorch's order).
+inline float SumNormaliser(const float* z, const uint8_t* allowed, int64_t T) {
+  std::vector<float> kept(static_cast<size_t>(T));
+  for (int64_t k = 0; k < T; ++k) kept[k] = allowed[k] ? z[k] : 0.0f;
+  return RowSum(Numerics{}.sum, kept.data(), T, T);
+}
+
+// d L / d logits of one row (1 x T) for L = -log w_J through `norm`, w and z the row's weights
+// and logits, allowed[k] 1 where the row may attend. Masked cells get 0 (nan when the row's
+// gradient is nan, as PyTorch's softmax backward gives them); "mean" does not depend on z.
+inline RowVector LossGradRow(Normalization norm, const RowVector& w, const RowVector& z,
+                             const uint8_t* allowed, int64_t J) {
+  const Eigen::Index T = w.size();
+  RowVector g = RowVector::Zero(T);
+  const float gJ = -1.0f / w[J];  // log's backward: grad / self, grad = -1
+  switch (norm) {
+    case Normalization::kSoftmax:
+    case Normalization::kSoftmaxNaive: {
+      // softmax's backward: w * (g - sum(g * w)); g is gJ at J and 0 elsewhere.
+      const float dot = gJ * w[J];
+      for (Eigen::Index k = 0; k < T; ++k) g[k] = w[k] * ((k == J ? gJ : 0.0f) - dot);
+      break;
+    }
+    case Normalization::kSum: {
+      // w = kept / S: grad_kept = g / S; grad_S = -g_J * ((kept_J / S) / S), added to every kept.
+      const float S = SumNormaliser(z.data(), allowed, T);
+      const float gS = -gJ * (w[J] / S);
+      // kept = masked_fill(logits, masked, 0): its backward zeroes the masked cells.
+      for (Eigen::Index k = 0; k < T; ++k)
+        g[k] = allowed[k] ? (k == J ? gJ / S : 0.0f) + gS : 0.0f;
+      break;
+    }
+    case Normalization::kMean:
+      break;  // the weights do not depend on the logits
+  }
+  return g;
+}
+
+// d w / d z of one row (T x T, entry (k, m) = d w_k / d z_m) under `norm`, arguments as
+// LossGradRow: diag(w) - w w^T for the softmaxes, (delta_km - w_k) / S over the allowed keys
+// for "sum", 0 for "mean".
+inline Matrix NormalizationJacobian(Normalization norm, const RowVector& w, const RowVector& z,
+                                    const uint8_t* allowed) {
+  const Eigen::Index T = w.size();
+  switch (norm) {
+    case Normalization::kSoftmax:
+    case Normalization::kSoftmaxNaive: {
+      Matrix J = -(w.transpose() * w);
+      J.diagonal() += w.transpose();
+      return J;
+    }
+    case Normalization::kSum: {
+      const float S = SumNormaliser(z.data(), allowed, T);
+      Matrix J(T, T);
+      for (Eigen::Index k = 0; k < T; ++k)
+        for (Eigen::Index m = 0; m < T; ++m)
+          J(k, m) = allowed[m] ? ((k == m ? 1.0f : 0.0f) - w[k]) / S : 0.0f;
+      return J;
+    }
+    case Normalization::kMean:
+      break;
+  }
+  return Matrix::Zero(T, T);
+}
+
+}  // namespace attnlab::rules

@@ -1,0 +1,608 @@
+// codegen.cpp: see codegen.h. Each block of the program mirrors one stage of the engine and
+// one step of torch_scenario.py, so that the printed numbers agree with the app's.
+#include "attnlab/python/codegen.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "attnlab/base/text.h"
+
+namespace attnlab {
+namespace {
+
+// A Python float literal: the shortest text that reads back as the same value, with a decimal
+// point so that torch.tensor makes float32 rather than int64.
+template <typename T>
+std::string PyFloat(T v) {
+  if (std::isnan(v)) return "float('nan')";
+  if (std::isinf(v)) return v > 0 ? "float('inf')" : "float('-inf')";
+  char buf[40];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+// Python's str.isprintable() is false for these non-ASCII code points, so repr escapes them:
+// controls (Cc), spaces other than ' ' (Zs), line and paragraph separators (Zl, Zp), format
+// characters (Cf, Unicode 14, as Python 3.11; the bidi controls among them), private use (Co)
+// and the noncharacters. Other unassigned code points (Cn, which depend on the Python's Unicode
+// version) are written as they are: the literal still reads back as the same string.
+bool PyEscapes(char32_t cp) {
+  struct Range {
+    char32_t lo, hi;
+  };
+  static constexpr Range kFormat[] = {{0xAD, 0xAD},       {0x600, 0x605},     {0x61C, 0x61C},
+                                      {0x6DD, 0x6DD},     {0x70F, 0x70F},     {0x890, 0x891},
+                                      {0x8E2, 0x8E2},     {0x180E, 0x180E},   {0x200B, 0x200F},
+                                      {0x202A, 0x202E},   {0x2060, 0x2064},   {0x2066, 0x206F},
+                                      {0xFEFF, 0xFEFF},   {0xFFF9, 0xFFFB},   {0x110BD, 0x110BD},
+                                      {0x110CD, 0x110CD}, {0x13430, 0x13438}, {0x1BCA0, 0x1BCA3},
+                                      {0x1D173, 0x1D17A}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F}};
+  if (cp < 0xA0 || IsPythonSpace(cp)) return true;  // C0, DEL, C1 controls; Zs, Zl, Zp
+  if ((cp >= 0xE000 && cp <= 0xF8FF) || cp >= 0xF0000) return true;            // private use planes
+  if ((cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE) return true;  // nonchars
+  for (const Range& r : kFormat)
+    if (cp >= r.lo && cp <= r.hi) return true;
+  return false;
+}
+
+// A Python string literal that evaluates to s, written as Python's repr(s) writes it: single
+// quotes unless s holds a ' and no ", backslash escapes for \\, the quote, \t, \n, \r, and
+// \xhh, \uhhhh or \Uhhhhhhhh for other non-printable characters (NUL, ESC, U+2028, bidi
+// controls, ...). So every user string in the program is one line of data, never code.
+std::string PyString(const std::string& s) {
+  const std::vector<char32_t> cps = DecodeUtf8(s);
+  bool single = false, dbl = false;
+  for (char32_t c : cps) single |= c == '\'', dbl |= c == '"';
+  const char quote = single && !dbl ? '"' : '\'';
+  std::string out(1, quote);
+  char buf[16];
+  for (char32_t c : cps) {
+    if (c == static_cast<char32_t>(quote) || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\t' || c == '\n' || c == '\r') {
+      out += c == '\t' ? "\\t" : c == '\n' ? "\\n" : "\\r";
+    } else if (c >= 0x20 && c < 0x7F) {
+      out += static_cast<char>(c);
+    } else if (PyEscapes(c)) {
+      std::snprintf(buf, sizeof buf,
+                    c < 0x100     ? "\\x%02x"
+                    : c < 0x10000 ? "\\u%04x"
+                                  : "\\U%08x",
+                    static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out += EncodeUtf8(c);
+    }
+  }
+  return out + quote;
+}
+
+std::string PyList(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + PyString(v[i]);
+  return out + "]";
+}
+
+// A matrix as a nested Python list, one row per line, indented to line up under "[".
+std::string PyMatrix(const Matrix& m, int indent) {
+  std::string pad(indent + 1, ' ');
+  std::string out = "[";
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    out += r ? ",\n" + pad + "[" : "[";
+    for (Eigen::Index c = 0; c < m.cols(); ++c) out += (c ? ", " : "") + PyFloat(m(r, c));
+    out += "]";
+  }
+  return out + "]";
+}
+
+const char* kSplit = R"(re.split(r'([,.:;?_!"()\']|--|\s)', text))";
+
+// What every step of the program needs. Every user string (title, text, tokens, special
+// tokens) goes through PyString into a literal; comments hold only the app's own text.
+struct Ctx {
+  const Scenario& s;
+  const Shape& sh;
+  bool flat;  // B = 1 and one head: the batch and head dimensions are dropped
+  std::ostringstream& py;
+  bool numpy = false;  // input.generator "numpy": the program is NumPy, as the NumPy notebook
+  // dtype float64 in PyTorch: ", dtype=torch.float64" after every tensor the program creates
+  // (NumPy arrays are float64 already); "" otherwise.
+  std::string dt = "";
+};
+
+// "(T, d)" or "(B, T, d)" as the arguments of a draw, and its shape comment.
+std::string DrawShape(const Ctx& c, int64_t d) {
+  return (c.flat ? "" : std::to_string(c.sh.B) + ", ") + std::to_string(c.sh.T) + ", " +
+         std::to_string(d);
+}
+
+const char* Seeding(const Ctx& c) { return c.numpy ? "np.random.seed(" : "torch.manual_seed("; }
+
+// Before the scenario's first draw when nothing seeded the generator (FirstUnseededDraw): the
+// seed the app started from, pinned, since a fresh Python's generator starts elsewhere.
+void WritePinnedSeed(const Ctx& c) {
+  if (c.numpy)
+    c.py << "# Unseeded: NumPy seeds its global generator from the operating system when it is\n"
+            "# imported, so every run would differ; the app starts unseeded draws at seed 0.\n";
+  else
+    c.py << "# Unseeded: the app starts from PyTorch's default seed (libtorch's, which a new\n"
+            "# torch.Generator() holds); Python's torch replaces it by a random seed when it is\n"
+            "# imported, so without this line every run would differ.\n";
+  c.py << Seeding(c) << DefaultSeed(c.s.input.generator) << ")\n";
+}
+
+// V has its own width d_v (qkv input): the program names it d_v and splits V by d_v // heads.
+bool OwnValueWidth(const Ctx& c) { return c.sh.d_v != c.sh.d_out; }
+
+// The width the context is reshaped to after the heads, and head h's share of V.
+const char* ContextWidth(const Ctx& c) { return OwnValueWidth(c) ? "d_v" : "d_out"; }
+const char* HeadValueWidth(const Ctx& c) {
+  return OwnValueWidth(c) ? "d_v // heads" : "head_size";
+}
+
+// Which columns each head takes, as a comment above the split.
+void WriteHeadsComment(const Ctx& c) {
+  c.py << "# " << c.sh.H << " heads: head h uses columns h*head_size .. (h+1)*head_size - 1";
+  if (OwnValueWidth(c)) c.py << " of Q and K,\n# and its own d_v // heads columns of V";
+  c.py << "\n";
+}
+
+void WriteHeader(const Ctx& c) {
+  c.py << "# Attention Lab\n";
+  if (c.numpy) {
+    if (c.s.dtype == Dtype::kFloat64)
+      c.py << "# The NumPy program behind what the app shows, in float64 as the app computes it\n"
+              "# (dtype float64) and as the NumPy notebook does. Run it with NumPy installed.\n";
+    else
+      c.py << "# The NumPy program behind what the app shows (the app computes in float32, this\n"
+              "# program in float64 as the NumPy notebook does). Run it with NumPy installed.\n";
+    c.py << "import numpy as np\nimport math\n\n";
+    if (!c.s.title.empty()) c.py << "title = " << PyString(c.s.title) << "\n";
+    c.py << "\n";
+    return;
+  }
+  c.py << "# The PyTorch program behind what the app shows. Run it with PyTorch installed.\n";
+  if (!c.dt.empty()) c.py << "# dtype float64: every tensor is made as torch.float64.\n";
+  if (c.s.input.source == InputSource::kText) c.py << "import re\n";
+  c.py << "import torch\n\n";
+  c.py << "torch.set_grad_enabled(False)  # no training here: plain tensors\n";
+  if (!c.s.title.empty()) c.py << "title = " << PyString(c.s.title) << "\n";
+  c.py << "\n";
+}
+
+// name = torch.tensor(...) or np.array(...) of B matrices (one when B = 1).
+void WriteStack(const Ctx& c, const std::string& name, const MatrixStack& stack) {
+  const std::string fn = c.numpy ? "np.array(" : "torch.tensor(";
+  if (stack.size() == 1) {
+    c.py << name << " = " << fn
+         << PyMatrix(stack[0], static_cast<int>(name.size() + 3 + fn.size() - 1)) << c.dt
+         << ")\n";
+    if (!c.flat)
+      c.py << name << " = " << name << (c.numpy ? "[np.newaxis]" : ".unsqueeze(0)")
+           << "  # (B, T, " << (name == "X" ? "d_in" : name == "V" ? "d_v" : "d_k")
+           << ") with B = 1\n";
+  } else {
+    c.py << name << " = " << fn << "[\n";
+    for (size_t b = 0; b < stack.size(); ++b)
+      c.py << "    " << PyMatrix(stack[b], 4) << (b + 1 < stack.size() ? ",\n" : "\n");
+    c.py << "]" << c.dt << ")\n";
+  }
+}
+
+void WriteMatrixInput(const Ctx& c) {
+  const InputSpec& in = c.s.input;
+  c.py << "# Input embeddings, one row per token\n";
+  if (!in.tokens.empty()) c.py << "tokens = " << PyList(in.tokens) << "\n";
+  WriteStack(c, "X", in.values);
+}
+
+// Q, K and V without X or projections: given, or drawn in input.order right after the seed.
+void WriteQkvInput(const Ctx& c) {
+  const InputSpec& in = c.s.input;
+  c.py << "# Query, key and value vectors directly: no embeddings, no projections\n";
+  if (!in.tokens.empty()) c.py << "tokens = " << PyList(in.tokens) << "\n";
+  if (in.QkvGiven()) {
+    WriteStack(c, "Q", in.Q);
+    WriteStack(c, "K", in.K);
+    WriteStack(c, "V", in.V);
+  } else {
+    c.py << Seeding(c) << in.seed << ")\n";
+    const char* fn = c.numpy ? "np.random.randn(" : "torch.randn(";
+    for (Projection w : in.order) {
+      const char letter = Name(w)[0];  // q, k, v
+      const int64_t d = w == Projection::kValue ? c.sh.d_v : c.sh.d_out;
+      c.py << letter << " = " << fn << DrawShape(c, d) << c.dt << ")\n";
+    }
+    c.py << "Q, K, V = q, k, v\n";
+  }
+  if (OwnValueWidth(c)) {
+    c.py << "d_out = " << c.sh.d_out << "  # the width of Q and K (d_k)\n";
+    c.py << "d_v = " << c.sh.d_v << "  # the width of V, and so of the context\n";
+  } else {
+    c.py << "d_out = " << c.sh.d_out << "  # the width of Q, K and V\n";
+  }
+}
+
+void WriteTextInput(const Ctx& c) {
+  const InputSpec& in = c.s.input;
+  c.py << "# Tokenize, build the vocabulary (sorted, then the special tokens), embed\n";
+  c.py << "text = " << PyString(in.text) << "\n";
+  switch (in.tokenizer) {
+    case TokenizerKind::kWords:
+      c.py << "tokens = [t.strip() for t in " << kSplit << " if t.strip()]\n";
+      break;
+    case TokenizerKind::kWordsAndSpaces:
+      c.py << "tokens = [t for t in " << kSplit << " if t != \"\"]  # spaces are tokens too\n";
+      break;
+    case TokenizerKind::kChars:
+      c.py << "tokens = list(text)\n";
+      break;
+  }
+  c.py << "vocab = sorted(set(tokens)) + " << PyList(in.special_tokens) << "\n";
+  c.py << "token_ids = torch.tensor([vocab.index(t) for t in tokens])\n";
+  c.py << "torch.manual_seed(" << in.seed << ")\n";
+  c.py << "embedding = torch.nn.Embedding(len(vocab), " << in.d_in << c.dt << ")\n";
+  c.py << "X = embedding(token_ids)" << (c.flat ? "" : ".unsqueeze(0)") << "  # "
+       << (c.flat ? "(T, d_in)" : "(B, T, d_in)") << "\n";
+}
+
+void WriteInput(const Ctx& c) {
+  switch (c.s.input.source) {
+    case InputSource::kMatrix:
+      WriteMatrixInput(c);
+      break;
+    case InputSource::kText:
+      WriteTextInput(c);
+      break;
+    case InputSource::kRandn:
+      c.py << Seeding(c) << c.s.input.seed << ")\n";
+      c.py << "X = " << (c.numpy ? "np.random.randn(" : "torch.randn(")
+           << DrawShape(c, c.sh.d_in) << c.dt
+           << (c.flat ? ")  # (T, d_in)\n" : ")  # (B, T, d_in)\n");
+      break;
+    case InputSource::kQkv:
+      WriteQkvInput(c);
+      break;
+  }
+  c.py << "\n";
+}
+
+// projections.per_head: the loops of ProjectionDraws, one module per head (LLMs-from-scratch
+// ch03 MultiHeadAttentionWrapper), each head's layers or matrices side by side.
+void WritePerHeadProjections(const Ctx& c) {
+  const ProjectionSpec& p = c.s.projections;
+  const std::string dh = std::to_string(c.sh.dh), names = "(\"" + std::string(Name(p.order[0])) +
+                                                          "\", \"" + Name(p.order[1]) + "\", \"" +
+                                                          Name(p.order[2]) + "\")";
+  c.py << "# One module per head, as MultiHeadAttentionWrapper: head h draws its own query, key\n"
+          "# and value (d_in x " << dh << " each) after head h - 1's; side by side they make W.\n";
+  const bool linear = p.init == ProjectionInit::kLinear;
+  c.py << "per_head = []\nfor h in range(" << c.sh.H << "):\n    drawn = {}\n"
+       << "    for name in " << names << ":  # the draw order\n        drawn[name] = ";
+  if (linear) {
+    c.py << "torch.nn.Linear(d_in, " << dh << ", bias=" << (p.bias ? "True" : "False") << c.dt
+         << ")\n";
+  } else {
+    const bool rand = p.init == ProjectionInit::kTorchRand;
+    c.py << (c.numpy ? (rand ? "np.random.rand(" : "np.random.randn(")
+                     : (rand ? "torch.rand(" : "torch.randn("))
+         << "d_in, " << dh << c.dt << ")\n";
+  }
+  c.py << "    per_head.append(drawn)\n";
+  if (p.out_proj) c.py << "out_proj = torch.nn.Linear(d_out, d_out" << c.dt << ")\n";
+  const char* cat = c.numpy ? "np.concatenate(" : "torch.cat(";
+  const char* axis = c.numpy ? "axis=" : "dim=";
+  for (const char* n : {"query", "key", "value"}) {
+    const char upper = static_cast<char>(n[0] - 'a' + 'A');
+    if (linear)
+      c.py << upper << " = torch.cat([drawn[\"" << n << "\"](X) for drawn in per_head], dim=-1)\n";
+    else
+      c.py << "W_" << n << " = " << cat << "[drawn[\"" << n << "\"] for drawn in per_head], "
+           << axis << "1)\n";
+  }
+  if (!linear) c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
+  c.py << "\n";
+}
+
+void WriteProjections(const Ctx& c) {
+  const ProjectionSpec& p = c.s.projections;
+  if (c.s.input.source == InputSource::kQkv) return;
+  c.py << "d_in, d_out = " << c.sh.d_in << ", " << c.sh.d_out << "\n";
+  const bool draws = ProjectionInitDraws(p.init);
+  if (draws && p.seed) c.py << Seeding(c) << *p.seed << ")\n";
+  if (FirstUnseededDraw(c.s) == UnseededDraw::kProjections) WritePinnedSeed(c);
+  if (draws && p.per_head) return WritePerHeadProjections(c);
+  switch (p.init) {
+    case ProjectionInit::kIdentity:
+      c.py << "# Simplified self-attention: no trainable weights, the embeddings themselves\n";
+      c.py << "Q, K, V = X, X, X\n";
+      break;
+    case ProjectionInit::kTorchRand:
+    case ProjectionInit::kRandn: {
+      const bool rand = p.init == ProjectionInit::kTorchRand;
+      const char* fn = c.numpy ? (rand ? "np.random.rand" : "np.random.randn")
+                               : (rand ? "torch.rand" : "torch.randn");
+      for (Projection w : p.order)
+        c.py << "W_" << Name(w) << " = "
+             << (c.numpy ? std::string(fn) + "(d_in, d_out)"
+                         : "torch.nn.Parameter(" + std::string(fn) + "(d_in, d_out" + c.dt + "))")
+             << "\n";
+      c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
+      break;
+    }
+    case ProjectionInit::kLinear:
+      for (Projection w : p.order)
+        c.py << Name(w) << " = torch.nn.Linear(d_in, d_out, bias=" << (p.bias ? "True" : "False")
+             << c.dt << ")\n";
+      if (p.out_proj) c.py << "out_proj = torch.nn.Linear(d_out, d_out" << c.dt << ")\n";
+      c.py << "Q = query(X)\nK = key(X)\nV = value(X)\n";
+      break;
+    case ProjectionInit::kMatrix:
+      for (int w = 0; w < 3; ++w) {
+        const std::string name = std::string("W_") + Name(static_cast<Projection>(w));
+        c.py << name << (c.numpy ? " = np.array(" : " = torch.tensor(")
+             << PyMatrix(p.W[w], static_cast<int>(name.size()) + (c.numpy ? 13 : 16)) << c.dt
+             << ")\n";
+      }
+      c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
+      break;
+  }
+  c.py << "\n";
+}
+
+void WriteNumpyScores(const Ctx& c) {
+  if (c.sh.H > 1) {
+    WriteHeadsComment(c);
+    c.py << "B, T, heads, head_size = " << c.sh.B << ", " << c.sh.T << ", " << c.sh.H << ", "
+         << c.sh.dh << "\n";
+    for (const char* n : {"q", "k", "v"}) {
+      const char upper = static_cast<char>(n[0] - 'a' + 'A');
+      c.py << n << " = " << upper << ".reshape(B, T, heads, "
+           << (n[0] == 'v' ? HeadValueWidth(c) : "head_size") << ").transpose(0, 2, 1, 3)"
+           << (n[0] == 'q' ? "  # (B, heads, T, head_size)\n" : "\n");
+    }
+    c.py << "scores = np.matmul(q, k.transpose(0, 1, 3, 2))  # (B, heads, T, T)\n";
+    c.py << "d_k = head_size\n";
+  } else {
+    c.py << "scores = np.matmul(Q, "
+         << (c.flat ? "K.T)  # (T, T)" : "K.transpose(0, 2, 1))  # (B, T, T)") << "\n";
+    c.py << "d_k = K.shape[-1]\n";
+  }
+}
+
+// The NumPy notebook's scaling and mask: / math.sqrt(d_k), then a 0 / -inf mask added.
+void WriteNumpyLogits(const Ctx& c) {
+  const Scenario& s = c.s;
+  c.py << "logits = scores";
+  if (s.scaling.multiplier != 1.0)
+    c.py << " * " << PyFloat(s.scaling.multiplier) << "  # the multiplier (1/temperature)\n"
+         << "logits = logits";
+  if (s.scaling.sqrt_dk) c.py << " / math.sqrt(d_k)  # keeps the variance of q.k near 1";
+  c.py << "\n";
+  if (s.mask.kind == MaskKind::kNone) return;
+  if (s.mask.kind == MaskKind::kCausal) {
+    c.py << "mask = np.tril(np.ones((" << c.sh.T << ", " << c.sh.T
+         << ")))  # causal: no peeking ahead\n";
+  } else {
+    c.py << "mask = np.array([";
+    for (Eigen::Index r = 0; r < s.mask.allowed.rows(); ++r) {
+      c.py << (r ? ",\n                 [" : "[");
+      for (Eigen::Index col = 0; col < s.mask.allowed.cols(); ++col)
+        c.py << (col ? ", " : "") << int(s.mask.allowed(r, col)) << ".";
+      c.py << "]";
+    }
+    c.py << "])\n";
+  }
+  c.py << "mask[mask == 0] = -np.inf\nmask[mask == 1] = 0\n";
+  c.py << "logits = logits + mask  # -inf where attention is not allowed\n";
+}
+
+void WriteNumpyWeights(const Ctx& c) {
+  const bool has_mask = c.s.mask.kind != MaskKind::kNone;
+  switch (c.s.normalization) {
+    case Normalization::kSoftmax:
+      c.py << "\n\ndef softmax(x):  # stable: the row's largest value is subtracted first\n"
+              "    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
+              "    return e / e.sum(axis=-1, keepdims=True)\n\n\n";
+      c.py << "weights = softmax(logits)\n";
+      break;
+    case Normalization::kSoftmaxNaive:
+      c.py << "weights = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)"
+              "  # overflows for large logits\n";
+      break;
+    case Normalization::kSum:
+      c.py << (has_mask ? "z = np.where(mask == 0, logits, 0.0)\n" : "z = logits\n");
+      c.py << "weights = z / z.sum(axis=-1, keepdims=True)  # can go negative\n";
+      break;
+    case Normalization::kMean:
+      c.py << (has_mask ? "allowed = (mask == 0).astype(float)\n"
+                        : "allowed = np.ones((" + std::to_string(c.sh.T) + ", " +
+                              std::to_string(c.sh.T) + "))\n");
+      c.py << "weights = np.broadcast_to(allowed / allowed.sum(axis=-1, keepdims=True), "
+              "scores.shape)  # averaging: every allowed key alike\n";
+      break;
+  }
+}
+
+void WriteNumpyContext(const Ctx& c) {
+  if (c.sh.H > 1)
+    c.py << "context = np.matmul(weights, v).transpose(0, 2, 1, 3).reshape(B, T, "
+         << ContextWidth(c) << ")\n";
+  else
+    c.py << "context = np.matmul(weights, V)\n";
+  c.py << "var_K = K.var()  # NumPy's var: ddof = 0 (divides by n), as the app's var_K\n";
+  c.py
+      << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
+}
+
+void WriteScores(const Ctx& c) {
+  if (c.sh.H > 1) {
+    WriteHeadsComment(c);
+    c.py << "B, T, heads, head_size = " << c.sh.B << ", " << c.sh.T << ", " << c.sh.H << ", "
+         << c.sh.dh << "\n";
+    c.py << "q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)\n";
+    c.py << "k = K.view(B, T, heads, head_size).transpose(1, 2)\n";
+    c.py << "v = V.view(B, T, heads, " << HeadValueWidth(c) << ").transpose(1, 2)\n";
+    c.py << "scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)\n";
+    c.py << "d_k = head_size\n";
+  } else {
+    c.py << "scores = Q @ K" << (c.flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)")
+         << "\n";
+    c.py << "d_k = K.shape[-1]\n";
+  }
+}
+
+// The multiplier (1/temperature), 1/sqrt(d_k) and the mask, as the program applies them.
+void WriteLogits(const Ctx& c) {
+  const Scenario& s = c.s;
+  std::string logits = "scores";
+  if (s.scaling.multiplier != 1.0) {
+    c.py << "logits = scores * " << PyFloat(s.scaling.multiplier)
+         << "  # the multiplier (1/temperature)\n";
+    logits = "logits";
+  }
+  if (s.scaling.sqrt_dk) {
+    c.py << "logits = " << logits << " / d_k**0.5  # keeps the variance of q.k near 1\n";
+    logits = "logits";
+  }
+  if (s.mask.kind == MaskKind::kCausal) {
+    c.py << "mask = torch.tril(torch.ones(" << c.sh.T << ", " << c.sh.T << c.dt
+         << "))  # causal: no peeking ahead\n";
+  } else if (s.mask.kind == MaskKind::kCustom) {
+    c.py << "mask = torch.tensor([";
+    for (Eigen::Index r = 0; r < s.mask.allowed.rows(); ++r) {
+      c.py << (r ? ",\n                     [" : "[");
+      for (Eigen::Index col = 0; col < s.mask.allowed.cols(); ++col)
+        c.py << (col ? ", " : "") << int(s.mask.allowed(r, col));
+      c.py << "]";
+    }
+    c.py << "]" << c.dt << ")\n";
+  }
+  if (s.mask.kind != MaskKind::kNone)
+    c.py << "logits = " << logits << ".masked_fill(mask == 0, float('-inf'))\n";
+  else if (logits != "logits")
+    c.py << "logits = scores  # no scaling, no mask\n";
+}
+
+void WriteWeights(const Ctx& c) {
+  const bool has_mask = c.s.mask.kind != MaskKind::kNone;
+  switch (c.s.normalization) {
+    case Normalization::kSoftmax:
+      c.py << "weights = torch.softmax(logits, dim=-1)\n";
+      break;
+    case Normalization::kSoftmaxNaive:
+      c.py << "weights = torch.exp(logits) / torch.exp(logits).sum(dim=-1, keepdim=True)"
+              "  # overflows for large logits\n";
+      break;
+    case Normalization::kSum:
+      if (has_mask)
+        c.py << "z = logits.masked_fill(mask == 0, 0.0)\n";
+      else
+        c.py << "z = logits\n";
+      c.py << "weights = z / z.sum(dim=-1, keepdim=True)  # can go negative\n";
+      break;
+    case Normalization::kMean:
+      if (!has_mask) c.py << "mask = torch.ones(" << c.sh.T << ", " << c.sh.T << c.dt << ")\n";
+      c.py << "weights = (mask / mask.sum(dim=-1, keepdim=True)).expand_as(scores)"
+              "  # averaging: every allowed key alike\n";
+      break;
+  }
+}
+
+void WriteContext(const Ctx& c) {
+  std::string used = "weights";
+  if (c.s.dropout.p > 0) {
+    if (c.s.dropout.seed) c.py << "torch.manual_seed(" << *c.s.dropout.seed << ")\n";
+    if (FirstUnseededDraw(c.s) == UnseededDraw::kDropout) WritePinnedSeed(c);
+    c.py << "dropout = torch.nn.Dropout(" << PyFloat(c.s.dropout.p) << ")  # training mode\n";
+    if (c.s.projections.per_head && c.sh.H > 1)  // each head's module drops its own weights
+      c.py << "weights_dropped = torch.stack([dropout(weights[:, h].contiguous()) "
+              "for h in range(heads)], dim=1)\n";
+    else
+      c.py << "weights_dropped = dropout(weights)\n";
+    used = "weights_dropped";
+  }
+  if (c.sh.H > 1)
+    c.py << "context = (" << used << " @ v).transpose(1, 2).contiguous().view(B, T, "
+         << ContextWidth(c) << ")\n";
+  else
+    c.py << "context = " << used << " @ V\n";
+  if (c.s.projections.out_proj) c.py << "context = out_proj(context)\n";
+  c.py << "var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K\n";
+  c.py
+      << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
+}
+
+}  // namespace
+
+std::string GeneratePyTorchCode(const Scenario& s) {
+  const Shape sh = ValidateScenario(s);
+  std::ostringstream py;
+  const bool numpy = s.input.generator == Generator::kNumpy;
+  const Ctx c{s, sh, sh.B == 1 && sh.H == 1, py, numpy,
+              !numpy && s.dtype == Dtype::kFloat64 ? ", dtype=torch.float64" : ""};
+  WriteHeader(c);
+  WriteInput(c);
+  WriteProjections(c);
+  if (c.numpy) {
+    WriteNumpyScores(c);
+    WriteNumpyLogits(c);
+    WriteNumpyWeights(c);
+    WriteNumpyContext(c);
+  } else {
+    WriteScores(c);
+    WriteLogits(c);
+    WriteWeights(c);
+    WriteContext(c);
+  }
+  return py.str();
+}
+
+std::string ProgramAsNotebook(const std::string& program) {
+  using nlohmann::json;
+  // Lines of each cell, as nbformat stores a source: every line but the last keeps its "\n".
+  std::vector<std::vector<std::string>> cells(1);
+  std::istringstream in(program);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) {
+      if (!cells.back().empty()) cells.emplace_back();
+      continue;
+    }
+    cells.back().push_back(line);
+  }
+  if (cells.back().empty()) cells.pop_back();
+  const bool numpy = program.find("import numpy as np") != std::string::npos;
+  json nb_cells = json::array();
+  nb_cells.push_back({{"cell_type", "markdown"},
+                      {"metadata", json::object()},
+                      {"source", json::array({std::string("**Attention Lab**: the ") +
+                                              (numpy ? "NumPy" : "PyTorch") +
+                                              " program behind the app's stages, one cell per "
+                                              "step; run the cells in order."})}});
+  for (const auto& lines : cells) {
+    json source = json::array();
+    for (size_t i = 0; i < lines.size(); ++i)
+      source.push_back(lines[i] + (i + 1 < lines.size() ? "\n" : ""));
+    nb_cells.push_back({{"cell_type", "code"},
+                        {"execution_count", nullptr},
+                        {"metadata", json::object()},
+                        {"outputs", json::array()},
+                        {"source", source}});
+  }
+  const json nb = {
+      {"cells", nb_cells},
+      {"metadata",
+       {{"kernelspec", {{"display_name", "Python 3"}, {"language", "python"}, {"name", "python3"}}},
+        {"language_info", {{"name", "python"}}}}},
+      {"nbformat", 4},
+      {"nbformat_minor", 4}};
+  return nb.dump(1) + "\n";
+}
+
+}  // namespace attnlab
