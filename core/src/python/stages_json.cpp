@@ -20,28 +20,6 @@ namespace attnlab {
 
 using nlohmann::json;
 
-namespace detail {
-
-json FloatJson(float v) {
-  if (!std::isfinite(v)) return ShortestFloat(v);  // "nan", "inf", "-inf"
-  const std::string text = ShortestFloat(v);
-  double d = 0.0;
-  std::from_chars(text.data(), text.data() + text.size(), d);  // no locale, unlike strtod
-  return d;
-}
-
-json MatrixJson(const Matrix& m) {
-  json rows = json::array();
-  for (Eigen::Index r = 0; r < m.rows(); ++r) {
-    json row = json::array();
-    for (Eigen::Index c = 0; c < m.cols(); ++c) row.push_back(FloatJson(m(r, c)));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-}  // namespace detail
-
 namespace {
 
 // The dump written as it goes, without a JSON tree: at T = 4096 a tree of the three T x T
