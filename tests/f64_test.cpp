@@ -17,7 +17,7 @@
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/stage_view.h"
 #include "attnlab/python/numpy_print.h"
-#include "attnlab/model/pipeline_f64.h"
+#include "attnlab/model/pipeline.h"
 #include "attnlab/model/scenario.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/python/stages_json.h"

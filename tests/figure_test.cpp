@@ -13,7 +13,7 @@
 
 #include "attnlab/figures/export.h"
 #include "attnlab/base/file_io.h"
-#include "attnlab/model/pipeline_f64.h"
+#include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "test_util.h"
 

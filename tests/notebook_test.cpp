@@ -4,7 +4,6 @@
 #include <numeric>
 
 #include "attnlab/model/pipeline.h"
-#include "attnlab/model/pipeline_f64.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/random/rng.h"
 #include "attnlab/python/torch_print.h"

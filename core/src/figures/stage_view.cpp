@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "attnlab/model/pipeline_f64.h"
+#include "attnlab/model/pipeline.h"
 #include "attnlab/base/text.h"
 
 namespace attnlab {

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "attnlab/model/pipeline_f64.h"
+#include "attnlab/model/pipeline.h"
 
 namespace attnlab {
 

@@ -2,11 +2,11 @@
 // one step of torch_scenario.py, so that the printed numbers agree with the app's.
 #include "attnlab/python/codegen.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <type_traits>
 
 #include "attnlab/base/text.h"
 
@@ -19,9 +19,8 @@ template <typename T>
 std::string PyFloat(T v) {
   if (std::isnan(v)) return "float('nan')";
   if (std::isinf(v)) return v > 0 ? "float('inf')" : "float('-inf')";
-  char buf[40];
-  const auto res = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, res.ptr);
+  std::string s = std::is_same_v<T, float> ? ShortestFloat(static_cast<float>(v))
+                                           : ShortestDouble(static_cast<double>(v));
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
 }

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "attnlab/model/pipeline_f64.h"
+#include "attnlab/model/pipeline.h"
 #include "attnlab/model/stats.h"
 #include "attnlab/base/text.h"
 #include "base/json_matrix.h"

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "attnlab/python/numpy_print.h"
-#include "attnlab/model/pipeline_f64.h"
+#include "attnlab/model/pipeline.h"
 #include "attnlab/model/stats.h"
 #include "attnlab/base/text.h"
 

@@ -13,7 +13,6 @@
 
 #include "attnlab/figures/heatmap_spec.h"
 #include "attnlab/model/pipeline.h"
-#include "attnlab/model/pipeline_f64.h"
 
 namespace attnlab {
 

@@ -20,7 +20,31 @@
 // tests/golden/scenarios, made with Debian's torch by tools/make_goldens.py),
 // generator draws bit for bit, arithmetic to float32 rounding (matmul summation order differs).
 // The stage rules are written once, generic over the number type; "dtype": "float64" runs
-// them in double (pipeline_f64.h) with the Numerics policies of NumericsOf.
+// them in double only (no float32 run first), as incrementally as float32, with the Numerics
+// policies of NumericsOf<double>; Stages::f64 keeps the double values and the float fields hold
+// them rounded to float32 (the window and the figures read those).
+//
+// What float64 means, per generator:
+//   - torch: every tensor is torch.float64 (torch.randn(..., dtype=torch.float64), nn.Linear and
+//     nn.Embedding with dtype=torch.float64). PyTorch 1.13 draws float64 normals differently
+//     from float32 ones: below 16 elements the same double Box-Muller with its cached sine half
+//     (normal_distribution<double>), from 16 on normal_fill's generic blocks of 16 from 53-bit
+//     uniforms, with libm log, cos and sin in double (there is no AVX2 float64 kernel).
+//     torch.rand and uniform_ draw 53-bit uniforms (one 64-bit word per element), the AVX2 build
+//     fusing x * width + low as for float32. Dropout keeps with U53 < 1 - p and scales by
+//     1 / (1 - p) in double.
+//   - numpy: NumPy's float64 draws as they are (np.random.randn, np.random.rand), no rounding;
+//     the products (X @ W, q @ k.T, weights @ v) summed as np.matmul sums them with Debian's
+//     reference BLAS: each element left to right over the inner index, so the scores and their
+//     variance are NumPy's to the last bit.
+// Numbers written in the scenario (matrix input, Q/K/V given, W matrices) are read as the
+// double of their text (WrittenAsDouble) as the scenario file and the generated program write
+// it (the shortest float32 text: "0.43" is the double 0.43, not float32(0.43) widened), which
+// is what torch.tensor(..., dtype=torch.float64) and np.array(...) make of the program's
+// literals.
+// Checked against real PyTorch and NumPy in tests/golden/f64 (tools/make_qkv_goldens.py): the
+// draws bit for bit, the arithmetic to float64 rounding (torch's summation orders differ; the
+// NumPy notebook's np.matmul(q, k.T) is matched exactly, tests/notebook_test.cpp).
 #pragma once
 
 #include <array>
@@ -67,7 +91,7 @@ struct StageTensors {
   MatrixStackOf<S> context;          ///< B x T x d_v (after out_proj when present)
 };
 
-/// Every stage of a float64 run (pipeline_f64.h), shaped as the float fields of Stages.
+/// Every stage of a float64 run ("float64" above), shaped as the float fields of Stages.
 using StagesF64 = StageTensors<double>;
 
 /// Every intermediate of one run, kept for display: the float32 tensors (StageTensors<float>:
@@ -82,7 +106,7 @@ struct Stages : StageTensors<float> {
   MaskMatrix mask;                  ///< T x T, 1 where attention is allowed
   double var_K = 0.0;  ///< K.var() over all elements, as the scenario's library computes it
                        ///< (stats.h kTorchUnbiased): a float32 value, inf above FLT_MAX
-  /// "dtype": "float64" only: every stage in double (pipeline_f64.h); the float fields above
+  /// "dtype": "float64" only: every stage in double ("float64" above); the float fields above
   /// then hold those values rounded to float32. Null for float32 scenarios.
   std::shared_ptr<const StagesF64> f64;
 
@@ -122,7 +146,7 @@ struct Numerics {
 /// The numerics of a run in number type S (float or double) from `generator`: float32 runs
 /// take PyTorch's cascade sum (Eigen's for the softmax), the reciprocal and Eigen's products
 /// whatever the generator (the float32 goldens); float64 runs sum left to right, and NumPy's float64 programs divide and
-/// multiply as np.matmul with reference BLAS (pipeline_f64.h). Errors: none.
+/// multiply as np.matmul with reference BLAS ("float64" above). Errors: none.
 template <typename S>
 Numerics NumericsOf(Generator generator) {
   if constexpr (std::is_same_v<S, float>) {

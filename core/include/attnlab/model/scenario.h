@@ -76,7 +76,7 @@ enum class Normalization { kSoftmax, kSoftmaxNaive, kSum, kMean };
 /// dtype (top level): the precision of the whole pipeline. kFloat32: PyTorch's default float32
 /// tensors (NumPy draws rounded to float32). kFloat64: every draw, product and normalisation in
 /// double, as torch.float64 tensors (torch.set_default_dtype(torch.float64)) or NumPy's native
-/// float64 arrays compute them (pipeline_f64.h).
+/// float64 arrays compute them (pipeline.h, "float64").
 enum class Dtype { kFloat32, kFloat64 };
 
 /// The spec's spellings of each enum, in the order messages and menus list them; Name(v),
