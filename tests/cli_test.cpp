@@ -81,10 +81,10 @@ TEST_F(Cli, PresetsListsIdThenTitle) {
        {"raschka-journey", "dog-attacks-cat", "karpathy-trick", "karpathy-head", "scaling-demo",
         "scaling-demo-scaled", "numpy-masked", "karpathy-a-at-b", "raschka-3.3-simple",
         "raschka-3.4-v2", "raschka-3.5-causal", "raschka-3.5-dropout", "raschka-3.5-causal-batch",
-        "raschka-3.6-mha"})
+        "raschka-3.6-mha", "raschka-3.5-masked-simple"})
     EXPECT_NE(r.out.find(std::string(id) + " "), std::string::npos) << id;
-  // The titles line up after the longest id (raschka-3.5-causal-batch) and two spaces.
-  EXPECT_NE(r.out.find("\nraschka-journey           Raschka ch. 3"), std::string::npos) << r.out;
+  // The titles line up after the longest id (raschka-3.5-masked-simple) and two spaces.
+  EXPECT_NE(r.out.find("\nraschka-journey            Raschka ch. 3"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, DumpPresetWritesEveryStage) {

@@ -249,8 +249,12 @@ void ExpectHeatmaps(const std::vector<HeatmapStats>& maps, const Scenario& scena
                 std::min(m.rows * m.cols, averaging_demo ? 3 : 8) - (close_pair ? 1 : 0))
           << where;
     }
-    const bool hatched = m.stage == "mask" || m.stage == "logits" || m.stage == "weights";
-    if (scenario.mask.kind == MaskKind::kCausal && hatched) {
+    // softmax_then_mask leaves the logits unmasked: the mask acts on the weights.
+    const bool hatched = m.stage == "mask" || m.stage == "weights" ||
+                         (m.stage == "logits" && MaskAppliesToLogits(scenario.normalization));
+    if (scenario.mask.kind == MaskKind::kCausal && m.stage == "logits" && !hatched) {
+      EXPECT_LE(m.hatch_fraction, m.numbers ? 0.005 : 0.0) << where;
+    } else if (scenario.mask.kind == MaskKind::kCausal && hatched) {
       // The upper triangle, T(T-1)/2 of T^2 cells (less the -inf and 0 printed on them).
       EXPECT_GE(m.hatch_fraction, m.numbers ? 0.2 : 0.3) << where;
     } else if (scenario.mask.kind == MaskKind::kNone) {
@@ -1192,6 +1196,7 @@ TEST_F(Gui, OverviewPrintsEveryNumberOfNotebookSizedScenarios) {
       {"--preset raschka-3.3-simple", "", {"X", "scores", "weights", "context"}},
       {"--preset raschka-3.4-v2", "", {"X", "Q", "K", "V", "scores", "weights", "context"}},
       {"--preset raschka-3.5-causal", "", {"mask", "logits", "weights", "context"}},
+      {"--preset raschka-3.5-masked-simple", "", {"mask", "logits", "weights", "context"}},
       {"--preset raschka-3.5-dropout", "", {"mask", "weights", "weights_dropped", "context"}},
       {"--preset raschka-3.5-causal-batch", "", {"mask", "logits", "weights", "context"}},
       {"--preset raschka-3.6-wrapper", "",

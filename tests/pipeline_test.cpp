@@ -9,7 +9,9 @@
 #include "attnlab/model/pipeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include "test_util.h"
@@ -141,6 +143,7 @@ TEST(GoldenScenarios, CoverEveryOptionOfTheFormat) {
                            "norm:softmax_naive",
                            "norm:sum",
                            "norm:mean",
+                           "norm:softmax_then_mask",
                            "tokenizer:words",
                            "tokenizer:words_and_spaces",
                            "tokenizer:chars",
@@ -308,6 +311,30 @@ TEST(Engine, TemperatureChangeRecomputesOnlyFromLogits) {
   EXPECT_EQ(engine.counts().context, 4);
   engine.Run(s);  // nothing changed: nothing recomputed
   EXPECT_EQ(engine.counts().context, 4);
+}
+
+TEST(Engine, SwitchingToSoftmaxThenMaskUnmasksTheLogits) {
+  // softmax_then_mask leaves the logits unmasked (the mask acts on the weights): switching to
+  // it and back from a causal softmax must redo the logits, and equal fresh runs bit for bit.
+  Engine engine;
+  Scenario s = Journey();
+  s.mask.kind = MaskKind::kCausal;
+  engine.Run(s);
+  EXPECT_EQ(engine.stages().logits[0](0, 1), -std::numeric_limits<float>::infinity());
+  for (Normalization n : {Normalization::kSoftmaxThenMask, Normalization::kSoftmax}) {
+    s.normalization = n;
+    engine.Run(s);
+    const Stages fresh = RunScenario(s);
+    EXPECT_TRUE(MatrixNear("logits", engine.stages().logits[0], fresh.logits[0], 0, 0));
+    EXPECT_TRUE(MatrixNear("weights", engine.stages().weights[0], fresh.weights[0], 0, 0));
+    EXPECT_TRUE(MatrixNear("context", engine.stages().context[0], fresh.context[0], 0, 0));
+  }
+  EXPECT_EQ(engine.counts().logits, 3);
+  s.normalization = Normalization::kSoftmaxThenMask;
+  const Stages then_mask = RunScenario(s);
+  EXPECT_TRUE(std::isfinite(then_mask.logits[0](0, 1)));  // the future key's logit, unmasked
+  EXPECT_EQ(then_mask.weights[0](0, 1), 0.0f);             // and its weight, masked after
+  EXPECT_EQ(then_mask.weights[0](0, 0), 1.0f);
 }
 
 TEST(Engine, DropoutSeedChangeRedrawsOnlyTheMask) {

@@ -151,7 +151,11 @@ TEST(RaschkaCh03, Section351CausalMask) {
                        {0.2175, 0.1983, 0.1984, 0.1888, 0.1971, 0.0000},
                        {0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529}};
   EXPECT_TRUE(Printed("[30] attn_weights", st.weights[0], causal));
-  EXPECT_TRUE(Printed("[28] masked_simple_norm", st.weights[0], causal));
+  // [28] masked_simple_norm = masked_simple / row_sums: the first way, softmax then mask, is
+  // its own preset (normalization softmax_then_mask), its logits unmasked.
+  const Stages then_mask = RunScenario(LoadPreset("raschka-3.5-masked-simple"));
+  EXPECT_TRUE(Printed("[28] masked_simple_norm", then_mask.weights[0], causal));
+  EXPECT_TRUE(std::isfinite(then_mask.logits[0](0, 5)));
   // [27] masked_simple = attn_weights * mask_simple: the unmasked weights of [25] where the
   // mask allows a key, 0 elsewhere.
   const Stages v2 = RunScenario(LoadPreset("raschka-3.4-v2"));

@@ -105,7 +105,7 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
        "mask.kind: unknown value \"upper\" (expected one of: none, causal, custom)"},
       {Edit("\"seed\": 123}", "\"seed\": 123}, \"normalization\": \"softermax\""),
        "normalization: unknown value \"softermax\" (expected one of: softmax, softmax_naive, sum, "
-       "mean)"},
+       "mean, softmax_then_mask)"},
       {Edit("\"seed\": 123}", "\"seed\": 123}, \"scaling\": {\"sqrt_dk\": \"yes\"}"),
        "scaling.sqrt_dk: must be true or false, not a string"},
       {R"({"format": "attention-lab/scenario@1",
@@ -715,7 +715,7 @@ TEST(EnumNames, EveryListRoundTrips) {
   ExpectSpellingsRoundTrip<ProjectionInit>("identity, torch_rand, randn, linear, matrix");
   ExpectSpellingsRoundTrip<Projection>("query, key, value");
   ExpectSpellingsRoundTrip<MaskKind>("none, causal, custom");
-  ExpectSpellingsRoundTrip<Normalization>("softmax, softmax_naive, sum, mean");
+  ExpectSpellingsRoundTrip<Normalization>("softmax, softmax_naive, sum, mean, softmax_then_mask");
   ExpectSpellingsRoundTrip<Dtype>("float32, float64");
   ExpectSpellingsRoundTrip<TokenizerKind>("words, words_and_spaces, chars");
   EXPECT_EQ(NameList<Dtype>(" or "), "float32 or float64");

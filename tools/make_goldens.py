@@ -207,6 +207,19 @@ def spread():
         "format": F, "input": {"source": "randn", "length": 7, "d_in": 4, "seed": 31},
         "projections": {"init": "torch_rand", "d_out": 4, "seed": 4, "heads": 2},
         "mask": {"kind": "causal"}, "normalization": "sum"}
+    # Softmax, then the mask, then each row over its new sum (Raschka 3.5.1's first way), on
+    # a batch of two with two heads, a causal mask and dropout; and with a custom mask.
+    s["then-mask-causal-heads2-batch2-dropout"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 6, "d_in": 4, "seed": 11},
+        "projections": {"init": "torch_rand", "d_out": 4, "seed": 5, "heads": 2},
+        "scaling": {"multiplier": 2.5}, "mask": {"kind": "causal"},
+        "normalization": "softmax_then_mask", "dropout": {"p": 0.25, "seed": 9}}
+    s["then-mask-custom-linear"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "linear", "d_out": 3, "seed": 2, "bias": True},
+        "mask": {"kind": "custom", "allowed": [[int(j <= i or j == 5) for j in range(6)]
+                                                for i in range(6)]},
+        "normalization": "softmax_then_mask"}
     # Nothing seeded before the first draw: the app starts from libtorch's default seed
     # (torch_oracle.DEFAULT_SEED) and the generated program pins it (issue 33's example first).
     s["unseeded-torch-rand"] = {
@@ -276,13 +289,16 @@ def nonfinite():
 
     # +inf and -inf scores from a huge multiplier (1e38), beside finite ones and 0.
     mixed = [[1.0, 2.0], [3.0, -1.0], [-2.0, 1.0], [0.5, 0.5]]
-    for norm in ("softmax", "softmax_naive", "sum", "mean"):
+    for norm in ("softmax", "softmax_naive", "sum", "mean", "softmax_then_mask"):
         add("huge-mult-" + norm, mixed, norm, {"multiplier": 1e38})
     # exp overflow (sum inf), exp underflow (sum 0) and a zero row sum with "sum".
     add("naive-overflow", [[30.0, -2.0], [25.0, 40.0], [-30.0, 12.0]], "softmax_naive",
         {"multiplier": 100.0})
     add("naive-underflow", [[3.0, 1.0], [2.0, 2.0], [1.0, 3.0]], "softmax_naive",
         {"multiplier": -100.0})
+    # softmax_then_mask: the allowed keys' shares underflow to 0 beside a masked key: 0 / 0.
+    add("then-mask-underflow", [[3.0, 1.0], [2.0, 2.0], [1.0, 3.0], [-1.0, 4.0]],
+        "softmax_then_mask", {"multiplier": 40.0})
     add("sum-zero-row", [[0.0, 0.0], [1.0, 1.0], [-1.0, 2.0], [2.0, -3.0]], "sum",
         {"multiplier": -1.0})
     # Scores overflow to +-inf in float32 and K.var() is inf (var_K above float32's max).

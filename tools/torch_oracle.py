@@ -158,6 +158,10 @@ def normalize(logits, allowed, how, shape):
     if how == "mean":
         ones = allowed.float()
         return (ones / ones.sum(dim=-1, keepdim=True)).expand(*shape).clone()
+    if how == "softmax_then_mask":
+        # Raschka 3.5.1: attn_weights * mask_simple, then / row_sums (the logits unmasked).
+        masked = logits.softmax(dim=-1) * allowed.to(logits.dtype)
+        return masked / masked.sum(dim=-1, keepdim=True)
     raise ValueError("unknown normalization: %r" % how)
 
 
@@ -190,7 +194,9 @@ def run(scenario):
     if scaling.get("sqrt_dk", True):
         logits = logits / math.sqrt(dh)
     allowed = allowed_cells(scenario.get("mask", {}), T)
-    logits = logits.masked_fill(~allowed, float("-inf"))
+    norm = scenario.get("normalization", "softmax")
+    if norm != "softmax_then_mask":  # which masks the weights, after the softmax
+        logits = logits.masked_fill(~allowed, float("-inf"))
     weights = normalize(logits, allowed, scenario.get("normalization", "softmax"),
                         (B, heads, T, T))
 

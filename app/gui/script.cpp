@@ -401,7 +401,7 @@ const CommandSpec kCommands[] = {
      "ROW COL 0|1: paint one cell of the custom mask"},
     {"normalization", 1, [](const Words& w) { NormalizationArg(w[1]); },
      [](Call& c) { Emit(c.state, SetNormalization{NormalizationArg(c.w[1])}); },
-     "softmax|softmax_naive|sum|mean: how logits become weights"},
+     "NAME: how logits become weights (the format's normalization; a wrong name lists them)"},
     {"dropout", 1, Number1, [](Call& c) { Emit(c.state, SetDropout{Number(c.w[1])}); },
      "P: dropout.p"},
     {"heads", 1, Integer1,

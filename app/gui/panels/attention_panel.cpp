@@ -1,6 +1,7 @@
 // attention_panel.cpp: the knobs between the scores and the weights: 1/sqrt(d_k), the
 // multiplier (1/temperature), the mask, the normalization and dropout.
 #include <cmath>
+#include <iterator>
 
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
@@ -108,12 +109,16 @@ void DrawNormalization(AppState& state, const Scenario& s) {
        "Weights can be negative or blow up."},
       {Normalization::kMean, "mean (uniform)",
        "1 / n over the allowed keys: every key weighs the same (Karpathy's averaging with tril)."},
+      {Normalization::kSoftmaxThenMask, "softmax, then mask",
+       "softmax over every key, then the weights times the mask and each row divided by its "
+       "new sum: Raschka's section 3.5.1 first way (masked_simple_norm). The logits stay "
+       "unmasked; the weights equal those of -inf before the softmax."},
   };
   int current = 0;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < static_cast<int>(std::size(norms)); ++i)
     if (norms[i].value == s.normalization) current = i;
   if (ImGui::BeginCombo("normalize", norms[current].label)) {
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < static_cast<int>(std::size(norms)); ++i) {
       if (ImGui::Selectable(norms[i].label, i == current) && i != current)
         Emit(state, SetNormalization{norms[i].value});
       Tip(norms[i].tip);

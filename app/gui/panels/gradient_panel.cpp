@@ -153,7 +153,7 @@ void DrawNormCurves(AppState& state, ImVec2 size) {
   spec.y_label = "\xE2\x80\x96\xE2\x88\x82w/\xE2\x88\x82z\xE2\x80\x96 (Frobenius)";
   const PlotAxes axes = BeginPlot(spec);
   PlotLine(axes, g.multipliers, g.norms, IM_COL32(240, 130, 80, 255), 2.0f);
-  const bool softmax = state.shown.normalization == Normalization::kSoftmax ||
+  const bool softmax = IsSoftmaxOverAllowedKeys(state.shown.normalization) ||
                        state.shown.normalization == Normalization::kSoftmaxNaive;
   if (softmax) PlotPoint(axes, m, g.jacobian.cast<double>().norm(), IM_COL32(255, 200, 60, 255));
   PlotVLine(axes, m, IM_COL32(255, 200, 60, 160), softmax ? "now" : "now (not softmax)", true);

@@ -156,7 +156,7 @@ void DrawEntropyCurve(AppState& state, const PeakStats& stats, int64_t n, ImVec2
   }
   PlotLine(axes, xs, ys, IM_COL32(90, 150, 230, 255), 2.0f);
   const double m = s.scaling.multiplier;
-  if (s.normalization == Normalization::kSoftmax)
+  if (IsSoftmaxOverAllowedKeys(s.normalization))
     PlotPoint(axes, std::clamp(m, kLowMultiplier, kHighMultiplier), stats.entropy,
               IM_COL32(255, 200, 60, 255));
   else

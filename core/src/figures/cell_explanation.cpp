@@ -38,7 +38,7 @@ void ScoreLines(const Cell& c) {
 
 /// "logit = score × m / √d_k = ..." or -inf when masked.
 void LogitLine(const Cell& c) {
-  if (!c.allowed) {
+  if (!c.allowed && MaskAppliesToLogits(c.s.normalization)) {
     c.Text("logit = -inf (masked)");
     return;
   }
@@ -54,7 +54,9 @@ void LogitLine(const Cell& c) {
 /// from the logits row only to explain the number).
 void WeightLines(const Cell& c) {
   if (!c.allowed) {
-    c.Text("weight = 0 (masked: exp(-inf) = 0)");
+    c.Text(MaskAppliesToLogits(c.s.normalization)
+               ? "weight = 0 (masked: exp(-inf) = 0)"
+               : "weight = 0 (masked after the softmax: its share times 0)");
     return;
   }
   const auto row = c.logits.row(c.i);
@@ -88,6 +90,20 @@ void WeightLines(const Cell& c) {
     case Normalization::kMean:
       c.Text("weight = 1 / n = 1 / " + Int(n) + " = " + Num(w));
       break;
+    case Normalization::kSoftmaxThenMask: {
+      // The softmax over every key first (the logits are unmasked), then the allowed shares.
+      double mx_all = -INFINITY, sum_all = 0;
+      for (int64_t k = 0; k < row.size(); ++k) mx_all = std::max(mx_all, double(row(k)));
+      for (int64_t k = 0; k < row.size(); ++k) sum_all += std::exp(double(row(k)) - mx_all);
+      double kept = 0;
+      for (int64_t k = 0; k < row.size(); ++k)
+        if (open(k)) kept += std::exp(double(row(k)) - mx_all) / sum_all;
+      const double p = std::exp(z - mx_all) / sum_all;
+      c.Text("softmax over all " + Int(row.size()) + " keys: p = " + Num(p));
+      c.Text("weight = p / \xCE\xA3 p (allowed) = " + Num(p) + " / " + Num(kept) + " = " + Num(w));
+      c.Note("the masked keys' share (" + Num(1 - kept) + ") is dropped, the rest renormalised");
+      break;
+    }
   }
 }
 
@@ -159,7 +175,9 @@ void StageLines(const Cell& c) {
       c.Text(c.allowed ? "allowed: the query may attend to this key"
              : c.s.mask.kind == MaskKind::kCausal
                  ? "masked: this key comes after the query (the future)"
-                 : "masked: the logit becomes -inf, the weight 0");
+                 : MaskAppliesToLogits(c.s.normalization)
+                     ? "masked: the logit becomes -inf, the weight 0"
+                     : "masked: the weight is multiplied by 0 after the softmax");
       if (c.s.mask.kind == MaskKind::kCustom) c.Note("click to toggle, drag to paint");
       break;
     case Stage::kLogits:

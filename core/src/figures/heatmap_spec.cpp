@@ -117,6 +117,8 @@ std::string StageTitle(const Scenario& s, Stage stage) {
           return "weights = z / \u03A3 z";
         case Normalization::kMean:
           return "weights = 1 / n (mean)";
+        case Normalization::kSoftmaxThenMask:
+          return "weights = softmax(logits) \u00D7 mask / \u03A3";
       }
       return "weights";
     case Stage::kWeightsDropped:
@@ -247,8 +249,9 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
     c.col_labels = token_labels;
   }
   c.diverging = StageIsDiverging(stage, scan);
-  c.hatch_masked = stage == Stage::kMask || stage == Stage::kLogits || stage == Stage::kWeights ||
-                   stage == Stage::kWeightsDropped;
+  c.hatch_masked = stage == Stage::kMask || stage == Stage::kWeights ||
+                   stage == Stage::kWeightsDropped ||
+                   (stage == Stage::kLogits && MaskAppliesToLogits(sc.normalization));
   return c;
 }
 

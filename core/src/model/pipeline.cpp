@@ -136,7 +136,8 @@ const Stages& Engine::Run(const Scenario& s) {
   if (has_result_) {
     from = 7;
     if (s.dropout.p != last_.dropout.p || s.dropout.seed != last_.dropout.seed) from = 5;
-    if (s.normalization != last_.normalization) from = 4;
+    if (s.normalization != last_.normalization)  // softmax_then_mask leaves the logits unmasked
+      from = MaskAppliesToLogits(s.normalization) == MaskAppliesToLogits(last_.normalization) ? 4 : 3;
     if (!SameLogitSettings(s, last_)) from = 3;
     if (!SameProjections(s.projections, last_.projections)) from = 1;
     if (!SameInput(s.input, last_.input)) from = 0;
@@ -474,7 +475,10 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   const Shape& sh = stages_.shape;
   const int64_t T = sh.T;
   const size_t count = static_cast<size_t>(sh.B * sh.H);
-  const MaskKind kind = s.mask.kind;
+  // The mask kind the logit and weight rows see: none when the normalization masks the
+  // weights itself (softmax_then_mask reads the mask matrix row by row; its masked weights are
+  // then +0, or the row is nan throughout, so the causal skip of ContextRows stays exact).
+  const MaskKind kind = MaskAppliesToLogits(s.normalization) ? s.mask.kind : MaskKind::kNone;
   const TailKey key{kind, T, count};
   const bool do_scores = from <= 2, do_logits = from <= 3;
   auto sized = [&](MatrixStackOf<S>& stack) {

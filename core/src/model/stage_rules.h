@@ -1,7 +1,7 @@
 // stage_rules.h (internal to the core): the rules of the per-head stages, written once for
 // every number type S (float for float32 runs, double for float64 ones; pipeline.h): how
 // logits are made from scores and the mask, and how a row of logits becomes weights under the
-// four normalizations, forward and backward (grad.h). Where PyTorch, NumPy and the number type must round differently the
+// five normalizations, forward and backward (grad.h). Where PyTorch, NumPy and the number type must round differently the
 // rule takes a Numerics policy (pipeline.h) instead of a second copy. Adding a normalization
 // or a mask kind means adding its case here (and to the scenario format, codegen and the UI).
 //
@@ -129,6 +129,16 @@ S NormalizeRow(Normalization norm, const Numerics& num, const S* logits, const u
       out /= sum;
       return S(0) / sum;
     }
+    case Normalization::kSoftmaxThenMask: {
+      // Raschka's 3.5.1 first way: the softmax over every key (the logits are unmasked, so
+      // `len` is the whole row), the weights times the 0/1 mask (masked_simple; nan * 0 stays
+      // nan, as in PyTorch), each row divided by its new sum (masked_simple_norm: a division).
+      NormalizeRow(Normalization::kSoftmax, num, logits, allowed, len, T, weights);
+      for (int64_t j = 0; j < len; ++j) weights[j] *= allowed[j] ? S(1) : S(0);
+      const S sum = RowSum(num.sum, weights, len, T);
+      out /= sum;
+      return S(0) / sum;
+    }
     case Normalization::kMean: {
       // Uniform weights over the allowed entries: the "averaging with tril" trick.
       S count = 0;
@@ -182,8 +192,11 @@ inline RowVector LossGradRow(Normalization norm, const RowVector& w, const RowVe
   const float gJ = -1.0f / w[J];  // log's backward: grad / self, grad = -1
   switch (norm) {
     case Normalization::kSoftmax:
-    case Normalization::kSoftmaxNaive: {
-      // softmax's backward: w * (g - sum(g * w)); g is gJ at J and 0 elsewhere.
+    case Normalization::kSoftmaxNaive:
+    case Normalization::kSoftmaxThenMask: {
+      // softmax's backward: w * (g - sum(g * w)); g is gJ at J and 0 elsewhere. softmax then
+      // mask and renormalise is the softmax over the allowed keys (its normaliser cancels), so
+      // its backward is the same, with 0 at the masked keys (w = 0 there).
       const float dot = gJ * w[J];
       for (Eigen::Index k = 0; k < T; ++k) g[k] = w[k] * ((k == J ? gJ : 0.0f) - dot);
       break;
@@ -204,14 +217,15 @@ inline RowVector LossGradRow(Normalization norm, const RowVector& w, const RowVe
 }
 
 // d w / d z of one row (T x T, entry (k, m) = d w_k / d z_m) under `norm`, arguments as
-// LossGradRow: diag(w) - w w^T for the softmaxes, (delta_km - w_k) / S over the allowed keys
+// LossGradRow: diag(w) - w w^T for the softmaxes (softmax_then_mask too), (delta_km - w_k) / S over the allowed keys
 // for "sum", 0 for "mean".
 inline Matrix NormalizationJacobian(Normalization norm, const RowVector& w, const RowVector& z,
                                     const uint8_t* allowed) {
   const Eigen::Index T = w.size();
   switch (norm) {
     case Normalization::kSoftmax:
-    case Normalization::kSoftmaxNaive: {
+    case Normalization::kSoftmaxNaive:
+    case Normalization::kSoftmaxThenMask: {
       Matrix J = -(w.transpose() * w);
       J.diagonal() += w.transpose();
       return J;

@@ -398,6 +398,7 @@ void WriteNumpyLogits(const Ctx& c) {
     }
     c.py << "])\n";
   }
+  if (!MaskAppliesToLogits(s.normalization)) return;  // the weights are masked instead
   c.py << "mask[mask == 0] = -np.inf\nmask[mask == 1] = 0\n";
   c.py << "logits = logits + mask  # -inf where attention is not allowed\n";
 }
@@ -425,6 +426,15 @@ void WriteNumpyWeights(const Ctx& c) {
                               std::to_string(c.sh.T) + "))\n");
       c.py << "weights = np.broadcast_to(allowed / allowed.sum(axis=-1, keepdims=True), "
               "scores.shape)  # averaging: every allowed key alike\n";
+      break;
+    case Normalization::kSoftmaxThenMask:
+      if (!has_mask) c.py << "mask = np.ones((" << c.sh.T << ", " << c.sh.T << "))\n";
+      c.py << "\n\ndef softmax(x):  # stable: the row's largest value is subtracted first\n"
+              "    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
+              "    return e / e.sum(axis=-1, keepdims=True)\n\n\n";
+      c.py << "weights = softmax(logits)  # over every key: the mask comes after\n"
+              "masked = weights * mask  # 0 where attention is not allowed\n"
+              "weights = masked / masked.sum(axis=-1, keepdims=True)  # rows sum to 1 again\n";
       break;
   }
 }
@@ -483,10 +493,11 @@ void WriteLogits(const Ctx& c) {
     }
     c.py << "]" << c.dt << ")\n";
   }
-  if (s.mask.kind != MaskKind::kNone)
+  if (s.mask.kind != MaskKind::kNone && MaskAppliesToLogits(s.normalization))
     c.py << "logits = " << logits << ".masked_fill(mask == 0, float('-inf'))\n";
   else if (logits != "logits")
-    c.py << "logits = scores  # no scaling, no mask\n";
+    c.py << "logits = scores  # no scaling, "
+         << (s.mask.kind == MaskKind::kNone ? "no mask" : "the mask comes after the softmax") << "\n";
 }
 
 void WriteWeights(const Ctx& c) {
@@ -510,6 +521,12 @@ void WriteWeights(const Ctx& c) {
       if (!has_mask) c.py << "mask = torch.ones(" << c.sh.T << ", " << c.sh.T << c.dt << ")\n";
       c.py << "weights = (mask / mask.sum(dim=-1, keepdim=True)).expand_as(scores)"
               "  # averaging: every allowed key alike\n";
+      break;
+    case Normalization::kSoftmaxThenMask:
+      if (!has_mask) c.py << "mask = torch.ones(" << c.sh.T << ", " << c.sh.T << c.dt << ")\n";
+      c.py << "weights = torch.softmax(logits, dim=-1)  # over every key: the mask comes after\n"
+              "masked = weights * mask  # 0 where attention is not allowed\n"
+              "weights = masked / masked.sum(dim=-1, keepdim=True)  # rows sum to 1 again\n";
       break;
   }
 }

@@ -10,7 +10,9 @@
 //    is T x d_v, d_v = input.d_v or V's width)
 //   scores[b,h]  = Q_h K_h^T                                  (T x T, before scaling)
 //   logits[b,h]  = scores * multiplier / sqrt(dh), -inf where the mask forbids
-//   weights[b,h] = normalization(logits) row by row           (softmax, naive, sum, mean);
+//                  (not for softmax_then_mask: its mask acts on the weights)
+//   weights[b,h] = normalization(logits) row by row           (softmax, naive, sum, mean,
+//                  softmax_then_mask = softmax(logits) * mask / row sum of that);
 //                  a row whose normaliser is 0 or nan is nan in its masked cells too
 //   weights_dropped = nn.Dropout(p)(weights), training mode    (only when p > 0)
 //   context[b]   = concat_h(weights_used[b,h] V_h), then out_proj if any  (T x d_v; V_h is

@@ -70,8 +70,20 @@ inline bool ProjectionInitDraws(ProjectionInit init) {
 enum class Projection { kQuery = 0, kKey = 1, kValue = 2 };
 /// mask.kind: none (all allowed), causal (key j <= query i), custom (MaskSpec::allowed).
 enum class MaskKind { kNone, kCausal, kCustom };
-/// normalization: how logits become weights, row by row (see pipeline.h).
-enum class Normalization { kSoftmax, kSoftmaxNaive, kSum, kMean };
+/// normalization: how logits become weights, row by row (see pipeline.h). kSoftmaxThenMask is
+/// Raschka's section 3.5.1 first way (`masked_simple_norm`): softmax over every key, the
+/// weights times the 0/1 mask, each row divided by its new sum; the logits stay unmasked.
+enum class Normalization { kSoftmax, kSoftmaxNaive, kSum, kMean, kSoftmaxThenMask };
+
+/// Whether the mask reaches the logits (-inf where a key is masked, before the normalization):
+/// true for every normalization but softmax_then_mask, which masks the weights instead.
+inline bool MaskAppliesToLogits(Normalization n) { return n != Normalization::kSoftmaxThenMask; }
+/// Whether the weights are the stable softmax over each row's allowed keys (softmax, and
+/// softmax_then_mask, whose renormalisation cancels the masked keys' share): what the
+/// peaking and gradient curves (experiments.h, grad.h) compute.
+inline bool IsSoftmaxOverAllowedKeys(Normalization n) {
+  return n == Normalization::kSoftmax || n == Normalization::kSoftmaxThenMask;
+}
 
 /// dtype (top level): the precision of the whole pipeline. kFloat32: PyTorch's default float32
 /// tensors (NumPy draws rounded to float32). kFloat64: every draw, product and normalisation in
@@ -101,7 +113,8 @@ inline constexpr EnumName<Normalization> kNormalizations[] = {
     {Normalization::kSoftmax, "softmax"},
     {Normalization::kSoftmaxNaive, "softmax_naive"},
     {Normalization::kSum, "sum"},
-    {Normalization::kMean, "mean"}};
+    {Normalization::kMean, "mean"},
+    {Normalization::kSoftmaxThenMask, "softmax_then_mask"}};
 inline constexpr EnumName<Dtype> kDtypes[] = {{Dtype::kFloat32, "float32"},
                                               {Dtype::kFloat64, "float64"}};
 constexpr const auto& AllNames(InputSource) { return kInputSources; }
