@@ -6,6 +6,7 @@
 # usage: tools/check_install.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
+src=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix="$tmp/prefix"
@@ -15,7 +16,7 @@ for f in bin/attention-lab share/applications/attention-lab.desktop \
          share/icons/hicolor/scalable/apps/attention-lab.svg \
          share/icons/hicolor/48x48/apps/attention-lab.png \
          share/icons/hicolor/256x256/apps/attention-lab.png \
-         share/man/man1/attention-lab.1.gz \
+         share/man/man1/attention-lab.1.gz share/mime/packages/attention-lab.xml \
          share/metainfo/io.github.attentionlab.AttentionLab.metainfo.xml \
          share/doc/attention-lab/copyright share/doc/attention-lab/README.md \
          share/doc/attention-lab/scenario-format.md share/doc/attention-lab/user-guide.md \
@@ -38,6 +39,21 @@ zcat "$prefix/share/man/man1/attention-lab.1.gz" | grep -q "^.SH SUBCOMMANDS"
 
 if command -v desktop-file-validate >/dev/null; then
   desktop-file-validate "$prefix/share/applications/attention-lab.desktop"
+fi
+# The desktop entry opens scenarios, not every JSON file; the installed type recognises a
+# scenario by its name (*.attn.json) and by its content (a .json the app saved), and only those.
+grep -qx "MimeType=application/x-attention-lab-scenario;" \
+  "$prefix/share/applications/attention-lab.desktop"
+if command -v update-mime-database >/dev/null && command -v gio >/dev/null; then
+  update-mime-database "$prefix/share/mime" 2>/dev/null  # (its note: the prefix is not searched)
+  cp "$src/assets/presets/karpathy-head.json" saved.json
+  echo '{}' > named.attn.json  # by its name alone
+  echo '{"name": "not a scenario"}' > other.json
+  type_of() { XDG_DATA_DIRS="$prefix/share:/usr/share" gio info -a standard::content-type "$1" |
+                sed -n 's/.*standard::content-type: //p'; }
+  [ "$(type_of named.attn.json)" = application/x-attention-lab-scenario ]
+  [ "$(type_of saved.json)" = application/x-attention-lab-scenario ]
+  [ "$(type_of other.json)" = application/json ]
 fi
 if command -v appstreamcli >/dev/null; then
   appstreamcli validate --no-net "$prefix/share/metainfo/io.github.attentionlab.AttentionLab.metainfo.xml" >/dev/null
