@@ -1,13 +1,22 @@
-// cli.h: the headless subcommands of attention-lab (dump, presets, variance, show).
+// cli.h: the headless subcommands of attention-lab (kSubcommands).
 // They use the core only; bad input of any kind gives exit status 2 and one line on stderr.
 #pragma once
 
+#include <array>
 #include <string>
 
 namespace attnlab::cli {
 
 /// "attention-lab 0.1.0": the name and the CMake project version, for --version and Help > About.
 std::string VersionLine();
+
+/// Every subcommand's name, in --help's order; the one list the window's usage, its "not a
+/// subcommand" message and IsSubcommand read.
+inline constexpr std::array<const char*, 7> kSubcommands = {
+    "dump", "presets", "variance", "show", "code", "train", "export"};
+
+/// kSubcommands joined by ", ".
+std::string SubcommandList();
 
 /// True if argv[1] names a subcommand (so main() runs the command line, not the window).
 bool IsSubcommand(const std::string& arg);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "cli/cli.h"
+
 namespace attnlab::gui {
 
 const char* WindowUsage() {
@@ -13,6 +15,8 @@ const char* WindowUsage() {
                                    first time)
   attention-lab FILE.json          a scenario file
   attention-lab --preset ID        a shipped preset (ids: attention-lab presets)
+  --size WxH                       the window's size, or a width W with the height at 16:10
+                                   (default: up to 90% of the monitor's work area)
 Testing and measuring (the run ends by itself):
   --screenshot OUT.png             write the window's pixels after the last frame
   --layout OUT.json                write where each heatmap was drawn
@@ -48,8 +52,8 @@ GuiOptions ParseGuiOptions(int argc, char** argv, bool* exit_now) {
   GuiOptions o;
   CLI::App app{
       "Attention Lab: self-attention you can play with, PyTorch-exact.\n"
-      "Without a subcommand it opens the window. Subcommands: dump, presets, variance, show "
-      "(see attention-lab --help).",
+      "Without a subcommand it opens the window. Subcommands: " + cli::SubcommandList() +
+          " (see attention-lab --help).",
       "attention-lab"};
   app.add_option("scenario", o.file, "Scenario file (.json) to open");
   app.add_option("--preset", o.preset, "Open a shipped preset (ids: attention-lab presets)");
