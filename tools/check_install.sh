@@ -13,6 +13,7 @@ prefix="$tmp/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
 for f in bin/attention-lab share/applications/attention-lab.desktop \
+         share/bash-completion/completions/attention-lab \
          share/icons/hicolor/scalable/apps/attention-lab.svg \
          share/icons/hicolor/48x48/apps/attention-lab.png \
          share/icons/hicolor/256x256/apps/attention-lab.png \
@@ -36,6 +37,16 @@ grep -q '"T":8' k.json
 "$app" export dog-attacks-cat --stage weights -o w.png
 file w.png | grep -q "PNG image data"
 zcat "$prefix/share/man/man1/attention-lab.1.gz" | grep -q "^.SH SUBCOMMANDS"
+# The man page and the completion come from the command line's definitions: every subcommand
+# (train too) and the window's --size are in both.
+for sub in dump presets variance show code train export; do
+  zcat "$prefix/share/man/man1/attention-lab.1.gz" | grep -qx ".SS $sub"
+  grep -q "^    $sub) opts=" "$prefix/share/bash-completion/completions/attention-lab"
+done
+zcat "$prefix/share/man/man1/attention-lab.1.gz" | grep -q '^\\fB\\-\\-size\\fR \\fIWxH'
+[ "$(bash -c 'source "$1"; COMP_WORDS=(attention-lab export x --for); COMP_CWORD=3
+                _attention_lab; echo "${COMPREPLY[*]}"' _ \
+      "$prefix/share/bash-completion/completions/attention-lab")" = --format ]
 
 if command -v desktop-file-validate >/dev/null; then
   desktop-file-validate "$prefix/share/applications/attention-lab.desktop"

@@ -12,7 +12,9 @@
 //                [--format png|svg|pdf|csv|npy] [--dpi N] [--width 8cm|80mm|3.5in]   (--stage A,B,C or pipeline: one multi-panel figure)
 //                -o OUT.png    (or --all -o DIR: every stage, head and batch)
 #include "cli/cli.h"
+#include "cli/cli_docs.h"
 #include "cli/cli_train.h"
+#include "gui/options.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -482,7 +484,8 @@ std::string SubcommandList() {
 
 bool IsSubcommand(const std::string& arg) {
   return std::find(kSubcommands.begin(), kSubcommands.end(), arg) != kSubcommands.end() ||
-         arg == "-h" || arg == "--help" || arg == "--version";
+         arg == "-h" || arg == "--help" || arg == "--version" || arg == kGenerateMan ||
+         arg == kGenerateCompletion;
 }
 
 constexpr const char* kScenarioHelp =
@@ -572,6 +575,22 @@ int Run(int argc, char** argv) {
 
   ExportArgs ex;
   CLI::App* exp = AddExportCommand(app, ex);
+
+  // The build's documentation, made from the definitions above and the window's (cli_docs.h).
+  if (const std::string first = argv[1]; argc == 2 && (first == kGenerateMan ||
+                                                       first == kGenerateCompletion)) {
+    CLI::App window{"", "attention-lab"};
+    gui::GuiOptions options;
+    std::string size;
+    bool no_autosave = false;
+    gui::DescribeWindowOptions(window, options, size, no_autosave);
+    std::vector<std::string> ids;
+    for (const PresetInfo& p : Presets()) ids.push_back(p.id);
+    std::cout << (first == kGenerateMan ? ManSections(app, window)
+                                        : BashCompletion(app, window, ids));
+    FlushStdout();
+    return 0;
+  }
 
   try {
     app.parse(argc, argv);

@@ -15,6 +15,11 @@ std::string VersionLine();
 inline constexpr std::array<const char*, 7> kSubcommands = {
     "dump", "presets", "variance", "show", "code", "train", "export"};
 
+/// The build's hidden commands (cli_docs.h): the man page's generated sections, the bash
+/// completion, on standard output.
+inline constexpr const char* kGenerateMan = "--generate-man-sections";
+inline constexpr const char* kGenerateCompletion = "--generate-bash-completion";
+
 /// kSubcommands joined by ", ".
 std::string SubcommandList();
 
