@@ -27,6 +27,7 @@
 #include "gui/gfx/gl.h"
 #include "gui/gfx/keep_loaded.h"
 #include "gui/gfx/screenshot.h"
+#include "gui/gfx/window_icon.h"
 #include "gui/options.h"
 #include "gui/panels/panels.h"
 #include "gui/recent_files.h"
@@ -127,9 +128,10 @@ void RebuildFonts(attnlab::gui::AppState& state) {
   state.fonts_dirty = false;
 }
 
-/// Options, start scenario and script; returns an exit status when the app must stop now.
+/// Options, start scenario and script; returns an exit status when the app must stop now. A
+/// scenario file that cannot be opened does not stop it: `*start_error` gets the reason.
 std::optional<int> Prepare(int argc, char** argv, attnlab::gui::TestHooks& hooks,
-                           attnlab::gui::StartPoint& start) {
+                           attnlab::gui::StartPoint& start, std::string* start_error) {
   namespace gui = attnlab::gui;
   try {
     bool exit_now = false;
@@ -141,7 +143,22 @@ std::optional<int> Prepare(int argc, char** argv, attnlab::gui::TestHooks& hooks
     return 2;
   }
   try {
-    start = gui::ChooseStart(hooks.options);
+    try {
+      start = gui::ChooseStart(hooks.options);
+    } catch (const gui::StartError& e) {
+      // --preset ID or a path to nothing: a typo on a command line, refused before any window.
+      std::error_code ec;
+      if (hooks.options.file.empty() ||
+          !std::filesystem::exists(gui::ExpandPath(hooks.options.file), ec))
+        throw;
+      // A file that is not a scenario (opened from the desktop, say): the window opens what it
+      // would open without one and says why in its status bar; the run's status is still 2.
+      std::cerr << "attention-lab: error: " << attnlab::MessageText(e.what(), 960) << "\n";
+      *start_error = std::string("Cannot open ") + e.what();
+      gui::GuiOptions without_file = hooks.options;
+      without_file.file.clear();
+      start = gui::ChooseStart(without_file);
+    }
     hooks.LoadScript();
   } catch (const std::exception& e) {
     if (start.marked) gui::ClearStartMarker();  // an orderly stop, not a crash
@@ -163,6 +180,7 @@ GLFWwindow* OpenWindow(const attnlab::gui::GuiOptions& options) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
+  attnlab::gui::HintDesktopIdentity();  // WM_CLASS attention-lab, as the desktop entry
   // Without --size: 1280 x 800 times the monitor's content scale, at most 90% of its work area.
   int width = options.width, height = options.height;
   if (width == 0) {
@@ -181,6 +199,7 @@ GLFWwindow* OpenWindow(const attnlab::gui::GuiOptions& options) {
     glfwTerminate();
     return nullptr;
   }
+  attnlab::gui::SetWindowIcon(window);
   glfwMakeContextCurrent(window);
   if (!gladLoadGL(glfwGetProcAddress)) {
     std::cerr << "attention-lab: error: cannot load OpenGL 3.3 functions\n";
@@ -259,7 +278,10 @@ int RunWindow(int argc, char** argv) {
   // Options: a scenario file or preset, and the testing switches (test_hooks.h).
   gui::TestHooks hooks;
   gui::StartPoint start;
-  if (const std::optional<int> status = Prepare(argc, argv, hooks, start)) return *status;
+  std::string start_error;  // the scenario file named on the command line could not be opened
+  if (const std::optional<int> status = Prepare(argc, argv, hooks, start, &start_error))
+    return *status;
+  const int failed_start = start_error.empty() ? 0 : 2;
   // The last session's start marker (session.h) goes once a frame is drawn, or on any orderly
   // return; a crash, abort or kill before the first frame leaves it for the next start to see.
   struct StartMarkerGuard {
@@ -273,7 +295,7 @@ int RunWindow(int argc, char** argv) {
 
   // Setup window
   GLFWwindow* window = OpenWindow(hooks.options);
-  if (!window) return 1;
+  if (!window) return failed_start ? failed_start : 1;
 
   // Setup Dear ImGui context, style and fonts (no imgui.ini: the layout is fixed).
   IMGUI_CHECKVERSION();
@@ -300,6 +322,10 @@ int RunWindow(int argc, char** argv) {
   state->renderer = &renderer;
   state->synchronous_runs = !hooks.options.script.empty();
   StartState(*state, start, hooks.options);
+  if (!start_error.empty()) {
+    state->status = start_error;
+    state->status_is_error = true;
+  }
   glfwSetWindowUserPointer(window, state.get());  // for OnDrop
   glfwSetDropCallback(window, OnDrop);
   state->autosaved_version = state->shown_version;  // the start needs no save
@@ -348,7 +374,7 @@ int RunWindow(int argc, char** argv) {
 
   // Cleanup
   CleanUp(window, *state, renderer);
-  return hooks.exit_status;
+  return hooks.exit_status ? hooks.exit_status : failed_start;
 }
 
 }  // namespace

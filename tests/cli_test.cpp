@@ -125,6 +125,63 @@ TEST_F(Cli, ExportWritesThePngTheLibraryRenders) {
   EXPECT_TRUE(fs::exists(Path("all/mask.png")));
 }
 
+// `-o -` is standard output for export too (it used to write a file named "-"): the bytes are
+// those of the file the same command writes, for one stage and for a multi-panel figure.
+TEST_F(Cli, ExportToStandardOutputIsTheFileItWouldWrite) {
+  for (const std::string args :
+       {"export dog-attacks-cat --stage weights --scale 2",
+        "export raschka-journey --stage context --format csv",
+        "export karpathy-head --stage scores,weights --format svg"}) {
+    const std::string ext = args.find("csv") != std::string::npos   ? ".csv"
+                            : args.find("svg") != std::string::npos ? ".svg"
+                                                                    : ".png";
+    const Result file = RunCli(args + " -o " + Path("f" + ext));
+    ASSERT_EQ(file.status, 0) << file.err;
+    const Result out = RunCli(args + " -o -");
+    ASSERT_EQ(out.status, 0) << out.err;
+    EXPECT_TRUE(out.out == ReadFile(Path("f" + ext))) << args;
+    EXPECT_GT(out.out.size(), 100u) << args;
+  }
+  EXPECT_EQ(RunCli("export dog-attacks-cat --stage weights -o -").out.substr(1, 3), "PNG");
+  const Result all = RunCli("export dog-attacks-cat --all -o -");
+  EXPECT_EQ(all.status, 2);
+  EXPECT_EQ(all.err, "attention-lab: error: --all writes a folder: -o - is not one\n");
+}
+
+// The format follows --format, else the file's extension (any case), else PNG; an extension
+// that says another format, or none the export writes, is refused before anything is written.
+TEST_F(Cli, ExportFormatFollowsTheNameAndRefusesAContradiction) {
+  const Result jpg = RunCli("export dog-attacks-cat --stage weights -o " + Path("x.jpg"));
+  EXPECT_EQ(jpg.status, 2);
+  EXPECT_EQ(jpg.err, "attention-lab: error: -o " + Path("x.jpg") +
+                         ": .jpg is not a format the export writes (png, svg, pdf, csv or npy; "
+                         "the name's extension or --format chooses it)\n");
+  const Result clash =
+      RunCli("export dog-attacks-cat --stage weights --format png -o " + Path("x.svg"));
+  EXPECT_EQ(clash.status, 2);
+  EXPECT_EQ(clash.err, "attention-lab: error: -o " + Path("x.svg") +
+                           ": the name says .svg but --format is png (name the file .png)\n");
+  EXPECT_FALSE(fs::exists(Path("x.jpg")));
+  EXPECT_FALSE(fs::exists(Path("x.svg")));
+  ASSERT_EQ(RunCli("export dog-attacks-cat --stage weights -o " + Path("up.SVG")).status, 0);
+  EXPECT_EQ(ReadFile(Path("up.SVG")).substr(0, 5), "<?xml");
+  ASSERT_EQ(RunCli("export dog-attacks-cat --stage weights --format pdf -o " + Path("plain"))
+                .status, 0);
+  EXPECT_EQ(ReadFile(Path("plain")).substr(0, 5), "%PDF-");
+  ASSERT_EQ(RunCli("export dog-attacks-cat --stage weights -o " + Path("noext")).status, 0);
+  EXPECT_EQ(ReadFile(Path("noext")).substr(1, 3), "PNG");
+}
+
+// --help names every subcommand and the window's options, --size among them.
+TEST_F(Cli, HelpListsEverySubcommandAndTheWindowOptions) {
+  const Result r = RunCli("--help");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* name : {"dump", "presets", "variance", "show", "code", "train", "export"})
+    EXPECT_NE(r.out.find("\n  " + std::string(name) + " "), std::string::npos) << name;
+  for (const char* option : {"--size WxH", "--preset ID", "--screenshot", "--script"})
+    EXPECT_NE(r.out.find(option), std::string::npos) << option << "\n" << r.out;
+}
+
 TEST_F(Cli, VarianceJson) {
   const Result r = RunCli("variance --dims 5,100 --trials 20000 --seed 0");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -279,7 +336,7 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
   const std::string big = Write("big.json", R"({"format": "attention-lab/scenario@1",
     "input": {"source": "randn", "length": 10000000, "d_in": 4, "seed": 1},
     "projections": {"init": "identity"}})");
-  const std::string out = Path("out.json");
+  const std::string out = Path("out.json"), png = Path("out.png");  // export's is a figure
   std::string many_dims = "1";
   for (int d = 2; d <= 65; ++d) many_dims += "," + std::to_string(d);
   struct Case {
@@ -304,27 +361,27 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
       {"variance --seed 18446744073709551616",
        "--seed 18446744073709551616 is outside 0..18446744073709551615"},
       {"variance --seed -1", "--seed -1 is outside 0..18446744073709551615"},
-      {"export raschka-journey --stage weights --head 99999999999999999999 -o " + out,
+      {"export raschka-journey --stage weights --head 99999999999999999999 -o " + png,
        "--head 99999999999999999999 is outside 0..9223372036854775807"},
-      {"export raschka-journey --stage weights --scale 4294967297 -o " + out,
+      {"export raschka-journey --stage weights --scale 4294967297 -o " + png,
        "--scale 4294967297 is outside 1..8"},
       {"frobnicate", "frobnicate"},
-      {"export raschka-journey --stage attention -o " + out,
+      {"export raschka-journey --stage attention -o " + png,
        "--stage \"attention\" is not a stage (X, Q, K, V, scores, mask, logits, weights, "
        "weights_dropped, context, or pipeline)"},
-      {"export raschka-journey --stage weights --head 2 -o " + out,
+      {"export raschka-journey --stage weights --head 2 -o " + png,
        "head 2 is out of range: the scenario has 1 head (0)"},
-      {"export karpathy-head --stage weights --batch 4 -o " + out,
+      {"export karpathy-head --stage weights --batch 4 -o " + png,
        "batch 4 is out of range: the scenario has a batch of 4 (0..3)"},
-      {"export raschka-journey --stage weights_dropped -o " + out,
+      {"export raschka-journey --stage weights_dropped -o " + png,
        "weights_dropped needs dropout p > 0"},
-      {"export raschka-journey --stage weights --colormap jet -o " + out,
+      {"export raschka-journey --stage weights --colormap jet -o " + png,
        "--colormap: unknown colormap \"jet\""},
-      {"export raschka-journey --stage weights --scale 0 -o " + out, "--scale 0 is outside 1..8"},
+      {"export raschka-journey --stage weights --scale 0 -o " + png, "--scale 0 is outside 1..8"},
       {"export raschka-journey --stage weights -o /nonexistent-dir/w.png",
        "/nonexistent-dir/w.png: cannot write (No such file or directory)"},
-      {"export raschka-journey -o " + out, "--stage is required (or --all)"},
-      {"export raschka-journey --stage weights --range linear -o " + out,
+      {"export raschka-journey -o " + png, "--stage is required (or --all)"},
+      {"export raschka-journey --stage weights --range linear -o " + png,
        "--range \"linear\" is not one of auto, fixed, data, per-row, log"},
   };
   for (const Case& c : cases) {
@@ -334,6 +391,7 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << "\n" << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << "\n" << r.err;
     EXPECT_FALSE(fs::exists(out)) << c.args;
+    EXPECT_FALSE(fs::exists(png)) << c.args;
   }
   int files = 0;  // no temporary left behind either
   for (const auto& e : fs::directory_iterator(dir_)) files += e.is_regular_file();

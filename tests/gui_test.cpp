@@ -698,7 +698,9 @@ TEST_F(Gui, FrameStatsPrintsTheMedianFrameTime) {
   EXPECT_NE(r.out.find("\"median_ms\": "), std::string::npos) << r.out;
 }
 
-TEST_F(Gui, AFileThatCannotBeOpenedExits2BeforeAnyWindow) {
+// Without a display (no window to say it in), a file that cannot be opened is one line on
+// stderr and status 2; so is a preset id or a path that names nothing, with or without one.
+TEST_F(Gui, AFileThatCannotBeOpenedExits2WithoutADisplay) {
   const std::string bad = Write("bad.json", R"({"format": "attention-lab/scenario@1"})");
   const Result r = RunApp(bad, false);
   EXPECT_EQ(r.status, 2);
@@ -706,6 +708,52 @@ TEST_F(Gui, AFileThatCannotBeOpenedExits2BeforeAnyWindow) {
   const Result p = RunApp("--preset no-such-preset", false);
   EXPECT_EQ(p.status, 2);
   EXPECT_NE(p.err.find("no-such-preset"), std::string::npos) << p.err;
+  const Result n = RunApp(Path("nothing.json") + " --frames 2 --no-autosave");
+  EXPECT_EQ(n.status, 2);
+  EXPECT_EQ(n.err.rfind("attention-lab: error: " + Path("nothing.json") + ": no such file", 0), 0u)
+      << n.err;
+}
+
+// A JSON file that is not a scenario, opened from the desktop: the window still opens (the
+// first preset here, as with no file) and its status bar says why the file did not; the run's
+// status stays 2 and stderr has the same line.
+TEST_F(Gui, ANonScenarioFileOpensTheWindowWithTheReason) {
+  const std::string other = Write("package.json", R"({"name": "not a scenario"})");
+  const std::string script =
+      Write("check.script", "expect-status Cannot open " + other +
+                                ": not an Attention Lab scenario\nexpect-ok\n");
+  const Result r = RunApp(other + " --script " + script + " --no-autosave");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err.find("check.script"), std::string::npos) << r.err;  // the script held
+  EXPECT_EQ(r.err, "attention-lab: error: " + other +
+                       ": not an Attention Lab scenario (it has no \"format\": "
+                       "\"attention-lab/scenario@1\")\n");
+}
+
+// The window's identity on the desktop: WM_CLASS "attention-lab", "attention-lab" (the desktop
+// entry's StartupWMClass) and an icon in the three embedded sizes, read by xprop from the
+// running window (once its icon is set, just after it is created).
+TEST_F(Gui, WindowHasTheDesktopEntrysClassAndIcon) {
+  if (std::system("command -v xprop >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "xprop is not installed (Debian package x11-utils)";
+  const std::string out = Path("xprop.txt");
+  const std::string inner =
+      "XDG_CONFIG_HOME=" + Path("config") + " " + ATTNLAB_APP +
+      " --preset raschka-journey --frames 1000000 --no-autosave 2>/dev/null & app=$!; "
+      "icon() { xprop -name 'Attention Lab' -notype -f _NET_WM_ICON 32c _NET_WM_ICON; }; "
+      "for i in $(seq 300); do icon 2>/dev/null | grep -q '^_NET_WM_ICON =' && break; "
+      "sleep 0.1; done; xprop -name 'Attention Lab' -notype WM_CLASS > " + out +
+      "; icon | cut -c1-40 >> " + out + "; icon | tr ',' '\\n' | wc -l >> " + out +
+      "; kill $app; wait";
+  const std::string cmd =
+      "xvfb-run -a -s '-screen 0 1280x800x24' sh " + Write("identity.sh", inner + "\n");
+  ASSERT_GE(std::system(cmd.c_str()), 0);
+  const std::string text = ReadFile(out);
+  EXPECT_NE(text.find("WM_CLASS = \"attention-lab\", \"attention-lab\""), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("_NET_WM_ICON = 32, 32, "), std::string::npos) << text;
+  // Width, height and the pixels of each size: 2 + 32 x 32, 2 + 64 x 64, 2 + 128 x 128 values.
+  EXPECT_NE(text.find("\n21510\n"), std::string::npos) << text;
 }
 
 // ---------------------------------------------------------------------------------------------

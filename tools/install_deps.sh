@@ -1,33 +1,41 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Attention Lab builds with, if any is missing. Idempotent:
 # when everything is there it only checks (a second or so) and changes nothing. Run as root.
-set -euo pipefail
 
-packages=(
+# usage: tools/install_deps.sh [app|all]   (default all)
+#   app   what building and running the app needs (./run.sh)
+#   all   that and what the tests, benchmarks, sanitizers and the package need (./test.sh)
+set -euo pipefail
+part=${1:-all}
+case "$part" in app|all) ;; *) echo "usage: $0 [app|all]" >&2; exit 2 ;; esac
+
+app_packages=(
   # toolchain
   g++ make cmake pkg-config
   # core and command line
   libeigen3-dev nlohmann-json3-dev libcli11-dev
-  # figures: the font; stb for the app's screenshots and the tests' PNG reading
+  # figures: the font; stb for the app's screenshots, its window icon and the tests' PNG reading
   libstb-dev fonts-dejavu-core
-  # figures: PDF drawn by cairo with text shaped by pango; PDF text checked by pdftotext in tests
-  libcairo2-dev libpng-dev
-  libpango1.0-dev
-  poppler-utils
-  # tests: SVG figures checked as XML by xmllint
-  libxml2-utils
-  # the window: Dear ImGui 1.86 (GLFW + OpenGL3 backends), GLFW, glad 2 (loader made at build time);
-  # not needed for the core and its tests alone (cmake -DATTNLAB_BUILD_APP=OFF)
-  libimgui-dev libglfw3-dev python3-glad libgl-dev
-  # tests and benchmarks (built when libbenchmark-dev is found); the GUI tests run under a
-  # virtual X server with Mesa's llvmpipe
-  libgtest-dev libbenchmark-dev xvfb xauth libgl1-mesa-dri
+  # figures: PDF drawn by cairo with text shaped by pango
+  libcairo2-dev libpng-dev libpango1.0-dev
+  # the window: Dear ImGui 1.86 (GLFW + OpenGL3 backends), GLFW, glad 2 (loader made at build
+  # time), Mesa's OpenGL drivers; the window icon drawn from the SVG (rsvg-convert)
+  libimgui-dev libglfw3-dev python3-glad libgl-dev libgl1-mesa-dri librsvg2-bin
+)
+test_packages=(
+  # tests: PDF text checked by pdftotext, SVG figures checked as XML by xmllint
+  poppler-utils libxml2-utils
+  # tests and benchmarks (each built when found); the GUI tests run under a virtual X server
+  # with Mesa's llvmpipe and read the window's properties with xprop
+  libgtest-dev libbenchmark-dev xvfb xauth x11-utils
   # install and package (cpack -G DEB, tools/make_deb.sh): dependencies from the linked libraries,
-  # the package check, the icon's PNG sizes, the desktop entry and AppStream checks
-  dpkg-dev fakeroot file lintian librsvg2-bin desktop-file-utils appstream
+  # the package check, the desktop entry, MIME type and AppStream checks
+  dpkg-dev fakeroot file lintian desktop-file-utils shared-mime-info libglib2.0-bin appstream
   # the sanitizer and fuzz step of test.sh (tools/sanitize.sh): clang with libFuzzer
   clang-14 libclang-rt-14-dev
 )
+packages=("${app_packages[@]}")
+[ "$part" = app ] || packages+=("${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -12,7 +12,9 @@
 //                [--format png|svg|pdf|csv|npy] [--dpi N] [--width 8cm|80mm|3.5in]   (--stage A,B,C or pipeline: one multi-panel figure)
 //                -o OUT.png    (or --all -o DIR: every stage, head and batch)
 #include "cli/cli.h"
+#include "cli/cli_docs.h"
 #include "cli/cli_train.h"
+#include "gui/options.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -21,8 +23,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <stdlib.h>  // mkdtemp
 
 #include "attnlab/python/codegen.h"
 #include "attnlab/lessons/experiments.h"
@@ -207,6 +211,65 @@ double ParseWidth(const std::string& text) {
   throw UsageError("--width \"" + text + "\" is not a length such as 8cm, 80mm or 3.5in");
 }
 
+/// The output file's extension, lower case, without its dot ("" for `-o -`, --all's folder or
+/// a name without one).
+std::string OutputExtension(const ExportArgs& a) {
+  if (a.all || a.out == "-") return "";
+  std::string named = std::filesystem::path(a.out).extension().string();
+  if (!named.empty()) named.erase(0, 1);
+  for (char& ch : named) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return named;
+}
+
+constexpr const char* kExportFormats = "png, svg, pdf, csv or npy";
+
+/// The export's format: --format, else the output file's extension when it names one, else PNG.
+/// Errors: UsageError for a --format that is none.
+ExportFormat ExportFormatOf(const ExportArgs& a) {
+  if (!a.format.empty()) {
+    const std::optional<ExportFormat> format = ParseExportFormat(a.format);
+    if (!format) throw UsageError("--format \"" + a.format + "\" is not one of " + kExportFormats);
+    return *format;
+  }
+  return ParseExportFormat(OutputExtension(a)).value_or(ExportFormat::kPng);
+}
+
+/// Refuses an output whose extension is not `format`'s (x.jpg would hold PNG bytes): the name
+/// and --format must agree. Errors: UsageError naming -o.
+void CheckExportExtension(const ExportArgs& a, ExportFormat format) {
+  const std::string named = OutputExtension(a);
+  if (named.empty() || "." + named == ExportExtension(format)) return;
+  if (a.format.empty() || !ParseExportFormat(named))
+    throw UsageError("-o " + a.out + ": ." + named + " is not a format the export writes (" +
+                     kExportFormats + "; the name's extension or --format chooses it)");
+  throw UsageError("-o " + a.out + ": the name says ." + named + " but --format is " + a.format +
+                   " (name the file ." + a.format + ")");
+}
+
+/// Exports through `write` (which writes a file atomically, as the core's exporters do) to
+/// `out`, or when `out` is "-" into a temporary folder's file whose bytes then go to standard
+/// output. Errors: those of `write`; FileError when the temporary cannot be made or read.
+void ExportTo(const std::string& out, const std::function<void(const std::string&)>& write) {
+  if (out != "-") {
+    write(out);
+    return;
+  }
+  std::string dir = (std::filesystem::temp_directory_path() / "attention-lab-XXXXXX").string();
+  if (!mkdtemp(dir.data()))
+    throw FileError(dir + ": cannot make a temporary folder (" + std::strerror(errno) + ")");
+  struct RemoveDir {
+    std::string dir;
+    ~RemoveDir() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remove{dir};
+  const std::string path = dir + "/export";
+  write(path);
+  std::cout << ReadFile(path);
+  FlushStdout();
+}
+
 int Export(const ExportArgs& a) {
   FigureOptions opt;
   opt.scale = ParseInteger<int>("--scale", a.scale, 1, 8);
@@ -234,20 +297,14 @@ int Export(const ExportArgs& a) {
     opt.range = *r;
   else
     throw UsageError("--range \"" + a.range + "\" is not one of auto, fixed, data, per-row, log");
-  // The format: --format, else the output's extension, else PNG.
-  std::string fmt = a.format;
-  if (fmt.empty()) {
-    const std::string ext = std::filesystem::path(a.out).extension().string();
-    fmt = ParseExportFormat(ext.empty() ? "" : ext.substr(1)) ? ext.substr(1) : "png";
-  }
-  const std::optional<ExportFormat> format = ParseExportFormat(fmt);
-  if (!format) throw UsageError("--format \"" + fmt + "\" is not one of png, svg, pdf, csv, npy");
+  const std::optional<ExportFormat> format = ExportFormatOf(a);
   if (!a.all && a.stage.empty()) throw UsageError("--stage is required (or --all)");
   if (a.all && !a.stage.empty()) throw UsageError("--stage and --all exclude each other");
   const Scenario scenario = LoadScenarioArg(a.input);
   const std::vector<Stage> stages = a.all ? AllStages() : ExportStages(a.stage, scenario);
   if (stages.size() > 1 && (*format == ExportFormat::kCsv || *format == ExportFormat::kNpy))
     throw UsageError("several stages make one figure: use png, svg or pdf (or one stage)");
+  if (a.all && a.out == "-") throw UsageError("--all writes a folder: -o - is not one");
   if (!a.all) CheckNotInput(a.out);
   try {  // refuse a figure too large, or an export past the memory limit, before running
     const Shape sh = ValidateScenario(scenario);
@@ -261,19 +318,24 @@ int Export(const ExportArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  CheckExportExtension(a, *format);  // after the input's checks, before anything runs
   const Stages run = RunScenario(scenario);
   try {
     if (a.all) {
       for (const std::string& p : ExportAll(run, scenario, opt, *format, a.out))
         std::cout << p << "\n";
     } else if (stages.size() == 1) {
-      ExportView(ExtractStage(run, scenario, stages[0], head, batch), opt, *format, a.out,
-                 &scenario);
+      const StageView view = ExtractStage(run, scenario, stages[0], head, batch);
+      ExportTo(a.out, [&](const std::string& path) {
+        ExportView(view, opt, *format, path, &scenario);
+      });
     } else {
       std::vector<StageView> views;
       for (Stage s : stages)
         views.push_back(ExtractStage(run, scenario, s, StageIsPerHead(s) ? head : 0, batch));
-      ExportPanels(views, scenario, opt, *format, a.out);
+      ExportTo(a.out, [&](const std::string& path) {
+        ExportPanels(views, scenario, opt, *format, path);
+      });
     }
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
@@ -414,10 +476,16 @@ int Show(const std::string& input, const std::string& stage) {
 
 std::string VersionLine() { return "attention-lab " ATTNLAB_VERSION; }
 
+std::string SubcommandList() {
+  std::string list;
+  for (const char* name : kSubcommands) list += (list.empty() ? "" : ", ") + std::string(name);
+  return list;
+}
+
 bool IsSubcommand(const std::string& arg) {
-  return arg == "dump" || arg == "presets" || arg == "variance" || arg == "show" ||
-         arg == "export" || arg == "code" || arg == "-h" || arg == "--help" || arg == "--version" ||
-         arg == "train";
+  return std::find(kSubcommands.begin(), kSubcommands.end(), arg) != kSubcommands.end() ||
+         arg == "-h" || arg == "--help" || arg == "--version" || arg == kGenerateMan ||
+         arg == kGenerateCompletion;
 }
 
 constexpr const char* kScenarioHelp =
@@ -445,9 +513,12 @@ CLI::App* AddExportCommand(CLI::App& app, ExportArgs& ex) {
                   "How the weights are coloured: auto (default: [0, 1] up to 32 keys, log10 when "
                   "[0, 1] would show almost nothing), fixed [0, 1], data [0, largest weight], "
                   "per-row (each row over its largest), log (log10)");
-  exp->add_option("--format", ex.format, "png, svg, pdf, csv or npy (default: from the output's extension)");
+  exp->add_option("--format", ex.format,
+                  "png, svg, pdf, csv or npy (default: the output's extension, else png); an "
+                  "extension that says otherwise is refused");
   exp->add_flag("--all", ex.all, "Every stage, head and batch into the folder given by -o");
-  exp->add_option("-o,--output", ex.out, "Output file (or folder with --all)")->required();
+  exp->add_option("-o,--output", ex.out,
+                  "Output file ('-' for standard output), or folder with --all")->required();
   exp->add_option("--colorbar", ex.colorbar,
                   "Several stages: shared (one colorbar, the panels on one range), per-panel, or "
                   "auto (default: shared when every panel has the same scale, else per-panel)");
@@ -504,6 +575,22 @@ int Run(int argc, char** argv) {
 
   ExportArgs ex;
   CLI::App* exp = AddExportCommand(app, ex);
+
+  // The build's documentation, made from the definitions above and the window's (cli_docs.h).
+  if (const std::string first = argv[1]; argc == 2 && (first == kGenerateMan ||
+                                                       first == kGenerateCompletion)) {
+    CLI::App window{"", "attention-lab"};
+    gui::GuiOptions options;
+    std::string size;
+    bool no_autosave = false;
+    gui::DescribeWindowOptions(window, options, size, no_autosave);
+    std::vector<std::string> ids;
+    for (const PresetInfo& p : Presets()) ids.push_back(p.id);
+    std::cout << (first == kGenerateMan ? ManSections(app, window)
+                                        : BashCompletion(app, window, ids));
+    FlushStdout();
+    return 0;
+  }
 
   try {
     app.parse(argc, argv);

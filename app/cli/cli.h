@@ -1,13 +1,27 @@
-// cli.h: the headless subcommands of attention-lab (dump, presets, variance, show).
+// cli.h: the headless subcommands of attention-lab (kSubcommands).
 // They use the core only; bad input of any kind gives exit status 2 and one line on stderr.
 #pragma once
 
+#include <array>
 #include <string>
 
 namespace attnlab::cli {
 
 /// "attention-lab 0.1.0": the name and the CMake project version, for --version and Help > About.
 std::string VersionLine();
+
+/// Every subcommand's name, in --help's order; the one list the window's usage, its "not a
+/// subcommand" message and IsSubcommand read.
+inline constexpr std::array<const char*, 7> kSubcommands = {
+    "dump", "presets", "variance", "show", "code", "train", "export"};
+
+/// The build's hidden commands (cli_docs.h): the man page's generated sections, the bash
+/// completion, on standard output.
+inline constexpr const char* kGenerateMan = "--generate-man-sections";
+inline constexpr const char* kGenerateCompletion = "--generate-bash-completion";
+
+/// kSubcommands joined by ", ".
+std::string SubcommandList();
 
 /// True if argv[1] names a subcommand (so main() runs the command line, not the window).
 bool IsSubcommand(const std::string& arg);

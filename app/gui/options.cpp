@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "cli/cli.h"
+
 namespace attnlab::gui {
 
 const char* WindowUsage() {
@@ -13,6 +15,8 @@ const char* WindowUsage() {
                                    first time)
   attention-lab FILE.json          a scenario file
   attention-lab --preset ID        a shipped preset (ids: attention-lab presets)
+  --size WxH                       the window's size, or a width W with the height at 16:10
+                                   (default: up to 90% of the monitor's work area)
 Testing and measuring (the run ends by itself):
   --screenshot OUT.png             write the window's pixels after the last frame
   --layout OUT.json                write where each heatmap was drawn
@@ -43,29 +47,39 @@ void ParseSize(const std::string& text, int* width, int* height) {
 
 }  // namespace
 
+void DescribeWindowOptions(CLI::App& app, GuiOptions& o, std::string& size, bool& no_autosave) {
+  app.description(
+      "Attention Lab: self-attention you can play with, PyTorch-exact.\n"
+      "Without a subcommand it opens the window. Subcommands: " + cli::SubcommandList() +
+      " (see attention-lab --help).");
+  app.add_option("scenario", o.file, "Scenario file (.json) to open");
+  app.add_option("--preset", o.preset, "Open a shipped preset (ids: attention-lab presets)")
+      ->option_text("ID");
+  app.add_option("--screenshot", o.screenshot, "Write the window's pixels to this PNG and exit")
+      ->option_text("OUT.png");
+  app.add_option("--layout", o.layout,
+                 "Write where each heatmap was drawn in the last frame (JSON) and exit")
+      ->option_text("OUT.json");
+  app.add_option("--frames", o.frames, "Render this many frames, then exit")
+      ->check(CLI::Range(1, 1000000))
+      ->option_text("N");
+  app.add_option("--script", o.script, "Run the actions in this file, one per frame, then exit")
+      ->option_text("FILE");
+  app.add_flag("--frame-stats", o.frame_stats, "Print the median frame time as JSON at exit");
+  app.add_flag("--no-autosave", no_autosave, "Do not save the session at exit");
+  app.add_option("--size", size,
+                 "Window size WxH, or a width W with the height at 16:10 (default: up to 90% of "
+                 "the monitor's work area)")
+      ->option_text("WxH");
+}
+
 GuiOptions ParseGuiOptions(int argc, char** argv, bool* exit_now) {
   *exit_now = false;
   GuiOptions o;
-  CLI::App app{
-      "Attention Lab: self-attention you can play with, PyTorch-exact.\n"
-      "Without a subcommand it opens the window. Subcommands: dump, presets, variance, show "
-      "(see attention-lab --help).",
-      "attention-lab"};
-  app.add_option("scenario", o.file, "Scenario file (.json) to open");
-  app.add_option("--preset", o.preset, "Open a shipped preset (ids: attention-lab presets)");
-  app.add_option("--screenshot", o.screenshot, "Write the window's pixels to this PNG and exit");
-  app.add_option("--layout", o.layout,
-                 "Write where each heatmap was drawn in the last frame (JSON) and exit");
-  app.add_option("--frames", o.frames, "Render this many frames, then exit")
-      ->check(CLI::Range(1, 1000000));
-  app.add_option("--script", o.script, "Run the actions in this file, one per frame, then exit");
-  app.add_flag("--frame-stats", o.frame_stats, "Print the median frame time as JSON at exit");
+  CLI::App app{"", "attention-lab"};
   bool no_autosave = false;
-  app.add_flag("--no-autosave", no_autosave, "Do not save the session at exit");
   std::string size;
-  app.add_option("--size", size,
-                 "Window size WxH, or a width W with the height at 16:10 (default: up to 90% of "
-                 "the monitor's work area)");
+  DescribeWindowOptions(app, o, size, no_autosave);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -16,6 +16,10 @@
 #include <stdexcept>
 #include <string>
 
+namespace CLI {
+class App;
+}
+
 namespace attnlab::gui {
 
 struct GuiOptions {
@@ -44,6 +48,11 @@ struct OptionsError : std::runtime_error {
 
 /// The window's usage, printed after the command line's --help.
 const char* WindowUsage();
+
+/// The window's command line into `app` (its description, arguments and options), bound to
+/// `o`, the --size text and --no-autosave: the one definition ParseGuiOptions parses and the man
+/// page and completion are made from (cli/cli_docs.h).
+void DescribeWindowOptions(CLI::App& app, GuiOptions& o, std::string& size, bool& no_autosave);
 
 /// Parses argv. Errors: OptionsError. --help prints the usage and sets *exit_now.
 GuiOptions ParseGuiOptions(int argc, char** argv, bool* exit_now);

@@ -273,9 +273,15 @@ void DragTemperature(Call& c) {
   Emit(c.state, SetMultiplier{f.drag_from}, "scaling.multiplier");
 }
 
-void ExpectError(Call& c) {
+/// The words after the command, joined by single spaces.
+std::string RestOfLine(const Call& c) {
   std::string text;
   for (size_t i = 1; i < c.w.size(); ++i) text += (i > 1 ? " " : "") + c.w[i];
+  return text;
+}
+
+void ExpectError(Call& c) {
+  const std::string text = RestOfLine(c);
   if (c.state.error.empty())
     c.failure = "expected an error containing \"" + text + "\", but the scenario runs";
   else if (c.state.error.find(text) == std::string::npos)
@@ -533,6 +539,13 @@ const CommandSpec kCommands[] = {
        if (!c.state.error.empty()) c.failure = "expected no error, got: " + c.state.error;
      },
      ": the window shows no error"},
+    {"expect-status", -1, nullptr,
+     [](Call& c) {
+       const std::string text = RestOfLine(c);
+       if (c.state.status.find(text) == std::string::npos)
+         c.failure = "expected the status bar to say \"" + text + "\", got: " + c.state.status;
+     },
+     "TEXT: the status bar's message contains TEXT"},
     {"copy-code", 0, nullptr, [](Call& c) { Emit(c.state, CopyCode{}); },
      ": the code view's program to the clipboard"},
     {"save-code", 1, nullptr, SaveText, "FILE: the code view's program, as shown"},

@@ -11,6 +11,7 @@
 #include "attnlab/figures/figure_meta.h"
 #include "attnlab/base/file_io.h"
 #include "attnlab/model/presets.h"
+#include "cli/cli.h"
 #include "gui/app_state.h"
 
 namespace attnlab::gui {
@@ -69,8 +70,8 @@ StartPoint ChooseStart(const GuiOptions& options) {
       std::string known;
       for (const PresetInfo& p : Presets()) known += (known.empty() ? "" : ", ") + p.id;
       throw StartError(options.file +
-                       ": no such file, and not a subcommand (dump, presets, variance, show, "
-                       "export, code; see --help); presets open with --preset ID (" +
+                       ": no such file, and not a subcommand (" + cli::SubcommandList() +
+                       "; see --help); presets open with --preset ID (" +
                        known + ")");
     }
     std::string text;
@@ -78,6 +79,14 @@ StartPoint ChooseStart(const GuiOptions& options) {
       text = ReadScenarioFile(path);
     } catch (const std::exception& e) {
       throw StartError(e.what());  // FileError names the path itself
+    }
+    // A JSON object without "format" (any JSON file the desktop offered): said so, rather than
+    // its first field that a scenario does not have.
+    if (!LooksLikeFigure(text)) {
+      const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+      if (j.is_object() && !j.contains("format"))
+        throw StartError(options.file + ": not an Attention Lab scenario (it has no " +
+                         "\"format\": \"" + kScenarioFormat + "\")");
     }
     try {
       if (LooksLikeFigure(text)) start.figure = ReadFigureScenario(text);  // and its options
