@@ -6,7 +6,9 @@
 //   BM_ExportFigure/T         render a T x T scores heatmap and encode it as PNG
 //   BM_DenseFloor/T/d/threads two Eigen GEMMs (Q K^T and W V, T x T x d each) plus one stable
 //                             softmax pass over T x T: the work of dense attention, nothing
-//                             kept; on n threads the rows are cut into n equal parts
+//                             kept; on n threads the rows are cut into n equal parts; compiled
+//                             per instruction-set level (dense_floor.cpp) and run at the CPU's
+//                             best (its label): the machine's floor, not the build's
 //
 // Wall-clock times (UseRealTime: the work runs on several threads).
 // threads: 1, or 0 for all (ParallelFor's default: ATTNLAB_THREADS or the hardware threads).
@@ -18,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attnlab/base/cpu_level.h"
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/base/parallel.h"
@@ -25,6 +28,15 @@
 #include "attnlab/random/rng.h"
 #include "attnlab/model/scenario.h"
 #include "attnlab/lessons/train.h"
+
+extern "C" {  // dense_floor.cpp, one per instruction-set level
+void attnlab_dense_rows_default(const float*, const float*, const float*, int64_t, int64_t,
+                                int64_t, int64_t, float*, float*);
+void attnlab_dense_rows_avx2(const float*, const float*, const float*, int64_t, int64_t, int64_t,
+                             int64_t, float*, float*);
+void attnlab_dense_rows_avx512(const float*, const float*, const float*, int64_t, int64_t,
+                               int64_t, int64_t, float*, float*);
+}
 
 namespace attnlab {
 namespace {
@@ -86,19 +98,16 @@ BENCHMARK(BM_MultiplierChange)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
-// Dense attention on rows [r0, r0 + rows): S = Q K^T, softmax row by row, C = S V.
-void DenseRows(const Matrix& Q, const Matrix& K, const Matrix& V, int64_t r0, int64_t rows,
-               Matrix& S, Matrix& C) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(Q.cols()));
-  auto s = S.middleRows(r0, rows);
-  s.noalias() = Q.middleRows(r0, rows) * K.transpose();
-  for (int64_t i = 0; i < rows; ++i) {
-    auto row = s.row(i).array();
-    const float mx = row.maxCoeff();
-    row = ((row - mx) * scale).exp();
-    row *= 1.0f / row.sum();
-  }
-  C.middleRows(r0, rows).noalias() = s * V;
+// The floor's work at the CPU's best level (dense_floor.cpp): rows [r0, r0 + rows).
+using DenseRowsFn = void (*)(const float*, const float*, const float*, int64_t, int64_t, int64_t,
+                             int64_t, float*, float*);
+DenseRowsFn DenseRowsAt(CpuLevel level) {
+#ifdef ATTNLAB_CPU_DISPATCH
+  if (level == CpuLevel::kAvx512) return &attnlab_dense_rows_avx512;
+  if (level == CpuLevel::kAvx2) return &attnlab_dense_rows_avx2;
+#endif
+  (void)level;
+  return &attnlab_dense_rows_default;
 }
 
 void BM_DenseFloor(benchmark::State& state) {
@@ -111,10 +120,15 @@ void BM_DenseFloor(benchmark::State& state) {
   Matrix S(T, T), C(T, d);
   // One equal part of the rows per thread: the fewest, largest GEMMs (1 thread: the whole).
   const int64_t parts = ThreadCount(), rows = (T + parts - 1) / parts;
+  const CpuLevel level = BestCpuLevel();  // the machine's floor, whatever the engine runs at
+  const DenseRowsFn dense_rows = DenseRowsAt(level);
+  state.SetLabel(Name(level));
   for (auto _ : state) {
     ParallelFor(parts, [&](int64_t p) {
       const int64_t r0 = p * rows;
-      if (r0 < T) DenseRows(Q, K, V, r0, std::min(rows, T - r0), S, C);
+      if (r0 < T)
+        dense_rows(Q.data(), K.data(), V.data(), T, d, r0, std::min(rows, T - r0), S.data(),
+                   C.data());
     });
     benchmark::DoNotOptimize(C.data());
   }

@@ -15,6 +15,7 @@
 #include <string>
 #include <type_traits>
 
+#include "model/kernels.h"
 #include "model/stage_rules.h"
 #include "attnlab/base/parallel.h"
 #include "attnlab/model/variance.h"
@@ -98,8 +99,16 @@ MatrixStackOf<S> Written(const MatrixStack& stack) {
 // expressions (blocks, transposes) of the same number type, out sized a.rows() x b.cols().
 template <typename A, typename B, typename Out>
 void MultiplyInto(Numerics::Product order, const A& a, const B& b, Out&& out) {
-  if (order == Numerics::Product::kEigen) {
-    out.noalias() = a * b;
+  if (order == Numerics::Product::kEigen) {  // at the CPU's best instruction set (kernels.h)
+    using S = typename A::Scalar;
+    auto view = [](const auto& x) {
+      using X = std::decay_t<decltype(x)>;
+      return kernels::View<const S>{x.data(), x.rows(), x.cols(), x.outerStride(),
+                                    static_cast<bool>(X::IsRowMajor)};
+    };
+    static_assert(std::decay_t<Out>::IsRowMajor, "the products write row-major stages");
+    kernels::Product(view(a), view(b),
+                     kernels::View<S>{out.data(), out.rows(), out.cols(), out.outerStride(), true});
     return;
   }
   // Reference BLAS (netlib dgemm) and NumPy's own loop: each element summed over the inner
@@ -504,9 +513,9 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
       MultiplyInto(numerics_.product, st.Q[b].block(r0, h * sh.dh, rb, sh.dh),
                    st.K[b].middleCols(h * sh.dh, sh.dh).transpose(),
                    st.scores[m].middleRows(r0, rb));
-    if (do_logits) rules::LogitRows(st.scores[m], mask, kind, scaling, r0, rb, logit_tails, st.logits[m]);
+    if (do_logits) kernels::LogitRows<S>(st.scores[m], mask, kind, scaling, r0, rb, logit_tails, st.logits[m]);
     block_zero_tail_[m * blocks.blocks + blocks.Block(task)] =
-        rules::WeightRows(s.normalization, numerics_, st.logits[m], mask, kind, r0, rb, weight_tails,
+        kernels::WeightRows<S>(s.normalization, numerics_, st.logits[m], mask, kind, r0, rb, weight_tails,
                    st.weights[m]);
     if (with_context) ContextRows<S>(st.weights, m, r0, rb, blocks.Block(task));
   });
@@ -589,7 +598,8 @@ void Engine::ApplyOutProj() {
   ParallelFor(sh.B * blocks, [&](int64_t task) {
     const int64_t b = task / blocks, r0 = task % blocks * rows;
     auto ctx = st.context[b].middleRows(r0, std::min(rows, sh.T - r0));
-    MatrixOf<S> y = ctx * st.out_proj_W;
+    MatrixOf<S> y(ctx.rows(), st.out_proj_W.cols());
+    MultiplyInto(Numerics::Product::kEigen, ctx, st.out_proj_W, y);
     y.rowwise() += st.out_proj_bias;
     ctx = y;
   });

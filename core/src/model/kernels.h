@@ -1,0 +1,81 @@
+// kernels.h (internal to the core): the engine's hot loops behind one table of function
+// pointers, compiled once per instruction-set level (kernels_isa.cpp, cmake/CpuDispatch.cmake)
+// and chosen at run time (ActiveCpuLevel, attnlab/base/cpu_level.h): the matrix products (the
+// projections, q @ k^T, weights @ v, out_proj) and the per-head stage rules of stage_rules.h
+// (logits from scores, the row normalizations with their exp and sums).
+//
+// Each level's copy of every inline function it uses (Eigen's, the stage rules', the standard
+// library's) is made local to that level's object at build time, so no other code can end up
+// calling an AVX copy (tools/check_cpu_dispatch.sh checks it). The Eigen objects passed in are
+// made by the baseline code: every level assumes the same alignment of them
+// (EIGEN_MAX_ALIGN_BYTES=64, the top-level CMakeLists.txt).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "attnlab/base/cpu_level.h"
+#include "model/stage_rules.h"
+
+namespace attnlab::kernels {
+
+/// A rows x cols matrix in memory: entry (i, j) at data[i * stride + j] when row_major, else
+/// at data[j * stride + i] (the transpose of a row-major block).
+template <typename S>
+struct View {
+  S* data;
+  int64_t rows, cols, stride;
+  bool row_major;
+};
+
+/// One level's kernels. product: out = a @ b by Eigen's product (out row-major, sized
+/// a.rows x b.cols, not overlapping a or b); the others are the stage rules of stage_rules.h,
+/// with their signatures.
+struct Table {
+  void (*product_f)(View<const float> a, View<const float> b, View<float> out);
+  void (*product_d)(View<const double> a, View<const double> b, View<double> out);
+  decltype(&rules::LogitRows<float>) logit_rows_f;
+  decltype(&rules::LogitRows<double>) logit_rows_d;
+  decltype(&rules::WeightRows<float>) weight_rows_f;
+  decltype(&rules::WeightRows<double>) weight_rows_d;
+};
+
+/// The kernels of ActiveCpuLevel(). Thread-safe.
+const Table& Active();
+
+/// The kernels of `level` (CpuLevelAvailable(level) must hold: the caller checks).
+const Table& Of(CpuLevel level);
+
+/// out = a @ b (Table::product) at the active level.
+inline void Product(View<const float> a, View<const float> b, View<float> out) {
+  Active().product_f(a, b, out);
+}
+inline void Product(View<const double> a, View<const double> b, View<double> out) {
+  Active().product_d(a, b, out);
+}
+
+/// rules::LogitRows at the active level.
+template <typename S, typename... Args>
+void LogitRows(Args&&... args) {
+  if constexpr (std::is_same_v<S, float>)
+    Active().logit_rows_f(std::forward<Args>(args)...);
+  else
+    Active().logit_rows_d(std::forward<Args>(args)...);
+}
+
+/// rules::WeightRows at the active level.
+template <typename S, typename... Args>
+bool WeightRows(Args&&... args) {
+  if constexpr (std::is_same_v<S, float>)
+    return Active().weight_rows_f(std::forward<Args>(args)...);
+  else
+    return Active().weight_rows_d(std::forward<Args>(args)...);
+}
+
+}  // namespace attnlab::kernels
+
+/// The entry point of each level's object: its table (kernels_isa.cpp).
+extern "C" const attnlab::kernels::Table* attnlab_kernels_default();
+extern "C" const attnlab::kernels::Table* attnlab_kernels_avx2();
+extern "C" const attnlab::kernels::Table* attnlab_kernels_avx512();
