@@ -1,5 +1,6 @@
 // attention_panel.cpp: the knobs between the scores and the weights: 1/sqrt(d_k), the
 // multiplier (1/temperature), the mask, the normalization and dropout.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -67,9 +68,10 @@ void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t
                     int64_t T) {
   const std::string id = "##mask" + std::to_string(path.size()) + "_" +
                          (path.empty() ? std::string() : std::to_string(path.back()));
-  auto legend = [&] {
-    ImGui::SameLine();
+  auto legend = [&] {  // on a line of its own, wrapped at the panel's edge
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("%s", MaskLegend(m).c_str());
+    ImGui::PopTextWrapPos();
   };
   if (m.kind == MaskKind::kSlidingWindow || m.kind == MaskKind::kPrefixLm) {
     const bool window = m.kind == MaskKind::kSlidingWindow;
@@ -77,7 +79,7 @@ void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t
     ImGui::TextUnformatted(window ? "W =" : "P =");
     ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
     int v = static_cast<int>(window ? m.window : m.prefix);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
+    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 6.0f, ImGui::GetContentRegionAvail().x));
     if (ImGui::InputInt((id + (window ? "w" : "p")).c_str(), &v) && v >= (window ? 1 : 0) &&
         v <= std::max<int64_t>(T, 1) + 1)
       Emit(state, EditScenario{window ? "mask window" : "mask prefix", [path, window, v](Scenario& x) {
@@ -96,7 +98,7 @@ void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("doc_ids");
     ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14.0f);
+    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 14.0f, ImGui::GetContentRegionAvail().x));
     if (ImGui::InputText((id + "d").c_str(), buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue)) {
       std::vector<int64_t> ids;
       std::istringstream in(buf);
@@ -118,8 +120,9 @@ void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t
       ImGui::BulletText("%s", MaskName(m.of[k]).c_str());
       if (m.of[k].kind != MaskKind::kNone && m.of[k].kind != MaskKind::kCausal &&
           m.of[k].kind != MaskKind::kCustom) {
-        ImGui::SameLine();
+        ImGui::Indent();  // the part's fields under its name
         DrawMaskFields(state, m.of[k], inner, T);
+        ImGui::Unindent();
       }
     }
     ImGui::Unindent();
@@ -150,12 +153,13 @@ void DrawMask(AppState& state, const Scenario& s, const Shape& sh) {
       {MaskKind::kAnd, "Allowed where every mask of the list allows (attention-gym's and_masks)."},
       {MaskKind::kOr, "Allowed where any mask of the list allows (attention-gym's or_masks)."},
   };
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   for (const auto& mk : masks) {
-    if (mk.kind == MaskKind::kSlidingWindow) {  // today's masks on a row of their own
-      ImGui::AlignTextToFramePadding();
-      ImGui::TextDisabled("    ");
-    }
-    ImGui::SameLine();
+    // The buttons wrap onto the next line when the panel is narrow.
+    const float width = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x +
+                        ImGui::CalcTextSize(Name(mk.kind)).x;
+    if (ImGui::GetItemRectMax().x + style.ItemSpacing.x + width < right) ImGui::SameLine();
     if (ImGui::RadioButton(Name(mk.kind), s.mask.kind == mk.kind) && s.mask.kind != mk.kind)
       Emit(state, SetMaskKind{mk.kind});
     Tip(mk.tip);
