@@ -502,15 +502,14 @@ save )" + Path("prefix.json") + "\n");
   ASSERT_EQ(both.mask.kind, MaskKind::kAnd);
   ASSERT_EQ(both.mask.of.size(), 2u);
   EXPECT_EQ(both.mask.of[0].kind, MaskKind::kDocument);
-  EXPECT_EQ(both.mask.of[0].doc_ids,
-            (std::vector<int64_t>{0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2}));
+  EXPECT_EQ(both.mask.of[0].doc_ids, (std::vector<int64_t>{0, 0, 0, 1, 1, 1, 2}));
   EXPECT_EQ(both.mask.of[1].kind, MaskKind::kSlidingWindow);
   EXPECT_EQ(both.mask.of[1].window, 3);
   const Scenario undone = ParseScenario(ReadFile(Path("undone.json")));
   EXPECT_EQ(undone.mask.kind, MaskKind::kDocument);
   const Scenario prefix = ParseScenario(ReadFile(Path("prefix.json")));
   EXPECT_EQ(prefix.mask.kind, MaskKind::kPrefixLm);
-  EXPECT_EQ(prefix.mask.prefix, 5);  // T / 2 of the 11 tokens
+  EXPECT_EQ(prefix.mask.prefix, 3);  // T / 2 of the 7 tokens
 }
 
 // The weights' colour range: [0, largest] on screen is what the export and the command line's

@@ -12,10 +12,10 @@ tokens = [t.strip() for t in re.split(r'([,.:;?_!"()\']|--|\s)', text) if t.stri
 vocab = sorted(set(tokens)) + ['<|endoftext|>', '<|unk|>']
 token_ids = torch.tensor([vocab.index(t) for t in tokens])
 torch.manual_seed(5)
-embedding = torch.nn.Embedding(len(vocab), 8)
+embedding = torch.nn.Embedding(len(vocab), 4)
 X = embedding(token_ids)  # (T, d_in)
 
-d_in, d_out = 8, 4
+d_in, d_out = 4, 4
 torch.manual_seed(5)
 query = torch.nn.Linear(d_in, d_out, bias=False)
 key = torch.nn.Linear(d_in, d_out, bias=False)
