@@ -69,6 +69,36 @@ TEST(ExplainCell, MaskedCellsSayWhy) {
             (std::vector<std::string>{"allowed: the query may attend to this key"}));
 }
 
+// The mask composer's cells say which rule masks them (issue 26).
+TEST(ExplainCell, MaskKindsSayWhyByTheirRule) {
+  const Scenario window = Small(R"(, "mask": {"kind": "sliding_window", "window": 2})");
+  EXPECT_EQ(Texts(Explain(window, Stage::kMask, 2, 0)),
+            (std::vector<std::string>{
+                "masked: key 0 is 2 back, outside the window of 2 keys, this one included",
+                "(note) mask: sliding window W = 2: 2 keys, this one included"}));
+  EXPECT_EQ(Texts(Explain(window, Stage::kMask, 2, 1))[0],
+            "allowed: key 1 is 1 back, inside the window of 2 keys, this one included");
+  EXPECT_EQ(Texts(Explain(window, Stage::kMask, 1, 2))[0],
+            "masked: this key comes after the query (the future)");
+  const Scenario prefix = Small(R"(, "mask": {"kind": "prefix_lm", "prefix": 2})");
+  EXPECT_EQ(Texts(Explain(prefix, Stage::kMask, 0, 1))[0],
+            "allowed: key 1 is in the prefix, which every query sees");
+  EXPECT_EQ(Texts(Explain(prefix, Stage::kMask, 0, 2))[0],
+            "masked: this key comes after the query (the future)");
+  const Scenario docs = Small(R"(, "mask": {"kind": "document", "doc_ids": [7, 7, 8]})");
+  EXPECT_EQ(Texts(Explain(docs, Stage::kMask, 2, 0))[0],
+            "masked: key 0 is in document 7, the query in document 8: nothing across");
+  const Scenario empty = Small(R"(, "mask": {"kind": "custom", "allowed": [[1, 0, 0], [0, 0, 0],
+      [1, 1, 1]], "masked_rows": "zero"})");
+  EXPECT_EQ(Texts(Explain(empty, Stage::kMask, 1, 0)),
+            (std::vector<std::string>{
+                "masked: the logit becomes -inf, the weight 0",
+                "(note) no key allowed in this row: 0 weights (PyTorch >= 2.5's "
+                "scaled_dot_product_attention)",
+                "(note) click to toggle, drag to paint"}));
+  EXPECT_EQ(RunScenario(empty).weights[0](1, 0), 0.0f);
+}
+
 TEST(ExplainCell, MultiplierWithoutSqrtAndTheSumNormalization) {
   const Scenario s =
       Small(R"(, "scaling": {"sqrt_dk": false, "multiplier": 2}, "normalization": "sum")");

@@ -489,6 +489,33 @@ save )" + Path("after.json") + "\n");
   EXPECT_EQ(files, 9);
 }
 
+// The mask composer from the window (issue 26): each kind starts from a setting of its own,
+// and / or keep the mask they were, and every change is one undo step.
+TEST_F(Gui, MaskKindsStartFromASettingAndUndo) {
+  const std::string script = Write("masks.script", R"(preset packed-documents
+mask and
+save )" + Path("and.json") + R"(
+undo
+save )" + Path("undone.json") + R"(
+mask prefix_lm
+expect-ok
+save )" + Path("prefix.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario both = ParseScenario(ReadFile(Path("and.json")));
+  ASSERT_EQ(both.mask.kind, MaskKind::kAnd);
+  ASSERT_EQ(both.mask.of.size(), 2u);
+  EXPECT_EQ(both.mask.of[0].kind, MaskKind::kDocument);
+  EXPECT_EQ(both.mask.of[0].doc_ids, (std::vector<int64_t>{0, 0, 0, 1, 1, 1, 2}));
+  EXPECT_EQ(both.mask.of[1].kind, MaskKind::kSlidingWindow);
+  EXPECT_EQ(both.mask.of[1].window, 3);
+  const Scenario undone = ParseScenario(ReadFile(Path("undone.json")));
+  EXPECT_EQ(undone.mask.kind, MaskKind::kDocument);
+  const Scenario prefix = ParseScenario(ReadFile(Path("prefix.json")));
+  EXPECT_EQ(prefix.mask.kind, MaskKind::kPrefixLm);
+  EXPECT_EQ(prefix.mask.prefix, 3);  // T / 2 of the 7 tokens
+}
+
 // The weights' colour range: [0, largest] on screen is what the export and the command line's
 // --range data draw; the colours and the export follow the toolbar's choice.
 TEST_F(Gui, WeightsRangeDataIsExportedAsTheCommandLineDrawsIt) {

@@ -102,7 +102,8 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
             "\"seed\": 123}, \"mask\": {\"kind\": \"custom\", \"allowed\": [[1, 2], [1, 1]]}"),
        "mask.allowed[0][1]: must be 0 or 1"},
       {Edit("\"seed\": 123}", "\"seed\": 123}, \"mask\": {\"kind\": \"upper\"}"),
-       "mask.kind: unknown value \"upper\" (expected one of: none, causal, custom)"},
+       "mask.kind: unknown value \"upper\" (expected one of: none, causal, custom, "
+       "sliding_window, prefix_lm, document, and, or)"},
       {Edit("\"seed\": 123}", "\"seed\": 123}, \"normalization\": \"softermax\""),
        "normalization: unknown value \"softermax\" (expected one of: softmax, softmax_naive, sum, "
        "mean, softmax_then_mask)"},
@@ -171,6 +172,85 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
        "projections.d_out: must be between 1 and 1099511627776, got 100000000000000000000"},
   };
   for (const Case& c : cases) EXPECT_EQ(ErrorOf(c.json), c.message) << c.json;
+}
+
+// The mask composer (issue 26): each kind's field named in its error, and its cells.
+TEST(ParseScenario, MaskKindsRefuseBadFieldsNamingThem) {
+  auto with_mask = [](const std::string& mask) {
+    return Edit("\"seed\": 123}", "\"seed\": 123}, \"mask\": " + mask);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"kind": "sliding_window"})", "mask.window: missing required field"},
+      {R"({"kind": "sliding_window", "window": 0})",
+       "mask.window: must be between 1 and 2147483648, got 0"},
+      {R"({"kind": "sliding_window", "window": 2.5})", "mask.window: must be a whole number, not 2.5"},
+      {R"({"kind": "causal", "window": 2})",
+       "mask.window: is only read when kind is \"sliding_window\", not \"causal\""},
+      {R"({"kind": "prefix_lm", "prefix": -1})",
+       "mask.prefix: must be between 0 and 2147483648, got -1"},
+      {R"({"kind": "document", "doc_ids": [0, 1, 2]})",
+       "mask.doc_ids: has 3 ids but must have one per token, T = 2"},
+      {R"({"kind": "document", "doc_ids": "ab"})",
+       "mask.doc_ids: must be an array of T integers, not a string"},
+      {R"({"kind": "document", "doc_ids": [0, 0.5]})",
+       "mask.doc_ids[1]: must be a whole number, not 0.5"},
+      {R"({"kind": "and", "of": []})", "mask.of: must be a non-empty array of masks, not an empty array"},
+      {R"({"kind": "or"})", "mask.of: missing required field"},
+      {R"({"kind": "or", "of": [{"kind": "causal"}, {"kind": "sliding_window", "window": 0}]})",
+       "mask.of[1].window: must be between 1 and 2147483648, got 0"},
+      {R"({"kind": "or", "of": [{"kind": "custom", "allowed": [[1]]}]})",
+       "mask.of[0].allowed: is 1 x 1 but must be T x T = 2 x 2"},
+      {R"({"kind": "and", "of": [{"kind": "causal", "masked_rows": "zero"}]})",
+       "mask.of[0].masked_rows: unknown field (expected one of: kind, allowed, window, prefix, "
+       "doc_ids, of)"},
+      {R"({"kind": "causal", "of": [{"kind": "causal"}]})",
+       "mask.of: is only read when kind is \"and\" or \"or\", not \"causal\""},
+      {R"({"kind": "causal", "masked_rows": "inf"})",
+       "mask.masked_rows: unknown value \"inf\" (expected one of: nan, zero)"},
+  };
+  for (const auto& [mask, message] : cases) EXPECT_EQ(ErrorOf(with_mask(mask)), message) << mask;
+}
+
+TEST(AllowedCells, EachKindAsTheReferenceImplementationsCount) {
+  auto cells = [](const std::string& mask, int64_t T) {
+    const Scenario s = ParseScenario(
+        R"({"format": "attention-lab/scenario@1", "input": {"source": "randn", "length": )" +
+        std::to_string(T) + R"(, "d_in": 2, "seed": 1}, "projections": {"init": "identity"},
+        "mask": )" + mask + "}");
+    ValidateScenario(s);
+    return AllowedCells(s.mask, T);
+  };
+  auto rows = [](std::initializer_list<std::initializer_list<int>> r) {
+    MaskMatrix m(static_cast<Eigen::Index>(r.size()), static_cast<Eigen::Index>(r.size()));
+    Eigen::Index i = 0;
+    for (const auto& row : r) {
+      Eigen::Index j = 0;
+      for (int v : row) m(i, j++) = static_cast<uint8_t>(v);
+      ++i;
+    }
+    return m;
+  };
+  // W = 2: query i sees keys i - 1 and i (2 keys, its own included).
+  EXPECT_EQ(cells(R"({"kind": "sliding_window", "window": 2})", 4),
+            rows({{1, 0, 0, 0}, {1, 1, 0, 0}, {0, 1, 1, 0}, {0, 0, 1, 1}}));
+  EXPECT_EQ(cells(R"({"kind": "prefix_lm", "prefix": 2})", 4),
+            rows({{1, 1, 0, 0}, {1, 1, 0, 0}, {1, 1, 1, 0}, {1, 1, 1, 1}}));
+  EXPECT_EQ(cells(R"({"kind": "document", "doc_ids": [3, 3, 1, 1]})", 4),
+            rows({{1, 0, 0, 0}, {1, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 1, 1}}));
+  // A window of 1 or the first key (StreamingLLM's sink and window).
+  EXPECT_EQ(cells(R"({"kind": "or", "of": [{"kind": "sliding_window", "window": 1},
+                      {"kind": "custom", "allowed": [[1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0],
+                                                     [1, 0, 0, 0]]}]})", 4),
+            rows({{1, 0, 0, 0}, {1, 1, 0, 0}, {1, 0, 1, 0}, {1, 0, 0, 1}}));
+  EXPECT_EQ(cells(R"({"kind": "and", "of": [{"kind": "none"},
+                      {"kind": "custom", "allowed": [[0, 1, 1], [1, 0, 1], [1, 1, 0]]},
+                      {"kind": "causal"}]})", 3),
+            rows({{0, 0, 0}, {1, 0, 0}, {1, 1, 0}}));
+  MaskSpec window;
+  window.kind = MaskKind::kSlidingWindow;
+  window.window = 3;
+  EXPECT_EQ(MaskLegend(window), "3 keys, this one included");
+  EXPECT_EQ(MaskName(window), "sliding window W = 3");
 }
 
 TEST(ParseScenario, AcceptsEveryTorchManualSeedValue) {
@@ -649,6 +729,38 @@ std::vector<Case> Cases() {
       {"scaling", "multiplier", randn, [](Scenario& s) { s.scaling.multiplier = 2.5; }, kLogits},
       {"mask", "kind", randn, [](Scenario& s) { s.mask.kind = MaskKind::kCausal; }, kLogits},
       {"mask", "allowed", qkv, [](Scenario& s) { s.mask.allowed(2, 0) = 1; }, kLogits},
+      {"mask", "window", randn,
+       [](Scenario& s) {
+         s.mask.kind = MaskKind::kSlidingWindow;
+         s.mask.window = 2;
+       },
+       kLogits},
+      {"mask", "prefix", randn,
+       [](Scenario& s) {
+         s.mask.kind = MaskKind::kPrefixLm;
+         s.mask.prefix = 2;
+       },
+       kLogits},
+      {"mask", "doc_ids", randn,
+       [](Scenario& s) {
+         s.mask.kind = MaskKind::kDocument;
+         s.mask.doc_ids = {4, 4, 7};
+       },
+       kLogits},
+      {"mask", "of", randn,
+       [](Scenario& s) {
+         s.mask.kind = MaskKind::kOr;
+         MaskSpec window;
+         window.kind = MaskKind::kSlidingWindow;
+         window.window = 1;
+         MaskSpec prefix;
+         prefix.kind = MaskKind::kPrefixLm;
+         prefix.prefix = 1;
+         s.mask.of = {window, prefix};
+       },
+       kLogits},
+      {"mask", "masked_rows", qkv, [](Scenario& s) { s.mask.masked_rows = MaskedRows::kZero; },
+       kLogits},
       {"", "title", randn, [](Scenario& s) { s.title = "changed"; }, kNone},
       {"", "normalization", randn,
        [](Scenario& s) { s.normalization = Normalization::kSoftmaxNaive; }, kNone},
@@ -714,12 +826,15 @@ TEST(EnumNames, EveryListRoundTrips) {
   ExpectSpellingsRoundTrip<Generator>("torch, numpy");
   ExpectSpellingsRoundTrip<ProjectionInit>("identity, torch_rand, randn, linear, matrix");
   ExpectSpellingsRoundTrip<Projection>("query, key, value");
-  ExpectSpellingsRoundTrip<MaskKind>("none, causal, custom");
+  ExpectSpellingsRoundTrip<MaskKind>(
+      "none, causal, custom, sliding_window, prefix_lm, document, and, or");
+  ExpectSpellingsRoundTrip<MaskedRows>("nan, zero");
   ExpectSpellingsRoundTrip<Normalization>("softmax, softmax_naive, sum, mean, softmax_then_mask");
   ExpectSpellingsRoundTrip<Dtype>("float32, float64");
   ExpectSpellingsRoundTrip<TokenizerKind>("words, words_and_spaces, chars");
   EXPECT_EQ(NameList<Dtype>(" or "), "float32 or float64");
-  EXPECT_EQ(NameList<MaskKind>(" or "), "none, causal or custom");
+  EXPECT_EQ(NameList<MaskKind>(" or "),
+            "none, causal, custom, sliding_window, prefix_lm, document, and or or");
   EXPECT_EQ(ErrorOf(Edit("\"torch_rand\"", "\"rand\"")),
             "projections.init: unknown value \"rand\" (expected one of: identity, torch_rand, "
             "randn, linear, matrix)");

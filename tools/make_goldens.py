@@ -214,6 +214,16 @@ def spread():
         "projections": {"init": "torch_rand", "d_out": 4, "seed": 5, "heads": 2},
         "scaling": {"multiplier": 2.5}, "mask": {"kind": "causal"},
         "normalization": "softmax_then_mask", "dropout": {"p": 0.25, "seed": 9}}
+    s["then-mask-window-heads2"] = {
+        "format": F, "input": {"source": "randn", "length": 6, "d_in": 4, "seed": 12},
+        "projections": {"init": "randn", "d_out": 4, "seed": 6, "heads": 2},
+        "mask": {"kind": "sliding_window", "window": 2}, "normalization": "softmax_then_mask"}
+    s["then-mask-empty-row-zero"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY[:4]},
+        "projections": {"init": "identity"},
+        "mask": {"kind": "custom", "allowed": [[1, 0, 0, 1], [0, 0, 0, 0], [1, 1, 0, 0],
+                                               [0, 1, 1, 1]], "masked_rows": "zero"},
+        "normalization": "softmax_then_mask"}
     s["then-mask-custom-linear"] = {
         "format": F, "input": {"source": "matrix", "values": JOURNEY},
         "projections": {"init": "linear", "d_out": 3, "seed": 2, "bias": True},
@@ -310,6 +320,60 @@ def nonfinite():
     return s
 
 
+# --------------------------------------------------------------------------------------------
+# The mask composer (issue 26): sliding window, prefix-LM, packed documents, and / or, and the
+# masked rows that give 0 (PyTorch >= 2.5's SDPA) instead of nan.
+# --------------------------------------------------------------------------------------------
+def masks():
+    s = {}
+    randn8 = {"source": "randn", "length": 8, "d_in": 4, "seed": 21}
+    heads2 = {"init": "randn", "d_out": 4, "seed": 22, "heads": 2}
+    s["mask-sliding-window-w3-heads2"] = {
+        "format": F, "input": randn8, "projections": heads2,
+        "mask": {"kind": "sliding_window", "window": 3}}
+    s["mask-sliding-window-w1-sum"] = {
+        "format": F, "input": randn8, "projections": heads2,
+        "mask": {"kind": "sliding_window", "window": 1}, "normalization": "sum"}
+    s["mask-sliding-window-wide-mean"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "torch_rand", "d_out": 2, "seed": 123},
+        "mask": {"kind": "sliding_window", "window": 9}, "normalization": "mean"}
+    s["mask-prefix-lm-p3-batch2"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 7, "d_in": 4, "seed": 8},
+        "projections": {"init": "linear", "d_out": 4, "seed": 9, "heads": 2},
+        "mask": {"kind": "prefix_lm", "prefix": 3}, "dropout": {"p": 0.25, "seed": 4}}
+    s["mask-document-naive"] = {
+        "format": F, "input": randn8, "projections": heads2,
+        "mask": {"kind": "document", "doc_ids": [0, 0, 0, 1, 1, 2, 2, 2]},
+        "normalization": "softmax_naive"}
+    s["mask-or-window-prefix"] = {
+        "format": F, "input": randn8, "projections": heads2,
+        "mask": {"kind": "or", "of": [{"kind": "sliding_window", "window": 2},
+                                      {"kind": "prefix_lm", "prefix": 2}]}}
+    s["mask-and-document-window"] = {
+        "format": F, "input": randn8, "projections": heads2,
+        "mask": {"kind": "and", "of": [{"kind": "document", "doc_ids": [5, 5, 5, 5, 9, 9, 9, 9]},
+                                       {"kind": "sliding_window", "window": 2}]}}
+    # An empty row (query 1 sees nothing): nan by default, 0 with masked_rows "zero".
+    empty_row = {"kind": "and", "of": [
+        {"kind": "causal"},
+        {"kind": "custom", "allowed": [[0 if i == 1 else 1 for j in range(8)] for i in range(8)]}]}
+    for rows in ("nan", "zero"):
+        for norm in ("softmax", "sum"):
+            mask = dict(empty_row)
+            if rows == "zero":
+                mask["masked_rows"] = "zero"
+            s[f"mask-empty-row-{rows}-{norm}"] = {
+                "format": F, "input": randn8, "projections": heads2, "mask": mask,
+                "normalization": norm}
+    s["mask-custom-empty-row-zero-dropout"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "torch_rand", "d_out": 2, "seed": 123},
+        "mask": {"kind": "custom", "allowed": custom_mask(6), "masked_rows": "zero"},
+        "dropout": {"p": 0.5, "seed": 1}}
+    return s
+
+
 def scenario_cases():
     cases = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "assets", "presets", "*.json"))):
@@ -322,6 +386,7 @@ def scenario_cases():
         cases["preset-" + os.path.basename(path)[:-5]] = preset
     cases.update(spread())
     cases.update(nonfinite())
+    cases.update(masks())
     out = {}
     for name, scn in cases.items():
         out[name] = {"scenario": scn, "expected": torch_oracle.expected(json.loads(json.dumps(scn)))}

@@ -22,6 +22,8 @@ import sys
 import numpy as np
 import torch
 
+import torch_oracle  # tools/torch_oracle.py, next to this file: the masks' cells
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "tests", "golden", "qkv")
 FMT = "attention-lab/scenario@1"
@@ -151,11 +153,7 @@ def attention(scn, q, k, v, heads):
     if sc.get("sqrt_dk", True):
         logits = logits / torch.tensor(math.sqrt(dh), dtype=dt)
     mk = scn.get("mask", {}).get("kind", "none")
-    allowed = torch.ones(T, T, dtype=dt)
-    if mk == "causal":
-        allowed = torch.tril(torch.ones(T, T, dtype=dt))
-    elif mk == "custom":
-        allowed = torch.tensor(scn["mask"]["allowed"], dtype=dt)
+    allowed = torch_oracle.allowed_cells(scn.get("mask", {}), T).to(dt)  # every mask kind
     if mk != "none":
         logits = logits.masked_fill(allowed == 0, float("-inf"))
     norm = scn.get("normalization", "softmax")
@@ -168,6 +166,8 @@ def attention(scn, q, k, v, heads):
         weights = z / z.sum(dim=-1, keepdim=True)
     else:
         weights = (allowed / allowed.sum(dim=-1, keepdim=True)).expand_as(scores)
+    if scn.get("mask", {}).get("masked_rows", "nan") == "zero":  # PyTorch >= 2.5's SDPA
+        weights = weights.masked_fill(allowed.sum(dim=-1, keepdim=True) == 0, 0.0)
     context = merge_heads(weights @ vh)  # (B, T, d_v): V's width, not Q's
     return scores, logits, weights, allowed, context
 
@@ -247,6 +247,8 @@ def given_qkv(d_v=4, **kw):
     return inp
 
 
+HOLE = {"kind": "custom", "allowed": [[0 if i == 2 else 1 for j in range(5)] for i in range(5)]}
+
 CASES = {
     "numpy-masked-seed0": scenario("NumPy notebook, seed 0", qkv("numpy", 0, 4, 8),
                                    mask="causal"),
@@ -286,6 +288,16 @@ CASES = {
         "numpy rand W, no seed anywhere",
         {"source": "matrix", "generator": "numpy", "values": [[1.0, 2.0], [3.0, 4.0]]},
         {"init": "torch_rand", "d_out": 2}),
+    # The mask composer in NumPy programs (issue 26).
+    "numpy-sliding-window-heads": dict(
+        scenario("numpy qkv, sliding window of 2 keys, 2 heads", qkv("numpy", 3, 6, 4, heads=2)),
+        mask={"kind": "sliding_window", "window": 2}),
+    "numpy-or-document-prefix-zero-rows": dict(
+        scenario("numpy qkv, documents or a prefix, both with query 2 cut off: its row gives 0",
+                 qkv("numpy", 4, 5, 4), norm="sum"),
+        mask={"kind": "or", "masked_rows": "zero", "of": [
+            {"kind": "and", "of": [{"kind": "document", "doc_ids": [0, 0, 1, 1, 1]}, HOLE]},
+            {"kind": "and", "of": [{"kind": "prefix_lm", "prefix": 2}, HOLE]}]}),
     "numpy-dv-value-first": scenario("numpy qkv, d_v = 3 drawn first (the cached Gaussian)",
                                      qkv("numpy", 11, 3, 4, d_v=3,
                                          order=["value", "query", "key"])),

@@ -135,13 +135,31 @@ def make_projections(spec, d_in):
 
 
 def allowed_cells(mask, T):
+    """The T x T bool mask of a scenario's "mask" (True where query i may see key j), each kind
+    written out as the reference implementations write it (torch 1.13 has no
+    scaled_dot_product_attention nor FlexAttention): positions i (rows) and j (columns)."""
     kind = mask.get("kind", "none")
+    i = torch.arange(T).unsqueeze(1)
+    j = torch.arange(T).unsqueeze(0)
     if kind == "none":
         return torch.ones(T, T, dtype=torch.bool)
     if kind == "causal":
         return torch.ones(T, T, dtype=torch.bool).tril()
     if kind == "custom":
         return torch.tensor(mask["allowed"]) != 0
+    if kind == "sliding_window":  # gpt-oss / mlx-lm: W keys, the query's own included
+        return (j <= i) & (j > i - mask["window"])
+    if kind == "prefix_lm":  # attention-gym's prefix_lm_causal: the prefix, then causal
+        return (j <= i) | (j < mask["prefix"])
+    if kind == "document":  # packed documents: causal within a document, nothing across
+        doc = torch.tensor(mask["doc_ids"])
+        return (j <= i) & (doc.unsqueeze(1) == doc.unsqueeze(0))
+    if kind in ("and", "or"):  # attention-gym's and_masks / or_masks, cell by cell
+        parts = [allowed_cells(part, T) for part in mask["of"]]
+        out = parts[0]
+        for part in parts[1:]:
+            out = (out & part) if kind == "and" else (out | part)
+        return out
     raise ValueError("unknown mask.kind: %r" % kind)
 
 
@@ -199,6 +217,10 @@ def run(scenario):
         logits = logits.masked_fill(~allowed, float("-inf"))
     weights = normalize(logits, allowed, scenario.get("normalization", "softmax"),
                         (B, heads, T, T))
+    if scenario.get("mask", {}).get("masked_rows", "nan") == "zero":
+        # PyTorch >= 2.5's scaled_dot_product_attention (_safe_softmax): a row with no allowed
+        # key gives 0 weights, not softmax's nan.
+        weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
 
     stages = {}
     dropout = scenario.get("dropout", {})

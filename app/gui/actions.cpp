@@ -60,11 +60,29 @@ MaskMatrix StartingMask(AppState& state, const Scenario& s) {
   return MaskMatrix::Ones(std::max<int64_t>(T, 0), std::max<int64_t>(T, 0));
 }
 
-bool SameMask(const MaskSpec& a, const MaskSpec& b) {
-  if (a.kind != b.kind) return false;
-  if (a.kind != MaskKind::kCustom) return true;
-  return a.allowed.rows() == b.allowed.rows() && a.allowed.cols() == b.allowed.cols() &&
-         a.allowed == b.allowed;
+/// A mask switched to `kind` gets a setting to start from: W = 3, P = T / 2, two documents of
+/// T / 2 tokens; and / or combine the mask it was with a sliding window of 3 (and) or a prefix
+/// of T / 2 keys (or).
+void StartMaskKind(MaskSpec& m, MaskKind kind, int64_t T) {
+  if (kind == m.kind) return;
+  if (kind == MaskKind::kSlidingWindow) m.window = 3;
+  if (kind == MaskKind::kPrefixLm) m.prefix = T / 2;
+  if (kind == MaskKind::kDocument && static_cast<int64_t>(m.doc_ids.size()) != T) {
+    m.doc_ids.assign(static_cast<size_t>(T), 0);
+    for (int64_t i = T / 2; i < T; ++i) m.doc_ids[static_cast<size_t>(i)] = 1;
+  }
+  if ((kind == MaskKind::kAnd || kind == MaskKind::kOr) && m.kind != MaskKind::kAnd &&
+      m.kind != MaskKind::kOr) {
+    MaskSpec before = m;
+    before.masked_rows = MaskedRows::kNan;
+    before.of.clear();
+    MaskSpec second;
+    second.kind = kind == MaskKind::kAnd ? MaskKind::kSlidingWindow : MaskKind::kPrefixLm;
+    second.window = 3;
+    second.prefix = T / 2;
+    m.of = {before, second};
+  }
+  m.kind = kind;
 }
 
 void ClampSelection(AppState& state) {
@@ -155,8 +173,8 @@ Scenario Edited(AppState& state, const Action& action) {
         } else if constexpr (std::is_same_v<T, SetMaskKind>) {
           if (a.kind == MaskKind::kCustom && s.mask.kind != MaskKind::kCustom)
             s.mask.allowed = StartingMask(state, s);
+          StartMaskKind(s.mask, a.kind, std::max<int64_t>(TokenCount(s), 1));
           if (a.kind != MaskKind::kCustom) s.mask.allowed = MaskMatrix();
-          s.mask.kind = a.kind;
         } else if constexpr (std::is_same_v<T, SetMaskCell>) {
           if (s.mask.kind != MaskKind::kCustom) {
             s.mask.allowed = StartingMask(state, s);

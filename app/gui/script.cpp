@@ -394,7 +394,8 @@ const CommandSpec kCommands[] = {
                                                                               : MaskKind::kNone)
                                                     : EnumArg<MaskKind>(c.w[1])});
      },
-     "none|causal|custom|toggle: the mask (toggle: none <-> causal)"},
+     "KIND|toggle: the mask kind (none, causal, custom, sliding_window, prefix_lm, document, "
+     "and, or; toggle: none <-> causal)"},
     {"mask-cell", 3,
      [](const Words& w) {
        Integer(w[1]);

@@ -151,8 +151,8 @@ const char* CompareModeName(CompareMode mode) {
 
 namespace {
 
-std::string MaskName(const MaskSpec& m) {
-  return m.kind == MaskKind::kNone ? "no mask" : Name(m.kind);
+std::string MaskLabel(const MaskSpec& m) {
+  return m.kind == MaskKind::kNone ? "no mask" : MaskName(m);
 }
 
 std::string MultiplierName(double m) { return "\u00D7" + ShortNumber(m); }
@@ -172,8 +172,8 @@ bool MakeB(const AppState& state, Scenario* b, std::string* name_a, std::string*
     case CompareMode::kCausal:
       b->mask = MaskSpec{};
       if (a.mask.kind == MaskKind::kNone) b->mask.kind = MaskKind::kCausal;
-      *name_a = MaskName(a.mask);
-      *name_b = MaskName(b->mask);
+      *name_a = MaskLabel(a.mask);
+      *name_b = MaskLabel(b->mask);
       return true;
     case CompareMode::kHeads: {
       const int64_t H = ShownShape(state).H;

@@ -1,7 +1,11 @@
 // attention_panel.cpp: the knobs between the scores and the weights: 1/sqrt(d_k), the
 // multiplier (1/temperature), the mask, the normalization and dropout.
+#include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
@@ -52,7 +56,82 @@ void DrawScaling(AppState& state, const Scenario& s, const Shape& sh) {
   Tip("temperature = 1/m: hot (large) flattens the weights, cold (small) sharpens them.");
 }
 
-/// The mask row (none, causal, custom) and, for a custom mask, its allow-all and causal buttons.
+/// The part of `m` at `path` (indices into `of`, outermost first).
+MaskSpec& MaskPart(MaskSpec& m, const std::vector<size_t>& path) {
+  MaskSpec* part = &m;
+  for (size_t k : path) part = &part->of[k];
+  return *part;
+}
+
+/// The fields of mask `m` (at `path` inside the scenario's mask): W, P, the document ids, each
+/// part of an and / or, with the legend of each; edits are undoable scenario edits.
+void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t>& path,
+                    int64_t T) {
+  const std::string id = "##mask" + std::to_string(path.size()) + "_" +
+                         (path.empty() ? std::string() : std::to_string(path.back()));
+  auto legend = [&] {  // on a line of its own, wrapped at the panel's edge
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", MaskLegend(m).c_str());
+    ImGui::PopTextWrapPos();
+  };
+  if (m.kind == MaskKind::kSlidingWindow || m.kind == MaskKind::kPrefixLm) {
+    const bool window = m.kind == MaskKind::kSlidingWindow;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(window ? "W =" : "P =");
+    ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+    int v = static_cast<int>(window ? m.window : m.prefix);
+    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 6.0f, ImGui::GetContentRegionAvail().x));
+    if (ImGui::InputInt((id + (window ? "w" : "p")).c_str(), &v) && v >= (window ? 1 : 0) &&
+        v <= std::max<int64_t>(T, 1) + 1)
+      Emit(state, EditScenario{window ? "mask window" : "mask prefix", [path, window, v](Scenario& x) {
+                                 MaskSpec& part = MaskPart(x.mask, path);
+                                 (window ? part.window : part.prefix) = v;
+                               }});
+    Tip(window ? "W: how many keys each query sees, its own included (1 .. T)."
+               : "P: how many leading keys every query sees (0 .. T).");
+    legend();
+  } else if (m.kind == MaskKind::kDocument) {
+    std::string text;
+    for (size_t k = 0; k < m.doc_ids.size(); ++k)
+      text += (k ? " " : "") + std::to_string(m.doc_ids[k]);
+    char buf[1024];
+    std::snprintf(buf, sizeof buf, "%s", text.c_str());
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("doc_ids");
+    ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 14.0f, ImGui::GetContentRegionAvail().x));
+    if (ImGui::InputText((id + "d").c_str(), buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue)) {
+      std::vector<int64_t> ids;
+      std::istringstream in(buf);
+      for (long long v; in >> v;) ids.push_back(v);
+      if (in.eof() && static_cast<int64_t>(ids.size()) == T)
+        Emit(state, EditScenario{"document ids", [path, ids](Scenario& x) {
+                                   MaskPart(x.mask, path).doc_ids = ids;
+                                 }});
+    }
+    Tip(("One document id per token (" + std::to_string(T) +
+         " integers, spaces between), then Enter.").c_str());
+    legend();
+  } else if (m.kind == MaskKind::kAnd || m.kind == MaskKind::kOr) {
+    legend();
+    ImGui::Indent();
+    for (size_t k = 0; k < m.of.size(); ++k) {
+      std::vector<size_t> inner = path;
+      inner.push_back(k);
+      ImGui::BulletText("%s", MaskName(m.of[k]).c_str());
+      if (m.of[k].kind != MaskKind::kNone && m.of[k].kind != MaskKind::kCausal &&
+          m.of[k].kind != MaskKind::kCustom) {
+        ImGui::Indent();  // the part's fields under its name
+        DrawMaskFields(state, m.of[k], inner, T);
+        ImGui::Unindent();
+      }
+    }
+    ImGui::Unindent();
+  }
+}
+
+/// The mask row (none, causal, custom), today's kinds (sliding window, prefix-LM, documents,
+/// and / or) with their fields, and, for a custom mask, its allow-all and causal buttons.
 void DrawMask(AppState& state, const Scenario& s, const Shape& sh) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("mask");
@@ -66,12 +145,36 @@ void DrawMask(AppState& state, const Scenario& s, const Shape& sh) {
       {MaskKind::kCustom,
        "Your own mask: click or drag on the mask (or logits, weights) heatmap to forbid or "
        "allow cells. Starts from the mask on screen."},
+      {MaskKind::kSlidingWindow,
+       "Query i sees keys i-W+1..i: W keys, this one included (gpt-oss, Mistral, mlx-lm)."},
+      {MaskKind::kPrefixLm,
+       "Keys 0..P-1 (the prompt) are seen by every query, causal after (T5, PaliGemma)."},
+      {MaskKind::kDocument,
+       "Packed documents: causal within a document, nothing across (one id per token)."},
+      {MaskKind::kAnd, "Allowed where every mask of the list allows (attention-gym's and_masks)."},
+      {MaskKind::kOr, "Allowed where any mask of the list allows (attention-gym's or_masks)."},
   };
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   for (const auto& mk : masks) {
-    ImGui::SameLine();
+    // The buttons wrap onto the next line when the panel is narrow.
+    const float width = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x +
+                        ImGui::CalcTextSize(Name(mk.kind)).x;
+    if (ImGui::GetItemRectMax().x + style.ItemSpacing.x + width < right) ImGui::SameLine();
     if (ImGui::RadioButton(Name(mk.kind), s.mask.kind == mk.kind) && s.mask.kind != mk.kind)
       Emit(state, SetMaskKind{mk.kind});
     Tip(mk.tip);
+  }
+  DrawMaskFields(state, s.mask, {}, sh.T);
+  if (s.mask.kind != MaskKind::kNone) {
+    bool zero = s.mask.masked_rows == MaskedRows::kZero;
+    if (ImGui::Checkbox("rows with no allowed key give 0", &zero))
+      Emit(state, EditScenario{"masked rows", [zero](Scenario& x) {
+                                 x.mask.masked_rows = zero ? MaskedRows::kZero : MaskedRows::kNan;
+                               }});
+    Tip(("A row whose every key is masked gives " + MaskedRowsLegend(MaskedRows::kNan) +
+         " when off, and " + MaskedRowsLegend(MaskedRows::kZero) + " when on.")
+            .c_str());
   }
   if (s.mask.kind == MaskKind::kCustom) {
     const int64_t T = sh.T;

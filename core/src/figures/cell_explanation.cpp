@@ -159,6 +159,42 @@ void DropoutLines(const Cell& c) {
     c.Text("kept: " + Num(w) + " / (1 - " + Num(c.s.dropout.p) + ") = " + Num(v));
 }
 
+/// Why the mask allows or masks the cell, by the mask's kind (its legend: MaskLegend).
+void MaskLines(const Cell& c) {
+  const MaskSpec& m = c.s.mask;
+  const bool future = c.j > c.i;
+  const bool causal_family = m.kind == MaskKind::kCausal || m.kind == MaskKind::kSlidingWindow ||
+                             m.kind == MaskKind::kDocument ||
+                             (m.kind == MaskKind::kPrefixLm && c.j >= m.prefix);
+  if (c.allowed) {
+    if (m.kind == MaskKind::kPrefixLm && c.j < m.prefix)
+      c.Text("allowed: key " + Int(c.j) + " is in the prefix, which every query sees");
+    else if (m.kind == MaskKind::kSlidingWindow)
+      c.Text("allowed: key " + Int(c.j) + " is " + Int(c.i - c.j) +
+             " back, inside the window of " + MaskLegend(m));
+    else
+      c.Text("allowed: the query may attend to this key");
+  } else if (future && causal_family) {
+    c.Text("masked: this key comes after the query (the future)");
+  } else if (m.kind == MaskKind::kSlidingWindow) {
+    c.Text("masked: key " + Int(c.j) + " is " + Int(c.i - c.j) + " back, outside the window of " +
+           MaskLegend(m));
+  } else if (m.kind == MaskKind::kDocument) {
+    c.Text("masked: key " + Int(c.j) + " is in document " +
+           std::to_string(m.doc_ids[static_cast<size_t>(c.j)]) + ", the query in document " +
+           std::to_string(m.doc_ids[static_cast<size_t>(c.i)]) + ": nothing across");
+  } else {
+    c.Text(MaskAppliesToLogits(c.s.normalization)
+               ? "masked: the logit becomes -inf, the weight 0"
+               : "masked: the weight is multiplied by 0 after the softmax");
+  }
+  if (m.kind != MaskKind::kNone && m.kind != MaskKind::kCausal && m.kind != MaskKind::kCustom)
+    c.Note("mask: " + MaskName(m) + ": " + MaskLegend(m));
+  if (c.st.mask.rows() > c.i && !c.st.mask.row(c.i).any())
+    c.Note("no key allowed in this row: " + MaskedRowsLegend(m.masked_rows));
+  if (m.kind == MaskKind::kCustom) c.Note("click to toggle, drag to paint");
+}
+
 /// The lines of one stage, from the score to the stage itself.
 void StageLines(const Cell& c) {
   switch (c.ref.stage) {
@@ -172,13 +208,7 @@ void StageLines(const Cell& c) {
       ScoreLines(c);
       break;
     case Stage::kMask:
-      c.Text(c.allowed ? "allowed: the query may attend to this key"
-             : c.s.mask.kind == MaskKind::kCausal
-                 ? "masked: this key comes after the query (the future)"
-                 : MaskAppliesToLogits(c.s.normalization)
-                     ? "masked: the logit becomes -inf, the weight 0"
-                     : "masked: the weight is multiplied by 0 after the softmax");
-      if (c.s.mask.kind == MaskKind::kCustom) c.Note("click to toggle, drag to paint");
+      MaskLines(c);
       break;
     case Stage::kLogits:
       ScoreLines(c);

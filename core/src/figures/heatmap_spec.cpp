@@ -98,9 +98,7 @@ std::string StageTitle(const Scenario& s, Stage stage) {
     case Stage::kScores:
       return "scores = Q K\u1D40";
     case Stage::kMask:
-      return s.mask.kind == MaskKind::kNone     ? "mask: none (all allowed)"
-             : s.mask.kind == MaskKind::kCausal ? "mask: causal"
-                                                : "mask: custom";
+      return s.mask.kind == MaskKind::kNone ? "mask: none (all allowed)" : "mask: " + MaskName(s.mask);
     case Stage::kLogits: {
       std::string h = "logits = scores";
       if (s.scaling.multiplier != 1.0) h += " \u00D7 m";
@@ -149,8 +147,9 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
   } else if (stage == Stage::kScores) {
     parts.push_back("q\u00B7k, before scaling");
   } else if (stage == Stage::kMask) {
-    parts.push_back(s.mask.kind == MaskKind::kCausal ? "each query sees itself and earlier keys"
-                                                     : "1 allowed, 0 masked");
+    parts.push_back(MaskLegend(s.mask));
+    if (s.mask.masked_rows == MaskedRows::kZero)
+      parts.push_back("a row with no allowed key: " + MaskedRowsLegend(s.mask.masked_rows));
   } else {
     parts.push_back(s.scaling.sqrt_dk ? "scaled by 1/\u221Ad_k" : "unscaled");
     parts.push_back("multiplier " + Num(s.scaling.multiplier));

@@ -462,19 +462,11 @@ struct RowBlocks {
 void Engine::BuildMask(const Scenario& s) {
   Stages& st = stages_;
   const int64_t T = st.shape.T;
-  // The mask only changes with its kind (or T); a temperature drag must not rebuild it.
-  if (st.mask.rows() == T && mask_kind_ == s.mask.kind && s.mask.kind != MaskKind::kCustom)
-    return;
-  if (s.mask.kind == MaskKind::kCustom) {
-    st.mask = s.mask.allowed;
-  } else {
-    st.mask.resize(T, T);
-    for (int64_t i = 0; i < T; ++i) {
-      const int64_t len = rules::ActiveLength(s.mask.kind, i, T);
-      std::memset(st.mask.data() + i * T, 1, len);
-      std::memset(st.mask.data() + i * T + len, 0, T - len);
-    }
-  }
+  // None and causal masks only change with their kind (or T); a temperature drag must not
+  // rebuild them. The other kinds have settings of their own and are rebuilt (AllowedCells).
+  const bool fixed = s.mask.kind == MaskKind::kNone || s.mask.kind == MaskKind::kCausal;
+  if (st.mask.rows() == T && mask_kind_ == s.mask.kind && fixed) return;
+  st.mask = AllowedCells(s.mask, T);
   mask_kind_ = s.mask.kind;
 }
 
@@ -517,6 +509,7 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
     block_zero_tail_[m * blocks.blocks + blocks.Block(task)] =
         kernels::WeightRows<S>(s.normalization, numerics_, st.logits[m], mask, kind, r0, rb, weight_tails,
                    st.weights[m]);
+    if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(mask, r0, rb, st.weights[m]);
     if (with_context) ContextRows<S>(st.weights, m, r0, rb, blocks.Block(task));
   });
   if (do_logits) logits_tail_ = key;

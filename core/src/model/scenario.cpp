@@ -460,6 +460,74 @@ ProjectionSpec ParseProjections(const json& j) {
   return p;
 }
 
+// "mask" (top, with masked_rows) or one of its "of" entries, recursively: each kind reads its
+// own fields and refuses the others'.
+MaskSpec ParseMask(const json& j, const std::string& path, bool top) {
+  const json& m = Object(j, path);
+  if (top)
+    CheckKeys(m, path, {"kind", "allowed", "window", "prefix", "doc_ids", "of", "masked_rows"});
+  else
+    CheckKeys(m, path, {"kind", "allowed", "window", "prefix", "doc_ids", "of"});
+  MaskSpec mask;
+  if (m.contains("kind")) mask.kind = Choice<MaskKind>(m["kind"], Join(path, "kind"));
+  if (top && m.contains("masked_rows"))
+    mask.masked_rows = Choice<MaskedRows>(m["masked_rows"], Join(path, "masked_rows"));
+  struct Own {
+    const char* field;
+    MaskKind kind;
+  };
+  for (const Own& own : {Own{"allowed", MaskKind::kCustom}, Own{"window", MaskKind::kSlidingWindow},
+                         Own{"prefix", MaskKind::kPrefixLm}, Own{"doc_ids", MaskKind::kDocument}})
+    if (mask.kind != own.kind && m.contains(own.field))
+      Fail(Join(path, own.field), std::string("is only read when kind is \"") + Name(own.kind) +
+                                      "\", not \"" + Name(mask.kind) + "\"");
+  if (mask.kind != MaskKind::kAnd && mask.kind != MaskKind::kOr && m.contains("of"))
+    Fail(Join(path, "of"), std::string("is only read when kind is \"and\" or \"or\", not \"") +
+                               Name(mask.kind) + "\"");
+  constexpr int64_t kMaxTokens = int64_t{1} << 31;
+  switch (mask.kind) {
+    case MaskKind::kCustom: {
+      const std::string field = Join(path, "allowed");
+      const Matrix a = NumberMatrix(Require(m, path, "allowed"), field);
+      for (Eigen::Index r = 0; r < a.rows(); ++r)
+        for (Eigen::Index c = 0; c < a.cols(); ++c)
+          if (a(r, c) != 0.0f && a(r, c) != 1.0f)
+            Fail(field + "[" + std::to_string(r) + "][" + std::to_string(c) + "]",
+                 "must be 0 or 1");
+      mask.allowed = a.cast<uint8_t>();
+      break;
+    }
+    case MaskKind::kSlidingWindow:
+      mask.window = Integer(Require(m, path, "window"), Join(path, "window"), 1, kMaxTokens);
+      break;
+    case MaskKind::kPrefixLm:
+      mask.prefix = Integer(Require(m, path, "prefix"), Join(path, "prefix"), 0, kMaxTokens);
+      break;
+    case MaskKind::kDocument: {
+      const std::string field = Join(path, "doc_ids");
+      const json& ids = Require(m, path, "doc_ids");
+      if (!ids.is_array())
+        Fail(field, std::string("must be an array of T integers, not ") + TypeName(ids));
+      for (size_t i = 0; i < ids.size(); ++i)
+        mask.doc_ids.push_back(Integer(ids[i], Index(field, i), -kMaxTokens, kMaxTokens));
+      break;
+    }
+    case MaskKind::kAnd:
+    case MaskKind::kOr: {
+      const std::string field = Join(path, "of");
+      const json& of = Require(m, path, "of");
+      if (!of.is_array() || of.empty())
+        Fail(field, std::string("must be a non-empty array of masks, not ") +
+                        (of.is_array() ? "an empty array" : TypeName(of)));
+      for (size_t i = 0; i < of.size(); ++i) mask.of.push_back(ParseMask(of[i], Index(field, i), false));
+      break;
+    }
+    default:
+      break;
+  }
+  return mask;
+}
+
 }  // namespace
 
 namespace {
@@ -573,24 +641,7 @@ Scenario ParseScenario(const std::string& json_text) {
     if (sc.contains("multiplier"))
       s.scaling.multiplier = Number(sc["multiplier"], "scaling.multiplier");
   }
-  if (j.contains("mask")) {
-    const json& m = Object(j["mask"], "mask");
-    CheckKeys(m, "mask", {"kind", "allowed"});
-    if (m.contains("kind"))
-      s.mask.kind = Choice<MaskKind>(m["kind"], "mask.kind");
-    if (s.mask.kind == MaskKind::kCustom) {
-      const Matrix a = NumberMatrix(Require(m, "mask", "allowed"), "mask.allowed");
-      for (Eigen::Index r = 0; r < a.rows(); ++r)
-        for (Eigen::Index c = 0; c < a.cols(); ++c)
-          if (a(r, c) != 0.0f && a(r, c) != 1.0f)
-            Fail("mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) + "]",
-                 "must be 0 or 1");
-      s.mask.allowed = a.cast<uint8_t>();
-    } else if (m.contains("allowed")) {
-      Fail("mask.allowed",
-           std::string("is only read when kind is \"custom\", not \"") + Name(s.mask.kind) + "\"");
-    }
-  }
+  if (j.contains("mask")) s.mask = ParseMask(j["mask"], "mask", true);
   if (j.contains("normalization"))
     s.normalization = Choice<Normalization>(j["normalization"], "normalization");
   if (j.contains("dropout")) {
@@ -927,23 +978,45 @@ const char* UnseededText(Generator generator) {
                                         : "unseeded: PyTorch's default seed";
 }
 
+namespace {
+
+// What a mask needs to match T (custom: T x T of 0/1; document: T ids), its "of" recursively.
+void ValidateMask(const MaskSpec& mask, const std::string& path, int64_t T) {
+  if (mask.kind == MaskKind::kCustom) {
+    const std::string field = path + ".allowed";
+    if (mask.allowed.rows() != T || mask.allowed.cols() != T)
+      Fail(field, "is " + std::to_string(mask.allowed.rows()) + " x " +
+                      std::to_string(mask.allowed.cols()) + " but must be T x T = " +
+                      std::to_string(T) + " x " + std::to_string(T));
+    for (Eigen::Index r = 0; r < T; ++r)
+      for (Eigen::Index c = 0; c < T; ++c)
+        if (mask.allowed(r, c) > 1)
+          Fail(field + "[" + std::to_string(r) + "][" + std::to_string(c) + "]",
+               "must be 0 or 1");
+  }
+  if (mask.kind == MaskKind::kSlidingWindow && mask.window < 1)
+    Fail(path + ".window", "must be at least 1 (the query's own key), got " +
+                               std::to_string(mask.window));
+  if (mask.kind == MaskKind::kPrefixLm && mask.prefix < 0)
+    Fail(path + ".prefix", "must be at least 0, got " + std::to_string(mask.prefix));
+  if (mask.kind == MaskKind::kDocument && static_cast<int64_t>(mask.doc_ids.size()) != T)
+    Fail(path + ".doc_ids", "has " + std::to_string(mask.doc_ids.size()) +
+                                " ids but must have one per token, T = " + std::to_string(T));
+  if ((mask.kind == MaskKind::kAnd || mask.kind == MaskKind::kOr) && mask.of.empty())
+    Fail(path + ".of", "must list at least one mask");
+  for (size_t i = 0; i < mask.of.size(); ++i)
+    ValidateMask(mask.of[i], path + ".of[" + std::to_string(i) + "]", T);
+}
+
+}  // namespace
+
 Shape ValidateScenario(const Scenario& s) {
   Shape sh;
   ValidateInput(s.input, sh);
   ValidateProjections(s, sh);
   ValidateGenerator(s);
   if (!std::isfinite(s.scaling.multiplier)) Fail("scaling.multiplier", "must be a finite number");
-  if (s.mask.kind == MaskKind::kCustom) {
-    if (s.mask.allowed.rows() != sh.T || s.mask.allowed.cols() != sh.T)
-      Fail("mask.allowed", "is " + std::to_string(s.mask.allowed.rows()) + " x " +
-                               std::to_string(s.mask.allowed.cols()) + " but must be T x T = " +
-                               std::to_string(sh.T) + " x " + std::to_string(sh.T));
-    for (Eigen::Index r = 0; r < sh.T; ++r)
-      for (Eigen::Index c = 0; c < sh.T; ++c)
-        if (s.mask.allowed(r, c) > 1)
-          Fail("mask.allowed[" + std::to_string(r) + "][" + std::to_string(c) + "]",
-               "must be 0 or 1");
-  }
+  ValidateMask(s.mask, "mask", sh.T);
   if (!(s.dropout.p >= 0.0 && s.dropout.p < 1.0))
     Fail("dropout.p", "must be in [0, 1), got " + json(s.dropout.p).dump());
   const double bytes = ScenarioStageBytes(s, sh);
@@ -1066,21 +1139,45 @@ json ProjectionsJson(const ProjectionSpec& p) {
   return pj;
 }
 
+// A mask as the format writes it: its kind, the kind's own fields, masked_rows when not nan.
+json MaskJson(const MaskSpec& mask) {
+  json mj = {{"kind", Name(mask.kind)}};
+  switch (mask.kind) {
+    case MaskKind::kCustom: {
+      json rows = json::array();
+      for (Eigen::Index r = 0; r < mask.allowed.rows(); ++r) {
+        json row = json::array();
+        for (Eigen::Index c = 0; c < mask.allowed.cols(); ++c) row.push_back(int(mask.allowed(r, c)));
+        rows.push_back(row);
+      }
+      mj["allowed"] = rows;
+      break;
+    }
+    case MaskKind::kSlidingWindow:
+      mj["window"] = mask.window;
+      break;
+    case MaskKind::kPrefixLm:
+      mj["prefix"] = mask.prefix;
+      break;
+    case MaskKind::kDocument:
+      mj["doc_ids"] = mask.doc_ids;
+      break;
+    case MaskKind::kAnd:
+    case MaskKind::kOr:
+      mj["of"] = json::array();
+      for (const MaskSpec& part : mask.of) mj["of"].push_back(MaskJson(part));
+      break;
+    default:
+      break;
+  }
+  if (mask.masked_rows != MaskedRows::kNan) mj["masked_rows"] = Name(mask.masked_rows);
+  return mj;
+}
+
 // scaling, mask, normalization and dropout.
 void WriteStages(const Scenario& s, json& j) {
   j["scaling"] = {{"sqrt_dk", s.scaling.sqrt_dk}, {"multiplier", s.scaling.multiplier}};
-  json mj = {{"kind", Name(s.mask.kind)}};
-  if (s.mask.kind == MaskKind::kCustom) {
-    json rows = json::array();
-    for (Eigen::Index r = 0; r < s.mask.allowed.rows(); ++r) {
-      json row = json::array();
-      for (Eigen::Index c = 0; c < s.mask.allowed.cols(); ++c)
-        row.push_back(int(s.mask.allowed(r, c)));
-      rows.push_back(row);
-    }
-    mj["allowed"] = rows;
-  }
-  j["mask"] = mj;
+  j["mask"] = MaskJson(s.mask);
   j["normalization"] = Name(s.normalization);
   j["dropout"] = {{"p", s.dropout.p},
                   {"seed", s.dropout.seed ? SeedJson(*s.dropout.seed) : json(nullptr)}};
@@ -1151,8 +1248,118 @@ bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
 
 bool SameLogitSettings(const Scenario& a, const Scenario& b) {
   return a.scaling.sqrt_dk == b.scaling.sqrt_dk && a.scaling.multiplier == b.scaling.multiplier &&
-         a.mask.kind == b.mask.kind &&
-         (a.mask.kind != MaskKind::kCustom || SameMatrix(a.mask.allowed, b.mask.allowed));
+         SameMask(a.mask, b.mask);
+}
+
+bool SameMask(const MaskSpec& a, const MaskSpec& b) {
+  if (a.kind != b.kind || a.masked_rows != b.masked_rows || a.of.size() != b.of.size())
+    return false;
+  for (size_t i = 0; i < a.of.size(); ++i)
+    if (!SameMask(a.of[i], b.of[i])) return false;
+  switch (a.kind) {
+    case MaskKind::kCustom:
+      return SameMatrix(a.allowed, b.allowed);
+    case MaskKind::kSlidingWindow:
+      return a.window == b.window;
+    case MaskKind::kPrefixLm:
+      return a.prefix == b.prefix;
+    case MaskKind::kDocument:
+      return a.doc_ids == b.doc_ids;
+    default:
+      return true;
+  }
+}
+
+std::string MaskName(const MaskSpec& mask) {
+  switch (mask.kind) {
+    case MaskKind::kSlidingWindow:
+      return "sliding window W = " + std::to_string(mask.window);
+    case MaskKind::kPrefixLm:
+      return "prefix-LM P = " + std::to_string(mask.prefix);
+    case MaskKind::kDocument:
+      return "documents";
+    case MaskKind::kAnd:
+    case MaskKind::kOr:
+      return std::string(Name(mask.kind)) + " of " + std::to_string(mask.of.size()) + " masks";
+    default:
+      return Name(mask.kind);
+  }
+}
+
+std::string MaskLegend(const MaskSpec& mask) {
+  switch (mask.kind) {
+    case MaskKind::kNone:
+      return "every query sees every key";
+    case MaskKind::kCausal:
+      return "each query sees itself and earlier keys";
+    case MaskKind::kCustom:
+      return "1 allowed, 0 masked";
+    case MaskKind::kSlidingWindow:
+      return std::to_string(mask.window) + (mask.window == 1 ? " key" : " keys") +
+             ", this one included";
+    case MaskKind::kPrefixLm:
+      return mask.prefix > 0 ? "keys 0.." + std::to_string(mask.prefix - 1) +
+                                   " seen by every query, causal after"
+                             : "no prefix: causal";
+    case MaskKind::kDocument:
+      return "causal within a document, nothing across";
+    case MaskKind::kAnd:
+      return "allowed where every mask of the list allows";
+    case MaskKind::kOr:
+      return "allowed where any mask of the list allows";
+  }
+  return "";
+}
+
+std::string MaskedRowsLegend(MaskedRows rows) {
+  return rows == MaskedRows::kZero
+             ? "0 weights (PyTorch >= 2.5's scaled_dot_product_attention)"
+             : "nan weights (0 / 0, the notebooks' softmax)";
+}
+
+MaskMatrix AllowedCells(const MaskSpec& mask, int64_t T) {
+  if (mask.kind == MaskKind::kCustom) {
+    if (mask.allowed.rows() != T || mask.allowed.cols() != T)
+      throw std::invalid_argument("mask.allowed is not T x T = " + std::to_string(T) + " x " +
+                                  std::to_string(T));
+    return mask.allowed;
+  }
+  if (mask.kind == MaskKind::kDocument && static_cast<int64_t>(mask.doc_ids.size()) != T)
+    throw std::invalid_argument("mask.doc_ids does not hold T = " + std::to_string(T) + " ids");
+  MaskMatrix out(T, T);
+  if (mask.kind == MaskKind::kAnd || mask.kind == MaskKind::kOr) {
+    out.setConstant(mask.kind == MaskKind::kAnd ? 1 : 0);
+    for (const MaskSpec& part : mask.of) {
+      const MaskMatrix cells = AllowedCells(part, T);
+      if (mask.kind == MaskKind::kAnd)
+        out = out.cwiseMin(cells);
+      else
+        out = out.cwiseMax(cells);
+    }
+    return out;
+  }
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t j = 0; j < T; ++j) {
+      bool allowed = true;  // none
+      switch (mask.kind) {
+        case MaskKind::kCausal:
+          allowed = j <= i;
+          break;
+        case MaskKind::kSlidingWindow:  // keys i - W + 1 .. i: W keys, the query's own included
+          allowed = j <= i && i - j < mask.window;
+          break;
+        case MaskKind::kPrefixLm:  // the prefix is seen by every query, causal after
+          allowed = j <= i || j < mask.prefix;
+          break;
+        case MaskKind::kDocument:  // causal within a document, nothing across
+          allowed = j <= i && mask.doc_ids[static_cast<size_t>(i)] == mask.doc_ids[static_cast<size_t>(j)];
+          break;
+        default:
+          break;
+      }
+      out(i, j) = allowed ? 1 : 0;
+    }
+  return out;
 }
 
 bool operator==(const Scenario& a, const Scenario& b) {

@@ -25,8 +25,17 @@ namespace attnlab::rules {
 
 // Number of leading entries of row i that may be non-zero after masking: the causal mask
 // allows keys 0..i, so the rest of the row need not be touched.
+// Sliding-window and document masks allow a subset of the causal keys.
 inline int64_t ActiveLength(MaskKind kind, int64_t i, int64_t T) {
-  return kind == MaskKind::kCausal ? i + 1 : T;
+  const bool causal = kind == MaskKind::kCausal || kind == MaskKind::kSlidingWindow ||
+                      kind == MaskKind::kDocument;
+  return causal ? i + 1 : T;
+}
+
+// Whether the mask's cells must be read one by one (every kind but none and causal, whose
+// cells ActiveLength already says).
+inline bool ReadsMaskCells(MaskKind kind) {
+  return kind != MaskKind::kNone && kind != MaskKind::kCausal;
 }
 
 // How logits are made from scores: * mult, then / div (sqrt(dh) rounded to S) when scale.
@@ -57,7 +66,7 @@ void LogitRows(const MatrixOf<S>& sc, const MaskMatrix& mask, MaskKind kind, Log
     }
     if (tails)
       for (int64_t j = len; j < T; ++j) out[j] = neg_inf;
-    if (kind == MaskKind::kCustom) {
+    if (ReadsMaskCells(kind)) {
       const uint8_t* allowed = mask.data() + i * T;
       for (int64_t j = 0; j < T; ++j)
         if (!allowed[j]) out[j] = neg_inf;
@@ -170,6 +179,14 @@ bool WeightRows(Normalization norm, const Numerics& num, const MatrixOf<S>& lg,
     }
   }
   return zero_tails;
+}
+
+// masked_rows "zero": rows [r0, r0 + rb) with no allowed key get +0 weights, as PyTorch >= 2.5's
+// scaled_dot_product_attention (its _safe_softmax) writes them instead of softmax's nan.
+template <typename S>
+void ZeroMaskedRows(const MaskMatrix& mask, int64_t r0, int64_t rb, MatrixOf<S>& w) {
+  for (int64_t i = r0; i < r0 + rb; ++i)
+    if (!mask.row(i).any()) w.row(i).setZero();
 }
 
 // ---- the normalizations' backward, one float32 row (grad.h) ----

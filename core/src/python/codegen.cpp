@@ -375,6 +375,94 @@ void WriteNumpyScores(const Ctx& c) {
   }
 }
 
+// The 0/1 rows of a custom mask as a nested list literal, rows after the first indented by
+// `indent` spaces; `suffix` follows every number ("." for NumPy floats).
+std::string MaskRows(const MaskMatrix& allowed, int indent, const char* suffix) {
+  std::string out = "[";
+  for (Eigen::Index r = 0; r < allowed.rows(); ++r) {
+    out += r ? ",\n" + std::string(static_cast<size_t>(indent), ' ') + "[" : "[";
+    for (Eigen::Index col = 0; col < allowed.cols(); ++col)
+      out += (col ? ", " : "") + std::to_string(int(allowed(r, col))) + suffix;
+    out += "]";
+  }
+  return out + "]";
+}
+
+// Whether the program builds the mask from the positions i (rows) and j (columns): every kind
+// but none, causal and custom, as attention-gym's mask_mod functions.
+bool MaskFromPositions(MaskKind kind) {
+  return kind != MaskKind::kNone && kind != MaskKind::kCausal && kind != MaskKind::kCustom;
+}
+
+// A boolean expression of i and j that is true where `m` allows query i to see key j (the
+// same cells as AllowedCells); the tensors it needs (document ids, custom masks) are written
+// first as doc_ids / part_N.
+std::string AllowedExpr(const Ctx& c, const MaskSpec& m, int& parts) {
+  switch (m.kind) {
+    case MaskKind::kNone:
+      return "(j >= 0)";
+    case MaskKind::kCausal:
+      return "(j <= i)";
+    case MaskKind::kSlidingWindow:
+      return "((j <= i) & (i - j < " + std::to_string(m.window) + "))";
+    case MaskKind::kPrefixLm:
+      return "((j <= i) | (j < " + std::to_string(m.prefix) + "))";
+    case MaskKind::kDocument: {
+      const std::string name = "doc_ids" + (parts ? "_" + std::to_string(parts) : std::string());
+      ++parts;
+      c.py << name << " = " << (c.numpy ? "np.array([" : "torch.tensor([");
+      for (size_t k = 0; k < m.doc_ids.size(); ++k) c.py << (k ? ", " : "") << m.doc_ids[k];
+      c.py << "])  # the document of each token\n";
+      return "((j <= i) & (" + name + "[:, None] == " + name + "[None, :]))";
+    }
+    case MaskKind::kCustom: {
+      const std::string name = "part_" + std::to_string(parts++);
+      const std::string head = name + " = " + (c.numpy ? "np.array(" : "torch.tensor(");
+      c.py << head << MaskRows(m.allowed, static_cast<int>(head.size()) + 1, "") << ")\n";
+      return "(" + name + " == 1)";
+    }
+    case MaskKind::kAnd:
+    case MaskKind::kOr: {
+      std::string out = "(";
+      for (size_t k = 0; k < m.of.size(); ++k)
+        out += (k ? (m.kind == MaskKind::kAnd ? " & " : " | ") : "") + AllowedExpr(c, m.of[k], parts);
+      return out + ")";
+    }
+  }
+  return "";
+}
+
+// mask = 0/1 of `s.mask` built from the positions (MaskFromPositions kinds).
+void WritePositionMask(const Ctx& c) {
+  const std::string T = std::to_string(c.sh.T);
+  if (c.numpy)
+    c.py << "i = np.arange(" << T << ")[:, None]  # query positions (rows)\n"
+         << "j = np.arange(" << T << ")[None, :]  # key positions (columns)\n";
+  else
+    c.py << "i = torch.arange(" << T << ").unsqueeze(1)  # query positions (rows)\n"
+         << "j = torch.arange(" << T << ").unsqueeze(0)  # key positions (columns)\n";
+  int parts = 0;
+  const std::string expr = AllowedExpr(c, c.s.mask, parts);
+  c.py << "allowed = " << expr << "  # " << MaskName(c.s.mask) << ": " << MaskLegend(c.s.mask)
+       << "\n";
+  if (c.numpy)
+    c.py << "mask = allowed.astype(float)\n";
+  else
+    c.py << "mask = allowed." << (c.dt.empty() ? "float()" : "double()") << "\n";
+}
+
+// masked_rows "zero": rows with no allowed key get 0 weights instead of softmax's nan.
+void WriteMaskedRows(const Ctx& c) {
+  if (c.s.mask.kind == MaskKind::kNone || c.s.mask.masked_rows != MaskedRows::kZero) return;
+  if (c.numpy)  // the mask is 0 / -inf when added to the logits, else 0 / 1
+    c.py << "weights = np.where((mask == " << (MaskAppliesToLogits(c.s.normalization) ? "0" : "1")
+         << ").any(axis=-1, keepdims=True), weights, 0.0)"
+            "  # masked_rows \"zero\": a row with no allowed key gives 0 weights\n";
+  else
+    c.py << "weights = weights.masked_fill(mask.sum(dim=-1, keepdim=True) == 0, 0.0)"
+            "  # masked_rows \"zero\": a row with no allowed key gives 0, as PyTorch >= 2.5's SDPA\n";
+}
+
 // The NumPy notebook's scaling and mask: / math.sqrt(d_k), then a 0 / -inf mask added.
 void WriteNumpyLogits(const Ctx& c) {
   const Scenario& s = c.s;
@@ -388,15 +476,10 @@ void WriteNumpyLogits(const Ctx& c) {
   if (s.mask.kind == MaskKind::kCausal) {
     c.py << "mask = np.tril(np.ones((" << c.sh.T << ", " << c.sh.T
          << ")))  # causal: no peeking ahead\n";
+  } else if (MaskFromPositions(s.mask.kind)) {
+    WritePositionMask(c);
   } else {
-    c.py << "mask = np.array([";
-    for (Eigen::Index r = 0; r < s.mask.allowed.rows(); ++r) {
-      c.py << (r ? ",\n                 [" : "[");
-      for (Eigen::Index col = 0; col < s.mask.allowed.cols(); ++col)
-        c.py << (col ? ", " : "") << int(s.mask.allowed(r, col)) << ".";
-      c.py << "]";
-    }
-    c.py << "])\n";
+    c.py << "mask = np.array(" << MaskRows(s.mask.allowed, 17, ".") << ")\n";
   }
   if (!MaskAppliesToLogits(s.normalization)) return;  // the weights are masked instead
   c.py << "mask[mask == 0] = -np.inf\nmask[mask == 1] = 0\n";
@@ -484,14 +567,9 @@ void WriteLogits(const Ctx& c) {
     c.py << "mask = torch.tril(torch.ones(" << c.sh.T << ", " << c.sh.T << c.dt
          << "))  # causal: no peeking ahead\n";
   } else if (s.mask.kind == MaskKind::kCustom) {
-    c.py << "mask = torch.tensor([";
-    for (Eigen::Index r = 0; r < s.mask.allowed.rows(); ++r) {
-      c.py << (r ? ",\n                     [" : "[");
-      for (Eigen::Index col = 0; col < s.mask.allowed.cols(); ++col)
-        c.py << (col ? ", " : "") << int(s.mask.allowed(r, col));
-      c.py << "]";
-    }
-    c.py << "]" << c.dt << ")\n";
+    c.py << "mask = torch.tensor(" << MaskRows(s.mask.allowed, 21, "") << c.dt << ")\n";
+  } else if (MaskFromPositions(s.mask.kind)) {
+    WritePositionMask(c);
   }
   if (s.mask.kind != MaskKind::kNone && MaskAppliesToLogits(s.normalization))
     c.py << "logits = " << logits << ".masked_fill(mask == 0, float('-inf'))\n";
@@ -570,11 +648,13 @@ std::string GeneratePyTorchCode(const Scenario& s) {
     WriteNumpyScores(c);
     WriteNumpyLogits(c);
     WriteNumpyWeights(c);
+    WriteMaskedRows(c);
     WriteNumpyContext(c);
   } else {
     WriteScores(c);
     WriteLogits(c);
     WriteWeights(c);
+    WriteMaskedRows(c);
     WriteContext(c);
   }
   return py.str();

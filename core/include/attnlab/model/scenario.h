@@ -68,8 +68,14 @@ inline bool ProjectionInitDraws(ProjectionInit init) {
 }
 /// One of the three projections; also the index into ProjectionSpec::W and Stages::W.
 enum class Projection { kQuery = 0, kKey = 1, kValue = 2 };
-/// mask.kind: none (all allowed), causal (key j <= query i), custom (MaskSpec::allowed).
-enum class MaskKind { kNone, kCausal, kCustom };
+/// mask.kind: none (all allowed), causal (key j <= query i), custom (MaskSpec::allowed),
+/// sliding_window (keys i - W + 1 .. i, as gpt-oss and mlx-lm count), prefix_lm (keys j < P
+/// for every query, causal after), document (causal within a document of MaskSpec::doc_ids),
+/// and / or (MaskSpec::of combined cell by cell, as attention-gym's and_masks / or_masks).
+enum class MaskKind { kNone, kCausal, kCustom, kSlidingWindow, kPrefixLm, kDocument, kAnd, kOr };
+/// mask.masked_rows: what a row with no allowed key gives: nan (0 / 0, the notebooks'
+/// softmax) or zero (0 weights, as PyTorch >= 2.5's scaled_dot_product_attention).
+enum class MaskedRows { kNan, kZero };
 /// normalization: how logits become weights, row by row (see pipeline.h). kSoftmaxThenMask is
 /// Raschka's section 3.5.1 first way (`masked_simple_norm`): softmax over every key, the
 /// weights times the 0/1 mask, each row divided by its new sum; the logits stay unmasked.
@@ -108,7 +114,12 @@ inline constexpr EnumName<ProjectionInit> kProjectionInits[] = {
 inline constexpr EnumName<Projection> kProjections[] = {
     {Projection::kQuery, "query"}, {Projection::kKey, "key"}, {Projection::kValue, "value"}};
 inline constexpr EnumName<MaskKind> kMaskKinds[] = {
-    {MaskKind::kNone, "none"}, {MaskKind::kCausal, "causal"}, {MaskKind::kCustom, "custom"}};
+    {MaskKind::kNone, "none"},           {MaskKind::kCausal, "causal"},
+    {MaskKind::kCustom, "custom"},       {MaskKind::kSlidingWindow, "sliding_window"},
+    {MaskKind::kPrefixLm, "prefix_lm"},  {MaskKind::kDocument, "document"},
+    {MaskKind::kAnd, "and"},             {MaskKind::kOr, "or"}};
+inline constexpr EnumName<MaskedRows> kMaskedRows[] = {{MaskedRows::kNan, "nan"},
+                                                       {MaskedRows::kZero, "zero"}};
 inline constexpr EnumName<Normalization> kNormalizations[] = {
     {Normalization::kSoftmax, "softmax"},
     {Normalization::kSoftmaxNaive, "softmax_naive"},
@@ -122,6 +133,7 @@ constexpr const auto& AllNames(Generator) { return kGenerators; }
 constexpr const auto& AllNames(ProjectionInit) { return kProjectionInits; }
 constexpr const auto& AllNames(Projection) { return kProjections; }
 constexpr const auto& AllNames(MaskKind) { return kMaskKinds; }
+constexpr const auto& AllNames(MaskedRows) { return kMaskedRows; }
 constexpr const auto& AllNames(Normalization) { return kNormalizations; }
 constexpr const auto& AllNames(Dtype) { return kDtypes; }
 
@@ -184,10 +196,33 @@ struct ScalingSpec {
       1.0;  ///< the temperature knob (1/T): logits = scores * multiplier [/ sqrt(dh)]
 };
 
+/// "mask": which keys each query may attend to (AllowedCells builds the T x T matrix).
 struct MaskSpec {
   MaskKind kind = MaskKind::kNone;
-  MaskMatrix allowed;  ///< custom only: T x T of 0/1
+  MaskMatrix allowed;             ///< custom only: T x T of 0/1
+  int64_t window = 1;             ///< sliding_window only: W >= 1 keys, the query's own included
+  int64_t prefix = 0;             ///< prefix_lm only: P >= 0 keys every query sees
+  std::vector<int64_t> doc_ids;   ///< document only: T document ids, one per token
+  std::vector<MaskSpec> of;       ///< and / or only: the masks combined (at least one)
+  MaskedRows masked_rows = MaskedRows::kNan;  ///< top-level mask only
 };
+
+/// The T x T matrix of `mask` (1 where query i may attend to key j): the one place every mask
+/// kind is turned into cells (engine, figures and stages all read it). `mask` must be valid
+/// for T (ValidateScenario); custom masks of another size throw std::invalid_argument.
+MaskMatrix AllowedCells(const MaskSpec& mask, int64_t T);
+/// The mask's short name with its setting, for titles and menus: "sliding window W = 3",
+/// "prefix-LM P = 2", "documents", "and of 2 masks", "causal", ...
+std::string MaskName(const MaskSpec& mask);
+/// What the mask lets each query see, one sentence for legends, hover text and program
+/// comments: "3 keys, this one included" (sliding_window, as gpt-oss and mlx-lm count W),
+/// "keys 0..1 seen by every query, causal after" (prefix_lm), ...
+std::string MaskLegend(const MaskSpec& mask);
+/// What a row with no allowed key gives under `rows`: "nan weights (0 / 0, the notebooks'
+/// softmax)" or "0 weights (PyTorch >= 2.5's scaled_dot_product_attention)".
+std::string MaskedRowsLegend(MaskedRows rows);
+/// Whether two masks are the same setting (kind, its own fields, masked_rows).
+bool SameMask(const MaskSpec& a, const MaskSpec& b);
 
 struct DropoutSpec {
   double p = 0.0;                ///< in [0, 1)
