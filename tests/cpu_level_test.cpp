@@ -22,10 +22,15 @@ TEST(CpuLevel, BaselineIsAlwaysAvailableAndTheBestIsTheHighest) {
   EXPECT_TRUE(CpuLevelAvailable(CpuLevel::kBaseline));
   const CpuLevel best = BestCpuLevel();
   EXPECT_TRUE(CpuLevelAvailable(best));
-  for (CpuLevel l : {CpuLevel::kAvx2, CpuLevel::kAvx512})
-    if (static_cast<int>(l) > static_cast<int>(best)) EXPECT_FALSE(CpuLevelAvailable(l));
+  for (CpuLevel l : {CpuLevel::kAvx2, CpuLevel::kAvx512}) {
+    if (static_cast<int>(l) > static_cast<int>(best)) {
+      EXPECT_FALSE(CpuLevelAvailable(l));
+    }
+  }
   // AVX-512 implies AVX2 here (the AVX-512 kernels are compiled with -mavx2 -mfma too).
-  if (CpuLevelAvailable(CpuLevel::kAvx512)) EXPECT_TRUE(CpuLevelAvailable(CpuLevel::kAvx2));
+  if (CpuLevelAvailable(CpuLevel::kAvx512)) {
+    EXPECT_TRUE(CpuLevelAvailable(CpuLevel::kAvx2));
+  }
 }
 
 // The level ATTNLAB_CPU_CAPABILITY asks for is the one the engine runs at, when the CPU has it.
