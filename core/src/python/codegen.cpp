@@ -486,13 +486,18 @@ void WriteNumpyLogits(const Ctx& c) {
   c.py << "logits = logits + mask  # -inf where attention is not allowed\n";
 }
 
+// The NumPy programs' stable softmax, as the notebook defines it.
+void WriteNumpySoftmaxDef(const Ctx& c) {
+  c.py << "\n\ndef softmax(x):  # stable: the row's largest value is subtracted first\n"
+          "    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
+          "    return e / e.sum(axis=-1, keepdims=True)\n\n\n";
+}
+
 void WriteNumpyWeights(const Ctx& c) {
   const bool has_mask = c.s.mask.kind != MaskKind::kNone;
   switch (c.s.normalization) {
     case Normalization::kSoftmax:
-      c.py << "\n\ndef softmax(x):  # stable: the row's largest value is subtracted first\n"
-              "    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
-              "    return e / e.sum(axis=-1, keepdims=True)\n\n\n";
+      WriteNumpySoftmaxDef(c);
       c.py << "weights = softmax(logits)\n";
       break;
     case Normalization::kSoftmaxNaive:
@@ -512,9 +517,7 @@ void WriteNumpyWeights(const Ctx& c) {
       break;
     case Normalization::kSoftmaxThenMask:
       if (!has_mask) c.py << "mask = np.ones((" << c.sh.T << ", " << c.sh.T << "))\n";
-      c.py << "\n\ndef softmax(x):  # stable: the row's largest value is subtracted first\n"
-              "    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
-              "    return e / e.sum(axis=-1, keepdims=True)\n\n\n";
+      WriteNumpySoftmaxDef(c);
       c.py << "weights = softmax(logits)  # over every key: the mask comes after\n"
               "masked = weights * mask  # 0 where attention is not allowed\n"
               "weights = masked / masked.sum(axis=-1, keepdims=True)  # rows sum to 1 again\n";
