@@ -271,9 +271,74 @@ void CleanUp(GLFWwindow* window, attnlab::gui::AppState& state,
   attnlab::gui::TestHooks::LeakOnPurposeIfAsked();
 }
 
-int RunWindow(int argc, char** argv) {
+/// The last session's start marker (session.h) goes once a frame is drawn, or on any orderly
+/// return; a crash, abort or kill before the first frame leaves it for the next start to see.
+struct StartMarkerGuard {
+  bool armed;
+  void Clear() {
+    if (armed) attnlab::gui::ClearStartMarker();
+    armed = false;
+  }
+  ~StartMarkerGuard() { Clear(); }
+};
+
+/// Dear ImGui's context, style and backends for `window` (no imgui.ini: the layout is fixed).
+void InitImGui(GLFWwindow* window) {
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;  // Tab, arrows, Space: every control
+  attnlab::gui::ApplyStyle();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+}
+
+/// Frames until the window closes, a quit is asked, a stop signal arrives or the test hooks
+/// end the run: events, the script's actions, the widgets, the actions applied, the render.
+void RunMainLoop(GLFWwindow* window, attnlab::gui::AppState& state,
+                 attnlab::gui::TestHooks& hooks, StartMarkerGuard& start_marker) {
   namespace gui = attnlab::gui;
   using Clock = std::chrono::steady_clock;
+  ImGuiIO& io = ImGui::GetIO();
+  while (!glfwWindowShouldClose(window) && !state.quit_requested && !g_stop_signal) {
+    const Clock::time_point frame_start = Clock::now();
+    glfwPollEvents();
+    if (!hooks.BeforeFrame(state)) break;  // a script emits its actions before the widgets
+
+    if (state.fonts_dirty) RebuildFonts(state);
+
+    // Start the Dear ImGui frame
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    hooks.OverrideMouse(state, io);
+    ImGui::NewFrame();
+
+    // A background run that ended is shown from this frame on.
+    gui::FinishBackgroundRun(state, false);
+    // The window, then every action of this frame applied in one place.
+    gui::DrawMainWindow(state);
+    gui::ApplyPendingActions(state);
+    if (hooks.options.autosave)
+      gui::AutosaveWhenIdle(state,
+                            std::chrono::duration<double>(Clock::now().time_since_epoch()).count());
+
+    // Rendering
+    int display_w = 0, display_h = 0;
+    RenderFrame(window, &display_w, &display_h);
+    ++state.frame;
+    const bool last_frame = hooks.AfterRender(state, display_w, display_h);
+    glfwSwapBuffers(window);
+    start_marker.Clear();  // the start scenario is on screen
+    if (hooks.options.frame_stats) glFinish();
+    hooks.frame_ms.push_back(
+        std::chrono::duration<double, std::milli>(Clock::now() - frame_start).count());
+    if (last_frame) break;
+  }
+}
+
+int RunWindow(int argc, char** argv) {
+  namespace gui = attnlab::gui;
 
   // Options: a scenario file or preset, and the testing switches (test_hooks.h).
   gui::TestHooks hooks;
@@ -282,32 +347,13 @@ int RunWindow(int argc, char** argv) {
   if (const std::optional<int> status = Prepare(argc, argv, hooks, start, &start_error))
     return *status;
   const int failed_start = start_error.empty() ? 0 : 2;
-  // The last session's start marker (session.h) goes once a frame is drawn, or on any orderly
-  // return; a crash, abort or kill before the first frame leaves it for the next start to see.
-  struct StartMarkerGuard {
-    bool armed;
-    void Clear() {
-      if (armed) gui::ClearStartMarker();
-      armed = false;
-    }
-    ~StartMarkerGuard() { Clear(); }
-  } start_marker{start.marked};
+  StartMarkerGuard start_marker{start.marked};
 
   // Setup window
   GLFWwindow* window = OpenWindow(hooks.options);
   if (!window) return failed_start ? failed_start : 1;
 
-  // Setup Dear ImGui context, style and fonts (no imgui.ini: the layout is fixed).
-  IMGUI_CHECKVERSION();
-  ImGui::CreateContext();
-  ImGuiIO& io = ImGui::GetIO();
-  io.IniFilename = nullptr;
-  io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;  // Tab, arrows, Space: every control
-  gui::ApplyStyle();
-
-  // Setup Platform/Renderer backends.
-  ImGui_ImplGlfw_InitForOpenGL(window, true);
-  ImGui_ImplOpenGL3_Init("#version 330 core");
+  InitImGui(window);
 
   // Our state: the start scenario, the heatmap renderer.
   auto state = std::make_unique<gui::AppState>();
@@ -331,41 +377,7 @@ int RunWindow(int argc, char** argv) {
   state->autosaved_version = state->shown_version;  // the start needs no save
   CatchStopSignals();
 
-  // Main loop
-  while (!glfwWindowShouldClose(window) && !state->quit_requested && !g_stop_signal) {
-    const Clock::time_point frame_start = Clock::now();
-    glfwPollEvents();
-    if (!hooks.BeforeFrame(*state)) break;  // a script emits its actions before the widgets
-
-    if (state->fonts_dirty) RebuildFonts(*state);
-
-    // Start the Dear ImGui frame
-    ImGui_ImplOpenGL3_NewFrame();
-    ImGui_ImplGlfw_NewFrame();
-    hooks.OverrideMouse(*state, io);
-    ImGui::NewFrame();
-
-    // A background run that ended is shown from this frame on.
-    gui::FinishBackgroundRun(*state, false);
-    // The window, then every action of this frame applied in one place.
-    gui::DrawMainWindow(*state);
-    gui::ApplyPendingActions(*state);
-    if (hooks.options.autosave)
-      gui::AutosaveWhenIdle(*state,
-                            std::chrono::duration<double>(Clock::now().time_since_epoch()).count());
-
-    // Rendering
-    int display_w = 0, display_h = 0;
-    RenderFrame(window, &display_w, &display_h);
-    ++state->frame;
-    const bool last_frame = hooks.AfterRender(*state, display_w, display_h);
-    glfwSwapBuffers(window);
-    start_marker.Clear();  // the start scenario is on screen
-    if (hooks.options.frame_stats) glFinish();
-    hooks.frame_ms.push_back(
-        std::chrono::duration<double, std::milli>(Clock::now() - frame_start).count());
-    if (last_frame) break;
-  }
+  RunMainLoop(window, *state, hooks, start_marker);
   hooks.ReportFrameStats(*state);
   if (hooks.options.autosave && hooks.exit_status == 0) {
     const std::string problem = gui::SaveSession(*state);

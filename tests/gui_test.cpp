@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include "cli/cli.h"  // kSubcommands: the command lines that open no window
 #include <map>
 #include <set>
 #include <sstream>
@@ -114,10 +115,9 @@ class Gui : public ::testing::Test {
   /// The arguments start with a subcommand or ask for help or the version (no window).
   static bool IsSubcommandLine(const std::string& args) {
     const std::string first = args.substr(0, args.find(' '));
-    for (const char* s : {"dump", "presets", "variance", "show", "export", "code", "-h", "--help",
-                          "--version"})
+    for (const char* s : attnlab::cli::kSubcommands)
       if (first == s) return true;
-    return false;
+    return first == "-h" || first == "--help" || first == "--version";
   }
 
   fs::path dir_;

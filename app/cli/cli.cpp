@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <stdlib.h>  // mkdtemp
 
@@ -527,6 +528,44 @@ CLI::App* AddExportCommand(CLI::App& app, ExportArgs& ex) {
 
 }  // namespace
 
+namespace {
+
+/// The man page's sections (`man`) or the bash completion script, made from `app`'s
+/// subcommands and the window's options (cli_docs.h); 0.
+int PrintBuildDocs(const CLI::App& app, bool man) {
+  CLI::App window{"", "attention-lab"};
+  gui::GuiOptions options;
+  std::string size;
+  bool no_autosave = false;
+  gui::DescribeWindowOptions(window, options, size, no_autosave);
+  std::vector<std::string> ids;
+  for (const PresetInfo& p : Presets()) ids.push_back(p.id);
+  std::cout << (man ? ManSections(app, window) : BashCompletion(app, window, ids));
+  FlushStdout();
+  return 0;
+}
+
+/// Parses the command line into `app`'s options. nullopt: go on and run the subcommand; else
+/// the exit status: 0 after --help or --version, 2 after a usage error (said on stderr).
+std::optional<int> ParseArguments(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "attention-lab: error: " << MessageText(e.what(), 16 * kMessageQuoteChars)
+              << " (see attention-lab --help)\n";
+    return 2;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 int Run(int argc, char** argv) {
   // Ctrl+C or a kill during a write removes the temporary: no file is left half-written.
   InterruptWritesOnSignals();
@@ -578,33 +617,9 @@ int Run(int argc, char** argv) {
 
   // The build's documentation, made from the definitions above and the window's (cli_docs.h).
   if (const std::string first = argv[1]; argc == 2 && (first == kGenerateMan ||
-                                                       first == kGenerateCompletion)) {
-    CLI::App window{"", "attention-lab"};
-    gui::GuiOptions options;
-    std::string size;
-    bool no_autosave = false;
-    gui::DescribeWindowOptions(window, options, size, no_autosave);
-    std::vector<std::string> ids;
-    for (const PresetInfo& p : Presets()) ids.push_back(p.id);
-    std::cout << (first == kGenerateMan ? ManSections(app, window)
-                                        : BashCompletion(app, window, ids));
-    FlushStdout();
-    return 0;
-  }
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "attention-lab: error: " << MessageText(e.what(), 16 * kMessageQuoteChars)
-              << " (see attention-lab --help)\n";
-    return 2;
-  }
+                                                       first == kGenerateCompletion))
+    return PrintBuildDocs(app, first == kGenerateMan);
+  if (const std::optional<int> status = ParseArguments(app, argc, argv)) return *status;
   try {
     int status = 2;
     if (*dump) status = Dump(input, out, loss_row, loss_key);
