@@ -449,6 +449,18 @@ TEST_F(Gui, ExportDialogNameFollowsTheChoices) {
   EXPECT_EQ(names[1], "pipeline.png");
 }
 
+// Save As proposes the scenario file type's own extension (*.attn.json, the MIME type's glob),
+// named after the preset on screen.
+TEST_F(Gui, SaveDialogProposesTheScenarioExtension) {
+  const std::string script = Write("save-name.script", "preset raschka-journey\ndialog save\nwait 2\n");
+  const Result r =
+      RunApp("--script " + script + " --layout " + Path("save-name.json") + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path("save-name.json")));
+  EXPECT_TRUE(layout["dialog"]["open"].get<bool>());
+  EXPECT_EQ(layout["dialog"]["path"], "raschka-journey.attn.json");
+}
+
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Scripted: undo/redo, export, save, bad edits, painting, session, stats
 // The script's actions go through the same Emit() as the widgets.

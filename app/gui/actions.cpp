@@ -543,7 +543,11 @@ bool Do(AppState& state, const OpenDialog& a) {
       d.path = state.scenario_path;
       break;
     case DialogKind::kSaveAs:
-      d.path = state.scenario_path.empty() ? "scenario.json" : state.scenario_path;
+      // The scenario file type's own extension (the MIME type application/x-attention-lab-scenario),
+      // named after the preset on screen.
+      d.path = !state.scenario_path.empty() ? state.scenario_path
+               : (state.preset_id.empty() ? std::string("scenario") : state.preset_id) +
+                     ".attn.json";
       break;
     case DialogKind::kExport:  // the dialog keeps the name in step with its choices
       d.path = state.export_choices.stages == ExportStages::kPipeline ? "pipeline.png"

@@ -135,8 +135,9 @@ struct Quit {};
 enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll, kExportCompare, kReplace,
                         kSaveNotebook };
 /// Opens a dialog with its default path: Open the last file; Save As that file or
-/// "scenario.json"; Export DefaultExportName(stage); Export all "attention-figures"; Export
-/// compare DefaultCompareExportName(map).
+/// "PRESET.attn.json" (the preset on screen, else "scenario.attn.json"); Export
+/// DefaultExportName(stage); Export all "attention-figures"; Export compare
+/// DefaultCompareExportName(map).
 struct OpenDialog {
   DialogKind kind = DialogKind::kOpen;
   Stage stage = Stage::kWeights;
