@@ -14,6 +14,7 @@
 #include <limits>
 #include <set>
 
+#include "attnlab/model/stats.h"
 #include "gqa_util.h"
 #include "test_util.h"
 
@@ -432,6 +433,9 @@ TEST(Engine, GroupedKvHeadsEqualMultiHeadWithRepeatedKeyValueColumns) {
     EXPECT_TRUE(MatrixNear("weights " + std::to_string(m), a.weights[m], b.weights[m], 0, 0));
   }
   EXPECT_TRUE(MatrixNear("context", a.context[0], b.context[0], 0, 0));
+  // One head's k.var() is its K/V head's: the same as the repeated columns'.
+  EXPECT_EQ(HeadVariances(a, 0, 3, VarianceKind::kTorchUnbiased).var_k,
+            HeadVariances(b, 0, 3, VarianceKind::kTorchUnbiased).var_k);
   // Heads 2 and 3 read K/V head 1: columns 2..3 of K.
   const Matrix k1 = a.K[0].middleCols(2, 2);
   EXPECT_TRUE(MatrixNear("scores head 3", a.scores[3], a.Q[0].middleCols(6, 2) * k1.transpose(),
