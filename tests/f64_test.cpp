@@ -416,6 +416,17 @@ void CheckAgreement(const std::string& name, const Scenario& s, AgreementCounts&
   q.input.source = InputSource::kQkv;
   q.input.generator = s.input.generator;
   q.input.Q = base.Q, q.input.K = base.K, q.input.V = base.V;
+  if (GroupsKv(base.shape)) {  // qkv input has no K/V groups: each K/V head repeated per query
+    const Shape& g = base.shape;  // head that reads it, as repeat_interleave does
+    for (int64_t bb = 0; bb < g.B; ++bb) {
+      Matrix k(g.T, g.d_out), v(g.T, g.d_v);
+      for (int64_t h = 0; h < g.H; ++h) {
+        k.middleCols(h * g.dh, g.dh) = base.K[bb].middleCols(g.KvHead(h) * g.dh, g.dh);
+        v.middleCols(h * g.dh_v, g.dh_v) = base.V[bb].middleCols(g.KvHead(h) * g.dh_v, g.dh_v);
+      }
+      q.input.K[bb] = k, q.input.V[bb] = v;
+    }
+  }
   q.projections.heads = base.shape.H;
   q.scaling = s.scaling, q.mask = s.mask, q.normalization = s.normalization;
   q.dropout = s.dropout;

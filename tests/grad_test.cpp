@@ -14,6 +14,7 @@
 #include "attnlab/lessons/grad.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
+#include "gqa_util.h"
 #include "test_util.h"
 
 namespace attnlab {
@@ -149,6 +150,25 @@ TEST(Grad, ScoresGradientIsLogitsGradientThroughTheScaling) {
     EXPECT_EQ(g.grad_scores[m](6, 7), 0.0f);  // masked: key 7 is after query 6
   }
   EXPECT_GT(StackNorm(g.grad_Q), 0.0);
+}
+
+// Grouped K/V heads: repeat_interleave's backward sums the copies, so dL/dK of K/V head g is
+// the sum of dL/dK over the query heads that share it in the same scenario written as plain
+// multi-head attention with repeated W_key columns; dL/dQ is the same.
+TEST(Grad, GroupedKeyGradientSumsTheQueryHeadsThatShareIt) {
+  const Scenario g = test::GroupedKvScenario();
+  const Stages a = RunScenario(g);
+  const Scenario r = test::RepeatedKvHeads(g, a);
+  const Stages b = RunScenario(r);
+  const Gradients ga = LossGradients(g, a, 2, 1), gb = LossGradients(r, b, 2, 1);
+  ASSERT_EQ(ga.grad_K[0].cols(), 4);
+  ASSERT_EQ(ga.grad_W_key.cols(), 4);
+  EXPECT_TRUE(MatrixNear("grad_Q", ga.grad_Q[0], gb.grad_Q[0], 1e-6, 1e-5));
+  for (int kv = 0; kv < 2; ++kv) {
+    const Matrix sum = gb.grad_K[0].middleCols(4 * kv, 2) + gb.grad_K[0].middleCols(4 * kv + 2, 2);
+    EXPECT_TRUE(MatrixNear("grad_K head " + std::to_string(kv), ga.grad_K[0].middleCols(2 * kv, 2),
+                           sum, 1e-6, 1e-5));
+  }
 }
 
 }  // namespace

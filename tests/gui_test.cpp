@@ -1407,6 +1407,27 @@ TEST_F(Gui, PerHeadModulesToggleAndUndo) {
   EXPECT_NE(bad.err.find("on or off"), std::string::npos) << bad.err;
 }
 
+// "K/V heads" (projections.kv_heads) is an edit like any other: the GQA preset with one K/V
+// head per query head is plain multi-head attention (kv_heads left out), 1 is multi-query, and
+// undo brings the 2 K/V heads back; a count that does not divide heads is refused by name.
+TEST_F(Gui, KvHeadsEditAndUndo) {
+  const std::string script = Write(
+      "kv.script", "preset gqa-8-query-2-kv\nkv-heads 8\nwait 2\nsave " + Path("mha.json") +
+                       "\nkv-heads 1\nwait 2\nsave " + Path("mqa.json") + "\nundo\nundo\nwait 2\nsave " +
+                       Path("gqa.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario gqa = LoadPreset("gqa-8-query-2-kv");
+  ASSERT_EQ(gqa.projections.kv_heads, 2);
+  Scenario mha = gqa, mqa = gqa;
+  mha.projections.kv_heads = 0;
+  mqa.projections.kv_heads = 1;
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("mha.json"))) == mha);
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("mqa.json"))) == mqa);
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("gqa.json"))) == gqa);
+  EXPECT_EQ(ValidateScenario(mqa).KWidth(), 2);  // one K/V head of d_k = 2
+}
+
 // The tour follows Raschka's chapter 3: each step opens its raschka-* preset, in the book's
 // order, and notices the dropout and heads tasks.
 TEST_F(Gui, TourFollowsRaschkaChapter3) {

@@ -14,6 +14,8 @@
 #include <limits>
 #include <set>
 
+#include "attnlab/model/stats.h"
+#include "gqa_util.h"
 #include "test_util.h"
 
 namespace attnlab {
@@ -123,6 +125,8 @@ TEST(GoldenScenarios, CoverEveryOptionOfTheFormat) {
     if (s.input.source == InputSource::kText)
       seen.insert(std::string("tokenizer:") + TokenizerName(s.input.tokenizer));
     if (s.projections.heads > 1) seen.insert("heads>1");
+    if (GroupsKv(ValidateScenario(s)))
+      seen.insert(s.projections.kv_heads == 1 ? "kv_heads:mqa" : "kv_heads:gqa");
     if (s.projections.bias) seen.insert("bias");
     if (s.projections.out_proj) seen.insert("out_proj");
     if (s.dropout.p > 0) seen.insert(s.dropout.seed ? "dropout:seeded" : "dropout:continued");
@@ -148,6 +152,8 @@ TEST(GoldenScenarios, CoverEveryOptionOfTheFormat) {
                            "tokenizer:words_and_spaces",
                            "tokenizer:chars",
                            "heads>1",
+                           "kv_heads:gqa",
+                           "kv_heads:mqa",
                            "bias",
                            "out_proj",
                            "dropout:seeded",
@@ -410,6 +416,30 @@ TEST(Engine, MultiHeadSplitsColumnsAndConcatenatesContext) {
   EXPECT_TRUE(MatrixNear("scores head 1", st.scores[1], q1 * k1.transpose(), 1e-6, 1e-6));
   const Matrix ctx1 = st.weights[1] * st.V[0].middleCols(2, 2);
   EXPECT_TRUE(MatrixNear("context head 1", st.context[0].middleCols(2, 2), ctx1, 1e-6, 1e-6));
+}
+
+// Grouped K/V heads against plain multi-head attention on the same numbers: W_key and W_value
+// with each K/V head's columns repeated for the query heads that share it (what
+// repeat_interleave does to K and V) give the same scores, weights and context exactly.
+TEST(Engine, GroupedKvHeadsEqualMultiHeadWithRepeatedKeyValueColumns) {
+  Scenario g = test::GroupedKvScenario();
+  g.mask.kind = MaskKind::kCausal;
+  const Stages a = RunScenario(g), b = RunScenario(test::RepeatedKvHeads(g, a));
+  ASSERT_EQ(a.K[0].cols(), 4);  // 2 K/V heads of d_k = 2
+  ASSERT_EQ(a.W[1].cols(), 4);
+  EXPECT_EQ(a.shape.Kv(), 2);
+  for (size_t m = 0; m < 4; ++m) {
+    EXPECT_TRUE(MatrixNear("scores " + std::to_string(m), a.scores[m], b.scores[m], 0, 0));
+    EXPECT_TRUE(MatrixNear("weights " + std::to_string(m), a.weights[m], b.weights[m], 0, 0));
+  }
+  EXPECT_TRUE(MatrixNear("context", a.context[0], b.context[0], 0, 0));
+  // One head's k.var() is its K/V head's: the same as the repeated columns'.
+  EXPECT_EQ(HeadVariances(a, 0, 3, VarianceKind::kTorchUnbiased).var_k,
+            HeadVariances(b, 0, 3, VarianceKind::kTorchUnbiased).var_k);
+  // Heads 2 and 3 read K/V head 1: columns 2..3 of K.
+  const Matrix k1 = a.K[0].middleCols(2, 2);
+  EXPECT_TRUE(MatrixNear("scores head 3", a.scores[3], a.Q[0].middleCols(6, 2) * k1.transpose(),
+                         1e-6, 1e-6));
 }
 
 }  // namespace

@@ -83,7 +83,7 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
        "projections.d_out: missing required field (init \"torch_rand\")"},
       {Edit("\"seed\": 123", "\"seed\": 123, \"colour\": \"red\""),
        "projections.colour: unknown field (expected one of: init, d_out, seed, order, bias, heads, "
-       "out_proj, per_head, W_query, W_key, W_value)"},
+       "kv_heads, out_proj, per_head, W_query, W_key, W_value)"},
       {Edit("\"seed\": 123", "\"seed\": 123, \"per_head\": 1"),
        "projections.per_head: must be true or false, not a number"},
       {Edit("\"input\"", "\"temperature\": 2, \"input\""),
@@ -175,6 +175,50 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
 }
 
 // The mask composer (issue 26): each kind's field named in its error, and its cells.
+// projections.kv_heads (grouped K/V heads): what is refused, each naming the field.
+TEST(ParseScenario, KvHeadsRefusesWhatCannotBeGroupedNamingTheField) {
+  const std::string head = R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 4, "d_in": 8, "seed": 1},
+    "projections": )";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"init": "randn", "d_out": 8, "heads": 4, "kv_heads": 3}})",
+       "projections.kv_heads: 3 K/V heads do not divide heads = 4 (each K/V head serves heads / "
+       "kv_heads query heads)"},
+      {R"({"init": "randn", "d_out": 8, "heads": 2, "kv_heads": 4}})",
+       "projections.kv_heads: 4 K/V heads do not divide heads = 2 (each K/V head serves heads / "
+       "kv_heads query heads)"},
+      {R"({"init": "randn", "d_out": 8, "heads": 4, "kv_heads": 0}})",
+       "projections.kv_heads: must be between 1 and 1099511627776, got 0"},
+      {R"({"init": "identity", "heads": 4, "kv_heads": 2}})",
+       "projections.kv_heads: needs W_key and W_value narrower than d_in, which init \"identity\" "
+       "cannot give (use \"matrix\" or an init that draws)"},
+      {R"({"init": "randn", "d_out": 8, "heads": 4, "kv_heads": 2, "per_head": true}})",
+       "projections.kv_heads: cannot group K/V heads with per_head (the wrapper's heads each own "
+       "their K and V); turn per_head off"},
+      {R"({"init": "matrix", "heads": 2, "kv_heads": 1,
+           "W_query": [[1, 0], [0, 1], [0, 0], [0, 0], [0, 0], [0, 0], [0, 0], [0, 0]],
+           "W_key": [[1, 0], [0, 1], [0, 0], [0, 0], [0, 0], [0, 0], [0, 0], [0, 0]],
+           "W_value": [[1], [0], [0], [0], [0], [0], [0], [0]]}})",
+       "projections.W_key: is 8 x 2 but must be d_in x (kv_heads * d_out / heads) = 8 x 1"},
+  };
+  for (const auto& [rest, message] : cases) EXPECT_EQ(ErrorOf(head + rest), message) << rest;
+  // Written only when it groups: kv_heads = heads is plain multi-head and leaves no trace.
+  const Scenario same = ParseScenario(head + R"({"init": "randn", "d_out": 8, "heads": 4,
+                                                 "kv_heads": 4}})");
+  EXPECT_EQ(WriteScenario(same).find("kv_heads"), std::string::npos);
+  const Scenario gqa = ParseScenario(head + R"({"init": "randn", "d_out": 8, "heads": 4,
+                                                "kv_heads": 2}})");
+  EXPECT_NE(WriteScenario(gqa).find("\"kv_heads\": 2"), std::string::npos);
+  EXPECT_EQ(ParseScenario(WriteScenario(gqa)).projections.kv_heads, 2);
+  const Shape sh = ValidateScenario(gqa);
+  EXPECT_EQ(sh.Kv(), 2);
+  EXPECT_EQ(sh.KWidth(), 4);
+  EXPECT_EQ(sh.KvHead(3), 1);
+  EXPECT_EQ(KvGroupLegend(sh, 1), "K/V head 1 of 2, shared by query heads 2..3");
+  EXPECT_EQ(KvBytesPerToken(sh, 2, 4), 32);  // 2 heads x (2 + 2) values x 4 bytes
+  EXPECT_EQ(KvBytesPerToken(sh, 4, 4), 64);
+}
+
 TEST(ParseScenario, MaskKindsRefuseBadFieldsNamingThem) {
   auto with_mask = [](const std::string& mask) {
     return Edit("\"seed\": 123}", "\"seed\": 123}, \"mask\": " + mask);
@@ -715,6 +759,12 @@ std::vector<Case> Cases() {
        [](Scenario& s) { s.projections.bias = true; }, kProjections},
       {"projections", "heads", randn, [](Scenario& s) { s.projections.heads = 2; }, kProjections},
       {"projections", "heads", qkv, [](Scenario& s) { s.projections.heads = 2; }, kProjections},
+      {"projections", "kv_heads", randn,
+       [](Scenario& s) {
+         s.projections.heads = 2;
+         s.projections.kv_heads = 1;
+       },
+       kProjections},
       {"projections", "out_proj", Base(kRandnInput, kLinear),
        [](Scenario& s) { s.projections.out_proj = true; }, kProjections},
       {"projections", "per_head", randn,

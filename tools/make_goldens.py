@@ -374,6 +374,43 @@ def masks():
     return s
 
 
+# --------------------------------------------------------------------------------------------
+# Grouped K/V heads (issue 26): projections.kv_heads, as LLMs-from-scratch's GroupedQueryAttention
+# (W_key and W_value nn.Linear(d_in, kv_heads * head_dim), drawn key, value, query as its
+# __init__ makes them; K and V repeat_interleave'd for each group of query heads).
+# --------------------------------------------------------------------------------------------
+def grouped_kv():
+    s = {}
+    randn6 = {"source": "randn", "length": 6, "d_in": 8, "seed": 31}
+    s["gqa-linear-h4-kv2-causal"] = {
+        "format": F, "input": randn6,
+        "projections": {"init": "linear", "d_out": 8, "seed": 32, "heads": 4, "kv_heads": 2,
+                        "order": ["key", "value", "query"]},
+        "mask": {"kind": "causal"}}
+    s["gqa-mqa-randn-h4-kv1-batch2-dropout"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 5, "d_in": 4, "seed": 33},
+        "projections": {"init": "randn", "d_out": 8, "seed": 34, "heads": 4, "kv_heads": 1},
+        "mask": {"kind": "causal"}, "dropout": {"p": 0.25, "seed": 35}}
+    s["gqa-torch-rand-h6-kv3-window-multiplier"] = {
+        "format": F, "input": randn6,
+        "projections": {"init": "torch_rand", "d_out": 12, "seed": 36, "heads": 6,
+                        "kv_heads": 3},
+        "scaling": {"multiplier": 0.5}, "mask": {"kind": "sliding_window", "window": 3}}
+    s["gqa-linear-bias-outproj-h4-kv2"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "linear", "d_out": 4, "seed": 37, "heads": 4, "kv_heads": 2,
+                        "bias": True, "out_proj": True}}
+    s["gqa-matrix-h2-kv1"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "matrix", "d_out": 4, "heads": 2, "kv_heads": 1,
+                        "W_query": [[0.5, -0.25, 0.75, 1.0], [0.125, 0.5, -0.5, 0.25],
+                                    [1.0, 0.0, 0.25, -0.75]],
+                        "W_key": [[0.25, -1.0], [0.5, 0.75], [-0.5, 0.125]],
+                        "W_value": [[1.0, 0.5], [-0.25, 0.25], [0.75, -0.5]]},
+        "mask": {"kind": "causal"}, "normalization": "softmax_naive"}
+    return s
+
+
 def scenario_cases():
     cases = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "assets", "presets", "*.json"))):
@@ -387,6 +424,7 @@ def scenario_cases():
     cases.update(spread())
     cases.update(nonfinite())
     cases.update(masks())
+    cases.update(grouped_kv())
     out = {}
     for name, scn in cases.items():
         out[name] = {"scenario": scn, "expected": torch_oracle.expected(json.loads(json.dumps(scn)))}

@@ -124,8 +124,14 @@ def make_projections(spec, d_in):
         weights = {name: torch.cat(parts[name], dim=1) for name in PROJECTION_NAMES}
         biases = {name: torch.cat(b) for name, b in bias_parts.items() if b}
     else:
+        # Grouped K/V heads (kv_heads < heads): key and value project to kv_heads * dh columns,
+        # as LLMs-from-scratch's GroupedQueryAttention makes W_key and W_value
+        # nn.Linear(d_in, num_kv_groups * head_dim); the query stays d_in x d_out.
+        heads = spec.get("heads", 1)
+        d_kv = spec.get("kv_heads", heads) * (d_out // heads)
         for name in order:
-            weights[name], bias = make_weight(init, spec, name, d_in, d_out)
+            width = d_out if name == "query" else d_kv
+            weights[name], bias = make_weight(init, spec, name, d_in, width)
             if bias is not None:
                 biases[name] = bias
     out_layer = None
@@ -204,7 +210,14 @@ def run(scenario):
         if name in bias:
             projected[name] = projected[name] + bias[name]
     Q, K, V = (projected[name] for name in PROJECTION_NAMES)
-    q, k, v = (split_heads(M, B, T, heads, dh) for M in (Q, K, V))
+    q = split_heads(Q, B, T, heads, dh)
+    # Grouped K/V heads, as LLMs-from-scratch's GroupedQueryAttention: keys and values are
+    # split into kv_heads heads, then each is repeated for the group_size = heads // kv_heads
+    # query heads that share it (repeat_interleave along the head dimension).
+    kv_heads = proj_spec.get("kv_heads", heads)
+    group_size = heads // kv_heads
+    k, v = (split_heads(M, B, T, kv_heads, dh).repeat_interleave(group_size, dim=1)
+            for M in (K, V))
 
     scores = q @ k.transpose(2, 3)
     scaling = scenario.get("scaling", {})

@@ -445,7 +445,9 @@ int Show(const std::string& input, const std::string& stage) {
   std::cout << TerminalText(s.title.empty() ? input : s.title) << "\n";
   std::cout << "B=" << sh.B << " T=" << sh.T;
   if (s.input.source != InputSource::kQkv) std::cout << " d_in=" << sh.d_in;  // qkv: no X
-  std::cout << " d_out=" << sh.d_out << " heads=" << sh.H << " d_k=" << sh.dh;
+  std::cout << " d_out=" << sh.d_out << " heads=" << sh.H;
+  if (GroupsKv(sh)) std::cout << " kv_heads=" << sh.Kv();  // K and V: kv_heads * d_k wide
+  std::cout << " d_k=" << sh.dh;
   if (sh.d_v != sh.d_out) std::cout << " d_v=" << sh.d_v;  // qkv input with its own V width
   if (const UnseededDraw u = FirstUnseededDraw(s); u != UnseededDraw::kNone)
     std::cout << "\n"

@@ -416,6 +416,13 @@ const CommandSpec kCommands[] = {
        EditInteger(c, "heads", [](Scenario& s, int64_t v) { s.projections.heads = v; });
      },
      "N: projections.heads"},
+    {"kv-heads", 1, Integer1,
+     [](Call& c) {
+       EditInteger(c, "K/V heads", [](Scenario& s, int64_t v) {
+         s.projections.kv_heads = v == s.projections.heads ? 0 : v;
+       });
+     },
+     "N: projections.kv_heads (the input \"K/V heads\"; = heads is multi-head)"},
     {"per-head", 1, OnOff,
      [](Call& c) {
        const bool on = c.w[1] == "on";  // the checkbox "one module per head"

@@ -65,8 +65,10 @@ void RefreshHeadSlices(AppState& state) {
   for (int k = 0; k < 3; ++k) {
     // V's heads are dh_v wide (its own d_v for qkv input), Q's and K's dh.
     const int64_t w = k == 2 ? st.shape.dh_v : st.shape.dh;
+    // K and V: the K/V head this query head reads (itself unless kv_heads groups them).
+    const int64_t h = k == 0 ? state.head : st.shape.KvHead(state.head);
     if (state.heatmaps[StageIndex(Stage::kQ) + k].dirty)
-      state.head_qkv[k] = (*stacks[k])[state.batch].middleCols(state.head * w, w);
+      state.head_qkv[k] = (*stacks[k])[state.batch].middleCols(h * w, w);
   }
 }
 
@@ -77,7 +79,8 @@ std::string ColumnLabel(const AppState& state, Stage stage, int64_t j) {
   if (stage == Stage::kX || stage == Stage::kContext) return "d" + std::to_string(j);
   if (stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV) {
     const Shape& sh = ShownShape(state);
-    return "d" + std::to_string(state.head * (stage == Stage::kV ? sh.dh_v : sh.dh) + j);
+    const int64_t h = stage == Stage::kQ ? state.head : sh.KvHead(state.head);
+    return "d" + std::to_string(h * (stage == Stage::kV ? sh.dh_v : sh.dh) + j);
   }
   return RowLabel(state, j);
 }

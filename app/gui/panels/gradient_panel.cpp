@@ -64,7 +64,12 @@ HeatmapContent MapContent(const AppState& state, int k) {
       c.help = q ? "\xE2\x88\x82L/\xE2\x88\x82scores \xC2\xB7 K: only query i's row moves."
                  : "\xE2\x88\x82L/\xE2\x88\x82scores\xE1\xB5\x80 \xC2\xB7 Q: every key row i sees moves.";
       c.col_labels.clear();
-      for (int64_t d = 0; d < st.shape.d_out; ++d) c.col_labels.push_back("d" + std::to_string(d));
+      // dL/dK is KV * d_k wide with grouped K/V heads: each K/V head sums its query heads'.
+      const int64_t width = q ? st.shape.d_out : st.shape.KWidth();
+      for (int64_t d = 0; d < width; ++d) c.col_labels.push_back("d" + std::to_string(d));
+      if (!q && GroupsKv(st.shape))
+        c.help += " Grouped K/V heads: each K/V head's columns sum the gradients of the query "
+                  "heads that share it.";
       c.col_axis = "dimension";
       c.row_axis = "token";
     }

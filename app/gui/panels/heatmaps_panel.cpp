@@ -592,6 +592,8 @@ void UploadHeadMaps(AppState& state, const Stages& st, int heads) {
     HeatmapContent c = StageContent(st, state.shown, Stage::kWeights, h, state.batch,
                                     state.token_labels, ScanStage(Stage::kWeights, w));
     c.title = "head " + std::to_string(h) + ": weights";
+    if (GroupsKv(st.shape))  // which K/V head it reads (GQA)
+      c.title += " (K/V " + std::to_string(st.shape.KvHead(h)) + ")";
     UploadMatrix(state.head_maps[static_cast<size_t>(h)], w, c, masked);
   }
 }
@@ -616,7 +618,13 @@ void DrawHeadMap(AppState& state, const Stages& st, int h, bool row_labels, ImVe
   const HeatmapViewHover hv = DrawHeatmapView(state, state.head_maps[static_cast<size_t>(h)],
                                               spec, o, size);
   if (hv.title_clicked) Emit(state, SelectHead{h});
-  if (hv.active)
+  if (hv.active && GroupsKv(st.shape))
+    ImGui::SetTooltip("head %d: query %lld (\"%s\") \xE2\x86\x92 key %lld (\"%s\"): weight %s\n%s",
+                      h, static_cast<long long>(hv.row), RowLabel(state, hv.row).c_str(),
+                      static_cast<long long>(hv.col), RowLabel(state, hv.col).c_str(),
+                      Num(w(hv.row, hv.col)).c_str(),
+                      KvGroupLegend(st.shape, st.shape.KvHead(h)).c_str());
+  else if (hv.active)
     ImGui::SetTooltip("head %d: query %lld (\"%s\") \xE2\x86\x92 key %lld (\"%s\"): weight %s",
                       h, static_cast<long long>(hv.row), RowLabel(state, hv.row).c_str(),
                       static_cast<long long>(hv.col), RowLabel(state, hv.col).c_str(),
@@ -633,7 +641,13 @@ float DrawHeadGrid(AppState& state, ImVec2 at, float width) {
   ImGui::SetCursorScreenPos(at);
   ImGui::TextUnformatted("Every head's weights, side by side");
   ImGui::SameLine();
-  ImGui::TextDisabled("each head attends with its own d_k columns of Q and K");
+  if (GroupsKv(st->shape))
+    ImGui::TextDisabled("each head has its own d_k columns of Q; K and V have %lld heads, each "
+                        "shared by %lld query heads in a row",
+                        static_cast<long long>(st->shape.Kv()),
+                        static_cast<long long>(st->shape.H / st->shape.Kv()));
+  else
+    ImGui::TextDisabled("each head attends with its own d_k columns of Q and K");
   const int T = static_cast<int>(st->shape.T);
   float cell = 0;
   for (int h = 0; h < heads; ++h)

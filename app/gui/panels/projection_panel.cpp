@@ -74,6 +74,57 @@ void DrawInitCombo(AppState& state, const ProjectionSpec& p) {
   Tip(InitTip(p.init));
 }
 
+/// Matrix init: W_key and W_value cut or padded with zeros to KV * dh columns, so that a change
+/// of d_out, heads or kv_heads keeps the given W in step (GQA: d_in x kv_heads * d_out / heads).
+void FitKeyValueColumns(Scenario& s) {
+  ProjectionSpec& p = s.projections;
+  if (p.init != ProjectionInit::kMatrix || p.heads < 1 || p.W[0].cols() % p.heads != 0) return;
+  const int64_t kv = p.kv_heads > 0 && p.heads % p.kv_heads == 0 ? p.kv_heads : p.heads;
+  const int64_t cols = kv * (p.W[0].cols() / p.heads);
+  for (int w = 1; w < 3; ++w) {
+    Matrix& W = p.W[w];
+    Matrix r = Matrix::Zero(W.rows(), cols);
+    const int64_t c = std::min<int64_t>(W.cols(), cols);
+    r.leftCols(c) = W.leftCols(c);
+    W = r;
+  }
+}
+
+/// The K/V heads input (projections.kv_heads), which query heads share which K/V head, and the
+/// K/V cache's bytes per token next to multi-head's.
+void DrawKvHeads(AppState& state, const ProjectionSpec& p, const Shape& sh) {
+  int64_t kv = p.kv_heads > 0 ? p.kv_heads : p.heads;
+  const bool can = p.init != ProjectionInit::kIdentity && !p.per_head;
+  ImGui::BeginDisabled(!can && kv == p.heads);
+  if (IntInput("K/V heads", &kv, 1, 64,
+               can ? "projections.kv_heads: grouped-query attention (GQA, Llama 3, Mistral; "
+                     "LLMs-from-scratch's GroupedQueryAttention). W_key and W_value project to "
+                     "kv_heads * d_k columns only, and each K/V head is shared by heads / "
+                     "kv_heads query heads in a row (repeat_interleave). 1 is multi-query "
+                     "attention; = heads is plain multi-head attention. Must divide heads."
+                   : "Grouped K/V heads need W narrower than X (not identity) and W drawn "
+                     "whole (not one module per head)."))
+    Edit(
+        state, "K/V heads",
+        [kv](Scenario& s) {
+          s.projections.kv_heads = kv == s.projections.heads ? 0 : kv;
+          FitKeyValueColumns(s);
+        },
+        "projections.kv_heads");
+  ImGui::EndDisabled();
+  if (!GroupsKv(sh)) return;
+  for (int64_t g = 0; g < sh.Kv(); ++g) ImGui::TextDisabled("%s", KvGroupLegend(sh, g).c_str());
+  const int64_t bytes = state.scenario.dtype == Dtype::kFloat64 ? 8 : 4;
+  const int64_t gqa = KvBytesPerToken(sh, sh.Kv(), bytes), mha = KvBytesPerToken(sh, sh.H, bytes);
+  ImGui::TextDisabled("K/V cache: %lld bytes/token (multi-head: %lld, %lldx more)",
+                      static_cast<long long>(gqa), static_cast<long long>(mha),
+                      static_cast<long long>(mha / std::max<int64_t>(gqa, 1)));
+  Tip(bytes == 8 ? "Per token and layer, a decoder caches K and V: kv_heads * d_k values each, "
+                   "of 8 bytes (float64). With one K/V head per query head: heads * d_k each."
+                 : "Per token and layer, a decoder caches K and V: kv_heads * d_k values each, "
+                   "of 4 bytes (float32). With one K/V head per query head: heads * d_k each.");
+}
+
 /// The d_out and heads inputs, and the d_k they give.
 void DrawSizes(AppState& state, const ProjectionSpec& p, const Shape& sh) {
   const bool identity = p.init == ProjectionInit::kIdentity;
@@ -95,6 +146,7 @@ void DrawSizes(AppState& state, const ProjectionSpec& p, const Shape& sh) {
               r.leftCols(c) = W.leftCols(c);
               W = r;
             }
+          FitKeyValueColumns(s);
         },
         "projections.d_out");
   }
@@ -104,8 +156,16 @@ void DrawSizes(AppState& state, const ProjectionSpec& p, const Shape& sh) {
                "Number of attention heads H. d_out must be divisible by H; head h uses columns "
                "h*d_k .. (h+1)*d_k - 1 of Q, K and V (d_k = d_out / H)."))
     Edit(
-        state, "heads", [heads](Scenario& s) { s.projections.heads = heads; }, "projections.heads");
+        state, "heads",
+        [heads](Scenario& s) {
+          s.projections.heads = heads;
+          ProjectionSpec& p = s.projections;  // K/V heads that no longer divide: one per head
+          if (p.kv_heads > 0 && (p.kv_heads >= heads || heads % p.kv_heads != 0)) p.kv_heads = 0;
+          FitKeyValueColumns(s);
+        },
+        "projections.heads");
   ImGui::TextDisabled("d_k = d_out / heads = %lld", static_cast<long long>(sh.dh));
+  DrawKvHeads(state, p, sh);
 }
 
 /// The W seed and draw order of drawn weights, and nn.Linear's bias and out_proj.

@@ -33,7 +33,9 @@ void DrawStatusBar(AppState& state) {
   const std::string ran = state.background.running ? "   computing\xE2\x80\xA6"
                           : state.recomputed.empty() ? ""
                                                      : "   recomputed: " + state.recomputed;
-  const std::string right = std::string(sizes) + d_v + precision + ran;
+  // Grouped K/V heads (GQA): K and V have kv_heads heads.
+  const std::string kv = GroupsKv(sh) ? " kv_heads=" + std::to_string(sh.Kv()) : "";
+  const std::string right = std::string(sizes) + kv + d_v + precision + ran;
   const float right_w = ImGui::CalcTextSize(right.c_str()).x;
   const float x0 = ImGui::GetCursorPosX();
   const float avail = ImGui::GetContentRegionAvail().x;

@@ -30,10 +30,18 @@ struct Cell {
 
 /// "score = q_i · k_j = ..." and over which dimensions of Q and K.
 void ScoreLines(const Cell& c) {
-  const int64_t h0 = c.ref.head * c.st.shape.dh, h1 = h0 + c.st.shape.dh - 1;
+  const Shape& sh = c.st.shape;
+  const int64_t h0 = c.ref.head * sh.dh, h1 = h0 + sh.dh - 1;
   c.Text("score = q_" + Int(c.i) + " \xC2\xB7 k_" + Int(c.j) + " = " + Num(c.scores(c.i, c.j)));
-  c.Note("dot product over d_k = " + Int(c.st.shape.dh) + " dims (columns " + Int(h0) + ".." +
-         Int(h1) + " of Q and K)");
+  if (!GroupsKv(sh)) {
+    c.Note("dot product over d_k = " + Int(sh.dh) + " dims (columns " + Int(h0) + ".." +
+           Int(h1) + " of Q and K)");
+    return;
+  }
+  const int64_t g = sh.KvHead(c.ref.head), k0 = g * sh.dh;
+  c.Note("dot product over d_k = " + Int(sh.dh) + " dims (columns " + Int(h0) + ".." + Int(h1) +
+         " of Q, " + Int(k0) + ".." + Int(k0 + sh.dh - 1) + " of K)");
+  c.Note(KvGroupLegend(sh, g));
 }
 
 /// "logit = score × m / √d_k = ..." or -inf when masked.
@@ -137,14 +145,17 @@ void ProjectionLines(const Cell& c) {
   const std::string role = stage == Stage::kQ ? "query" : stage == Stage::kK ? "key" : "value";
   const std::string letter = stage == Stage::kQ ? "q" : stage == Stage::kK ? "k" : "v";
   const int64_t hw = stage == Stage::kV ? sh.dh_v : sh.dh;  // V: its own head width
-  const std::string d = Int(c.ref.head * hw + c.j);
+  // K and V: the columns of the K/V head this query head reads (GQA), its own without.
+  const int64_t col_head = stage == Stage::kQ ? c.ref.head : sh.KvHead(c.ref.head);
+  const std::string d = Int(col_head * hw + c.j);
   c.Text(letter + "_" + Int(c.i) + "[d" + d + "] = x_" + Int(c.i) + " \xC2\xB7 W_" + role + "[:, " +
          d + "] = \xCE\xA3_c x_" + Int(c.i) + "[c] W_" + role + "[c, " + d + "]");
   c.Note("over d_in = " + Int(sh.d_in) + " input dimensions" +
          (c.s.projections.bias ? ", plus the bias" : ""));
   if (sh.H > 1)
-    c.Note("head " + Int(c.ref.head) + " uses columns " + Int(c.ref.head * hw) + ".." +
-           Int((c.ref.head + 1) * hw - 1));
+    c.Note("head " + Int(c.ref.head) + " uses columns " + Int(col_head * hw) + ".." +
+           Int((col_head + 1) * hw - 1));
+  if (stage != Stage::kQ && GroupsKv(sh)) c.Note(KvGroupLegend(sh, col_head));
 }
 
 /// Dropout's keep or drop of the weight, after the weight's own lines.

@@ -140,10 +140,14 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
     const bool own = stage == Stage::kV && sh.dh_v != sh.dh;
     const int64_t w = own ? sh.dh_v : sh.dh;
     const std::string name = own ? "d_v = " : "d_k = ";
+    // K and V with grouped heads: the columns of the K/V head this query head shares.
+    const bool grouped = GroupsKv(sh) && stage != Stage::kQ;
+    const int64_t col_head = grouped ? sh.KvHead(head) : head;
     parts.push_back(sh.H > 1 ? name + std::to_string(w) + " columns (" +
-                                   std::to_string(head * w) + ".." +
-                                   std::to_string((head + 1) * w - 1) + ")"
+                                   std::to_string(col_head * w) + ".." +
+                                   std::to_string((col_head + 1) * w - 1) + ")"
                              : name + std::to_string(w));
+    if (grouped) parts.push_back(KvGroupLegend(sh, col_head));
   } else if (stage == Stage::kScores) {
     parts.push_back("q\u00B7k, before scaling");
   } else if (stage == Stage::kMask) {
@@ -234,13 +238,18 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
                       : stage == Stage::kContext ? sh.d_v
                       : stage == Stage::kV       ? sh.dh_v
                                                  : sh.dh;
-    const int64_t first = stage == Stage::kContext || stage == Stage::kX ? 0 : head * n;
+    const bool kv = stage == Stage::kK || stage == Stage::kV;  // the K/V head it shares
+    const int64_t first = stage == Stage::kContext || stage == Stage::kX ? 0
+                          : kv                                          ? sh.KvHead(head) * n
+                                                                        : head * n;
     // With several heads a column says whose it is: "h1·d2" (column 2 of Q, K, V or the
     // context, written by head 1); after out_proj the context's columns mix the heads.
     const bool per_head = sh.H > 1 && stage != Stage::kX &&
                           !(stage == Stage::kContext && sc.projections.out_proj);
     for (int64_t j = 0; j < n; ++j) {
-      const int64_t owner = stage == Stage::kContext ? j / std::max<int64_t>(sh.dh_v, 1) : head;
+      const int64_t owner = stage == Stage::kContext ? j / std::max<int64_t>(sh.dh_v, 1)
+                            : kv                       ? sh.KvHead(head)
+                                                       : head;
       c.col_labels.push_back((per_head ? "h" + std::to_string(owner) + "·" : "") + "d" +
                              std::to_string(first + j));
     }

@@ -84,9 +84,11 @@ MatrixD Float64Cells(const StagesF64& f, Stage stage, const Shape& sh, int64_t h
     case Stage::kQ:
       return b < f.Q.size() ? MatrixD(f.Q[b].middleCols(head * sh.dh, sh.dh)) : MatrixD();
     case Stage::kK:
-      return b < f.K.size() ? MatrixD(f.K[b].middleCols(head * sh.dh, sh.dh)) : MatrixD();
+      return b < f.K.size() ? MatrixD(f.K[b].middleCols(sh.KvHead(head) * sh.dh, sh.dh))
+                            : MatrixD();
     case Stage::kV:
-      return b < f.V.size() ? MatrixD(f.V[b].middleCols(head * sh.dh_v, sh.dh_v)) : MatrixD();
+      return b < f.V.size() ? MatrixD(f.V[b].middleCols(sh.KvHead(head) * sh.dh_v, sh.dh_v))
+                            : MatrixD();
     case Stage::kScores:
       return at(f.scores, m);
     case Stage::kLogits:
@@ -128,8 +130,10 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
   if (const MatrixStack* stack = HeadStack(st, stage))
     v.values = st.Head(*stack, batch, head);
   else if (const MatrixStack* qkv = ProjectedStack(st, stage))  // V: its own dh_v columns
-    v.values = stage == Stage::kV ? (*qkv)[batch].middleCols(head * sh.dh_v, sh.dh_v)
-                                  : (*qkv)[batch].middleCols(head * sh.dh, sh.dh);
+    // K and V: the K/V head query head `head` reads (itself unless kv_heads groups them).
+    v.values = stage == Stage::kV   ? (*qkv)[batch].middleCols(sh.KvHead(head) * sh.dh_v, sh.dh_v)
+               : stage == Stage::kK ? (*qkv)[batch].middleCols(sh.KvHead(head) * sh.dh, sh.dh)
+                                    : (*qkv)[batch].middleCols(head * sh.dh, sh.dh);
   else if (stage == Stage::kX)
     v.values = st.X[batch];
   else if (stage == Stage::kMask)

@@ -33,28 +33,31 @@ std::vector<uint8_t> AllowedRow(const Stages& st, int64_t row) {
   return out;
 }
 
-/// grad_Q, grad_K (B x T x d_out) from grad_scores: per head h, scores_h = Q_h K_h^T, so
-/// grad_Q_h = grad_scores_h K_h and grad_K_h = grad_scores_h^T Q_h. Only row I is non-zero.
+/// grad_Q (B x T x d_out), grad_K (B x T x KV * dh) from grad_scores: per head h,
+/// scores_h = Q_h K_g^T (g = KvHead(h), h itself unless K/V heads are grouped), so
+/// grad_Q_h = grad_scores_h K_g and grad_K_g = sum over g's query heads of grad_scores_h^T Q_h
+/// (repeat_interleave's backward sums the copies). Only row I of grad_Q is non-zero.
 void HeadSliceGrads(const Stages& st, Gradients& g) {
   const Shape& sh = st.shape;
   g.grad_Q.assign(sh.B, Matrix::Zero(sh.T, sh.d_out));
-  g.grad_K.assign(sh.B, Matrix::Zero(sh.T, sh.d_out));
+  g.grad_K.assign(sh.B, Matrix::Zero(sh.T, sh.KWidth()));
   for (int64_t b = 0; b < sh.B; ++b)
     for (int64_t h = 0; h < sh.H; ++h) {
+      const int64_t kv = sh.KvHead(h);
       const RowVector gs = st.Head(g.grad_scores, b, h).row(g.row);
-      const auto K_h = st.K[b].middleCols(h * sh.dh, sh.dh);
+      const auto K_g = st.K[b].middleCols(kv * sh.dh, sh.dh);
       const auto q_row = st.Q[b].row(g.row).segment(h * sh.dh, sh.dh);
-      g.grad_Q[b].row(g.row).segment(h * sh.dh, sh.dh) = gs * K_h;
-      g.grad_K[b].middleCols(h * sh.dh, sh.dh) = gs.transpose() * q_row;
+      g.grad_Q[b].row(g.row).segment(h * sh.dh, sh.dh) = gs * K_g;
+      g.grad_K[b].middleCols(kv * sh.dh, sh.dh) += gs.transpose() * q_row;
     }
 }
 
-/// grad_W_query, grad_W_key (d_in x d_out) = sum_b X_b^T grad_Q[b] (grad_K[b]); Q = X W_query.
+/// grad_W_query (d_in x d_out), grad_W_key (d_in x KV * dh) = sum_b X_b^T grad_Q[b] (grad_K[b]); Q = X W_query.
 void ProjectionGrads(const Stages& st, Gradients& g) {
   if (st.X.empty()) return;  // qkv input: no W
   const Shape& sh = st.shape;
   g.grad_W_query = Matrix::Zero(sh.d_in, sh.d_out);
-  g.grad_W_key = Matrix::Zero(sh.d_in, sh.d_out);
+  g.grad_W_key = Matrix::Zero(sh.d_in, sh.KWidth());
   for (int64_t b = 0; b < sh.B; ++b) {
     g.grad_W_query.noalias() += st.X[b].row(g.row).transpose() * g.grad_Q[b].row(g.row);
     g.grad_W_key.noalias() += st.X[b].transpose() * g.grad_K[b];

@@ -295,6 +295,7 @@ void CheckOptions(const TrainOptions& o) {
 HeadParams InitialHead(const Scenario& s, const Shape& shape, int64_t d_k) {
   Scenario h = s;
   h.projections.heads = 1;
+  h.projections.kv_heads = 0;  // one head: its K and V are its own
   h.projections.out_proj = false;
   h.mask = MaskSpec{};
   h.dropout = DropoutSpec{};

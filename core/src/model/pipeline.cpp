@@ -384,8 +384,10 @@ void Engine::ComputeProjections(const Scenario& s) {
     if (p.init == ProjectionInit::kIdentity) st.W[w] = MatrixOf<S>::Identity(sh.d_in, sh.d_in);
     if (p.init == ProjectionInit::kMatrix) st.W[w] = Written<S>(p.W[w]);
     if (!draws) continue;
-    st.W[w].resize(sh.d_in, sh.d_out);
-    if (p.bias && p.init == ProjectionInit::kLinear) st.bias[w].resize(sh.d_out);
+    // W_key and W_value are d_in x KV * dh with grouped K/V heads (GQA).
+    const int64_t cols = w == 0 ? sh.d_out : w == 1 ? sh.KWidth() : sh.VWidth();
+    st.W[w].resize(sh.d_in, cols);
+    if (p.bias && p.init == ProjectionInit::kLinear) st.bias[w].resize(cols);
   }
   for (MatrixOf<S>& w : st.W)
     if (qkv) w.resize(0, 0);
@@ -421,9 +423,9 @@ void Engine::Project(bool identity) {
   }
   // Q = X @ W_query (+ b_query), and so on: the product first, then the bias, as
   // torch_scenario.py computes them (two roundings, not one addmm). Row blocks on all threads.
-  for (MatrixStackOf<S>* out : outs) {
-    out->resize(sh.B);
-    for (MatrixOf<S>& y : *out) y.resize(sh.T, sh.d_out);
+  for (int w = 0; w < 3; ++w) {  // K and V: KV * dh columns with grouped K/V heads
+    outs[w]->resize(sh.B);
+    for (MatrixOf<S>& y : *outs[w]) y.resize(sh.T, st.W[w].cols());
   }
   // Parts of at least 256 rows: Eigen's set-up of a 64-row product costs about as much as
   // the product. The parts depend on T only, so no thread count changes a sum.
@@ -501,9 +503,11 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
     const size_t m = blocks.Matrix(task);
     const int64_t r0 = blocks.First(task), rb = blocks.Count(task);
     const int64_t b = static_cast<int64_t>(m) / sh.H, h = static_cast<int64_t>(m) % sh.H;
-    if (do_scores)  // scores = q @ k.transpose(-2, -1) for head h's columns
+    // scores = q @ k.transpose(-2, -1) for head h's columns; K's head is the one query head h
+    // shares with its group (repeat_interleave over the K/V heads, GQA), h itself without.
+    if (do_scores)
       MultiplyInto(numerics_.product, st.Q[b].block(r0, h * sh.dh, rb, sh.dh),
-                   st.K[b].middleCols(h * sh.dh, sh.dh).transpose(),
+                   st.K[b].middleCols(sh.KvHead(h) * sh.dh, sh.dh).transpose(),
                    st.scores[m].middleRows(r0, rb));
     if (do_logits) kernels::LogitRows<S>(st.scores[m], mask, kind, scaling, r0, rb, logit_tails, st.logits[m]);
     block_zero_tail_[m * blocks.blocks + blocks.Block(task)] =
@@ -555,7 +559,7 @@ void Engine::PrepareContext() {
   v_finite_.resize(sh.B * sh.H);
   for (int64_t b = 0; b < sh.B; ++b)
     for (int64_t h = 0; h < sh.H; ++h)
-      v_finite_[b * sh.H + h] = st.V[b].middleCols(h * sh.dh_v, sh.dh_v).allFinite();
+      v_finite_[b * sh.H + h] = st.V[b].middleCols(sh.KvHead(h) * sh.dh_v, sh.dh_v).allFinite();
 }
 
 template <typename S>
@@ -565,7 +569,7 @@ void Engine::ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int
   const Shape& sh = stages_.shape;
   const int64_t b = static_cast<int64_t>(m) / sh.H, h = static_cast<int64_t>(m) % sh.H;
   const MatrixOf<S>& w = used[m];
-  const auto v = st.V[b].middleCols(h * sh.dh_v, sh.dh_v);
+  const auto v = st.V[b].middleCols(sh.KvHead(h) * sh.dh_v, sh.dh_v);  // its K/V head's V
   auto out = st.context[b].block(r0, h * sh.dh_v, rb, sh.dh_v);
   // Under a causal mask the weights beyond each row's diagonal are exactly +0 when its
   // normaliser is finite and positive (exp(-inf) = 0): rows [r0, r0 + rb) then meet only keys

@@ -430,8 +430,8 @@ ProjectionSpec ParseProjections(const json& j) {
   const std::string path = "projections";
   Object(j, path);
   CheckKeys(j, path,
-            {"init", "d_out", "seed", "order", "bias", "heads", "out_proj", "per_head", "W_query",
-             "W_key", "W_value"});
+            {"init", "d_out", "seed", "order", "bias", "heads", "kv_heads", "out_proj", "per_head",
+             "W_query", "W_key", "W_value"});
   ProjectionSpec p;
   p.init = Choice<ProjectionInit>(Require(j, path, "init"), "projections.init");
   const bool needs_d_out = ProjectionInitDraws(p.init);
@@ -445,6 +445,8 @@ ProjectionSpec ParseProjections(const json& j) {
   if (j.contains("order")) p.order = DrawOrder(j["order"], "projections.order");
   if (j.contains("bias")) p.bias = Bool(j["bias"], "projections.bias");
   if (j.contains("heads")) p.heads = Integer(j["heads"], "projections.heads", 1, int64_t{1} << 40);
+  if (j.contains("kv_heads"))
+    p.kv_heads = Integer(j["kv_heads"], "projections.kv_heads", 1, int64_t{1} << 40);
   if (j.contains("out_proj")) p.out_proj = Bool(j["out_proj"], "projections.out_proj");
   if (j.contains("per_head")) p.per_head = Bool(j["per_head"], "projections.per_head");
   for (Projection w : {Projection::kQuery, Projection::kKey, Projection::kValue}) {
@@ -886,6 +888,27 @@ void ValidateGenerator(const Scenario& s) {
   // Projections drawn before any seed start from DefaultSeed(kNumpy), which the program pins.
 }
 
+// projections.kv_heads (0: heads): must divide heads, and only W that are drawn whole or
+// given can be grouped. Returns KV.
+int64_t ValidateKvHeads(const Scenario& s, const Shape& sh) {
+  const ProjectionSpec& p = s.projections;
+  if (p.kv_heads == 0 || p.kv_heads == p.heads) return sh.H;
+  const std::string f = "projections.kv_heads";
+  if (p.kv_heads < 1) Fail(f, "must be at least 1");
+  if (s.input.source == InputSource::kQkv)
+    Fail(f, "is not read with qkv input (K and V come with input.heads heads)");
+  if (p.kv_heads > p.heads || p.heads % p.kv_heads != 0)
+    Fail(f, std::to_string(p.kv_heads) + " K/V heads do not divide heads = " +
+                std::to_string(p.heads) + " (each K/V head serves heads / kv_heads query heads)");
+  if (p.init == ProjectionInit::kIdentity)
+    Fail(f, "needs W_key and W_value narrower than d_in, which init \"identity\" cannot give "
+            "(use \"matrix\" or an init that draws)");
+  if (p.per_head)
+    Fail(f, "cannot group K/V heads with per_head (the wrapper's heads each own their K and V); "
+            "turn per_head off");
+  return p.kv_heads;
+}
+
 void ValidateProjections(const Scenario& s, Shape& sh) {
   const ProjectionSpec& p = s.projections;
   if (s.input.source == InputSource::kQkv) {
@@ -896,15 +919,13 @@ void ValidateProjections(const Scenario& s, Shape& sh) {
     sh.d_out = sh.d_in;  // a d_out left over from another init is ignored (the GUI keeps it)
   } else if (p.init == ProjectionInit::kMatrix) {
     sh.d_out = p.W[0].cols();
-    for (Projection w : {Projection::kQuery, Projection::kKey, Projection::kValue}) {
-      const Matrix& m = p.W[static_cast<int>(w)];
-      const std::string field = std::string("projections.W_") + Name(w);
-      if (m.rows() != sh.d_in || m.cols() != sh.d_out || m.size() == 0)
-        Fail(field, "is " + std::to_string(m.rows()) + " x " + std::to_string(m.cols()) +
-                        " but must be d_in x d_out = " + std::to_string(sh.d_in) + " x " +
-                        std::to_string(sh.d_out));
-      if (!m.allFinite()) Fail(field, "must hold finite numbers only");
-    }
+    // W_key and W_value are checked below, once kv_heads fixes their width.
+    const Matrix& m = p.W[0];
+    if (m.rows() != sh.d_in || m.size() == 0)
+      Fail("projections.W_query", "is " + std::to_string(m.rows()) + " x " +
+                                      std::to_string(m.cols()) + " but must be d_in x d_out = " +
+                                      std::to_string(sh.d_in) + " x " + std::to_string(sh.d_out));
+    if (!m.allFinite()) Fail("projections.W_query", "must hold finite numbers only");
     if (p.d_out != 0 && p.d_out != sh.d_out)
       Fail("projections.d_out", "is " + std::to_string(p.d_out) + " but the W matrices have " +
                                     std::to_string(sh.d_out) + " columns");
@@ -934,6 +955,20 @@ void ValidateProjections(const Scenario& s, Shape& sh) {
   sh.H = p.heads;
   sh.dh = sh.d_out / sh.H;
   sh.dh_v = sh.d_v / sh.H;
+  sh.KV = ValidateKvHeads(s, sh);
+  if (p.init == ProjectionInit::kMatrix && !qkv)
+    for (Projection w : {Projection::kKey, Projection::kValue}) {
+      const Matrix& m = p.W[static_cast<int>(w)];
+      const std::string field = std::string("projections.W_") + Name(w);
+      const int64_t cols = w == Projection::kKey ? sh.KWidth() : sh.VWidth();
+      const std::string want =
+          sh.KV == sh.H ? "d_in x d_out = " : "d_in x (kv_heads * d_out / heads) = ";
+      if (m.rows() != sh.d_in || m.cols() != cols || m.size() == 0)
+        Fail(field, "is " + std::to_string(m.rows()) + " x " + std::to_string(m.cols()) +
+                        " but must be " + want + std::to_string(sh.d_in) + " x " +
+                        std::to_string(cols));
+      if (!m.allFinite()) Fail(field, "must hold finite numbers only");
+    }
 }
 
 }  // namespace
@@ -942,7 +977,8 @@ std::vector<WeightDraw> ProjectionDraws(const ProjectionSpec& p, const Shape& sh
   std::vector<WeightDraw> draws;
   if (!ProjectionInitDraws(p.init)) return draws;
   if (!p.per_head) {
-    for (Projection name : p.order) draws.push_back({name, 0, sh.d_out});
+    for (Projection name : p.order)  // W_key, W_value: KV * dh columns (GQA)
+      draws.push_back({name, 0, name == Projection::kQuery ? sh.d_out : sh.KWidth()});
     return draws;
   }
   for (int64_t h = 0; h < sh.H; ++h)
@@ -960,6 +996,17 @@ std::vector<int64_t> DropoutDrawOrder(const ProjectionSpec& p, const Shape& sh) 
   for (int64_t h = 0; h < sh.H; ++h)
     for (int64_t b = 0; b < sh.B; ++b) order.push_back(b * sh.H + h);
   return order;
+}
+
+std::string KvGroupLegend(const Shape& sh, int64_t g) {
+  const int64_t group = sh.H / sh.Kv();
+  return "K/V head " + std::to_string(g) + " of " + std::to_string(sh.Kv()) +
+         ", shared by query heads " + std::to_string(g * group) + ".." +
+         std::to_string((g + 1) * group - 1);
+}
+
+int64_t KvBytesPerToken(const Shape& sh, int64_t kv_heads, int64_t bytes_per_value) {
+  return kv_heads * (sh.dh + sh.dh_v) * bytes_per_value;
 }
 
 uint64_t DefaultSeed(Generator generator) {
@@ -1130,6 +1177,7 @@ json ProjectionsJson(const ProjectionSpec& p) {
     pj["out_proj"] = p.out_proj;
   }
   pj["heads"] = p.heads;
+  if (p.kv_heads != 0 && p.kv_heads != p.heads) pj["kv_heads"] = p.kv_heads;
   if (p.per_head) pj["per_head"] = true;
   if (p.init == ProjectionInit::kMatrix) {
     pj["W_query"] = MatrixJson(p.W[0]);
@@ -1229,8 +1277,9 @@ bool SameInput(const InputSpec& a, const InputSpec& b) {
 }
 
 bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
+  const auto kv = [](const ProjectionSpec& p) { return p.kv_heads ? p.kv_heads : p.heads; };
   if (a.init != b.init || a.heads != b.heads || a.seed != b.seed || a.order != b.order ||
-      a.per_head != b.per_head)
+      a.per_head != b.per_head || kv(a) != kv(b))
     return false;
   switch (a.init) {
     case ProjectionInit::kIdentity:

@@ -24,17 +24,18 @@ StageVariances HeadVariances(const Stages& st, int64_t b, int64_t h, VarianceKin
   if (b < 0 || b >= sh.B || h < 0 || h >= sh.H || st.Q.size() != static_cast<size_t>(sh.B))
     throw std::out_of_range("HeadVariances: batch " + std::to_string(b) + ", head " +
                             std::to_string(h) + " outside the stages");
-  const int64_t col = h * sh.dh, head = b * sh.H + h;
+  // K: the columns of the K/V head that query head h reads (its own unless kv_heads groups them).
+  const int64_t col = h * sh.dh, kcol = sh.KvHead(h) * sh.dh, head = b * sh.H + h;
   if (st.f64) {
     const StagesF64& f = *st.f64;
     const auto one = [&](const MatrixStackD& s) { return MatrixVarianceF64(s[head], kind); };
     return {ColumnsVarianceF64(f.Q[b], col, sh.dh, kind),
-            ColumnsVarianceF64(f.K[b], col, sh.dh, kind), one(f.scores), one(f.logits),
+            ColumnsVarianceF64(f.K[b], kcol, sh.dh, kind), one(f.scores), one(f.logits),
             one(f.weights)};
   }
   // The head's T x T matrices are measured where they are, not copied.
   const auto one = [&](const MatrixStack& s) { return MatrixVariance(st.Head(s, b, h), kind); };
-  return {ColumnsVariance(st.Q[b], col, sh.dh, kind), ColumnsVariance(st.K[b], col, sh.dh, kind),
+  return {ColumnsVariance(st.Q[b], col, sh.dh, kind), ColumnsVariance(st.K[b], kcol, sh.dh, kind),
           one(st.scores), one(st.logits), one(st.weights)};
 }
 

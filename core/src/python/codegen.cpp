@@ -149,7 +149,35 @@ const char* HeadValueWidth(const Ctx& c) {
 void WriteHeadsComment(const Ctx& c) {
   c.py << "# " << c.sh.H << " heads: head h uses columns h*head_size .. (h+1)*head_size - 1";
   if (OwnValueWidth(c)) c.py << " of Q and K,\n# and its own d_v // heads columns of V";
+  if (GroupsKv(c.sh))
+    c.py << " of Q;\n# K and V have kv_heads = " << c.sh.Kv()
+         << " heads, each shared by heads // kv_heads = " << c.sh.H / c.sh.Kv()
+         << " query heads in a row\n# (repeat_interleave, as LLMs-from-scratch's "
+            "GroupedQueryAttention)";
   c.py << "\n";
+}
+
+// The split of K or V (`name`, "K" or "V") into heads, then, with grouped K/V heads, each K/V
+// head repeated for the query heads that share it (torch.repeat_interleave / np.repeat along
+// the head axis: heads 0..g-1 read K/V head 0, and so on).
+std::string HeadSplit(const Ctx& c, char name, const char* width) {
+  const bool grouped = GroupsKv(c.sh);
+  const std::string heads = grouped ? "kv_heads" : "heads";
+  std::string out = c.numpy ? std::string(1, name) + ".reshape(B, T, " + heads + ", " + width +
+                                  ").transpose(0, 2, 1, 3)"
+                            : std::string(1, name) + ".view(B, T, " + heads + ", " + width +
+                                  ").transpose(1, 2)";
+  if (grouped)
+    out += c.numpy ? ".repeat(heads // kv_heads, axis=1)"
+                   : ".repeat_interleave(heads // kv_heads, dim=1)";
+  return out;
+}
+
+// "B, T, heads, head_size = ..." (and kv_heads when K/V heads are grouped).
+void WriteHeadSizes(const Ctx& c) {
+  c.py << "B, T, heads, head_size = " << c.sh.B << ", " << c.sh.T << ", " << c.sh.H << ", "
+       << c.sh.dh << "\n";
+  if (GroupsKv(c.sh)) c.py << "kv_heads = " << c.sh.Kv() << "\n";
 }
 
 void WriteHeader(const Ctx& c) {
@@ -313,6 +341,15 @@ void WriteProjections(const Ctx& c) {
   const ProjectionSpec& p = c.s.projections;
   if (c.s.input.source == InputSource::kQkv) return;
   c.py << "d_in, d_out = " << c.sh.d_in << ", " << c.sh.d_out << "\n";
+  // Grouped K/V heads: W_key and W_value are d_in x d_kv (LLMs-from-scratch's GQA module's
+  // nn.Linear(d_in, num_kv_groups * head_dim)).
+  const bool grouped = GroupsKv(c.sh);
+  if (grouped)
+    c.py << "d_kv = " << c.sh.KWidth() << "  # kv_heads * head_size = " << c.sh.Kv() << " * "
+         << c.sh.dh << ": K and V have " << c.sh.Kv() << " heads, Q has " << c.sh.H << "\n";
+  const auto width = [&](Projection w) {
+    return grouped && w != Projection::kQuery ? "d_kv" : "d_out";
+  };
   const bool draws = ProjectionInitDraws(p.init);
   if (draws && p.seed) c.py << Seeding(c) << *p.seed << ")\n";
   if (FirstUnseededDraw(c.s) == UnseededDraw::kProjections) WritePinnedSeed(c);
@@ -329,15 +366,17 @@ void WriteProjections(const Ctx& c) {
                                : (rand ? "torch.rand" : "torch.randn");
       for (Projection w : p.order)
         c.py << "W_" << Name(w) << " = "
-             << (c.numpy ? std::string(fn) + "(d_in, d_out)"
-                         : "torch.nn.Parameter(" + std::string(fn) + "(d_in, d_out" + c.dt + "))")
+             << (c.numpy ? std::string(fn) + "(d_in, " + width(w) + ")"
+                         : "torch.nn.Parameter(" + std::string(fn) + "(d_in, " + width(w) +
+                               c.dt + "))")
              << "\n";
       c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
       break;
     }
     case ProjectionInit::kLinear:
       for (Projection w : p.order)
-        c.py << Name(w) << " = torch.nn.Linear(d_in, d_out, bias=" << (p.bias ? "True" : "False")
+        c.py << Name(w) << " = torch.nn.Linear(d_in, " << width(w)
+             << ", bias=" << (p.bias ? "True" : "False")
              << c.dt << ")\n";
       if (p.out_proj) c.py << "out_proj = torch.nn.Linear(d_out, d_out" << c.dt << ")\n";
       c.py << "Q = query(X)\nK = key(X)\nV = value(X)\n";
@@ -358,14 +397,11 @@ void WriteProjections(const Ctx& c) {
 void WriteNumpyScores(const Ctx& c) {
   if (c.sh.H > 1) {
     WriteHeadsComment(c);
-    c.py << "B, T, heads, head_size = " << c.sh.B << ", " << c.sh.T << ", " << c.sh.H << ", "
-         << c.sh.dh << "\n";
-    for (const char* n : {"q", "k", "v"}) {
-      const char upper = static_cast<char>(n[0] - 'a' + 'A');
-      c.py << n << " = " << upper << ".reshape(B, T, heads, "
-           << (n[0] == 'v' ? HeadValueWidth(c) : "head_size") << ").transpose(0, 2, 1, 3)"
-           << (n[0] == 'q' ? "  # (B, heads, T, head_size)\n" : "\n");
-    }
+    WriteHeadSizes(c);
+    c.py << "q = Q.reshape(B, T, heads, head_size).transpose(0, 2, 1, 3)"
+            "  # (B, heads, T, head_size)\n";
+    c.py << "k = " << HeadSplit(c, 'K', "head_size") << "\n";
+    c.py << "v = " << HeadSplit(c, 'V', HeadValueWidth(c)) << "\n";
     c.py << "scores = np.matmul(q, k.transpose(0, 1, 3, 2))  # (B, heads, T, T)\n";
     c.py << "d_k = head_size\n";
   } else {
@@ -539,11 +575,10 @@ void WriteNumpyContext(const Ctx& c) {
 void WriteScores(const Ctx& c) {
   if (c.sh.H > 1) {
     WriteHeadsComment(c);
-    c.py << "B, T, heads, head_size = " << c.sh.B << ", " << c.sh.T << ", " << c.sh.H << ", "
-         << c.sh.dh << "\n";
+    WriteHeadSizes(c);
     c.py << "q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)\n";
-    c.py << "k = K.view(B, T, heads, head_size).transpose(1, 2)\n";
-    c.py << "v = V.view(B, T, heads, " << HeadValueWidth(c) << ").transpose(1, 2)\n";
+    c.py << "k = " << HeadSplit(c, 'K', "head_size") << "\n";
+    c.py << "v = " << HeadSplit(c, 'V', HeadValueWidth(c)) << "\n";
     c.py << "scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)\n";
     c.py << "d_k = head_size\n";
   } else {

@@ -226,7 +226,10 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
         ",\"T\":" + std::to_string(st.shape.T) +
         (has_x ? ",\"d_in\":" + std::to_string(st.shape.d_in) : std::string()) +
         ",\"d_k\":" + std::to_string(st.shape.dh) + ",\"d_out\":" + std::to_string(st.shape.d_out) +
-        ",\"d_v\":" + std::to_string(st.shape.d_v) + "}");
+        ",\"d_v\":" + std::to_string(st.shape.d_v) +
+        // grouped K/V heads only (K and V are T x KV * d_k): files without stay as they were
+        (GroupsKv(st.shape) ? ",\"kv_heads\":" + std::to_string(st.shape.Kv()) : std::string()) +
+        "}");
   WriteStats(w, st);
   if (!st.vocab.empty()) {
     w.Key("token_ids");

@@ -46,9 +46,9 @@ struct Gradients {
                                ///< where masked (weight 0), unless the row's gradient is nan
   MatrixStack grad_scores;     ///< (B*H) x T x T; zero outside row I and where masked
   MatrixStack grad_Q;          ///< B x T x d_out; zero outside row I
-  MatrixStack grad_K;          ///< B x T x d_out
+  MatrixStack grad_K;          ///< B x T x KV * dh (d_out unless kv_heads groups K)
   Matrix grad_W_query;         ///< d_in x d_out; 0 x 0 for input.source "qkv" (no W)
-  Matrix grad_W_key;           ///< d_in x d_out; 0 x 0 for input.source "qkv"
+  Matrix grad_W_key;           ///< d_in x KV * dh; 0 x 0 for input.source "qkv"
   Matrix jacobian_row;         ///< T x T: d weights[0,0,I,:] / d logits[0,0,I,:]
 };
 

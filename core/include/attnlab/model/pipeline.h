@@ -8,15 +8,16 @@
 //   X (B x T x d_in) --W_query/W_key/W_value (d_in x d_out)--> Q, K, V (B x T x d_out)
 //   (input.source "qkv": no X and no W, Q, K, V given or drawn directly; d_out = d_k, and V
 //    is T x d_v, d_v = input.d_v or V's width)
-//   scores[b,h]  = Q_h K_h^T                                  (T x T, before scaling)
+//   scores[b,h]  = Q_h K_g^T, g = h / (H / KV)                (T x T, before scaling; g = h
+//                  unless projections.kv_heads groups K and V: GQA, K and V are T x KV * dh)
 //   logits[b,h]  = scores * multiplier / sqrt(dh), -inf where the mask forbids
 //                  (not for softmax_then_mask: its mask acts on the weights)
 //   weights[b,h] = normalization(logits) row by row           (softmax, naive, sum, mean,
 //                  softmax_then_mask = softmax(logits) * mask / row sum of that);
 //                  a row whose normaliser is 0 or nan is nan in its masked cells too
 //   weights_dropped = nn.Dropout(p)(weights), training mode    (only when p > 0)
-//   context[b]   = concat_h(weights_used[b,h] V_h), then out_proj if any  (T x d_v; V_h is
-//                  head h's dh_v columns of V)
+//   context[b]   = concat_h(weights_used[b,h] V_g), then out_proj if any  (T x d_v; V_g is
+//                  K/V head g's dh_v columns of V, g as for the scores)
 //
 // Every stage equals what PyTorch computes for the same scenario (the goldens in
 // tests/golden/scenarios, made with Debian's torch by tools/make_goldens.py),
@@ -79,13 +80,16 @@ using MatrixStackOf = std::vector<MatrixOf<S>>;
 template <typename S>
 struct StageTensors {
   MatrixStackOf<S> X;                ///< B x T x d_in; empty for qkv input
-  std::array<MatrixOf<S>, 3> W;      ///< W_query, W_key, W_value: d_in x d_out (x @ W); 0 x 0
+  std::array<MatrixOf<S>, 3> W;      ///< W_query, W_key, W_value: d_in x d_out (x @ W; W_key
+                                     ///< and W_value d_in x KV * dh with kv_heads); 0 x 0
                                      ///< for qkv input
   std::array<RowVectorOf<S>, 3> bias;  ///< 1 x d_out each, empty without bias
   MatrixOf<S> out_proj_W;            ///< d_out x d_out (x @ W convention), empty without out_proj
   RowVectorOf<S> out_proj_bias;      ///< 1 x d_out, empty without out_proj
-  MatrixStackOf<S> Q, K;             ///< B x T x d_out
-  MatrixStackOf<S> V;                ///< B x T x d_v (d_v = d_out unless qkv input sets it)
+  MatrixStackOf<S> Q;                ///< B x T x d_out
+  MatrixStackOf<S> K;                ///< B x T x KV * dh (d_out unless kv_heads groups it)
+  MatrixStackOf<S> V;                ///< B x T x KV * dh_v (d_v = d_out unless qkv input sets
+                                     ///< it; narrower with grouped K/V heads)
   MatrixStackOf<S> scores;           ///< (B*H) x T x T, Q_h K_h^T
   MatrixStackOf<S> logits;           ///< (B*H) x T x T, scaled, -inf where masked
   MatrixStackOf<S> weights;          ///< (B*H) x T x T, attention weights

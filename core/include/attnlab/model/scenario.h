@@ -179,6 +179,11 @@ struct ProjectionSpec {
   std::array<Projection, 3> order = {Projection::kQuery, Projection::kKey, Projection::kValue};
   bool bias = false;        ///< linear only
   int64_t heads = 1;        ///< must divide d_out
+  /// Grouped K/V heads (GQA, as LLMs-from-scratch's GQA module): 0 (absent) = heads. Must
+  /// divide heads; W_key and W_value are then d_in x (kv_heads * dh), K and V have kv_heads
+  /// heads, and query head h reads K/V head h / (heads / kv_heads) (repeat_interleave). 1 is
+  /// multi-query attention. Not with identity, per_head or qkv input.
+  int64_t kv_heads = 0;
   bool out_proj = false;    ///< linear only: nn.Linear(d_out, d_out, bias=True) after Q,K,V
   /// Inits that draw only: one module per head, as LLMs-from-scratch ch03
   /// MultiHeadAttentionWrapper's ModuleList of CausalAttention. Head h draws its own
@@ -187,7 +192,7 @@ struct ProjectionSpec {
   /// too (head h's B x T x T after head h - 1's). false: the three d_in x d_out matrices are
   /// drawn whole (MultiHeadAttention's weight split).
   bool per_head = false;
-  std::array<Matrix, 3> W;  ///< matrix only, indexed by Projection
+  std::array<Matrix, 3> W;  ///< matrix only, indexed by Projection (K, V: d_in x kv_heads*dh)
 };
 
 struct ScalingSpec {
@@ -251,7 +256,28 @@ struct Shape {
   int64_t vocab = 0;  ///< V for text input, else 0
   int64_t d_v = 0;   ///< width of V and of the context (ValidateScenario always sets it)
   int64_t dh_v = 0;  ///< d_v / H, V's columns per head
+  /// K/V heads (projections.kv_heads; H when absent): K is T x KV*dh and V T x KV*dh_v, and
+  /// query head h reads K/V head KvHead(h), as repeat_interleave(H / KV, dim=head) pairs them.
+  /// 0 in a Shape built by hand means H (Kv() reads it).
+  int64_t KV = 0;
+  /// The number of K/V heads: KV, or H when KV is 0.
+  int64_t Kv() const { return KV > 0 ? KV : H; }
+  /// The K/V head that query head h reads: h / (H / KV) (LLMs-from-scratch's GQA module).
+  int64_t KvHead(int64_t h) const { return h / (H / Kv()); }
+  /// Columns of K (KV * dh) and of V (KV * dh_v): d_out and d_v without grouping.
+  int64_t KWidth() const { return Kv() * dh; }
+  int64_t VWidth() const { return Kv() * dh_v; }
 };
+
+/// Whether the scenario groups its K/V heads (projections.kv_heads < heads: GQA, or MQA at 1).
+inline bool GroupsKv(const Shape& sh) { return sh.Kv() < sh.H; }
+/// Which query heads share K/V head g, for titles, hover text and the window:
+/// "K/V head 1 of 2, shared by query heads 4..7" (LLMs-from-scratch's GQA module's
+/// group_size = heads / kv_heads consecutive query heads). g in [0, KV). Errors: none.
+std::string KvGroupLegend(const Shape& sh, int64_t g);
+/// Bytes one token's K and V take in a cache, KV * dh (K) + KV * dh_v (V) values of
+/// `bytes_per_value` each (4 for float32): what grouping K/V heads saves (multi-head: H heads).
+int64_t KvBytesPerToken(const Shape& sh, int64_t kv_heads, int64_t bytes_per_value);
 
 /// Refuses JSON text the parser must not see, in one pass over its bytes (no allocation):
 /// text longer than kMaxScenarioFileBytes, and arrays or objects nested deeper than
@@ -303,7 +329,8 @@ struct WeightDraw {
 };
 
 /// The draws that make W_query, W_key and W_value, in the generator's order: one whole
-/// d_in x d_out draw per projection in `order`, or with `per_head` (LLMs-from-scratch ch03
+/// d_in x d_out draw per projection in `order` (W_key and W_value d_in x KV * dh with grouped
+/// K/V heads, as LLMs-from-scratch's GQA module's nn.Linear(d_in, num_kv_groups * head_dim)), or with `per_head` (LLMs-from-scratch ch03
 /// MultiHeadAttentionWrapper: one CausalAttention per head) head after head, each head's three
 /// d_in x dh draws in `order`. Empty for inits that draw nothing. The one definition of the
 /// draw order the engine (pipeline.cpp, in both dtypes) follows; the generated
