@@ -92,6 +92,17 @@ void RefreshInference(AppState& state) {
   const std::string key = std::to_string(state.shown_version) + "/" + std::to_string(v.prefill) +
                           "/" + std::to_string(v.chunk) + "/" + std::to_string(v.block_q) + "/" +
                           std::to_string(v.block_k);
+  const double cells = static_cast<double>(st->shape.B * st->shape.H) * static_cast<double>(T) *
+                       static_cast<double>(T);
+  if (key != v.made_for && cells > kMaxInferenceCells) {
+    v.made_for = key;
+    v.decode.reset();
+    v.tiled.reset();
+    v.decode_error = v.tiled_error =
+        "B \u00D7 H \u00D7 T\u00B2 = " + std::to_string(static_cast<int64_t>(cells)) +
+        " cells, more than these views step through (4194304); attention-lab decode and tiled "
+        "run it on the command line";
+  }
   if (key != v.made_for) {
     v.made_for = key;
     try {

@@ -55,6 +55,9 @@ void DrawInferenceToolbar(AppState& state, const InferenceSetting (&settings)[2]
 /// shown view's step advances every kPlaySeconds (and play stops at the last step).
 void RefreshInference(AppState& state);
 inline constexpr double kPlaySeconds = 0.7;
+/// The largest B * H * T * T the views run (each keeps every step's weights as doubles, on the
+/// UI thread): 2^22 cells; beyond, they say so and point to the command line.
+inline constexpr double kMaxInferenceCells = 4194304.0;
 
 /// The number of steps of each run (0 without one).
 int64_t DecodeStepCount(const AppState& state);
