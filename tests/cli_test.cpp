@@ -176,10 +176,51 @@ TEST_F(Cli, ExportFormatFollowsTheNameAndRefusesAContradiction) {
 TEST_F(Cli, HelpListsEverySubcommandAndTheWindowOptions) {
   const Result r = RunCli("--help");
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* name : {"dump", "presets", "variance", "show", "code", "train", "export"})
+  for (const char* name :
+       {"dump", "presets", "variance", "show", "code", "train", "export", "decode", "tiled"})
     EXPECT_NE(r.out.find("\n  " + std::string(name) + " "), std::string::npos) << name;
   for (const char* option : {"--size WxH", "--preset ID", "--screenshot", "--script"})
     EXPECT_NE(r.out.find(option), std::string::npos) << option << "\n" << r.out;
+}
+
+// decode and tiled write the keys, with PyTorch's numbers (golden/decode, made by
+// tools/make_decode_goldens.py; tolerance as tests/inference_test.cpp explains: a few float32
+// ulps of summation order), and refuse bad options with exit 2 naming the option.
+TEST_F(Cli, DecodeAndTiledWriteEveryStepAsPyTorchsLoops) {
+  const nlohmann::json top_left = test::LoadGolden("decode/journey-top-left-p2.json");
+  Result r = RunCli("decode decode-wrong-alignment --prefill 2 -o -");
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& want = top_left["decode"]["expected"];
+  ASSERT_EQ(j["steps"].size(), want["steps"].size());
+  for (size_t i = 0; i < j["steps"].size(); ++i) {
+    EXPECT_EQ(j["steps"][i]["t"], want["steps"][i]["t"]);
+    EXPECT_EQ(j["steps"][i]["cache_len"], want["steps"][i]["cache_len"]);
+    EXPECT_EQ(j["steps"][i]["evicted"], want["steps"][i]["evicted"]);
+  }
+  EXPECT_GT(j["steps"][1]["max_abs_diff"].get<double>(), 0.05);  // top-left: the classic bug
+  EXPECT_TRUE(test::MatrixNear("decode context", test::JsonMatrix(j["context"][0]),
+                               test::JsonMatrix(want["context"][0]), 2e-6, 1e-5));
+
+  const nlohmann::json causal = test::LoadGolden("decode/journey-causal-p2.json");
+  r = RunCli("tiled flash-journey --block-q 2 --block-k 2 -o " + Path("t.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = nlohmann::json::parse(ReadFile(Path("t.json")));
+  EXPECT_EQ(j["skipped_tiles"], 3);
+  EXPECT_EQ(j["steps"].size(), 9u);
+  EXPECT_EQ(j["steps"][4]["rows"], nlohmann::json({2, 4}));
+  EXPECT_EQ(j["steps"][4]["keys"], nlohmann::json({2, 4}));
+  EXPECT_TRUE(test::MatrixNear("tiled context", test::JsonMatrix(j["context"][0]),
+                               test::JsonMatrix(causal["tiled"]["expected"]["context"][0]), 2e-6, 1e-5));
+  EXPECT_LE(j["max_abs_diff"].get<double>(), 1e-6);
+
+  r = RunCli("decode raschka-journey --prefill 9 -o " + Path("d.json"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "attention-lab: error: --prefill: 9 is outside 0..6 (the scenario has T = 6 tokens)\n");
+  EXPECT_FALSE(fs::exists(Path("d.json")));
+  r = RunCli("tiled raschka-journey --block-q 0 --block-k 2 -o " + Path("d.json"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "attention-lab: error: --block-q \"0\" is not an integer in 1..2147483648\n");
 }
 
 TEST_F(Cli, VarianceJson) {

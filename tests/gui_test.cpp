@@ -32,6 +32,7 @@
 #include "attnlab/figures/figure.h"
 #include "attnlab/base/file_io.h"
 #include "attnlab/lessons/grad.h"
+#include "attnlab/lessons/inference.h"
 #include "attnlab/figures/loss_plot.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
@@ -897,6 +898,54 @@ wait 2
   EXPECT_EQ(nlohmann::json::parse(layout)["view"], "trick");
   EXPECT_TRUE(nlohmann::json::parse(layout)["heatmaps"].empty());  // the stage maps are hidden
   ExpectViewMaps(png, layout, "trick_", 8);
+}
+
+// The Decode and Tiled views step, scrub and undo as the core's runs say (inference.h): the
+// wrong alignment's step differs from the full row, the right one equals it, and a tile's m and
+// l are the core's.
+TEST_F(Gui, DecodeAndTiledViewsStepThroughTheCoresRuns) {
+  const std::string script = Write("decode.script", R"(preset decode-wrong-alignment
+view decode
+decode 2 0
+wait 2
+decode-step 1
+wait 2
+save-views )" + Path("top-left.json") + R"(
+align bottom_right
+wait 2
+save-views )" + Path("bottom-right.json") + R"(
+view tiled
+tiled 2 2
+tiled-step 4
+wait 2
+save-views )" + Path("tiled.json") + R"(
+)");
+  const Result r = RunApp("--script " + script + " --screenshot " + Path("shot.png") + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json top = nlohmann::json::parse(ReadFile(Path("top-left.json")));
+  EXPECT_EQ(top["view"], "decode");
+  const nlohmann::json& d = top["inference"]["decode"];
+  EXPECT_EQ(d["steps"], 5);
+  EXPECT_EQ(d["t"], 3);
+  EXPECT_EQ(d["keys"], nlohmann::json({0, 1, 2}));
+  EXPECT_GT(d["step_max_abs_diff"].get<double>(), 0.05);
+  const nlohmann::json fixed = nlohmann::json::parse(ReadFile(Path("bottom-right.json")));
+  EXPECT_LE(fixed["inference"]["decode"]["step_max_abs_diff"].get<double>(), 1e-6);
+  EXPECT_EQ(fixed["history"]["undo"], top["history"]["undo"].get<int>() + 1);  // align: one edit
+
+  const nlohmann::json tiled = nlohmann::json::parse(ReadFile(Path("tiled.json")));
+  const Scenario s = LoadPreset("flash-journey");
+  const TiledRun core = RunTiled(s, RunScenario(s), 2, 2);
+  const nlohmann::json& t = tiled["inference"]["tiled"];
+  EXPECT_EQ(t["skipped_tiles"], core.skipped_tiles);
+  EXPECT_EQ(t["rows"], nlohmann::json({2, 4}));
+  EXPECT_EQ(t["keys"], nlohmann::json({2, 4}));
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(t["m"][r].get<double>(), core.steps[4].m[r]) << r;
+    EXPECT_EQ(t["l"][r].get<double>(), core.steps[4].l[r]) << r;
+  }
+  const Png png = LoadPng(Path("shot.png"));
+  EXPECT_EQ(png.w, 1280);
 }
 
 /// The compare view's figure of a view made by the core alone.

@@ -251,6 +251,11 @@ TEST(ParseScenario, MaskKindsRefuseBadFieldsNamingThem) {
        "mask.of: is only read when kind is \"and\" or \"or\", not \"causal\""},
       {R"({"kind": "causal", "masked_rows": "inf"})",
        "mask.masked_rows: unknown value \"inf\" (expected one of: nan, zero)"},
+      {R"({"kind": "causal", "align": "top-left"})",
+       "mask.align: unknown value \"top-left\" (expected one of: bottom_right, top_left)"},
+      {R"({"kind": "and", "of": [{"kind": "causal", "align": "top_left"}]})",
+       "mask.of[0].align: unknown field (expected one of: kind, allowed, window, prefix, "
+       "doc_ids, of)"},
   };
   for (const auto& [mask, message] : cases) EXPECT_EQ(ErrorOf(with_mask(mask)), message) << mask;
 }
@@ -811,6 +816,7 @@ std::vector<Case> Cases() {
        kLogits},
       {"mask", "masked_rows", qkv, [](Scenario& s) { s.mask.masked_rows = MaskedRows::kZero; },
        kLogits},
+      {"mask", "align", randn, [](Scenario& s) { s.mask.align = MaskAlign::kTopLeft; }, kLogits},
       {"", "title", randn, [](Scenario& s) { s.title = "changed"; }, kNone},
       {"", "normalization", randn,
        [](Scenario& s) { s.normalization = Normalization::kSoftmaxNaive; }, kNone},

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the PyTorch goldens (tools/make_goldens.py with tools/torch_oracle.py) into a
 # temporary folder and checks they equal the committed tests/golden byte for byte: rng.json,
-# rng_generic.json, variance.json and every scenarios/*.json. Needs Debian's python3-torch; exits 77 (skipped)
+# rng_generic.json, variance.json, every scenarios/*.json and (tools/make_decode_goldens.py)
+# every decode/*.json. Needs Debian's python3-torch; exits 77 (skipped)
 # without it.  usage: tools/check_goldens.sh [PYTHON]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,4 +18,6 @@ diff -r --brief tests/golden/scenarios "$tmp/scenarios"
 cmp tests/golden/rng.json "$tmp/rng.json"
 cmp tests/golden/rng_generic.json "$tmp/rng_generic.json"
 cmp tests/golden/variance.json "$tmp/variance.json"
-echo "goldens regenerated identically: $(ls "$tmp/scenarios" | wc -l) scenarios, rng, variance"
+"$python" tools/make_decode_goldens.py --out "$tmp/decode" 2>/dev/null
+diff -r --brief tests/golden/decode "$tmp/decode"
+echo "goldens regenerated identically: $(ls "$tmp/scenarios" | wc -l) scenarios, rng, variance, $(ls "$tmp/decode" | wc -l) decode"

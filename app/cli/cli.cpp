@@ -11,8 +11,11 @@
 //                [--colormap NAME] [--scale N] [--values auto|on|off] [--range auto|fixed|data|per-row|log]
 //                [--format png|svg|pdf|csv|npy] [--dpi N] [--width 8cm|80mm|3.5in]   (--stage A,B,C or pipeline: one multi-panel figure)
 //                -o OUT.png    (or --all -o DIR: every stage, head and batch)
+//   attention-lab decode SCENARIO --prefill P [--chunk C] -o OUT.json   a KV-cache decode
+//   attention-lab tiled SCENARIO --block-q Br --block-k Bc -o OUT.json  FlashAttention's loop
 #include "cli/cli.h"
 #include "cli/cli_docs.h"
+#include "cli/cli_inference.h"
 #include "cli/cli_train.h"
 #include "gui/options.h"
 
@@ -616,6 +619,8 @@ int Run(int argc, char** argv) {
 
   ExportArgs ex;
   CLI::App* exp = AddExportCommand(app, ex);
+  InferenceCli inference;  // attention-lab decode, tiled (cli_inference.cpp)
+  inference.Register(app);
 
   // The build's documentation, made from the definitions above and the window's (cli_docs.h).
   if (const std::string first = argv[1]; argc == 2 && (first == kGenerateMan ||
@@ -632,6 +637,7 @@ int Run(int argc, char** argv) {
     const TrainCliIo io{LoadScenarioArg, WriteOutput};
     if (*code) status = train_cli.CodeGiven() ? train_cli.Code(input, code_out, io) : Code(input, code_out);
     if (train_cli.TrainGiven()) status = train_cli.Train(io);
+    if (inference.Given()) status = inference.Run(io);
     FlushStdout();  // a failed write to stdout (a full disk, /dev/full) is an error, not success
     return status;
   } catch (const WriteInterrupted& e) {

@@ -22,17 +22,6 @@
 namespace attnlab::cli {
 namespace {
 
-// A decimal integer option in [lo, hi]. Errors: std::invalid_argument naming the option.
-int64_t ParseCount(const std::string& option, const std::string& text, int64_t lo, int64_t hi) {
-  int64_t v = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || ptr != end || text[0] == '+' || v < lo || v > hi)
-    throw std::invalid_argument(option + " \"" + text + "\" is not an integer in " +
-                                std::to_string(lo) + ".." + std::to_string(hi));
-  return v;
-}
-
 std::string TaskList() {
   std::string s;
   for (const TrainTaskInfo& t : TrainTasks())
@@ -217,6 +206,16 @@ int TrainCli::Code(const std::string& input, const std::string& out, const Train
   const std::string py = GenerateTrainingCode(io.load(input), o);
   io.write(out, EndsWith(out, ".ipynb") ? ProgramAsNotebook(py) : py);
   return 0;
+}
+
+int64_t ParseCount(const std::string& option, const std::string& text, int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end || text[0] == '+' || v < lo || v > hi)
+    throw std::invalid_argument(option + " \"" + text + "\" is not an integer in " +
+                                std::to_string(lo) + ".." + std::to_string(hi));
+  return v;
 }
 
 }  // namespace attnlab::cli

@@ -17,6 +17,11 @@ struct TrainCliIo {
   std::function<void(const std::string&, const std::string&)> write;
 };
 
+/// A decimal integer option's text in [lo, hi] (no sign, no hex, no octal). Errors:
+/// std::invalid_argument naming the option and the range. Shared by the train, decode and
+/// tiled commands.
+int64_t ParseCount(const std::string& option, const std::string& text, int64_t lo, int64_t hi);
+
 /// The options of both commands, parsed by CLI11 into text and checked by Train / Code.
 class TrainCli {
  public:

@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "gui/inference_view.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/model/scenario.h"
 #include "gui/export_choices.h"
@@ -22,8 +23,11 @@ namespace attnlab::gui {
 struct AppState;
 
 /// What the central area shows (View menu, Ctrl+1..4, the switch in the menu bar).
-enum class CentralView { kHeatmaps, kTrick, kCompare, kCode, kGradients, kTraining };
-inline constexpr int kCentralViewCount = 6;
+enum class CentralView { kHeatmaps, kTrick, kCompare, kCode, kGradients, kTraining, kDecode, kTiled };
+inline constexpr int kCentralViewCount = 8;
+/// Each view's name in scripts (`view NAME`), save-views and the layout, in enum order.
+inline constexpr const char* kCentralViewNames[kCentralViewCount] = {
+    "heatmaps", "trick", "compare", "code", "gradients", "training", "decode", "tiled"};
 
 /// The compare view's B: how it is made from the scenario on screen (A).
 enum class CompareMode {
@@ -223,7 +227,7 @@ using Action =
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
                  SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile, ConfirmReplace,
                  NativeDialogEnded, DropFiles, ClearRecentFiles, SetExportChoices, SetLossKey,
-                 SaveNotebook>;
+                 SaveNotebook, SetInference>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

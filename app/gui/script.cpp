@@ -74,14 +74,12 @@ Stage StageArg(const std::string& w) {
 }
 
 CentralView ViewArg(const std::string& w) {
-  if (w == "heatmaps") return CentralView::kHeatmaps;
-  if (w == "trick") return CentralView::kTrick;
-  if (w == "compare") return CentralView::kCompare;
-  if (w == "code") return CentralView::kCode;
-  if (w == "gradients") return CentralView::kGradients;
-  if (w == "training") return CentralView::kTraining;
-  throw std::invalid_argument("unknown view: " + w +
-                              " (heatmaps, trick, compare, code, gradients, training)");
+  std::string known;
+  for (int k = 0; k < kCentralViewCount; ++k) {
+    if (w == kCentralViewNames[k]) return static_cast<CentralView>(k);
+    known += (k ? ", " : "") + std::string(kCentralViewNames[k]);
+  }
+  throw std::invalid_argument("unknown view: " + w + " (" + known + ")");
 }
 
 Normalization NormalizationArg(const std::string& w) {
@@ -500,7 +498,31 @@ const CommandSpec kCommands[] = {
      "Z: View > Zoom (0.6..2.5): fonts and spacing times Z"},
     {"view", 1, [](const Words& w) { ViewArg(w[1]); },
      [](Call& c) { Emit(c.state, SetView{ViewArg(c.w[1])}); },
-     "heatmaps|trick|compare|code|gradients|training: the central view"},
+     "heatmaps|trick|compare|code|gradients|training|decode|tiled: the central view"},
+    {"decode", 2, [](const Words& w) { Integer(w[1]), Integer(w[2]); },
+     [](Call& c) {
+       Emit(c.state, SetInference{SetInference::Field::kPrefill, Integer(c.w[1])});
+       Emit(c.state, SetInference{SetInference::Field::kChunk, Integer(c.w[2])});
+     },
+     "P C: the Decode view's prefill of P tokens in chunks of C (0: one chunk)"},
+    {"align", 1, EnumWord<MaskAlign>,
+     [](Call& c) {
+       const MaskAlign a = EnumArg<MaskAlign>(c.w[1]);
+       Emit(c.state, EditScenario{"mask align", [a](Scenario& x) { x.mask.align = a; }});
+     },
+     "bottom_right|top_left: mask.align, where a decode step's queries sit against its keys"},
+    {"decode-step", 1, Integer1,
+     [](Call& c) { Emit(c.state, SetInference{SetInference::Field::kDecodeStep, Integer(c.w[1])}); },
+     "N: the Decode view shows step N (from 0; clamped to the steps there are)"},
+    {"tiled", 2, [](const Words& w) { Integer(w[1]), Integer(w[2]); },
+     [](Call& c) {
+       Emit(c.state, SetInference{SetInference::Field::kBlockQ, Integer(c.w[1])});
+       Emit(c.state, SetInference{SetInference::Field::kBlockK, Integer(c.w[2])});
+     },
+     "BR BC: the Tiled view's tiles of BR query rows by BC keys"},
+    {"tiled-step", 1, Integer1,
+     [](Call& c) { Emit(c.state, SetInference{SetInference::Field::kTileStep, Integer(c.w[1])}); },
+     "N: the Tiled view shows tile N (from 0; clamped to the tiles there are)"},
     {"compare", -1, CheckCompare, Compare,
      "scaled|causal|pin|heads [A B]|temperature A B: B of the compare view: sqrt(d_k) flipped, "
      "the mask flipped, a snapshot of the current state, head A against head B (default 0 and "

@@ -267,7 +267,7 @@ void RefreshCompare(AppState& state, bool now) {
 // [SECTION] JSON for scripts
 
 std::string ViewsJson(AppState& state) {
-  static const char* views[] = {"heatmaps", "trick", "compare", "code", "gradients", "training"};
+  const auto& views = kCentralViewNames;
   SettleRuns(state);  // a script reads what the views show for the latest scenario
   RefreshCode(state);
   RefreshTrick(state, true);
@@ -308,6 +308,8 @@ std::string ViewsJson(AppState& state) {
   j["code"] = {{"chars", state.code.text.size()}, {"error", state.code.error}};
   j["gradients"] = nlohmann::json::parse(GradientsJson(state));
   j["training"] = nlohmann::json::parse(TrainViewJson(state));
+  RefreshInference(state);
+  j["inference"] = nlohmann::json::parse(InferenceJson(state));
   return j.dump(1) + "\n";
 }
 
@@ -337,6 +339,10 @@ void RefreshVisibleViews(AppState& state) {
       break;
     case CentralView::kGradients:
       RefreshGradients(state);
+      break;
+    case CentralView::kDecode:
+    case CentralView::kTiled:
+      RefreshInference(state);
       break;
     default:
       break;

@@ -6,6 +6,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -270,6 +271,79 @@ void ErrorText(const std::string& text) {
   ImGui::TextUnformatted(MessageText(text, 8 * kMessageQuoteChars).c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopStyleColor();
+}
+
+bool StepControls(const char* id, int64_t* step, int64_t count, bool* playing) {
+  ImGui::PushID(id);
+  const int64_t before = *step;
+  const bool was_playing = *playing;
+  ImGui::BeginDisabled(*step <= 0);
+  if (ImGui::Button("\u25C0 back")) *step -= 1;
+  ImGui::EndDisabled();
+  Tip("Undo the last step.");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(*step + 1 >= count);
+  if (ImGui::Button("step \u25B6")) *step += 1;
+  ImGui::EndDisabled();
+  Tip("Take the next step.");
+  ImGui::SameLine();
+  if (ImGui::Button(*playing ? "pause" : "play")) {
+    if (!*playing && *step + 1 >= count) *step = 0;  // play again from the start
+    *playing = !*playing;
+  }
+  Tip("Take a step every 0.7 s until the last.");
+  ImGui::SameLine();
+  int shown = static_cast<int>(*step) + 1;
+  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::GetContentRegionAvail().x * 0.4f));
+  if (ImGui::SliderInt("##scrub", &shown, 1, static_cast<int>(std::max<int64_t>(count, 1)),
+                       "step %d")) {
+    *step = shown - 1;
+    *playing = false;
+  }
+  Tip("Scrub through the steps.");
+  ImGui::SameLine();
+  ImGui::TextDisabled("of %lld", static_cast<long long>(count));
+  ImGui::PopID();
+  *step = std::clamp<int64_t>(*step, 0, std::max<int64_t>(count - 1, 0));
+  return *step != before || *playing != was_playing;
+}
+
+void ValuesTable(const char* id, const std::vector<std::string>& row_labels,
+                 const std::vector<std::string>& col_labels, const MatrixD& values,
+                 const std::function<bool(int64_t, int64_t)>& shown, int64_t highlight_row) {
+  const int cols = static_cast<int>(std::min<Eigen::Index>(values.cols(), IMGUI_TABLE_MAX_COLUMNS - 1));
+  if (cols <= 0 || values.rows() == 0) return;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit |
+                                ImGuiTableFlags_NoHostExtendX;
+  if (!ImGui::BeginTable(id, cols + 1, flags)) return;
+  ImGui::TableSetupColumn("");
+  for (int c = 0; c < cols; ++c)
+    ImGui::TableSetupColumn(c < static_cast<int>(col_labels.size()) ? col_labels[c].c_str() : "");
+  ImGui::TableHeadersRow();
+  const ImVec4 lit(1.0f, 0.85f, 0.35f, 1.0f);
+  for (Eigen::Index r = 0; r < values.rows(); ++r) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    const bool hl = r == highlight_row;
+    if (hl) ImGui::PushStyleColor(ImGuiCol_Text, lit);
+    ImGui::TextUnformatted(r < static_cast<Eigen::Index>(row_labels.size()) ? row_labels[r].c_str() : "");
+    for (int c = 0; c < cols; ++c) {
+      ImGui::TableNextColumn();
+      if (shown && !shown(r, c)) {
+        ImGui::TextDisabled("\u00B7");
+        continue;
+      }
+      const double v = values(r, c);
+      if (std::isnan(v))
+        ImGui::TextUnformatted("nan");
+      else if (std::isinf(v))
+        ImGui::TextUnformatted(v > 0 ? "inf" : "-inf");
+      else
+        ImGui::Text("%.4f", v);
+    }
+    if (hl) ImGui::PopStyleColor();
+  }
+  ImGui::EndTable();
 }
 
 }  // namespace attnlab::gui

@@ -66,6 +66,18 @@ struct MatrixEditorCallbacks {
 void MatrixEditor(const char* id, const Matrix& m, float height,
                   const MatrixEditorCallbacks& callbacks);
 
+/// Step controls of a stepped view: back (undo a step), step, play / pause and a slider to
+/// scrub; `count` steps, `*step` from 0. Returns true when *step or *playing changed.
+bool StepControls(const char* id, int64_t* step, int64_t count, bool* playing);
+
+/// A read-only table of numbers (4 decimals, "nan", "inf"): rows labelled by row_labels, columns
+/// by col_labels; cells where `shown` is given and 0 print "\u00B7" (masked). `highlight_row`
+/// (-1: none) is drawn in the highlight colour.
+void ValuesTable(const char* id, const std::vector<std::string>& row_labels,
+                 const std::vector<std::string>& col_labels, const MatrixD& values,
+                 const std::function<bool(int64_t, int64_t)>& shown = nullptr,
+                 int64_t highlight_row = -1);
+
 /// Text in the colour used for errors, wrapped; control characters escaped and cut
 /// (MessageText) so text quoted from a file cannot break it into lines.
 void ErrorText(const std::string& text);

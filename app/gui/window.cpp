@@ -32,7 +32,7 @@ namespace {
 
 bool Pressed(int glfw_key) { return ImGui::IsKeyPressed(glfw_key, false); }
 
-/// Ctrl+Z / Ctrl+Y / Ctrl+Shift+Z, Ctrl+O, Ctrl+S, Ctrl+E, Ctrl+Q, Ctrl+1..4 (views),
+/// Ctrl+Z / Ctrl+Y / Ctrl+Shift+Z, Ctrl+O, Ctrl+S, Ctrl+E, Ctrl+Q, Ctrl+1..8 (views),
 /// Ctrl+Shift+C (copy the code), Ctrl+= / Ctrl+- / Ctrl+0 (zoom), F1 (the tour), Esc (leave a
 /// focused stage). While a text field has the keyboard, Ctrl+Z
 /// belongs to the field.
@@ -115,7 +115,7 @@ ScreenRect LastItemRect() { return ScreenRect{ImGui::GetItemRectMin(), ImGui::Ge
 }  // namespace
 
 std::string HeatmapLayoutJson(const AppState& state) {
-  static const char* views[] = {"heatmaps", "trick", "compare", "code", "gradients", "training"};
+  const auto& views = kCentralViewNames;
   nlohmann::json maps = nlohmann::json::array(), extra = nlohmann::json::array();
   for (int i = 0; i < kStageCount; ++i) {
     nlohmann::json m = SlotJson("stage", StageName(StageAt(i)), state.heatmaps[i]);
@@ -249,6 +249,10 @@ void DrawMainWindow(AppState& state) {
       DrawGradientPanel(state);
     else if (state.central == CentralView::kTraining)
       DrawTrainPanel(state);
+    else if (state.central == CentralView::kDecode)
+      DrawDecodePanel(state);
+    else if (state.central == CentralView::kTiled)
+      DrawTiledPanel(state);
     else
       DrawCodePanel(state);
     ImGui::EndChild();

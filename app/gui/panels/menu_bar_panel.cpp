@@ -38,6 +38,12 @@ const ViewEntry kViews[kCentralViewCount] = {
     {CentralView::kTraining, "Training", "Train a head, scaled vs unscaled", "Ctrl+6",
      "Train this scenario's head with Adam on a small task, with and without 1/\u221Ad_k, and "
      "watch the loss curves and the attention form."},
+    {CentralView::kDecode, "Decode", "Decode with a KV cache", "Ctrl+7",
+     "Generate token by token: a prefill, then one query per step against the cached K and V; "
+     "each row next to the full computation's."},
+    {CentralView::kTiled, "Tiled", "FlashAttention's tiles", "Ctrl+8",
+     "The online softmax tile by tile: running maximum m, sum l, the rescale exp(m_old − "
+     "m_new); O / l against ordinary attention."},
 };
 
 /// The view switch: tabs over the central column, the current one lit.
@@ -194,7 +200,7 @@ void DrawMenuBar(AppState& state) {
         "outlined in every heatmap. With a custom mask, click or drag on the heatmaps to paint "
         "it. Right-click a heatmap to export it.\n\n"
         "Keys: Ctrl+Z undo, Ctrl+Y redo, Ctrl+O open, Ctrl+S save, Ctrl+E export the heatmap "
-        "under the mouse, Ctrl+1..4 the views, Ctrl+Shift+C copy the PyTorch code, Ctrl+= / "
+        "under the mouse, Ctrl+1..8 the views, Ctrl+Shift+C copy the PyTorch code, Ctrl+= / "
         "Ctrl+- zoom, Esc leaves a focused stage, F1 the guided tour. Tab and the arrow keys "
         "move between controls, Space or Enter uses one.");
     ImGui::PopTextWrapPos();

@@ -40,5 +40,11 @@ void DrawTourPanel(AppState& state);
 void DrawGradientPanel(AppState& state);
 /// Training: a head trained scaled and unscaled in the background, loss curves, attention by step.
 void DrawTrainPanel(AppState& state);
+/// Decoding with a KV cache, step by step: the step's keys, cache and weights, its context row
+/// beside the full computation's (inference_view.h).
+void DrawDecodePanel(AppState& state);
+/// FlashAttention's forward loop, tile by tile: the tiles, m, l, the rescale and O per row,
+/// O / l beside ordinary attention (inference_view.h).
+void DrawTiledPanel(AppState& state);
 
 }  // namespace attnlab::gui

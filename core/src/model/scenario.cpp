@@ -467,13 +467,14 @@ ProjectionSpec ParseProjections(const json& j) {
 MaskSpec ParseMask(const json& j, const std::string& path, bool top) {
   const json& m = Object(j, path);
   if (top)
-    CheckKeys(m, path, {"kind", "allowed", "window", "prefix", "doc_ids", "of", "masked_rows"});
+    CheckKeys(m, path, {"kind", "allowed", "window", "prefix", "doc_ids", "of", "masked_rows", "align"});
   else
     CheckKeys(m, path, {"kind", "allowed", "window", "prefix", "doc_ids", "of"});
   MaskSpec mask;
   if (m.contains("kind")) mask.kind = Choice<MaskKind>(m["kind"], Join(path, "kind"));
   if (top && m.contains("masked_rows"))
     mask.masked_rows = Choice<MaskedRows>(m["masked_rows"], Join(path, "masked_rows"));
+  if (top && m.contains("align")) mask.align = Choice<MaskAlign>(m["align"], Join(path, "align"));
   struct Own {
     const char* field;
     MaskKind kind;
@@ -1219,6 +1220,7 @@ json MaskJson(const MaskSpec& mask) {
       break;
   }
   if (mask.masked_rows != MaskedRows::kNan) mj["masked_rows"] = Name(mask.masked_rows);
+  if (mask.align != MaskAlign::kBottomRight) mj["align"] = Name(mask.align);
   return mj;
 }
 
@@ -1301,7 +1303,8 @@ bool SameLogitSettings(const Scenario& a, const Scenario& b) {
 }
 
 bool SameMask(const MaskSpec& a, const MaskSpec& b) {
-  if (a.kind != b.kind || a.masked_rows != b.masked_rows || a.of.size() != b.of.size())
+  if (a.kind != b.kind || a.masked_rows != b.masked_rows || a.align != b.align ||
+      a.of.size() != b.of.size())
     return false;
   for (size_t i = 0; i < a.of.size(); ++i)
     if (!SameMask(a.of[i], b.of[i])) return false;

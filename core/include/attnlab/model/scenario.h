@@ -76,6 +76,13 @@ enum class MaskKind { kNone, kCausal, kCustom, kSlidingWindow, kPrefixLm, kDocum
 /// mask.masked_rows: what a row with no allowed key gives: nan (0 / 0, the notebooks'
 /// softmax) or zero (0 weights, as PyTorch >= 2.5's scaled_dot_product_attention).
 enum class MaskedRows { kNan, kZero };
+/// mask.align: where a step's queries sit against its keys when there are fewer queries than
+/// keys (a KV-cache decode step: q_len < kv_len; with q_len == kv_len, as in the full
+/// computation, both are the same). kBottomRight: the last query is the last key's token, what
+/// decoding needs (flash-attn >= 2.1, PyTorch's causal_lower_right); kTopLeft: query row r is
+/// the step's first key + r, what PyTorch's is_causal (torch.ones(L, S).tril()) does, so a new
+/// token sees only the first key (pytorch #108108, #144858). AlignedQueryPosition applies it.
+enum class MaskAlign { kBottomRight, kTopLeft };
 /// normalization: how logits become weights, row by row (see pipeline.h). kSoftmaxThenMask is
 /// Raschka's section 3.5.1 first way (`masked_simple_norm`): softmax over every key, the
 /// weights times the 0/1 mask, each row divided by its new sum; the logits stay unmasked.
@@ -120,6 +127,8 @@ inline constexpr EnumName<MaskKind> kMaskKinds[] = {
     {MaskKind::kAnd, "and"},             {MaskKind::kOr, "or"}};
 inline constexpr EnumName<MaskedRows> kMaskedRows[] = {{MaskedRows::kNan, "nan"},
                                                        {MaskedRows::kZero, "zero"}};
+inline constexpr EnumName<MaskAlign> kMaskAligns[] = {{MaskAlign::kBottomRight, "bottom_right"},
+                                                     {MaskAlign::kTopLeft, "top_left"}};
 inline constexpr EnumName<Normalization> kNormalizations[] = {
     {Normalization::kSoftmax, "softmax"},
     {Normalization::kSoftmaxNaive, "softmax_naive"},
@@ -134,6 +143,7 @@ constexpr const auto& AllNames(ProjectionInit) { return kProjectionInits; }
 constexpr const auto& AllNames(Projection) { return kProjections; }
 constexpr const auto& AllNames(MaskKind) { return kMaskKinds; }
 constexpr const auto& AllNames(MaskedRows) { return kMaskedRows; }
+constexpr const auto& AllNames(MaskAlign) { return kMaskAligns; }
 constexpr const auto& AllNames(Normalization) { return kNormalizations; }
 constexpr const auto& AllNames(Dtype) { return kDtypes; }
 
@@ -210,12 +220,21 @@ struct MaskSpec {
   std::vector<int64_t> doc_ids;   ///< document only: T document ids, one per token
   std::vector<MaskSpec> of;       ///< and / or only: the masks combined (at least one)
   MaskedRows masked_rows = MaskedRows::kNan;  ///< top-level mask only
+  MaskAlign align = MaskAlign::kBottomRight;  ///< top-level mask only: steps with q_len < kv_len
 };
 
 /// The T x T matrix of `mask` (1 where query i may attend to key j): the one place every mask
 /// kind is turned into cells (engine, figures and stages all read it). `mask` must be valid
 /// for T (ValidateScenario); custom masks of another size throw std::invalid_argument.
 MaskMatrix AllowedCells(const MaskSpec& mask, int64_t T);
+/// The position (row of AllowedCells) that row r of a step's queries is masked as, under
+/// `align` (MaskAlign): kBottomRight: first_query + r, the query's own position; kTopLeft:
+/// first_key + r, the step's keys (positions first_key, first_key + 1, ...) counted from the
+/// top left as torch.ones(L, S).tril() counts them. Errors: none.
+inline int64_t AlignedQueryPosition(MaskAlign align, int64_t first_query, int64_t first_key,
+                                    int64_t r) {
+  return (align == MaskAlign::kBottomRight ? first_query : first_key) + r;
+}
 /// The mask's short name with its setting, for titles and menus: "sliding window W = 3",
 /// "prefix-LM P = 2", "documents", "and of 2 masks", "causal", ...
 std::string MaskName(const MaskSpec& mask);

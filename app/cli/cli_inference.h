@@ -1,0 +1,30 @@
+// cli_inference.h: `attention-lab decode` and `attention-lab tiled` (cli_inference.cpp), the
+// command line of the KV-cache decode and the online softmax (core lessons/inference.h); their
+// JSON is python/inference_json.h's.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "cli/cli_train.h"
+
+namespace attnlab::cli {
+
+/// The options of both commands, parsed by CLI11 into text and checked when run.
+class InferenceCli {
+ public:
+  /// Adds the `decode` and `tiled` subcommands to `app`.
+  void Register(CLI::App& app);
+  /// True when `decode` or `tiled` was given.
+  bool Given() const { return (decode_ && decode_->parsed()) || (tiled_ && tiled_->parsed()); }
+  /// Runs the command given: loads the scenario, runs it, writes the JSON (-o, "-" for
+  /// standard output) through `io`. Returns 0; errors throw one-line messages (the option or
+  /// field at fault).
+  int Run(const TrainCliIo& io);
+
+ private:
+  CLI::App *decode_ = nullptr, *tiled_ = nullptr;
+  std::string input_, out_, prefill_, chunk_ = "0", block_q_, block_k_;
+};
+
+}  // namespace attnlab::cli

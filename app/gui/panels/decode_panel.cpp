@@ -1,0 +1,153 @@
+// decode_panel.cpp: the Decode view. The scenario's tokens fed as a model generates them: a
+// prefill of P tokens (in chunks of C), then one token per step; each step's queries attend
+// over the K and V rows cached by the earlier steps plus their own (core lessons/inference.h,
+// run by inference_view.cpp). Per step: which keys it attends, the cache of the shown head,
+// the step's weights with its mask, and its context rows beside the full computation's.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "gui/app_state.h"
+#include "gui/inference_view.h"
+#include "gui/panels/panels.h"
+#include "gui/widgets.h"
+
+namespace attnlab::gui {
+namespace {
+
+const ImVec4 kEqual(0.35f, 0.80f, 0.45f, 1.0f);
+const ImVec4 kDiffer(1.0f, 0.62f, 0.25f, 1.0f);
+
+/// "Your journey starts" for positions, "—" for none.
+std::string Tokens(const std::vector<std::string>& labels, const std::vector<int64_t>& pos) {
+  std::string out;
+  for (int64_t p : pos)
+    out += (out.empty() ? "" : " ") +
+           (p < static_cast<int64_t>(labels.size()) ? labels[p] : std::to_string(p)) + "(" +
+           std::to_string(p) + ")";
+  return out.empty() ? "\u2014" : out;
+}
+
+std::vector<std::string> Labels(const std::vector<std::string>& labels, const std::vector<int64_t>& pos) {
+  std::vector<std::string> out;
+  for (int64_t p : pos) out.push_back(p < static_cast<int64_t>(labels.size()) ? labels[p] : std::to_string(p));
+  return out;
+}
+
+std::vector<std::string> Columns(const char* prefix, int64_t n) {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
+  return out;
+}
+
+}  // namespace
+
+void DrawDecodePanel(AppState& state) {
+  InferenceViewState& v = state.inference;
+  const Stages* st = ReadableStages(state);
+  if (st == nullptr) return;
+  const Shape& sh = st->shape;
+  const std::vector<std::string>& labels = state.token_labels;
+
+  const int64_t count = v.decode ? static_cast<int64_t>(v.decode->steps.size()) : 0;
+  DrawInferenceToolbar(
+      state,
+      {{"prefill P", SetInference::Field::kPrefill, v.prefill, 0, sh.T,
+        "Tokens run at once before decoding (0..T)."},
+       {"chunk C", SetInference::Field::kChunk, v.chunk, 0, sh.T,
+        "The prefill in chunks of C tokens (0: one chunk)."}},
+      SetInference::Field::kDecodeStep, v.decode_step, count);
+  bool top_left = state.shown.mask.align == MaskAlign::kTopLeft;
+  if (ImGui::Checkbox("top-left alignment", &top_left))
+    Emit(state, EditScenario{"mask align", [top_left](Scenario& x) {
+                               x.mask.align = top_left ? MaskAlign::kTopLeft : MaskAlign::kBottomRight;
+                             }});
+  ImGui::SameLine();
+  ImGui::TextDisabled("mask: %s", MaskName(state.shown.mask).c_str());
+  HelpMarker("mask.align in the scenario: bottom_right puts a step's last query at its last key "
+             "(what decoding needs); top_left is PyTorch's is_causal (torch.ones(L, S).tril()): "
+             "a decoded token then sees only the first key.");
+
+  if (!v.decode) {
+    ErrorText("No decode: " + v.decode_error);
+    return;
+  }
+  const DecodeRun& run = *v.decode;
+  const int64_t step = v.decode_step;
+  if (run.steps.empty()) return;
+  const DecodeStep& s = run.steps[static_cast<size_t>(std::min<int64_t>(step, run.steps.size() - 1))];
+  const int64_t q = s.t - s.first;
+  const int64_t b = std::clamp<int64_t>(state.batch, 0, sh.B - 1);
+  const int64_t h = std::clamp<int64_t>(state.head, 0, sh.H - 1);
+
+  std::vector<int64_t> news;
+  for (int64_t p = s.first; p < s.t; ++p) news.push_back(p);
+  ImGui::Text("%s: %s", s.first < v.prefill ? "prefill" : "decoded token", Tokens(labels, news).c_str());
+  ImGui::Text("t = %lld tokens so far; attends over %zu keys: %s", static_cast<long long>(s.t),
+              s.keys.size(), Tokens(labels, s.keys).c_str());
+  ImGui::Text("cache after the step: %lld keys per head; evicted: %s",
+              static_cast<long long>(s.cache_len), Tokens(labels, s.evicted).c_str());
+
+  // The cache of the shown head: the K and V rows the step attends over (its own rows last).
+  ImGui::Spacing();
+  MatrixD kc(static_cast<Eigen::Index>(s.keys.size()), sh.dh), vc(static_cast<Eigen::Index>(s.keys.size()), sh.dh_v);
+  const bool f64 = st->f64 != nullptr;
+  for (size_t k = 0; k < s.keys.size(); ++k) {
+    for (int64_t d = 0; d < sh.dh; ++d)
+      kc(k, d) = f64 ? st->f64->K[b](s.keys[k], h * sh.dh + d) : st->K[b](s.keys[k], h * sh.dh + d);
+    for (int64_t d = 0; d < sh.dh_v; ++d)
+      vc(k, d) = f64 ? st->f64->V[b](s.keys[k], h * sh.dh_v + d) : st->V[b](s.keys[k], h * sh.dh_v + d);
+  }
+  const std::vector<std::string> key_labels = Labels(labels, s.keys);
+  ImGui::BeginGroup();
+  ImGui::Text("K cache (head %lld)", static_cast<long long>(h));
+  ValuesTable("kcache", key_labels, Columns("k", sh.dh), kc, nullptr,
+              static_cast<int64_t>(s.keys.size()) - 1);
+  ImGui::EndGroup();
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  ImGui::Text("V cache");
+  ValuesTable("vcache", key_labels, Columns("v", sh.dh_v), vc, nullptr,
+              static_cast<int64_t>(s.keys.size()) - 1);
+  ImGui::EndGroup();
+
+  // The step's weights: q_len x keys, masked cells as dots.
+  ImGui::Spacing();
+  ImGui::Text("weights (%lld \u00D7 %zu): softmax of q\u00B7k over the cached keys", static_cast<long long>(q),
+              s.keys.size());
+  const MaskMatrix& allowed = s.allowed;
+  ValuesTable("weights", Labels(labels, news), key_labels, s.weights[b * sh.H + h],
+              [&](int64_t r, int64_t c) { return allowed(r, c) != 0; });
+
+  // The step's context rows next to the full computation's.
+  ImGui::Spacing();
+  ImGui::Text("context rows: decoded, then the full computation's");
+  MatrixD both(2 * q, sh.d_v);
+  std::vector<std::string> row_labels;
+  const MatrixD& mine = s.context[b];
+  for (int64_t r = 0; r < q; ++r) {
+    both.row(2 * r) = mine.row(r);
+    for (int64_t d = 0; d < sh.d_v; ++d)
+      both(2 * r + 1, d) = f64 ? st->f64->context[b](s.first + r, d) : st->context[b](s.first + r, d);
+    const std::string tok = labels.size() > static_cast<size_t>(s.first + r) ? labels[s.first + r] : "";
+    row_labels.push_back(tok + " decoded");
+    row_labels.push_back(tok + " full");
+  }
+  ValuesTable("context", row_labels, Columns("d", sh.d_v), both);
+  char buf[256];
+  const bool equal = !std::isnan(s.max_abs_diff) && s.max_abs_diff <= 1e-5;
+  std::snprintf(buf, sizeof buf, "max |decoded \u2212 full| = %.3g this step, %.3g over the run%s",
+                s.max_abs_diff, run.max_abs_diff,
+                equal ? ": the same rows (float32 rounding at most)" : ": they differ");
+  TextWrappedAtSpaces(buf, equal ? &kEqual : &kDiffer);
+  if (!equal && state.shown.mask.align == MaskAlign::kTopLeft)
+    TextWrappedAtSpaces("top_left alignment: the step's one query is masked as if it were the "
+                        "first token, so it sees only the first key (the classic KV-cache bug). "
+                        "Untick top-left alignment (mask.align bottom_right) to fix it.", &kDiffer);
+  if (run.unreachable_cells > 0)
+    TextWrappedAtSpaces("This mask lets queries see later keys, which a decode does not hold yet: "
+                        "it cannot equal the full computation.", &kDiffer);
+}
+
+}  // namespace attnlab::gui

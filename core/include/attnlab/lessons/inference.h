@@ -1,0 +1,119 @@
+// inference.h: the same attention computed the two ways models run it, each compared with the
+// full computation (pipeline.h) it must equal.
+//
+// 1. KV-cache decoding (as LLMs-from-scratch's KV-cache chapter and nanochat's engine run it):
+//    a prefill of P tokens (optionally in chunks of C), then one token per step. Each step's
+//    queries attend over the keys and values cached from the earlier steps plus their own,
+//    masked by the scenario's mask at the positions mask.align gives (MaskAlign); with a
+//    sliding-window mask the cache keeps at most W keys (a ring buffer: the oldest is evicted).
+// 2. FlashAttention's forward pass (Dao et al. 2022, Algorithm 1; FlashAttention-2's loop
+//    order): Q in blocks of Br rows, K and V in blocks of Bc keys; per query row a running
+//    maximum m, a running sum l and an unnormalised output O, rescaled by exp(m_old - m_new)
+//    whenever the maximum grows; tiles the mask forbids entirely are skipped; the context is
+//    O / l at the end (the "online softmax", Milakov & Gimelshein 2018).
+//
+// Both run in the scenario's dtype (float32, or float64 from Stages::f64) with the stage rules
+// of the engine (stage_rules.h: logits, normalization, masked rows) on each step's own rows,
+// and store their values as doubles (float32 values widen exactly). They differ from the full
+// computation only by summation order (the dot products here run left to right over d, the
+// engine's through Eigen's product; the online softmax sums blockwise): max_abs_diff says by how much.
+//
+// Legend: B batch, H heads, T tokens, d_v the width of V and the context, dh_v = d_v / H;
+// "position" = a token's index 0..T-1 in the scenario.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attnlab/model/pipeline.h"
+#include "attnlab/base/tensor.h"
+
+namespace attnlab {
+
+/// A decode or tiled run the scenario or the options cannot take; the message names the
+/// option or the scenario field ("--prefill: 9 is more than T = 6 tokens").
+class InferenceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// How the tokens are fed to a decode run: positions 0..P-1 as the prefill, in chunks of C
+/// (the last one shorter; C = 0 or C >= P: one chunk), then P, P+1, ..., T-1 one per step.
+struct DecodeOptions {
+  int64_t prefill = 1;  ///< P, 0..T (0: every token decoded one by one)
+  int64_t chunk = 0;    ///< C >= 0 (0: the prefill in one step)
+};
+
+/// One step of a decode run: a prefill chunk or one decoded token.
+struct DecodeStep {
+  int64_t first = 0;              ///< position of the step's first query (first new token)
+  int64_t t = 0;                  ///< tokens so far after the step: first + the step's queries
+  std::vector<int64_t> keys;      ///< positions of the keys attended over, ascending: the cache
+                                  ///< kept from earlier steps, then the step's own tokens
+  std::vector<int64_t> evicted;   ///< positions dropped from the cache in this step (sliding
+                                  ///< window: before attending, and the excess beyond W after)
+  int64_t cache_len = 0;          ///< keys kept in the cache after the step (per head)
+  MaskMatrix allowed;             ///< q_len x keys.size(): 1 where the query may attend (the
+                                  ///< scenario's mask at the aligned positions)
+  MatrixStackD scores, weights;   ///< B*H (index b * H + h) of q_len x keys.size()
+  MatrixStackD context;           ///< B of q_len x d_v: the step's rows of the context
+  double max_abs_diff = 0.0;      ///< largest |context - full context| over the step's rows
+                                  ///< (nan where exactly one of the two is nan)
+};
+
+/// A whole decode run.
+struct DecodeRun {
+  std::vector<DecodeStep> steps;
+  MatrixStackD context;         ///< B x T x d_v: every row as the cached computation made it
+  double max_abs_diff = 0.0;    ///< largest over the steps
+  /// Cells the full mask allows that no step can attend (a key later than the step: with mask
+  /// "none" or a prefix longer than the first step, a decode cannot equal the full
+  /// computation). 0 for causal-type masks.
+  int64_t unreachable_cells = 0;
+};
+
+/// Runs `st` (the stages of `s`, from Engine::Run or RunScenario) as a KV-cache decode
+/// (see the header comment) and compares every row with st's context. Per step and per head:
+/// scores = q k^T over the step's keys (left to right over dh), logits and weights by the
+/// engine's stage rules with the step's mask (MaskAlign), context = weights V (then out_proj
+/// if the scenario has one). Errors: InferenceError for P outside 0..T, C < 0, or dropout
+/// p > 0 (a decode is inference: "dropout.p: ... decode runs without dropout").
+DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt);
+
+/// One tile of the online softmax: query rows [row0, row0 + rows) of (batch, head) against
+/// keys [key0, key0 + keys), and the state of its rows after it.
+struct TileStep {
+  int64_t batch = 0, head = 0;
+  int64_t row0 = 0, rows = 0;      ///< the query block (Br rows, the last one shorter)
+  int64_t key0 = 0, keys = 0;      ///< the key block (Bc keys, the last one shorter)
+  bool skipped = false;            ///< every cell of the tile is masked: not computed
+  std::vector<double> m;           ///< per row: the running maximum of the logits after the
+                                   ///< tile (-inf while no key was allowed yet)
+  std::vector<double> l;           ///< per row: the running sum of exp(logit - m)
+  std::vector<double> rescale;     ///< per row: exp(m_old - m_new), the factor l and O were
+                                   ///< multiplied by (1 when m did not change; 0 from -inf)
+  MatrixD O;                       ///< rows x dh_v: the unnormalised output after the tile
+};
+
+/// A whole tiled (FlashAttention) run.
+struct TiledRun {
+  int64_t block_q = 0, block_k = 0;  ///< Br, Bc
+  std::vector<TileStep> steps;       ///< batch by batch, head by head, query block by query
+                                     ///< block, key blocks in order within (FlashAttention-2)
+  int64_t skipped_tiles = 0;         ///< tiles the mask forbids entirely (over all b, h)
+  MatrixStackD context;              ///< B x T x d_v: O / l per head, heads side by side
+                                     ///< (then out_proj if any)
+  double max_abs_diff = 0.0;         ///< largest |context - full context|
+};
+
+/// Runs `st` (the stages of `s`) through FlashAttention's forward loop with Br x Bc tiles and
+/// compares the result with st's context. The logits of a tile follow the engine's rule
+/// (scores x multiplier / sqrt(dh), -inf where masked); a row that no key is allowed for ends
+/// with l = 0, so O / l is nan as softmax gives (0 with masked_rows "zero"). Errors:
+/// InferenceError for Br or Bc < 1, a normalization other than softmax (the online softmax
+/// computes softmax: softmax_then_mask equals it and is accepted), or dropout p > 0.
+TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k);
+
+}  // namespace attnlab

@@ -1,0 +1,277 @@
+// inference.cpp: see inference.h. The decode and online-softmax loops written out in the
+// scenario's number type S, each step's logits and weights by the engine's stage rules
+// (stage_rules.h) on the step's own rows, its mask read from AllowedCells (scenario.h).
+#include "attnlab/lessons/inference.h"
+
+#include "model/stage_rules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace attnlab {
+namespace {
+
+/// Refuses what neither loop can take: dropout (both are inference).
+void CheckNoDropout(const Scenario& s, const char* what) {
+  if (s.dropout.p > 0.0)
+    throw InferenceError("dropout.p: " + std::to_string(s.dropout.p) + " is not 0; " + what +
+                         " runs without dropout (inference), so it has nothing to equal");
+}
+
+/// The largest |a - b| over two equally shaped matrices (doubles); nan where exactly one of
+/// the two is nan, 0 where both are nan or the same infinity.
+template <typename A, typename B>
+double MaxAbsDiff(const A& a, const B& b) {
+  double worst = 0.0;
+  for (Eigen::Index r = 0; r < a.rows(); ++r)
+    for (Eigen::Index c = 0; c < a.cols(); ++c) {
+      const double x = static_cast<double>(a(r, c)), y = static_cast<double>(b(r, c));
+      if (std::isnan(x) || std::isnan(y)) {
+        if (std::isnan(x) != std::isnan(y)) return std::numeric_limits<double>::quiet_NaN();
+        continue;
+      }
+      if (x == y) continue;
+      worst = std::max(worst, std::abs(x - y));
+    }
+  return worst;
+}
+
+/// Sum over k < n of a[k] * b[k * stride], left to right, one rounding per product and sum.
+template <typename S>
+S Dot(const S* a, const S* b, int64_t n, int64_t stride) {
+  S sum = 0;
+  for (int64_t k = 0; k < n; ++k) sum += a[k] * b[k * stride];
+  return sum;
+}
+
+/// The tensors of `st` in number type S: its float fields, or the float64 stages.
+template <typename S>
+const StageTensors<S>& TensorsOf(const Stages& st) {
+  if constexpr (std::is_same_v<S, float>) {
+    return st;
+  } else {
+    if (!st.f64) throw InferenceError("dtype: the stages hold no float64 values (run the scenario first)");
+    return *st.f64;
+  }
+}
+
+/// The engine's logit scaling (pipeline.cpp): * multiplier, / sqrt(dh) rounded to S.
+template <typename S>
+rules::LogitScaling<S> ScalingOf(const Scenario& s, const Shape& sh) {
+  return {static_cast<S>(s.scaling.multiplier),
+          static_cast<S>(std::sqrt(static_cast<double>(sh.dh))), s.scaling.sqrt_dk};
+}
+
+/// out_proj applied to `rows` (n x d_v) when the scenario has one, as the engine applies it.
+template <typename S>
+void ApplyOutProj(const StageTensors<S>& ts, MatrixOf<S>& rows) {
+  if (ts.out_proj_W.size() == 0) return;
+  MatrixOf<S> y = rows * ts.out_proj_W;
+  y.rowwise() += ts.out_proj_bias;
+  rows = y;
+}
+
+/// Rows [first, first + n) of the context, per head weights (n x keys.size()) times the V rows
+/// of `keys`, left to right over the keys; heads side by side, then out_proj.
+template <typename S>
+MatrixOf<S> ContextRows(const StageTensors<S>& ts, const Shape& sh, int64_t b,
+                        const std::vector<MatrixOf<S>>& weights, const std::vector<int64_t>& keys) {
+  const int64_t n = weights.front().rows();
+  MatrixOf<S> out = MatrixOf<S>::Zero(n, sh.d_v);
+  const MatrixOf<S>& V = ts.V[static_cast<size_t>(b)];
+  for (int64_t h = 0; h < sh.H; ++h) {
+    const MatrixOf<S>& w = weights[static_cast<size_t>(h)];
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < sh.dh_v; ++c) {
+        S sum = 0;
+        for (size_t k = 0; k < keys.size(); ++k) sum += w(r, static_cast<Eigen::Index>(k)) * V(keys[k], h * sh.dh_v + c);
+        out(r, h * sh.dh_v + c) = sum;
+      }
+  }
+  ApplyOutProj(ts, out);
+  return out;
+}
+
+template <typename S>
+DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) {
+  const StageTensors<S>& ts = TensorsOf<S>(st);
+  const Shape& sh = st.shape;
+  const int64_t T = sh.T;
+  const MaskMatrix full = AllowedCells(s.mask, T);
+  const bool ring = s.mask.kind == MaskKind::kSlidingWindow;
+  const int64_t W = s.mask.window;
+  const MaskKind kind = MaskAppliesToLogits(s.normalization) ? MaskKind::kCustom : MaskKind::kNone;
+  const rules::LogitScaling<S> scaling = ScalingOf<S>(s, sh);
+  const Numerics num = NumericsOf<S>(st.generator);
+
+  // (first, count) of every step: the prefill's chunks, then one token each.
+  std::vector<std::pair<int64_t, int64_t>> plan;
+  const int64_t C = opt.chunk > 0 ? opt.chunk : std::max<int64_t>(opt.prefill, 1);
+  for (int64_t p = 0; p < opt.prefill; p += C) plan.emplace_back(p, std::min(C, opt.prefill - p));
+  for (int64_t p = opt.prefill; p < T; ++p) plan.emplace_back(p, 1);
+
+  DecodeRun run;
+  run.context.assign(static_cast<size_t>(sh.B), MatrixD::Zero(T, sh.d_v));
+  std::vector<int64_t> cache;  // positions whose K and V rows are kept, ascending
+  for (const auto& [first, q] : plan) {
+    DecodeStep step;
+    step.first = first;
+    step.t = first + q;
+    if (ring)  // keys no query of this step (nor a later one) can see: older than first - W + 1
+      while (!cache.empty() && cache.front() < first - W + 1) {
+        step.evicted.push_back(cache.front());
+        cache.erase(cache.begin());
+      }
+    step.keys = cache;
+    for (int64_t p = first; p < first + q; ++p) step.keys.push_back(p);
+    const int64_t kv = static_cast<int64_t>(step.keys.size());
+    step.allowed.resize(q, kv);
+    for (int64_t r = 0; r < q; ++r) {
+      const int64_t row = AlignedQueryPosition(s.mask.align, first, step.keys.front(), r);
+      for (int64_t c = 0; c < kv; ++c) step.allowed(r, c) = full(row, step.keys[c]);
+      // What the full computation lets this query see that the step does not hold.
+      int64_t reachable = 0;
+      for (int64_t c = 0; c < kv; ++c) reachable += full(first + r, step.keys[c]);
+      run.unreachable_cells += full.row(first + r).template cast<int64_t>().sum() - reachable;
+    }
+    for (int64_t b = 0; b < sh.B; ++b) {
+      std::vector<MatrixOf<S>> head_weights;
+      for (int64_t h = 0; h < sh.H; ++h) {
+        const MatrixOf<S>& Q = ts.Q[static_cast<size_t>(b)];
+        const MatrixOf<S>& K = ts.K[static_cast<size_t>(b)];
+        MatrixOf<S> sc(q, kv), lg(q, kv), w(q, kv);
+        for (int64_t r = 0; r < q; ++r)
+          for (int64_t c = 0; c < kv; ++c)
+            sc(r, c) = Dot(&Q(first + r, h * sh.dh), &K(step.keys[c], h * sh.dh), sh.dh, 1);
+        rules::LogitRows<S>(sc, step.allowed, kind, scaling, 0, q, true, lg);
+        rules::WeightRows<S>(s.normalization, num, lg, step.allowed, kind, 0, q, true, w);
+        if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(step.allowed, 0, q, w);
+        step.scores.push_back(sc.template cast<double>());
+        step.weights.push_back(w.template cast<double>());
+        head_weights.push_back(std::move(w));
+      }
+      const MatrixOf<S> ctx = ContextRows(ts, sh, b, head_weights, step.keys);
+      const auto fullrows = ts.context[static_cast<size_t>(b)].middleRows(first, q);
+      const double diff = MaxAbsDiff(ctx, fullrows);
+      step.max_abs_diff = std::isnan(diff) || std::isnan(step.max_abs_diff)
+                              ? std::numeric_limits<double>::quiet_NaN()
+                              : std::max(step.max_abs_diff, diff);
+      step.context.push_back(ctx.template cast<double>());
+      run.context[static_cast<size_t>(b)].middleRows(first, q) = ctx.template cast<double>();
+    }
+    cache = step.keys;
+    if (ring)  // the ring buffer holds W keys: a chunk's extra keys leave after the step
+      while (static_cast<int64_t>(cache.size()) > W) {
+        step.evicted.push_back(cache.front());
+        cache.erase(cache.begin());
+      }
+    step.cache_len = static_cast<int64_t>(cache.size());
+    run.max_abs_diff = std::isnan(step.max_abs_diff) || std::isnan(run.max_abs_diff)
+                           ? std::numeric_limits<double>::quiet_NaN()
+                           : std::max(run.max_abs_diff, step.max_abs_diff);
+    run.steps.push_back(std::move(step));
+  }
+  return run;
+}
+
+template <typename S>
+TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
+  const StageTensors<S>& ts = TensorsOf<S>(st);
+  const Shape& sh = st.shape;
+  const int64_t T = sh.T;
+  const MaskMatrix full = AllowedCells(s.mask, T);
+  const rules::LogitScaling<S> scaling = ScalingOf<S>(s, sh);
+  const S neg_inf = -std::numeric_limits<S>::infinity();
+  TiledRun run;
+  run.block_q = Br;
+  run.block_k = Bc;
+  for (int64_t b = 0; b < sh.B; ++b) {
+    const MatrixOf<S>& Q = ts.Q[static_cast<size_t>(b)];
+    const MatrixOf<S>& K = ts.K[static_cast<size_t>(b)];
+    const MatrixOf<S>& V = ts.V[static_cast<size_t>(b)];
+    MatrixOf<S> ctx(T, sh.d_v);
+    for (int64_t h = 0; h < sh.H; ++h)
+      for (int64_t i0 = 0; i0 < T; i0 += Br) {
+        const int64_t rows = std::min(Br, T - i0);
+        std::vector<S> m(static_cast<size_t>(rows), neg_inf), l(static_cast<size_t>(rows), S(0));
+        MatrixOf<S> O = MatrixOf<S>::Zero(rows, sh.dh_v);
+        for (int64_t j0 = 0; j0 < T; j0 += Bc) {
+          const int64_t keys = std::min(Bc, T - j0);
+          TileStep step{b, h, i0, rows, j0, keys};
+          const MaskMatrix allowed = full.block(i0, j0, rows, keys);
+          std::vector<S> rescale(static_cast<size_t>(rows), S(1));
+          step.skipped = !allowed.any();
+          if (step.skipped) {
+            ++run.skipped_tiles;
+          } else {
+            MatrixOf<S> sc(rows, keys), lg(rows, keys);
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t c = 0; c < keys; ++c)
+                sc(r, c) = Dot(&Q(i0 + r, h * sh.dh), &K(j0 + c, h * sh.dh), sh.dh, 1);
+            rules::LogitRows<S>(sc, allowed, MaskKind::kCustom, scaling, 0, rows, true, lg);
+            for (int64_t r = 0; r < rows; ++r) {
+              const size_t ri = static_cast<size_t>(r);
+              const S m_new = std::max(m[ri], lg.row(r).maxCoeff());
+              if (m_new == neg_inf) continue;  // nothing allowed yet: the state stays 0
+              rescale[ri] = m[ri] == neg_inf ? S(0) : std::exp(m[ri] - m_new);
+              S sum = 0;
+              std::vector<S> p(static_cast<size_t>(keys));
+              for (int64_t c = 0; c < keys; ++c) sum += p[static_cast<size_t>(c)] = std::exp(lg(r, c) - m_new);
+              l[ri] = rescale[ri] * l[ri] + sum;
+              for (int64_t d = 0; d < sh.dh_v; ++d)
+                O(r, d) = rescale[ri] * O(r, d) +
+                          Dot(p.data(), &V(j0, h * sh.dh_v + d), keys, V.cols());
+              m[ri] = m_new;
+            }
+          }
+          step.m.assign(m.begin(), m.end());
+          step.l.assign(l.begin(), l.end());
+          step.rescale.assign(rescale.begin(), rescale.end());
+          step.O = O.template cast<double>();
+          run.steps.push_back(std::move(step));
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          const bool empty = !full.row(i0 + r).any();
+          for (int64_t d = 0; d < sh.dh_v; ++d)
+            ctx(i0 + r, h * sh.dh_v + d) =
+                empty && s.mask.masked_rows == MaskedRows::kZero ? S(0) : O(r, d) / l[static_cast<size_t>(r)];
+        }
+      }
+    ApplyOutProj(ts, ctx);
+    const double diff = MaxAbsDiff(ctx, ts.context[static_cast<size_t>(b)]);
+    run.max_abs_diff = std::isnan(diff) || std::isnan(run.max_abs_diff)
+                           ? std::numeric_limits<double>::quiet_NaN()
+                           : std::max(run.max_abs_diff, diff);
+    run.context.push_back(ctx.template cast<double>());
+  }
+  return run;
+}
+
+}  // namespace
+
+DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt) {
+  const int64_t T = st.shape.T;
+  if (opt.prefill < 0 || opt.prefill > T)
+    throw InferenceError("--prefill: " + std::to_string(opt.prefill) + " is outside 0.." +
+                         std::to_string(T) + " (the scenario has T = " + std::to_string(T) +
+                         " tokens)");
+  if (opt.chunk < 0)
+    throw InferenceError("--chunk: " + std::to_string(opt.chunk) + " is negative (0: the prefill in one step)");
+  CheckNoDropout(s, "a decode");
+  return s.dtype == Dtype::kFloat64 ? Decode<double>(s, st, opt) : Decode<float>(s, st, opt);
+}
+
+TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k) {
+  if (block_q < 1) throw InferenceError("--block-q: " + std::to_string(block_q) + " is less than 1 row");
+  if (block_k < 1) throw InferenceError("--block-k: " + std::to_string(block_k) + " is less than 1 key");
+  if (!IsSoftmaxOverAllowedKeys(s.normalization))
+    throw InferenceError(std::string("normalization: the online softmax computes softmax, not \"") +
+                         Name(s.normalization) + "\" (softmax or softmax_then_mask)");
+  CheckNoDropout(s, "FlashAttention's forward pass");
+  return s.dtype == Dtype::kFloat64 ? Tiled<double>(s, st, block_q, block_k)
+                                    : Tiled<float>(s, st, block_q, block_k);
+}
+
+}  // namespace attnlab

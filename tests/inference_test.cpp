@@ -1,0 +1,212 @@
+// inference_test.cpp: the KV-cache decode and the online softmax (inference.h) against the
+// same loops written out in PyTorch (golden/decode/*.json, made by tools/make_decode_goldens.py
+// with Debian's PyTorch), and against the full computation.
+//
+// Tolerance. Both loops compute the full computation's numbers in another summation order:
+// q.k left to right over dh instead of a BLAS/Eigen product, weights.V over the kept keys, and
+// (online softmax) the row's sum of exps and its output in blocks, rescaled by exp(m_old -
+// m_new) each time the maximum grows. float32 rounding then differs in the last bits:
+// |got - want| <= 2e-6 + 1e-5 |want| for float32 (a few ulps of values of order 1; measured
+// against PyTorch's loops: contexts 3.2e-7, weights 1.5e-7, an online-softmax l of about 8
+// 1.2e-6 = 2 ulps; against the full computation 1.8e-7), 1e-12 + 1e-12 |want| for float64. m (a maximum of logits) and the
+// cache's bookkeeping (t, cache_len, evicted, skipped tiles) are compared exactly.
+#include <cmath>
+#include <limits>
+
+#include "attnlab/lessons/inference.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/presets.h"
+#include "test_util.h"
+
+namespace attnlab {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kAtol32 = 2e-6, kRtol32 = 1e-5, kTol64 = 1e-12;
+
+double Atol(const Scenario& s) { return s.dtype == Dtype::kFloat64 ? kTol64 : kAtol32; }
+double Rtol(const Scenario& s) { return s.dtype == Dtype::kFloat64 ? kTol64 : kRtol32; }
+
+Matrix Float(const MatrixD& m) { return m.cast<float>(); }
+
+Matrix Column(const std::vector<double>& v) {
+  Matrix m(static_cast<Eigen::Index>(v.size()), 1);
+  for (size_t i = 0; i < v.size(); ++i) m(static_cast<Eigen::Index>(i), 0) = static_cast<float>(v[i]);
+  return m;
+}
+
+Matrix JsonColumn(const json& j) {
+  Matrix m(static_cast<Eigen::Index>(j.size()), 1);
+  for (size_t i = 0; i < j.size(); ++i) m(static_cast<Eigen::Index>(i), 0) = test::JsonFloat(j[i]);
+  return m;
+}
+
+class DecodeGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DecodeGolden, DecodeAndTiledEqualPyTorchsLoops) {
+  const json g = test::LoadGolden("decode/" + GetParam() + ".json");
+  const Scenario s = ParseScenario(g["scenario"].dump());
+  const Stages st = RunScenario(s);
+  const double atol = Atol(s), rtol = Rtol(s);
+
+  const json& dec = g["decode"];
+  const DecodeRun run = RunDecode(s, st, {dec["prefill"].get<int64_t>(), dec["chunk"].get<int64_t>()});
+  const json& want_steps = dec["expected"]["steps"];
+  ASSERT_EQ(run.steps.size(), want_steps.size());
+  for (size_t i = 0; i < run.steps.size(); ++i) {
+    const DecodeStep& step = run.steps[i];
+    const json& w = want_steps[i];
+    const std::string at = "decode step " + std::to_string(i);
+    EXPECT_EQ(step.t, w["t"].get<int64_t>()) << at;
+    EXPECT_EQ(step.cache_len, w["cache_len"].get<int64_t>()) << at;
+    EXPECT_EQ(step.evicted, w["evicted"].get<std::vector<int64_t>>()) << at;
+    EXPECT_EQ(step.keys, w["keys"].get<std::vector<int64_t>>()) << at;
+    for (int64_t b = 0; b < st.shape.B; ++b)
+      for (int64_t h = 0; h < st.shape.H; ++h)
+        EXPECT_TRUE(test::MatrixNear(at + " weights b" + std::to_string(b) + " h" + std::to_string(h),
+                               Float(step.weights[b * st.shape.H + h]), test::JsonMatrix(w["weights"][b][h]),
+                               atol, rtol));
+  }
+  for (int64_t b = 0; b < st.shape.B; ++b)
+    EXPECT_TRUE(test::MatrixNear("decode context b" + std::to_string(b), Float(run.context[b]),
+                           test::JsonMatrix(dec["expected"]["context"][b]), atol, rtol));
+  EXPECT_EQ(run.unreachable_cells, 0);
+  // The agreement with the full computation: PyTorch's loop against PyTorch's ordinary
+  // attention, and ours against the engine's (top_left alignment is the bug: they differ).
+  const bool aligned = s.mask.align == MaskAlign::kBottomRight;
+  for (int64_t b = 0; b < st.shape.B; ++b)
+    EXPECT_EQ(static_cast<bool>(test::MatrixNear("torch decode vs full b" + std::to_string(b),
+                         test::JsonMatrix(dec["expected"]["context"][b]), test::JsonMatrix(g["full_context"][b]),
+                         atol, rtol)),
+              aligned);
+  if (aligned)
+    EXPECT_LE(run.max_abs_diff, atol + rtol * 4) << "decode against the full computation";
+  else
+    EXPECT_GT(run.max_abs_diff, 0.01) << "top_left alignment must not equal the full computation";
+
+  const json& til = g["tiled"];
+  const TiledRun tr = RunTiled(s, st, til["block_q"].get<int64_t>(), til["block_k"].get<int64_t>());
+  EXPECT_EQ(tr.skipped_tiles, til["expected"]["skipped_tiles"].get<int64_t>());
+  const json& tiles = til["expected"]["steps"];
+  ASSERT_EQ(tr.steps.size(), tiles.size());
+  for (size_t i = 0; i < tr.steps.size(); ++i) {
+    const TileStep& t = tr.steps[i];
+    const json& w = tiles[i];
+    const std::string at = "tile " + std::to_string(i);
+    EXPECT_EQ(t.row0, w["rows"][0].get<int64_t>()) << at;
+    EXPECT_EQ(t.key0, w["keys"][0].get<int64_t>()) << at;
+    EXPECT_EQ(t.skipped, w["skipped"].get<bool>()) << at;
+    EXPECT_TRUE(test::MatrixNear(at + " m", Column(t.m), JsonColumn(w["m"]), atol, rtol));
+    EXPECT_TRUE(test::MatrixNear(at + " l", Column(t.l), JsonColumn(w["l"]), atol, rtol));
+    EXPECT_TRUE(test::MatrixNear(at + " O", Float(t.O), test::JsonMatrix(w["O"]), atol, rtol));
+  }
+  for (int64_t b = 0; b < st.shape.B; ++b)
+    EXPECT_TRUE(test::MatrixNear("tiled context b" + std::to_string(b), Float(tr.context[b]),
+                           test::JsonMatrix(til["expected"]["context"][b]), atol, rtol));
+  EXPECT_LE(tr.max_abs_diff, atol + rtol * 4) << "tiled against the full computation";
+  for (int64_t b = 0; b < st.shape.B; ++b)
+    EXPECT_TRUE(test::MatrixNear("torch tiled vs full b" + std::to_string(b),
+                           test::JsonMatrix(til["expected"]["context"][b]), test::JsonMatrix(g["full_context"][b]),
+                           atol, rtol));
+}
+
+INSTANTIATE_TEST_SUITE_P(Goldens, DecodeGolden, ::testing::ValuesIn(test::GoldenNames("decode")),
+                         [](const auto& info) { return test::ParamName(info.param); });
+
+Scenario Journey(const std::string& mask_json) {
+  json j = json::parse(WriteScenario(LoadPreset("raschka-journey")));
+  j["mask"] = json::parse(mask_json);
+  return ParseScenario(j.dump());
+}
+
+// A decode step with q_len = 1 < kv_len under top_left alignment sees only the first key
+// (PyTorch's is_causal): its weights are one-hot on key 0 and its row differs from the full one.
+TEST(Decode, TopLeftAlignmentIsTheClassicBug) {
+  const Scenario s = Journey(R"({"kind": "causal", "align": "top_left"})");
+  const Stages st = RunScenario(s);
+  const DecodeRun run = RunDecode(s, st, {2, 0});
+  ASSERT_EQ(run.steps.size(), 5u);  // the prefill of 2, then tokens 2, 3, 4, 5
+  const DecodeStep& step = run.steps[1];
+  EXPECT_EQ(step.keys, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(step.allowed(0, 0), 1);
+  EXPECT_EQ(step.allowed(0, 1), 0);
+  EXPECT_EQ(step.allowed(0, 2), 0);
+  EXPECT_EQ(step.weights[0](0, 0), 1.0);
+  EXPECT_GT(step.max_abs_diff, 0.05);
+  EXPECT_EQ(run.steps[0].max_abs_diff, 0.0 * run.steps[0].max_abs_diff);  // prefill: q == kv
+  const Scenario fixed = Journey(R"({"kind": "causal"})");
+  const DecodeRun ok = RunDecode(fixed, RunScenario(fixed), {2, 0});
+  EXPECT_LE(ok.max_abs_diff, 1e-6);
+}
+
+// The sliding window's cache is a ring buffer of W keys: each decoded token evicts the one
+// that left its window, and a chunk keeps W - 1 older keys plus itself while it attends.
+TEST(Decode, SlidingWindowEvictsIntoARingBuffer) {
+  const Scenario s = Journey(R"({"kind": "sliding_window", "window": 2})");
+  const Stages st = RunScenario(s);
+  const DecodeRun run = RunDecode(s, st, {4, 3});
+  ASSERT_EQ(run.steps.size(), 4u);  // chunks 0-2, 3; tokens 4, 5
+  EXPECT_EQ(run.steps[0].keys, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(run.steps[0].evicted, (std::vector<int64_t>{0}));  // W = 2 kept after the chunk
+  EXPECT_EQ(run.steps[0].cache_len, 2);
+  EXPECT_EQ(run.steps[1].keys, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(run.steps[1].evicted, (std::vector<int64_t>{1}));
+  EXPECT_EQ(run.steps[3].keys, (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(run.steps[3].cache_len, 2);
+  EXPECT_LE(run.max_abs_diff, 1e-6);
+}
+
+TEST(Decode, MaskNoneCannotBeDecodedAndSaysSo) {
+  const Scenario s = Journey(R"({"kind": "none"})");
+  const DecodeRun run = RunDecode(s, RunScenario(s), {3, 0});
+  EXPECT_EQ(run.unreachable_cells, 3 + 2 * 3 + 1 * 3 + 0);  // rows 0-2 miss 3 keys, 3 misses 2, 4 one
+  EXPECT_GT(run.max_abs_diff, 0.0);
+}
+
+TEST(Tiled, CausalSkipsTheTilesAboveTheDiagonal) {
+  const Scenario s = Journey(R"({"kind": "causal"})");
+  const TiledRun run = RunTiled(s, RunScenario(s), 2, 2);
+  EXPECT_EQ(run.steps.size(), 9u);
+  EXPECT_EQ(run.skipped_tiles, 3);  // (0, 1), (0, 2), (1, 2)
+  EXPECT_TRUE(run.steps[1].skipped);
+  EXPECT_LE(run.max_abs_diff, 1e-6);
+}
+
+// float64 (numpy-masked: NumPy's float64, causal): both loops run in double and agree with
+// the full computation to float64 rounding.
+TEST(Inference, Float64RunsInDouble) {
+  const Scenario s = LoadPreset("numpy-masked");
+  ASSERT_EQ(s.dtype, Dtype::kFloat64);
+  const Stages st = RunScenario(s);
+  const DecodeRun dec = RunDecode(s, st, {3, 2});
+  EXPECT_LE(dec.max_abs_diff, 1e-12);
+  EXPECT_NE(dec.context[0](3, 1), static_cast<double>(static_cast<float>(dec.context[0](3, 1))));
+  const TiledRun til = RunTiled(s, st, 3, 3);
+  EXPECT_LE(til.max_abs_diff, 1e-12);
+  EXPECT_EQ(til.skipped_tiles, 1);  // T = 4 in 3 x 3 tiles: rows 0..2 against key 3
+}
+
+TEST(Inference, RefusalsNameTheCulprit) {
+  const Scenario s = Journey(R"({"kind": "causal"})");
+  const Stages st = RunScenario(s);
+  auto message = [](auto f) {
+    try {
+      f();
+    } catch (const InferenceError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([&] { RunDecode(s, st, {7, 0}); }),
+            "--prefill: 7 is outside 0..6 (the scenario has T = 6 tokens)");
+  EXPECT_EQ(message([&] { RunTiled(s, st, 0, 2); }), "--block-q: 0 is less than 1 row");
+  Scenario mean = s;
+  mean.normalization = Normalization::kMean;
+  EXPECT_EQ(message([&] { RunTiled(mean, RunScenario(mean), 2, 2); }),
+            "normalization: the online softmax computes softmax, not \"mean\" (softmax or "
+            "softmax_then_mask)");
+}
+
+}  // namespace
+}  // namespace attnlab
