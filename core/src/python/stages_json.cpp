@@ -227,6 +227,10 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
         (has_x ? ",\"d_in\":" + std::to_string(st.shape.d_in) : std::string()) +
         ",\"d_k\":" + std::to_string(st.shape.dh) + ",\"d_out\":" + std::to_string(st.shape.d_out) +
         ",\"d_v\":" + std::to_string(st.shape.d_v) + "}");
+  if (!src.sink.empty()) {  // scaling.sink: what the sink took of each row, B x H x T x 1
+    w.Key("sink");
+    w.Stack(src.sink, B, H);
+  }
   WriteStats(w, st);
   if (!st.vocab.empty()) {
     w.Key("token_ids");
