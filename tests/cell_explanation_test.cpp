@@ -56,6 +56,26 @@ TEST(ExplainCell, SoftmaxWeightShowsScoreLogitAndNormaliser) {
             "Rows and columns count from 0, as PyTorch indexes them; the labels are the tokens.");
 }
 
+// Soft-capping and the sink (issue 26), with the numbers PyTorch gives: x = 1/sqrt(2) =
+// 0.70710677, 0.5 * torch.tanh(x / 0.5) = 0.44419277; with a sink of logit 0 row 2's
+// sum = 2 exp(1/sqrt(2) - sqrt(2)) + 1 + exp(-sqrt(2)) = 2.2292541 (float32 2.2292542), the
+// sink's share 0.10905744 (float32 0.10905743), its weight 0.22118102 (float32 0.221181).
+TEST(ExplainCell, SoftcapAndSinkShowTheirTerms) {
+  const std::vector<std::string> capped =
+      Texts(Explain(Small(R"(, "scaling": {"softcap": 0.5})"), Stage::kLogits, 2, 0));
+  ASSERT_EQ(capped.size(), 5u);
+  EXPECT_EQ(capped[2], "x = 1 / \u221A2 = 0.70710677");
+  EXPECT_EQ(capped[3], "logit = 0.5 \u00B7 tanh(x / 0.5) = 0.44419277");
+  EXPECT_EQ(capped[4], "(note) soft-capping (Gemma 2): every logit within (-0.5, 0.5)");
+  const std::vector<std::string> sunk =
+      Texts(Explain(Small(R"(, "scaling": {"sink": 0})"), Stage::kWeights, 2, 0));
+  ASSERT_EQ(sunk.size(), 7u);
+  EXPECT_EQ(sunk[4], "       = exp(0.70710677 - 1.4142135) / 2.2292542 = 0.221181");
+  EXPECT_EQ(sunk[5], "(note) \u03A3 = sum of exp(z - max) over the 3 allowed keys and the sink "
+                     "(logit 0); max includes the sink");
+  EXPECT_EQ(sunk[6], "(note) the sink took 0.10905743 of this row: its weights sum to 0.8909426");
+}
+
 TEST(ExplainCell, MaskedCellsSayWhy) {
   const Scenario causal = Small(R"(, "mask": {"kind": "causal"})");
   EXPECT_EQ(

@@ -323,7 +323,7 @@ TEST_F(Cli, ShowUnknownStageExits2ListingTheNames) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "attention-lab: error: --stage \"q\" is not a stage (X, W_query, W_key, W_value, Q, "
-            "K, V, scores, logits, mask, weights, weights_dropped, context, stats)\n");
+            "K, V, scores, logits, mask, weights, weights_dropped, sink, context, stats)\n");
 }
 
 // show ends with the variances the notebooks print, as the notebook prints them: the

@@ -529,6 +529,36 @@ save )" + Path("prefix.json") + "\n");
   EXPECT_EQ(prefix.mask.prefix, 3);  // T / 2 of the 7 tokens
 }
 
+// Soft-capping and the attention sink from the window (issue 26): each edit one undo step, the
+// sink refused with a clear message under another normalization.
+TEST_F(Gui, SoftcapAndSinkAreUndoableEdits) {
+  const std::string script = Write("modifiers.script", R"(preset gpt-oss-sink
+expect-ok
+hover weights 2 1
+softcap 2.5
+sink 0.25
+positions alibi
+save )" + Path("both.json") + R"(
+undo
+undo
+save )" + Path("undone.json") + R"(
+sink off
+normalization sum
+sink 1
+expect-error scaling.sink: needs normalization "softmax"
+)");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario both = ParseScenario(ReadFile(Path("both.json")));
+  ASSERT_TRUE(both.scaling.softcap.has_value());
+  EXPECT_EQ(*both.scaling.softcap, 2.5);
+  EXPECT_EQ(both.scaling.sink, std::vector<double>{0.25});
+  EXPECT_EQ(both.positions.kind, PositionKind::kAlibi);
+  const Scenario undone = ParseScenario(ReadFile(Path("undone.json")));
+  EXPECT_EQ(*undone.scaling.softcap, 2.5);
+  EXPECT_EQ(undone.scaling.sink, (std::vector<double>{1.5, -1.0}));  // the preset's, per head
+}
+
 // The weights' colour range: [0, largest] on screen is what the export and the command line's
 // --range data draw; the colours and the export follow the toolbar's choice.
 TEST_F(Gui, WeightsRangeDataIsExportedAsTheCommandLineDrawsIt) {

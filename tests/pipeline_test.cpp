@@ -87,6 +87,12 @@ TEST_P(GoldenScenario, EveryStageMatchesPyTorch) {
   } else {
     EXPECT_TRUE(st.weights_dropped.empty());
   }
+  // gpt-oss's sink: its column of each row's softmax over T + 1 (B x H x T x 1).
+  if (ex.contains("sink")) {
+    stack4("sink", st.sink);
+  } else {
+    EXPECT_TRUE(st.sink.empty());
+  }
   stack3("context", st.context, kAtol, kRtol);
   EXPECT_TRUE(MatrixNear("mask", st.mask.cast<float>(), JsonMatrix(ex["mask"]), 0, 0));
   EXPECT_EQ(st.tokens, ex["tokens"].get<std::vector<std::string>>());
@@ -129,6 +135,10 @@ TEST(GoldenScenarios, CoverEveryOptionOfTheFormat) {
       seen.insert(s.projections.kv_heads == 1 ? "kv_heads:mqa" : "kv_heads:gqa");
     if (s.projections.bias) seen.insert("bias");
     if (s.projections.out_proj) seen.insert("out_proj");
+    if (s.scaling.softcap) seen.insert("softcap");
+    if (s.positions.kind == PositionKind::kAlibi) seen.insert("positions:alibi");
+    if (s.scaling.sink.size() == 1) seen.insert("sink");
+    if (s.scaling.sink.size() > 1) seen.insert("sink:per_head");
     if (s.dropout.p > 0) seen.insert(s.dropout.seed ? "dropout:seeded" : "dropout:continued");
     if (ValidateScenario(s).B > 1) seen.insert("batch>1");
   }
@@ -158,7 +168,11 @@ TEST(GoldenScenarios, CoverEveryOptionOfTheFormat) {
                            "out_proj",
                            "dropout:seeded",
                            "dropout:continued",
-                           "batch>1"})
+                           "batch>1",
+                           "softcap",
+                           "sink",
+                           "sink:per_head",
+                           "positions:alibi"})
     EXPECT_TRUE(seen.count(want)) << "no golden scenario covers " << want;
 }
 

@@ -88,7 +88,7 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
        "projections.per_head: must be true or false, not a number"},
       {Edit("\"input\"", "\"temperature\": 2, \"input\""),
        "temperature: unknown field (expected one of: format, title, input, projections, scaling, "
-       "mask, normalization, dropout, dtype)"},
+       "mask, normalization, dropout, dtype, positions)"},
       {Edit("\"seed\": 123", "\"seed\": 123, \"order\": [\"key\", \"key\", \"value\"]"),
        "projections.order[1]: \"key\" appears twice; list query, key, value once each"},
       {Edit("scenario@1", "scenario@2"),
@@ -258,6 +258,51 @@ TEST(ParseScenario, MaskKindsRefuseBadFieldsNamingThem) {
        "doc_ids, of)"},
   };
   for (const auto& [mask, message] : cases) EXPECT_EQ(ErrorOf(with_mask(mask)), message) << mask;
+}
+
+// Soft-capping and the attention sink (issue 26): each refusal names its field.
+TEST(ParseScenario, ScoreModifiersRefuseBadValuesNamingThem) {
+  auto with = [](const std::string& scaling, const std::string& rest = "") {
+    return Edit("\"seed\": 123}", "\"seed\": 123}, \"scaling\": " + scaling + rest);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {with(R"({"softcap": 0})"),
+       "scaling.softcap: must be a number c > 0 (finite and not 0 in float32): logits = c * "
+       "tanh(logits / c), got 0.0"},
+      {with(R"({"softcap": -2})"),
+       "scaling.softcap: must be a number c > 0 (finite and not 0 in float32): logits = c * "
+       "tanh(logits / c), got -2.0"},
+      {with(R"({"softcap": 1e-50})"),
+       "scaling.softcap: must be a number c > 0 (finite and not 0 in float32): logits = c * "
+       "tanh(logits / c), got 1e-50"},
+      {with(R"({"softcap": "big"})"), "scaling.softcap: must be a number, not a string"},
+      {with(R"({"sink": 1e39})"), "scaling.sink: is 1e+39, which is not finite in float32"},
+      {with(R"({"sink": [0.5, "x"]})"), "scaling.sink[1]: must be a number, not a string"},
+      {with(R"({"sink": []})"),
+       "scaling.sink: must be a number or a non-empty array of numbers, one per head"},
+      {with(R"({"sink": [0.5, 1, 2]})"),
+       "scaling.sink: has 3 logits but must be one number or one per head (heads = 1)"},
+      {Edit("\"seed\": 123}", "\"seed\": 123}, \"positions\": {\"kind\": \"rope2\"}"),
+       "positions.kind: unknown value \"rope2\" (expected one of: none, alibi)"},
+      {Edit("\"seed\": 123}", "\"seed\": 123}, \"positions\": {}"),
+       "positions.kind: missing required field"},
+      {with(R"({"sink": 0.5})", R"(, "normalization": "sum")"),
+       "scaling.sink: needs normalization \"softmax\" (the sink is one more column of the "
+       "softmax), not \"sum\""},
+  };
+  for (const auto& [json, message] : cases) EXPECT_EQ(ErrorOf(json), message) << json;
+}
+
+// ALiBi's slopes as the paper's reference get_slopes gives them (tools/torch_oracle.py's copy).
+TEST(AlibiSlopes, AsThePapersReferenceCode) {
+  EXPECT_EQ(AlibiSlopes(1), (std::vector<double>{0.00390625}));
+  EXPECT_EQ(AlibiSlopes(4), (std::vector<double>{0.25, 0.0625, 0.015625, 0.00390625}));
+  EXPECT_EQ(AlibiSlopes(8)[0], 0.5);
+  EXPECT_EQ(AlibiSlopes(8)[7], 0.00390625);
+  // Not a power of two: the 4 slopes of 4 heads, then slopes 1 and 3 of 8 heads.
+  EXPECT_EQ(AlibiSlopes(6), (std::vector<double>{0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125}));
+  EXPECT_EQ(AlibiSlopes(3), (std::vector<double>{0.0625, 0.00390625, 0.25}));
+  EXPECT_NEAR(AlibiSlopes(12)[8], 0.7071067811865476, 1e-15);
 }
 
 TEST(AllowedCells, EachKindAsTheReferenceImplementationsCount) {
@@ -782,6 +827,9 @@ std::vector<Case> Cases() {
        [](Scenario& s) { s.projections.W[1](2, 0) = -5; }, kProjections},
       {"scaling", "sqrt_dk", randn, [](Scenario& s) { s.scaling.sqrt_dk = false; }, kLogits},
       {"scaling", "multiplier", randn, [](Scenario& s) { s.scaling.multiplier = 2.5; }, kLogits},
+      {"scaling", "softcap", randn, [](Scenario& s) { s.scaling.softcap = 30.0; }, kLogits},
+      // The sink changes the weights, not the logits.
+      {"scaling", "sink", randn, [](Scenario& s) { s.scaling.sink = {0.75}; }, kNone},
       {"mask", "kind", randn, [](Scenario& s) { s.mask.kind = MaskKind::kCausal; }, kLogits},
       {"mask", "allowed", qkv, [](Scenario& s) { s.mask.allowed(2, 0) = 1; }, kLogits},
       {"mask", "window", randn,
@@ -823,6 +871,8 @@ std::vector<Case> Cases() {
       {"dropout", "p", randn, [](Scenario& s) { s.dropout.p = 0.5; }, kNone},
       {"dropout", "seed", randn, [](Scenario& s) { s.dropout.seed = 4; }, kNone},
       {"", "dtype", randn, [](Scenario& s) { s.dtype = Dtype::kFloat64; }, kNone},
+      {"positions", "kind", randn, [](Scenario& s) { s.positions.kind = PositionKind::kAlibi; },
+       kLogits},
   };
 }
 
@@ -853,8 +903,9 @@ TEST(ScenarioFields, EveryMemberOfTheScenarioHasACase) {
   EXPECT_EQ(listed["scaling"].size(), CountFields<ScalingSpec>());
   EXPECT_EQ(listed["mask"].size(), CountFields<MaskSpec>());
   EXPECT_EQ(listed["dropout"].size(), CountFields<DropoutSpec>());
-  // The scenario's own fields besides its five sub-structs (input ... dropout).
-  EXPECT_EQ(listed[""].size() + 5, CountFields<Scenario>());
+  EXPECT_EQ(listed["positions"].size(), CountFields<PositionsSpec>());
+  // The scenario's own fields besides its six sub-structs (input ... dropout, positions).
+  EXPECT_EQ(listed[""].size() + 6, CountFields<Scenario>());
 }
 
 }  // namespace fields
@@ -887,6 +938,7 @@ TEST(EnumNames, EveryListRoundTrips) {
   ExpectSpellingsRoundTrip<MaskedRows>("nan, zero");
   ExpectSpellingsRoundTrip<Normalization>("softmax, softmax_naive, sum, mean, softmax_then_mask");
   ExpectSpellingsRoundTrip<Dtype>("float32, float64");
+  ExpectSpellingsRoundTrip<PositionKind>("none, alibi");
   ExpectSpellingsRoundTrip<TokenizerKind>("words, words_and_spaces, chars");
   EXPECT_EQ(NameList<Dtype>(" or "), "float32 or float64");
   EXPECT_EQ(NameList<MaskKind>(" or "),

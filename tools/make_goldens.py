@@ -324,10 +324,13 @@ def nonfinite():
 # The mask composer (issue 26): sliding window, prefix-LM, packed documents, and / or, and the
 # masked rows that give 0 (PyTorch >= 2.5's SDPA) instead of nan.
 # --------------------------------------------------------------------------------------------
+RANDN8 = {"source": "randn", "length": 8, "d_in": 4, "seed": 21}
+HEADS2 = {"init": "randn", "d_out": 4, "seed": 22, "heads": 2}
+
+
 def masks():
     s = {}
-    randn8 = {"source": "randn", "length": 8, "d_in": 4, "seed": 21}
-    heads2 = {"init": "randn", "d_out": 4, "seed": 22, "heads": 2}
+    randn8, heads2 = RANDN8, HEADS2
     s["mask-sliding-window-w3-heads2"] = {
         "format": F, "input": randn8, "projections": heads2,
         "mask": {"kind": "sliding_window", "window": 3}}
@@ -411,6 +414,54 @@ def grouped_kv():
     return s
 
 
+# --------------------------------------------------------------------------------------------
+# The score modifiers of issue 26: Gemma 2's soft-capping and gpt-oss's attention sink.
+# --------------------------------------------------------------------------------------------
+def score_modifiers():
+    s = {}
+    randn8, heads2 = RANDN8, HEADS2
+    # Logits well beyond the cap (multiplier 3): tanh flattens the large ones.
+    s["softcap-c2-causal-heads2"] = {
+        "format": F, "input": randn8, "projections": heads2,
+        "scaling": {"multiplier": 3.0, "softcap": 2.0}, "mask": {"kind": "causal"}}
+    s["softcap-sum-none"] = {
+        "format": F, "input": {"source": "matrix", "values": JOURNEY},
+        "projections": {"init": "torch_rand", "d_out": 2, "seed": 123},
+        "scaling": {"softcap": 0.5, "sqrt_dk": False}, "normalization": "sum"}
+    s["sink-scalar-causal-heads2"] = {
+        "format": F, "input": randn8, "projections": heads2,
+        "scaling": {"sink": 0.5}, "mask": {"kind": "causal"}}
+    # One sink per head, and a row with every key masked: 0 weights (the sink takes it all).
+    empty_row = {"kind": "and", "of": [
+        {"kind": "causal"},
+        {"kind": "custom", "allowed": [[0 if i == 1 else 1 for j in range(8)] for i in range(8)]}]}
+    s["sink-per-head-empty-row"] = {
+        "format": F, "input": randn8, "projections": heads2,
+        "scaling": {"sink": [-1.0, 2.5]}, "mask": empty_row}
+    s["sink-batch2-dropout-none"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 5, "d_in": 4, "seed": 8},
+        "projections": {"init": "linear", "d_out": 4, "seed": 9, "heads": 2},
+        "scaling": {"sink": 1.0}, "dropout": {"p": 0.25, "seed": 4}}
+    s["sink-softcap-window"] = {
+        "format": F, "input": randn8, "projections": heads2,
+        "scaling": {"multiplier": 2.0, "softcap": 1.5, "sink": [0.0, -0.5]},
+        "mask": {"kind": "sliding_window", "window": 3, "masked_rows": "zero"}}
+    # ALiBi: -slope_h * (i - j) on the logits, H a power of two and not (3 heads: the
+    # reference code's interleaved slopes), with the cap after it.
+    s["alibi-heads4-causal"] = {
+        "format": F, "input": randn8, "projections": {"init": "randn", "d_out": 8, "seed": 22, "heads": 4},
+        "mask": {"kind": "causal"}, "positions": {"kind": "alibi"}}
+    s["alibi-heads3-none-softcap-sink"] = {
+        "format": F, "input": {"source": "randn", "length": 6, "d_in": 6, "seed": 2},
+        "projections": {"init": "linear", "d_out": 6, "seed": 3, "heads": 3},
+        "scaling": {"softcap": 0.75, "sink": 0.0, "multiplier": 1.5}, "positions": {"kind": "alibi"}}
+    s["alibi-one-head-batch2-naive"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 5, "d_in": 4, "seed": 8},
+        "projections": {"init": "torch_rand", "d_out": 4, "seed": 9},
+        "mask": {"kind": "causal"}, "positions": {"kind": "alibi"}, "normalization": "softmax_naive"}
+    return s
+
+
 def scenario_cases():
     cases = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "assets", "presets", "*.json"))):
@@ -425,6 +476,7 @@ def scenario_cases():
     cases.update(nonfinite())
     cases.update(masks())
     cases.update(grouped_kv())
+    cases.update(score_modifiers())
     out = {}
     for name, scn in cases.items():
         out[name] = {"scenario": scn, "expected": torch_oracle.expected(json.loads(json.dumps(scn)))}

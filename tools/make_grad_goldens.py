@@ -69,10 +69,20 @@ def forward(scenario):
     logits = scores * scaling.get("multiplier", 1.0)
     if scaling.get("sqrt_dk", True):
         logits = logits / math.sqrt(dh)
+    if scenario.get("positions", {}).get("kind") == "alibi":  # a constant: no gradient of its own
+        slopes = torch.tensor(torch_oracle.alibi_slopes(heads)).view(1, heads, 1, 1)
+        logits = logits + -(slopes * (torch.arange(T).view(T, 1) - torch.arange(T).view(1, T)))
+    if "softcap" in scaling:  # Gemma 2's soft-capping
+        logits = scaling["softcap"] * torch.tanh(logits / scaling["softcap"])
     allowed = torch_oracle.allowed_cells(scenario.get("mask", {}), T)
     logits = logits.masked_fill(~allowed, float("-inf"))
     how = scenario.get("normalization", "softmax")
-    weights = torch_oracle.normalize(logits, allowed, how, (B, heads, T, T))
+    if "sink" in scaling:  # gpt-oss's sink column, dropped after the softmax
+        how = ("sink", sink_logits(scaling["sink"], heads))
+        S = how[1].reshape(1, heads, 1, 1).expand(B, -1, T, 1)
+        weights = torch.cat([logits, S], dim=-1).softmax(dim=-1)[..., :-1]
+    else:
+        weights = torch_oracle.normalize(logits, allowed, how, (B, heads, T, T))
     t.update(Q=Q, K=K, scores=scores, logits=logits)
     for tensor in t.values():
         if not tensor.is_leaf:
@@ -80,11 +90,18 @@ def forward(scenario):
     return t, weights, allowed, how
 
 
+def sink_logits(sink, heads):
+    """scaling.sink as one float32 logit per head."""
+    return torch.tensor(sink if isinstance(sink, list) else [sink] * heads)
+
+
 def row_jacobian(logits_row, allowed_row, how):
-    """d w / d z of one row's normalization at z = logits_row (T x T)."""
+    """d w / d z of one row's normalization at z = logits_row (T x T) (head 0's sink, if any)."""
     T = logits_row.shape[0]
 
     def normalize_row(z):
+        if how[0] == "sink":
+            return torch.cat([z, how[1][:1]]).softmax(dim=-1)[:-1]
         return torch_oracle.normalize(z[None, None, None], allowed_row[None], how, (1, 1, 1, T))[0, 0, 0]
 
     return torch.autograd.functional.jacobian(normalize_row, logits_row)
@@ -162,6 +179,22 @@ CASES = {
         "identity projections on text input, dropout (does not enter the loss)",
         {"source": "text", "text": "attention is all you need", "d_in": 4, "seed": 1},
         {"init": "identity"}, dropout={"p": 0.3, "seed": 5}), 4, 0),
+    # Issue 26's score modifiers: tanh's backward in grad_scores; the sink's column in the
+    # softmax (its own gradient dropped).
+    "softcap-sink-heads2-causal": (scenario(
+        "soft-capping c = 1.5 after multiplier 2, a sink per head, 2 heads, causal",
+        {"source": "randn", "length": 6, "d_in": 4, "seed": 5},
+        {"init": "randn", "d_out": 4, "seed": 2, "heads": 2},
+        scaling={"multiplier": 2.0, "softcap": 1.5, "sink": [0.5, -1.0]},
+        mask={"kind": "causal"}), 5, 1),
+    "preset-softcap": (preset("softcap"), 6, 2),
+    "preset-alibi": (preset("alibi"), 7, 3),
+    "alibi-softcap-heads2-none": (scenario(
+        "ALiBi under soft-capping c = 1, 2 heads, no mask",
+        {"source": "randn", "length": 5, "d_in": 4, "seed": 6},
+        {"init": "randn", "d_out": 4, "seed": 4, "heads": 2},
+        scaling={"softcap": 1.0}, positions={"kind": "alibi"}), 2, 4),
+    "preset-gpt-oss-sink": (preset("gpt-oss-sink"), 4, 4),
 }
 
 

@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(os.path.dirname(HERE), "tests", "golden")
 
 PER_TOKEN = ("X", "Q", "K", "V", "context")
-PER_HEAD = ("scores", "logits", "weights", "weights_dropped")
+PER_HEAD = ("scores", "logits", "weights", "weights_dropped", "sink")
 MATRICES = ("W_query", "W_key", "W_value", "mask")
 
 

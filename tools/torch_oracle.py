@@ -189,6 +189,19 @@ def normalize(logits, allowed, how, shape):
     raise ValueError("unknown normalization: %r" % how)
 
 
+def alibi_slopes(heads):
+    """ALiBi's per-head slopes as the paper's reference code (ofirpress/attention_with_linear_biases)
+    computes them: 2^(-8h/H), h = 1..H, for H a power of two; otherwise the slopes of the power
+    of two just below H, then every other slope of twice that power for the remaining heads."""
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(heads).is_integer():
+        return power_of_2(heads)
+    closest = 2 ** math.floor(math.log2(heads))
+    return power_of_2(closest) + power_of_2(2 * closest)[0::2][:heads - closest]
+
+
 def split_heads(M, B, T, heads, dh):
     return M.view(B, T, heads, dh).transpose(1, 2)
 
@@ -224,12 +237,31 @@ def run(scenario):
     logits = scores * scaling.get("multiplier", 1.0)
     if scaling.get("sqrt_dk", True):
         logits = logits / math.sqrt(dh)
+    if scenario.get("positions", {}).get("kind") == "alibi":
+        # ALiBi: -slope_h * (i - j) added to the scaled logits, before the cap and the mask.
+        slopes = torch.tensor(alibi_slopes(heads), dtype=logits.dtype).view(1, heads, 1, 1)
+        i = torch.arange(T).view(T, 1)
+        j = torch.arange(T).view(1, T)
+        logits = logits + -(slopes * (i - j))
+    if "softcap" in scaling:  # Gemma 2's soft-capping, before the mask
+        cap = scaling["softcap"]
+        logits = cap * torch.tanh(logits / cap)
     allowed = allowed_cells(scenario.get("mask", {}), T)
     norm = scenario.get("normalization", "softmax")
     if norm != "softmax_then_mask":  # which masks the weights, after the softmax
         logits = logits.masked_fill(~allowed, float("-inf"))
-    weights = normalize(logits, allowed, scenario.get("normalization", "softmax"),
-                        (B, heads, T, T))
+    sink = None
+    if "sink" in scaling:
+        # gpt-oss's reference sdpa: one sink logit per head as one more column of every row's
+        # softmax (torch.cat([QK, S], dim=-1).softmax(dim=-1)), dropped before the product with V.
+        logit = scaling["sink"]
+        per_head = logit if isinstance(logit, list) else [logit] * heads
+        S = torch.tensor(per_head, dtype=logits.dtype).reshape(1, heads, 1, 1).expand(B, -1, T, 1)
+        full = torch.cat([logits, S], dim=-1).softmax(dim=-1)
+        weights, sink = full[..., :-1], full[..., -1:]
+    else:
+        weights = normalize(logits, allowed, scenario.get("normalization", "softmax"),
+                            (B, heads, T, T))
     if scenario.get("mask", {}).get("masked_rows", "nan") == "zero":
         # PyTorch >= 2.5's scaled_dot_product_attention (_safe_softmax): a row with no allowed
         # key gives 0 weights, not softmax's nan.
@@ -256,6 +288,8 @@ def run(scenario):
     stages.update(X=X, Q=Q, K=K, V=V, scores=scores, logits=logits, weights=weights,
                   context=context, mask=allowed.int(), W_query=W["query"], W_key=W["key"],
                   W_value=W["value"])
+    if sink is not None:
+        stages["sink"] = sink
     stages["var_K"] = K.var().item()
     stages.update(labels)
     return stages

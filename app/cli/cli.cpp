@@ -465,7 +465,9 @@ int Show(const std::string& input, const std::string& stage) {
     if (!stage.empty() && stage != name) continue;
     const PrintedStage p = *PrintStage(st, name);
     if (!p.present) {
-      if (!stage.empty()) std::cout << "\n" << name << ": none (dropout p is 0)\n";
+      if (!stage.empty())
+        std::cout << "\n" << name << ": none ("
+                  << (name == "sink" ? "no scaling.sink" : "dropout p is 0") << ")\n";
       continue;
     }
     std::string shape;
@@ -607,7 +609,7 @@ int Run(int argc, char** argv) {
   show->add_option("scenario", input, kScenarioHelp)->required();
   show->add_option("--stage", stage,
                    "Only this stage: X, W_query, W_key, W_value, Q, K, V, scores, logits, mask, "
-                   "weights, weights_dropped or context; or stats, the notebooks' .var() prints");
+                   "weights, weights_dropped, sink or context; or stats, the notebooks' .var() prints");
 
   std::string code_out = "-";
   CLI::App* code = app.add_subcommand("code", "Print the PyTorch program that computes a scenario");

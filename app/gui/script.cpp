@@ -381,6 +381,33 @@ const CommandSpec kCommands[] = {
      "FROM TO FRAMES: one edit per frame, log-spaced, held like a slider: one undo step"},
     {"scaling", 1, OnOff, [](Call& c) { Emit(c.state, SetSqrtDk{c.w[1] == "on"}); },
      "on|off: divide by sqrt(d_k)"},
+    {"positions", 1, [](const Words& w) { EnumArg<PositionKind>(w[1]); },
+     [](Call& c) {
+       const PositionKind kind = EnumArg<PositionKind>(c.w[1]);
+       Edit(c, "positions", [kind](Scenario& x) { x.positions.kind = kind; });
+     },
+     "none|alibi: positions.kind (the checkbox \"ALiBi (linear biases)\")"},
+    {"softcap", 1, [](const Words& w) { if (w[1] != "off" && !(Number(w[1]) > 0)) throw std::invalid_argument("off or C > 0"); },
+     [](Call& c) {
+       const std::optional<double> cap =
+           c.w[1] == "off" ? std::nullopt : std::optional<double>(Number(c.w[1]));
+       Edit(c, "soft-cap c", [cap](Scenario& x) { x.scaling.softcap = cap; });
+     },
+     "off|C: scaling.softcap (the checkbox \"soft-cap the logits\" and its c)"},
+    {"sink", -1,
+     [](const Words& w) {
+       if (w.size() < 2) throw std::invalid_argument("off, or one sink logit or one per head");
+       if (w[1] != "off")
+         for (size_t k = 1; k < w.size(); ++k) Number(w[k]);
+     },
+     [](Call& c) {
+       std::vector<double> sink;
+       if (c.w[1] != "off")
+         for (size_t k = 1; k < c.w.size(); ++k) sink.push_back(Number(c.w[k]));
+       Edit(c, "sink logit", [sink](Scenario& x) { x.scaling.sink = sink; });
+     },
+     "off|S [S ...]: scaling.sink, one logit for every head or one per head (the checkbox "
+     "\"attention sink\")"},
     {"mask", 1,
      [](const Words& w) {
        if (w[1] != "toggle" && !ParseName<MaskKind>(w[1]))

@@ -1,5 +1,6 @@
 // attention_panel.cpp: the knobs between the scores and the weights: 1/sqrt(d_k), the
-// multiplier (1/temperature), the mask, the normalization and dropout.
+// multiplier (1/temperature), soft-capping and the attention sink, the mask, the normalization
+// and dropout.
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/base/text.h"
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
 #include "gui/widgets.h"
@@ -54,6 +56,81 @@ void DrawScaling(AppState& state, const Scenario& s, const Shape& sh) {
   ImGui::SameLine();
   ImGui::TextDisabled("temperature %.3g", 1.0 / s.scaling.multiplier);
   Tip("temperature = 1/m: hot (large) flattens the weights, cold (small) sharpens them.");
+}
+
+/// The score modifiers of today's models: soft-capping (Gemma 2) and gpt-oss's attention sink,
+/// each a checkbox with its value under it; every edit is one undo step (a drag too).
+void DrawScoreModifiers(AppState& state, const Scenario& s, const Shape& sh) {
+  bool alibi = s.positions.kind == PositionKind::kAlibi;
+  if (ImGui::Checkbox("ALiBi (linear biases)", &alibi))
+    Emit(state, EditScenario{alibi ? "ALiBi on" : "ALiBi off", [alibi](Scenario& x) {
+                               x.positions.kind = alibi ? PositionKind::kAlibi : PositionKind::kNone;
+                             }});
+  {
+    std::string slopes;
+    for (double m : AlibiSlopes(sh.H)) slopes += (slopes.empty() ? "" : ", ") + FormatNumber(m, NumberStyle::kShortest);
+    Tip(("ALiBi (Press et al., BLOOM, MPT): adds -m_h (i - j) to the logits, a penalty growing "
+         "with the distance from the query, one slope per head, no position embeddings. "
+         "Slopes here: " + slopes + ".").c_str());
+  }
+  bool capped = s.scaling.softcap.has_value();
+  if (ImGui::Checkbox("soft-cap the logits", &capped))
+    Emit(state, EditScenario{capped ? "soft-capping on" : "soft-capping off", [capped](Scenario& x) {
+                               x.scaling.softcap = capped ? std::optional<double>(5.0) : std::nullopt;
+                             }});
+  Tip("Gemma 2's soft-capping: logits = c tanh(logits / c) after the scaling, before the mask. "
+      "Every logit lands within (-c, c), so no key can take a whole row however sharp the "
+      "scores. Gemma 2 uses c = 50.");
+  if (s.scaling.softcap) {
+    float c = static_cast<float>(*s.scaling.softcap);
+    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x));
+    if (ImGui::DragFloat("c##softcap", &c, 0.05f, 0.1f, 100.0f, "c = %.3g",
+                         ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp) &&
+        c > 0)
+      Emit(state, EditScenario{"soft-cap c", [c](Scenario& x) { x.scaling.softcap = c; }},
+           "scaling.softcap");
+    Tip("The cap c: drag sideways (0.1 .. 100), or double-click to type. Small c flattens the weights; "
+        "large c changes nothing. A whole drag is one undo step.");
+  }
+  const bool softmax = s.normalization == Normalization::kSoftmax;
+  bool sink = !s.scaling.sink.empty();
+  ImGui::BeginDisabled(!softmax && !sink);
+  if (ImGui::Checkbox("attention sink", &sink))
+    Emit(state, EditScenario{sink ? "sink on" : "sink off", [sink](Scenario& x) {
+                               x.scaling.sink = sink ? std::vector<double>{1.0} : std::vector<double>{};
+                             }});
+  ImGui::EndDisabled();
+  Tip(softmax || sink
+          ? "gpt-oss's attention sink: each row's softmax gets one more column with a fixed logit, "
+            "dropped before weights @ V. What the sink takes no key gets: the rows sum below 1 "
+            "(hover a weight to read the sink's share); a fully masked row gives 0, not NaN."
+          : "The sink is one more column of a softmax: choose the softmax normalization first.");
+  if (sink) {
+    const bool per_head = s.scaling.sink.size() > 1;
+    for (size_t h = 0; h < s.scaling.sink.size(); ++h) {
+      float v = static_cast<float>(s.scaling.sink[h]);
+      const std::string label = per_head ? "head " + std::to_string(h) + "##sink" + std::to_string(h)
+                                         : "sink logit##sink";
+      ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x));
+      if (ImGui::DragFloat(label.c_str(), &v, 0.05f, -20.0f, 20.0f, "s = %.3g",
+                           ImGuiSliderFlags_AlwaysClamp))
+        Emit(state, EditScenario{"sink logit", [h, v](Scenario& x) { x.scaling.sink[h] = v; }},
+             "scaling.sink" + std::to_string(h));
+      Tip("The sink's logit (drag sideways, or double-click to type): compared with the row's "
+          "logits, the higher it is the more the sink takes. gpt-oss learns one per head. A "
+          "whole drag is one undo step.");
+    }
+    if (sh.H > 1) {
+      if (ImGui::SmallButton(per_head ? "one for all heads" : "one per head")) {
+        const int64_t H = sh.H;
+        Emit(state, EditScenario{"sink per head", [per_head, H](Scenario& x) {
+                                   x.scaling.sink = per_head ? std::vector<double>{x.scaling.sink[0]}
+                                                             : std::vector<double>(H, x.scaling.sink[0]);
+                                 }});
+      }
+      Tip("One sink logit shared by every head, or one per head as gpt-oss has.");
+    }
+  }
 }
 
 /// The part of `m` at `path` (indices into `of`, outermost first).
@@ -256,6 +333,7 @@ void DrawAttentionPanel(AppState& state) {
   const Scenario& s = state.scenario;
   const Shape& sh = ShownShape(state);
   DrawScaling(state, s, sh);
+  DrawScoreModifiers(state, s, sh);
   DrawMask(state, s, sh);
   DrawNormalization(state, s);
   DrawDropout(state, s);

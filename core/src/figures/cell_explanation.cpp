@@ -54,8 +54,35 @@ void LogitLine(const Cell& c) {
   if (c.s.scaling.multiplier != 1.0) how += " \xC3\x97 " + Num(c.s.scaling.multiplier);
   if (c.s.scaling.sqrt_dk) how += " / \u221A" + std::to_string(c.st.shape.dh);
   if (c.s.scaling.multiplier == 1.0 && !c.s.scaling.sqrt_dk) how += " (no scaling)";
+  if (c.s.positions.kind == PositionKind::kAlibi) {
+    const double slope = AlibiSlopes(c.st.shape.H)[static_cast<size_t>(c.ref.head)];
+    how += " \xE2\x88\x92 " + Num(slope) + " \xC2\xB7 (" + Int(c.i) + " \xE2\x88\x92 " + Int(c.j) + ")";
+  }
+  if (c.s.scaling.softcap) {
+    // The scaled score before the cap, recomputed as the engine computes it (float32).
+    float x = c.scores(c.i, c.j);
+    if (c.s.scaling.multiplier != 1.0) x = x * static_cast<float>(c.s.scaling.multiplier);
+    if (c.s.scaling.sqrt_dk) x = x / static_cast<float>(std::sqrt(double(c.st.shape.dh)));
+    if (c.s.positions.kind == PositionKind::kAlibi)
+      x = x + -(static_cast<float>(AlibiSlopes(c.st.shape.H)[static_cast<size_t>(c.ref.head)]) *
+                static_cast<float>(c.i - c.j));
+    const std::string cap = Num(*c.s.scaling.softcap);
+    c.Text("x = " + how.substr(8) + " = " + Num(x));
+    c.Text("logit = " + cap + " \xC2\xB7 tanh(x / " + cap + ") = " + Num(c.logits(c.i, c.j)));
+    c.Note("soft-capping (Gemma 2): every logit within (-" + cap + ", " + cap + ")");
+    return;
+  }
   how += " = " + Num(c.logits(c.i, c.j));
   c.Text(how);
+  if (c.s.positions.kind == PositionKind::kAlibi)
+    c.Note("ALiBi: head " + Int(c.ref.head) + "'s slope times the distance i \xE2\x88\x92 j, "
+           "subtracted (far keys lose more)");
+}
+
+/// What gpt-oss's sink took of row i (scaling.sink; -1 without one).
+double SinkShare(const Cell& c) {
+  if (c.st.sink.empty()) return -1;
+  return c.st.Head(c.st.sink, c.ref.batch, c.ref.head)(c.i, 0);
 }
 
 /// The row's normaliser and the weight it gives, as the normalization computes it (recomputed
@@ -65,6 +92,7 @@ void WeightLines(const Cell& c) {
     c.Text(MaskAppliesToLogits(c.s.normalization)
                ? "weight = 0 (masked: exp(-inf) = 0)"
                : "weight = 0 (masked after the softmax: its share times 0)");
+    if (SinkShare(c) >= 0) c.Note("the sink took " + Num(SinkShare(c)) + " of this row");
     return;
   }
   const auto row = c.logits.row(c.i);
@@ -80,6 +108,20 @@ void WeightLines(const Cell& c) {
       sum_exp_raw += std::exp(static_cast<double>(row(k)));
     }
   const double z = c.logits(c.i, c.j), w = c.weights(c.i, c.j);
+  if (SinkShare(c) >= 0) {  // gpt-oss's sink: one more column in the softmax's sum
+    const double sink = c.s.scaling.SinkOf(c.ref.head);
+    mx = std::max(mx, sink);
+    sum_exp = std::exp(sink - mx);
+    for (int64_t k = 0; k < row.size(); ++k)
+      if (open(k)) sum_exp += std::exp(static_cast<double>(row(k)) - mx);
+    c.Text("weight = exp(z - max) / \xCE\xA3");
+    c.Text("       = exp(" + Num(z) + " - " + Num(mx) + ") / " + Num(sum_exp) + " = " + Num(w));
+    c.Note("\xCE\xA3 = sum of exp(z - max) over the " + Int(n) + " allowed keys and the sink (logit " +
+           Num(sink) + "); max includes the sink");
+    c.Note("the sink took " + Num(SinkShare(c)) + " of this row: its weights sum to " +
+           Num(1 - SinkShare(c)));
+    return;
+  }
   switch (c.s.normalization) {
     case Normalization::kSoftmax:
       c.Text("weight = exp(z - max) / \xCE\xA3");

@@ -100,15 +100,18 @@ std::string StageTitle(const Scenario& s, Stage stage) {
     case Stage::kMask:
       return s.mask.kind == MaskKind::kNone ? "mask: none (all allowed)" : "mask: " + MaskName(s.mask);
     case Stage::kLogits: {
-      std::string h = "logits = scores";
+      std::string h = "scores";
       if (s.scaling.multiplier != 1.0) h += " \u00D7 m";
       if (s.scaling.sqrt_dk) h += " / \u221Ad_k";
-      return h;
+      if (s.positions.kind == PositionKind::kAlibi) h += " \u2212 m\u2095(i \u2212 j)";  // ALiBi
+      if (s.scaling.softcap) return "logits = c tanh(" + h + " / c)";  // Gemma 2
+      return "logits = " + h;
     }
     case Stage::kWeights:
       switch (s.normalization) {
-        case Normalization::kSoftmax:
-          return "weights = softmax(logits)";
+        case Normalization::kSoftmax:  // gpt-oss's sink: one more column, dropped after
+          return s.scaling.sink.empty() ? "weights = softmax(logits)"
+                                        : "weights = softmax([logits, sink])[:, :T]";
         case Normalization::kSoftmaxNaive:
           return "weights = exp(z) / \u03A3 exp(z)";
         case Normalization::kSum:
@@ -157,8 +160,16 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
   } else {
     parts.push_back(s.scaling.sqrt_dk ? "scaled by 1/\u221Ad_k" : "unscaled");
     parts.push_back("multiplier " + Num(s.scaling.multiplier));
-    if (stage == Stage::kWeights || stage == Stage::kWeightsDropped)
+    if (s.positions.kind == PositionKind::kAlibi)
+      parts.push_back("ALiBi slope " + Num(AlibiSlopes(sh.H)[static_cast<size_t>(
+                                           std::clamp<int64_t>(head, 0, sh.H - 1))]));
+    if (s.scaling.softcap) parts.push_back("soft-cap c = " + Num(*s.scaling.softcap));
+    if (stage == Stage::kWeights || stage == Stage::kWeightsDropped) {
       parts.push_back(Name(s.normalization));
+      if (!s.scaling.sink.empty())
+        parts.push_back("sink logit " + Num(s.scaling.SinkOf(std::min(head, sh.H - 1))) +
+                        ": rows sum below 1");
+    }
     if (stage == Stage::kWeightsDropped) parts.push_back("dropout p " + Num(s.dropout.p));
   }
   // The precision, when it is not PyTorch's default: figures and maps of a float64 scenario
@@ -192,10 +203,12 @@ const char* StageHelp(Stage stage) {
              "Masked cells (hatched) get a logit of -inf, so their weight is 0.";
     case Stage::kLogits:
       return "The scores times the multiplier (1/temperature), divided by sqrt(d_k) when "
-             "scaling is on, with -inf where the mask forbids. Softmax sees these numbers.";
+             "scaling is on, with -inf where the mask forbids. Softmax sees these numbers. "
+             "Soft-capping (Gemma 2) squashes them into (-c, c) with c tanh(x / c) first.";
     case Stage::kWeights:
       return "Attention weights: each row is normalised (softmax by default) so it sums to 1. "
-             "A peaked row means the query attends to almost one key.";
+             "A peaked row means the query attends to almost one key. With an attention sink "
+             "(gpt-oss) one more column takes a share, so rows sum below 1.";
     case Stage::kWeightsDropped:
       return "nn.Dropout in training mode: each weight is multiplied by 0 with probability p, "
              "else by 1 / (1 - p) (a dropped inf or nan weight becomes nan).";

@@ -102,6 +102,19 @@ Gradients LossGradients(const Scenario& s, const Stages& st, int64_t row, int64_
     g.grad_logits[m].row(row) = gz;
     for (int64_t k = 0; k < sh.T; ++k) {
       float v = Allowed(st, row, k) ? gz[k] : 0.0f;  // masked_fill's backward
+      if (s.scaling.softcap) {
+        // cap * tanh(x / cap) backward as autograd takes it: * cap, tanh's (1 - y * y) with y
+        // its output (x recomputed as the forward pass computes it), / cap.
+        const float cap = static_cast<float>(*s.scaling.softcap);
+        float x = st.scores[m](row, k);
+        if (mult != 1.0f) x = x * mult;
+        if (s.scaling.sqrt_dk) x = x / div;
+        if (s.positions.kind == PositionKind::kAlibi)  // ALiBi's bias comes before the cap
+          x = x + -(static_cast<float>(AlibiSlopes(sh.H)[static_cast<size_t>(m % sh.H)]) *
+                    static_cast<float>(row - k));
+        const float y = std::tanh(x / cap);
+        v = ((v * cap) * (1.0f - y * y)) / cap;
+      }
       if (s.scaling.sqrt_dk) v = v / div;
       g.grad_scores[m](row, k) = v * mult;
     }

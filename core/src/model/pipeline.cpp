@@ -147,6 +147,7 @@ const Stages& Engine::Run(const Scenario& s) {
     if (s.dropout.p != last_.dropout.p || s.dropout.seed != last_.dropout.seed) from = 5;
     if (s.normalization != last_.normalization)  // softmax_then_mask leaves the logits unmasked
       from = MaskAppliesToLogits(s.normalization) == MaskAppliesToLogits(last_.normalization) ? 4 : 3;
+    if (s.scaling.sink != last_.scaling.sink) from = std::min(from, 4);
     if (!SameLogitSettings(s, last_)) from = 3;
     if (!SameProjections(s.projections, last_.projections)) from = 1;
     if (!SameInput(s.input, last_.input)) from = 0;
@@ -221,7 +222,7 @@ void Engine::RoundFloat64(int from) {
   }
   if (from <= 2) Round(f.scores, st.scores);
   if (from <= 3) Round(f.logits, st.logits);
-  if (from <= 4) Round(f.weights, st.weights);
+  if (from <= 4) Round(f.weights, st.weights), Round(f.sink, st.sink);
   if (from <= 5) Round(f.weights_dropped, st.weights_dropped);
   if (from <= 6) Round(f.context, st.context);
 }
@@ -492,9 +493,22 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   if (do_logits) ++counts_.logits, sized(st.logits), BuildMask(s);
   ++counts_.weights;
   sized(st.weights);
+  // gpt-oss's sink: one logit per head (scaling.sink), its share of each row kept in st.sink.
+  const bool with_sink = !s.scaling.sink.empty();
+  std::vector<S> sinks;
+  st.sink.clear();
+  if (with_sink) {
+    st.sink.assign(count, MatrixOf<S>::Zero(T, 1));
+    for (int64_t h = 0; h < sh.H; ++h) sinks.push_back(static_cast<S>(s.scaling.SinkOf(h)));
+  }
   if (with_context) PrepareContext<S>();
   const S div = static_cast<S>(std::sqrt(static_cast<double>(sh.dh)));
-  const rules::LogitScaling<S> scaling{static_cast<S>(s.scaling.multiplier), div, s.scaling.sqrt_dk};
+  const rules::LogitScaling<S> scaling{static_cast<S>(s.scaling.multiplier), div, s.scaling.sqrt_dk,
+                                       s.scaling.softcap.has_value(),
+                                       static_cast<S>(s.scaling.softcap.value_or(1.0))};
+  std::vector<S> slopes;  // ALiBi's slope of each head
+  if (s.positions.kind == PositionKind::kAlibi)
+    for (double slope : AlibiSlopes(sh.H)) slopes.push_back(static_cast<S>(slope));
   const bool logit_tails = logits_tail_ != key, weight_tails = weights_tail_ != key;
   const RowBlocks blocks(T);
   const MaskMatrix& mask = stages_.mask;
@@ -509,10 +523,15 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
       MultiplyInto(numerics_.product, st.Q[b].block(r0, h * sh.dh, rb, sh.dh),
                    st.K[b].middleCols(sh.KvHead(h) * sh.dh, sh.dh).transpose(),
                    st.scores[m].middleRows(r0, rb));
-    if (do_logits) kernels::LogitRows<S>(st.scores[m], mask, kind, scaling, r0, rb, logit_tails, st.logits[m]);
+    if (do_logits) {
+      rules::LogitScaling<S> f = scaling;
+      if (!slopes.empty()) f.alibi = true, f.slope = slopes[static_cast<size_t>(h)];
+      kernels::LogitRows<S>(st.scores[m], mask, kind, f, r0, rb, logit_tails, st.logits[m]);
+    }
     block_zero_tail_[m * blocks.blocks + blocks.Block(task)] =
         kernels::WeightRows<S>(s.normalization, numerics_, st.logits[m], mask, kind, r0, rb, weight_tails,
-                   st.weights[m]);
+                   st.weights[m], with_sink ? &sinks[static_cast<size_t>(h)] : nullptr,
+                   with_sink ? &st.sink[m] : nullptr);
     if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(mask, r0, rb, st.weights[m]);
     if (with_context) ContextRows<S>(st.weights, m, r0, rb, blocks.Block(task));
   });

@@ -612,7 +612,7 @@ Scenario ParseScenario(const std::string& json_text) {
   CheckKeys(
       j, "",
       {"format", "title", "input", "projections", "scaling", "mask", "normalization", "dropout",
-       "dtype"});
+       "dtype", "positions"});
   const std::string format = String(Require(j, "", "format"), "format");
   if (format != kScenarioFormat)
     Fail("format", "must be \"" + std::string(kScenarioFormat) + "\", got \"" +
@@ -639,10 +639,21 @@ Scenario ParseScenario(const std::string& json_text) {
   }
   if (j.contains("scaling")) {
     const json& sc = Object(j["scaling"], "scaling");
-    CheckKeys(sc, "scaling", {"sqrt_dk", "multiplier"});
+    CheckKeys(sc, "scaling", {"sqrt_dk", "multiplier", "softcap", "sink"});
     if (sc.contains("sqrt_dk")) s.scaling.sqrt_dk = Bool(sc["sqrt_dk"], "scaling.sqrt_dk");
     if (sc.contains("multiplier"))
       s.scaling.multiplier = Number(sc["multiplier"], "scaling.multiplier");
+    if (sc.contains("softcap")) s.scaling.softcap = Number(sc["softcap"], "scaling.softcap");
+    if (sc.contains("sink")) {
+      const json& sk = sc["sink"];
+      if (sk.is_array()) {
+        if (sk.empty()) Fail("scaling.sink", "must be a number or a non-empty array of numbers, one per head");
+        for (size_t h = 0; h < sk.size(); ++h)
+          s.scaling.sink.push_back(FiniteFloat(sk[h], Index("scaling.sink", h)));
+      } else {
+        s.scaling.sink.push_back(FiniteFloat(sk, "scaling.sink"));
+      }
+    }
   }
   if (j.contains("mask")) s.mask = ParseMask(j["mask"], "mask", true);
   if (j.contains("normalization"))
@@ -655,6 +666,11 @@ Scenario ParseScenario(const std::string& json_text) {
   }
   if (j.contains("dtype"))
     s.dtype = Choice<Dtype>(j["dtype"], "dtype");
+  if (j.contains("positions")) {
+    const json& p = Object(j["positions"], "positions");
+    CheckKeys(p, "positions", {"kind"});
+    s.positions.kind = Choice<PositionKind>(Require(p, "positions", "kind"), "positions.kind");
+  }
   ValidateScenario(s);
   return s;
 }
@@ -1056,7 +1072,51 @@ void ValidateMask(const MaskSpec& mask, const std::string& path, int64_t T) {
     ValidateMask(mask.of[i], path + ".of[" + std::to_string(i) + "]", T);
 }
 
+// scaling.softcap and scaling.sink: their values, and the normalizations a sink has a meaning
+// for (gpt-oss's sink is one more column of a softmax).
+void ValidateScoreModifiers(const Scenario& s, const Shape& sh) {
+  const ScalingSpec& sc = s.scaling;
+  if (sc.softcap) {
+    const double c = *sc.softcap;
+    if (!(std::isfinite(c) && c > 0 && static_cast<float>(c) > 0 &&
+          std::isfinite(static_cast<float>(c))))
+      Fail("scaling.softcap", "must be a number c > 0 (finite and not 0 in float32): logits = "
+                              "c * tanh(logits / c), got " + json(c).dump());
+  }
+  if (sc.sink.empty()) return;
+  for (size_t h = 0; h < sc.sink.size(); ++h)
+    if (!std::isfinite(static_cast<float>(sc.sink[h])))
+      Fail(sc.sink.size() == 1 ? "scaling.sink" : Index("scaling.sink", h),
+           "must be finite in float32, got " + json(sc.sink[h]).dump());
+  if (sc.sink.size() != 1 && static_cast<int64_t>(sc.sink.size()) != sh.H)
+    Fail("scaling.sink", "has " + std::to_string(sc.sink.size()) +
+                             " logits but must be one number or one per head (heads = " +
+                             std::to_string(sh.H) + ")");
+  if (s.normalization != Normalization::kSoftmax)
+    Fail("scaling.sink", std::string("needs normalization \"softmax\" (the sink is one more "
+                                     "column of the softmax), not \"") +
+                             Name(s.normalization) + "\"");
+}
+
 }  // namespace
+
+std::vector<double> AlibiSlopes(int64_t H) {
+  // The slopes of n heads, n a power of two: start, start^2, ..., start^n, start = 2^(-8/n)
+  // (the reference code's 2 ** (-2 ** -(log2(n) - 3)), then start * ratio ** i).
+  auto power_of_2 = [](int64_t n) {
+    const double start = std::pow(2.0, -std::pow(2.0, -(std::log2(static_cast<double>(n)) - 3)));
+    std::vector<double> out;
+    for (int64_t i = 0; i < n; ++i) out.push_back(start * std::pow(start, static_cast<double>(i)));
+    return out;
+  };
+  int64_t closest = 1;
+  while (closest * 2 <= H) closest *= 2;
+  std::vector<double> slopes = power_of_2(closest);
+  if (closest == H) return slopes;
+  const std::vector<double> twice = power_of_2(2 * closest);
+  for (int64_t k = 0; k < H - closest; ++k) slopes.push_back(twice[static_cast<size_t>(2 * k)]);
+  return slopes;
+}
 
 Shape ValidateScenario(const Scenario& s) {
   Shape sh;
@@ -1064,6 +1124,7 @@ Shape ValidateScenario(const Scenario& s) {
   ValidateProjections(s, sh);
   ValidateGenerator(s);
   if (!std::isfinite(s.scaling.multiplier)) Fail("scaling.multiplier", "must be a finite number");
+  ValidateScoreModifiers(s, sh);
   ValidateMask(s.mask, "mask", sh.T);
   if (!(s.dropout.p >= 0.0 && s.dropout.p < 1.0))
     Fail("dropout.p", "must be in [0, 1), got " + json(s.dropout.p).dump());
@@ -1227,11 +1288,15 @@ json MaskJson(const MaskSpec& mask) {
 // scaling, mask, normalization and dropout.
 void WriteStages(const Scenario& s, json& j) {
   j["scaling"] = {{"sqrt_dk", s.scaling.sqrt_dk}, {"multiplier", s.scaling.multiplier}};
+  if (s.scaling.softcap) j["scaling"]["softcap"] = *s.scaling.softcap;
+  if (s.scaling.sink.size() == 1) j["scaling"]["sink"] = s.scaling.sink[0];
+  if (s.scaling.sink.size() > 1) j["scaling"]["sink"] = s.scaling.sink;
   j["mask"] = MaskJson(s.mask);
   j["normalization"] = Name(s.normalization);
   j["dropout"] = {{"p", s.dropout.p},
                   {"seed", s.dropout.seed ? SeedJson(*s.dropout.seed) : json(nullptr)}};
   if (s.dtype != Dtype::kFloat32) j["dtype"] = Name(s.dtype);
+  if (s.positions.kind != PositionKind::kNone) j["positions"] = {{"kind", Name(s.positions.kind)}};
 }
 
 }  // namespace
@@ -1299,6 +1364,7 @@ bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
 
 bool SameLogitSettings(const Scenario& a, const Scenario& b) {
   return a.scaling.sqrt_dk == b.scaling.sqrt_dk && a.scaling.multiplier == b.scaling.multiplier &&
+         a.scaling.softcap == b.scaling.softcap && a.positions.kind == b.positions.kind &&
          SameMask(a.mask, b.mask);
 }
 
@@ -1417,7 +1483,8 @@ MaskMatrix AllowedCells(const MaskSpec& mask, int64_t T) {
 bool operator==(const Scenario& a, const Scenario& b) {
   return a.title == b.title && SameInput(a.input, b.input) &&
          SameProjections(a.projections, b.projections) && SameLogitSettings(a, b) &&
-         a.normalization == b.normalization && a.dropout.p == b.dropout.p &&
+         a.normalization == b.normalization && a.scaling.sink == b.scaling.sink &&
+         a.dropout.p == b.dropout.p &&
          a.dropout.seed == b.dropout.seed && a.dtype == b.dtype;
 }
 

@@ -38,11 +38,16 @@ inline bool ReadsMaskCells(MaskKind kind) {
   return kind != MaskKind::kNone && kind != MaskKind::kCausal;
 }
 
-// How logits are made from scores: * mult, then / div (sqrt(dh) rounded to S) when scale.
+// How logits are made from scores: * mult, then / div (sqrt(dh) rounded to S) when scale,
+// then, when softcap, cap * tanh(logits / cap) (Gemma 2's soft-capping, before the mask).
 template <typename S>
 struct LogitScaling {
   S mult, div;
   bool scale;
+  bool softcap = false;
+  S cap = 1;
+  bool alibi = false;  // ALiBi: + -(slope * (i - j)) after the scaling, before the cap
+  S slope = 0;         // the head's ALiBi slope (AlibiSlopes, scenario.h) in S
 };
 
 // Rows [r0, r0 + rb) of logits from the same rows of scores. `tails` says whether the -inf
@@ -64,6 +69,12 @@ void LogitRows(const MatrixOf<S>& sc, const MaskMatrix& mask, MaskKind kind, Log
     } else {
       for (int64_t j = 0; j < len; ++j) out[j] = in[j] * f.mult;
     }
+    // ALiBi's bias -(slope * (i - j)), rounded as PyTorch's float tensors round it.
+    if (f.alibi)
+      for (int64_t j = 0; j < len; ++j) out[j] = out[j] + -(f.slope * static_cast<S>(i - j));
+    // c * tanh(logits / c): three roundings, as PyTorch computes the expression.
+    if (f.softcap)
+      for (int64_t j = 0; j < len; ++j) out[j] = f.cap * static_cast<S>(std::tanh(out[j] / f.cap));
     if (tails)
       for (int64_t j = len; j < T; ++j) out[j] = neg_inf;
     if (ReadsMaskCells(kind)) {
@@ -95,14 +106,19 @@ S RowSum(Numerics::Sum order, const S* x, int64_t len, int64_t T) {
 }
 
 // Normalises one row's first `len` logits z into out (PyTorch's formulas, see pipeline.h; the
-// sums, the softmax's scaling and exp by the run's Numerics) and returns what PyTorch writes
+// sums, the softmax's scaling and exp by the run's Numerics). With a `sink` logit (softmax
+// only; nullptr: none) the softmax runs over the row and one more column holding *sink, as
+// gpt-oss's reference sdpa concatenates it, and *sink_weight receives that column's share (the
+// row's weights then sum to 1 minus it; a row of -inf gives 0 weights and 1 to the sink).
+// Returns what PyTorch writes
 // in the row's masked cells beyond `len`: exp(-inf) = 0 (or the masked 0 of "sum" and "mean")
 // times or divided by the row's normaliser. That is +0 for a finite positive normaliser, -0
 // for a negative one ("sum"), and nan when the normaliser is 0 or nan (exp underflow, a zero
 // row sum, +inf logits: inf - inf), as in the rest of the row.
 template <typename S>
 S NormalizeRow(Normalization norm, const Numerics& num, const S* logits, const uint8_t* allowed,
-               int64_t len, int64_t T, S* weights) {
+               int64_t len, int64_t T, S* weights, const S* sink = nullptr,
+               S* sink_weight = nullptr) {
   using Array = Eigen::Array<S, Eigen::Dynamic, 1>;
   const Eigen::Map<const Array> z(logits, len);
   Eigen::Map<Array> out(weights, len);
@@ -110,15 +126,19 @@ S NormalizeRow(Normalization norm, const Numerics& num, const S* logits, const u
     case Normalization::kSoftmax: {
       // Stable softmax: subtracting the row max keeps exp() from overflowing and does not
       // change the result. Masked entries are -inf and become exactly 0.
-      const S mx = z.maxCoeff();
+      const S mx = sink ? std::max(z.maxCoeff(), *sink) : z.maxCoeff();
       ShiftedExp(logits, mx, weights, len);
-      const S sum = RowSum(num.softmax_sum, weights, len, T);
+      S sum = RowSum(num.softmax_sum, weights, len, T);
+      S sink_exp = 0;  // the sink's column comes last, after the masked keys' zeros
+      if (sink) ShiftedExp(sink, mx, &sink_exp, 1), sum += sink_exp;
       if (num.softmax == Numerics::SoftmaxScale::kDivide) {
         out /= sum;
+        if (sink_weight) *sink_weight = sink_exp / sum;
         return S(0) / sum;
       }
       const S inv = S(1) / sum;
       out *= inv;
+      if (sink_weight) *sink_weight = sink_exp * inv;
       return S(0) * inv;
     }
     case Normalization::kSoftmaxNaive: {
@@ -159,18 +179,21 @@ S NormalizeRow(Normalization norm, const Numerics& num, const S* logits, const u
   return S(0);
 }
 
-// Rows [r0, r0 + rb) of the weights from the same rows of logits. Returns true when every
+// Rows [r0, r0 + rb) of the weights from the same rows of logits; with a `sink` logit (softmax
+// only, nullptr: none) row i's sink share goes to sink_w(i, 0) (T x 1). Returns true when every
 // row's masked cells beyond its active length hold +0 (written now, or already there when
 // `tails` is false); a row whose normaliser is 0, negative or nan gets PyTorch's fill there.
 template <typename S>
 bool WeightRows(Normalization norm, const Numerics& num, const MatrixOf<S>& lg,
-                const MaskMatrix& mask, MaskKind kind, int64_t r0, int64_t rb, bool tails, MatrixOf<S>& w) {
+                const MaskMatrix& mask, MaskKind kind, int64_t r0, int64_t rb, bool tails,
+                MatrixOf<S>& w, const S* sink, MatrixOf<S>* sink_w) {
   const int64_t T = lg.cols();
   bool zero_tails = true;
   for (int64_t i = r0; i < r0 + rb; ++i) {
     const int64_t len = ActiveLength(kind, i, T);
     S* row = w.data() + i * T;
-    const S fill = NormalizeRow(norm, num, lg.data() + i * T, mask.data() + i * T, len, T, row);
+    const S fill = NormalizeRow(norm, num, lg.data() + i * T, mask.data() + i * T, len, T, row,
+                                sink, sink ? sink_w->data() + i : nullptr);
     if (fill != 0 || std::signbit(fill)) {
       std::fill(row + len, row + T, fill);
       zero_tails = zero_tails && len == T;

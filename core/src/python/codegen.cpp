@@ -468,8 +468,8 @@ std::string AllowedExpr(const Ctx& c, const MaskSpec& m, int& parts) {
   return "";
 }
 
-// mask = 0/1 of `s.mask` built from the positions (MaskFromPositions kinds).
-void WritePositionMask(const Ctx& c) {
+// i (query positions, a column) and j (key positions, a row), for masks and ALiBi.
+void WritePositions(const Ctx& c) {
   const std::string T = std::to_string(c.sh.T);
   if (c.numpy)
     c.py << "i = np.arange(" << T << ")[:, None]  # query positions (rows)\n"
@@ -477,6 +477,11 @@ void WritePositionMask(const Ctx& c) {
   else
     c.py << "i = torch.arange(" << T << ").unsqueeze(1)  # query positions (rows)\n"
          << "j = torch.arange(" << T << ").unsqueeze(0)  # key positions (columns)\n";
+}
+
+// mask = 0/1 of `s.mask` built from the positions (MaskFromPositions kinds).
+void WritePositionMask(const Ctx& c) {
+  WritePositions(c);
   int parts = 0;
   const std::string expr = AllowedExpr(c, c.s.mask, parts);
   c.py << "allowed = " << expr << "  # " << MaskName(c.s.mask) << ": " << MaskLegend(c.s.mask)
@@ -499,6 +504,69 @@ void WriteMaskedRows(const Ctx& c) {
             "  # masked_rows \"zero\": a row with no allowed key gives 0, as PyTorch >= 2.5's SDPA\n";
 }
 
+// The NumPy programs' stable softmax, as the notebook defines it.
+void WriteNumpySoftmaxDef(const Ctx& c) {
+  c.py << "\n\ndef softmax(x):  # stable: the row's largest value is subtracted first\n"
+          "    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
+          "    return e / e.sum(axis=-1, keepdims=True)\n\n\n";
+}
+
+// positions "alibi": ALiBi's -(slope_h * (i - j)) added to `from`, head h's slope from
+// AlibiSlopes (the paper's get_slopes), before the cap and the mask.
+void WriteAlibi(const Ctx& c, const std::string& from) {
+  if (c.s.positions.kind != PositionKind::kAlibi) return;
+  const std::vector<double> slopes = AlibiSlopes(c.sh.H);
+  c.py << "# ALiBi (Press et al.): a penalty growing with the distance i - j, one slope per head\n";
+  c.py << "slopes = " << (c.numpy ? "np.array([" : "torch.tensor([");
+  for (size_t h = 0; h < slopes.size(); ++h) c.py << (h ? ", " : "") << PyFloat(slopes[h]);
+  const bool power_of_2 = (c.sh.H & (c.sh.H - 1)) == 0;
+  c.py << "]" << c.dt << ")  # "
+       << (power_of_2 ? "2^(-8h/H), h = 1..H" : "the paper's get_slopes: H is not a power of two")
+       << "\n";
+  WritePositions(c);
+  const bool heads = c.sh.H > 1;
+  c.py << "alibi = -(slopes" << (heads ? (c.numpy ? ".reshape(heads, 1, 1)" : ".view(heads, 1, 1)") : "[0]")
+       << " * (i - j))  # " << (heads ? "(heads, T, T)" : "(T, T)") << "\n";
+  c.py << "logits = " << from << " + alibi\n";
+}
+
+// scaling.softcap: logits = c * tanh(`from` / c), before the mask (Gemma 2).
+void WriteSoftcap(const Ctx& c, const std::string& from) {
+  if (!c.s.scaling.softcap) return;
+  const std::string cap = PyFloat(*c.s.scaling.softcap);
+  c.py << "logits = " << cap << " * " << (c.numpy ? "np" : "torch") << ".tanh(" << from << " / "
+       << cap << ")  # soft-capping (Gemma 2): every logit within (-" << cap << ", " << cap
+       << ")\n";
+}
+
+// scaling.sink: the softmax over each row's keys and one more column holding head h's sink
+// logit, the sink's column then dropped before weights @ V, as gpt-oss's reference sdpa does.
+void WriteSinkSoftmax(const Ctx& c) {
+  const std::vector<double>& sink = c.s.scaling.sink;
+  c.py << "# gpt-oss's attention sink: one more column with a fixed logit in every row's softmax\n";
+  if (sink.size() == 1) {
+    c.py << "sink_logit = " << (c.numpy ? "np" : "torch") << ".full((*logits.shape[:-1], 1), "
+         << PyFloat(sink[0]) << c.dt << ")\n";
+  } else {
+    c.py << "sink_logit = " << (c.numpy ? "np.array([" : "torch.tensor([");
+    for (size_t h = 0; h < sink.size(); ++h) c.py << (h ? ", " : "") << PyFloat(sink[h]);
+    c.py << "]" << c.dt << ")";
+    if (c.numpy)
+      c.py << ".reshape(1, heads, 1, 1) * np.ones((B, heads, T, 1))  # one logit per head\n";
+    else
+      c.py << ".view(1, heads, 1, 1).expand(B, heads, T, 1)  # one logit per head\n";
+  }
+  if (c.numpy) {
+    WriteNumpySoftmaxDef(c);
+    c.py << "full = softmax(np.concatenate([logits, sink_logit], axis=-1))  # T keys + the sink\n";
+  } else {
+    c.py << "full = torch.softmax(torch.cat([logits, sink_logit], dim=-1), dim=-1)  # T keys + "
+            "the sink\n";
+  }
+  c.py << "weights = full[..., :-1]  # the sink's column dropped: rows sum to 1 minus its share\n"
+          "sink = full[..., -1:]  # what the sink took of each row\n";
+}
+
 // The NumPy notebook's scaling and mask: / math.sqrt(d_k), then a 0 / -inf mask added.
 void WriteNumpyLogits(const Ctx& c) {
   const Scenario& s = c.s;
@@ -508,6 +576,8 @@ void WriteNumpyLogits(const Ctx& c) {
          << "logits = logits";
   if (s.scaling.sqrt_dk) c.py << " / math.sqrt(d_k)  # keeps the variance of q.k near 1";
   c.py << "\n";
+  WriteAlibi(c, "logits");
+  WriteSoftcap(c, "logits");
   if (s.mask.kind == MaskKind::kNone) return;
   if (s.mask.kind == MaskKind::kCausal) {
     c.py << "mask = np.tril(np.ones((" << c.sh.T << ", " << c.sh.T
@@ -522,15 +592,9 @@ void WriteNumpyLogits(const Ctx& c) {
   c.py << "logits = logits + mask  # -inf where attention is not allowed\n";
 }
 
-// The NumPy programs' stable softmax, as the notebook defines it.
-void WriteNumpySoftmaxDef(const Ctx& c) {
-  c.py << "\n\ndef softmax(x):  # stable: the row's largest value is subtracted first\n"
-          "    e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
-          "    return e / e.sum(axis=-1, keepdims=True)\n\n\n";
-}
-
 void WriteNumpyWeights(const Ctx& c) {
   const bool has_mask = c.s.mask.kind != MaskKind::kNone;
+  if (!c.s.scaling.sink.empty()) return WriteSinkSoftmax(c);
   switch (c.s.normalization) {
     case Normalization::kSoftmax:
       WriteNumpySoftmaxDef(c);
@@ -601,6 +665,14 @@ void WriteLogits(const Ctx& c) {
     c.py << "logits = " << logits << " / d_k**0.5  # keeps the variance of q.k near 1\n";
     logits = "logits";
   }
+  if (s.positions.kind == PositionKind::kAlibi) {
+    WriteAlibi(c, logits);
+    logits = "logits";
+  }
+  if (s.scaling.softcap) {
+    WriteSoftcap(c, logits);
+    logits = "logits";
+  }
   if (s.mask.kind == MaskKind::kCausal) {
     c.py << "mask = torch.tril(torch.ones(" << c.sh.T << ", " << c.sh.T << c.dt
          << "))  # causal: no peeking ahead\n";
@@ -618,6 +690,7 @@ void WriteLogits(const Ctx& c) {
 
 void WriteWeights(const Ctx& c) {
   const bool has_mask = c.s.mask.kind != MaskKind::kNone;
+  if (!c.s.scaling.sink.empty()) return WriteSinkSoftmax(c);
   switch (c.s.normalization) {
     case Normalization::kSoftmax:
       c.py << "weights = torch.softmax(logits, dim=-1)\n";

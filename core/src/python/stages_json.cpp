@@ -230,6 +230,10 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
         // grouped K/V heads only (K and V are T x KV * d_k): files without stay as they were
         (GroupsKv(st.shape) ? ",\"kv_heads\":" + std::to_string(st.shape.Kv()) : std::string()) +
         "}");
+  if (!src.sink.empty()) {  // scaling.sink: what the sink took of each row, B x H x T x 1
+    w.Key("sink");
+    w.Stack(src.sink, B, H);
+  }
   WriteStats(w, st);
   if (!st.vocab.empty()) {
     w.Key("token_ids");

@@ -256,6 +256,7 @@ constexpr StageInfo kStageInfo[] = {
     {"mask", "1 = may attend"},
     {"weights", "attention weights"},
     {"weights_dropped", "attention weights after dropout"},
+    {"sink", "what the attention sink took of each row (gpt-oss)"},
     {"context", "context vectors"},
 };
 
@@ -353,6 +354,7 @@ void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_v
   }
   if (name == "weights") SetStack(out, src.weights, sh, true, style);
   if (name == "weights_dropped") SetStack(out, src.weights_dropped, sh, true, style);
+  if (name == "sink") SetStack(out, src.sink, sh, true, style);
   if (name == "context") SetStack(out, src.context, sh, false, style);
 }
 

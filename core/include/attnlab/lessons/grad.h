@@ -14,6 +14,10 @@
 // i.e. the cross-entropy of row I of every head against key J. Its chain, backwards:
 //   grad_logits[b,h] (T x T)  only row I is non-zero: the normalization's backward
 //   grad_scores[b,h]          grad_logits / sqrt(dh) (if scaled) * multiplier; 0 where masked
+//                             (scaling.softcap c: first * c * (1 - tanh(x / c)^2) / c, x the
+//                             scaled score with ALiBi's bias; ALiBi adds a constant, so it
+//                             changes nothing else; scaling.sink: the softmax backward is unchanged,
+//                             the sink's column has no gradient of its own)
 //   grad_Q[b], grad_K[b]      (T x d_out) head slices: grad_scores_h K_h and grad_scores_h^T Q_h
 //   grad_W_query, grad_W_key  (d_in x d_out, x @ W): sum_b X_b^T grad_Q[b] (and grad_K[b])
 // Dropout does not enter (the loss is on the weights, before dropout), nor do V and out_proj.

@@ -12,9 +12,13 @@
 //                  unless projections.kv_heads groups K and V: GQA, K and V are T x KV * dh)
 //   logits[b,h]  = scores * multiplier / sqrt(dh), -inf where the mask forbids
 //                  (not for softmax_then_mask: its mask acts on the weights)
+//                  with positions alibi: + -(slope_h * (i - j)) after the scaling;
+//                  with scaling.softcap c: then c * tanh(logits / c) (Gemma 2)
 //   weights[b,h] = normalization(logits) row by row           (softmax, naive, sum, mean,
 //                  softmax_then_mask = softmax(logits) * mask / row sum of that);
-//                  a row whose normaliser is 0 or nan is nan in its masked cells too
+//                  a row whose normaliser is 0 or nan is nan in its masked cells too;
+//                  with scaling.sink s_h: softmax over [logits, s_h], the last column
+//                  (sink[b,h], T x 1) dropped (gpt-oss)
 //   weights_dropped = nn.Dropout(p)(weights), training mode    (only when p > 0)
 //   context[b]   = concat_h(weights_used[b,h] V_g), then out_proj if any  (T x d_v; V_g is
 //                  K/V head g's dh_v columns of V, g as for the scores)
@@ -94,6 +98,9 @@ struct StageTensors {
   MatrixStackOf<S> logits;           ///< (B*H) x T x T, scaled, -inf where masked
   MatrixStackOf<S> weights;          ///< (B*H) x T x T, attention weights
   MatrixStackOf<S> weights_dropped;  ///< (B*H) x T x T, empty when dropout p == 0
+  /// (B*H) x T x 1: what gpt-oss's attention sink (scaling.sink) took of each row, its column
+  /// of the softmax over T + 1 (1 minus the row's weights' sum); empty without a sink
+  MatrixStackOf<S> sink;
   MatrixStackOf<S> context;          ///< B x T x d_v (after out_proj when present)
 };
 

@@ -98,6 +98,10 @@ inline bool IsSoftmaxOverAllowedKeys(Normalization n) {
   return n == Normalization::kSoftmax || n == Normalization::kSoftmaxThenMask;
 }
 
+/// positions.kind (top level "positions"): how token positions enter attention. kNone: they do
+/// not (the notebooks'); kAlibi: ALiBi's linear biases on the logits (AlibiSlopes).
+enum class PositionKind { kNone, kAlibi };
+
 /// dtype (top level): the precision of the whole pipeline. kFloat32: PyTorch's default float32
 /// tensors (NumPy draws rounded to float32). kFloat64: every draw, product and normalisation in
 /// double, as torch.float64 tensors (torch.set_default_dtype(torch.float64)) or NumPy's native
@@ -135,6 +139,8 @@ inline constexpr EnumName<Normalization> kNormalizations[] = {
     {Normalization::kSum, "sum"},
     {Normalization::kMean, "mean"},
     {Normalization::kSoftmaxThenMask, "softmax_then_mask"}};
+inline constexpr EnumName<PositionKind> kPositionKinds[] = {{PositionKind::kNone, "none"},
+                                                             {PositionKind::kAlibi, "alibi"}};
 inline constexpr EnumName<Dtype> kDtypes[] = {{Dtype::kFloat32, "float32"},
                                               {Dtype::kFloat64, "float64"}};
 constexpr const auto& AllNames(InputSource) { return kInputSources; }
@@ -146,6 +152,7 @@ constexpr const auto& AllNames(MaskedRows) { return kMaskedRows; }
 constexpr const auto& AllNames(MaskAlign) { return kMaskAligns; }
 constexpr const auto& AllNames(Normalization) { return kNormalizations; }
 constexpr const auto& AllNames(Dtype) { return kDtypes; }
+constexpr const auto& AllNames(PositionKind) { return kPositionKinds; }
 
 /// 0/1 matrix, T x T, row-major: 1 where query i may attend to key j.
 using MaskMatrix = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -205,10 +212,24 @@ struct ProjectionSpec {
   std::array<Matrix, 3> W;  ///< matrix only, indexed by Projection (K, V: d_in x kv_heads*dh)
 };
 
+/// "scaling": how scores become logits, and the score modifiers of today's models.
 struct ScalingSpec {
   bool sqrt_dk = true;  ///< divide by sqrt(dh)
   double multiplier =
       1.0;  ///< the temperature knob (1/T): logits = scores * multiplier [/ sqrt(dh)]
+  /// "softcap" c > 0 (absent: off): logits = c * tanh(logits / c) after the multiplier and
+  /// sqrt(dh), before the mask, as Gemma 2's attention soft-capping (c = 50 there): every logit
+  /// is squashed into (-c, c). Three float32 roundings, as PyTorch computes them.
+  std::optional<double> softcap;
+  /// "sink" (absent: empty, off): the logit of gpt-oss's attention sink, one number for every
+  /// head or one per head (H numbers, head h's at index h). Each row's softmax runs over its T
+  /// keys plus a sink column holding this logit (unscaled, unmasked), and the sink's column is
+  /// dropped before weights @ V, so a row's weights sum to 1 minus what the sink took
+  /// (Stages::sink); a row with every key masked gives 0 weights, not nan. Needs
+  /// normalization "softmax".
+  std::vector<double> sink;
+  /// The sink logit of head h (empty sink: none). Needs a validated scenario.
+  double SinkOf(int64_t h) const { return sink.size() == 1 ? sink[0] : sink[static_cast<size_t>(h)]; }
 };
 
 /// "mask": which keys each query may attend to (AllowedCells builds the T x T matrix).
@@ -248,6 +269,19 @@ std::string MaskedRowsLegend(MaskedRows rows);
 /// Whether two masks are the same setting (kind, its own fields, masked_rows).
 bool SameMask(const MaskSpec& a, const MaskSpec& b);
 
+/// "positions": how token positions enter attention (absent: none). Each kind's own fields are
+/// added beside `kind`.
+struct PositionsSpec {
+  PositionKind kind = PositionKind::kNone;
+};
+
+/// ALiBi's slope of each of H heads (Press et al., "Train Short, Test Long"), as the paper's
+/// reference code (ofirpress/attention_with_linear_biases, get_slopes) computes them, in double:
+/// 2^(-8h/H) for h = 1..H when H is a power of two; otherwise the H' = 2^floor(log2 H) slopes
+/// of H' heads, then every other slope of 2H' heads (the 1st, 3rd, ...) for the H - H' left.
+/// logits[b, h, i, j] += -slope_h * (i - j) (pipeline.h). H >= 1.
+std::vector<double> AlibiSlopes(int64_t H);
+
 struct DropoutSpec {
   double p = 0.0;                ///< in [0, 1)
   std::optional<uint64_t> seed;  ///< nullopt: the generator goes on from the projections' draws
@@ -263,6 +297,7 @@ struct Scenario {
   Normalization normalization = Normalization::kSoftmax;
   DropoutSpec dropout;
   Dtype dtype = Dtype::kFloat32;  ///< "dtype": float32 (default) or float64
+  PositionsSpec positions;        ///< "positions": none (default) or alibi
 };
 
 /// The sizes a scenario resolves to. For text input this tokenizes the text. For qkv input
@@ -396,7 +431,7 @@ void CheckCommandMemory(const Scenario& s, const Shape& shape, const std::string
 /// Settings of one stage group equal? Used by the engine to recompute only what changed.
 bool SameInput(const InputSpec& a, const InputSpec& b);
 bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b);
-bool SameLogitSettings(const Scenario& a, const Scenario& b);  ///< scaling and mask
+bool SameLogitSettings(const Scenario& a, const Scenario& b);  ///< scaling (not the sink), ALiBi, mask
 bool operator==(const Scenario& a, const Scenario& b);
 
 }  // namespace attnlab

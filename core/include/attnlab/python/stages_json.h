@@ -11,7 +11,8 @@
 // whole stages (stats.h: torch's unbiased float32 var, or NumPy's ddof = 0 for numpy
 // scenarios, nan where logits are -inf). Also var_K (K.var() as the scenario's library computes
 // it: stats.var_k, torch's unbiased value or NumPy's ddof = 0) and, when
-// present, b_query, b_key, b_value (d_out), out_proj_W (d_out x d_out, x @ W) and out_proj_b.
+// present, b_query, b_key, b_value (d_out), out_proj_W (d_out x d_out, x @ W), out_proj_b and,
+// with scaling.sink, "sink" (B x H x T x 1: the sink column's share of each row's softmax).
 #pragma once
 
 #include <iosfwd>

@@ -46,11 +46,11 @@ struct PrintedStage {
   std::string what;            ///< what it is, in a few words ("attention weights")
   std::vector<int64_t> shape;  ///< its tensor shape, e.g. {T, d_in} or {B, H, T, T}
   std::string text;            ///< TorchTensorString of it; empty when absent
-  bool present = true;         ///< false for weights_dropped without dropout (p = 0)
+  bool present = true;         ///< false for weights_dropped without dropout (p = 0), sink without one
 };
 
 /// The stage names PrintStage accepts, in pipeline order: X, W_query, W_key, W_value, Q, K, V,
-/// scores, logits, mask, weights, weights_dropped, context.
+/// scores, logits, mask, weights, weights_dropped, sink (scaling.sink: B x H x T x 1), context.
 const std::vector<std::string>& PrintableStageNames();
 
 /// The stage called `name` (see PrintableStageNames) of a run, or nullopt for an unknown name.

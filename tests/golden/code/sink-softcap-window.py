@@ -1,0 +1,44 @@
+# Attention Lab
+# The PyTorch program behind what the app shows. Run it with PyTorch installed.
+import torch
+
+torch.set_grad_enabled(False)  # no training here: plain tensors
+
+torch.manual_seed(21)
+X = torch.randn(1, 8, 4)  # (B, T, d_in)
+
+d_in, d_out = 4, 4
+torch.manual_seed(22)
+W_query = torch.nn.Parameter(torch.randn(d_in, d_out))
+W_key = torch.nn.Parameter(torch.randn(d_in, d_out))
+W_value = torch.nn.Parameter(torch.randn(d_in, d_out))
+Q = X @ W_query
+K = X @ W_key
+V = X @ W_value
+
+# 2 heads: head h uses columns h*head_size .. (h+1)*head_size - 1
+B, T, heads, head_size = 1, 8, 2, 2
+q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)
+k = K.view(B, T, heads, head_size).transpose(1, 2)
+v = V.view(B, T, heads, head_size).transpose(1, 2)
+scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)
+d_k = head_size
+logits = scores * 2.0  # the multiplier (1/temperature)
+logits = logits / d_k**0.5  # keeps the variance of q.k near 1
+logits = 1.5 * torch.tanh(logits / 1.5)  # soft-capping (Gemma 2): every logit within (-1.5, 1.5)
+i = torch.arange(8).unsqueeze(1)  # query positions (rows)
+j = torch.arange(8).unsqueeze(0)  # key positions (columns)
+allowed = ((j <= i) & (i - j < 3))  # sliding window W = 3: 3 keys, this one included
+mask = allowed.float()
+logits = logits.masked_fill(mask == 0, float('-inf'))
+# gpt-oss's attention sink: one more column with a fixed logit in every row's softmax
+sink_logit = torch.tensor([0.0, -0.5]).view(1, heads, 1, 1).expand(B, heads, T, 1)  # one logit per head
+full = torch.softmax(torch.cat([logits, sink_logit], dim=-1), dim=-1)  # T keys + the sink
+weights = full[..., :-1]  # the sink's column dropped: rows sum to 1 minus its share
+sink = full[..., -1:]  # what the sink took of each row
+weights = weights.masked_fill(mask.sum(dim=-1, keepdim=True) == 0, 0.0)  # masked_rows "zero": a row with no allowed key gives 0, as PyTorch >= 2.5's SDPA
+context = (weights @ v).transpose(1, 2).contiguous().view(B, T, d_out)
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
+
+print("weights:", weights, sep="\n")
+print("context:", context, sep="\n")
