@@ -187,6 +187,20 @@ TEST(Inference, Float64RunsInDouble) {
   EXPECT_EQ(til.skipped_tiles, 1);  // T = 4 in 3 x 3 tiles: rows 0..2 against key 3
 }
 
+// Grouped K/V heads (gqa-8-query-2-kv: 8 query heads read 2 K/V heads): the cache holds the
+// K/V heads' columns, and each query head attends over the K/V head it shares, so both loops
+// still equal the full computation (float32: summation order only, as above).
+TEST(Inference, GroupedKvHeadsReadTheirSharedHead) {
+  const Scenario s = LoadPreset("gqa-8-query-2-kv");
+  const Stages st = RunScenario(s);
+  ASSERT_EQ(st.shape.H, 8);
+  ASSERT_EQ(st.shape.Kv(), 2);
+  const DecodeRun dec = RunDecode(s, st, {2, 0});
+  EXPECT_LE(dec.max_abs_diff, 1e-5);
+  const TiledRun til = RunTiled(s, st, 2, 2);
+  EXPECT_LE(til.max_abs_diff, 1e-5);
+}
+
 TEST(Inference, RefusalsNameTheCulprit) {
   const Scenario s = Journey(R"({"kind": "causal"})");
   const Stages st = RunScenario(s);
@@ -206,6 +220,11 @@ TEST(Inference, RefusalsNameTheCulprit) {
   EXPECT_EQ(message([&] { RunTiled(mean, RunScenario(mean), 2, 2); }),
             "normalization: the online softmax computes softmax, not \"mean\" (softmax or "
             "softmax_then_mask)");
+  Scenario sink = s;
+  sink.scaling.sink = {0.5};
+  EXPECT_EQ(message([&] { RunDecode(sink, RunScenario(sink), {2, 0}); }),
+            "scaling.sink: a decode does not apply soft-capping, sinks or ALiBi yet; remove it "
+            "to step this scenario");
 }
 
 }  // namespace

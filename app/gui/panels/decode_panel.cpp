@@ -93,11 +93,12 @@ void DrawDecodePanel(AppState& state) {
   ImGui::Spacing();
   MatrixD kc(static_cast<Eigen::Index>(s.keys.size()), sh.dh), vc(static_cast<Eigen::Index>(s.keys.size()), sh.dh_v);
   const bool f64 = st->f64 != nullptr;
+  const int64_t g = sh.KvHead(h);  // the K/V head query head h reads (h unless grouped)
   for (size_t k = 0; k < s.keys.size(); ++k) {
     for (int64_t d = 0; d < sh.dh; ++d)
-      kc(k, d) = f64 ? st->f64->K[b](s.keys[k], h * sh.dh + d) : st->K[b](s.keys[k], h * sh.dh + d);
+      kc(k, d) = f64 ? st->f64->K[b](s.keys[k], g * sh.dh + d) : st->K[b](s.keys[k], g * sh.dh + d);
     for (int64_t d = 0; d < sh.dh_v; ++d)
-      vc(k, d) = f64 ? st->f64->V[b](s.keys[k], h * sh.dh_v + d) : st->V[b](s.keys[k], h * sh.dh_v + d);
+      vc(k, d) = f64 ? st->f64->V[b](s.keys[k], g * sh.dh_v + d) : st->V[b](s.keys[k], g * sh.dh_v + d);
   }
   const std::vector<std::string> key_labels = Labels(labels, s.keys);
   ImGui::BeginGroup();

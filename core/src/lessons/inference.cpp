@@ -20,6 +20,19 @@ void CheckNoDropout(const Scenario& s, const char* what) {
                          " runs without dropout (inference), so it has nothing to equal");
 }
 
+/// Refuses the logit modifiers neither loop applies yet (scaling.softcap, scaling.sink,
+/// positions "alibi"): their rows would differ from the full computation for that reason alone.
+void CheckNoLogitModifiers(const Scenario& s, const char* what) {
+  const char* field = s.scaling.softcap ? "scaling.softcap"
+                      : !s.scaling.sink.empty() ? "scaling.sink"
+                      : s.positions.kind == PositionKind::kAlibi ? "positions.kind"
+                                                                 : nullptr;
+  if (field)
+    throw InferenceError(std::string(field) + ": " + what +
+                         " does not apply soft-capping, sinks or ALiBi yet; remove it to step "
+                         "this scenario");
+}
+
 /// The largest |a - b| over two equally shaped matrices (doubles); nan where exactly one of
 /// the two is nan, 0 where both are nan or the same infinity.
 template <typename A, typename B>
@@ -86,7 +99,7 @@ MatrixOf<S> ContextRows(const StageTensors<S>& ts, const Shape& sh, int64_t b,
     for (int64_t r = 0; r < n; ++r)
       for (int64_t c = 0; c < sh.dh_v; ++c) {
         S sum = 0;
-        for (size_t k = 0; k < keys.size(); ++k) sum += w(r, static_cast<Eigen::Index>(k)) * V(keys[k], h * sh.dh_v + c);
+        for (size_t k = 0; k < keys.size(); ++k) sum += w(r, static_cast<Eigen::Index>(k)) * V(keys[k], sh.KvHead(h) * sh.dh_v + c);
         out(r, h * sh.dh_v + c) = sum;
       }
   }
@@ -144,7 +157,7 @@ DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) 
         MatrixOf<S> sc(q, kv), lg(q, kv), w(q, kv);
         for (int64_t r = 0; r < q; ++r)
           for (int64_t c = 0; c < kv; ++c)
-            sc(r, c) = Dot(&Q(first + r, h * sh.dh), &K(step.keys[c], h * sh.dh), sh.dh, 1);
+            sc(r, c) = Dot(&Q(first + r, h * sh.dh), &K(step.keys[c], sh.KvHead(h) * sh.dh), sh.dh, 1);
         rules::LogitRows<S>(sc, step.allowed, kind, scaling, 0, q, true, lg);
         rules::WeightRows<S>(s.normalization, num, lg, step.allowed, kind, 0, q, true, w);
         if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(step.allowed, 0, q, w);
@@ -209,7 +222,7 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
             MatrixOf<S> sc(rows, keys), lg(rows, keys);
             for (int64_t r = 0; r < rows; ++r)
               for (int64_t c = 0; c < keys; ++c)
-                sc(r, c) = Dot(&Q(i0 + r, h * sh.dh), &K(j0 + c, h * sh.dh), sh.dh, 1);
+                sc(r, c) = Dot(&Q(i0 + r, h * sh.dh), &K(j0 + c, sh.KvHead(h) * sh.dh), sh.dh, 1);
             rules::LogitRows<S>(sc, allowed, MaskKind::kCustom, scaling, 0, rows, true, lg);
             for (int64_t r = 0; r < rows; ++r) {
               const size_t ri = static_cast<size_t>(r);
@@ -222,7 +235,7 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
               l[ri] = rescale[ri] * l[ri] + sum;
               for (int64_t d = 0; d < sh.dh_v; ++d)
                 O(r, d) = rescale[ri] * O(r, d) +
-                          Dot(p.data(), &V(j0, h * sh.dh_v + d), keys, V.cols());
+                          Dot(p.data(), &V(j0, sh.KvHead(h) * sh.dh_v + d), keys, V.cols());
               m[ri] = m_new;
             }
           }
@@ -260,6 +273,7 @@ DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& op
   if (opt.chunk < 0)
     throw InferenceError("--chunk: " + std::to_string(opt.chunk) + " is negative (0: the prefill in one step)");
   CheckNoDropout(s, "a decode");
+  CheckNoLogitModifiers(s, "a decode");
   return s.dtype == Dtype::kFloat64 ? Decode<double>(s, st, opt) : Decode<float>(s, st, opt);
 }
 
@@ -270,6 +284,7 @@ TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t 
     throw InferenceError(std::string("normalization: the online softmax computes softmax, not \"") +
                          Name(s.normalization) + "\" (softmax or softmax_then_mask)");
   CheckNoDropout(s, "FlashAttention's forward pass");
+  CheckNoLogitModifiers(s, "FlashAttention's forward pass");
   return s.dtype == Dtype::kFloat64 ? Tiled<double>(s, st, block_q, block_k)
                                     : Tiled<float>(s, st, block_q, block_k);
 }

@@ -78,8 +78,10 @@ struct DecodeRun {
 /// (see the header comment) and compares every row with st's context. Per step and per head:
 /// scores = q k^T over the step's keys (left to right over dh), logits and weights by the
 /// engine's stage rules with the step's mask (MaskAlign), context = weights V (then out_proj
-/// if the scenario has one). Errors: InferenceError for P outside 0..T, C < 0, or dropout
-/// p > 0 (a decode is inference: "dropout.p: ... decode runs without dropout").
+/// if the scenario has one). Grouped K/V heads: query head h reads K/V head Shape::KvHead(h).
+/// Errors: InferenceError for P outside 0..T, C < 0, dropout p > 0 (a decode is inference:
+/// "dropout.p: ... decode runs without dropout"), or scaling.softcap, scaling.sink or ALiBi
+/// (not applied by the loops yet: named in the message).
 DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt);
 
 /// One tile of the online softmax: query rows [row0, row0 + rows) of (batch, head) against
@@ -113,7 +115,8 @@ struct TiledRun {
 /// (scores x multiplier / sqrt(dh), -inf where masked); a row that no key is allowed for ends
 /// with l = 0, so O / l is nan as softmax gives (0 with masked_rows "zero"). Errors:
 /// InferenceError for Br or Bc < 1, a normalization other than softmax (the online softmax
-/// computes softmax: softmax_then_mask equals it and is accepted), or dropout p > 0.
+/// computes softmax: softmax_then_mask equals it and is accepted), dropout p > 0, or
+/// scaling.softcap, scaling.sink or ALiBi (as RunDecode).
 TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k);
 
 }  // namespace attnlab
