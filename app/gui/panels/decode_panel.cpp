@@ -102,7 +102,11 @@ void DrawDecodePanel(AppState& state) {
   }
   const std::vector<std::string> key_labels = Labels(labels, s.keys);
   ImGui::BeginGroup();
-  ImGui::Text("K cache (head %lld)", static_cast<long long>(h));
+  if (g == h)
+    ImGui::Text("K cache (head %lld)", static_cast<long long>(h));
+  else  // grouped K/V heads: the cache is the shared K/V head's, read by query head h
+    ImGui::Text("K cache (K/V head %lld, read by query head %lld)", static_cast<long long>(g),
+                static_cast<long long>(h));
   ValuesTable("kcache", key_labels, Columns("k", sh.dh), kc, nullptr,
               static_cast<int64_t>(s.keys.size()) - 1);
   ImGui::EndGroup();
