@@ -159,7 +159,8 @@ DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) 
           for (int64_t c = 0; c < kv; ++c)
             sc(r, c) = Dot(&Q(first + r, h * sh.dh), &K(step.keys[c], sh.KvHead(h) * sh.dh), sh.dh, 1);
         rules::LogitRows<S>(sc, step.allowed, kind, scaling, 0, q, true, lg);
-        rules::WeightRows<S>(s.normalization, num, lg, step.allowed, kind, 0, q, true, w);
+        rules::WeightRows<S>(s.normalization, num, lg, step.allowed, kind, 0, q, true, w, nullptr,
+                             nullptr);  // no sink: RunDecode refuses it
         if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(step.allowed, 0, q, w);
         step.scores.push_back(sc.template cast<double>());
         step.weights.push_back(w.template cast<double>());
