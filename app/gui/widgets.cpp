@@ -313,9 +313,25 @@ void ValuesTable(const char* id, const std::vector<std::string>& row_labels,
                  const std::function<bool(int64_t, int64_t)>& shown, int64_t highlight_row) {
   const int cols = static_cast<int>(std::min<Eigen::Index>(values.cols(), IMGUI_TABLE_MAX_COLUMNS - 1));
   if (cols <= 0 || values.rows() == 0) return;
-  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit |
-                                ImGuiTableFlags_NoHostExtendX;
-  if (!ImGui::BeginTable(id, cols + 1, flags)) return;
+  // A table wider than the space left scrolls sideways with its labels frozen, instead of
+  // squeezing the last columns until their numbers vanish.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float label_w = 0;
+  for (const std::string& l : row_labels) label_w = std::max(label_w, ImGui::CalcTextSize(l.c_str()).x);
+  const float cell_w = ImGui::CalcTextSize("-0.0000").x + 2 * style.CellPadding.x + 1;
+  const float natural_w = label_w + 2 * style.CellPadding.x + cols * cell_w;
+  const float avail_w = ImGui::GetContentRegionAvail().x;
+  const bool scroll = natural_w > avail_w;
+  ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit |
+                          ImGuiTableFlags_NoHostExtendX;
+  ImVec2 outer(0, 0);
+  if (scroll) {
+    flags |= ImGuiTableFlags_ScrollX;
+    const float row_h = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
+    outer = ImVec2(avail_w, (values.rows() + 1) * row_h + style.ScrollbarSize + 2);
+  }
+  if (!ImGui::BeginTable(id, cols + 1, flags, outer)) return;
+  if (scroll) ImGui::TableSetupScrollFreeze(1, 0);
   ImGui::TableSetupColumn("");
   for (int c = 0; c < cols; ++c)
     ImGui::TableSetupColumn(c < static_cast<int>(col_labels.size()) ? col_labels[c].c_str() : "");

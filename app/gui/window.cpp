@@ -169,6 +169,77 @@ void ApplyStyle() {
   style.Colors[ImGuiCol_ChildBg] = ImVec4(0.13f, 0.13f, 0.15f, 1.0f);
 }
 
+namespace {
+
+// The left column: the controls, Attention first (its multiplier, mask and normalization are
+// what a learner plays with most).
+void DrawControlsColumn(AppState& state, float left_w, float body_h) {
+  ImGui::BeginChild("controls", ImVec2(left_w, body_h), true);
+  ImGui::PushItemWidth(-ImGui::GetFontSize() * 6.5f);
+  if (Section("Attention",
+              "From scores to weights: scaling, temperature, mask, normalization, dropout.", true))
+    DrawAttentionPanel(state);
+  if (Section("Input", "Where the token embeddings X come from.", true)) DrawInputPanel(state);
+  if (Section("Projections", "Q = X W_query, K = X W_key, V = X W_value.", false))
+    DrawProjectionPanel(state);
+  ImGui::PopItemWidth();
+  ImGui::EndChild();
+  state.controls_rect = LastItemRect();
+}
+
+// The heatmaps with the peaking and variance plots side by side below them.
+void DrawHeatmapsView(AppState& state, float right_w, float body_h, float bottom_h) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  ImGui::BeginChild("heatmaps", ImVec2(right_w, body_h - bottom_h - style.ItemSpacing.y), false,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  DrawHeatmapsPanel(state);
+  ImGui::EndChild();
+  const float half = (right_w - style.ItemSpacing.x) * 0.5f;
+  ImGui::BeginChild("peaking", ImVec2(half, bottom_h), true, ImGuiWindowFlags_NoScrollbar);
+  DrawPeakingPanel(state);
+  ImGui::EndChild();
+  state.peaking_rect = LastItemRect();
+  ImGui::SameLine();
+  ImGui::BeginChild("variance", ImVec2(half, bottom_h), true, ImGuiWindowFlags_NoScrollbar);
+  DrawVariancePanel(state);
+  ImGui::EndChild();
+  state.variance_rect = LastItemRect();
+}
+
+// The right column: the central view the learner chose (View menu, Ctrl+1..8).
+void DrawCentralView(AppState& state, float right_w, float body_h, float bottom_h) {
+  ImGui::BeginGroup();
+  if (state.central == CentralView::kHeatmaps) {
+    DrawHeatmapsView(state, right_w, body_h, bottom_h);
+  } else {
+    ImGui::BeginChild("view", ImVec2(right_w, body_h), false,
+                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    if (!state.error.empty())  // as over the heatmaps: the view shows the last run that worked
+      ErrorText("This edit cannot run: " + state.error +
+                "  The view shows the last settings that ran; fix the setting or undo (Ctrl+Z).");
+    if (!HasShownRun(state))
+      ImGui::TextDisabled("Nothing has run yet.");
+    else if (state.central == CentralView::kTrick)
+      DrawTrickPanel(state);
+    else if (state.central == CentralView::kCompare)
+      DrawComparePanel(state);
+    else if (state.central == CentralView::kGradients)
+      DrawGradientPanel(state);
+    else if (state.central == CentralView::kTraining)
+      DrawTrainPanel(state);
+    else if (state.central == CentralView::kDecode)
+      DrawDecodePanel(state);
+    else if (state.central == CentralView::kTiled)
+      DrawTiledPanel(state);
+    else
+      DrawCodePanel(state);
+    ImGui::EndChild();
+  }
+  ImGui::EndGroup();
+}
+
+}  // namespace
+
 void DrawMainWindow(AppState& state) {
   // Let go of the widget being dragged or typed in: the next edit is a new undo step.
   if (!ImGui::IsAnyItemActive() && !state.script_drag) CloseUndoStep(state);
@@ -200,64 +271,9 @@ void DrawMainWindow(AppState& state) {
           ? std::floor(body_h * 0.62f)
           : std::min(std::clamp(body_h * 0.31f * u, 240.0f * u, 340.0f * u), body_h * 0.45f);
 
-  // -- left: the controls
-  ImGui::BeginChild("controls", ImVec2(left_w, body_h), true);
-  ImGui::PushItemWidth(-ImGui::GetFontSize() * 6.5f);
-  // Attention first: its multiplier, mask and normalization are what a learner plays with most.
-  if (Section("Attention",
-              "From scores to weights: scaling, temperature, mask, normalization, dropout.", true))
-    DrawAttentionPanel(state);
-  if (Section("Input", "Where the token embeddings X come from.", true)) DrawInputPanel(state);
-  if (Section("Projections", "Q = X W_query, K = X W_key, V = X W_value.", false))
-    DrawProjectionPanel(state);
-  ImGui::PopItemWidth();
-  ImGui::EndChild();
-  state.controls_rect = LastItemRect();
-
-  // -- right: the central view
+  DrawControlsColumn(state, left_w, body_h);
   ImGui::SameLine();
-  ImGui::BeginGroup();
-  if (state.central == CentralView::kHeatmaps) {
-    // heatmaps, then peaking and variance side by side
-    ImGui::BeginChild("heatmaps", ImVec2(right_w, body_h - bottom_h - style.ItemSpacing.y), false,
-                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-    DrawHeatmapsPanel(state);
-    ImGui::EndChild();
-    const float half = (right_w - style.ItemSpacing.x) * 0.5f;
-    ImGui::BeginChild("peaking", ImVec2(half, bottom_h), true, ImGuiWindowFlags_NoScrollbar);
-    DrawPeakingPanel(state);
-    ImGui::EndChild();
-    state.peaking_rect = LastItemRect();
-    ImGui::SameLine();
-    ImGui::BeginChild("variance", ImVec2(half, bottom_h), true, ImGuiWindowFlags_NoScrollbar);
-    DrawVariancePanel(state);
-    ImGui::EndChild();
-    state.variance_rect = LastItemRect();
-  } else {
-    ImGui::BeginChild("view", ImVec2(right_w, body_h), false,
-                      ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-    if (!state.error.empty())  // as over the heatmaps: the view shows the last run that worked
-      ErrorText("This edit cannot run: " + state.error +
-                "  The view shows the last settings that ran; fix the setting or undo (Ctrl+Z).");
-    if (!HasShownRun(state))
-      ImGui::TextDisabled("Nothing has run yet.");
-    else if (state.central == CentralView::kTrick)
-      DrawTrickPanel(state);
-    else if (state.central == CentralView::kCompare)
-      DrawComparePanel(state);
-    else if (state.central == CentralView::kGradients)
-      DrawGradientPanel(state);
-    else if (state.central == CentralView::kTraining)
-      DrawTrainPanel(state);
-    else if (state.central == CentralView::kDecode)
-      DrawDecodePanel(state);
-    else if (state.central == CentralView::kTiled)
-      DrawTiledPanel(state);
-    else
-      DrawCodePanel(state);
-    ImGui::EndChild();
-  }
-  ImGui::EndGroup();
+  DrawCentralView(state, right_w, body_h, bottom_h);
 
   DrawStatusBar(state);
   DrawFileDialogs(state);

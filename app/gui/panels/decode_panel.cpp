@@ -41,6 +41,72 @@ std::vector<std::string> Columns(const char* prefix, int64_t n) {
   return out;
 }
 
+/// The cache of the shown head: the K and V rows step `s` attends over (its own rows last); with
+/// grouped K/V heads, the shared K/V head that query head `h` reads.
+void DrawCacheTables(const Stages& st, const DecodeStep& s, int64_t b, int64_t h,
+                     const std::vector<std::string>& labels) {
+  const Shape& sh = st.shape;
+  ImGui::Spacing();
+  MatrixD kc(static_cast<Eigen::Index>(s.keys.size()), sh.dh), vc(static_cast<Eigen::Index>(s.keys.size()), sh.dh_v);
+  const bool f64 = st.f64 != nullptr;
+  const int64_t g = sh.KvHead(h);  // the K/V head query head h reads (h unless grouped)
+  for (size_t k = 0; k < s.keys.size(); ++k) {
+    for (int64_t d = 0; d < sh.dh; ++d)
+      kc(k, d) = f64 ? st.f64->K[b](s.keys[k], g * sh.dh + d) : st.K[b](s.keys[k], g * sh.dh + d);
+    for (int64_t d = 0; d < sh.dh_v; ++d)
+      vc(k, d) = f64 ? st.f64->V[b](s.keys[k], g * sh.dh_v + d) : st.V[b](s.keys[k], g * sh.dh_v + d);
+  }
+  const std::vector<std::string> key_labels = Labels(labels, s.keys);
+  ImGui::BeginGroup();
+  if (g == h)
+    ImGui::Text("K cache (head %lld)", static_cast<long long>(h));
+  else  // grouped K/V heads: the cache is the shared K/V head's, read by query head h
+    ImGui::Text("K cache (K/V head %lld, read by query head %lld)", static_cast<long long>(g),
+                static_cast<long long>(h));
+  ValuesTable("kcache", key_labels, Columns("k", sh.dh), kc, nullptr,
+              static_cast<int64_t>(s.keys.size()) - 1);
+  ImGui::EndGroup();
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  ImGui::Text("V cache");
+  ValuesTable("vcache", key_labels, Columns("v", sh.dh_v), vc, nullptr,
+              static_cast<int64_t>(s.keys.size()) - 1);
+  ImGui::EndGroup();
+}
+
+/// Step `s`'s context rows next to the full computation's, with their largest difference.
+void DrawRowComparison(const AppState& state, const Stages& st, const DecodeRun& run,
+                       const DecodeStep& s, int64_t b) {
+  const Shape& sh = st.shape;
+  const std::vector<std::string>& labels = state.token_labels;
+  const int64_t q = s.t - s.first;
+  const bool f64 = st.f64 != nullptr;
+  ImGui::Spacing();
+  ImGui::Text("context rows: decoded, then the full computation's");
+  MatrixD both(2 * q, sh.d_v);
+  std::vector<std::string> row_labels;
+  const MatrixD& mine = s.context[b];
+  for (int64_t r = 0; r < q; ++r) {
+    both.row(2 * r) = mine.row(r);
+    for (int64_t d = 0; d < sh.d_v; ++d)
+      both(2 * r + 1, d) = f64 ? st.f64->context[b](s.first + r, d) : st.context[b](s.first + r, d);
+    const std::string tok = labels.size() > static_cast<size_t>(s.first + r) ? labels[s.first + r] : "";
+    row_labels.push_back(tok + " decoded");
+    row_labels.push_back(tok + " full");
+  }
+  ValuesTable("context", row_labels, Columns("d", sh.d_v), both);
+  char buf[256];
+  const bool equal = !std::isnan(s.max_abs_diff) && s.max_abs_diff <= 1e-5;
+  std::snprintf(buf, sizeof buf, "max |decoded \u2212 full| = %.3g this step, %.3g over the run%s",
+                s.max_abs_diff, run.max_abs_diff,
+                equal ? ": the same rows (float32 rounding at most)" : ": they differ");
+  TextWrappedAtSpaces(buf, equal ? &kEqual : &kDiffer);
+  if (!equal && state.shown.mask.align == MaskAlign::kTopLeft)
+    TextWrappedAtSpaces("top_left alignment: the step's one query is masked as if it were the "
+                        "first token, so it sees only the first key (the classic KV-cache bug). "
+                        "Untick top-left alignment (mask.align bottom_right) to fix it.", &kDiffer);
+}
+
 }  // namespace
 
 void DrawDecodePanel(AppState& state) {
@@ -89,67 +155,17 @@ void DrawDecodePanel(AppState& state) {
   ImGui::Text("cache after the step: %lld keys per head; evicted: %s",
               static_cast<long long>(s.cache_len), Tokens(labels, s.evicted).c_str());
 
-  // The cache of the shown head: the K and V rows the step attends over (its own rows last).
-  ImGui::Spacing();
-  MatrixD kc(static_cast<Eigen::Index>(s.keys.size()), sh.dh), vc(static_cast<Eigen::Index>(s.keys.size()), sh.dh_v);
-  const bool f64 = st->f64 != nullptr;
-  const int64_t g = sh.KvHead(h);  // the K/V head query head h reads (h unless grouped)
-  for (size_t k = 0; k < s.keys.size(); ++k) {
-    for (int64_t d = 0; d < sh.dh; ++d)
-      kc(k, d) = f64 ? st->f64->K[b](s.keys[k], g * sh.dh + d) : st->K[b](s.keys[k], g * sh.dh + d);
-    for (int64_t d = 0; d < sh.dh_v; ++d)
-      vc(k, d) = f64 ? st->f64->V[b](s.keys[k], g * sh.dh_v + d) : st->V[b](s.keys[k], g * sh.dh_v + d);
-  }
-  const std::vector<std::string> key_labels = Labels(labels, s.keys);
-  ImGui::BeginGroup();
-  if (g == h)
-    ImGui::Text("K cache (head %lld)", static_cast<long long>(h));
-  else  // grouped K/V heads: the cache is the shared K/V head's, read by query head h
-    ImGui::Text("K cache (K/V head %lld, read by query head %lld)", static_cast<long long>(g),
-                static_cast<long long>(h));
-  ValuesTable("kcache", key_labels, Columns("k", sh.dh), kc, nullptr,
-              static_cast<int64_t>(s.keys.size()) - 1);
-  ImGui::EndGroup();
-  ImGui::SameLine();
-  ImGui::BeginGroup();
-  ImGui::Text("V cache");
-  ValuesTable("vcache", key_labels, Columns("v", sh.dh_v), vc, nullptr,
-              static_cast<int64_t>(s.keys.size()) - 1);
-  ImGui::EndGroup();
+  DrawCacheTables(*st, s, b, h, labels);
 
   // The step's weights: q_len x keys, masked cells as dots.
   ImGui::Spacing();
   ImGui::Text("weights (%lld \u00D7 %zu): softmax of q\u00B7k over the cached keys", static_cast<long long>(q),
               s.keys.size());
   const MaskMatrix& allowed = s.allowed;
-  ValuesTable("weights", Labels(labels, news), key_labels, s.weights[b * sh.H + h],
+  ValuesTable("weights", Labels(labels, news), Labels(labels, s.keys), s.weights[b * sh.H + h],
               [&](int64_t r, int64_t c) { return allowed(r, c) != 0; });
 
-  // The step's context rows next to the full computation's.
-  ImGui::Spacing();
-  ImGui::Text("context rows: decoded, then the full computation's");
-  MatrixD both(2 * q, sh.d_v);
-  std::vector<std::string> row_labels;
-  const MatrixD& mine = s.context[b];
-  for (int64_t r = 0; r < q; ++r) {
-    both.row(2 * r) = mine.row(r);
-    for (int64_t d = 0; d < sh.d_v; ++d)
-      both(2 * r + 1, d) = f64 ? st->f64->context[b](s.first + r, d) : st->context[b](s.first + r, d);
-    const std::string tok = labels.size() > static_cast<size_t>(s.first + r) ? labels[s.first + r] : "";
-    row_labels.push_back(tok + " decoded");
-    row_labels.push_back(tok + " full");
-  }
-  ValuesTable("context", row_labels, Columns("d", sh.d_v), both);
-  char buf[256];
-  const bool equal = !std::isnan(s.max_abs_diff) && s.max_abs_diff <= 1e-5;
-  std::snprintf(buf, sizeof buf, "max |decoded \u2212 full| = %.3g this step, %.3g over the run%s",
-                s.max_abs_diff, run.max_abs_diff,
-                equal ? ": the same rows (float32 rounding at most)" : ": they differ");
-  TextWrappedAtSpaces(buf, equal ? &kEqual : &kDiffer);
-  if (!equal && state.shown.mask.align == MaskAlign::kTopLeft)
-    TextWrappedAtSpaces("top_left alignment: the step's one query is masked as if it were the "
-                        "first token, so it sees only the first key (the classic KV-cache bug). "
-                        "Untick top-left alignment (mask.align bottom_right) to fix it.", &kDiffer);
+  DrawRowComparison(state, *st, run, s, b);
   if (run.unreachable_cells > 0)
     TextWrappedAtSpaces("This mask lets queries see later keys, which a decode does not hold yet: "
                         "it cannot equal the full computation.", &kDiffer);
