@@ -16,6 +16,7 @@
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/figure_meta.h"
+#include "attnlab/base/cpu_level.h"
 #include "attnlab/base/file_io.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/random/rng.h"
@@ -576,10 +577,20 @@ TEST_F(Cli, LongFileNamesFit) {
 }
 
 TEST_F(Cli, VersionIsTheProjectVersion) {
+  unsetenv("ATTNLAB_CPU_CAPABILITY");
   const Result r = RunCli("--version");
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "attention-lab " ATTNLAB_VERSION "\n");
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1), "attention-lab " ATTNLAB_VERSION "\n");
   EXPECT_EQ(std::string(ATTNLAB_VERSION), "0.1.0");
+  // The second line names the kernels' level: the best this CPU runs, unless forced lower.
+  const std::string best = Name(BestCpuLevel());
+  EXPECT_NE(r.out.find("\nkernels: " + best + " (the best this CPU runs: " + best + ";"),
+            std::string::npos) << r.out;
+  ASSERT_EQ(setenv("ATTNLAB_CPU_CAPABILITY", "default", 1), 0);
+  const Result forced = RunCli("--version");
+  unsetenv("ATTNLAB_CPU_CAPABILITY");
+  EXPECT_NE(forced.out.find("\nkernels: default (the best this CPU runs: " + best + ";"),
+            std::string::npos) << forced.out;
 }
 
 // Ctrl+C (SIGINT) or SIGTERM during a long `train` stops it after the step under way: exit

@@ -27,7 +27,7 @@ dpkg-deb -x "$deb" "$tmp/root"
 app="$tmp/root/usr/bin/attention-lab"
 mkdir "$tmp/run"
 cd "$tmp/run"
-[ "$(env -u DISPLAY "$app" --version)" = "attention-lab $version" ]
+[ "$(env -u DISPLAY "$app" --version | head -n 1)" = "attention-lab $version" ]
 env -u DISPLAY "$app" presets | grep -q "^raschka-journey "
 env -u DISPLAY "$app" show karpathy-trick --stage context | grep -q "^tensor"
 XDG_CONFIG_HOME="$tmp/config" xvfb-run -a -s "-screen 0 1280x800x24" \

@@ -30,7 +30,7 @@ file "$prefix/share/icons/hicolor/64x64/apps/attention-lab.png" | grep -q "64 x 
 mkdir "$tmp/elsewhere"
 cd "$tmp/elsewhere"
 app="$prefix/bin/attention-lab"
-[ "$("$app" --version)" = "attention-lab 0.1.0" ]
+[ "$("$app" --version | head -n 1)" = "attention-lab 0.1.0" ]
 "$app" show raschka-journey --stage weights | grep -q "tensor(\[\[0.1551, 0.2104, 0.2059, 0.1413, 0.1074, 0.1799\],"
 "$app" dump karpathy-head -o k.json
 grep -q '"T":8' k.json

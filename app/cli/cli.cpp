@@ -37,6 +37,7 @@
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/figure_meta.h"
+#include "attnlab/base/cpu_level.h"
 #include "attnlab/base/file_io.h"
 #include "attnlab/lessons/grad.h"
 #include "attnlab/model/pipeline.h"
@@ -484,6 +485,11 @@ int Show(const std::string& input, const std::string& stage) {
 
 std::string VersionLine() { return "attention-lab " ATTNLAB_VERSION; }
 
+std::string VersionText() {
+  return VersionLine() + "\nkernels: " + Name(ActiveCpuLevel()) + " (the best this CPU runs: " +
+         Name(BestCpuLevel()) + "; ATTNLAB_CPU_CAPABILITY=default|avx2|avx512 chooses)";
+}
+
 std::string SubcommandList() {
   std::string list;
   for (const char* name : kSubcommands) list += (list.empty() ? "" : ", ") + std::string(name);
@@ -578,7 +584,8 @@ int Run(int argc, char** argv) {
   InterruptWritesOnSignals();
   CLI::App app{"Attention Lab: self-attention you can play with, PyTorch-exact.", "attention-lab"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", VersionLine(), "Print the version (" ATTNLAB_VERSION ") and exit");
+  app.set_version_flag("--version", VersionText(),
+                       "Print the version (" ATTNLAB_VERSION ") and the kernels' instruction-set level, and exit");
 
   std::string input, out, stage;
   CLI::App* dump = app.add_subcommand("dump", "Run a scenario and write every stage as JSON");

@@ -10,6 +10,10 @@ namespace attnlab::cli {
 /// "attention-lab 0.1.0": the name and the CMake project version, for --version and Help > About.
 std::string VersionLine();
 
+/// What --version prints: VersionLine(), then "kernels: LEVEL (the best this CPU runs: BEST;
+/// ...)", the instruction-set level the engine's kernels run at (ActiveCpuLevel, cpu_level.h).
+std::string VersionText();
+
 /// Every subcommand's name, in --help's order; the one list the window's usage, its "not a
 /// subcommand" message and IsSubcommand read.
 inline constexpr std::array<const char*, 9> kSubcommands = {

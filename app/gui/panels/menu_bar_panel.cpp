@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "attnlab/base/cpu_level.h"
 #include "attnlab/model/presets.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
@@ -132,12 +133,15 @@ void DrawFileMenu(AppState& state) {
   ImGui::EndMenu();
 }
 
-/// Help > About: the version (the CMake project's) and the license.
+/// Help > About: the version (the CMake project's), the kernels' instruction-set level and the
+/// license.
 void DrawAboutMenu() {
   if (!ImGui::BeginMenu("About Attention Lab")) return;
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
   ImGui::TextUnformatted("Attention Lab " ATTNLAB_VERSION);
   ImGui::TextDisabled("Self-attention you can play with, PyTorch-exact.");
+  ImGui::TextDisabled("Kernels: %s (the best this CPU runs: %s)", Name(ActiveCpuLevel()),
+                      Name(BestCpuLevel()));
   ImGui::Separator();
   ImGui::TextUnformatted(
       "Copyright (c) 2026 Attention Lab contributors. Released under the MIT License: free to "
