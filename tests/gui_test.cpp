@@ -64,7 +64,12 @@ std::string TestName() {
 bool HaveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
 
 /// A fresh folder per test, also used as XDG_CONFIG_HOME so no test touches a real session.
+class Gui;
+void ExpectOverviewPrintsEveryNumber(const Gui& gui, const std::string& screen);
+
 class Gui : public ::testing::Test {
+  friend void ExpectOverviewPrintsEveryNumber(const Gui& gui, const std::string& screen);
+
  protected:
   void SetUp() override {
     if (!HaveXvfb()) GTEST_SKIP() << "xvfb-run is not installed (Debian package xvfb)";
@@ -1339,9 +1344,9 @@ TEST_P(GuiPreset, FocusPrintsTheEngineNumbers) {
 }
 
 // Notebook-sized scenarios (T <= 8, d <= 4) print every number of every stage in the default
-// overview at 1280 x 800 (and at 1024 x 700): without a mask, causal, with dropout, two heads;
-// masked logits as -inf and masked weights as 0, as PyTorch prints them.
-TEST_F(Gui, OverviewPrintsEveryNumberOfNotebookSizedScenarios) {
+// overview on a `screen` (W x H): without a mask, causal, with dropout, two heads; masked
+// logits as -inf and masked weights as 0, as PyTorch prints them.
+void ExpectOverviewPrintsEveryNumber(const Gui& gui, const std::string& screen) {
   struct Case {
     std::string args, script;
     std::vector<std::string> stages;  // that must be among the maps checked
@@ -1369,25 +1374,62 @@ TEST_F(Gui, OverviewPrintsEveryNumberOfNotebookSizedScenarios) {
        {"weights", "context", "head_weights_0", "head_weights_1"}},
       {"--preset raschka-3.6-mha", "", {"weights", "context", "head_weights_0", "head_weights_1"}},
   };
-  for (const std::string screen : {"1280x800", "1024x700"})
-    for (const Case& c : cases) {
-      const std::string layout = Path("layout.json");
-      const std::string script = Write("numbers.script", c.script + "wait 3\n");
-      const Result r = RunApp(c.args + " --script " + script + " --layout " + layout +
-                                  " --no-autosave",
-                              true, screen);
-      ASSERT_EQ(r.status, 0) << r.err;
-      Scenario sc = c.args.rfind("--preset ", 0) == 0 ? LoadPreset(c.args.substr(9))
-                                                      : ParseScenario(ReadFile(c.args));
-      if (!c.script.empty()) {
-        sc.mask.kind = MaskKind::kCausal;
-        sc.dropout.p = 0.5;
-      }
-      const nlohmann::json l = nlohmann::json::parse(ReadFile(layout));
-      const std::set<std::string> checked = ExpectEveryNumber(l, sc, 0, screen + " " + c.args);
-      for (const std::string& s : c.stages)
-        EXPECT_TRUE(checked.count(s)) << screen << " " << c.args << ": no map of " << s;
+  for (const Case& c : cases) {
+    const std::string layout = gui.Path("layout.json");
+    const std::string script = gui.Write("numbers.script", c.script + "wait 3\n");
+    const Result r = gui.RunApp(c.args + " --script " + script + " --layout " + layout +
+                                    " --no-autosave",
+                                true, screen);
+    ASSERT_EQ(r.status, 0) << r.err;
+    Scenario sc = c.args.rfind("--preset ", 0) == 0 ? LoadPreset(c.args.substr(9))
+                                                    : ParseScenario(ReadFile(c.args));
+    if (!c.script.empty()) {
+      sc.mask.kind = MaskKind::kCausal;
+      sc.dropout.p = 0.5;
     }
+    const nlohmann::json l = nlohmann::json::parse(ReadFile(layout));
+    const std::set<std::string> checked = ExpectEveryNumber(l, sc, 0, screen + " " + c.args);
+    for (const std::string& s : c.stages)
+      EXPECT_TRUE(checked.count(s)) << screen << " " << c.args << ": no map of " << s;
+  }
+}
+
+// One test per screen size, each well inside ctest's time limit on a loaded machine.
+TEST_F(Gui, OverviewPrintsEveryNumberOfNotebookSizedScenarios) {
+  ExpectOverviewPrintsEveryNumber(*this, "1280x800");
+}
+TEST_F(Gui, OverviewPrintsEveryNumberOfNotebookSizedScenariosOnASmallScreen) {
+  ExpectOverviewPrintsEveryNumber(*this, "1024x700");
+}
+
+// "every head": the heatmaps view is the head grid, every head's weights at once (T x T each,
+// named by their head) in place of the stages' maps; with 20 heads it shows the page of 16
+// that holds the head selected.
+TEST_F(Gui, EveryHeadShowsTheHeadGridPageOfTheSelectedHead) {
+  const std::string script = Write(
+      "heads.script", "every-head on\nwait 3\nsave-layout " + Path("a.json") +
+                          "\npreset karpathy-head\nd_out 40\nheads 20\nlength 48\nhead 17\n"
+                          "wait 3\nsave-layout " + Path("b.json") + "\n");
+  const Result r = RunApp("--preset gqa-8-query-2-kv --script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto maps = [&](const std::string& file, int64_t T) {
+    const nlohmann::json l = nlohmann::json::parse(ReadFile(Path(file)));
+    EXPECT_TRUE(l["heatmaps"].empty()) << file << ": the stages' maps give way to the grid";
+    std::vector<std::string> names;
+    for (const nlohmann::json& m : l["views"]) {
+      names.push_back(m["name"]);
+      EXPECT_EQ(m["rows"], T) << m.dump().substr(0, 300);
+      EXPECT_EQ(m["cols"], T) << m.dump().substr(0, 300);
+      EXPECT_LE(m["x1"].get<double>(), l["window"]["width"].get<double>()) << m["name"];
+      EXPECT_LE(m["y1"].get<double>(), l["window"]["height"].get<double>()) << m["name"];
+    }
+    return names;
+  };
+  std::vector<std::string> eight;
+  for (int h = 0; h < 8; ++h) eight.push_back("head_weights_" + std::to_string(h));
+  EXPECT_EQ(maps("a.json", 8), eight);
+  EXPECT_EQ(maps("b.json", 48), (std::vector<std::string>{"head_weights_16", "head_weights_17",
+                                                          "head_weights_18", "head_weights_19"}));
 }
 
 // Mouse-wheel zoom around the cell under the mouse and a left drag that pans: at T = 256 the

@@ -657,6 +657,11 @@ bool Do(AppState& state, const SetValuesMode& a) {
   return false;
 }
 
+bool Do(AppState& state, const SetEveryHead& a) {
+  state.view.every_head = a.on;
+  return false;
+}
+
 bool Do(AppState& state, const SetZoom& a) {
   const float z = std::round(ClampZoom(a.zoom) * 10.0f) / 10.0f;
   if (z == state.zoom) return false;

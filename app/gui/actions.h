@@ -163,6 +163,10 @@ struct SetZoom {
 struct SetValuesMode {
   ValuesMode mode = ValuesMode::kAuto;
 };
+/// The heatmaps view shows every head's weights (the head grid) instead of one head's stages.
+struct SetEveryHead {
+  bool on = false;
+};
 /// The variance experiment's seed and number of trials (clamped to 100..50000).
 struct SetVarianceSeed {
   uint64_t seed = 0;
@@ -227,7 +231,7 @@ using Action =
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
                  SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile, ConfirmReplace,
                  NativeDialogEnded, DropFiles, ClearRecentFiles, SetExportChoices, SetLossKey,
-                 SaveNotebook, SetInference>;
+                 SaveNotebook, SetInference, SetEveryHead>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

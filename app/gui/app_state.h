@@ -126,6 +126,9 @@ struct ViewOptions {
   /// How the weights are coloured (RangeMode: auto, [0, 1], [0, largest], per row, log).
   /// Exports follow it.
   RangeMode weights_range = RangeMode::kAuto;
+  /// "every head": the heatmaps view shows the head grid (every head's weights, small,
+  /// clickable) instead of the stages of the head selected (SetEveryHead).
+  bool every_head = false;
 };
 
 /// The variance experiment of the variance panel.
@@ -383,11 +386,14 @@ struct AppState {
   HoverCell hover;                ///< hovered cell of the last frame (highlights are drawn from it)
   HoverCell hover_next;           ///< filled while drawing this frame
   std::array<HeatmapSlot, kStageCount> heatmaps;
-  /// The head grid under the notebook-sized overview: each head's weights side by side (as
-  /// BertViz's head view), the first kHeadGridMax heads; made again when head_maps_key changes.
-  static constexpr int kHeadGridMax = 8;
+  /// The head grid (under the notebook-sized overview, or the whole view with "every head"):
+  /// each head's weights side by side (as BertViz's head view), kHeadGridMax heads at a time,
+  /// the page that holds the head selected (HeadGridFirst); made again when head_maps_key
+  /// changes.
+  static constexpr int kHeadGridMax = 16;
   std::array<HeatmapSlot, kHeadGridMax> head_maps;
   std::string head_maps_key;
+  int head_maps_first = 0;  ///< the head in head_maps[0]
   bool mask_dirty = true;  ///< upload stages.mask again
   ViewOptions view;
   VarianceState variance;

@@ -507,6 +507,8 @@ const CommandSpec kCommands[] = {
     {"numbers", 1, EnumWord<ValuesMode>,
      [](Call& c) { Emit(c.state, SetValuesMode{EnumArg<ValuesMode>(c.w[1])}); },
      "auto|on|off: print cell values on the heatmaps"},
+    {"every-head", 1, OnOff, [](Call& c) { Emit(c.state, SetEveryHead{c.w[1] == "on"}); },
+     "on|off: the heatmaps view shows every head's weights (the head grid)"},
     {"weights-range", 1, EnumWord<RangeMode>,
      [](Call& c) { Emit(c.state, SetWeightsRange{EnumArg<RangeMode>(c.w[1])}); },
      "auto|fixed|data|per-row|log: how the weights are coloured (RangeMode)"},

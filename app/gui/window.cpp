@@ -129,8 +129,8 @@ std::string HeatmapLayoutJson(const AppState& state) {
     add("trick_v" + std::to_string(i + 1) + "_weights", state.trick.weight_maps[i]);
     add("trick_v" + std::to_string(i + 1) + "_result", state.trick.result_maps[i]);
   }
-  for (int h = 0; h < AppState::kHeadGridMax; ++h)
-    add("head_weights_" + std::to_string(h), state.head_maps[h]);
+  for (int k = 0; k < AppState::kHeadGridMax; ++k)  // the head grid's page of heads
+    add("head_weights_" + std::to_string(state.head_maps_first + k), state.head_maps[k]);
   add("compare_a", state.compare.maps[0]);
   add("compare_b", state.compare.maps[1]);
   add("compare_diff", state.compare.maps[2]);

@@ -176,6 +176,15 @@ void DrawToolbar(AppState& state) {
            [](int v) { return Action{SelectHead{v}}; });
   selector("batch", state.batch, sh.B, "Which sequence of the batch to show.",
            [](int v) { return Action{SelectBatch{v}}; });
+  if (sh.H > 1) {
+    bool every = state.view.every_head;
+    BeginToolbarItem(false, ImGui::GetFrameHeight() + ImGui::CalcTextSize("every head").x +
+                                ImGui::GetStyle().ItemInnerSpacing.x);
+    if (ImGui::Checkbox("every head", &every)) Emit(state, SetEveryHead{every});
+    RecordToolbarItem(state, "every head");
+    Tip("Show every head's weights at once, small (as BertViz's head view); click a head's "
+        "title to show its stages. Up to 16 heads a page; the arrows turn the page.");
+  }
 
   auto colormap_combo = [&](const char* label, bool diverging, const char* tip) {
     const int current = diverging ? state.view.diverging_colormap : state.view.sequential_colormap;
@@ -579,27 +588,38 @@ std::vector<std::vector<NumberedMap>> PackRows(AppState& state, std::vector<Numb
   return rows;
 }
 
-/// Uploads each head's weights (of the batch shown) into the head grid's slots when the run,
-/// the batch or the heads changed.
-void UploadHeadMaps(AppState& state, const Stages& st, int heads) {
+/// The first head of the head grid's page: the kHeadGridMax heads that hold the head selected.
+int HeadGridFirst(const AppState& state, int64_t heads) {
+  const int64_t h = std::clamp<int64_t>(state.head, 0, std::max<int64_t>(heads - 1, 0));
+  return static_cast<int>(h / AppState::kHeadGridMax * AppState::kHeadGridMax);
+}
+
+/// Uploads the weights of heads [first, first + count) (of the batch shown) into the head
+/// grid's slots when the run, the batch or the page changed.
+void UploadHeadMaps(AppState& state, const Stages& st, int first, int count) {
   const std::string key = std::to_string(state.shown_version) + "/" +
-                          std::to_string(state.batch) + "/" + std::to_string(heads);
+                          std::to_string(state.batch) + "/" + std::to_string(first) + "/" +
+                          std::to_string(count);
   if (key == state.head_maps_key) return;
   state.head_maps_key = key;
+  state.head_maps_first = first;
   const MaskMatrix masked = (st.mask.array() == 0).cast<uint8_t>();
-  for (int h = 0; h < heads; ++h) {
+  for (int k = 0; k < count; ++k) {
+    const int h = first + k;
     const Matrix& w = st.Head(st.weights, state.batch, h);
     HeatmapContent c = StageContent(st, state.shown, Stage::kWeights, h, state.batch,
                                     state.token_labels, ScanStage(Stage::kWeights, w));
     c.title = "head " + std::to_string(h) + ": weights";
     if (GroupsKv(st.shape))  // which K/V head it reads (GQA)
       c.title += " (K/V " + std::to_string(st.shape.KvHead(h)) + ")";
-    UploadMatrix(state.head_maps[static_cast<size_t>(h)], w, c, masked);
+    UploadMatrix(state.head_maps[static_cast<size_t>(k)], w, c, masked);
   }
 }
 
-/// One map of the head grid, with its tooltip; a click on its title shows that head above.
-void DrawHeadMap(AppState& state, const Stages& st, int h, bool row_labels, ImVec2 o, ImVec2 size) {
+/// One map of the head grid (head h in slot k), with its tooltip; a click on its title shows
+/// that head in the stages' maps.
+void DrawHeadMap(AppState& state, const Stages& st, int h, int k, bool row_labels, ImVec2 o,
+                 ImVec2 size) {
   const Matrix& w = st.Head(st.weights, state.batch, h);
   const std::string id = "head_w" + std::to_string(h);
   HeatmapViewSpec spec;
@@ -609,74 +629,149 @@ void DrawHeadMap(AppState& state, const Stages& st, int h, bool row_labels, ImVe
   spec.labels_key = state.shown_counts.input;
   spec.row_labels = row_labels;
   spec.wheel_zoom_with_ctrl = true;
-  spec.heading_note = h == state.head ? "shown above" : "";
-  spec.title_tip = "Click to show this head in the maps above.";
+  spec.heading_note = h == state.head ? "selected" : "";
+  spec.title_tip = state.view.every_head
+                       ? "Click to show this head's stages (leaves \"every head\")."
+                       : "Click to show this head in the maps above.";
   if (state.hover.active && state.hover.stage == Stage::kWeights) {
     spec.highlight_row = state.hover.row;
     spec.highlight_col = state.hover.col;
   }
-  const HeatmapViewHover hv = DrawHeatmapView(state, state.head_maps[static_cast<size_t>(h)],
+  const HeatmapViewHover hv = DrawHeatmapView(state, state.head_maps[static_cast<size_t>(k)],
                                               spec, o, size);
-  if (hv.title_clicked) Emit(state, SelectHead{h});
-  if (hv.active && GroupsKv(st.shape))
-    ImGui::SetTooltip("head %d: query %lld (\"%s\") \xE2\x86\x92 key %lld (\"%s\"): weight %s\n%s",
-                      h, static_cast<long long>(hv.row), RowLabel(state, hv.row).c_str(),
-                      static_cast<long long>(hv.col), RowLabel(state, hv.col).c_str(),
-                      Num(w(hv.row, hv.col)).c_str(),
-                      KvGroupLegend(st.shape, st.shape.KvHead(h)).c_str());
-  else if (hv.active)
-    ImGui::SetTooltip("head %d: query %lld (\"%s\") \xE2\x86\x92 key %lld (\"%s\"): weight %s",
-                      h, static_cast<long long>(hv.row), RowLabel(state, hv.row).c_str(),
-                      static_cast<long long>(hv.col), RowLabel(state, hv.col).c_str(),
-                      Num(w(hv.row, hv.col)).c_str());
+  if (hv.title_clicked) {
+    Emit(state, SelectHead{h});
+    if (state.view.every_head) Emit(state, SetEveryHead{false});
+  }
+  if (!hv.active) return;
+  const std::string shared =
+      GroupsKv(st.shape) ? "\n" + KvGroupLegend(st.shape, st.shape.KvHead(h)) : "";
+  ImGui::SetTooltip("head %d: query %lld (\"%s\") \xE2\x86\x92 key %lld (\"%s\"): weight %s%s", h,
+                    static_cast<long long>(hv.row), RowLabel(state, hv.row).c_str(),
+                    static_cast<long long>(hv.col), RowLabel(state, hv.col).c_str(),
+                    Num(w(hv.row, hv.col)).c_str(), shared.c_str());
 }
 
-/// The head grid: every head's weights side by side (as BertViz's head view), their numbers
-/// printed as above. Returns the height used.
-float DrawHeadGrid(AppState& state, ImVec2 at, float width) {
-  const Stages* st = ReadableStages(state);
-  if (!st || st->shape.H <= 1 || !state.renderer) return 0;
-  const int heads = static_cast<int>(std::min<int64_t>(st->shape.H, AppState::kHeadGridMax));
-  UploadHeadMaps(state, *st, heads);
+/// The head grid's heading at `at`: what it shows, and with more heads than one page holds,
+/// buttons to the previous and next page (they select that page's first head). Returns the
+/// height used.
+float DrawHeadGridHeading(AppState& state, const Shape& sh, int first, int count, ImVec2 at) {
   ImGui::SetCursorScreenPos(at);
   ImGui::TextUnformatted("Every head's weights, side by side");
   ImGui::SameLine();
-  if (GroupsKv(st->shape))
+  if (sh.H > AppState::kHeadGridMax) {
+    ImGui::BeginDisabled(first == 0);
+    if (ImGui::ArrowButton("heads_prev", ImGuiDir_Left))
+      Emit(state, SelectHead{first - AppState::kHeadGridMax});
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::Text("heads %d\xE2\x80\x93%d of %lld", first, first + count - 1,
+                static_cast<long long>(sh.H));
+    ImGui::SameLine();
+    ImGui::BeginDisabled(first + count >= sh.H);
+    if (ImGui::ArrowButton("heads_next", ImGuiDir_Right))
+      Emit(state, SelectHead{first + AppState::kHeadGridMax});
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+  }
+  if (GroupsKv(sh))
     ImGui::TextDisabled("each head has its own d_k columns of Q; K and V have %lld heads, each "
                         "shared by %lld query heads in a row",
-                        static_cast<long long>(st->shape.Kv()),
-                        static_cast<long long>(st->shape.H / st->shape.Kv()));
+                        static_cast<long long>(sh.Kv()), static_cast<long long>(sh.H / sh.Kv()));
   else
     ImGui::TextDisabled("each head attends with its own d_k columns of Q and K");
+  return ImGui::GetFrameHeightWithSpacing() + 2;
+}
+
+/// The page of heads the grid shows: [first, first + count).
+struct HeadPage {
+  int first = 0, count = 0;
+};
+
+/// The page holding the head selected, uploaded; count 0 when there is nothing to show.
+HeadPage PrepareHeadGrid(AppState& state, const Stages* st) {
+  if (!st || st->shape.H <= 1 || !state.renderer) return {};
+  const int first = HeadGridFirst(state, st->shape.H);
+  const int count = static_cast<int>(std::min<int64_t>(st->shape.H - first, AppState::kHeadGridMax));
+  UploadHeadMaps(state, *st, first, count);
+  return {first, count};
+}
+
+/// The head grid under the notebook-sized overview: the page's heads side by side, wrapping,
+/// their numbers printed as above. Returns the height used.
+float DrawHeadGrid(AppState& state, ImVec2 at, float width) {
+  const Stages* st = ReadableStages(state);
+  const HeadPage page = PrepareHeadGrid(state, st);
+  if (page.count == 0) return 0;
   const int T = static_cast<int>(st->shape.T);
   float cell = 0;
-  for (int h = 0; h < heads; ++h)
+  for (int h = page.first; h < page.first + page.count; ++h)
     cell = std::max(cell, NumberCellWidths(state, Stage::kWeights,
                                            CellSource{&st->Head(st->weights, state.batch, h)},
                                            [&](int64_t i, int64_t j) {
                                              return st->mask.rows() == T && !st->mask(i, j);
                                            }).min);
   const float gap = ImGui::GetFontSize();
-  float x = 0, y = at.y + ImGui::GetTextLineHeightWithSpacing() + 2, row_h = 0;
-  for (int h = 0; h < heads; ++h) {
+  float x = 0, y = at.y + DrawHeadGridHeading(state, st->shape, page.first, page.count, at);
+  float row_h = 0;
+  for (int k = 0; k < page.count; ++k) {
     HeatmapViewSpec probe;
     probe.id = "head";
     probe.labels_key = state.shown_counts.input;
     probe.row_labels = x == 0;
-    HeatmapFrame f = MeasureHeatmapFrame(state, state.head_maps[h], probe, T, T, cell);
+    HeatmapFrame f = MeasureHeatmapFrame(state, state.head_maps[k], probe, T, T, cell);
     float w = f.left + f.right + T * cell;
     if (x > 0 && x + w > width) {  // a new row, labelled
       x = 0;
       y += row_h + 6;
       probe.row_labels = true;
-      f = MeasureHeatmapFrame(state, state.head_maps[h], probe, T, T, cell);
+      f = MeasureHeatmapFrame(state, state.head_maps[k], probe, T, T, cell);
       w = f.left + f.right + T * cell;
     }
     row_h = f.top + std::max(T * f.cell_h, f.min_image_h) + 6;
-    DrawHeadMap(state, *st, h, probe.row_labels, ImVec2(at.x + x, y), ImVec2(w, row_h));
+    DrawHeadMap(state, *st, page.first + k, k, probe.row_labels, ImVec2(at.x + x, y),
+                ImVec2(w, row_h));
     x += w + gap;
   }
   return y + row_h - at.y;
+}
+
+/// "every head": the page's heads fill the view in the grid of columns that gives them the
+/// largest cells (numbers printed where they fit), the first column labelled with the tokens.
+void DrawEveryHead(AppState& state, ImVec2 origin, ImVec2 avail) {
+  const Stages* st = ReadableStages(state);
+  const HeadPage page = PrepareHeadGrid(state, st);
+  if (page.count == 0) return;
+  const float top = DrawHeadGridHeading(state, st->shape, page.first, page.count, origin);
+  const float gap = ImGui::GetFontSize() * 0.75f;
+  const float T = static_cast<float>(st->shape.T);
+  HeatmapViewSpec probe;
+  probe.id = "head";
+  probe.labels_key = state.shown_counts.input;
+  const HeatmapFrame labelled = MeasureHeatmapFrame(state, state.head_maps[0], probe, 1, 1, 1);
+  probe.row_labels = false;
+  const HeatmapFrame plain = MeasureHeatmapFrame(state, state.head_maps[0], probe, 1, 1, 1);
+  int best_cols = 1;
+  float best_cell = 0;
+  for (int cols = 1; cols <= page.count; ++cols) {
+    const int rows = (page.count + cols - 1) / cols;
+    const float w = (avail.x - (labelled.left - plain.left) - (cols - 1) * gap) / cols -
+                    plain.left - plain.right;
+    const float h = (avail.y - top - (rows - 1) * gap) / rows - plain.top;
+    const float cell = std::min(w, h) / T;
+    if (cell > best_cell) best_cell = cell, best_cols = cols;
+  }
+  const int rows = (page.count + best_cols - 1) / best_cols;
+  const float map_h = (avail.y - top - (rows - 1) * gap) / rows;
+  float y = origin.y + top;
+  for (int r = 0, k = 0; r < rows; ++r, y += map_h + gap) {
+    float x = origin.x;
+    for (int c = 0; c < best_cols && k < page.count; ++c, ++k) {
+      const float w = (c == 0 ? labelled.left : plain.left) + plain.right + best_cell * T;
+      DrawHeadMap(state, *st, page.first + k, k, c == 0, ImVec2(x, y), ImVec2(w, map_h));
+      x += w + gap;
+    }
+  }
 }
 
 /// Inside the canvas: remembers its visible part, and on entering a tour step whose map is not
@@ -822,6 +917,8 @@ void DrawHeatmapsPanel(AppState& state) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (state.focus && StageShown(state, *state.focus))
     DrawFocused(state, *state.focus, origin, avail);
+  else if (state.view.every_head && ShownShape(state).H > 1)
+    DrawEveryHead(state, origin, avail);
   else
     DrawPipeline(state, origin, avail);
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + avail.y));
