@@ -16,6 +16,9 @@ app_packages=(
   libeigen3-dev nlohmann-json3-dev libcli11-dev
   # figures: the font; stb for the app's screenshots, its window icon and the tests' PNG reading
   libstb-dev fonts-dejavu-core
+  # the window: fallback fonts for the tokens' scripts found through fontconfig (CJK: WenQuanYi
+  # Micro Hei, 5 MB; symbols and monochrome emoji: Symbola, 3 MB; Arabic is in DejaVu Sans)
+  libfontconfig-dev fonts-wqy-microhei fonts-symbola
   # figures: PDF drawn by cairo with text shaped by pango
   libcairo2-dev libpng-dev libpango1.0-dev
   # the window: Dear ImGui 1.86 (GLFW + OpenGL3 backends), GLFW, glad 2 (loader made at build

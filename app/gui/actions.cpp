@@ -285,6 +285,8 @@ void AfterRun(AppState& state, const Scenario& ran, const RecomputeCounts& befor
   if (state.token_labels_run != state.shown_counts.input) {  // both axes' labels, once per input
     state.token_labels = TokenLabels(st.tokens);
     state.token_labels_run = state.shown_counts.input;
+    state.font_codepoints = CodepointsBeyondBase(state.token_labels);  // CJK, emoji, ...
+    if (state.font_codepoints != state.fonts.codepoints) state.fonts_dirty = true;
   }
   const bool mask_changed = !had_result || !SameMask(state.shown.mask, ran.mask) ||
                             state.mask_rows != st.mask.rows();
