@@ -21,6 +21,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include "cli/cli.h"  // kSubcommands: the command lines that open no window
+#include "cli/notebook.h"  // the notebook the window saves
 #include <map>
 #include <set>
 #include <sstream>
@@ -1198,8 +1199,7 @@ TEST_F(Gui, SaveAsNotebookWritesTheProgramAndAsksBeforeReplacing) {
   const Result a = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_EQ(ReadFile(old), "keep me\n");
-  const std::string expected =
-      ProgramAsNotebook(GeneratePyTorchCode(LoadPreset("numpy-masked")));
+  const std::string expected = attnlab::cli::ScenarioNotebook(LoadPreset("numpy-masked"));
   EXPECT_EQ(ReadFile(Path("new.ipynb")), expected);
   EXPECT_EQ(nlohmann::json::parse(expected)["nbformat"], 4);
   const std::string replace = Write(

@@ -28,6 +28,8 @@ app_packages=(
 test_packages=(
   # tests: PDF text checked by pdftotext, SVG figures checked as XML by xmllint
   poppler-utils libxml2-utils
+  # tests: saved notebooks checked by Jupyter's validator
+  python3-nbformat
   # tests and benchmarks (each built when found); the GUI tests run under a virtual X server
   # with Mesa's llvmpipe and read the window's properties with xprop
   libgtest-dev libbenchmark-dev xvfb xauth x11-utils
