@@ -27,6 +27,7 @@
 #include "gui/gfx/gl.h"
 #include "gui/gfx/keep_loaded.h"
 #include "gui/gfx/screenshot.h"
+#include "gui/gfx/script_fonts.h"
 #include "gui/gfx/window_icon.h"
 #include "gui/options.h"
 #include "gui/panels/panels.h"
@@ -63,30 +64,39 @@ void OnDrop(GLFWwindow* window, int count, const char** paths) {
   attnlab::gui::Emit(*state, std::move(drop));
 }
 
-/// DejaVu Sans at a readable size, with the glyphs the labels use (Latin, Greek, arrows,
-/// math symbols such as the square root), and DejaVu Sans Mono for code. Falls back to ImGui's
-/// built-in font, with a warning.
-attnlab::gui::Fonts LoadFonts(float scale) {
+/// The fallback faces merged into the font just added (ImFontConfig::MergeMode), at its size.
+void MergeFallbacks(const std::vector<attnlab::gui::FallbackFace>& faces, float size) {
+  for (const attnlab::gui::FallbackFace& face : faces) {
+    ImFontConfig config;
+    config.MergeMode = true;
+    config.FontNo = face.index;
+    ImGui::GetIO().Fonts->AddFontFromFileTTF(face.file.c_str(), size, &config, face.ranges.data());
+  }
+}
+
+/// DejaVu Sans at a readable size, with the glyphs the labels use (BaseGlyphRanges: Latin,
+/// Greek, arrows, math symbols such as the square root), and DejaVu Sans Mono for code; the
+/// tokens' other letters (`codepoints`: CJK, Arabic, emoji, ...) merged into each from the
+/// fallback fonts fontconfig finds. Falls back to ImGui's built-in font, with a warning.
+attnlab::gui::Fonts LoadFonts(float scale, const std::vector<ImWchar>& codepoints) {
   ImGuiIO& io = ImGui::GetIO();
   attnlab::gui::Fonts fonts;
-  static const ImWchar ranges[] = {0x0020, 0x024F,  // Latin, Latin-1, Latin Extended
-                                   0x0370, 0x03FF,  // Greek (Sigma)
-                                   0x0400, 0x04FF,  // Cyrillic (tokens of any text)
-                                   0x1D00, 0x1DBF,  // phonetic extensions (superscript T)
-                                   0x2000, 0x22FF,  // punctuation, arrows, math operators
-                                   0x2400, 0x243F,  // control pictures (the visible space)
-                                   0x25A0, 0x25FF,  // geometric shapes (the tour's triangles)
-                                   0x2713, 0x2714,  // check marks (the tour's tasks)
-                                   0};
+  fonts.codepoints = codepoints;
+  fonts.fallbacks = attnlab::gui::FindFallbackFaces(codepoints);
+  const ImWchar* ranges = attnlab::gui::BaseGlyphRanges();
   const char* path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) {
     fonts.regular = io.Fonts->AddFontFromFileTTF(path, std::round(16.0f * scale), nullptr, ranges);
+    MergeFallbacks(fonts.fallbacks, std::round(16.0f * scale));
     fonts.small = io.Fonts->AddFontFromFileTTF(path, std::round(13.0f * scale), nullptr, ranges);
+    MergeFallbacks(fonts.fallbacks, std::round(13.0f * scale));
   }
   const char* mono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
-  if (fonts.regular && std::filesystem::exists(mono, ec))
+  if (fonts.regular && std::filesystem::exists(mono, ec)) {
     fonts.mono = io.Fonts->AddFontFromFileTTF(mono, std::round(14.0f * scale), nullptr, ranges);
+    MergeFallbacks(fonts.fallbacks, std::round(14.0f * scale));
+  }
   if (!fonts.regular) {
     fonts.warning = std::string("Font ") + path +
                     " not found (install fonts-dejavu-core); using ImGui's small built-in font.";
@@ -104,7 +114,7 @@ attnlab::gui::Fonts LoadFonts(float scale) {
 /// zoom.
 void ScaleFontsAndStyle(attnlab::gui::AppState& state) {
   const float scale = state.content_scale * state.zoom;
-  state.fonts = LoadFonts(scale);
+  state.fonts = LoadFonts(scale, state.font_codepoints);
   ImGui::GetStyle().ScaleAllSizes(scale);
 }
 
@@ -117,8 +127,9 @@ void ScaleToMonitor(GLFWwindow* window, attnlab::gui::AppState& state) {
   ScaleFontsAndStyle(state);
 }
 
-/// View > Zoom changed: the fonts again at the new size (a sharp atlas, not a stretched one)
-/// and the style's sizes scaled to match. Runs between frames.
+/// View > Zoom or the shown tokens' letters changed: the fonts again at the new size (a sharp
+/// atlas, not a stretched one) with the tokens' fallback glyphs, and the style's sizes scaled to
+/// match. Runs between frames, so no frame draws with a half-built atlas.
 void RebuildFonts(attnlab::gui::AppState& state) {
   ImGui::GetIO().Fonts->Clear();
   attnlab::gui::ApplyStyle();

@@ -13,6 +13,11 @@
 #include <fstream>
 
 #include "attnlab/python/codegen.h"
+#include "attnlab/base/text.h"
+#include "attnlab/figures/stage_view.h"
+#include "attnlab/figures/png.h"
+#include "attnlab/figures/figure.h"
+#include "attnlab/python/torch_print.h"
 #include "attnlab/figures/figure_meta.h"
 #include "attnlab/base/file_io.h"
 #include "attnlab/lessons/grad.h"
@@ -178,6 +183,48 @@ TEST(ProgramAsNotebook, CellsRunInOrderGiveTheAppsWeights) {
     // (T, T) for one batch and head, (B, T, T) otherwise: compare batch 0.
     const json& w0 = w[0][0].is_array() ? w[0] : w;
     EXPECT_TRUE(test::MatrixNear(id + " weights", st.weights[0], test::JsonMatrix(w0), 1e-6, 1e-5));
+  }
+  fs::remove_all(dir);
+}
+
+// A saved notebook carries its outputs: the last cell's weights and context as PyTorch prints
+// them (PrintStage), and the weights heatmap as a PNG (the core's figure), byte-stable; Jupyter's
+// validator (python3-nbformat) accepts it.
+TEST(ProgramAsNotebook, SavedNotebookCarriesPrintedTensorsAndTheHeatmap) {
+  const fs::path dir = fs::temp_directory_path() / ("attnlab_nbout_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string id = "raschka-3.5-causal";
+  const std::string a = (dir / "a.ipynb").string(), b = (dir / "b.ipynb").string();
+  for (const std::string& path : {a, b}) {
+    const auto [status, out] = test::RunShell(std::string(ATTNLAB_CLI) + " code " + id + " -o " + path);
+    ASSERT_EQ(status, 0) << out;
+  }
+  const std::string text = ReadFile(a);
+  EXPECT_EQ(text, ReadFile(b));  // byte-stable
+  const json nb = json::parse(text);
+  const json& outputs = nb["cells"].back()["outputs"];
+  ASSERT_EQ(outputs.size(), 3u) << outputs;
+  const Scenario sc = LoadPreset(id);
+  const Stages st = RunScenario(sc);
+  auto joined = [](const json& lines) {
+    std::string t;
+    for (const json& l : lines) t += l.get<std::string>();
+    return t;
+  };
+  EXPECT_EQ(joined(outputs[0]["data"]["text/plain"]), "weights:\n" + PrintStage(st, "weights")->text);
+  EXPECT_EQ(joined(outputs[1]["data"]["text/plain"]), "context:\n" + PrintStage(st, "context")->text);
+  EXPECT_EQ(PrintStage(st, "weights")->text.rfind("tensor([[1.0000, 0.0000,", 0), 0u);
+  const StageView view = ExtractStage(st, sc, Stage::kWeights, 0, 0);
+  EXPECT_EQ(outputs[2]["data"]["image/png"], Base64Encode(EncodePng(RenderFigure(view, {}))));
+  for (const json& o : outputs) EXPECT_EQ(o["output_type"], "display_data");
+  if (std::system("/usr/bin/python3 -c 'import nbformat' >/dev/null 2>&1") == 0) {
+    const auto [status, out] = test::RunShell(
+        "/usr/bin/python3 -c 'import sys, nbformat\nnbformat.validate(nbformat.read(sys.argv[1], "
+        "as_version=4))\nprint(\"valid\")' " + a + " 2>&1");
+    EXPECT_EQ(status, 0) << out;
+    EXPECT_EQ(out, "valid\n");
+  } else {
+    std::cerr << "python3-nbformat is not installed: the notebook was not validated\n";
   }
   fs::remove_all(dir);
 }

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include "cli/cli.h"  // kSubcommands: the command lines that open no window
+#include "cli/notebook.h"  // the notebook the window saves
 #include <map>
 #include <set>
 #include <sstream>
@@ -805,6 +806,44 @@ TEST_F(Gui, ANonScenarioFileOpensTheWindowWithTheReason) {
                        "\"attention-lab/scenario@1\")\n");
 }
 
+/// Whether fontconfig knows a font with code point `hex` (fc-list, Debian package fontconfig).
+bool FontconfigHas(const std::string& hex) {
+  const std::string cmd = "fc-list ':charset=" + hex + "' file 2>/dev/null | grep -q .";
+  return std::system(cmd.c_str()) == 0;
+}
+
+// Tokens in Chinese, Arabic and an emoji: the axes draw every letter (fallback fonts through
+// fontconfig, merged into the atlas for these code points only), the Arabic in visual order; an
+// emoji beyond U+FFFF, which Debian's ImGui cannot hold, stays "?" and nothing breaks.
+TEST_F(Gui, TokensInEveryScriptAreDrawn) {
+  const std::string file = Write("scripts.json", R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "matrix", "values": [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6], [0.7, 0.8]],
+              "tokens": ["中文", "مرحبا", "☕", "😀"]},
+    "projections": {"init": "torch_rand", "d_out": 2, "seed": 123}})");
+  const std::string script = Write("s.script", "wait 3\nsave-layout " + Path("l.json") + "\n");
+  const Result r = RunApp(file + " --script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json t = nlohmann::json::parse(ReadFile(Path("l.json")))["token_labels"];
+  const nlohmann::json& labels = t["labels"];
+  ASSERT_EQ(labels.size(), 4u) << t;
+  EXPECT_EQ(labels[0]["text"], "中文");
+  EXPECT_EQ(labels[1]["text"], "مرحبا");
+  EXPECT_EQ(labels[1]["drawn"], "ابحرم");  // right to left: the last letter drawn first
+  EXPECT_EQ(labels[2]["drawn"], "☕");
+  EXPECT_EQ(labels[3]["missing_glyphs"]["small"], 1) << "U+1F600 is beyond ImGui's 16-bit ImWchar";
+  const std::vector<std::pair<int, std::string>> need = {{0, "4e2d"}, {1, "0645"}, {2, "2615"}};
+  for (const auto& [i, hex] : need) {
+    if (!FontconfigHas(hex)) {  // degrades to "?": no font, no crash
+      std::cerr << "no font has U+" << hex << " (tools/install_deps.sh installs them)\n";
+      continue;
+    }
+    for (const char* font : {"regular", "small", "mono"})
+      EXPECT_EQ(labels[i]["missing_glyphs"][font], 0) << labels[i] << " " << font;
+  }
+  if (FontconfigHas("4e2d") && FontconfigHas("2615"))
+    EXPECT_GE(t["fallback_fonts"].size(), 2u) << t;  // a CJK font and a symbol font
+}
+
 // The window's identity on the desktop: WM_CLASS "attention-lab", "attention-lab" (the desktop
 // entry's StartupWMClass) and an icon in the three embedded sizes, read by xprop from the
 // running window (once its icon is set, just after it is created).
@@ -1165,8 +1204,7 @@ TEST_F(Gui, SaveAsNotebookWritesTheProgramAndAsksBeforeReplacing) {
   const Result a = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_EQ(ReadFile(old), "keep me\n");
-  const std::string expected =
-      ProgramAsNotebook(GeneratePyTorchCode(LoadPreset("numpy-masked")));
+  const std::string expected = attnlab::cli::ScenarioNotebook(LoadPreset("numpy-masked"));
   EXPECT_EQ(ReadFile(Path("new.ipynb")), expected);
   EXPECT_EQ(nlohmann::json::parse(expected)["nbformat"], 4);
   const std::string replace = Write(

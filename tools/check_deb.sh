@@ -23,6 +23,11 @@ for dep in fonts-dejavu-core libglfw3 libc6 libstdc++6; do
   grep -q "$dep" <<<"$depends" || { echo "missing dependency $dep" >&2; exit 1; }
 done
 
+recommends=$(dpkg-deb -f "$deb" Recommends)
+for rec in fonts-wqy-microhei fonts-symbola; do
+  grep -q "$rec" <<<"$recommends" || { echo "missing recommendation $rec" >&2; exit 1; }
+done
+
 dpkg-deb -x "$deb" "$tmp/root"
 app="$tmp/root/usr/bin/attention-lab"
 mkdir "$tmp/run"

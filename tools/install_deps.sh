@@ -16,6 +16,9 @@ app_packages=(
   libeigen3-dev nlohmann-json3-dev libcli11-dev
   # figures: the font; stb for the app's screenshots, its window icon and the tests' PNG reading
   libstb-dev fonts-dejavu-core
+  # the window: fallback fonts for the tokens' scripts found through fontconfig (CJK: WenQuanYi
+  # Micro Hei, 5 MB; symbols and monochrome emoji: Symbola, 3 MB; Arabic is in DejaVu Sans)
+  libfontconfig-dev fonts-wqy-microhei fonts-symbola
   # figures: PDF drawn by cairo with text shaped by pango
   libcairo2-dev libpng-dev libpango1.0-dev
   # the window: Dear ImGui 1.86 (GLFW + OpenGL3 backends), GLFW, glad 2 (loader made at build
@@ -25,6 +28,8 @@ app_packages=(
 test_packages=(
   # tests: PDF text checked by pdftotext, SVG figures checked as XML by xmllint
   poppler-utils libxml2-utils
+  # tests: saved notebooks checked by Jupyter's validator
+  python3-nbformat
   # tests and benchmarks (each built when found); the GUI tests run under a virtual X server
   # with Mesa's llvmpipe and read the window's properties with xprop
   libgtest-dev libbenchmark-dev xvfb xauth x11-utils

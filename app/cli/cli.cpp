@@ -14,6 +14,7 @@
 //   attention-lab decode SCENARIO --prefill P [--chunk C] -o OUT.json   a KV-cache decode
 //   attention-lab tiled SCENARIO --block-q Br --block-k Bc -o OUT.json  FlashAttention's loop
 #include "cli/cli.h"
+#include "cli/notebook.h"
 #include "cli/cli_docs.h"
 #include "cli/cli_inference.h"
 #include "cli/cli_train.h"
@@ -349,9 +350,9 @@ int Export(const ExportArgs& a) {
 }
 
 int Code(const std::string& input, const std::string& out) {
-  const std::string program = GeneratePyTorchCode(LoadScenarioArg(input));
+  const Scenario scenario = LoadScenarioArg(input);
   const bool ipynb = out.size() > 6 && out.compare(out.size() - 6, 6, ".ipynb") == 0;
-  WriteOutput(out, ipynb ? ProgramAsNotebook(program) : program);
+  WriteOutput(out, ipynb ? ScenarioNotebook(scenario) : GeneratePyTorchCode(scenario));
   return 0;
 }
 

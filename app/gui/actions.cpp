@@ -8,6 +8,8 @@
 // [SECTION] Desktop: chosen files, replacing, the desktop's dialog, dropped files, recent files
 #include "gui/actions.h"
 
+#include "cli/notebook.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -285,6 +287,8 @@ void AfterRun(AppState& state, const Scenario& ran, const RecomputeCounts& befor
   if (state.token_labels_run != state.shown_counts.input) {  // both axes' labels, once per input
     state.token_labels = TokenLabels(st.tokens);
     state.token_labels_run = state.shown_counts.input;
+    state.font_codepoints = CodepointsBeyondBase(state.token_labels);  // CJK, emoji, ...
+    if (state.font_codepoints != state.fonts.codepoints) state.fonts_dirty = true;
   }
   const bool mask_changed = !had_result || !SameMask(state.shown.mask, ran.mask) ||
                             state.mask_rows != st.mask.rows();
@@ -588,7 +592,9 @@ bool Do(AppState& state, const SaveNotebook& a) {
   try {
     RefreshCode(state);  // the Code view's program: the scenario's or the training loop
     if (state.code.text.empty()) throw std::runtime_error(state.code.error);
-    WriteFileAtomic(ExpandPath(a.path), ProgramAsNotebook(state.code.text));
+    // The scenario's program with its outputs (values and heatmap); the training loop's alone.
+    WriteFileAtomic(ExpandPath(a.path), state.code.training ? ProgramAsNotebook(state.code.text)
+                                                            : cli::ScenarioNotebook(state.shown));
     SetStatus(state, "Saved the program as a notebook to " + AbsolutePath(ExpandPath(a.path)),
               false);
   } catch (const std::exception& e) {

@@ -36,6 +36,7 @@
 #include "attnlab/lessons/train.h"
 #include "gui/actions.h"
 #include "gui/gfx/heatmap_gpu.h"
+#include "gui/gfx/script_fonts.h"
 #include "gui/gradient_state.h"
 
 namespace attnlab::gui {
@@ -189,6 +190,10 @@ struct Fonts {
   ImFont* small = nullptr;  ///< cell values, ticks
   ImFont* mono = nullptr;   ///< code (DejaVu Sans Mono; the regular font when it is missing)
   std::string warning;      ///< shown when DejaVu Sans was missing
+  /// The code points beyond BaseGlyphRanges() baked into the atlas and the fallback faces they
+  /// came from (their ranges must live as long as the atlas they were built into).
+  std::vector<ImWchar> codepoints;
+  std::vector<FallbackFace> fallbacks;
 };
 
 /// A hovered cell of one of the extra views' heatmaps (trick, compare).
@@ -383,6 +388,9 @@ struct AppState {
   float content_scale = 1.0f;     ///< the monitor's (GLFW content scale): HiDPI
   float zoom = 1.0f;              ///< View > Zoom (SetZoom)
   bool fonts_dirty = false;       ///< build the fonts again at content_scale * zoom
+  /// The shown tokens' code points beyond the base ranges (CodepointsBeyondBase): when they
+  /// differ from fonts.codepoints the fonts are built again, between frames.
+  std::vector<ImWchar> font_codepoints;
   HoverCell hover;                ///< hovered cell of the last frame (highlights are drawn from it)
   HoverCell hover_next;           ///< filled while drawing this frame
   std::array<HeatmapSlot, kStageCount> heatmaps;

@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "attnlab/base/text.h"
+#include "gui/gfx/script_fonts.h"
 #include "gui/plot.h"
 #include "gui/widgets.h"
 
@@ -76,9 +77,9 @@ int ColormapIndex(const Colormap* cm) {
   return 0;
 }
 
-const std::string& LabelAt(const std::vector<std::string>& labels, int64_t i) {
-  static const std::string none;
-  return i >= 0 && static_cast<size_t>(i) < labels.size() ? labels[i] : none;
+/// Label i as drawn (right-to-left runs in visual order, VisualOrder), "" out of range.
+std::string LabelAt(const std::vector<std::string>& labels, int64_t i) {
+  return i >= 0 && static_cast<size_t>(i) < labels.size() ? VisualOrder(labels[i]) : "";
 }
 
 }  // namespace
@@ -409,7 +410,7 @@ void PaintLabels(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Lab
       const std::string t = FitLabel(LabelAt(spec.col_labels, c), L.col_label_h - 5, measure);
       AddUpwardText(dl, small.font, small.size, ImVec2(x, L.p0.y - 4), dim_color, t.c_str());
     } else {
-      const std::string& t = LabelAt(spec.col_labels, c);
+      const std::string t = LabelAt(spec.col_labels, c);
       const ImVec2 ts = small.Measure(t);
       dl->AddText(small.font, small.size, ImVec2(x - ts.x * 0.5f, L.p0.y - ts.y - 3), dim_color,
                   t.c_str());

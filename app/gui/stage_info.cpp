@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "attnlab/base/text.h"
+#include "gui/gfx/script_fonts.h"
 
 namespace attnlab::gui {
 
@@ -50,10 +51,10 @@ std::string RowLabel(const AppState& state, int64_t i) {
   // themselves only when those are not made yet and no worker writes the stages.
   if (i >= 0 && static_cast<size_t>(i) < state.token_labels.size() &&
       static_cast<int64_t>(state.token_labels.size()) == ShownShape(state).T)
-    return state.token_labels[i];
+    return VisualOrder(state.token_labels[i]);
   const Stages* st = ReadableStages(state);
   if (!st || i < 0 || static_cast<size_t>(i) >= st->tokens.size()) return "";
-  return VisibleToken(st->tokens[i]);
+  return VisualOrder(VisibleToken(st->tokens[i]));
 }
 
 void RefreshHeadSlices(AppState& state) {

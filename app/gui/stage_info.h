@@ -23,7 +23,8 @@ CellSource StageCells(const AppState& state, Stage stage);
 /// state.head_qkv, where StageMatrix finds them when the scenario has several heads.
 void RefreshHeadSlices(AppState& state);
 
-/// Token i as the axes show it (VisibleToken: whitespace as visible signs), "" out of range.
+/// Token i as the axes show it (VisibleToken: whitespace as visible signs; right-to-left runs in
+/// visual order, VisualOrder), "" out of range.
 std::string RowLabel(const AppState& state, int64_t i);
 
 /// Column j's label: key token j, or "d<j>" for X, Q, K, V (the column in the whole matrix) and

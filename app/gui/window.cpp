@@ -22,6 +22,7 @@
 
 #include "gui/app_state.h"
 #include "gui/export.h"
+#include "gui/gfx/script_fonts.h"
 #include "gui/gfx/gl.h"  // GLFW key codes (ImGui 1.86 indexes keys by the backend's codes)
 #include "gui/panels/panels.h"
 #include "gui/tour.h"
@@ -93,6 +94,25 @@ nlohmann::json SlotJson(const char* key, const std::string& name, const HeatmapS
           {"spec", slot.has_spec ? HeatmapSpecJson(slot.spec) : nlohmann::json()}};
 }
 
+/// Each axis label as drawn (VisualOrder) with the glyphs each font lacks (drawn "?"), and the
+/// fallback font files merged into the atlas: the window's text read back.
+nlohmann::json TokenLabelsJson(const AppState& state) {
+  nlohmann::json labels = nlohmann::json::array();
+  auto missing = [](const ImFont* font, const std::string& t) {
+    return font ? MissingGlyphs(*font, t) : -1;
+  };
+  for (const std::string& t : state.token_labels)
+    labels.push_back({{"text", t},
+                      {"drawn", VisualOrder(t)},
+                      {"missing_glyphs",
+                       {{"regular", missing(state.fonts.regular, t)},
+                        {"small", missing(state.fonts.small, t)},
+                        {"mono", missing(state.fonts.mono, t)}}}});
+  nlohmann::json files = nlohmann::json::array();
+  for (const FallbackFace& f : state.fonts.fallbacks) files.push_back(f.file);
+  return {{"labels", labels}, {"fallback_fonts", files}};
+}
+
 nlohmann::json RectJson(const ScreenRect& r) {
   if (!r.valid()) return nullptr;
   return {{"x0", r.min.x}, {"y0", r.min.y}, {"x1", r.max.x}, {"y1", r.max.y}};
@@ -144,6 +164,7 @@ std::string HeatmapLayoutJson(const AppState& state) {
     toolbar.push_back(item);
   }
   j["toolbar"] = toolbar;
+  j["token_labels"] = TokenLabelsJson(state);
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   j["window"] = {{"width", display.x}, {"height", display.y}};
   j["dialog"] = {{"open", state.dialog.kind != DialogKind::kNone}, {"path", state.dialog.path}};

@@ -18,6 +18,8 @@
 #include "attnlab/figures/stage_view.h"
 #include "raster.h"
 
+#include "attnlab/base/text.h"
+
 namespace attnlab::figure {
 
 /// A line of text with its box (measured by pango, raster.h, so every backend lays out alike).
@@ -116,8 +118,8 @@ void DrawWithCairo(cairo_t* cr, bool raster, const std::function<void(Painter&)>
 /// Errors: std::runtime_error when cairo fails; FontError.
 Image RasterDraw(int width, int height, const std::function<void(Painter&)>& draw);
 
-/// Base64 (RFC 4648, padded) of bytes, and back (nullopt for anything else).
-std::string Base64Encode(std::string_view bytes);
+/// Base64 (RFC 4648, padded) of bytes (base/text.h), and back (nullopt for anything else).
+using ::attnlab::Base64Encode;
 std::optional<std::string> Base64Decode(std::string_view text);
 
 /// Grids with more cells than this are drawn by vector backends as one picture.

@@ -62,23 +62,6 @@ std::optional<std::string> PdfText(std::string_view pdf) {
 
 namespace figure {
 
-std::string Base64Encode(std::string_view bytes) {
-  static constexpr char kDigits[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 2]);
-    out += kDigits[v >> 18 & 63];
-    out += kDigits[v >> 12 & 63];
-    out += i + 1 < bytes.size() ? kDigits[v >> 6 & 63] : '=';
-    out += i + 2 < bytes.size() ? kDigits[v & 63] : '=';
-  }
-  return out;
-}
-
 std::optional<std::string> Base64Decode(std::string_view text) {
   if (text.size() % 4 != 0) return std::nullopt;
   auto digit = [](char c) -> int {

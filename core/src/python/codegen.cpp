@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "attnlab/base/text.h"
+#include "attnlab/python/torch_print.h"
 
 namespace attnlab {
 namespace {
@@ -744,6 +745,27 @@ void WriteContext(const Ctx& c) {
       << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
 }
 
+// nbformat 4 display_data outputs: text/plain as a list of lines (each but the last with its
+// "\n"), image/png in base64.
+nlohmann::json OutputsJson(const std::vector<NotebookOutput>& outputs) {
+  using nlohmann::json;
+  json list = json::array();
+  for (const NotebookOutput& o : outputs) {
+    json lines = json::array();
+    std::istringstream in(o.text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line + "\n");
+    if (!lines.empty()) {
+      std::string last = lines.back();
+      last.pop_back();
+      lines.back() = last;
+    }
+    json data = {{"text/plain", lines}};
+    if (!o.png.empty()) data["image/png"] = Base64Encode(o.png);
+    list.push_back({{"output_type", "display_data"}, {"data", data}, {"metadata", json::object()}});
+  }
+  return list;
+}
+
 }  // namespace
 
 std::string GeneratePyTorchCode(const Scenario& s) {
@@ -771,7 +793,10 @@ std::string GeneratePyTorchCode(const Scenario& s) {
   return py.str();
 }
 
-std::string ProgramAsNotebook(const std::string& program) {
+std::string ProgramAsNotebook(const std::string& program) { return ProgramAsNotebook(program, {}); }
+
+std::string ProgramAsNotebook(const std::string& program,
+                              const std::vector<NotebookOutput>& outputs) {
   using nlohmann::json;
   // Lines of each cell, as nbformat stores a source: every line but the last keeps its "\n".
   std::vector<std::vector<std::string>> cells(1);
@@ -785,21 +810,25 @@ std::string ProgramAsNotebook(const std::string& program) {
   }
   if (cells.back().empty()) cells.pop_back();
   const bool numpy = program.find("import numpy as np") != std::string::npos;
+  std::string intro = std::string("**Attention Lab**: the ") + (numpy ? "NumPy" : "PyTorch") +
+                      " program behind the app's stages, one cell per step; run the cells in "
+                      "order.";
+  if (!outputs.empty())
+    intro += " The last cell's outputs were saved by the app: its values as " +
+             std::string(numpy ? "NumPy" : "PyTorch") + " prints them, and its heatmap.";
   json nb_cells = json::array();
   nb_cells.push_back({{"cell_type", "markdown"},
                       {"metadata", json::object()},
-                      {"source", json::array({std::string("**Attention Lab**: the ") +
-                                              (numpy ? "NumPy" : "PyTorch") +
-                                              " program behind the app's stages, one cell per "
-                                              "step; run the cells in order."})}});
-  for (const auto& lines : cells) {
+                      {"source", json::array({intro})}});
+  for (size_t c = 0; c < cells.size(); ++c) {
+    const auto& lines = cells[c];
     json source = json::array();
     for (size_t i = 0; i < lines.size(); ++i)
       source.push_back(lines[i] + (i + 1 < lines.size() ? "\n" : ""));
     nb_cells.push_back({{"cell_type", "code"},
                         {"execution_count", nullptr},
                         {"metadata", json::object()},
-                        {"outputs", json::array()},
+                        {"outputs", c + 1 == cells.size() ? OutputsJson(outputs) : json::array()},
                         {"source", source}});
   }
   const json nb = {
@@ -810,6 +839,15 @@ std::string ProgramAsNotebook(const std::string& program) {
       {"nbformat", 4},
       {"nbformat_minor", 4}};
   return nb.dump(1) + "\n";
+}
+
+std::vector<NotebookOutput> PrintedOutputs(const Stages& stages) {
+  std::vector<NotebookOutput> out;
+  for (const char* name : {"weights", "context"}) {
+    const std::optional<PrintedStage> p = PrintStage(stages, name);
+    if (p && p->present) out.push_back({std::string(name) + ":\n" + p->text, ""});
+  }
+  return out;
 }
 
 }  // namespace attnlab

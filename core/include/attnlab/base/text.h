@@ -29,6 +29,10 @@ Utf8Char DecodeUtf8At(std::string_view s, size_t i);
 /// Every code point of s (see DecodeUtf8At for invalid bytes).
 std::vector<char32_t> DecodeUtf8(std::string_view s);
 
+/// Base64 (RFC 4648, with "=" padding) of `bytes`: the encoding of PNG data in SVG data URIs,
+/// PDF metadata and Jupyter notebooks' image/png outputs.
+std::string Base64Encode(std::string_view bytes);
+
 /// The UTF-8 bytes of one code point (U+FFFD for a surrogate or a value above U+10FFFF).
 std::string EncodeUtf8(char32_t cp);
 

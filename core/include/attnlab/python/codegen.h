@@ -15,7 +15,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "attnlab/model/pipeline.h"
 #include "attnlab/model/scenario.h"
 #include "attnlab/lessons/train.h"
 
@@ -33,6 +35,24 @@ std::string GeneratePyTorchCode(const Scenario& scenario);
 /// per step, the program cut at its blank lines (the steps GeneratePyTorchCode separates),
 /// so that the cells run in order are the program. UTF-8 text, ends with a newline.
 std::string ProgramAsNotebook(const std::string& program);
+
+/// One output saved in a notebook (nbformat 4 display_data), so that it reads complete without
+/// running: a tensor as PyTorch (or NumPy) shows it, or a figure.
+struct NotebookOutput {
+  std::string text;  ///< text/plain: "weights:\n" and the tensor's text, or a figure's caption
+  std::string png;   ///< image/png bytes (a core figure, figures/png.h), "" for text only
+};
+
+/// ProgramAsNotebook with `outputs` saved, in order, as display_data outputs of its last code
+/// cell (the one that prints), PNGs in base64; the markdown line says they were saved by the app.
+/// Deterministic: the same program and outputs give the same bytes.
+std::string ProgramAsNotebook(const std::string& program,
+                              const std::vector<NotebookOutput>& outputs);
+
+/// The tensors GeneratePyTorchCode's program prints at its end, weights then context, each as
+/// PrintStage gives it (torch's print, or NumPy's repr for a numpy scenario; autograd's
+/// "grad_fn=" left out), with its "name:" line, as two text outputs.
+std::vector<NotebookOutput> PrintedOutputs(const Stages& stages);
 
 /// The PyTorch program of a training run (train.h, TrainAttentionHead; codegen_train.cpp): the head drawn as the scenario
 /// draws it (its seed, or its input's draws replayed; W written as numbers when they are not
