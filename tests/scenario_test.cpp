@@ -88,7 +88,7 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
        "projections.per_head: must be true or false, not a number"},
       {Edit("\"input\"", "\"temperature\": 2, \"input\""),
        "temperature: unknown field (expected one of: format, title, input, projections, scaling, "
-       "mask, normalization, dropout, dtype)"},
+       "mask, normalization, dropout, dtype, positions)"},
       {Edit("\"seed\": 123", "\"seed\": 123, \"order\": [\"key\", \"key\", \"value\"]"),
        "projections.order[1]: \"key\" appears twice; list query, key, value once each"},
       {Edit("scenario@1", "scenario@2"),
@@ -209,6 +209,49 @@ TEST(ParseScenario, MaskKindsRefuseBadFieldsNamingThem) {
        "mask.masked_rows: unknown value \"inf\" (expected one of: nan, zero)"},
   };
   for (const auto& [mask, message] : cases) EXPECT_EQ(ErrorOf(with_mask(mask)), message) << mask;
+}
+
+TEST(ParseScenario, PositionsRefuseBadFieldsNamingThem) {
+  auto with = [](const std::string& positions) {
+    return Edit("\"seed\": 123}", "\"seed\": 123}, \"positions\": " + positions);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"layout": "interleaved"})", "positions.kind: missing required field"},
+      {R"({"kind": "yarn"})",
+       "positions.kind: unknown value \"yarn\" (expected one of: none, rope, sinusoidal)"},
+      {R"({"kind": "rope", "layout": "halves"})",
+       "positions.layout: unknown value \"halves\" (expected one of: split_halves, interleaved)"},
+      {R"({"kind": "rope", "theta": 0})", "positions.theta: must be a finite number above 0, got 0.0"},
+      {R"({"kind": "rope", "sign": 0})", "positions.sign: must be 1 or -1, got 0"},
+      {R"({"kind": "rope", "sign": 2})", "positions.sign: must be between -1 and 1, got 2"},
+      {R"({"kind": "sinusoidal", "theta": 5})",
+       "positions.theta: is only read when kind is \"rope\", not \"sinusoidal\""},
+      {R"({"kind": "rope", "base": 5})",
+       "positions.base: unknown field (expected one of: kind, layout, theta, sign)"},
+  };
+  for (const auto& [positions, message] : cases)
+    EXPECT_EQ(ErrorOf(with(positions)), message) << positions;
+  // d_out 3 in one head: the pairs do not come out even.
+  std::string odd = with(R"({"kind": "rope"})");
+  odd.replace(odd.find("\"d_out\": 2"), 10, "\"d_out\": 3");
+  EXPECT_EQ(ErrorOf(odd),
+            "positions.kind: \"rope\" rotates pairs of dimensions, so the head size must be even; "
+            "it is 3 (d_out 3 / 1 heads)");
+  const std::string qkv = R"({"format": "attention-lab/scenario@1", "input": {"source": "qkv",
+    "Q": [[1, 2]], "K": [[3, 4]], "V": [[5, 6]]}, "positions": {"kind": "sinusoidal"}})";
+  EXPECT_EQ(ErrorOf(qkv),
+            "positions.kind: \"sinusoidal\" adds its encoding to X, and a qkv input has no X (use "
+            "\"rope\", which rotates Q and K)");
+  // Written back as read, every field of the kind.
+  const Scenario s = ParseScenario(
+      with(R"({"kind": "rope", "layout": "interleaved", "theta": 500000, "sign": -1})"));
+  EXPECT_EQ(s.positions.kind, PositionKind::kRope);
+  EXPECT_EQ(s.positions.layout, RopeLayout::kInterleaved);
+  EXPECT_EQ(s.positions.theta, 500000.0);
+  EXPECT_EQ(s.positions.sign, -1);
+  EXPECT_EQ(ParseScenario(WriteScenario(s)), s);
+  EXPECT_EQ(PositionsName(s.positions), "RoPE (interleaved, θ = 500000, sign −1)");
+  EXPECT_FALSE(ParseScenario(kJourney) == s);
 }
 
 TEST(AllowedCells, EachKindAsTheReferenceImplementationsCount) {
@@ -767,6 +810,26 @@ std::vector<Case> Cases() {
       {"dropout", "p", randn, [](Scenario& s) { s.dropout.p = 0.5; }, kNone},
       {"dropout", "seed", randn, [](Scenario& s) { s.dropout.seed = 4; }, kNone},
       {"", "dtype", randn, [](Scenario& s) { s.dtype = Dtype::kFloat64; }, kNone},
+      {"positions", "kind", randn, [](Scenario& s) { s.positions.kind = PositionKind::kRope; },
+       kNone},
+      {"positions", "layout", randn,
+       [](Scenario& s) {
+         s.positions.kind = PositionKind::kRope;
+         s.positions.layout = RopeLayout::kInterleaved;
+       },
+       kNone},
+      {"positions", "theta", randn,
+       [](Scenario& s) {
+         s.positions.kind = PositionKind::kRope;
+         s.positions.theta = 500000;
+       },
+       kNone},
+      {"positions", "sign", randn,
+       [](Scenario& s) {
+         s.positions.kind = PositionKind::kRope;
+         s.positions.sign = -1;
+       },
+       kNone},
   };
 }
 
@@ -797,8 +860,9 @@ TEST(ScenarioFields, EveryMemberOfTheScenarioHasACase) {
   EXPECT_EQ(listed["scaling"].size(), CountFields<ScalingSpec>());
   EXPECT_EQ(listed["mask"].size(), CountFields<MaskSpec>());
   EXPECT_EQ(listed["dropout"].size(), CountFields<DropoutSpec>());
-  // The scenario's own fields besides its five sub-structs (input ... dropout).
-  EXPECT_EQ(listed[""].size() + 5, CountFields<Scenario>());
+  EXPECT_EQ(listed["positions"].size(), CountFields<PositionsSpec>());
+  // The scenario's own fields besides its six sub-structs (input ... dropout, positions).
+  EXPECT_EQ(listed[""].size() + 6, CountFields<Scenario>());
 }
 
 }  // namespace fields

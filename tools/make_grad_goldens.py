@@ -64,6 +64,9 @@ def forward(scenario):
     B, T, d_out = Q.shape
     dh = d_out // heads
     q, k = (torch_oracle.split_heads(M, B, T, heads, dh) for M in (Q, K))
+    positions = scenario.get("positions", {})
+    if positions.get("kind") == "rope":  # the rotation is linear: autograd rotates back
+        q, k = torch_oracle.rope(q, positions), torch_oracle.rope(k, positions)
     scores = q @ k.transpose(2, 3)
     scaling = scenario.get("scaling", {})
     logits = scores * scaling.get("multiplier", 1.0)
@@ -162,6 +165,17 @@ CASES = {
         "identity projections on text input, dropout (does not enter the loss)",
         {"source": "text", "text": "attention is all you need", "d_in": 4, "seed": 1},
         {"init": "identity"}, dropout={"p": 0.3, "seed": 5}), 4, 0),
+    "rope-split-halves-sign-neg-heads2": (scenario(
+        "RoPE, split halves, sign -1 (nanochat), 2 heads, causal",
+        {"source": "randn", "length": 7, "d_in": 6, "seed": 12},
+        {"init": "randn", "d_out": 8, "seed": 13, "heads": 2},
+        mask={"kind": "causal"},
+        positions={"kind": "rope", "layout": "split_halves", "theta": 10000, "sign": -1}), 5, 2),
+    "rope-interleaved-batch2": (scenario(
+        "RoPE, interleaved (Meta), theta 100, B = 2",
+        {"source": "randn", "batch": 2, "length": 6, "d_in": 4, "seed": 14},
+        {"init": "linear", "d_out": 4, "seed": 15, "bias": True},
+        positions={"kind": "rope", "layout": "interleaved", "theta": 100.0, "sign": 1}), 3, 5),
 }
 
 

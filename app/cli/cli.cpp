@@ -459,7 +459,11 @@ int Show(const std::string& input, const std::string& stage) {
     if (!stage.empty() && stage != name) continue;
     const PrintedStage p = *PrintStage(st, name);
     if (!p.present) {
-      if (!stage.empty()) std::cout << "\n" << name << ": none (dropout p is 0)\n";
+      if (!stage.empty())
+        std::cout << "\n"
+                  << name
+                  << (name == "Q_rot" || name == "K_rot" ? ": none (positions is not \"rope\")\n"
+                                                         : ": none (dropout p is 0)\n");
       continue;
     }
     std::string shape;

@@ -10,9 +10,9 @@ namespace attnlab {
 
 const std::vector<Stage>& AllStages() {
   static const std::vector<Stage> all = {
-      Stage::kX,      Stage::kQ,       Stage::kK,              Stage::kV,      Stage::kScores,
-      Stage::kMask,   Stage::kLogits,  Stage::kWeights,        Stage::kWeightsDropped,
-      Stage::kContext};
+      Stage::kX,      Stage::kQ,      Stage::kK,       Stage::kV,
+      Stage::kQRot,   Stage::kKRot,   Stage::kScores,  Stage::kMask,
+      Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped, Stage::kContext};
   return all;
 }
 
@@ -28,6 +28,8 @@ std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& sh) {
       return {sh.T, sh.d_in};
     case Stage::kQ:
     case Stage::kK:
+    case Stage::kQRot:
+    case Stage::kKRot:
       return {sh.T, sh.dh};
     case Stage::kV:
       return {sh.T, sh.dh_v};
@@ -49,6 +51,10 @@ const MatrixStack* ProjectedStack(const Stages& st, Stage stage) {
       return &st.K;
     case Stage::kV:
       return &st.V;
+    case Stage::kQRot:
+      return &st.Q_rot;
+    case Stage::kKRot:
+      return &st.K_rot;
     default:
       return nullptr;
   }
@@ -87,6 +93,10 @@ MatrixD Float64Cells(const StagesF64& f, Stage stage, const Shape& sh, int64_t h
       return b < f.K.size() ? MatrixD(f.K[b].middleCols(head * sh.dh, sh.dh)) : MatrixD();
     case Stage::kV:
       return b < f.V.size() ? MatrixD(f.V[b].middleCols(head * sh.dh_v, sh.dh_v)) : MatrixD();
+    case Stage::kQRot:
+      return b < f.Q_rot.size() ? MatrixD(f.Q_rot[b].middleCols(head * sh.dh, sh.dh)) : MatrixD();
+    case Stage::kKRot:
+      return b < f.K_rot.size() ? MatrixD(f.K_rot[b].middleCols(head * sh.dh, sh.dh)) : MatrixD();
     case Stage::kScores:
       return at(f.scores, m);
     case Stage::kLogits:
@@ -121,6 +131,9 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
     throw std::invalid_argument(std::string(StageName(stage)) + " has no heads (use head 0)");
   if (stage == Stage::kWeightsDropped && st.weights_dropped.empty())
     throw std::invalid_argument("weights_dropped needs dropout p > 0 (this scenario has none)");
+  if ((stage == Stage::kQRot || stage == Stage::kKRot) && st.Q_rot.empty())
+    throw std::invalid_argument(std::string(StageName(stage)) +
+                                " needs positions \"rope\" (this scenario rotates nothing)");
   if (stage == Stage::kX && st.X.empty())
     throw std::invalid_argument("X: this scenario has no input matrix (Q, K and V are given)");
 

@@ -35,17 +35,32 @@ std::vector<uint8_t> AllowedRow(const Stages& st, int64_t row) {
 
 /// grad_Q, grad_K (B x T x d_out) from grad_scores: per head h, scores_h = Q_h K_h^T, so
 /// grad_Q_h = grad_scores_h K_h and grad_K_h = grad_scores_h^T Q_h. Only row I is non-zero.
-void HeadSliceGrads(const Stages& st, Gradients& g) {
+/// With RoPE the scores multiply Q_rot and K_rot: those gradients are rotated back (a rotation's
+/// transpose turns by the opposite angles: the same rule with the sign flipped) onto Q and K.
+void HeadSliceGrads(const Scenario& s, const Stages& st, Gradients& g) {
   const Shape& sh = st.shape;
+  const bool rope = !st.Q_rot.empty();
+  const MatrixStack& Q = rope ? st.Q_rot : st.Q;
+  const MatrixStack& K = rope ? st.K_rot : st.K;
   g.grad_Q.assign(sh.B, Matrix::Zero(sh.T, sh.d_out));
   g.grad_K.assign(sh.B, Matrix::Zero(sh.T, sh.d_out));
   for (int64_t b = 0; b < sh.B; ++b)
     for (int64_t h = 0; h < sh.H; ++h) {
       const RowVector gs = st.Head(g.grad_scores, b, h).row(g.row);
-      const auto K_h = st.K[b].middleCols(h * sh.dh, sh.dh);
-      const auto q_row = st.Q[b].row(g.row).segment(h * sh.dh, sh.dh);
+      const auto K_h = K[b].middleCols(h * sh.dh, sh.dh);
+      const auto q_row = Q[b].row(g.row).segment(h * sh.dh, sh.dh);
       g.grad_Q[b].row(g.row).segment(h * sh.dh, sh.dh) = gs * K_h;
       g.grad_K[b].middleCols(h * sh.dh, sh.dh) = gs.transpose() * q_row;
+    }
+  if (!rope) return;
+  PositionsSpec back = s.positions;
+  back.sign = -back.sign;
+  const rules::RopeTable<float> table = rules::RopeAngles<float>(back, sh.T, sh.dh);
+  for (MatrixStack* grads : {&g.grad_Q, &g.grad_K})
+    for (Matrix& m : *grads) {
+      Matrix rotated(m.rows(), m.cols());
+      rules::RopeRotate(table, back.layout, sh.H, sh.dh, m, rotated);
+      m = rotated;
     }
 }
 
@@ -103,7 +118,7 @@ Gradients LossGradients(const Scenario& s, const Stages& st, int64_t row, int64_
       g.grad_scores[m](row, k) = v * mult;
     }
   }
-  HeadSliceGrads(st, g);
+  HeadSliceGrads(s, st, g);
   ProjectionGrads(st, g);
   g.jacobian_row = RowJacobian(s, st, 0, 0, row);
   return g;

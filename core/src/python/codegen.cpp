@@ -168,6 +168,7 @@ void WriteHeader(const Ctx& c) {
   }
   c.py << "# The PyTorch program behind what the app shows. Run it with PyTorch installed.\n";
   if (!c.dt.empty()) c.py << "# dtype float64: every tensor is made as torch.float64.\n";
+  if (c.s.positions.kind == PositionKind::kSinusoidal) c.py << "import math\n";
   if (c.s.input.source == InputSource::kText) c.py << "import re\n";
   c.py << "import torch\n\n";
   c.py << "torch.set_grad_enabled(False)  # no training here: plain tensors\n";
@@ -269,6 +270,20 @@ void WriteInput(const Ctx& c) {
       WriteQkvInput(c);
       break;
   }
+  if (c.s.positions.kind == PositionKind::kSinusoidal) {
+    // stage_rules.h SinusoidalEncoding, as the Annotated Transformer's PositionalEncoding
+    const std::string np = c.numpy ? "np" : "torch";
+    c.py << "\n# The original Transformer's positional encoding (Vaswani et al. 2017), added to X:\n"
+            "# sin on even, cos on odd dimensions, frequencies 10000**(-2i/d_in)\n";
+    c.py << "T, d_in = " << c.sh.T << ", " << c.sh.d_in << "\n";
+    c.py << "pe = " << np << ".zeros(" << (c.numpy ? "(T, d_in))" : "T, d_in" + c.dt + ")") << "\n";
+    c.py << "position = " << np << ".arange(T)[:, None]\n";
+    c.py << "div_term = " << np << ".exp(" << np << ".arange(0, d_in, 2" << c.dt
+         << ") * -(math.log(10000.0) / d_in))\n";
+    c.py << "pe[:, 0::2] = " << np << ".sin(position * div_term)\n";
+    c.py << "pe[:, 1::2] = " << np << ".cos(position * div_term[: d_in // 2])\n";
+    c.py << "X = X + pe  # every token's embedding plus its position's encoding\n";
+  }
   c.py << "\n";
 }
 
@@ -355,6 +370,51 @@ void WriteProjections(const Ctx& c) {
   c.py << "\n";
 }
 
+bool Rope(const Ctx& c) { return c.s.positions.kind == PositionKind::kRope; }
+
+// positions "rope": the angles and a function rope(x) that rotates the last dimension of x
+// (one head's head_size columns, positions along the dimension before it), each layout written
+// as its reference implementation writes it (stage_rules.h RopeRotate is the engine's rule).
+void WriteRope(const Ctx& c) {
+  if (!Rope(c)) return;
+  const PositionsSpec& p = c.s.positions;
+  const bool halves = p.layout == RopeLayout::kSplitHalves;
+  const std::string np = c.numpy ? "np" : "torch";
+  c.py << "# RoPE: each head's q and k turn pair by pair, pair i by the angle position * theta**(-2i/head_size)\n";
+  c.py << (halves ? "# split halves (Hugging Face, LLMs-from-scratch): dimensions i and i + head_size/2 pair up\n"
+                  : "# interleaved (Meta's Llama): dimensions 2i and 2i + 1 pair up, as one complex number\n");
+  if (p.sign < 0) c.py << "# sign -1: every angle turns the other way, as nanochat's rotation\n";
+  c.py << "T, head_size, theta = " << c.sh.T << ", " << c.sh.dh << ", " << PyFloat(p.theta) << "\n";
+  c.py << "inv_freq = 1.0 / (theta ** (" << np << ".arange(0, head_size, 2"
+       << (c.dt.empty() ? "" : c.dt) << ") / head_size))  # (head_size/2,)\n";
+  c.py << "angles = " << np << ".arange(T)[:, None] * inv_freq[None, :]"
+       << (p.sign < 0 ? " * -1" : "") << "  # (T, head_size/2): position times frequency\n";
+  if (halves) {
+    c.py << "angles = " << (c.numpy ? "np.concatenate([angles, angles], axis=-1)"
+                                    : "torch.cat([angles, angles], dim=-1)")
+         << "  # (T, head_size)\n";
+    c.py << "cos, sin = " << np << ".cos(angles), " << np << ".sin(angles)\n\n";
+    c.py << "def rope(x):\n"
+            "    x1, x2 = x[..., : head_size // 2], x[..., head_size // 2 :]\n"
+         << "    return x * cos + "
+         << (c.numpy ? "np.concatenate((-x2, x1), axis=-1)" : "torch.cat((-x2, x1), dim=-1)")
+         << " * sin  # rotate_half(x) = (-x2, x1)\n\n";
+  } else if (c.numpy) {
+    c.py << "cos, sin = np.cos(angles), np.sin(angles)\n\n";
+    c.py << "def rope(x):\n"
+            "    a, b = x[..., 0::2], x[..., 1::2]  # the pairs (2i, 2i + 1)\n"
+            "    out = np.empty_like(x)\n"
+            "    out[..., 0::2] = a * cos - b * sin  # (a + ib)(cos + i sin), real part\n"
+            "    out[..., 1::2] = a * sin + b * cos  # imaginary part\n"
+            "    return out\n\n";
+  } else {
+    c.py << "freqs_cis = torch.polar(torch.ones_like(angles), angles)  # cos + i sin\n\n";
+    c.py << "def rope(x):\n"
+            "    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))  # (2i, 2i + 1) as a + ib\n"
+            "    return torch.view_as_real(pairs * freqs_cis).flatten(-2)\n\n";
+  }
+}
+
 void WriteNumpyScores(const Ctx& c) {
   if (c.sh.H > 1) {
     WriteHeadsComment(c);
@@ -362,12 +422,22 @@ void WriteNumpyScores(const Ctx& c) {
          << c.sh.dh << "\n";
     for (const char* n : {"q", "k", "v"}) {
       const char upper = static_cast<char>(n[0] - 'a' + 'A');
-      c.py << n << " = " << upper << ".reshape(B, T, heads, "
+      const bool rotated = Rope(c) && n[0] != 'v';
+      c.py << n << " = " << (rotated ? "rope(" : "") << upper << ".reshape(B, T, heads, "
            << (n[0] == 'v' ? HeadValueWidth(c) : "head_size") << ").transpose(0, 2, 1, 3)"
-           << (n[0] == 'q' ? "  # (B, heads, T, head_size)\n" : "\n");
+           << (rotated ? ")" : "") << (n[0] == 'q' ? "  # (B, heads, T, head_size)\n" : "\n");
     }
+    if (Rope(c))
+      c.py << "Q_rot = q.transpose(0, 2, 1, 3).reshape(B, T, " << c.sh.d_out
+           << ")  # the heads side by side, as the app shows them\n"
+           << "K_rot = k.transpose(0, 2, 1, 3).reshape(B, T, " << c.sh.d_out << ")\n";
     c.py << "scores = np.matmul(q, k.transpose(0, 1, 3, 2))  # (B, heads, T, T)\n";
     c.py << "d_k = head_size\n";
+  } else if (Rope(c)) {
+    c.py << "Q_rot, K_rot = rope(Q), rope(K)\n";
+    c.py << "scores = np.matmul(Q_rot, "
+         << (c.flat ? "K_rot.T)  # (T, T)" : "K_rot.transpose(0, 2, 1))  # (B, T, T)") << "\n";
+    c.py << "d_k = K.shape[-1]\n";
   } else {
     c.py << "scores = np.matmul(Q, "
          << (c.flat ? "K.T)  # (T, T)" : "K.transpose(0, 2, 1))  # (B, T, T)") << "\n";
@@ -541,11 +611,24 @@ void WriteScores(const Ctx& c) {
     WriteHeadsComment(c);
     c.py << "B, T, heads, head_size = " << c.sh.B << ", " << c.sh.T << ", " << c.sh.H << ", "
          << c.sh.dh << "\n";
-    c.py << "q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)\n";
-    c.py << "k = K.view(B, T, heads, head_size).transpose(1, 2)\n";
+    if (Rope(c)) {
+      c.py << "q = rope(Q.view(B, T, heads, head_size).transpose(1, 2))  # (B, heads, T, head_size)\n";
+      c.py << "k = rope(K.view(B, T, heads, head_size).transpose(1, 2))\n";
+      c.py << "Q_rot = q.transpose(1, 2).reshape(B, T, " << c.sh.d_out
+           << ")  # the heads side by side, as the app shows them\n";
+      c.py << "K_rot = k.transpose(1, 2).reshape(B, T, " << c.sh.d_out << ")\n";
+    } else {
+      c.py << "q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)\n";
+      c.py << "k = K.view(B, T, heads, head_size).transpose(1, 2)\n";
+    }
     c.py << "v = V.view(B, T, heads, " << HeadValueWidth(c) << ").transpose(1, 2)\n";
     c.py << "scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)\n";
     c.py << "d_k = head_size\n";
+  } else if (Rope(c)) {
+    c.py << "Q_rot, K_rot = rope(Q), rope(K)\n";
+    c.py << "scores = Q_rot @ K_rot" << (c.flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)")
+         << "\n";
+    c.py << "d_k = K.shape[-1]\n";
   } else {
     c.py << "scores = Q @ K" << (c.flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)")
          << "\n";
@@ -647,6 +730,7 @@ std::string GeneratePyTorchCode(const Scenario& s) {
   WriteHeader(c);
   WriteInput(c);
   WriteProjections(c);
+  WriteRope(c);
   if (c.numpy) {
     WriteNumpyScores(c);
     WriteNumpyLogits(c);

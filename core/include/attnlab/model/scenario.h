@@ -97,6 +97,17 @@ inline bool IsSoftmaxOverAllowedKeys(Normalization n) {
 /// float64 arrays compute them (pipeline.h, "float64").
 enum class Dtype { kFloat32, kFloat64 };
 
+/// positions.kind (top level "positions"; absent = none): how token positions enter attention.
+/// kRope rotates each head's q and k by angles proportional to the position (RoFormer; Llama,
+/// Hugging Face, LLMs-from-scratch, nanochat), between the projections and the scores;
+/// kSinusoidal adds the original Transformer's fixed encoding to X (Vaswani et al. 2017, 3.5).
+/// More kinds (ALiBi) are added here, each with its own fields in PositionsSpec.
+enum class PositionKind { kNone, kRope, kSinusoidal };
+/// positions.layout (rope only): which dimensions of a head rotate together. kSplitHalves pairs
+/// i and i + dh/2 (Hugging Face's rotate_half, LLMs-from-scratch, nanochat); kInterleaved pairs
+/// 2i and 2i + 1 (Meta's original Llama, complex numbers).
+enum class RopeLayout { kSplitHalves, kInterleaved };
+
 /// The spec's spellings of each enum, in the order messages and menus list them; Name(v),
 /// ParseName<E>(text) and NameList<E>() (enum_names.h) read these lists and nothing else.
 inline constexpr EnumName<InputSource> kInputSources[] = {{InputSource::kMatrix, "matrix"},
@@ -128,6 +139,13 @@ inline constexpr EnumName<Normalization> kNormalizations[] = {
     {Normalization::kSoftmaxThenMask, "softmax_then_mask"}};
 inline constexpr EnumName<Dtype> kDtypes[] = {{Dtype::kFloat32, "float32"},
                                               {Dtype::kFloat64, "float64"}};
+inline constexpr EnumName<PositionKind> kPositionKinds[] = {{PositionKind::kNone, "none"},
+                                                            {PositionKind::kRope, "rope"},
+                                                            {PositionKind::kSinusoidal, "sinusoidal"}};
+inline constexpr EnumName<RopeLayout> kRopeLayouts[] = {{RopeLayout::kSplitHalves, "split_halves"},
+                                                        {RopeLayout::kInterleaved, "interleaved"}};
+constexpr const auto& AllNames(PositionKind) { return kPositionKinds; }
+constexpr const auto& AllNames(RopeLayout) { return kRopeLayouts; }
 constexpr const auto& AllNames(InputSource) { return kInputSources; }
 constexpr const auto& AllNames(Generator) { return kGenerators; }
 constexpr const auto& AllNames(ProjectionInit) { return kProjectionInits; }
@@ -229,6 +247,22 @@ struct DropoutSpec {
   std::optional<uint64_t> seed;  ///< nullopt: the generator goes on from the projections' draws
 };
 
+/// "positions" (top level, optional): how the position of token i (0..T-1) enters attention.
+/// A kind plus the fields of each kind (a kind reads only its own).
+struct PositionsSpec {
+  PositionKind kind = PositionKind::kNone;
+  // rope: head h's q and k (dh columns each, dh even) rotated pair by pair: pair p of
+  // dimensions (layout) turns by the angle sign * i * theta^(-2p/dh) at position i.
+  RopeLayout layout = RopeLayout::kSplitHalves;
+  double theta = 10000.0;  ///< rope: the base of the frequencies, > 0 (Llama 3 uses 500000)
+  int sign = 1;            ///< rope: +1 (Hugging Face, Meta) or -1 (nanochat's rotation)
+};
+/// Whether two positions settings are the same (kind and the kind's own fields).
+bool SamePositions(const PositionsSpec& a, const PositionsSpec& b);
+/// The positions' short name for titles and menus: "RoPE (split halves, θ = 10000)",
+/// "RoPE (interleaved, θ = 10000, sign −1)", "sinusoidal", "none".
+std::string PositionsName(const PositionsSpec& p);
+
 /// A whole scenario. Default-constructed fields equal the spec's defaults.
 struct Scenario {
   std::string title;
@@ -239,6 +273,7 @@ struct Scenario {
   Normalization normalization = Normalization::kSoftmax;
   DropoutSpec dropout;
   Dtype dtype = Dtype::kFloat32;  ///< "dtype": float32 (default) or float64
+  PositionsSpec positions;        ///< "positions": none unless given
 };
 
 /// The sizes a scenario resolves to. For text input this tokenizes the text. For qkv input
