@@ -82,13 +82,10 @@ void DrawShiftCheck(AppState& state) {
     }
   }
   if (c.run < 0) return;
-  char line[160];
-  std::snprintf(line, sizeof line, "shift by s = %lld: largest score change %s",
-                static_cast<long long>(c.for_shift),
-                FormatNumber(c.change, NumberStyle::kGeneral, 2).c_str());
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("%s", line);
-  ImGui::PopTextWrapPos();
+  // Two short lines, so that no wrap cuts the number.
+  ImGui::TextDisabled("shift by s = %lld:", static_cast<long long>(c.for_shift));
+  ImGui::TextDisabled("largest score change %s",
+                      FormatNumber(c.change, NumberStyle::kGeneral, 2).c_str());
   Tip("The largest |score with positions moved by s - score on screen| over every head, "
       "query and key: rounding only (about 1e-7 of the scores in float32), because a rotated "
       "q_i . k_j depends on i - j alone.");
