@@ -207,6 +207,8 @@ void DrawMainWindow(AppState& state) {
   if (Section("Attention",
               "From scores to weights: scaling, temperature, mask, normalization, dropout.", true))
     DrawAttentionPanel(state);
+  if (Section("Positions", "How token positions enter attention: none, ALiBi, RoPE, sinusoidal.", true))
+    DrawPositionsPanel(state);
   if (Section("Input", "Where the token embeddings X come from.", true)) DrawInputPanel(state);
   if (Section("Projections", "Q = X W_query, K = X W_key, V = X W_value.", false))
     DrawProjectionPanel(state);
