@@ -324,7 +324,8 @@ TEST_F(Cli, ShowUnknownStageExits2ListingTheNames) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "attention-lab: error: --stage \"q\" is not a stage (X, W_query, W_key, W_value, Q, "
-            "K, V, scores, logits, mask, weights, weights_dropped, sink, context, stats)\n");
+            "K, V, Q_rot, K_rot, scores, logits, mask, weights, weights_dropped, sink, context, "
+            "stats)\n");
 }
 
 // show ends with the variances the notebooks print, as the notebook prints them: the
@@ -409,7 +410,7 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
        "--scale 4294967297 is outside 1..8"},
       {"frobnicate", "frobnicate"},
       {"export raschka-journey --stage attention -o " + png,
-       "--stage \"attention\" is not a stage (X, Q, K, V, scores, mask, logits, weights, "
+       "--stage \"attention\" is not a stage (X, Q, K, V, Q_rot, K_rot, scores, mask, logits, weights, "
        "weights_dropped, context, or pipeline)"},
       {"export raschka-journey --stage weights --head 2 -o " + png,
        "head 2 is out of range: the scenario has 1 head (0)"},

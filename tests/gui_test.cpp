@@ -236,7 +236,8 @@ void ExpectHeatmaps(const std::vector<HeatmapStats>& maps, const Scenario& scena
   // the weights after dropout only when they are not the identity (else a chip says so).
   const bool dropout = scenario.dropout.p > 0, mask = scenario.mask.kind != MaskKind::kNone;
   const bool x = scenario.input.source != InputSource::kQkv;  // qkv gives Q, K, V: no X
-  EXPECT_EQ(maps.size(), 7u + x + dropout + mask) << what;
+  const size_t rope = scenario.positions.kind == PositionKind::kRope ? 2 : 0;  // Q_rot, K_rot
+  EXPECT_EQ(maps.size(), 7u + x + dropout + mask + rope) << what;
   int visible = 0;
   for (const HeatmapStats& m : maps) {
     const std::string where = what + ", " + m.stage;

@@ -201,6 +201,34 @@ TEST(Inference, GroupedKvHeadsReadTheirSharedHead) {
   EXPECT_LE(til.max_abs_diff, 1e-5);
 }
 
+// RoPE: the cache holds K_rot, each key turned by its absolute position, and each step's
+// queries are turned by theirs, so a decode and the tiles equal the full computation; with
+// grouped K/V heads (4 query heads, 2 K/V heads) too. Decoding from the unrotated Q and K
+// would not: the shift check's point is that only i - j matters, and a step's row i is
+// rotated by i, not by its index in the step.
+TEST(Inference, RopeDecodesFromTheRotatedCache) {
+  for (const Scenario& s :
+       {LoadPreset("rope-shift"),
+        ParseScenario(test::LoadGolden("scenarios/rope-gqa-h4-kv2-causal.json")["scenario"].dump())}) {
+    SCOPED_TRACE(s.title);
+    ASSERT_EQ(s.positions.kind, PositionKind::kRope);
+    const Stages st = RunScenario(s);
+    ASSERT_FALSE(st.K_rot.empty());
+    const DecodeRun dec = RunDecode(s, st, {2, 0});
+    EXPECT_GT(dec.steps.size(), 2u);
+    EXPECT_LE(dec.max_abs_diff, 1e-5);
+    EXPECT_EQ(dec.unreachable_cells, 0);
+    const TiledRun til = RunTiled(s, st, 2, 3);
+    EXPECT_LE(til.max_abs_diff, 1e-5);
+    // The scores of the last step are q_rot_i . k_rot_j: the full scores' last row.
+    const DecodeStep& last = dec.steps.back();
+    const int64_t i = st.shape.T - 1;
+    for (size_t c = 0; c < last.keys.size(); ++c)
+      EXPECT_NEAR(last.scores[0](0, static_cast<Eigen::Index>(c)),
+                  st.Head(st.scores, 0, 0)(i, last.keys[c]), 1e-5);
+  }
+}
+
 TEST(Inference, RefusalsNameTheCulprit) {
   const Scenario s = Journey(R"({"kind": "causal"})");
   const Stages st = RunScenario(s);

@@ -72,13 +72,22 @@ TEST_P(GoldenScenario, EveryStageMatchesPyTorch) {
       }
     }
   };
-  stack3("X", st.X, 0, 0);
+  // The sinusoidal encoding adds sin and cos to X: those may differ from PyTorch's in the last bit.
+  const bool pe = golden["scenario"].contains("positions") &&
+                  golden["scenario"]["positions"]["kind"] == "sinusoidal";
+  stack3("X", st.X, pe ? kAtol : 0, pe ? kRtol : 0);
   EXPECT_TRUE(MatrixNear("W_query", st.W[0], JsonMatrix(ex["W_query"]), 0, 0));
   EXPECT_TRUE(MatrixNear("W_key", st.W[1], JsonMatrix(ex["W_key"]), 0, 0));
   EXPECT_TRUE(MatrixNear("W_value", st.W[2], JsonMatrix(ex["W_value"]), 0, 0));
   stack3("Q", st.Q, kAtol, kRtol);
   stack3("K", st.K, kAtol, kRtol);
   stack3("V", st.V, kAtol, kRtol);
+  if (ex.contains("Q_rot")) {
+    stack3("Q_rot", st.Q_rot, kAtol, kRtol);
+    stack3("K_rot", st.K_rot, kAtol, kRtol);
+  } else {
+    EXPECT_TRUE(st.Q_rot.empty() && st.K_rot.empty());
+  }
   stack4("scores", st.scores);
   stack4("logits", st.logits);
   stack4("weights", st.weights);
@@ -141,6 +150,12 @@ TEST(GoldenScenarios, CoverEveryOptionOfTheFormat) {
     if (s.scaling.sink.size() > 1) seen.insert("sink:per_head");
     if (s.dropout.p > 0) seen.insert(s.dropout.seed ? "dropout:seeded" : "dropout:continued");
     if (ValidateScenario(s).B > 1) seen.insert("batch>1");
+    if (s.positions.kind == PositionKind::kRope)
+      seen.insert(std::string("rope:") + Name(s.positions.layout) +
+                  (s.positions.sign < 0 ? "-" : "+"));
+    if (s.positions.kind == PositionKind::kRope && GroupsKv(ValidateScenario(s)))
+      seen.insert("rope:kv_heads");
+    if (s.positions.kind == PositionKind::kSinusoidal) seen.insert("sinusoidal");
   }
   for (const char* want : {"source:matrix",
                            "source:text",
@@ -172,8 +187,57 @@ TEST(GoldenScenarios, CoverEveryOptionOfTheFormat) {
                            "softcap",
                            "sink",
                            "sink:per_head",
-                           "positions:alibi"})
+                           "positions:alibi",
+                           "rope:split_halves+",
+                           "rope:split_halves-",
+                           "rope:interleaved+",
+                           "rope:interleaved-",
+                           "rope:kv_heads",
+                           "sinusoidal"})
     EXPECT_TRUE(seen.count(want)) << "no golden scenario covers " << want;
+}
+
+// RoPE's shift invariance: the scores depend on i - j only, so moving every position by s
+// changes them by rounding only; without RoPE there is nothing to move (0).
+TEST(RopeShift, ChangesNoScoreBeyondRounding) {
+  const Scenario s = ParseScenario(
+      test::LoadGolden("scenarios/rope-split-halves-t40.json")["scenario"].dump());
+  const Stages st = RunScenario(s);
+  float largest = 0;
+  for (const Matrix& m : st.scores) largest = std::max(largest, m.cwiseAbs().maxCoeff());
+  ASSERT_GT(largest, 1.0f);
+  EXPECT_EQ(RopeShiftLargestChange(s, st, 0), 0.0);  // the same angles, the same products
+  for (int64_t shift : {1, 5, 100}) {
+    const double change = RopeShiftLargestChange(s, st, shift);
+    EXPECT_GT(change, 0.0) << shift;  // rounding is seen: the check really recomputes
+    EXPECT_LT(change, 2e-5 * largest) << shift;
+  }
+  // Without the rotation the same shift means nothing: 0.
+  Scenario plain = s;
+  plain.positions = {};
+  EXPECT_EQ(RopeShiftLargestChange(plain, RunScenario(plain), 5), 0.0);
+  // A float64 run checks its double stages: rounding at double's scale.
+  Scenario f64 = s;
+  f64.dtype = Dtype::kFloat64;
+  EXPECT_LT(RopeShiftLargestChange(f64, RunScenario(f64), 5), 1e-12 * largest);
+}
+
+// The rotation is recomputed when only the positions change, and the scores follow it.
+TEST(RopeShift, PositionsChangeRecomputesFromTheProjections) {
+  Scenario s = ParseScenario(
+      test::LoadGolden("scenarios/rope-split-halves-heads2-causal.json")["scenario"].dump());
+  Engine e;
+  e.Run(s);
+  const Matrix rotated = e.stages().scores[0];
+  s.positions.kind = PositionKind::kNone;
+  e.Run(s);
+  EXPECT_TRUE(e.stages().Q_rot.empty());
+  const Matrix plain = e.stages().scores[0];
+  const Matrix direct = e.stages().Q[0].leftCols(4) * e.stages().K[0].leftCols(4).transpose();
+  EXPECT_TRUE(plain.isApprox(direct, 1e-5f));
+  EXPECT_NE(plain, rotated);
+  // Row 0, key 0: position 0 is not rotated, so that score is the same either way.
+  EXPECT_EQ(plain(0, 0), rotated(0, 0));
 }
 
 Scenario Journey() {

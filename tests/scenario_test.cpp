@@ -283,7 +283,7 @@ TEST(ParseScenario, ScoreModifiersRefuseBadValuesNamingThem) {
       {with(R"({"sink": [0.5, 1, 2]})"),
        "scaling.sink: has 3 logits but must be one number or one per head (heads = 1)"},
       {Edit("\"seed\": 123}", "\"seed\": 123}, \"positions\": {\"kind\": \"rope2\"}"),
-       "positions.kind: unknown value \"rope2\" (expected one of: none, alibi)"},
+       "positions.kind: unknown value \"rope2\" (expected one of: none, alibi, rope, sinusoidal)"},
       {Edit("\"seed\": 123}", "\"seed\": 123}, \"positions\": {}"),
        "positions.kind: missing required field"},
       {with(R"({"sink": 0.5})", R"(, "normalization": "sum")"),
@@ -303,6 +303,49 @@ TEST(AlibiSlopes, AsThePapersReferenceCode) {
   EXPECT_EQ(AlibiSlopes(6), (std::vector<double>{0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125}));
   EXPECT_EQ(AlibiSlopes(3), (std::vector<double>{0.0625, 0.00390625, 0.25}));
   EXPECT_NEAR(AlibiSlopes(12)[8], 0.7071067811865476, 1e-15);
+}
+
+TEST(ParseScenario, PositionsRefuseBadFieldsNamingThem) {
+  auto with = [](const std::string& positions) {
+    return Edit("\"seed\": 123}", "\"seed\": 123}, \"positions\": " + positions);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"layout": "interleaved"})", "positions.kind: missing required field"},
+      {R"({"kind": "yarn"})",
+       "positions.kind: unknown value \"yarn\" (expected one of: none, alibi, rope, sinusoidal)"},
+      {R"({"kind": "rope", "layout": "halves"})",
+       "positions.layout: unknown value \"halves\" (expected one of: split_halves, interleaved)"},
+      {R"({"kind": "rope", "theta": 0})", "positions.theta: must be a finite number above 0, got 0.0"},
+      {R"({"kind": "rope", "sign": 0})", "positions.sign: must be 1 or -1, got 0"},
+      {R"({"kind": "rope", "sign": 2})", "positions.sign: must be between -1 and 1, got 2"},
+      {R"({"kind": "sinusoidal", "theta": 5})",
+       "positions.theta: is only read when kind is \"rope\", not \"sinusoidal\""},
+      {R"({"kind": "rope", "base": 5})",
+       "positions.base: unknown field (expected one of: kind, layout, theta, sign)"},
+  };
+  for (const auto& [positions, message] : cases)
+    EXPECT_EQ(ErrorOf(with(positions)), message) << positions;
+  // d_out 3 in one head: the pairs do not come out even.
+  std::string odd = with(R"({"kind": "rope"})");
+  odd.replace(odd.find("\"d_out\": 2"), 10, "\"d_out\": 3");
+  EXPECT_EQ(ErrorOf(odd),
+            "positions.kind: \"rope\" rotates pairs of dimensions, so the head size must be even; "
+            "it is 3 (d_out 3 / 1 heads)");
+  const std::string qkv = R"({"format": "attention-lab/scenario@1", "input": {"source": "qkv",
+    "Q": [[1, 2]], "K": [[3, 4]], "V": [[5, 6]]}, "positions": {"kind": "sinusoidal"}})";
+  EXPECT_EQ(ErrorOf(qkv),
+            "positions.kind: \"sinusoidal\" adds its encoding to X, and a qkv input has no X (use "
+            "\"rope\", which rotates Q and K)");
+  // Written back as read, every field of the kind.
+  const Scenario s = ParseScenario(
+      with(R"({"kind": "rope", "layout": "interleaved", "theta": 500000, "sign": -1})"));
+  EXPECT_EQ(s.positions.kind, PositionKind::kRope);
+  EXPECT_EQ(s.positions.layout, RopeLayout::kInterleaved);
+  EXPECT_EQ(s.positions.theta, 500000.0);
+  EXPECT_EQ(s.positions.sign, -1);
+  EXPECT_EQ(ParseScenario(WriteScenario(s)), s);
+  EXPECT_EQ(PositionsName(s.positions), "RoPE (interleaved, θ = 500000, sign −1)");
+  EXPECT_FALSE(ParseScenario(kJourney) == s);
 }
 
 TEST(AllowedCells, EachKindAsTheReferenceImplementationsCount) {
@@ -873,6 +916,26 @@ std::vector<Case> Cases() {
       {"", "dtype", randn, [](Scenario& s) { s.dtype = Dtype::kFloat64; }, kNone},
       {"positions", "kind", randn, [](Scenario& s) { s.positions.kind = PositionKind::kAlibi; },
        kLogits},
+      {"positions", "kind", randn, [](Scenario& s) { s.positions.kind = PositionKind::kRope; },
+       kNone},
+      {"positions", "layout", randn,
+       [](Scenario& s) {
+         s.positions.kind = PositionKind::kRope;
+         s.positions.layout = RopeLayout::kInterleaved;
+       },
+       kNone},
+      {"positions", "theta", randn,
+       [](Scenario& s) {
+         s.positions.kind = PositionKind::kRope;
+         s.positions.theta = 500000;
+       },
+       kNone},
+      {"positions", "sign", randn,
+       [](Scenario& s) {
+         s.positions.kind = PositionKind::kRope;
+         s.positions.sign = -1;
+       },
+       kNone},
   };
 }
 
@@ -938,7 +1001,8 @@ TEST(EnumNames, EveryListRoundTrips) {
   ExpectSpellingsRoundTrip<MaskedRows>("nan, zero");
   ExpectSpellingsRoundTrip<Normalization>("softmax, softmax_naive, sum, mean, softmax_then_mask");
   ExpectSpellingsRoundTrip<Dtype>("float32, float64");
-  ExpectSpellingsRoundTrip<PositionKind>("none, alibi");
+  ExpectSpellingsRoundTrip<PositionKind>("none, alibi, rope, sinusoidal");
+  ExpectSpellingsRoundTrip<RopeLayout>("split_halves, interleaved");
   ExpectSpellingsRoundTrip<TokenizerKind>("words, words_and_spaces, chars");
   EXPECT_EQ(NameList<Dtype>(" or "), "float32 or float64");
   EXPECT_EQ(NameList<MaskKind>(" or "),

@@ -147,7 +147,7 @@ TEST(PrintStage, UnknownNameIsNullopt) {
       ParseScenario(test::LoadGolden("scenarios/preset-raschka-journey.json")["scenario"].dump()));
   EXPECT_FALSE(PrintStage(st, "q"));
   EXPECT_FALSE(PrintStage(st, ""));
-  EXPECT_EQ(PrintableStageNames().size(), 14u);
+  EXPECT_EQ(PrintableStageNames().size(), 16u);  // sink; Q_rot and K_rot with RoPE
   const auto w = PrintStage(st, "weights");
   ASSERT_TRUE(w);
   EXPECT_EQ(w->shape, (std::vector<int64_t>{6, 6}));

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Runs the program `attention-lab code` writes for each scenario and checks that it computes
-the same stages as `attention-lab dump` (X, Q, K, V, scores, logits, weights, weights_dropped, sink,
+the same stages as `attention-lab dump` (X, Q, K, V, Q_rot and K_rot with RoPE, scores, logits, weights, weights_dropped, sink,
 context, var_K), to |a - b| <= 1e-5 + 1e-5 |b| (float32 summation order; a NumPy program computes in
 float64 from the same draws). A "dtype": "float64" scenario (the dump says so) is held to
 1e-12 + 1e-10 |b|, and its program's PyTorch tensors must be torch.float64.
@@ -28,7 +28,7 @@ try:
 except ImportError:
     np = None
 
-STAGES = ("X", "Q", "K", "V", "scores", "logits", "weights", "weights_dropped", "sink", "context",
+STAGES = ("X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "logits", "weights", "weights_dropped", "sink", "context",
           "var_K")
 # --fresh N: each program also runs N times, each in a fresh interpreter (python3 program.py),
 # as a learner runs it: torch seeds its generator at random when it is imported and NumPy from

@@ -462,6 +462,54 @@ def score_modifiers():
     return s
 
 
+# RoPE (issue 26): both layouts and both signs, each written by the oracle as its reference
+# implementation writes it (LLMs-from-scratch, nanochat, Meta's Llama).
+def positions():
+    s = {}
+    randn9 = {"source": "randn", "length": 9, "d_in": 8, "seed": 31}
+    s["rope-split-halves-heads2-causal"] = {
+        "format": F, "input": randn9, "projections": {"init": "randn", "d_out": 8, "seed": 32, "heads": 2},
+        "mask": {"kind": "causal"},
+        "positions": {"kind": "rope", "layout": "split_halves", "theta": 10000, "sign": 1}}
+    s["rope-split-halves-sign-neg-linear-bias"] = {
+        "format": F, "input": randn9,
+        "projections": {"init": "linear", "d_out": 8, "seed": 33, "bias": True, "out_proj": True},
+        "mask": {"kind": "causal"},
+        "positions": {"kind": "rope", "layout": "split_halves", "theta": 10000, "sign": -1}}
+    s["rope-interleaved-batch2-theta500000"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 7, "d_in": 6, "seed": 34},
+        "projections": {"init": "randn", "d_out": 12, "seed": 35, "heads": 3},
+        "positions": {"kind": "rope", "layout": "interleaved", "theta": 500000, "sign": 1}}
+    s["rope-interleaved-sign-neg-dropout"] = {
+        "format": F, "input": randn9, "projections": {"init": "torch_rand", "d_out": 6, "seed": 36},
+        "mask": {"kind": "sliding_window", "window": 4}, "dropout": {"p": 0.25, "seed": 5},
+        "positions": {"kind": "rope", "layout": "interleaved", "theta": 100, "sign": -1}}
+    s["rope-split-halves-t40"] = {
+        "format": F, "input": {"source": "randn", "length": 40, "d_in": 6, "seed": 37},
+        "projections": {"init": "randn", "d_out": 8, "seed": 38, "heads": 2},
+        "mask": {"kind": "causal"}, "positions": {"kind": "rope"}}
+    # The original Transformer's sinusoidal encoding added to X (an odd d_in: one sin more).
+    s["sinusoidal-text-heads2"] = {
+        "format": F, "input": {"source": "text", "text": "the cat sat on the mat", "d_in": 6, "seed": 3},
+        "projections": {"init": "linear", "d_out": 4, "seed": 4, "heads": 2},
+        "mask": {"kind": "causal"}, "positions": {"kind": "sinusoidal"}}
+    s["sinusoidal-randn-odd-d-in-batch2"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 12, "d_in": 5, "seed": 39},
+        "projections": {"init": "randn", "d_out": 4, "seed": 40},
+        "positions": {"kind": "sinusoidal"}}
+    # RoPE with grouped K/V heads: K's 2 heads turned before each is shared by 2 query heads
+    # (LLMs-from-scratch's GroupedQueryAttention applies apply_rope to its kv groups).
+    s["rope-gqa-h4-kv2-causal"] = {
+        "format": F, "input": randn9,
+        "projections": {"init": "linear", "d_out": 16, "seed": 41, "heads": 4, "kv_heads": 2},
+        "mask": {"kind": "causal"}, "positions": {"kind": "rope"}}
+    s["rope-interleaved-mqa-h2-kv1-batch2"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 6, "d_in": 4, "seed": 42},
+        "projections": {"init": "randn", "d_out": 8, "seed": 43, "heads": 2, "kv_heads": 1},
+        "positions": {"kind": "rope", "layout": "interleaved", "theta": 100, "sign": -1}}
+    return s
+
+
 def scenario_cases():
     cases = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "assets", "presets", "*.json"))):
@@ -477,6 +525,7 @@ def scenario_cases():
     cases.update(masks())
     cases.update(grouped_kv())
     cases.update(score_modifiers())
+    cases.update(positions())
     out = {}
     for name, scn in cases.items():
         out[name] = {"scenario": scn, "expected": torch_oracle.expected(json.loads(json.dumps(scn)))}

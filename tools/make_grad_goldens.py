@@ -63,7 +63,15 @@ def forward(scenario):
         heads = scenario["input"].get("heads", 1)
     B, T, d_out = Q.shape
     dh = d_out // heads
-    q, k = (torch_oracle.split_heads(M, B, T, heads, dh) for M in (Q, K))
+    # Grouped K/V heads (LLMs-from-scratch's GroupedQueryAttention): K split into kv_heads
+    # heads, RoPE on those, then each repeated for its query heads (autograd sums the copies).
+    kv_heads = K.shape[2] // dh
+    q = torch_oracle.split_heads(Q, B, T, heads, dh)
+    k = torch_oracle.split_heads(K, B, T, kv_heads, dh)
+    positions = scenario.get("positions", {})
+    if positions.get("kind") == "rope":  # the rotation is linear: autograd rotates back
+        q, k = torch_oracle.rope(q, positions), torch_oracle.rope(k, positions)
+    k = k.repeat_interleave(heads // kv_heads, dim=1)
     scores = q @ k.transpose(2, 3)
     scaling = scenario.get("scaling", {})
     logits = scores * scaling.get("multiplier", 1.0)
@@ -195,6 +203,22 @@ CASES = {
         {"init": "randn", "d_out": 4, "seed": 4, "heads": 2},
         scaling={"softcap": 1.0}, positions={"kind": "alibi"}), 2, 4),
     "preset-gpt-oss-sink": (preset("gpt-oss-sink"), 4, 4),
+    "rope-split-halves-sign-neg-heads2": (scenario(
+        "RoPE, split halves, sign -1 (nanochat), 2 heads, causal",
+        {"source": "randn", "length": 7, "d_in": 6, "seed": 12},
+        {"init": "randn", "d_out": 8, "seed": 13, "heads": 2},
+        mask={"kind": "causal"},
+        positions={"kind": "rope", "layout": "split_halves", "theta": 10000, "sign": -1}), 5, 2),
+    "rope-interleaved-batch2": (scenario(
+        "RoPE, interleaved (Meta), theta 100, B = 2",
+        {"source": "randn", "batch": 2, "length": 6, "d_in": 4, "seed": 14},
+        {"init": "linear", "d_out": 4, "seed": 15, "bias": True},
+        positions={"kind": "rope", "layout": "interleaved", "theta": 100.0, "sign": 1}), 3, 5),
+    "rope-gqa-h4-kv2": (scenario(
+        "RoPE with grouped K/V heads: 4 query heads, 2 K/V heads, causal",
+        {"source": "randn", "length": 6, "d_in": 4, "seed": 16},
+        {"init": "randn", "d_out": 8, "seed": 17, "heads": 4, "kv_heads": 2},
+        mask={"kind": "causal"}, positions={"kind": "rope"}), 4, 1),
 }
 
 

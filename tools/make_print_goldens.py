@@ -34,7 +34,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(os.path.dirname(HERE), "tests", "golden")
 
-PER_TOKEN = ("X", "Q", "K", "V", "context")
+PER_TOKEN = ("X", "Q", "K", "V", "Q_rot", "K_rot", "context")
 PER_HEAD = ("scores", "logits", "weights", "weights_dropped", "sink")
 MATRICES = ("W_query", "W_key", "W_value", "mask")
 
@@ -54,6 +54,8 @@ def scenario_stages(expected):
     flat = B == 1 and H == 1
     out = {}
     for name in PER_TOKEN:
+        if name not in expected:  # Q_rot and K_rot: RoPE only
+            continue
         t = floats(expected[name])
         out[name] = t[0] if flat else t
     for name in PER_HEAD:

@@ -10,7 +10,8 @@ Run with Debian's interpreter, which has torch (python3-torch):
 
 The output is one JSON object: X, Q, K, V, scores, logits, weights, context, mask, W_query,
 W_key, W_value (nested lists of numbers; "nan", "inf", "-inf" as strings), var_K, tokens, and for
-text input token_ids and vocab; weights_dropped comes first when dropout is on.
+text input token_ids and vocab; weights_dropped comes first when dropout is on, and Q_rot and
+K_rot (Q and K after RoPE's rotation, B x T x d_out) first of all with "positions" "rope".
 
 Every operation is PyTorch's own, in the order a notebook writes it (scores * multiplier, then
 / sqrt(dh); masked_fill(-inf); softmax over the last dimension; ...), because that order is
@@ -202,6 +203,66 @@ def alibi_slopes(heads):
     return power_of_2(closest) + power_of_2(2 * closest)[0::2][:heads - closest]
 
 
+# ---- positions: RoPE, each layout and sign written as its reference implementation writes it ----
+
+def rope_inv_freq(dh, theta):
+    """1 / theta^(2p / dh), p < dh / 2, in float32 (LLMs-from-scratch's compute_rope_params,
+    Hugging Face's LlamaRotaryEmbedding, Meta's precompute_freqs_cis, nanochat)."""
+    return 1.0 / (theta ** (torch.arange(0, dh, 2)[: dh // 2].float() / dh))
+
+
+def rope_split_halves(x, theta):
+    """LLMs-from-scratch's apply_rope (Hugging Face's rotate_half): x * cos + rotate_half(x) * sin,
+    dimensions p and p + dh/2 paired; x is B x H x T x dh."""
+    T, dh = x.shape[2], x.shape[3]
+    angles = torch.arange(T)[:, None] * rope_inv_freq(dh, theta)[None, :]
+    angles = torch.cat([angles, angles], dim=1)
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    x1, x2 = x[..., : dh // 2], x[..., dh // 2:]
+    rotated = torch.cat((-x2, x1), dim=-1)
+    return (x * cos) + (rotated * sin)
+
+
+def rope_split_halves_nanochat(x, theta):
+    """nanochat's apply_rotary_emb (sign -1): y1 = x1 cos + x2 sin, y2 = x1 (-sin) + x2 cos."""
+    T, dh = x.shape[2], x.shape[3]
+    freqs = torch.outer(torch.arange(T), rope_inv_freq(dh, theta))
+    cos, sin = freqs.cos(), freqs.sin()
+    x1, x2 = x[..., : dh // 2], x[..., dh // 2:]
+    y1 = x1 * cos + x2 * sin
+    y2 = x1 * (-sin) + x2 * cos
+    return torch.cat([y1, y2], -1)
+
+
+def rope_interleaved(x, theta, sign):
+    """Meta's Llama apply_rotary_emb: dimensions 2p and 2p + 1 as one complex number, times
+    polar(1, angle) (the angle negated for sign -1)."""
+    B, H, T, dh = x.shape
+    freqs = torch.outer(torch.arange(T), rope_inv_freq(dh, theta)).float()
+    freqs_cis = torch.polar(torch.ones_like(freqs), freqs * sign)
+    xc = torch.view_as_complex(x.float().reshape(B, H, T, dh // 2, 2))
+    return torch.view_as_real(xc * freqs_cis).flatten(3)
+
+
+def sinusoidal(T, d):
+    """The Annotated Transformer's PositionalEncoding (Vaswani et al. 2017, 3.5): sin on even,
+    cos on odd dimensions (an odd d has one sin column more)."""
+    pe = torch.zeros(T, d)
+    position = torch.arange(0, T).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d, 2) * -(math.log(10000.0) / d))
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term[: d // 2])
+    return pe
+
+
+def rope(x, spec):
+    theta = spec.get("theta", 10000.0)
+    sign = spec.get("sign", 1)
+    if spec.get("layout", "split_halves") == "interleaved":
+        return rope_interleaved(x, theta, sign)
+    return rope_split_halves(x, theta) if sign == 1 else rope_split_halves_nanochat(x, theta)
+
+
 def split_heads(M, B, T, heads, dh):
     return M.view(B, T, heads, dh).transpose(1, 2)
 
@@ -212,6 +273,8 @@ def run(scenario):
     torch.manual_seed(DEFAULT_SEED)  # a fresh process, as the app models it (DefaultSeed)
     X, labels = INPUT_SOURCES[scenario["input"]["source"]](scenario["input"])
     B, T, d_in = X.shape
+    if scenario.get("positions", {}).get("kind") == "sinusoidal":
+        X = X + sinusoidal(T, d_in)
     proj_spec = scenario["projections"]
     W, bias, out_layer, d_out = make_projections(proj_spec, d_in)
     heads = proj_spec.get("heads", 1)
@@ -226,11 +289,18 @@ def run(scenario):
     q = split_heads(Q, B, T, heads, dh)
     # Grouped K/V heads, as LLMs-from-scratch's GroupedQueryAttention: keys and values are
     # split into kv_heads heads, then each is repeated for the group_size = heads // kv_heads
-    # query heads that share it (repeat_interleave along the head dimension).
+    # query heads that share it (repeat_interleave along the head dimension). RoPE turns the
+    # kv_heads heads of K before the repeat, as that module applies apply_rope.
     kv_heads = proj_spec.get("kv_heads", heads)
     group_size = heads // kv_heads
-    k, v = (split_heads(M, B, T, kv_heads, dh).repeat_interleave(group_size, dim=1)
-            for M in (K, V))
+    k, v = (split_heads(M, B, T, kv_heads, dh) for M in (K, V))
+    stages = {}
+    positions = scenario.get("positions", {})
+    if positions.get("kind") == "rope":
+        q, k = rope(q, positions), rope(k, positions)
+        stages["Q_rot"] = q.transpose(1, 2).reshape(B, T, d_out)
+        stages["K_rot"] = k.transpose(1, 2).reshape(B, T, kv_heads * dh)
+    k, v = (M.repeat_interleave(group_size, dim=1) for M in (k, v))
 
     scores = q @ k.transpose(2, 3)
     scaling = scenario.get("scaling", {})
@@ -267,7 +337,6 @@ def run(scenario):
         # key gives 0 weights, not softmax's nan.
         weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
 
-    stages = {}
     dropout = scenario.get("dropout", {})
     attended = weights
     if dropout.get("p", 0.0) > 0:

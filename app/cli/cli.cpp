@@ -469,7 +469,10 @@ int Show(const std::string& input, const std::string& stage) {
     if (!p.present) {
       if (!stage.empty())
         std::cout << "\n" << name << ": none ("
-                  << (name == "sink" ? "no scaling.sink" : "dropout p is 0") << ")\n";
+                  << (name == "sink"                       ? "no scaling.sink"
+                      : name == "Q_rot" || name == "K_rot" ? "positions is not \"rope\""
+                                                           : "dropout p is 0")
+                  << ")\n";
       continue;
     }
     std::string shape;

@@ -98,7 +98,8 @@ void MarkDirty(AppState& state, Stage stage) { state.heatmaps[StageIndex(stage)]
 
 /// After a head or batch change every per-head view shows another matrix.
 void MarkSelectionDirty(AppState& state) {
-  for (Stage s : {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kScores, Stage::kLogits,
+  for (Stage s : {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot,
+                  Stage::kScores, Stage::kLogits,
                   Stage::kWeights, Stage::kWeightsDropped, Stage::kContext}) {
     MarkDirty(state, s);
     state.heatmaps[StageIndex(s)].prescan.reset();  // a scan of the other head's matrix
@@ -126,7 +127,7 @@ void MarkRecomputed(AppState& state, const RecomputeCounts& a, const RecomputeCo
   state.recomputed = ran;
   if (a.input != b.input) MarkDirty(state, Stage::kX);
   if (a.projections != b.projections)
-    for (Stage s : {Stage::kQ, Stage::kK, Stage::kV}) MarkDirty(state, s);
+    for (Stage s : {Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot}) MarkDirty(state, s);
   if (a.scores != b.scores) MarkDirty(state, Stage::kScores);
   if (a.logits != b.logits) MarkDirty(state, Stage::kLogits);
   if (a.weights != b.weights) MarkDirty(state, Stage::kWeights);

@@ -44,7 +44,7 @@ namespace attnlab::gui {
 class NativeDialog;  // native_dialog.h
 
 /// The heatmaps, in pipeline order (the order of figure.h's Stage enum).
-inline constexpr int kStageCount = 10;
+inline constexpr int kStageCount = 12;
 inline int StageIndex(Stage s) { return static_cast<int>(s); }
 inline Stage StageAt(int index) { return static_cast<Stage>(index); }
 
@@ -350,6 +350,16 @@ struct BackgroundRun {
 /// T = 2048 with one head. Smaller runs take a few milliseconds and stay on the UI thread.
 inline constexpr int64_t kBackgroundCells = int64_t{1} << 22;
 
+/// RoPE's shift check in the positions panel: the shift s the learner typed, and the largest
+/// score change RopeShiftLargestChange gave for the scores of run `run` (shown_counts.scores)
+/// and shift `for_shift` (-1: not computed yet).
+struct RopeShiftCheck {
+  int64_t shift = 5;
+  int run = -1;
+  int64_t for_shift = 0;
+  double change = 0.0;
+};
+
 struct AppState {
   // -- the scenario and its stages
   Scenario scenario;            ///< what the learner edits; may be invalid (see error)
@@ -373,7 +383,7 @@ struct AppState {
   int64_t mask_rows = -1;       ///< the rows of the mask any_masked was found for
   /// The shown head's d_k columns of Q, K and V (with several heads; one head shows the
   /// engine's own matrices), refreshed with their heatmaps.
-  std::array<Matrix, 3> head_qkv;
+  std::array<Matrix, 5> head_qkv;
   bool any_masked = false;      ///< stages.mask forbids some cell (legends show the hatch)
   std::vector<std::string> token_labels;  ///< TokenLabels(stages.tokens): both axes' labels
   int64_t token_labels_run = -1;          ///< engine input count they were made for
@@ -408,6 +418,7 @@ struct AppState {
   PeakingCache peaking;
   MaskPaint paint;
   uint64_t shown_version = 0;  ///< bumped whenever `shown` and its stages change
+  RopeShiftCheck rope_shift;   ///< the positions panel's shift check
   uint64_t autosaved_version = 0;  ///< shown_version of the last autosave (AutosaveWhenIdle)
   double autosaved_at = 0.0;       ///< when it was written (steady clock, s)
 

@@ -386,7 +386,7 @@ const CommandSpec kCommands[] = {
        const PositionKind kind = EnumArg<PositionKind>(c.w[1]);
        Edit(c, "positions", [kind](Scenario& x) { x.positions.kind = kind; });
      },
-     "none|alibi: positions.kind (the checkbox \"ALiBi (linear biases)\")"},
+     "none|alibi|rope|sinusoidal: positions.kind (the Positions combo)"},
     {"softcap", 1, [](const Words& w) { if (w[1] != "off" && !(Number(w[1]) > 0)) throw std::invalid_argument("off or C > 0"); },
      [](Call& c) {
        const std::optional<double> cap =

@@ -30,6 +30,10 @@ const Matrix* StageMatrix(const AppState& state, Stage stage) {
       return projected(st.K, 1);
     case Stage::kV:
       return projected(st.V, 2);
+    case Stage::kQRot:
+      return projected(st.Q_rot, 3);
+    case Stage::kKRot:
+      return projected(st.K_rot, 4);
     case Stage::kScores:
       return head_of(st.scores);
     case Stage::kMask:
@@ -62,13 +66,15 @@ void RefreshHeadSlices(AppState& state) {
   if (!readable) return;
   const Stages& st = *readable;
   if (st.shape.H <= 1 || static_cast<size_t>(state.batch) >= st.Q.size()) return;
-  const MatrixStack* stacks[3] = {&st.Q, &st.K, &st.V};
-  for (int k = 0; k < 3; ++k) {
+  // Q, K, V, Q_rot, K_rot: their stages are consecutive from kQ (heatmap_spec.h).
+  const MatrixStack* stacks[5] = {&st.Q, &st.K, &st.V, &st.Q_rot, &st.K_rot};
+  for (int k = 0; k < 5; ++k) {
     // V's heads are dh_v wide (its own d_v for qkv input), Q's and K's dh.
     const int64_t w = k == 2 ? st.shape.dh_v : st.shape.dh;
-    // K and V: the K/V head this query head reads (itself unless kv_heads groups them).
-    const int64_t h = k == 0 ? state.head : st.shape.KvHead(state.head);
-    if (state.heatmaps[StageIndex(Stage::kQ) + k].dirty)
+    // K, V and K_rot: the K/V head this query head reads (itself unless kv_heads groups them).
+    const int64_t h = StageColumnHead(static_cast<Stage>(StageIndex(Stage::kQ) + k), st.shape, state.head);
+    if (state.heatmaps[StageIndex(Stage::kQ) + k].dirty &&
+        static_cast<size_t>(state.batch) < stacks[k]->size())
       state.head_qkv[k] = (*stacks[k])[state.batch].middleCols(h * w, w);
   }
 }
@@ -78,9 +84,9 @@ std::string ColumnLabel(const AppState& state, Stage stage, int64_t j) {
   const std::vector<std::string>& labels = state.heatmaps[StageIndex(stage)].content.col_labels;
   if (j >= 0 && static_cast<size_t>(j) < labels.size()) return labels[static_cast<size_t>(j)];
   if (stage == Stage::kX || stage == Stage::kContext) return "d" + std::to_string(j);
-  if (stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV) {
+  if (StageIsProjected(stage)) {
     const Shape& sh = ShownShape(state);
-    const int64_t h = stage == Stage::kQ ? state.head : sh.KvHead(state.head);
+    const int64_t h = StageColumnHead(stage, sh, state.head);
     return "d" + std::to_string(h * (stage == Stage::kV ? sh.dh_v : sh.dh) + j);
   }
   return RowLabel(state, j);

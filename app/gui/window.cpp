@@ -200,6 +200,8 @@ void DrawControlsColumn(AppState& state, float left_w, float body_h) {
   if (Section("Attention",
               "From scores to weights: scaling, temperature, mask, normalization, dropout.", true))
     DrawAttentionPanel(state);
+  if (Section("Positions", "How token positions enter attention: none, ALiBi, RoPE, sinusoidal.", true))
+    DrawPositionsPanel(state);
   if (Section("Input", "Where the token embeddings X come from.", true)) DrawInputPanel(state);
   if (Section("Projections", "Q = X W_query, K = X W_key, V = X W_value.", false))
     DrawProjectionPanel(state);

@@ -61,18 +61,6 @@ void DrawScaling(AppState& state, const Scenario& s, const Shape& sh) {
 /// The score modifiers of today's models: soft-capping (Gemma 2) and gpt-oss's attention sink,
 /// each a checkbox with its value under it; every edit is one undo step (a drag too).
 void DrawScoreModifiers(AppState& state, const Scenario& s, const Shape& sh) {
-  bool alibi = s.positions.kind == PositionKind::kAlibi;
-  if (ImGui::Checkbox("ALiBi (linear biases)", &alibi))
-    Emit(state, EditScenario{alibi ? "ALiBi on" : "ALiBi off", [alibi](Scenario& x) {
-                               x.positions.kind = alibi ? PositionKind::kAlibi : PositionKind::kNone;
-                             }});
-  {
-    std::string slopes;
-    for (double m : AlibiSlopes(sh.H)) slopes += (slopes.empty() ? "" : ", ") + FormatNumber(m, NumberStyle::kShortest);
-    Tip(("ALiBi (Press et al., BLOOM, MPT): adds -m_h (i - j) to the logits, a penalty growing "
-         "with the distance from the query, one slope per head, no position embeddings. "
-         "Slopes here: " + slopes + ".").c_str());
-  }
   bool capped = s.scaling.softcap.has_value();
   if (ImGui::Checkbox("soft-cap the logits", &capped))
     Emit(state, EditScenario{capped ? "soft-capping on" : "soft-capping off", [capped](Scenario& x) {

@@ -313,13 +313,15 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
   // key column in the T x T maps: one row followed from X to its context vector.
   const HoverCell& hv = state.hover;
   if (hv.active) {
-    const bool on_keys = hv.stage == Stage::kK || hv.stage == Stage::kV;
+    const bool on_keys =
+        hv.stage == Stage::kK || hv.stage == Stage::kV || hv.stage == Stage::kKRot;
     const bool on_square = !on_keys && hv.stage != Stage::kX && hv.stage != Stage::kQ &&
-                           hv.stage != Stage::kContext;
+                           hv.stage != Stage::kQRot && hv.stage != Stage::kContext;
     const int64_t query = on_keys ? -1 : hv.row;
     const int64_t key = on_keys ? hv.row : on_square ? hv.col : -1;
-    const bool dims = stage == Stage::kX || stage == Stage::kQ || stage == Stage::kContext;
-    if (stage == Stage::kK || stage == Stage::kV) {
+    const bool dims = stage == Stage::kX || stage == Stage::kQ || stage == Stage::kQRot ||
+                      stage == Stage::kContext;
+    if (stage == Stage::kK || stage == Stage::kV || stage == Stage::kKRot) {
       spec.highlight_row = key;
     } else if (dims) {
       spec.highlight_row = query >= 0 ? query : (stage == Stage::kX ? key : -1);
@@ -417,7 +419,15 @@ const char* ChipTip(Stage stage) {
   }
 }
 
-bool StageShown(const AppState& state, Stage stage) { return ChipText(state, stage) == nullptr; }
+/// Q_rot and K_rot exist only with RoPE: without it they are neither maps nor chips.
+bool StageAbsent(const AppState& state, Stage stage) {
+  return (stage == Stage::kQRot || stage == Stage::kKRot) &&
+         state.shown.positions.kind != PositionKind::kRope;
+}
+
+bool StageShown(const AppState& state, Stage stage) {
+  return ChipText(state, stage) == nullptr && !StageAbsent(state, stage);
+}
 
 /// The chips of the identity stages, on one line; the height used.
 float DrawChips(AppState& state, ImVec2 at) {
@@ -840,7 +850,8 @@ void DrawPipeline(AppState& state, ImVec2 origin, ImVec2 avail) {
       if (StageShown(state, s)) out.push_back(s);
     return out;
   };
-  const std::vector<Stage> top = shown({Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kScores});
+  const std::vector<Stage> top = shown(
+      {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot, Stage::kScores});
   const std::vector<Stage> bottom = shown(
       {Stage::kMask, Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped, Stage::kContext});
   // Notebook-sized: every number on screen, the maps in rows sized for them.

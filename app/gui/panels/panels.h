@@ -15,6 +15,8 @@ void DrawInputPanel(AppState& state);
 void DrawProjectionPanel(AppState& state);
 /// Scaling by 1/sqrt(d_k), the multiplier (1/temperature), mask, normalization, dropout.
 void DrawAttentionPanel(AppState& state);
+/// The "positions" of the scenario (none, RoPE and its fields, sinusoidal) and RoPE's shift check.
+void DrawPositionsPanel(AppState& state);
 /// The six heatmaps with head and batch selectors, colorbars, tooltips and export.
 void DrawHeatmapsPanel(AppState& state);
 /// The chosen query row's weights as bars, and its entropy against the multiplier.

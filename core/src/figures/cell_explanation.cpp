@@ -33,15 +33,20 @@ void ScoreLines(const Cell& c) {
   const Shape& sh = c.st.shape;
   const int64_t h0 = c.ref.head * sh.dh, h1 = h0 + sh.dh - 1;
   c.Text("score = q_" + Int(c.i) + " \xC2\xB7 k_" + Int(c.j) + " = " + Num(c.scores(c.i, c.j)));
+  const bool rope = c.s.positions.kind == PositionKind::kRope;
+  const std::string q = rope ? "Q_rot" : "Q", k = rope ? "K_rot" : "K";
   if (!GroupsKv(sh)) {
     c.Note("dot product over d_k = " + Int(sh.dh) + " dims (columns " + Int(h0) + ".." +
-           Int(h1) + " of Q and K)");
-    return;
+           Int(h1) + " of " + q + " and " + k + ")");
+  } else {
+    const int64_t g = sh.KvHead(c.ref.head), k0 = g * sh.dh;
+    c.Note("dot product over d_k = " + Int(sh.dh) + " dims (columns " + Int(h0) + ".." + Int(h1) +
+           " of " + q + ", " + Int(k0) + ".." + Int(k0 + sh.dh - 1) + " of " + k + ")");
+    c.Note(KvGroupLegend(sh, g));
   }
-  const int64_t g = sh.KvHead(c.ref.head), k0 = g * sh.dh;
-  c.Note("dot product over d_k = " + Int(sh.dh) + " dims (columns " + Int(h0) + ".." + Int(h1) +
-         " of Q, " + Int(k0) + ".." + Int(k0 + sh.dh - 1) + " of K)");
-  c.Note(KvGroupLegend(sh, g));
+  if (rope)
+    c.Note("RoPE: q turned by position " + Int(c.i) + ", k by " + Int(c.j) +
+           ": the score depends on their distance " + Int(c.i - c.j) + " only");
 }
 
 /// "logit = score × m / √d_k = ..." or -inf when masked.
@@ -173,11 +178,32 @@ void InputLines(const Cell& c) {
   }
 }
 
+/// Q_rot or K_rot's cell: the pair it turns with and the angle (stage_rules.h RopeRotate).
+void RopeLines(const Cell& c) {
+  const Shape& sh = c.st.shape;
+  const PositionsSpec& p = c.s.positions;
+  const bool q = c.ref.stage == Stage::kQRot;
+  const int64_t half = sh.dh / 2;
+  const bool halves = p.layout == RopeLayout::kSplitHalves;
+  const int64_t pair = halves ? c.j % half : c.j / 2;
+  const int64_t partner = halves ? (c.j < half ? c.j + half : c.j - half) : (c.j ^ 1);
+  const bool first = halves ? c.j < half : c.j % 2 == 0;
+  const std::string v = q ? "q" : "k", i = Int(c.i), d = Int(c.j), o = Int(partner);
+  c.Text(v + "_rot_" + i + "[d" + d + "] = " + v + "_" + i + "[d" + d + "] cos a " +
+         (first ? "\xE2\x88\x92 " : "+ ") + v + "_" + i + "[d" + o + "] sin a");
+  const double inv = 1.0 / std::pow(p.theta, 2.0 * static_cast<double>(pair) / sh.dh);
+  c.Note("a = " + std::string(p.sign < 0 ? "\xE2\x88\x92" : "") + "position " + i + " \xC3\x97 " +
+         Num(p.theta) + "^(\xE2\x88\x92" + Int(2 * pair) + "/" + Int(sh.dh) + ") = " +
+         Num(p.sign * static_cast<double>(c.i) * inv) + " rad (pair " + Int(pair) + ": d" +
+         Int(std::min(c.j, partner)) + " with d" + Int(std::max(c.j, partner)) + ")");
+}
+
 /// X, Q, K or V's cell: where the number comes from.
 void ProjectionLines(const Cell& c) {
   const Stage stage = c.ref.stage;
   const Shape& sh = c.st.shape;
   if (stage == Stage::kX) return InputLines(c);
+  if (stage == Stage::kQRot || stage == Stage::kKRot) return RopeLines(c);
   if (c.s.input.source == InputSource::kQkv) {
     c.Text(c.s.input.QkvGiven()
                ? "given in the scenario (no embeddings, no projections)"
@@ -188,7 +214,7 @@ void ProjectionLines(const Cell& c) {
   const std::string letter = stage == Stage::kQ ? "q" : stage == Stage::kK ? "k" : "v";
   const int64_t hw = stage == Stage::kV ? sh.dh_v : sh.dh;  // V: its own head width
   // K and V: the columns of the K/V head this query head reads (GQA), its own without.
-  const int64_t col_head = stage == Stage::kQ ? c.ref.head : sh.KvHead(c.ref.head);
+  const int64_t col_head = StageColumnHead(stage, sh, c.ref.head);
   const std::string d = Int(col_head * hw + c.j);
   c.Text(letter + "_" + Int(c.i) + "[d" + d + "] = x_" + Int(c.i) + " \xC2\xB7 W_" + role + "[:, " +
          d + "] = \xCE\xA3_c x_" + Int(c.i) + "[c] W_" + role + "[c, " + d + "]");
@@ -255,6 +281,8 @@ void StageLines(const Cell& c) {
     case Stage::kQ:
     case Stage::kK:
     case Stage::kV:
+    case Stage::kQRot:
+    case Stage::kKRot:
       ProjectionLines(c);
       break;
     case Stage::kScores:
@@ -288,8 +316,7 @@ void StageLines(const Cell& c) {
 }  // namespace
 
 bool StageIsTokenByToken(Stage s) {
-  return s != Stage::kX && s != Stage::kQ && s != Stage::kK && s != Stage::kV &&
-         s != Stage::kContext;
+  return s != Stage::kX && !StageIsProjected(s) && s != Stage::kContext;
 }
 
 CellExplanation ExplainCell(const Stages& st, const Scenario& s, const CellRef& ref) {
@@ -297,7 +324,8 @@ CellExplanation ExplainCell(const Stages& st, const Scenario& s, const CellRef& 
   const int64_t i = ref.i, j = ref.j;
   if (!StageIsTokenByToken(ref.stage))
     out.heading = std::string(StageName(ref.stage)) + "[" + Int(i) + ", " + ref.col_label + "]  (" +
-                  (ref.stage == Stage::kK || ref.stage == Stage::kV ? "key" : "token") + " \"" +
+                  (StageIsKeySide(ref.stage) ? "key" : "token") +
+                  " \"" +
                   ref.row_label + "\")";
   else
     out.heading = "query " + Int(i) + " (\"" + ref.row_label + "\")  \xE2\x86\x92  key " + Int(j) +

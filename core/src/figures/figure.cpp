@@ -456,6 +456,8 @@ std::vector<Stage> PipelineStages(const Scenario& scenario) {
   for (Stage s : AllStages())
     if ((s != Stage::kMask || scenario.mask.kind != MaskKind::kNone) &&
         (s != Stage::kWeightsDropped || scenario.dropout.p > 0) &&
+        ((s != Stage::kQRot && s != Stage::kKRot) ||
+         scenario.positions.kind == PositionKind::kRope) &&
         (s != Stage::kX || scenario.input.source != InputSource::kQkv))  // qkv: no X
       stages.push_back(s);
   return stages;

@@ -29,6 +29,10 @@ const char* StageName(Stage stage) {
       return "K";
     case Stage::kV:
       return "V";
+    case Stage::kQRot:
+      return "Q_rot";
+    case Stage::kKRot:
+      return "K_rot";
     case Stage::kScores:
       return "scores";
     case Stage::kMask:
@@ -46,8 +50,8 @@ const char* StageName(Stage stage) {
 }
 
 bool StageIsPerHead(Stage s) {
-  return s == Stage::kQ || s == Stage::kK || s == Stage::kV || s == Stage::kScores || s == Stage::kLogits || s == Stage::kWeights ||
-         s == Stage::kWeightsDropped;
+  return StageIsProjected(s) || s == Stage::kScores || s == Stage::kLogits ||
+         s == Stage::kWeights || s == Stage::kWeightsDropped;
 }
 
 bool StageIsDiverging(Stage stage, const ValueScan& scan) {
@@ -85,18 +89,25 @@ std::string ProjectionTitle(const Scenario& s, const char* name, const char* rol
 
 std::string StageTitle(const Scenario& s, Stage stage) {
   switch (stage) {
-    case Stage::kX:
-      return s.input.source == InputSource::kText    ? "X = embedding(token ids)"
-             : s.input.source == InputSource::kRandn ? "X = randn(B, T, d_in)"
-                                                     : "X = the input matrix";
+    case Stage::kX: {
+      const std::string x = s.input.source == InputSource::kText    ? "X = embedding(token ids)"
+                            : s.input.source == InputSource::kRandn ? "X = randn(B, T, d_in)"
+                                                                    : "X = the input matrix";
+      return s.positions.kind == PositionKind::kSinusoidal ? x + " + PE" : x;
+    }
     case Stage::kQ:
       return ProjectionTitle(s, "Q", "query");
     case Stage::kK:
       return ProjectionTitle(s, "K", "key");
     case Stage::kV:
       return ProjectionTitle(s, "V", "value");
+    case Stage::kQRot:
+      return "Q_rot = RoPE(Q)";
+    case Stage::kKRot:
+      return "K_rot = RoPE(K)";
     case Stage::kScores:
-      return "scores = Q K\u1D40";
+      return s.positions.kind == PositionKind::kRope ? "scores = Q_rot K_rot\u1D40"
+                                                     : "scores = Q K\u1D40";
     case Stage::kMask:
       return s.mask.kind == MaskKind::kNone ? "mask: none (all allowed)" : "mask: " + MaskName(s.mask);
     case Stage::kLogits: {
@@ -138,21 +149,25 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
   if (stage != Stage::kMask && sh.B > 1) parts.push_back("batch " + std::to_string(batch));
   if (stage == Stage::kX) {
     parts.push_back(std::to_string(sh.T) + " tokens \u00D7 d_in = " + std::to_string(sh.d_in));
-  } else if (stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV) {
+    if (s.positions.kind == PositionKind::kSinusoidal)
+      parts.push_back("plus the sinusoidal encoding of each position");
+  } else if (StageIsProjected(stage)) {
     // V has its own width when d_v differs from d_k (qkv input): "d_v = 3".
     const bool own = stage == Stage::kV && sh.dh_v != sh.dh;
     const int64_t w = own ? sh.dh_v : sh.dh;
     const std::string name = own ? "d_v = " : "d_k = ";
     // K and V with grouped heads: the columns of the K/V head this query head shares.
-    const bool grouped = GroupsKv(sh) && stage != Stage::kQ;
-    const int64_t col_head = grouped ? sh.KvHead(head) : head;
+    const bool grouped = GroupsKv(sh) && StageIsKeySide(stage);
+    const int64_t col_head = StageColumnHead(stage, sh, head);
     parts.push_back(sh.H > 1 ? name + std::to_string(w) + " columns (" +
                                    std::to_string(col_head * w) + ".." +
                                    std::to_string((col_head + 1) * w - 1) + ")"
                              : name + std::to_string(w));
     if (grouped) parts.push_back(KvGroupLegend(sh, col_head));
+    if (stage == Stage::kQRot || stage == Stage::kKRot) parts.push_back(PositionsName(s.positions));
   } else if (stage == Stage::kScores) {
     parts.push_back("q\u00B7k, before scaling");
+    if (s.positions.kind == PositionKind::kRope) parts.push_back("rotated by position");
   } else if (stage == Stage::kMask) {
     parts.push_back(MaskLegend(s.mask));
     if (s.mask.masked_rows == MaskedRows::kZero)
@@ -195,6 +210,14 @@ const char* StageHelp(Stage stage) {
     case Stage::kV:
       return "Values: row j is what token j passes on, x_j W_value. The context of query i "
              "is the average of these rows, weighted by row i of the attention weights.";
+    case Stage::kQRot:
+      return "RoPE's queries: row i is q_i with each pair of dimensions turned by an angle "
+             "proportional to the position i (pair p faster for small p: theta^(-2p/d_k) per "
+             "position). Lengths stay; only directions turn.";
+    case Stage::kKRot:
+      return "RoPE's keys: row j is k_j turned by position j as the queries are. A rotated "
+             "query dotted with a rotated key depends on i - j only: moving every token by the "
+             "same amount changes no score.";
     case Stage::kScores:
       return "Attention scores: the dot product of query i with key j, before any scaling. "
              "Rows are queries (the token that looks), columns are keys (the tokens looked at).";
@@ -239,30 +262,26 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
   c.subtitle = StageSubtitle(sc, st.shape, stage, head, batch);
   c.help = StageHelp(stage);
   c.row_labels = token_labels;
-  if (stage == Stage::kX || stage == Stage::kQ || stage == Stage::kK || stage == Stage::kV ||
-      stage == Stage::kContext) {
-    c.row_axis = stage == Stage::kX   ? "token"
-                 : stage == Stage::kK ? "key"
-                 : stage == Stage::kV ? "key"
-                                      : "query";
+  if (stage == Stage::kX || StageIsProjected(stage) || stage == Stage::kContext) {
+    c.row_axis = stage == Stage::kX                                                 ? "token"
+                 : StageIsKeySide(stage) ? "key"
+                                         : "query";
     c.col_axis = "dimension";
     const Shape& sh = st.shape;
     const int64_t n = stage == Stage::kX         ? sh.d_in
                       : stage == Stage::kContext ? sh.d_v
                       : stage == Stage::kV       ? sh.dh_v
                                                  : sh.dh;
-    const bool kv = stage == Stage::kK || stage == Stage::kV;  // the K/V head it shares
-    const int64_t first = stage == Stage::kContext || stage == Stage::kX ? 0
-                          : kv                                          ? sh.KvHead(head) * n
-                                                                        : head * n;
+    const int64_t first = stage == Stage::kContext || stage == Stage::kX
+                              ? 0
+                              : StageColumnHead(stage, sh, head) * n;  // K/V: the head it shares
     // With several heads a column says whose it is: "h1·d2" (column 2 of Q, K, V or the
     // context, written by head 1); after out_proj the context's columns mix the heads.
     const bool per_head = sh.H > 1 && stage != Stage::kX &&
                           !(stage == Stage::kContext && sc.projections.out_proj);
     for (int64_t j = 0; j < n; ++j) {
       const int64_t owner = stage == Stage::kContext ? j / std::max<int64_t>(sh.dh_v, 1)
-                            : kv                       ? sh.KvHead(head)
-                                                       : head;
+                                                     : StageColumnHead(stage, sh, head);
       c.col_labels.push_back((per_head ? "h" + std::to_string(owner) + "·" : "") + "d" +
                              std::to_string(first + j));
     }

@@ -10,9 +10,9 @@ namespace attnlab {
 
 const std::vector<Stage>& AllStages() {
   static const std::vector<Stage> all = {
-      Stage::kX,      Stage::kQ,       Stage::kK,              Stage::kV,      Stage::kScores,
-      Stage::kMask,   Stage::kLogits,  Stage::kWeights,        Stage::kWeightsDropped,
-      Stage::kContext};
+      Stage::kX,      Stage::kQ,      Stage::kK,       Stage::kV,
+      Stage::kQRot,   Stage::kKRot,   Stage::kScores,  Stage::kMask,
+      Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped, Stage::kContext};
   return all;
 }
 
@@ -28,6 +28,8 @@ std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& sh) {
       return {sh.T, sh.d_in};
     case Stage::kQ:
     case Stage::kK:
+    case Stage::kQRot:
+    case Stage::kKRot:
       return {sh.T, sh.dh};
     case Stage::kV:
       return {sh.T, sh.dh_v};
@@ -49,6 +51,10 @@ const MatrixStack* ProjectedStack(const Stages& st, Stage stage) {
       return &st.K;
     case Stage::kV:
       return &st.V;
+    case Stage::kQRot:
+      return &st.Q_rot;
+    case Stage::kKRot:
+      return &st.K_rot;
     default:
       return nullptr;
   }
@@ -82,13 +88,19 @@ MatrixD Float64Cells(const StagesF64& f, Stage stage, const Shape& sh, int64_t h
     case Stage::kX:
       return at(f.X, b);
     case Stage::kQ:
-      return b < f.Q.size() ? MatrixD(f.Q[b].middleCols(head * sh.dh, sh.dh)) : MatrixD();
     case Stage::kK:
-      return b < f.K.size() ? MatrixD(f.K[b].middleCols(sh.KvHead(head) * sh.dh, sh.dh))
-                            : MatrixD();
     case Stage::kV:
-      return b < f.V.size() ? MatrixD(f.V[b].middleCols(sh.KvHead(head) * sh.dh_v, sh.dh_v))
-                            : MatrixD();
+    case Stage::kQRot:
+    case Stage::kKRot: {  // a head's columns; the key side's K/V head (StageColumnHead)
+      const MatrixStackD& m = stage == Stage::kQ      ? f.Q
+                              : stage == Stage::kK    ? f.K
+                              : stage == Stage::kV    ? f.V
+                              : stage == Stage::kQRot ? f.Q_rot
+                                                      : f.K_rot;
+      const int64_t w = StageSize(stage, sh).second;
+      return b < m.size() ? MatrixD(m[b].middleCols(StageColumnHead(stage, sh, head) * w, w))
+                          : MatrixD();
+    }
     case Stage::kScores:
       return at(f.scores, m);
     case Stage::kLogits:
@@ -123,6 +135,9 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
     throw std::invalid_argument(std::string(StageName(stage)) + " has no heads (use head 0)");
   if (stage == Stage::kWeightsDropped && st.weights_dropped.empty())
     throw std::invalid_argument("weights_dropped needs dropout p > 0 (this scenario has none)");
+  if ((stage == Stage::kQRot || stage == Stage::kKRot) && st.Q_rot.empty())
+    throw std::invalid_argument(std::string(StageName(stage)) +
+                                " needs positions \"rope\" (this scenario rotates nothing)");
   if (stage == Stage::kX && st.X.empty())
     throw std::invalid_argument("X: this scenario has no input matrix (Q, K and V are given)");
 
@@ -131,9 +146,8 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
     v.values = st.Head(*stack, batch, head);
   else if (const MatrixStack* qkv = ProjectedStack(st, stage))  // V: its own dh_v columns
     // K and V: the K/V head query head `head` reads (itself unless kv_heads groups them).
-    v.values = stage == Stage::kV   ? (*qkv)[batch].middleCols(sh.KvHead(head) * sh.dh_v, sh.dh_v)
-               : stage == Stage::kK ? (*qkv)[batch].middleCols(sh.KvHead(head) * sh.dh, sh.dh)
-                                    : (*qkv)[batch].middleCols(head * sh.dh, sh.dh);
+    v.values = (*qkv)[batch].middleCols(StageColumnHead(stage, sh, head) * StageSize(stage, sh).second,
+                                        StageSize(stage, sh).second);
   else if (stage == Stage::kX)
     v.values = st.X[batch];
   else if (stage == Stage::kMask)

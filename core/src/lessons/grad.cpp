@@ -37,18 +37,34 @@ std::vector<uint8_t> AllowedRow(const Stages& st, int64_t row) {
 /// scores_h = Q_h K_g^T (g = KvHead(h), h itself unless K/V heads are grouped), so
 /// grad_Q_h = grad_scores_h K_g and grad_K_g = sum over g's query heads of grad_scores_h^T Q_h
 /// (repeat_interleave's backward sums the copies). Only row I of grad_Q is non-zero.
-void HeadSliceGrads(const Stages& st, Gradients& g) {
+/// With RoPE the scores multiply Q_rot and K_rot: those gradients (Q's H heads, K's KV heads)
+/// are rotated back (a rotation's transpose turns by the opposite angles: the same rule with
+/// the sign flipped) onto Q and K.
+void HeadSliceGrads(const Scenario& s, const Stages& st, Gradients& g) {
   const Shape& sh = st.shape;
+  const bool rope = !st.Q_rot.empty();
+  const MatrixStack& Q = rope ? st.Q_rot : st.Q;
+  const MatrixStack& K = rope ? st.K_rot : st.K;
   g.grad_Q.assign(sh.B, Matrix::Zero(sh.T, sh.d_out));
   g.grad_K.assign(sh.B, Matrix::Zero(sh.T, sh.KWidth()));
   for (int64_t b = 0; b < sh.B; ++b)
     for (int64_t h = 0; h < sh.H; ++h) {
       const int64_t kv = sh.KvHead(h);
       const RowVector gs = st.Head(g.grad_scores, b, h).row(g.row);
-      const auto K_g = st.K[b].middleCols(kv * sh.dh, sh.dh);
-      const auto q_row = st.Q[b].row(g.row).segment(h * sh.dh, sh.dh);
+      const auto K_g = K[b].middleCols(kv * sh.dh, sh.dh);
+      const auto q_row = Q[b].row(g.row).segment(h * sh.dh, sh.dh);
       g.grad_Q[b].row(g.row).segment(h * sh.dh, sh.dh) = gs * K_g;
       g.grad_K[b].middleCols(kv * sh.dh, sh.dh) += gs.transpose() * q_row;
+    }
+  if (!rope) return;
+  PositionsSpec back = s.positions;
+  back.sign = -back.sign;
+  const rules::RopeTable<float> table = rules::RopeAngles<float>(back, sh.T, sh.dh);
+  for (MatrixStack* grads : {&g.grad_Q, &g.grad_K})
+    for (Matrix& m : *grads) {
+      Matrix rotated(m.rows(), m.cols());
+      rules::RopeRotate(table, back.layout, m.cols() / sh.dh, sh.dh, m, rotated);
+      m = rotated;
     }
 }
 
@@ -119,7 +135,7 @@ Gradients LossGradients(const Scenario& s, const Stages& st, int64_t row, int64_
       g.grad_scores[m](row, k) = v * mult;
     }
   }
-  HeadSliceGrads(st, g);
+  HeadSliceGrads(s, st, g);
   ProjectionGrads(st, g);
   g.jacobian_row = RowJacobian(s, st, 0, 0, row);
   return g;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace attnlab {
 namespace {
@@ -68,6 +69,15 @@ const StageTensors<S>& TensorsOf(const Stages& st) {
     if (!st.f64) throw InferenceError("dtype: the stages hold no float64 values (run the scenario first)");
     return *st.f64;
   }
+}
+
+/// The queries and keys the scores multiply in batch b: Q_rot and K_rot with RoPE (each row
+/// turned by its absolute position, as a KV cache stores its keys), else Q and K.
+template <typename S>
+std::pair<const MatrixOf<S>&, const MatrixOf<S>&> ScoredQK(const StageTensors<S>& ts, int64_t b) {
+  const size_t i = static_cast<size_t>(b);
+  if (!ts.Q_rot.empty()) return {ts.Q_rot[i], ts.K_rot[i]};
+  return {ts.Q[i], ts.K[i]};
 }
 
 /// The engine's logit scaling (pipeline.cpp): * multiplier, / sqrt(dh) rounded to S.
@@ -152,8 +162,8 @@ DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) 
     for (int64_t b = 0; b < sh.B; ++b) {
       std::vector<MatrixOf<S>> head_weights;
       for (int64_t h = 0; h < sh.H; ++h) {
-        const MatrixOf<S>& Q = ts.Q[static_cast<size_t>(b)];
-        const MatrixOf<S>& K = ts.K[static_cast<size_t>(b)];
+        const auto qk = ScoredQK(ts, b);
+        const MatrixOf<S>&Q = qk.first, &K = qk.second;
         MatrixOf<S> sc(q, kv), lg(q, kv), w(q, kv);
         for (int64_t r = 0; r < q; ++r)
           for (int64_t c = 0; c < kv; ++c)
@@ -202,8 +212,8 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
   run.block_q = Br;
   run.block_k = Bc;
   for (int64_t b = 0; b < sh.B; ++b) {
-    const MatrixOf<S>& Q = ts.Q[static_cast<size_t>(b)];
-    const MatrixOf<S>& K = ts.K[static_cast<size_t>(b)];
+    const auto qk = ScoredQK(ts, b);
+    const MatrixOf<S>&Q = qk.first, &K = qk.second;
     const MatrixOf<S>& V = ts.V[static_cast<size_t>(b)];
     MatrixOf<S> ctx(T, sh.d_v);
     for (int64_t h = 0; h < sh.H; ++h)

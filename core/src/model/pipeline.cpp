@@ -14,6 +14,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "model/kernels.h"
 #include "model/stage_rules.h"
@@ -149,7 +150,14 @@ const Stages& Engine::Run(const Scenario& s) {
       from = MaskAppliesToLogits(s.normalization) == MaskAppliesToLogits(last_.normalization) ? 4 : 3;
     if (s.scaling.sink != last_.scaling.sink) from = std::min(from, 4);
     if (!SameLogitSettings(s, last_)) from = 3;
-    if (!SameProjections(s.projections, last_.projections)) from = 1;
+    if (!SameProjections(s.projections, last_.projections) ||
+        !SamePositions(s.positions, last_.positions))
+      from = 1;
+    // The sinusoidal encoding is part of X.
+    if (!SamePositions(s.positions, last_.positions) &&
+        (s.positions.kind == PositionKind::kSinusoidal ||
+         last_.positions.kind == PositionKind::kSinusoidal))
+      from = 0;
     if (!SameInput(s.input, last_.input)) from = 0;
     if (s.dtype != last_.dtype) from = 0;  // the other number type's stages
     if (from == 7 && s.title == last_.title) return stages_;
@@ -219,6 +227,8 @@ void Engine::RoundFloat64(int from) {
     Round(f.Q, st.Q);
     Round(f.K, st.K);
     Round(f.V, st.V);
+    Round(f.Q_rot, st.Q_rot);
+    Round(f.K_rot, st.K_rot);
   }
   if (from <= 2) Round(f.scores, st.scores);
   if (from <= 3) Round(f.logits, st.logits);
@@ -298,6 +308,10 @@ void Engine::ComputeInput(const Scenario& s) {
     case InputSource::kQkv:
       InputQkv<S>(s.input, gen);
       break;
+  }
+  if (s.positions.kind == PositionKind::kSinusoidal) {  // X = embeddings + PE, every batch
+    const MatrixOf<S> pe = rules::SinusoidalEncoding<S>(sh.T, sh.d_in);
+    for (MatrixOf<S>& x : t.X) x += pe;
   }
   if (!st.tokens.empty()) {
     default_tokens_ = -1;
@@ -405,6 +419,7 @@ void Engine::ComputeProjections(const Scenario& s) {
   }
   gen_after_projections_ = gen;
   if (!qkv) Project<S>(p.init == ProjectionInit::kIdentity);
+  ApplyRope<S>(s);
   // K.var() as the scenario's library computes it (variance.h): torch's unbiased float32 value
   // (inf above FLT_MAX), or NumPy's ddof = 0; the generated program's var_K = K.var().
   if constexpr (std::is_same_v<S, float>)
@@ -440,6 +455,58 @@ void Engine::Project(bool identity) {
     MultiplyInto(numerics_.product, st.X[b].middleRows(r0, rb), st.W[w], y);
     if (st.bias[w].size() > 0) y.rowwise() += st.bias[w];
   });
+}
+
+template <typename S>
+void Engine::ApplyRope(const Scenario& s) {
+  StageTensors<S>& st = Tensors<S>();
+  const Shape& sh = stages_.shape;
+  st.Q_rot.clear();
+  st.K_rot.clear();
+  if (s.positions.kind != PositionKind::kRope) return;
+  const rules::RopeTable<S> table = rules::RopeAngles<S>(s.positions, sh.T, sh.dh);
+  // Q's H heads and K's KV heads (fewer with grouped K/V heads), each rotated alike.
+  for (auto [from, to] : {std::pair{&st.Q, &st.Q_rot}, std::pair{&st.K, &st.K_rot}})
+    for (const MatrixOf<S>& m : *from) {
+      to->emplace_back(m.rows(), m.cols());
+      rules::RopeRotate(table, s.positions.layout, m.cols() / sh.dh, sh.dh, m, to->back());
+    }
+}
+
+namespace {
+
+// The scores of batch b, head h with every position moved by `shift`, by one product order
+// (Eigen's) whatever the shift, so that only the rotation differs between two shifts.
+template <typename S>
+MatrixOf<S> ShiftedScores(const PositionsSpec& p, const Shape& sh, const StageTensors<S>& t,
+                          const rules::RopeTable<S>& table, int64_t b, int64_t h) {
+  MatrixOf<S> q(sh.T, sh.d_out), k(sh.T, sh.KWidth());
+  rules::RopeRotate(table, p.layout, sh.H, sh.dh, t.Q[b], q);
+  rules::RopeRotate(table, p.layout, sh.Kv(), sh.dh, t.K[b], k);
+  return q.middleCols(h * sh.dh, sh.dh) * k.middleCols(sh.KvHead(h) * sh.dh, sh.dh).transpose();
+}
+
+template <typename S>
+double ShiftChange(const PositionsSpec& p, const Shape& sh, const StageTensors<S>& t,
+                   int64_t shift) {
+  const rules::RopeTable<S> at0 = rules::RopeAngles<S>(p, sh.T, sh.dh, 0);
+  const rules::RopeTable<S> moved = rules::RopeAngles<S>(p, sh.T, sh.dh, shift);
+  double largest = 0;
+  for (int64_t b = 0; b < sh.B; ++b)
+    for (int64_t h = 0; h < sh.H; ++h) {
+      const MatrixOf<S> d = ShiftedScores(p, sh, t, moved, b, h) - ShiftedScores(p, sh, t, at0, b, h);
+      for (Eigen::Index i = 0; i < d.size(); ++i)  // a nan (inf - inf) is not a change
+        if (std::isfinite(d.data()[i])) largest = std::max(largest, std::fabs(double(d.data()[i])));
+    }
+  return largest;
+}
+
+}  // namespace
+
+double RopeShiftLargestChange(const Scenario& s, const Stages& st, int64_t shift) {
+  if (s.positions.kind != PositionKind::kRope || st.scores.empty()) return 0.0;
+  if (st.f64) return ShiftChange<double>(s.positions, st.shape, *st.f64, shift);
+  return ShiftChange<float>(s.positions, st.shape, st, shift);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -512,6 +579,9 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   const bool logit_tails = logits_tail_ != key, weight_tails = weights_tail_ != key;
   const RowBlocks blocks(T);
   const MaskMatrix& mask = stages_.mask;
+  // RoPE: the scores multiply the rotated Q and K.
+  const MatrixStackOf<S>& q = st.Q_rot.empty() ? st.Q : st.Q_rot;
+  const MatrixStackOf<S>& k = st.K_rot.empty() ? st.K : st.K_rot;
   block_zero_tail_.assign(count * blocks.blocks, 0);
   ParallelFor(static_cast<int64_t>(count) * blocks.blocks, [&](int64_t task) {
     const size_t m = blocks.Matrix(task);
@@ -520,8 +590,8 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
     // scores = q @ k.transpose(-2, -1) for head h's columns; K's head is the one query head h
     // shares with its group (repeat_interleave over the K/V heads, GQA), h itself without.
     if (do_scores)
-      MultiplyInto(numerics_.product, st.Q[b].block(r0, h * sh.dh, rb, sh.dh),
-                   st.K[b].middleCols(sh.KvHead(h) * sh.dh, sh.dh).transpose(),
+      MultiplyInto(numerics_.product, q[b].block(r0, h * sh.dh, rb, sh.dh),
+                   k[b].middleCols(sh.KvHead(h) * sh.dh, sh.dh).transpose(),
                    st.scores[m].middleRows(r0, rb));
     if (do_logits) {
       rules::LogitScaling<S> f = scaling;

@@ -600,6 +600,27 @@ std::string ReadScenarioFile(const std::string& path) {
   return ReadFile(path, kMaxScenarioFileBytes, "a scenario or figure file");
 }
 
+namespace {
+
+// "positions": the kind, then the kind's own fields (a field of another kind is refused).
+PositionsSpec ParsePositions(const json& j) {
+  Object(j, "positions");
+  PositionsSpec p;
+  CheckKeys(j, "positions", {"kind", "layout", "theta", "sign"});
+  p.kind = Choice<PositionKind>(Require(j, "positions", "kind"), "positions.kind");
+  if (p.kind != PositionKind::kRope)
+    for (const char* key : {"layout", "theta", "sign"})
+      if (j.contains(key))
+        Fail(std::string("positions.") + key,
+             std::string("is only read when kind is \"rope\", not \"") + Name(p.kind) + "\"");
+  if (j.contains("layout")) p.layout = Choice<RopeLayout>(j["layout"], "positions.layout");
+  if (j.contains("theta")) p.theta = Number(j["theta"], "positions.theta");
+  if (j.contains("sign")) p.sign = static_cast<int>(Integer(j["sign"], "positions.sign", -1, 1));
+  return p;
+}
+
+}  // namespace
+
 Scenario ParseScenario(const std::string& json_text) {
   json root;
   DomBuilder sax(root);
@@ -666,11 +687,7 @@ Scenario ParseScenario(const std::string& json_text) {
   }
   if (j.contains("dtype"))
     s.dtype = Choice<Dtype>(j["dtype"], "dtype");
-  if (j.contains("positions")) {
-    const json& p = Object(j["positions"], "positions");
-    CheckKeys(p, "positions", {"kind"});
-    s.positions.kind = Choice<PositionKind>(Require(p, "positions", "kind"), "positions.kind");
-  }
+  if (j.contains("positions")) s.positions = ParsePositions(j["positions"]);
   ValidateScenario(s);
   return s;
 }
@@ -1118,6 +1135,29 @@ std::vector<double> AlibiSlopes(int64_t H) {
   return slopes;
 }
 
+namespace {
+
+void ValidatePositions(const Scenario& s, const Shape& sh) {
+  const PositionsSpec& p = s.positions;
+  if (p.kind == PositionKind::kRope) {
+    if (sh.dh % 2 != 0)
+      Fail("positions.kind",
+           "\"rope\" rotates pairs of dimensions, so the head size must be even; it is " +
+               std::to_string(sh.dh) + " (d_out " + std::to_string(sh.d_out) + " / " +
+               std::to_string(sh.H) + " heads)");
+    if (!(std::isfinite(p.theta) && p.theta > 0))
+      Fail("positions.theta", "must be a finite number above 0, got " + json(p.theta).dump());
+    if (p.sign != 1 && p.sign != -1)
+      Fail("positions.sign", "must be 1 or -1, got " + std::to_string(p.sign));
+  }
+  if (p.kind == PositionKind::kSinusoidal && s.input.source == InputSource::kQkv)
+    Fail("positions.kind",
+         "\"sinusoidal\" adds its encoding to X, and a qkv input has no X (use \"rope\", "
+         "which rotates Q and K)");
+}
+
+}  // namespace
+
 Shape ValidateScenario(const Scenario& s) {
   Shape sh;
   ValidateInput(s.input, sh);
@@ -1128,6 +1168,7 @@ Shape ValidateScenario(const Scenario& s) {
   ValidateMask(s.mask, "mask", sh.T);
   if (!(s.dropout.p >= 0.0 && s.dropout.p < 1.0))
     Fail("dropout.p", "must be in [0, 1), got " + json(s.dropout.p).dump());
+  ValidatePositions(s, sh);
   const double bytes = ScenarioStageBytes(s, sh);
   if (bytes > kMaxStageBytes) FailTooLarge(s, sh, bytes);
   return sh;
@@ -1135,8 +1176,10 @@ Shape ValidateScenario(const Scenario& s) {
 
 double ScenarioStageBytes(const Scenario& s, const Shape& sh) {
   // float64: the double stages (twice the size) are kept beside the float32 ones.
-  return EstimateStageBytes(sh, s.dropout.p > 0, s.input.source == InputSource::kText,
-                            s.projections.out_proj) *
+  // RoPE keeps Q and K before and after the rotation: two more B x T x d_out stages.
+  const double rope = s.positions.kind == PositionKind::kRope ? 2.0 * sh.B * sh.T * sh.d_out * 4 : 0;
+  return (EstimateStageBytes(sh, s.dropout.p > 0, s.input.source == InputSource::kText,
+                             s.projections.out_proj) + rope) *
          (s.dtype == Dtype::kFloat64 ? 3.0 : 1.0);
 }
 
@@ -1296,7 +1339,16 @@ void WriteStages(const Scenario& s, json& j) {
   j["dropout"] = {{"p", s.dropout.p},
                   {"seed", s.dropout.seed ? SeedJson(*s.dropout.seed) : json(nullptr)}};
   if (s.dtype != Dtype::kFloat32) j["dtype"] = Name(s.dtype);
-  if (s.positions.kind != PositionKind::kNone) j["positions"] = {{"kind", Name(s.positions.kind)}};
+  const PositionsSpec& p = s.positions;
+  if (p.kind != PositionKind::kNone) {
+    json pj = {{"kind", Name(p.kind)}};
+    if (p.kind == PositionKind::kRope) {
+      pj["layout"] = Name(p.layout);
+      pj["theta"] = p.theta;
+      pj["sign"] = p.sign;
+    }
+    j["positions"] = pj;
+  }
 }
 
 }  // namespace
@@ -1364,7 +1416,8 @@ bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
 
 bool SameLogitSettings(const Scenario& a, const Scenario& b) {
   return a.scaling.sqrt_dk == b.scaling.sqrt_dk && a.scaling.multiplier == b.scaling.multiplier &&
-         a.scaling.softcap == b.scaling.softcap && a.positions.kind == b.positions.kind &&
+         a.scaling.softcap == b.scaling.softcap &&
+         (a.positions.kind == PositionKind::kAlibi) == (b.positions.kind == PositionKind::kAlibi) &&
          SameMask(a.mask, b.mask);
 }
 
@@ -1480,8 +1533,24 @@ MaskMatrix AllowedCells(const MaskSpec& mask, int64_t T) {
   return out;
 }
 
+bool SamePositions(const PositionsSpec& a, const PositionsSpec& b) {
+  if (a.kind != b.kind) return false;
+  if (a.kind == PositionKind::kRope)
+    return a.layout == b.layout && a.theta == b.theta && a.sign == b.sign;
+  return true;
+}
+
+std::string PositionsName(const PositionsSpec& p) {
+  if (p.kind == PositionKind::kAlibi) return "ALiBi";
+  if (p.kind != PositionKind::kRope) return Name(p.kind);
+  std::ostringstream os;
+  os << "RoPE (" << (p.layout == RopeLayout::kSplitHalves ? "split halves" : "interleaved")
+     << ", θ = " << p.theta << (p.sign < 0 ? ", sign −1" : "") << ")";
+  return os.str();
+}
+
 bool operator==(const Scenario& a, const Scenario& b) {
-  return a.title == b.title && SameInput(a.input, b.input) &&
+  return a.title == b.title && SamePositions(a.positions, b.positions) && SameInput(a.input, b.input) &&
          SameProjections(a.projections, b.projections) && SameLogitSettings(a, b) &&
          a.normalization == b.normalization && a.scaling.sink == b.scaling.sink &&
          a.dropout.p == b.dropout.p &&

@@ -212,6 +212,79 @@ void ZeroMaskedRows(const MaskMatrix& mask, int64_t r0, int64_t rb, MatrixOf<S>&
     if (!mask.row(i).any()) w.row(i).setZero();
 }
 
+// ---- positions: the sinusoidal encoding ----
+
+// The original Transformer's positional encoding (Vaswani et al. 2017, section 3.5), T x d:
+// PE(i, 2k) = sin(i * f_k), PE(i, 2k + 1) = cos(i * f_k), f_k = exp(2k * -(ln 10000 / d)),
+// each step rounded in S as the Annotated Transformer's PositionalEncoding computes it
+// (div_term = exp(arange(0, d, 2) * -(log(10000.0) / d)); the constant a double rounded to S).
+// An odd d has one more sin column than cos columns.
+template <typename S>
+MatrixOf<S> SinusoidalEncoding(int64_t T, int64_t d) {
+  MatrixOf<S> pe(T, d);
+  const S c = static_cast<S>(-(std::log(10000.0) / static_cast<double>(d)));
+  for (int64_t k = 0; 2 * k < d; ++k) {
+    const S f = std::exp(static_cast<S>(2 * k) * c);
+    for (int64_t i = 0; i < T; ++i) {
+      const S angle = static_cast<S>(i) * f;
+      pe(i, 2 * k) = std::sin(angle);
+      if (2 * k + 1 < d) pe(i, 2 * k + 1) = std::cos(angle);
+    }
+  }
+  return pe;
+}
+
+// ---- positions: RoPE ----
+
+// The cosines and sines of RoPE's angles for positions first .. first + T - 1 of a head of
+// size dh (even): entry (i, p), p < dh / 2, of the angle (first + i) * inv_freq[p], with
+// inv_freq[p] = 1 / theta^((2p) / dh), each step rounded in S as the reference implementations
+// compute them (Hugging Face's LlamaRotaryEmbedding, LLMs-from-scratch's compute_rope_params,
+// Meta's precompute_freqs_cis, nanochat: arange(0, dh, 2).float() / dh, theta ** that, 1.0 /
+// that, the position times it). The sines are multiplied by the sign (-1: nanochat's rotation,
+// sin(-a) = -sin(a) exactly).
+template <typename S>
+struct RopeTable {
+  MatrixOf<S> cos, sin;  ///< T x dh / 2
+};
+
+template <typename S>
+RopeTable<S> RopeAngles(const PositionsSpec& p, int64_t T, int64_t dh, int64_t first = 0) {
+  const int64_t half = dh / 2;
+  RopeTable<S> t{MatrixOf<S>(T, half), MatrixOf<S>(T, half)};
+  for (int64_t k = 0; k < half; ++k) {
+    const S exponent = static_cast<S>(2 * k) / static_cast<S>(dh);
+    const S inv_freq = S(1) / std::pow(static_cast<S>(p.theta), exponent);
+    for (int64_t i = 0; i < T; ++i) {
+      const S angle = static_cast<S>(first + i) * inv_freq;
+      t.cos(i, k) = std::cos(angle);
+      t.sin(i, k) = static_cast<S>(p.sign) * std::sin(angle);
+    }
+  }
+  return t;
+}
+
+// `in` (T x H*dh, head h in columns h*dh .. h*dh + dh - 1; H is the query heads for Q and the
+// K/V heads for K) rotated into `out` (same size):
+// each pair (a, b) of a head's dimensions, row i, pair k, becomes
+// (a cos - b sin, b cos + a sin). Pairs: dimensions k and k + dh/2 (split_halves: x * cos +
+// rotate_half(x) * sin, rotate_half(x) = cat(-x2, x1)) or 2k and 2k + 1 (interleaved: the
+// complex product (a + ib)(cos + i sin), as Meta's apply_rotary_emb).
+template <typename S, typename In, typename Out>
+void RopeRotate(const RopeTable<S>& t, RopeLayout layout, int64_t H, int64_t dh, const In& in,
+                Out& out) {
+  const int64_t half = dh / 2;
+  for (Eigen::Index i = 0; i < in.rows(); ++i)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t k = 0; k < half; ++k) {
+        const int64_t ca = h * dh + (layout == RopeLayout::kSplitHalves ? k : 2 * k);
+        const int64_t cb = ca + (layout == RopeLayout::kSplitHalves ? half : 1);
+        const S a = in(i, ca), b = in(i, cb), c = t.cos(i, k), s = t.sin(i, k);
+        out(i, ca) = a * c - b * s;
+        out(i, cb) = b * c + a * s;
+      }
+}
+
 // ---- the normalizations' backward, one float32 row (grad.h) ----
 
 // The normaliser of "sum" for a row of logits z (T entries, -inf where masked): the allowed

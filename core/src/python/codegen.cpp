@@ -158,20 +158,24 @@ void WriteHeadsComment(const Ctx& c) {
   c.py << "\n";
 }
 
-// The split of K or V (`name`, "K" or "V") into heads, then, with grouped K/V heads, each K/V
-// head repeated for the query heads that share it (torch.repeat_interleave / np.repeat along
-// the head axis: heads 0..g-1 read K/V head 0, and so on).
+// `name` (Q, K or V) split into `heads` heads of `width` columns: (B, heads, T, width).
+std::string Split(const Ctx& c, char name, const std::string& heads, const char* width) {
+  return c.numpy ? std::string(1, name) + ".reshape(B, T, " + heads + ", " + width +
+                       ").transpose(0, 2, 1, 3)"
+                 : std::string(1, name) + ".view(B, T, " + heads + ", " + width + ").transpose(1, 2)";
+}
+
+// With grouped K/V heads, each K/V head repeated for the query heads that share it
+// (torch.repeat_interleave / np.repeat along the head axis: heads 0..g-1 read K/V head 0, and
+// so on); "" without grouping.
+std::string RepeatKv(const Ctx& c) {
+  if (!GroupsKv(c.sh)) return "";
+  return c.numpy ? ".repeat(heads // kv_heads, axis=1)" : ".repeat_interleave(heads // kv_heads, dim=1)";
+}
+
+// The split of K or V (`name`, "K" or "V") into heads, then RepeatKv.
 std::string HeadSplit(const Ctx& c, char name, const char* width) {
-  const bool grouped = GroupsKv(c.sh);
-  const std::string heads = grouped ? "kv_heads" : "heads";
-  std::string out = c.numpy ? std::string(1, name) + ".reshape(B, T, " + heads + ", " + width +
-                                  ").transpose(0, 2, 1, 3)"
-                            : std::string(1, name) + ".view(B, T, " + heads + ", " + width +
-                                  ").transpose(1, 2)";
-  if (grouped)
-    out += c.numpy ? ".repeat(heads // kv_heads, axis=1)"
-                   : ".repeat_interleave(heads // kv_heads, dim=1)";
-  return out;
+  return Split(c, name, GroupsKv(c.sh) ? "kv_heads" : "heads", width) + RepeatKv(c);
 }
 
 // "B, T, heads, head_size = ..." (and kv_heads when K/V heads are grouped).
@@ -197,6 +201,7 @@ void WriteHeader(const Ctx& c) {
   }
   c.py << "# The PyTorch program behind what the app shows. Run it with PyTorch installed.\n";
   if (!c.dt.empty()) c.py << "# dtype float64: every tensor is made as torch.float64.\n";
+  if (c.s.positions.kind == PositionKind::kSinusoidal) c.py << "import math\n";
   if (c.s.input.source == InputSource::kText) c.py << "import re\n";
   c.py << "import torch\n\n";
   c.py << "torch.set_grad_enabled(False)  # no training here: plain tensors\n";
@@ -298,6 +303,20 @@ void WriteInput(const Ctx& c) {
       WriteQkvInput(c);
       break;
   }
+  if (c.s.positions.kind == PositionKind::kSinusoidal) {
+    // stage_rules.h SinusoidalEncoding, as the Annotated Transformer's PositionalEncoding
+    const std::string np = c.numpy ? "np" : "torch";
+    c.py << "\n# The original Transformer's positional encoding (Vaswani et al. 2017), added to X:\n"
+            "# sin on even, cos on odd dimensions, frequencies 10000**(-2i/d_in)\n";
+    c.py << "T, d_in = " << c.sh.T << ", " << c.sh.d_in << "\n";
+    c.py << "pe = " << np << ".zeros(" << (c.numpy ? "(T, d_in))" : "T, d_in" + c.dt + ")") << "\n";
+    c.py << "position = " << np << ".arange(T)[:, None]\n";
+    c.py << "div_term = " << np << ".exp(" << np << ".arange(0, d_in, 2" << c.dt
+         << ") * -(math.log(10000.0) / d_in))\n";
+    c.py << "pe[:, 0::2] = " << np << ".sin(position * div_term)\n";
+    c.py << "pe[:, 1::2] = " << np << ".cos(position * div_term[: d_in // 2])\n";
+    c.py << "X = X + pe  # every token's embedding plus its position's encoding\n";
+  }
   c.py << "\n";
 }
 
@@ -395,16 +414,83 @@ void WriteProjections(const Ctx& c) {
   c.py << "\n";
 }
 
+bool Rope(const Ctx& c) { return c.s.positions.kind == PositionKind::kRope; }
+
+// positions "rope": the angles and a function rope(x) that rotates the last dimension of x
+// (one head's head_size columns, positions along the dimension before it), each layout written
+// as its reference implementation writes it (stage_rules.h RopeRotate is the engine's rule).
+void WriteRope(const Ctx& c) {
+  if (!Rope(c)) return;
+  const PositionsSpec& p = c.s.positions;
+  const bool halves = p.layout == RopeLayout::kSplitHalves;
+  const std::string np = c.numpy ? "np" : "torch";
+  c.py << "# RoPE: each head's q and k turn pair by pair, pair i by the angle position * theta**(-2i/head_size)\n";
+  c.py << (halves ? "# split halves (Hugging Face, LLMs-from-scratch): dimensions i and i + head_size/2 pair up\n"
+                  : "# interleaved (Meta's Llama): dimensions 2i and 2i + 1 pair up, as one complex number\n");
+  if (p.sign < 0) c.py << "# sign -1: every angle turns the other way, as nanochat's rotation\n";
+  c.py << "T, head_size, theta = " << c.sh.T << ", " << c.sh.dh << ", " << PyFloat(p.theta) << "\n";
+  c.py << "inv_freq = 1.0 / (theta ** (" << np << ".arange(0, head_size, 2"
+       << (c.dt.empty() ? "" : c.dt) << ") / head_size))  # (head_size/2,)\n";
+  c.py << "angles = " << np << ".arange(T)[:, None] * inv_freq[None, :]"
+       << (p.sign < 0 ? " * -1" : "") << "  # (T, head_size/2): position times frequency\n";
+  if (halves) {
+    c.py << "angles = " << (c.numpy ? "np.concatenate([angles, angles], axis=-1)"
+                                    : "torch.cat([angles, angles], dim=-1)")
+         << "  # (T, head_size)\n";
+    c.py << "cos, sin = " << np << ".cos(angles), " << np << ".sin(angles)\n\n";
+    c.py << "def rope(x):\n"
+            "    x1, x2 = x[..., : head_size // 2], x[..., head_size // 2 :]\n"
+         << "    return x * cos + "
+         << (c.numpy ? "np.concatenate((-x2, x1), axis=-1)" : "torch.cat((-x2, x1), dim=-1)")
+         << " * sin  # rotate_half(x) = (-x2, x1)\n\n";
+  } else if (c.numpy) {
+    c.py << "cos, sin = np.cos(angles), np.sin(angles)\n\n";
+    c.py << "def rope(x):\n"
+            "    a, b = x[..., 0::2], x[..., 1::2]  # the pairs (2i, 2i + 1)\n"
+            "    out = np.empty_like(x)\n"
+            "    out[..., 0::2] = a * cos - b * sin  # (a + ib)(cos + i sin), real part\n"
+            "    out[..., 1::2] = a * sin + b * cos  # imaginary part\n"
+            "    return out\n\n";
+  } else {
+    c.py << "freqs_cis = torch.polar(torch.ones_like(angles), angles)  # cos + i sin\n\n";
+    c.py << "def rope(x):\n"
+            "    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))  # (2i, 2i + 1) as a + ib\n"
+            "    return torch.view_as_real(pairs * freqs_cis).flatten(-2)\n\n";
+  }
+}
+
+// The sizes, then q, k, v split into heads (B, heads, T, head_size), for both programs. With
+// RoPE, q and k are rotated head by head (K's kv_heads heads before they are repeated for the
+// query heads that share them) and Q_rot, K_rot put the heads side by side as the app shows them.
+void WriteHeadSplits(const Ctx& c) {
+  WriteHeadSizes(c);
+  const std::string kv = GroupsKv(c.sh) ? "kv_heads" : "heads";
+  const char* back = c.numpy ? ".transpose(0, 2, 1, 3)" : ".transpose(1, 2)";
+  if (Rope(c)) {
+    c.py << "q = rope(" << Split(c, 'Q', "heads", "head_size") << ")  # (B, heads, T, head_size)\n";
+    c.py << "k = rope(" << Split(c, 'K', kv, "head_size") << ")\n";
+    c.py << "Q_rot = q" << back << ".reshape(B, T, " << c.sh.d_out
+         << ")  # the heads side by side, as the app shows them\n";
+    c.py << "K_rot = k" << back << ".reshape(B, T, " << c.sh.KWidth() << ")\n";
+    if (GroupsKv(c.sh)) c.py << "k = k" << RepeatKv(c) << "\n";
+  } else {
+    c.py << "q = " << Split(c, 'Q', "heads", "head_size") << "  # (B, heads, T, head_size)\n";
+    c.py << "k = " << HeadSplit(c, 'K', "head_size") << "\n";
+  }
+  c.py << "v = " << HeadSplit(c, 'V', HeadValueWidth(c)) << "\n";
+}
+
 void WriteNumpyScores(const Ctx& c) {
   if (c.sh.H > 1) {
     WriteHeadsComment(c);
-    WriteHeadSizes(c);
-    c.py << "q = Q.reshape(B, T, heads, head_size).transpose(0, 2, 1, 3)"
-            "  # (B, heads, T, head_size)\n";
-    c.py << "k = " << HeadSplit(c, 'K', "head_size") << "\n";
-    c.py << "v = " << HeadSplit(c, 'V', HeadValueWidth(c)) << "\n";
+    WriteHeadSplits(c);
     c.py << "scores = np.matmul(q, k.transpose(0, 1, 3, 2))  # (B, heads, T, T)\n";
     c.py << "d_k = head_size\n";
+  } else if (Rope(c)) {
+    c.py << "Q_rot, K_rot = rope(Q), rope(K)\n";
+    c.py << "scores = np.matmul(Q_rot, "
+         << (c.flat ? "K_rot.T)  # (T, T)" : "K_rot.transpose(0, 2, 1))  # (B, T, T)") << "\n";
+    c.py << "d_k = K.shape[-1]\n";
   } else {
     c.py << "scores = np.matmul(Q, "
          << (c.flat ? "K.T)  # (T, T)" : "K.transpose(0, 2, 1))  # (B, T, T)") << "\n";
@@ -640,12 +726,14 @@ void WriteNumpyContext(const Ctx& c) {
 void WriteScores(const Ctx& c) {
   if (c.sh.H > 1) {
     WriteHeadsComment(c);
-    WriteHeadSizes(c);
-    c.py << "q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)\n";
-    c.py << "k = " << HeadSplit(c, 'K', "head_size") << "\n";
-    c.py << "v = " << HeadSplit(c, 'V', HeadValueWidth(c)) << "\n";
+    WriteHeadSplits(c);
     c.py << "scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)\n";
     c.py << "d_k = head_size\n";
+  } else if (Rope(c)) {
+    c.py << "Q_rot, K_rot = rope(Q), rope(K)\n";
+    c.py << "scores = Q_rot @ K_rot" << (c.flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)")
+         << "\n";
+    c.py << "d_k = K.shape[-1]\n";
   } else {
     c.py << "scores = Q @ K" << (c.flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)")
          << "\n";
@@ -777,6 +865,7 @@ std::string GeneratePyTorchCode(const Scenario& s) {
   WriteHeader(c);
   WriteInput(c);
   WriteProjections(c);
+  WriteRope(c);
   if (c.numpy) {
     WriteNumpyScores(c);
     WriteNumpyLogits(c);

@@ -174,9 +174,11 @@ template <typename Src>
 void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
                const std::vector<DumpExtra>& extra) {
   const int64_t B = st.shape.B, H = st.shape.H;
-  const std::array stacks{&src.K, &src.Q, &src.V};
-  const char* stack_names[3] = {"K", "Q", "V"};
-  for (int i = 0; i < 3; ++i) {
+  // K_rot and Q_rot (RoPE's rotated K and Q) only when the scenario rotates.
+  const std::array stacks{&src.K, &src.K_rot, &src.Q, &src.Q_rot, &src.V};
+  const char* stack_names[5] = {"K", "K_rot", "Q", "Q_rot", "V"};
+  for (int i = 0; i < 5; ++i) {
+    if (stacks[i]->empty() && (i == 1 || i == 3)) continue;
     w.Key(stack_names[i]);
     w.Stack(*stacks[i], B, 0);
   }

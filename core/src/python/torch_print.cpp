@@ -251,6 +251,8 @@ constexpr StageInfo kStageInfo[] = {
     {"Q", "queries"},
     {"K", "keys"},
     {"V", "values"},
+    {"Q_rot", "queries after RoPE's rotation"},
+    {"K_rot", "keys after RoPE's rotation"},
     {"scores", "Q @ K^T, before scaling"},
     {"logits", "scaled scores, -inf where masked"},
     {"mask", "1 = may attend"},
@@ -331,6 +333,8 @@ void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_v
   if (name == "Q") SetStack(out, src.Q, sh, false, style);
   if (name == "K") SetStack(out, src.K, sh, false, style);
   if (name == "V") SetStack(out, src.V, sh, false, style);
+  if (name == "Q_rot") SetStack(out, src.Q_rot, sh, false, style);
+  if (name == "K_rot") SetStack(out, src.K_rot, sh, false, style);
   if (name == "scores") SetStack(out, src.scores, sh, true, style);
   if (name == "logits") SetStack(out, src.logits, sh, true, style);
   if (name == "mask") {

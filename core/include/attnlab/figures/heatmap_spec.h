@@ -29,12 +29,15 @@
 namespace attnlab {
 
 /// The stages a heatmap can show, in pipeline order: the input X (B x T x d_in), the
-/// projections Q, K, V (one head's d_k columns each), then the T x T stages and the context.
+/// projections Q, K, V (one head's d_k columns each), Q and K after RoPE's rotation (positions
+/// "rope" only), then the T x T stages and the context.
 enum class Stage {
   kX,
   kQ,
   kK,
   kV,
+  kQRot,
+  kKRot,
   kScores,
   kMask,
   kLogits,
@@ -136,16 +139,36 @@ struct HeatmapSpec : HeatmapContent {
   int64_t rows = 0, cols = 0;
 };
 
-/// "X", "Q", "K", "V", "scores", "mask", "logits", "weights", "weights_dropped", "context".
+/// "X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "mask", "logits", "weights",
+/// "weights_dropped", "context".
 const char* StageName(Stage stage);
 
-/// Stages with one matrix per head: Q, K, V (the head's d_k columns), scores, logits, weights,
-/// weights_dropped.
+/// Stages with one matrix per head: Q, K, V, Q_rot, K_rot (the head's d_k columns), scores,
+/// logits, weights, weights_dropped.
 bool StageIsPerHead(Stage stage);
 
 /// The one rule for signed colours: scores, logits and context always; weights only when some
 /// finite weight is negative ("sum" normalization can give them); the mask never.
 bool StageIsDiverging(Stage stage, const ValueScan& scan);
+
+/// Q, K, V, Q_rot or K_rot: a head's columns of a B x T x d matrix (rows are tokens, columns
+/// dimensions).
+inline bool StageIsProjected(Stage s) {
+  return s == Stage::kQ || s == Stage::kK || s == Stage::kV || s == Stage::kQRot ||
+         s == Stage::kKRot;
+}
+
+/// K, V or K_rot: a stage whose rows are keys and whose heads are the K/V heads (KV of them
+/// with projections.kv_heads; query head h shows K/V head Shape::KvHead(h)).
+inline bool StageIsKeySide(Stage s) {
+  return s == Stage::kK || s == Stage::kV || s == Stage::kKRot;
+}
+
+/// The head whose columns a projected stage shows for query head `head`: the K/V head it reads
+/// for the key side (StageIsKeySide), `head` itself for Q and Q_rot.
+inline int64_t StageColumnHead(Stage s, const Shape& sh, int64_t head) {
+  return StageIsKeySide(s) ? sh.KvHead(head) : head;
+}
 
 /// ScanValues of a stage's matrix, plus for the weights (the stages RangeMode applies to) each
 /// row's largest value and the smallest positive one, which kData, kPerRow and kLog need.

@@ -79,6 +79,8 @@ struct DecodeRun {
 /// scores = q k^T over the step's keys (left to right over dh), logits and weights by the
 /// engine's stage rules with the step's mask (MaskAlign), context = weights V (then out_proj
 /// if the scenario has one). Grouped K/V heads: query head h reads K/V head Shape::KvHead(h).
+/// RoPE: the steps read Q_rot and K_rot, each row turned by its absolute position, as a KV
+/// cache stores its keys already rotated (LLMs-from-scratch's KV-cache chapter, Llama).
 /// Errors: InferenceError for P outside 0..T, C < 0, dropout p > 0 (a decode is inference:
 /// "dropout.p: ... decode runs without dropout"), or scaling.softcap, scaling.sink or ALiBi
 /// (not applied by the loops yet: named in the message).
@@ -116,7 +118,7 @@ struct TiledRun {
 /// with l = 0, so O / l is nan as softmax gives (0 with masked_rows "zero"). Errors:
 /// InferenceError for Br or Bc < 1, a normalization other than softmax (the online softmax
 /// computes softmax: softmax_then_mask equals it and is accepted), dropout p > 0, or
-/// scaling.softcap, scaling.sink or ALiBi (as RunDecode).
+/// scaling.softcap, scaling.sink or ALiBi (as RunDecode). RoPE: the tiles read Q_rot and K_rot.
 TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k);
 
 }  // namespace attnlab

@@ -8,6 +8,10 @@
 //   X (B x T x d_in) --W_query/W_key/W_value (d_in x d_out)--> Q, K, V (B x T x d_out)
 //   (input.source "qkv": no X and no W, Q, K, V given or drawn directly; d_out = d_k, and V
 //    is T x d_v, d_v = input.d_v or V's width)
+//   positions "sinusoidal": X = the input + PE (T x d_in, stage_rules.h SinusoidalEncoding)
+//   positions "rope": Q_rot, K_rot = Q, K with each head's pairs of dimensions rotated by
+//                  angles position * theta^(-2p/dh) (stage_rules.h RopeRotate; Q's H heads,
+//                  K's KV heads); the scores then take Q_rot and K_rot in place of Q and K
 //   scores[b,h]  = Q_h K_g^T, g = h / (H / KV)                (T x T, before scaling; g = h
 //                  unless projections.kv_heads groups K and V: GQA, K and V are T x KV * dh)
 //   logits[b,h]  = scores * multiplier / sqrt(dh), -inf where the mask forbids
@@ -94,6 +98,8 @@ struct StageTensors {
   MatrixStackOf<S> K;                ///< B x T x KV * dh (d_out unless kv_heads groups it)
   MatrixStackOf<S> V;                ///< B x T x KV * dh_v (d_v = d_out unless qkv input sets
                                      ///< it; narrower with grouped K/V heads)
+  MatrixStackOf<S> Q_rot, K_rot;     ///< positions "rope" only (else empty): Q and K rotated,
+                                     ///< shaped as Q and K, what the scores multiply
   MatrixStackOf<S> scores;           ///< (B*H) x T x T, Q_h K_h^T
   MatrixStackOf<S> logits;           ///< (B*H) x T x T, scaled, -inf where masked
   MatrixStackOf<S> weights;          ///< (B*H) x T x T, attention weights
@@ -128,6 +134,15 @@ struct Stages : StageTensors<float> {
     return stage[static_cast<size_t>(b * shape.H + h)];
   }
 };
+
+/// RoPE's shift check: the scores of the last run recomputed from its Q and K rotated with every
+/// position moved by `shift` (token i at position i + shift), minus the same recomputation at
+/// the positions 0..T-1, both in the run's number type with one product order: the largest
+/// finite |difference| over every batch, head and cell. RoPE's scores depend on i - j only, so
+/// this is the rounding of the angles (about 1e-6 of the scores' size in float32, growing with
+/// the positions' size); exactly 0 for shift 0 and when the scenario has no RoPE. `s` is the
+/// scenario `st` was computed from. Cost: two score products per head. Errors: none.
+double RopeShiftLargestChange(const Scenario& s, const Stages& st, int64_t shift);
 
 /// How a run rounds where PyTorch, NumPy and the number type differ: the numerics that must
 /// differ between the stage rules' instances, named (NumericsOf chooses them per run).
@@ -258,6 +273,9 @@ class Engine {
   // Q, K, V = X @ W (+ bias), or X itself for the identity init.
   template <typename S>
   void Project(bool identity);
+  // positions "rope": Q_rot and K_rot from Q and K (empty otherwise).
+  template <typename S>
+  void ApplyRope(const Scenario& s);
   // Scores (from <= 2), logits (from <= 3) and weights, then the context when with_context,
   // row block by row block on all threads (parallel.h).
   template <typename S>

@@ -98,15 +98,23 @@ inline bool IsSoftmaxOverAllowedKeys(Normalization n) {
   return n == Normalization::kSoftmax || n == Normalization::kSoftmaxThenMask;
 }
 
-/// positions.kind (top level "positions"): how token positions enter attention. kNone: they do
-/// not (the notebooks'); kAlibi: ALiBi's linear biases on the logits (AlibiSlopes).
-enum class PositionKind { kNone, kAlibi };
-
 /// dtype (top level): the precision of the whole pipeline. kFloat32: PyTorch's default float32
 /// tensors (NumPy draws rounded to float32). kFloat64: every draw, product and normalisation in
 /// double, as torch.float64 tensors (torch.set_default_dtype(torch.float64)) or NumPy's native
 /// float64 arrays compute them (pipeline.h, "float64").
 enum class Dtype { kFloat32, kFloat64 };
+
+/// positions.kind (top level "positions"; absent = none): how token positions enter attention.
+/// kRope rotates each head's q and k by angles proportional to the position (RoFormer; Llama,
+/// Hugging Face, LLMs-from-scratch, nanochat), between the projections and the scores;
+/// kSinusoidal adds the original Transformer's fixed encoding to X (Vaswani et al. 2017, 3.5);
+/// kAlibi adds ALiBi's linear biases to the logits (AlibiSlopes). kNone: positions do not
+/// enter (the notebooks'). Each kind has its own fields in PositionsSpec.
+enum class PositionKind { kNone, kAlibi, kRope, kSinusoidal };
+/// positions.layout (rope only): which dimensions of a head rotate together. kSplitHalves pairs
+/// i and i + dh/2 (Hugging Face's rotate_half, LLMs-from-scratch, nanochat); kInterleaved pairs
+/// 2i and 2i + 1 (Meta's original Llama, complex numbers).
+enum class RopeLayout { kSplitHalves, kInterleaved };
 
 /// The spec's spellings of each enum, in the order messages and menus list them; Name(v),
 /// ParseName<E>(text) and NameList<E>() (enum_names.h) read these lists and nothing else.
@@ -139,10 +147,16 @@ inline constexpr EnumName<Normalization> kNormalizations[] = {
     {Normalization::kSum, "sum"},
     {Normalization::kMean, "mean"},
     {Normalization::kSoftmaxThenMask, "softmax_then_mask"}};
-inline constexpr EnumName<PositionKind> kPositionKinds[] = {{PositionKind::kNone, "none"},
-                                                             {PositionKind::kAlibi, "alibi"}};
 inline constexpr EnumName<Dtype> kDtypes[] = {{Dtype::kFloat32, "float32"},
                                               {Dtype::kFloat64, "float64"}};
+inline constexpr EnumName<PositionKind> kPositionKinds[] = {{PositionKind::kNone, "none"},
+                                                            {PositionKind::kAlibi, "alibi"},
+                                                            {PositionKind::kRope, "rope"},
+                                                            {PositionKind::kSinusoidal, "sinusoidal"}};
+inline constexpr EnumName<RopeLayout> kRopeLayouts[] = {{RopeLayout::kSplitHalves, "split_halves"},
+                                                        {RopeLayout::kInterleaved, "interleaved"}};
+constexpr const auto& AllNames(PositionKind) { return kPositionKinds; }
+constexpr const auto& AllNames(RopeLayout) { return kRopeLayouts; }
 constexpr const auto& AllNames(InputSource) { return kInputSources; }
 constexpr const auto& AllNames(Generator) { return kGenerators; }
 constexpr const auto& AllNames(ProjectionInit) { return kProjectionInits; }
@@ -152,7 +166,6 @@ constexpr const auto& AllNames(MaskedRows) { return kMaskedRows; }
 constexpr const auto& AllNames(MaskAlign) { return kMaskAligns; }
 constexpr const auto& AllNames(Normalization) { return kNormalizations; }
 constexpr const auto& AllNames(Dtype) { return kDtypes; }
-constexpr const auto& AllNames(PositionKind) { return kPositionKinds; }
 
 /// 0/1 matrix, T x T, row-major: 1 where query i may attend to key j.
 using MaskMatrix = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -269,12 +282,6 @@ std::string MaskedRowsLegend(MaskedRows rows);
 /// Whether two masks are the same setting (kind, its own fields, masked_rows).
 bool SameMask(const MaskSpec& a, const MaskSpec& b);
 
-/// "positions": how token positions enter attention (absent: none). Each kind's own fields are
-/// added beside `kind`.
-struct PositionsSpec {
-  PositionKind kind = PositionKind::kNone;
-};
-
 /// ALiBi's slope of each of H heads (Press et al., "Train Short, Test Long"), as the paper's
 /// reference code (ofirpress/attention_with_linear_biases, get_slopes) computes them, in double:
 /// 2^(-8h/H) for h = 1..H when H is a power of two; otherwise the H' = 2^floor(log2 H) slopes
@@ -287,6 +294,22 @@ struct DropoutSpec {
   std::optional<uint64_t> seed;  ///< nullopt: the generator goes on from the projections' draws
 };
 
+/// "positions" (top level, optional): how the position of token i (0..T-1) enters attention.
+/// A kind plus the fields of each kind (a kind reads only its own).
+struct PositionsSpec {
+  PositionKind kind = PositionKind::kNone;
+  // rope: head h's q and k (dh columns each, dh even) rotated pair by pair: pair p of
+  // dimensions (layout) turns by the angle sign * i * theta^(-2p/dh) at position i.
+  RopeLayout layout = RopeLayout::kSplitHalves;
+  double theta = 10000.0;  ///< rope: the base of the frequencies, > 0 (Llama 3 uses 500000)
+  int sign = 1;            ///< rope: +1 (Hugging Face, Meta) or -1 (nanochat's rotation)
+};
+/// Whether two positions settings are the same (kind and the kind's own fields).
+bool SamePositions(const PositionsSpec& a, const PositionsSpec& b);
+/// The positions' short name for titles and menus: "RoPE (split halves, θ = 10000)",
+/// "RoPE (interleaved, θ = 10000, sign −1)", "ALiBi", "sinusoidal", "none".
+std::string PositionsName(const PositionsSpec& p);
+
 /// A whole scenario. Default-constructed fields equal the spec's defaults.
 struct Scenario {
   std::string title;
@@ -297,7 +320,7 @@ struct Scenario {
   Normalization normalization = Normalization::kSoftmax;
   DropoutSpec dropout;
   Dtype dtype = Dtype::kFloat32;  ///< "dtype": float32 (default) or float64
-  PositionsSpec positions;        ///< "positions": none (default) or alibi
+  PositionsSpec positions;        ///< "positions": none (default), alibi, rope or sinusoidal
 };
 
 /// The sizes a scenario resolves to. For text input this tokenizes the text. For qkv input
@@ -431,7 +454,9 @@ void CheckCommandMemory(const Scenario& s, const Shape& shape, const std::string
 /// Settings of one stage group equal? Used by the engine to recompute only what changed.
 bool SameInput(const InputSpec& a, const InputSpec& b);
 bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b);
-bool SameLogitSettings(const Scenario& a, const Scenario& b);  ///< scaling (not the sink), ALiBi, mask
+/// scaling (not the sink), ALiBi on or off, mask: what acts on the logits after the scores
+/// (RoPE acts on Q and K: SamePositions).
+bool SameLogitSettings(const Scenario& a, const Scenario& b);
 bool operator==(const Scenario& a, const Scenario& b);
 
 }  // namespace attnlab

@@ -1,7 +1,8 @@
 // stages_json.h: the stages of a run as JSON, the output of `attention-lab dump`.
 //
 // Keys and shapes (the dump format): X (B x T x d_in), W_query,
-// W_key, W_value (d_in x d_out), Q, K (B x T x d_out), V (B x T x d_v), scores, logits, weights
+// W_key, W_value (d_in x d_out), Q, K (B x T x d_out), Q_rot, K_rot (B x T x d_out, Q and K
+// after RoPE's rotation: "positions" "rope" only), V (B x T x d_v), scores, logits, weights
 // and weights_dropped (B x H x T x T), mask (T x T of 0/1), context (B x T x d_v), shape (B, H,
 // T, d_in, d_k = dh, d_out, d_v), tokens, and for text input token_ids and vocab. d_in is X's
 // width, d_out the width of Q and K (all heads), d_k one head's share of it, d_v the width of V

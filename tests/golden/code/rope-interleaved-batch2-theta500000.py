@@ -1,0 +1,45 @@
+# Attention Lab
+# The PyTorch program behind what the app shows. Run it with PyTorch installed.
+import torch
+
+torch.set_grad_enabled(False)  # no training here: plain tensors
+
+torch.manual_seed(34)
+X = torch.randn(2, 7, 6)  # (B, T, d_in)
+
+d_in, d_out = 6, 12
+torch.manual_seed(35)
+W_query = torch.nn.Parameter(torch.randn(d_in, d_out))
+W_key = torch.nn.Parameter(torch.randn(d_in, d_out))
+W_value = torch.nn.Parameter(torch.randn(d_in, d_out))
+Q = X @ W_query
+K = X @ W_key
+V = X @ W_value
+
+# RoPE: each head's q and k turn pair by pair, pair i by the angle position * theta**(-2i/head_size)
+# interleaved (Meta's Llama): dimensions 2i and 2i + 1 pair up, as one complex number
+T, head_size, theta = 7, 4, 5e+05
+inv_freq = 1.0 / (theta ** (torch.arange(0, head_size, 2) / head_size))  # (head_size/2,)
+angles = torch.arange(T)[:, None] * inv_freq[None, :]  # (T, head_size/2): position times frequency
+freqs_cis = torch.polar(torch.ones_like(angles), angles)  # cos + i sin
+
+def rope(x):
+    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))  # (2i, 2i + 1) as a + ib
+    return torch.view_as_real(pairs * freqs_cis).flatten(-2)
+
+# 3 heads: head h uses columns h*head_size .. (h+1)*head_size - 1
+B, T, heads, head_size = 2, 7, 3, 4
+q = rope(Q.view(B, T, heads, head_size).transpose(1, 2))  # (B, heads, T, head_size)
+k = rope(K.view(B, T, heads, head_size).transpose(1, 2))
+Q_rot = q.transpose(1, 2).reshape(B, T, 12)  # the heads side by side, as the app shows them
+K_rot = k.transpose(1, 2).reshape(B, T, 12)
+v = V.view(B, T, heads, head_size).transpose(1, 2)
+scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)
+d_k = head_size
+logits = scores / d_k**0.5  # keeps the variance of q.k near 1
+weights = torch.softmax(logits, dim=-1)
+context = (weights @ v).transpose(1, 2).contiguous().view(B, T, d_out)
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
+
+print("weights:", weights, sep="\n")
+print("context:", context, sep="\n")

@@ -1,0 +1,51 @@
+# Attention Lab
+# The PyTorch program behind what the app shows. Run it with PyTorch installed.
+import torch
+
+torch.set_grad_enabled(False)  # no training here: plain tensors
+
+torch.manual_seed(42)
+X = torch.randn(2, 6, 4)  # (B, T, d_in)
+
+d_in, d_out = 4, 8
+d_kv = 4  # kv_heads * head_size = 1 * 4: K and V have 1 heads, Q has 2
+torch.manual_seed(43)
+W_query = torch.nn.Parameter(torch.randn(d_in, d_out))
+W_key = torch.nn.Parameter(torch.randn(d_in, d_kv))
+W_value = torch.nn.Parameter(torch.randn(d_in, d_kv))
+Q = X @ W_query
+K = X @ W_key
+V = X @ W_value
+
+# RoPE: each head's q and k turn pair by pair, pair i by the angle position * theta**(-2i/head_size)
+# interleaved (Meta's Llama): dimensions 2i and 2i + 1 pair up, as one complex number
+# sign -1: every angle turns the other way, as nanochat's rotation
+T, head_size, theta = 6, 4, 100.0
+inv_freq = 1.0 / (theta ** (torch.arange(0, head_size, 2) / head_size))  # (head_size/2,)
+angles = torch.arange(T)[:, None] * inv_freq[None, :] * -1  # (T, head_size/2): position times frequency
+freqs_cis = torch.polar(torch.ones_like(angles), angles)  # cos + i sin
+
+def rope(x):
+    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))  # (2i, 2i + 1) as a + ib
+    return torch.view_as_real(pairs * freqs_cis).flatten(-2)
+
+# 2 heads: head h uses columns h*head_size .. (h+1)*head_size - 1 of Q;
+# K and V have kv_heads = 1 heads, each shared by heads // kv_heads = 2 query heads in a row
+# (repeat_interleave, as LLMs-from-scratch's GroupedQueryAttention)
+B, T, heads, head_size = 2, 6, 2, 4
+kv_heads = 1
+q = rope(Q.view(B, T, heads, head_size).transpose(1, 2))  # (B, heads, T, head_size)
+k = rope(K.view(B, T, kv_heads, head_size).transpose(1, 2))
+Q_rot = q.transpose(1, 2).reshape(B, T, 8)  # the heads side by side, as the app shows them
+K_rot = k.transpose(1, 2).reshape(B, T, 4)
+k = k.repeat_interleave(heads // kv_heads, dim=1)
+v = V.view(B, T, kv_heads, head_size).transpose(1, 2).repeat_interleave(heads // kv_heads, dim=1)
+scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)
+d_k = head_size
+logits = scores / d_k**0.5  # keeps the variance of q.k near 1
+weights = torch.softmax(logits, dim=-1)
+context = (weights @ v).transpose(1, 2).contiguous().view(B, T, d_out)
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
+
+print("weights:", weights, sep="\n")
+print("context:", context, sep="\n")
