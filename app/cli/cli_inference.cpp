@@ -8,6 +8,7 @@
 
 #include "attnlab/lessons/inference.h"
 #include "attnlab/model/pipeline.h"
+#include "attnlab/python/codegen.h"
 #include "attnlab/python/inference_json.h"
 
 namespace attnlab::cli {
@@ -20,7 +21,7 @@ constexpr double kBytesPerNumber = 64.0;
 
 }  // namespace
 
-void InferenceCli::Register(CLI::App& app) {
+void InferenceCli::Register(CLI::App& app, CLI::App& code) {
   decode_ = app.add_subcommand(
       "decode", "Run a scenario as a KV-cache decode (prefill, then one token per step) and "
                 "compare every row with the full computation, as JSON");
@@ -44,6 +45,48 @@ void InferenceCli::Register(CLI::App& app) {
   tiled_->add_option("--block-k", block_k_, "Keys per tile")->option_text("Bc")->required();
   tiled_->add_option("-o,--output", out_, "Output JSON file ('-' for standard output)")
       ->required();
+  CLI::Option* loop =
+      code.add_option("--loop", loop_,
+                      "The scenario's program followed by a loop: decode (the KV-cache decode of "
+                      "`attention-lab decode`) or tiled (FlashAttention's loop of `attention-lab "
+                      "tiled`), ending with the largest difference from the full computation")
+          ->check(CLI::IsMember({"decode", "tiled"}))
+          ->option_text("decode|tiled");
+  code.add_option("--prefill", prefill_, "With --loop decode: tokens of the prefill, 0..T")
+      ->option_text("P")
+      ->needs(loop);
+  code.add_option("--chunk", chunk_, "With --loop decode: the prefill in chunks of C tokens")
+      ->option_text("C")
+      ->needs(loop);
+  code.add_option("--block-q", block_q_, "With --loop tiled: query rows per tile")
+      ->option_text("Br")
+      ->needs(loop);
+  code.add_option("--block-k", block_k_, "With --loop tiled: keys per tile")
+      ->option_text("Bc")
+      ->needs(loop);
+}
+
+int InferenceCli::Code(const std::string& input, const std::string& out, const TrainCliIo& io) {
+  const bool decode = loop_ == "decode";
+  const char* needed = decode ? (prefill_.empty() ? "--prefill" : nullptr)
+                       : block_q_.empty()         ? "--block-q"
+                       : block_k_.empty()         ? "--block-k"
+                                                  : nullptr;
+  if (needed)
+    throw std::invalid_argument(std::string(needed) + " is required with --loop " + loop_);
+  std::string program;
+  if (decode) {
+    DecodeOptions opt;
+    opt.prefill = ParseCount("--prefill", prefill_, 0, kMaxCount);
+    opt.chunk = ParseCount("--chunk", chunk_, 0, kMaxCount);
+    program = GenerateDecodeCode(io.load(input), opt);
+  } else {
+    program = GenerateTiledCode(io.load(input), ParseCount("--block-q", block_q_, 1, kMaxCount),
+                                ParseCount("--block-k", block_k_, 1, kMaxCount));
+  }
+  const bool ipynb = out.size() > 6 && out.compare(out.size() - 6, 6, ".ipynb") == 0;
+  io.write(out, ipynb ? ProgramAsNotebook(program) : program);
+  return 0;
 }
 
 int InferenceCli::Run(const TrainCliIo& io) {

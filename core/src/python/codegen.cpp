@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "attnlab/base/text.h"
+#include "python/codegen_parts.h"
 
 namespace attnlab {
 namespace {
@@ -812,4 +813,19 @@ std::string ProgramAsNotebook(const std::string& program) {
   return nb.dump(1) + "\n";
 }
 
+namespace codegen_parts {
+
+std::string PythonFloat(double v) { return PyFloat(v); }
+
+std::string AllowedCellsLines(const Scenario& s, const Shape& sh, bool numpy) {
+  std::ostringstream py;
+  const Ctx c{s, sh, false, py, numpy, ""};
+  WritePositions(c);
+  int parts = 0;
+  const std::string expr = AllowedExpr(c, s.mask, parts);
+  py << "allowed_full = " << expr << " & (i >= 0)  # (T, T): " << MaskName(s.mask) << "\n";
+  return py.str();
+}
+
+}  // namespace codegen_parts
 }  // namespace attnlab
