@@ -224,6 +224,31 @@ TEST_F(Cli, DecodeAndTiledWriteEveryStepAsPyTorchsLoops) {
   EXPECT_EQ(r.err, "attention-lab: error: --block-q \"0\" is not an integer in 1..2147483648\n");
 }
 
+// code --loop: the scenario's program and the loop (the programs themselves run against the
+// JSON in the ctest codegen_loops_reproduce_cli); the loop's settings are checked as decode's
+// and tiled's, and they need --loop.
+TEST_F(Cli, CodeLoop) {
+  Result r = RunCli("code flash-journey --loop tiled --block-q 2 --block-k 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("context = weights @ V"), std::string::npos);
+  EXPECT_NE(r.out.find("Br, Bc = 2, 2\n"), std::string::npos);
+  EXPECT_NE(r.out.find("print(\"largest |tiled - full| over the context:\", max_abs_diff)"),
+            std::string::npos);
+  r = RunCli("code decode-wrong-alignment --loop decode --prefill 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("prefill, chunk = 2, 0\n"), std::string::npos);
+  EXPECT_NE(r.out.find("top = cache_pos[0]  # mask.align \"top_left\""), std::string::npos);
+  r = RunCli("code raschka-journey --loop decode");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "attention-lab: error: --prefill is required with --loop decode\n");
+  r = RunCli("code raschka-journey --loop decode --prefill 7");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "attention-lab: error: --prefill: 7 is outside 0..6 (the scenario has T = 6 tokens)\n");
+  r = RunCli("code raschka-journey --block-q 2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--block-q requires --loop"), std::string::npos) << r.err;
+}
+
 TEST_F(Cli, VarianceJson) {
   const Result r = RunCli("variance --dims 5,100 --trials 20000 --seed 0");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -28,18 +28,16 @@ constexpr double kAtol32 = 2e-6, kRtol32 = 1e-5, kTol64 = 1e-12;
 double Atol(const Scenario& s) { return s.dtype == Dtype::kFloat64 ? kTol64 : kAtol32; }
 double Rtol(const Scenario& s) { return s.dtype == Dtype::kFloat64 ? kTol64 : kRtol32; }
 
-Matrix Float(const MatrixD& m) { return m.cast<float>(); }
-
-Matrix Column(const std::vector<double>& v) {
-  Matrix m(static_cast<Eigen::Index>(v.size()), 1);
-  for (size_t i = 0; i < v.size(); ++i) m(static_cast<Eigen::Index>(i), 0) = static_cast<float>(v[i]);
+MatrixD Column(const std::vector<double>& v) {
+  MatrixD m(static_cast<Eigen::Index>(v.size()), 1);
+  for (size_t i = 0; i < v.size(); ++i) m(static_cast<Eigen::Index>(i), 0) = v[i];
   return m;
 }
 
-Matrix JsonColumn(const json& j) {
-  Matrix m(static_cast<Eigen::Index>(j.size()), 1);
-  for (size_t i = 0; i < j.size(); ++i) m(static_cast<Eigen::Index>(i), 0) = test::JsonFloat(j[i]);
-  return m;
+MatrixD JsonColumn(const json& j) {
+  json rows = json::array();
+  for (const json& v : j) rows.push_back(json::array({v}));
+  return test::JsonMatrixDouble(rows);
 }
 
 class DecodeGolden : public ::testing::TestWithParam<std::string> {};
@@ -65,19 +63,19 @@ TEST_P(DecodeGolden, DecodeAndTiledEqualPyTorchsLoops) {
     for (int64_t b = 0; b < st.shape.B; ++b)
       for (int64_t h = 0; h < st.shape.H; ++h)
         EXPECT_TRUE(test::MatrixNear(at + " weights b" + std::to_string(b) + " h" + std::to_string(h),
-                               Float(step.weights[b * st.shape.H + h]), test::JsonMatrix(w["weights"][b][h]),
+                               (step.weights[b * st.shape.H + h]), test::JsonMatrixDouble(w["weights"][b][h]),
                                atol, rtol));
   }
   for (int64_t b = 0; b < st.shape.B; ++b)
-    EXPECT_TRUE(test::MatrixNear("decode context b" + std::to_string(b), Float(run.context[b]),
-                           test::JsonMatrix(dec["expected"]["context"][b]), atol, rtol));
+    EXPECT_TRUE(test::MatrixNear("decode context b" + std::to_string(b), (run.context[b]),
+                           test::JsonMatrixDouble(dec["expected"]["context"][b]), atol, rtol));
   EXPECT_EQ(run.unreachable_cells, 0);
   // The agreement with the full computation: PyTorch's loop against PyTorch's ordinary
   // attention, and ours against the engine's (top_left alignment is the bug: they differ).
   const bool aligned = s.mask.align == MaskAlign::kBottomRight;
   for (int64_t b = 0; b < st.shape.B; ++b)
     EXPECT_EQ(static_cast<bool>(test::MatrixNear("torch decode vs full b" + std::to_string(b),
-                         test::JsonMatrix(dec["expected"]["context"][b]), test::JsonMatrix(g["full_context"][b]),
+                         test::JsonMatrixDouble(dec["expected"]["context"][b]), test::JsonMatrixDouble(g["full_context"][b]),
                          atol, rtol)),
               aligned);
   if (aligned)
@@ -99,15 +97,15 @@ TEST_P(DecodeGolden, DecodeAndTiledEqualPyTorchsLoops) {
     EXPECT_EQ(t.skipped, w["skipped"].get<bool>()) << at;
     EXPECT_TRUE(test::MatrixNear(at + " m", Column(t.m), JsonColumn(w["m"]), atol, rtol));
     EXPECT_TRUE(test::MatrixNear(at + " l", Column(t.l), JsonColumn(w["l"]), atol, rtol));
-    EXPECT_TRUE(test::MatrixNear(at + " O", Float(t.O), test::JsonMatrix(w["O"]), atol, rtol));
+    EXPECT_TRUE(test::MatrixNear(at + " O", (t.O), test::JsonMatrixDouble(w["O"]), atol, rtol));
   }
   for (int64_t b = 0; b < st.shape.B; ++b)
-    EXPECT_TRUE(test::MatrixNear("tiled context b" + std::to_string(b), Float(tr.context[b]),
-                           test::JsonMatrix(til["expected"]["context"][b]), atol, rtol));
+    EXPECT_TRUE(test::MatrixNear("tiled context b" + std::to_string(b), (tr.context[b]),
+                           test::JsonMatrixDouble(til["expected"]["context"][b]), atol, rtol));
   EXPECT_LE(tr.max_abs_diff, atol + rtol * 4) << "tiled against the full computation";
   for (int64_t b = 0; b < st.shape.B; ++b)
     EXPECT_TRUE(test::MatrixNear("torch tiled vs full b" + std::to_string(b),
-                           test::JsonMatrix(til["expected"]["context"][b]), test::JsonMatrix(g["full_context"][b]),
+                           test::JsonMatrixDouble(til["expected"]["context"][b]), test::JsonMatrixDouble(g["full_context"][b]),
                            atol, rtol));
 }
 

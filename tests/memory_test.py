@@ -114,6 +114,10 @@ def main():
         "train": (lambda n: [app, "train", scenario(128, d_in=n, init="linear"), "--steps", "2",
                              "--batch", "256", "--d-k", "1024", "-o", out("r.json")],
                   (16, 65536), "d_in (T 128, batch 256, d_k 1024)"),
+        "decode": (lambda n: [app, "decode", scenario(n, "causal"), "--prefill", str(n // 2),
+                              "--chunk", "64", "-o", out("dec.json")], (500, 40000), "T"),
+        "tiled": (lambda n: [app, "tiled", scenario(n, "causal"), "--block-q", "64", "--block-k",
+                             "64", "-o", out("til.json")], (500, 40000), "T"),
         "window": (lambda n: [app, scenario(n), "--frames", "5", "--no-autosave"],
                    (1000, 40000), "T"),
     }

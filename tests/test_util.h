@@ -81,11 +81,21 @@ inline Matrix JsonMatrix(const nlohmann::json& j) {
   return m;
 }
 
-/// Compares actual with expected: equal non-finite values (inf with inf of the same sign, nan
+/// A JSON matrix (numbers or "inf", "-inf", "nan") as doubles, for float64 goldens.
+inline MatrixD JsonMatrixDouble(const nlohmann::json& j) {
+  MatrixD m(j.size(), j.empty() ? 0 : j[0].size());
+  for (size_t r = 0; r < j.size(); ++r)
+    for (size_t c = 0; c < j[r].size(); ++c)
+      m(r, c) = j[r][c].is_string() ? static_cast<double>(JsonFloat(j[r][c])) : j[r][c].get<double>();
+  return m;
+}
+
+/// Compares actual with expected (float or double matrices): equal non-finite values (inf with inf of the same sign, nan
 /// with nan), and |a - e| <= atol + rtol * |e| for the finite ones. On failure the message
 /// names the stage, the worst element and the largest difference.
-inline ::testing::AssertionResult MatrixNear(const std::string& what, const Matrix& actual,
-                                             const Matrix& expected, double atol, double rtol) {
+template <typename Actual, typename Expected>
+::testing::AssertionResult MatrixNear(const std::string& what, const Actual& actual,
+                                      const Expected& expected, double atol, double rtol) {
   if (actual.rows() != expected.rows() || actual.cols() != expected.cols())
     return ::testing::AssertionFailure()
            << what << ": shape " << actual.rows() << "x" << actual.cols() << ", expected "
@@ -94,7 +104,7 @@ inline ::testing::AssertionResult MatrixNear(const std::string& what, const Matr
   Eigen::Index wr = -1, wc = -1;
   for (Eigen::Index r = 0; r < actual.rows(); ++r)
     for (Eigen::Index c = 0; c < actual.cols(); ++c) {
-      const float a = actual(r, c), e = expected(r, c);
+      const double a = actual(r, c), e = expected(r, c);
       if (!std::isfinite(e) || !std::isfinite(a)) {
         const bool same = (std::isnan(a) && std::isnan(e)) || a == e;
         if (!same)

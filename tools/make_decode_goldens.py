@@ -13,7 +13,8 @@ loop written out in PyTorch, what core/src/lessons/inference.cpp must reproduce
    the mask forbids entirely are skipped; the context is O / l.
 
 Q, K, V and the mask come from tools/torch_oracle.py (the scenario's own inputs, projections
-and allowed cells). Each file: {"scenario", "torch", "full_context" (the oracle's ordinary
+and allowed cells). Grouped K/V heads (projections.kv_heads) repeat each K/V head for
+the query heads sharing it. Each file: {"scenario", "torch", "full_context" (the oracle's ordinary
 attention), "decode": {"prefill", "chunk", "expected": {"context", "steps": [{"t",
 "cache_len", "evicted", "keys", "weights" (B x H x q x keys)}]}}, "tiled": {"block_q",
 "block_k", "expected": {"context", "skipped_tiles", "steps": [{"batch", "head", "rows",
@@ -59,13 +60,18 @@ def oracle(scenario):
 
 
 def heads_of(scenario, stages):
-    """q, k, v as B x H x T x (dh or dh_v), H, dh."""
+    """q, k, v as B x H x T x (dh or dh_v), H, dh. With grouped K/V heads (projections.kv_heads)
+    K and V split into kv_heads heads, each repeated for the heads // kv_heads query heads
+    sharing it (repeat_interleave, as LLMs-from-scratch's GroupedQueryAttention): the cache
+    below then holds every K/V head once per query head, the same numbers."""
     H = scenario["projections"].get("heads", 1)
+    KV = scenario["projections"].get("kv_heads", H)
     Q, K, V = stages["Q"], stages["K"], stages["V"]
     B, T, d_out = Q.shape
-    dh, dh_v = d_out // H, V.shape[-1] // H
-    return (torch_oracle.split_heads(Q, B, T, H, dh), torch_oracle.split_heads(K, B, T, H, dh),
-            torch_oracle.split_heads(V, B, T, H, dh_v), H, dh)
+    dh, dh_v = d_out // H, V.shape[-1] // KV
+    k = torch_oracle.split_heads(K, B, T, KV, dh).repeat_interleave(H // KV, dim=1)
+    v = torch_oracle.split_heads(V, B, T, KV, dh_v).repeat_interleave(H // KV, dim=1)
+    return torch_oracle.split_heads(Q, B, T, H, dh), k, v, H, dh
 
 
 def logits_of(scenario, scores, dh):
@@ -88,7 +94,7 @@ def decode(scenario, stages, out_layer, prefill, chunk):
     plan += [(p, 1) for p in range(prefill, T)]
 
     cache_k, cache_v, cache_pos = k[:, :, :0], v[:, :, :0], []
-    context = torch.zeros(B, T, stages["context"].shape[-1])
+    context = torch.zeros(B, T, stages["context"].shape[-1], dtype=q.dtype)
     steps = []
     for first, n in plan:
         evicted = []
@@ -125,19 +131,19 @@ def tiled(scenario, stages, out_layer, Br, Bc):
     mask = scenario.get("mask", {})
     allowed = torch_oracle.allowed_cells(mask, T)
     neg_inf = float("-inf")
-    context = torch.zeros(B, T, H * dh_v)
+    context = torch.zeros(B, T, H * dh_v, dtype=q.dtype)
     steps, skipped_tiles = [], 0
     for b in range(B):
         for h in range(H):
             for i0 in range(0, T, Br):
                 i1 = min(i0 + Br, T)
-                m = torch.full((i1 - i0,), neg_inf)
-                l = torch.zeros(i1 - i0)
-                O = torch.zeros(i1 - i0, dh_v)
+                m = torch.full((i1 - i0,), neg_inf, dtype=q.dtype)
+                l = torch.zeros(i1 - i0, dtype=q.dtype)
+                O = torch.zeros(i1 - i0, dh_v, dtype=q.dtype)
                 for j0 in range(0, T, Bc):
                     j1 = min(j0 + Bc, T)
                     tile = allowed[i0:i1, j0:j1]
-                    rescale = torch.ones(i1 - i0)
+                    rescale = torch.ones(i1 - i0, dtype=q.dtype)
                     skipped = not bool(tile.any())
                     if skipped:
                         skipped_tiles += 1
@@ -196,6 +202,9 @@ CASES = {
     "karpathy-window3-p5-c2": (preset("karpathy-head", mask={"kind": "sliding_window", "window": 3}),
                                5, 2, 4, 4),
     "packed-documents-p3-c1": (preset("packed-documents"), 3, 1, 2, 2),
+    "gqa-8q-2kv-p3-c2": (preset("gqa-8-query-2-kv"), 3, 2, 3, 2),
+    "gqa-8q-2kv-window3-p4": (preset("gqa-8-query-2-kv", mask={"kind": "sliding_window",
+                                                               "window": 3}), 4, 0, 4, 3),
 }
 
 

@@ -633,7 +633,7 @@ int Run(int argc, char** argv) {
   ExportArgs ex;
   CLI::App* exp = AddExportCommand(app, ex);
   InferenceCli inference;  // attention-lab decode, tiled (cli_inference.cpp)
-  inference.Register(app);
+  inference.Register(app, *code);
 
   // The build's documentation, made from the definitions above and the window's (cli_docs.h).
   if (const std::string first = argv[1]; argc == 2 && (first == kGenerateMan ||
@@ -648,7 +648,10 @@ int Run(int argc, char** argv) {
     if (*show) status = Show(input, stage);
     if (*exp) status = Export(ex);
     const TrainCliIo io{LoadScenarioArg, WriteOutput};
-    if (*code) status = train_cli.CodeGiven() ? train_cli.Code(input, code_out, io) : Code(input, code_out);
+    if (*code)
+      status = train_cli.CodeGiven()  ? train_cli.Code(input, code_out, io)
+               : inference.CodeGiven() ? inference.Code(input, code_out, io)
+                                       : Code(input, code_out);
     if (train_cli.TrainGiven()) status = train_cli.Train(io);
     if (inference.Given()) status = inference.Run(io);
     FlushStdout();  // a failed write to stdout (a full disk, /dev/full) is an error, not success

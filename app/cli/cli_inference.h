@@ -13,8 +13,15 @@ namespace attnlab::cli {
 /// The options of both commands, parsed by CLI11 into text and checked when run.
 class InferenceCli {
  public:
-  /// Adds the `decode` and `tiled` subcommands to `app`.
-  void Register(CLI::App& app);
+  /// Adds the `decode` and `tiled` subcommands to `app`, and --loop decode|tiled with
+  /// --prefill, --chunk, --block-q, --block-k to the existing `code` subcommand.
+  void Register(CLI::App& app, CLI::App& code);
+  /// True when `code --loop` was given.
+  bool CodeGiven() const { return !loop_.empty(); }
+  /// Runs `code SCENARIO --loop decode|tiled`: the scenario's program and the loop
+  /// (GenerateDecodeCode / GenerateTiledCode) to `out` (.py, .ipynb or "-"). Returns 0; errors
+  /// throw one-line messages (the option or field at fault).
+  int Code(const std::string& input, const std::string& out, const TrainCliIo& io);
   /// True when `decode` or `tiled` was given.
   bool Given() const { return (decode_ && decode_->parsed()) || (tiled_ && tiled_->parsed()); }
   /// Runs the command given: loads the scenario, runs it, writes the JSON (-o, "-" for
@@ -24,7 +31,7 @@ class InferenceCli {
 
  private:
   CLI::App *decode_ = nullptr, *tiled_ = nullptr;
-  std::string input_, out_, prefill_, chunk_ = "0", block_q_, block_k_;
+  std::string input_, out_, prefill_, chunk_ = "0", block_q_, block_k_, loop_;
 };
 
 }  // namespace attnlab::cli

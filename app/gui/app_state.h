@@ -215,6 +215,9 @@ struct CodeState {
   std::string text;
   std::string error;  ///< why there is no program ("" when there is)
   bool training = false;  ///< the Training view's loop (codegen_train) instead of the scenario's
+  /// "decode" or "tiled": the scenario's program followed by the Decode or Tiled view's loop
+  /// with its settings (codegen.h GenerateDecodeCode / GenerateTiledCode); "" otherwise.
+  std::string loop;
   bool training_scaled = true;  ///< that loop with 1/sqrt(d_k) (else unscaled)
   std::string made_for;  ///< the training settings the text was made for ("" for the scenario's)
 };

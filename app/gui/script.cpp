@@ -552,6 +552,17 @@ const CommandSpec kCommands[] = {
     {"tiled-step", 1, Integer1,
      [](Call& c) { Emit(c.state, SetInference{SetInference::Field::kTileStep, Integer(c.w[1])}); },
      "N: the Tiled view shows tile N (from 0; clamped to the tiles there are)"},
+    {"code-loop", 1,
+     [](const Words& w) {
+       if (w[1] != "decode" && w[1] != "tiled" && w[1] != "off")
+         throw std::invalid_argument("decode, tiled or off");
+     },
+     [](Call& c) {
+       c.state.code.training = false;
+       c.state.code.loop = c.w[1] == "off" ? "" : c.w[1];
+     },
+     "decode|tiled|off: the Code view: the scenario's program followed by the Decode or Tiled "
+     "view's loop (code --loop), or the scenario's alone"},
     {"compare", -1, CheckCompare, Compare,
      "scaled|causal|pin|heads [A B]|temperature A B: B of the compare view: sqrt(d_k) flipped, "
      "the mask flipped, a snapshot of the current state, head A against head B (default 0 and "

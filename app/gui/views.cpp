@@ -43,13 +43,21 @@ void RefreshCode(AppState& state) {
   CodeState& c = state.code;
   if (!HasShownRun(state)) return;
   const TrainOptions o = TrainViewOptions(state, c.training_scaled);
-  const std::string made_for = !c.training ? "" : std::string(Name(o.task)) + "/" +
-      std::to_string(o.steps) + "/" + std::to_string(o.d_k) + "/" + (o.scale ? "scaled" : "unscaled");
+  const InferenceViewState& inf = state.inference;
+  const std::string made_for =
+      c.training ? std::string(Name(o.task)) + "/" + std::to_string(o.steps) + "/" +
+                       std::to_string(o.d_k) + "/" + (o.scale ? "scaled" : "unscaled")
+      : c.loop == "decode" ? "decode/" + std::to_string(inf.prefill) + "/" + std::to_string(inf.chunk)
+      : c.loop == "tiled"  ? "tiled/" + std::to_string(inf.block_q) + "/" + std::to_string(inf.block_k)
+                           : "";
   if (c.version == state.shown_version && c.made_for == made_for) return;
   c.version = state.shown_version;
   c.made_for = made_for;
   try {
-    c.text = c.training ? GenerateTrainingCode(state.shown, o) : GeneratePyTorchCode(state.shown);
+    c.text = c.training            ? GenerateTrainingCode(state.shown, o)
+             : c.loop == "decode" ? GenerateDecodeCode(state.shown, {inf.prefill, inf.chunk})
+             : c.loop == "tiled"  ? GenerateTiledCode(state.shown, inf.block_q, inf.block_k)
+                                  : GeneratePyTorchCode(state.shown);
     c.error.clear();
   } catch (const std::exception& e) {
     c.text.clear();

@@ -4,7 +4,9 @@
 // Jupyter notebook (through the file dialog, asking before replacing a file). It is made again only
 // when the scenario on screen changes (views.h RefreshCode). "Training loop" shows instead the
 // Adam loop of the Training view's settings (codegen.h GenerateTrainingCode, the same text as
-// `attention-lab code --train --task T --steps N --d-k D`), scaled or unscaled.
+// `attention-lab code --train --task T --steps N --d-k D`), scaled or unscaled; "Decode loop"
+// and "Tiled loop" the scenario's program followed by the Decode or Tiled view's loop with its
+// settings (GenerateDecodeCode / GenerateTiledCode, as `attention-lab code --loop`).
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -21,18 +23,53 @@ namespace attnlab::gui {
 
 namespace {
 
-// Which program: the scenario's, or the Training view's loop (scaled or not), and its settings.
+// One choice of program: a radio button that selects the training loop (`training`) or the
+// loop `loop` ("" for the scenario's own program), with its tip.
+void ProgramRadio(CodeState& code, const char* label, bool training, const char* loop,
+                  const char* tip) {
+  if (ImGui::RadioButton(label, code.training == training && code.loop == loop)) {
+    code.training = training;
+    code.loop = loop;
+  }
+  Tip(tip);
+}
+
+// Which program: the scenario's, the Training view's loop (scaled or not), or the Decode or
+// Tiled view's loop, and its settings.
 void DrawProgramChoice(AppState& state) {
   CodeState& code = state.code;
   ImGui::AlignTextToFramePadding();
-  if (ImGui::RadioButton("Scenario", !code.training)) code.training = false;
-  Tip("The program computes exactly what the heatmaps show: the same seeds draw the same "
-      "numbers, operation for operation (X, Q, K, V, scores, logits, weights, context).");
+  ProgramRadio(code, "Scenario", false, "",
+               "The program computes exactly what the heatmaps show: the same seeds draw the same "
+               "numbers, operation for operation (X, Q, K, V, scores, logits, weights, context).");
   ImGui::SameLine();
-  if (ImGui::RadioButton("Training loop", code.training)) code.training = true;
-  Tip("The Adam loop the Training view (Ctrl+6) runs, as `attention-lab code --train` writes it: "
-      "the head drawn from this scenario's seed, the task's batches, the same loss per step "
-      "(left in `losses`).");
+  ProgramRadio(code, "Training loop", true, "",
+               "The Adam loop the Training view (Ctrl+6) runs, as `attention-lab code --train` "
+               "writes it: the head drawn from this scenario's seed, the task's batches, the same "
+               "loss per step (left in `losses`).");
+  ImGui::SameLine();
+  ProgramRadio(code, "Decode loop", false, "decode",
+               "The scenario's program, then the KV-cache decode the Decode view (Ctrl+7) steps, "
+               "with its prefill and chunk: a cache per K/V head, one token per step, the sliding "
+               "window's ring buffer; it prints the largest difference from the full computation "
+               "(`attention-lab code --loop decode`).");
+  ImGui::SameLine();
+  ProgramRadio(code, "Tiled loop", false, "tiled",
+               "The scenario's program, then FlashAttention's online softmax the Tiled view "
+               "(Ctrl+8) steps, with its Br x Bc tiles: m, l, the rescale exp(m_old - m_new) and "
+               "O / l; it prints the largest difference from the full computation "
+               "(`attention-lab code --loop tiled`).");
+  if (code.loop == "decode") {
+    ImGui::SameLine(0, ImGui::GetFontSize());
+    ImGui::TextDisabled("prefill %lld, chunk %lld (set in the Decode view)",
+                        static_cast<long long>(state.inference.prefill),
+                        static_cast<long long>(state.inference.chunk));
+  } else if (code.loop == "tiled") {
+    ImGui::SameLine(0, ImGui::GetFontSize());
+    ImGui::TextDisabled("Br %lld, Bc %lld (set in the Tiled view)",
+                        static_cast<long long>(state.inference.block_q),
+                        static_cast<long long>(state.inference.block_k));
+  }
   if (!code.training) return;
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::Checkbox("with 1/\u221Ad_k", &code.training_scaled);

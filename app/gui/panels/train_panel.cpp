@@ -506,6 +506,7 @@ void TrainScriptCancel(AppState& state) { state.training.cancel = true; }
 
 void TrainScriptCode(AppState& state, const std::string& which) {
   state.code.training = which != "off";
+  if (state.code.training) state.code.loop.clear();
   state.code.training_scaled = which != "unscaled";
 }
 

@@ -275,8 +275,7 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
 
 }  // namespace
 
-DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt) {
-  const int64_t T = st.shape.T;
+void CheckDecode(const Scenario& s, int64_t T, const DecodeOptions& opt) {
   if (opt.prefill < 0 || opt.prefill > T)
     throw InferenceError("--prefill: " + std::to_string(opt.prefill) + " is outside 0.." +
                          std::to_string(T) + " (the scenario has T = " + std::to_string(T) +
@@ -285,10 +284,14 @@ DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& op
     throw InferenceError("--chunk: " + std::to_string(opt.chunk) + " is negative (0: the prefill in one step)");
   CheckNoDropout(s, "a decode");
   CheckNoLogitModifiers(s, "a decode");
+}
+
+DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt) {
+  CheckDecode(s, st.shape.T, opt);
   return s.dtype == Dtype::kFloat64 ? Decode<double>(s, st, opt) : Decode<float>(s, st, opt);
 }
 
-TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k) {
+void CheckTiled(const Scenario& s, int64_t block_q, int64_t block_k) {
   if (block_q < 1) throw InferenceError("--block-q: " + std::to_string(block_q) + " is less than 1 row");
   if (block_k < 1) throw InferenceError("--block-k: " + std::to_string(block_k) + " is less than 1 key");
   if (!IsSoftmaxOverAllowedKeys(s.normalization))
@@ -296,6 +299,10 @@ TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t 
                          Name(s.normalization) + "\" (softmax or softmax_then_mask)");
   CheckNoDropout(s, "FlashAttention's forward pass");
   CheckNoLogitModifiers(s, "FlashAttention's forward pass");
+}
+
+TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k) {
+  CheckTiled(s, block_q, block_k);
   return s.dtype == Dtype::kFloat64 ? Tiled<double>(s, st, block_q, block_k)
                                     : Tiled<float>(s, st, block_q, block_k);
 }

@@ -10,6 +10,7 @@
 
 #include "attnlab/base/text.h"
 #include "attnlab/python/torch_print.h"
+#include "python/codegen_parts.h"
 
 namespace attnlab {
 namespace {
@@ -939,4 +940,19 @@ std::vector<NotebookOutput> PrintedOutputs(const Stages& stages) {
   return out;
 }
 
+namespace codegen_parts {
+
+std::string PythonFloat(double v) { return PyFloat(v); }
+
+std::string AllowedCellsLines(const Scenario& s, const Shape& sh, bool numpy) {
+  std::ostringstream py;
+  const Ctx c{s, sh, false, py, numpy, ""};
+  WritePositions(c);
+  int parts = 0;
+  const std::string expr = AllowedExpr(c, s.mask, parts);
+  py << "allowed_full = " << expr << " & (i >= 0)  # (T, T): " << MaskName(s.mask) << "\n";
+  return py.str();
+}
+
+}  // namespace codegen_parts
 }  // namespace attnlab

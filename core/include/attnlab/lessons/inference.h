@@ -86,6 +86,10 @@ struct DecodeRun {
 /// (not applied by the loops yet: named in the message).
 DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt);
 
+/// RunDecode's checks of `s` (T tokens) and `opt` alone, for what writes the loop without
+/// running it (the generated program, python/codegen.h). Errors: InferenceError as RunDecode.
+void CheckDecode(const Scenario& s, int64_t T, const DecodeOptions& opt);
+
 /// One tile of the online softmax: query rows [row0, row0 + rows) of (batch, head) against
 /// keys [key0, key0 + keys), and the state of its rows after it.
 struct TileStep {
@@ -120,5 +124,8 @@ struct TiledRun {
 /// computes softmax: softmax_then_mask equals it and is accepted), dropout p > 0, or
 /// scaling.softcap, scaling.sink or ALiBi (as RunDecode). RoPE: the tiles read Q_rot and K_rot.
 TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k);
+
+/// RunTiled's checks of `s`, Br and Bc alone (as CheckDecode). Errors: InferenceError as RunTiled.
+void CheckTiled(const Scenario& s, int64_t block_q, int64_t block_k);
 
 }  // namespace attnlab

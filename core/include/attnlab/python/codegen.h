@@ -19,6 +19,7 @@
 
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/scenario.h"
+#include "attnlab/lessons/inference.h"
 #include "attnlab/lessons/train.h"
 
 namespace attnlab {
@@ -59,5 +60,25 @@ std::vector<NotebookOutput> PrintedOutputs(const Stages& stages);
 /// torch draws), the task, and the Adam loop; it leaves `losses` (a list of floats, one per
 /// step) and prints the first and last. Errors as TrainAttentionHead.
 std::string GenerateTrainingCode(const Scenario& scenario, const TrainOptions& options);
+
+/// The scenario's program (GeneratePyTorchCode: PyTorch or NumPy) followed by the KV-cache
+/// decode loop of RunDecode written out (codegen_loops.cpp): per K/V head a cache of K and V
+/// rows grown with cat / concatenate, the prefill in chunks, one token per step after it, the
+/// sliding window's ring buffer, the mask at mask.align's positions. It leaves
+/// `decode_context` (B x T x d_v) and `decode_steps` (per step a dict of "first", "t", "keys",
+/// "cache_len", "evicted" and "weights", B x heads x q_len x keys: the keys of
+/// `attention-lab decode`'s JSON) and prints the largest |decode_context - context|.
+/// Errors: ScenarioError as ValidateScenario; InferenceError as CheckDecode, and for a
+/// normalization other than softmax or softmax_then_mask (the loop writes softmax).
+std::string GenerateDecodeCode(const Scenario& scenario, const DecodeOptions& options);
+
+/// The scenario's program followed by FlashAttention's forward loop of RunTiled written out
+/// (Br x Bc tiles; per row the running maximum m, the running sum l, the unnormalised O and
+/// the rescale exp(m_old - m_new); masked tiles skipped; O / l at the end). It leaves
+/// `tiled_context` (B x T x d_v), `skipped_tiles` and `tile_steps` (per tile a dict of
+/// "batch", "head", "rows", "keys" ([first, end)), "skipped", "m", "l", "rescale", "O": the
+/// keys of `attention-lab tiled`'s JSON) and prints the largest |tiled_context - context|.
+/// Errors: ScenarioError as ValidateScenario; InferenceError as CheckTiled.
+std::string GenerateTiledCode(const Scenario& scenario, int64_t block_q, int64_t block_k);
 
 }  // namespace attnlab

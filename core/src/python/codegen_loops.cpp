@@ -1,0 +1,266 @@
+// codegen_loops.cpp: the two loops of lessons/inference.h (the KV-cache decode and
+// FlashAttention's online softmax) written out after the scenario's program, in PyTorch or in
+// NumPy (the scenario program's library), each step as inference.cpp takes it and as
+// tools/make_decode_goldens.py writes it in torch; see codegen.h.
+//
+// Each loop is one skeleton (the plan, the cache's bookkeeping, the tiles) whose @NAME@ fields
+// are the scenario's settings and the lines PyTorch and NumPy spell differently.
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attnlab/python/codegen.h"
+#include "python/codegen_parts.h"
+
+namespace attnlab {
+namespace {
+
+/// What a loop program needs besides its template.
+struct LoopCtx {
+  const Scenario& s;
+  Shape sh;
+  bool numpy;
+};
+
+/// `text` with every @NAME@ of `fields` replaced by its value.
+std::string Fill(std::string text, const std::vector<std::pair<std::string, std::string>>& fields) {
+  for (const auto& [name, value] : fields) {
+    const std::string key = "@" + name + "@";
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
+      text.replace(at, key.size(), value);
+  }
+  return text;
+}
+
+/// ", dtype=torch.float64" after the tensors a float64 PyTorch loop makes; "" otherwise.
+std::string TensorDtype(const LoopCtx& c) {
+  return !c.numpy && c.s.dtype == Dtype::kFloat64 ? ", dtype=torch.float64" : "";
+}
+
+/// The engine's logit rule (pipeline.cpp): scores x multiplier / sqrt(d_k), as an expression
+/// appended to a scores expression.
+std::string Scale(const LoopCtx& c) {
+  std::string out;
+  if (c.s.scaling.multiplier != 1.0) out += " * " + codegen_parts::PythonFloat(c.s.scaling.multiplier);
+  if (c.s.scaling.sqrt_dk) out += c.numpy ? " / math.sqrt(head_size)" : " / head_size**0.5";
+  return out;
+}
+
+/// The sizes, Q, K and V split into heads (K and V into their K/V heads), and allowed_full.
+std::string HeadsAndMask(const LoopCtx& c) {
+  const char* split = c.numpy ? ".transpose(0, 2, 1, 3)" : ".transpose(1, 2)";
+  std::ostringstream py;
+  py << "B, T, heads, kv_heads, head_size, head_size_v = " << c.sh.B << ", " << c.sh.T << ", "
+     << c.sh.H << ", " << c.sh.Kv() << ", " << c.sh.dh << ", " << c.sh.dh_v << "\n"
+     << "group = heads // kv_heads  # query heads h*group .. read K/V head h // group\n"
+     << "q_heads = Q.reshape(B, T, heads, head_size)" << split << "  # (B, heads, T, head_size)\n"
+     << "k_heads = K.reshape(B, T, kv_heads, head_size)" << split
+     << "  # (B, kv_heads, T, head_size)\n"
+     << "v_heads = V.reshape(B, T, kv_heads, head_size_v)" << split
+     << "  # (B, kv_heads, T, head_size_v)\n"
+     << codegen_parts::AllowedCellsLines(c.s, c.sh, c.numpy);
+  if (c.numpy)
+    py << "\n\ndef softmax_rows(x):  # stable softmax over the last axis; a row of -inf only: nan\n"
+          "    with np.errstate(invalid=\"ignore\"):\n"
+          "        e = np.exp(x - x.max(axis=-1, keepdims=True))\n"
+          "        return e / e.sum(axis=-1, keepdims=True)\n\n\n";
+  else
+    py << "\n";  // the loop starts a cell of its own in a notebook
+  return py.str();
+}
+
+/// The largest |`loop` - context| printed (nan in both: the same row), as max_abs_diff.
+std::string PrintDifference(const LoopCtx& c, const std::string& loop, const char* what) {
+  std::ostringstream py;
+  py << "full = context.reshape(B, T, -1)  # the ordinary computation above\n";
+  if (c.numpy)
+    py << "gap = np.abs(" << loop << " - full)\ngap[np.isnan(" << loop
+       << ") & np.isnan(full)] = 0  # nan in both: the same row\n"
+       << "max_abs_diff = float(gap.max())\n";
+  else
+    py << "gap = (" << loop << " - full).abs()\ngap[" << loop
+       << ".isnan() & full.isnan()] = 0  # nan in both: the same row\n"
+       << "max_abs_diff = gap.max().item()\n";
+  py << "print(\"largest |" << what << " - full| over the context:\", max_abs_diff)\n";
+  return py.str();
+}
+
+const char* kDecode = R"(# A KV-cache decode: a prefill of P tokens (in chunks of C), then one token per step. Each
+# step appends its tokens' K and V rows to the cache (one per K/V head) and its queries attend
+# over the cache with the mask at their positions; the rows must equal the context above.
+prefill, chunk = @P@, @C@
+window = @W@  # sliding window: the cache keeps at most W keys (a ring buffer); None: every key
+size = chunk if chunk > 0 else max(prefill, 1)
+plan = [(p, min(size, prefill - p)) for p in range(0, prefill, size)]  # (first, n): the prefill
+plan += [(p, 1) for p in range(prefill, T)]  # then one token per step
+cache_k, cache_v, cache_pos = k_heads[:, :, :0], v_heads[:, :, :0], []
+decode_context = @ZEROS@
+decode_steps = []
+for first, n in plan:
+    evicted = []
+    if window is not None:  # keys no query of this step (nor a later one) can see leave first
+        drop = sum(1 for p in cache_pos if p < first - window + 1)
+        evicted += cache_pos[:drop]
+        cache_k, cache_v, cache_pos = cache_k[:, :, drop:], cache_v[:, :, drop:], cache_pos[drop:]
+@ATTEND@    decode_context[:, first:first + n] = step_context
+    keys = list(cache_pos)
+    if window is not None and len(cache_pos) > window:  # the ring buffer holds W keys
+        drop = len(cache_pos) - window
+        evicted += cache_pos[:drop]
+        cache_k, cache_v, cache_pos = cache_k[:, :, drop:], cache_v[:, :, drop:], cache_pos[drop:]
+    decode_steps.append({"first": first, "t": first + n, "keys": keys, "cache_len": len(cache_pos),
+                         "evicted": evicted, "weights": step_weights})
+)";
+
+// A decode step in PyTorch: the new rows appended, the step's scores, logits, weights, context.
+const char* kDecodeStepTorch = R"(    cache_k = torch.cat([cache_k, k_heads[:, :, first:first + n]], dim=2)  # the new tokens' rows
+    cache_v = torch.cat([cache_v, v_heads[:, :, first:first + n]], dim=2)
+    cache_pos = cache_pos + list(range(first, first + n))
+    top = @TOP@
+    step_allowed = allowed_full[top:top + n][:, cache_pos]  # (n, keys)
+    step_scores = q_heads[:, :, first:first + n] @ cache_k.repeat_interleave(group, dim=1).transpose(-2, -1)
+    step_logits = (step_scores@SCALE@).masked_fill(~step_allowed, float('-inf'))
+    step_weights = torch.softmax(step_logits, dim=-1)  # (B, heads, n, keys)
+@ZERO@    step_context = (step_weights @ cache_v.repeat_interleave(group, dim=1)).transpose(1, 2).reshape(B, n, -1)
+@OUTPROJ@)";
+
+// The same step in NumPy.
+const char* kDecodeStepNumpy = R"(    cache_k = np.concatenate([cache_k, k_heads[:, :, first:first + n]], axis=2)  # the new rows
+    cache_v = np.concatenate([cache_v, v_heads[:, :, first:first + n]], axis=2)
+    cache_pos = cache_pos + list(range(first, first + n))
+    top = @TOP@
+    step_allowed = allowed_full[top:top + n][:, cache_pos]  # (n, keys)
+    step_scores = np.matmul(q_heads[:, :, first:first + n], np.repeat(cache_k, group, axis=1).swapaxes(-2, -1))
+    step_logits = np.where(step_allowed, step_scores@SCALE@, -np.inf)
+    step_weights = softmax_rows(step_logits)  # (B, heads, n, keys)
+@ZERO@    step_context = np.matmul(step_weights, np.repeat(cache_v, group, axis=1)).transpose(0, 2, 1, 3).reshape(B, n, -1)
+)";
+
+const char* kTiled = R"(# FlashAttention's forward pass: Q in blocks of Br rows, K and V in blocks of Bc keys. Per row
+# a running maximum m, a running sum l of exp(logit - m) and an unnormalised output O; when m
+# grows, l and O are rescaled by exp(m_old - m_new). Tiles the mask forbids are skipped.
+Br, Bc = @BR@, @BC@
+tiled_context = @ZEROS@
+tile_steps, skipped_tiles = [], 0
+for b in range(B):
+    for h in range(heads):
+        kv = h // group  # the K/V head query head h reads
+        for i0 in range(0, T, Br):
+            i1 = min(i0 + Br, T)
+@INIT@            for j0 in range(0, T, Bc):
+                j1 = min(j0 + Bc, T)
+                tile = allowed_full[i0:i1, j0:j1]
+                rescale = @ONES@
+                skipped = not bool(tile.any())
+                if skipped:  # every cell masked: nothing to compute
+                    skipped_tiles += 1
+                else:
+@UPDATE@                tile_steps.append({"batch": b, "head": h, "rows": [i0, i1], "keys": [j0, j1],
+                                   "skipped": skipped, "m": m.@COPY@(), "l": l.@COPY@(),
+                                   "rescale": rescale, "O": O.@COPY@()})
+@DIVIDE@@ZERO@            tiled_context[b, i0:i1, h * head_size_v:(h + 1) * head_size_v] = out
+@OUTPROJ@)";
+
+// A query block's state and a tile's update in PyTorch.
+const char* kTiledInitTorch = R"(            m = torch.full((i1 - i0,), float('-inf')@DT@)  # running maximum per row
+            l = torch.zeros(i1 - i0@DT@)  # running sum of exp(logit - m)
+            O = torch.zeros(i1 - i0, head_size_v@DT@)  # unnormalised output
+)";
+const char* kTiledUpdateTorch = R"(                    s = (q_heads[b, h, i0:i1] @ k_heads[b, kv, j0:j1].T)@SCALE@
+                    s = s.masked_fill(~tile, float('-inf'))
+                    m_new = torch.maximum(m, s.max(dim=-1).values)
+                    live = m_new != float('-inf')  # rows with an allowed key so far
+                    shift = torch.where(live, m_new, torch.zeros_like(m_new))
+                    rescale = torch.where(live, torch.exp(m - shift), torch.ones_like(m))  # exp(m_old - m_new)
+                    p = torch.exp(s - shift[:, None])
+                    l = rescale * l + p.sum(dim=-1)
+                    O = rescale[:, None] * O + p @ v_heads[b, kv, j0:j1]
+                    m = torch.where(live, m_new, m)
+)";
+
+// The same in NumPy.
+const char* kTiledInitNumpy = R"(            m = np.full(i1 - i0, -np.inf)  # running maximum per row
+            l = np.zeros(i1 - i0)  # running sum of exp(logit - m)
+            O = np.zeros((i1 - i0, head_size_v))  # unnormalised output
+)";
+const char* kTiledUpdateNumpy = R"(                    s = np.matmul(q_heads[b, h, i0:i1], k_heads[b, kv, j0:j1].T)@SCALE@
+                    s = np.where(tile, s, -np.inf)
+                    m_new = np.maximum(m, s.max(axis=-1))
+                    live = m_new != -np.inf  # rows with an allowed key so far
+                    shift = np.where(live, m_new, 0.0)
+                    rescale = np.where(live, np.exp(m - shift), 1.0)  # exp(m_old - m_new)
+                    p = np.exp(s - shift[:, None])
+                    l = rescale * l + p.sum(axis=-1)
+                    O = rescale[:, None] * O + np.matmul(p, v_heads[b, kv, j0:j1])
+                    m = np.where(live, m_new, m)
+)";
+
+/// masked_rows "zero": a row no key is allowed for gets 0 (`indent` spaces before the line).
+std::string ZeroRows(const LoopCtx& c, const std::string& indent, const std::string& rows,
+                     const std::string& weights) {
+  if (c.s.mask.masked_rows != MaskedRows::kZero) return "";
+  return indent + weights + " = " +
+         (c.numpy ? "np.where(" + rows + ".any(axis=-1, keepdims=True), " + weights + ", 0.0)"
+                  : weights + ".masked_fill(~" + rows + ".any(dim=-1, keepdim=True), 0.0)") +
+         "  # masked_rows \"zero\"\n";
+}
+
+/// The loop programs take softmax only (softmax_then_mask equals it over the allowed keys).
+void CheckLoopNormalization(const Scenario& s) {
+  if (!IsSoftmaxOverAllowedKeys(s.normalization))
+    throw InferenceError(std::string("normalization: the generated loop writes softmax, not \"") +
+                         Name(s.normalization) + "\" (softmax or softmax_then_mask)");
+}
+
+}  // namespace
+
+std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
+  const std::string program = GeneratePyTorchCode(s);
+  const LoopCtx c{s, ValidateScenario(s), s.input.generator == Generator::kNumpy};
+  CheckDecode(s, c.sh.T, opt);
+  CheckLoopNormalization(s);
+  const std::string width = std::to_string(c.sh.d_v);
+  const std::string step = Fill(
+      c.numpy ? kDecodeStepNumpy : kDecodeStepTorch,
+      {{"TOP", s.mask.align == MaskAlign::kBottomRight
+                   ? "first  # mask.align \"bottom_right\": query r sits at position first + r"
+                   : "cache_pos[0]  # mask.align \"top_left\": query r as if at the cache's "
+                     "first position + r"},
+       {"SCALE", Scale(c)},
+       {"ZERO", ZeroRows(c, "    ", "step_allowed", "step_weights")},
+       {"OUTPROJ", s.projections.out_proj ? "    step_context = out_proj(step_context)\n" : ""}});
+  return program + "\n" + HeadsAndMask(c) +
+         Fill(kDecode, {{"P", std::to_string(opt.prefill)},
+                        {"C", std::to_string(opt.chunk)},
+                        {"W", s.mask.kind == MaskKind::kSlidingWindow ? std::to_string(s.mask.window) : "None"},
+                        {"ZEROS", c.numpy ? "np.zeros((B, T, " + width + "))"
+                                          : "torch.zeros(B, T, " + width + TensorDtype(c) + ")"},
+                        {"ATTEND", step}}) +
+         PrintDifference(c, "decode_context", "decode");
+}
+
+std::string GenerateTiledCode(const Scenario& s, int64_t block_q, int64_t block_k) {
+  const std::string program = GeneratePyTorchCode(s);
+  const LoopCtx c{s, ValidateScenario(s), s.input.generator == Generator::kNumpy};
+  CheckTiled(s, block_q, block_k);
+  const std::string dt = TensorDtype(c);
+  return program + "\n" + HeadsAndMask(c) +
+         Fill(kTiled,
+              {{"BR", std::to_string(block_q)},
+               {"BC", std::to_string(block_k)},
+               {"ZEROS", c.numpy ? "np.zeros((B, T, heads * head_size_v))"
+                                 : "torch.zeros(B, T, heads * head_size_v" + dt + ")"},
+               {"INIT", Fill(c.numpy ? kTiledInitNumpy : kTiledInitTorch, {{"DT", dt}})},
+               {"ONES", c.numpy ? "np.ones(i1 - i0)" : "torch.ones(i1 - i0" + dt + ")"},
+               {"UPDATE", Fill(c.numpy ? kTiledUpdateNumpy : kTiledUpdateTorch, {{"SCALE", Scale(c)}})},
+               {"COPY", c.numpy ? "copy" : "clone"},
+               {"DIVIDE", c.numpy ? "            with np.errstate(invalid=\"ignore\", divide=\"ignore\"):\n"
+                                    "                out = O / l[:, None]  # the softmax's division, once at the end\n"
+                                  : "            out = O / l[:, None]  # the softmax's division, once per row at the end\n"},
+               {"ZERO", ZeroRows(c, "            ", "allowed_full[i0:i1]", "out")},
+               {"OUTPROJ", !c.numpy && s.projections.out_proj ? "tiled_context = out_proj(tiled_context)\n" : ""}}) +
+         PrintDifference(c, "tiled_context", "tiled");
+}
+
+}  // namespace attnlab

@@ -1,0 +1,22 @@
+// codegen_parts.h: pieces of the scenario program (codegen.cpp) that the loop programs
+// (codegen_loops.cpp) write too, so that each rule is written by one function. Internal to
+// attnlab_python.
+#pragma once
+
+#include <string>
+
+#include "attnlab/model/scenario.h"
+
+namespace attnlab::codegen_parts {
+
+/// A Python float literal: the shortest text that reads back as the same double ("0.5",
+/// "float('inf')"). Errors: none.
+std::string PythonFloat(double v);
+
+/// Python lines (PyTorch, or NumPy when `numpy`) that leave `allowed_full`, the T x T booleans
+/// of the cells the scenario's mask allows (AllowedCells: query i may see key j), built as the
+/// scenario program builds its mask (positions i, j and the mask's expression); T from `sh`.
+/// Errors: none.
+std::string AllowedCellsLines(const Scenario& s, const Shape& sh, bool numpy);
+
+}  // namespace attnlab::codegen_parts
