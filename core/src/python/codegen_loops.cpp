@@ -50,12 +50,16 @@ std::string Scale(const LoopCtx& c) {
 /// The sizes, Q, K and V split into heads (K and V into their K/V heads), and allowed_full.
 std::string HeadsAndMask(const LoopCtx& c) {
   const char* split = c.numpy ? ".transpose(0, 2, 1, 3)" : ".transpose(1, 2)";
+  // With RoPE the cache holds rotated keys (each rotated at its own position, once): the loop
+  // reads the program's Q_rot and K_rot.
+  const bool rope = c.s.positions.kind == PositionKind::kRope;
   std::ostringstream py;
   py << "B, T, heads, kv_heads, head_size, head_size_v = " << c.sh.B << ", " << c.sh.T << ", "
      << c.sh.H << ", " << c.sh.Kv() << ", " << c.sh.dh << ", " << c.sh.dh_v << "\n"
      << "group = heads // kv_heads  # query heads h*group .. read K/V head h // group\n"
-     << "q_heads = Q.reshape(B, T, heads, head_size)" << split << "  # (B, heads, T, head_size)\n"
-     << "k_heads = K.reshape(B, T, kv_heads, head_size)" << split
+     << "q_heads = " << (rope ? "Q_rot" : "Q") << ".reshape(B, T, heads, head_size)" << split
+     << "  # (B, heads, T, head_size)\n"
+     << "k_heads = " << (rope ? "K_rot" : "K") << ".reshape(B, T, kv_heads, head_size)" << split
      << "  # (B, kv_heads, T, head_size)\n"
      << "v_heads = V.reshape(B, T, kv_heads, head_size_v)" << split
      << "  # (B, kv_heads, T, head_size_v)\n"
