@@ -273,6 +273,9 @@ DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& op
                          " tokens)");
   if (opt.chunk < 0)
     throw InferenceError("--chunk: " + std::to_string(opt.chunk) + " is negative (0: the prefill in one step)");
+  if (s.normalization == Normalization::kSoftmaxDimQuery)
+    throw InferenceError("normalization: a decode step normalises each new query's row; "
+                         "\"softmax_dim_query\" normalises over queries that do not exist yet");
   CheckNoDropout(s, "a decode");
   CheckNoLogitModifiers(s, "a decode");
   return s.dtype == Dtype::kFloat64 ? Decode<double>(s, st, opt) : Decode<float>(s, st, opt);
