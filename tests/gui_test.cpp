@@ -36,6 +36,7 @@
 #include "attnlab/lessons/inference.h"
 #include "attnlab/figures/loss_plot.h"
 #include "attnlab/model/pipeline.h"
+#include "attnlab/model/bugs.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/model/scenario.h"
 #include "attnlab/base/text.h"
@@ -1104,6 +1105,41 @@ wait 2
       EXPECT_GE(m.hatch_fraction, 0.3);
     }
   }
+}
+
+// The bug gallery: one command (the menu's click) makes the fix the scenario (one undo step),
+// pins the bug as B, opens the compare view, and shows the core's figures and entropies.
+TEST_F(Gui, BugGalleryLoadsTheBugBesideItsFix) {
+  const std::string script = Write("bug.script", R"(preset raschka-journey
+save-views )" + Path("before.json") + R"(
+bug bug-mask-after-softmax
+wait 2
+export-compare diff )" + Path("diff.png") + R"(
+save-views )" + Path("bug.json") + R"(
+view code
+wait 2
+)");
+  const Result r = RunApp("--script " + script + " --screenshot " + Path("shot.png") +
+                          " --layout " + Path("layout.json") + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario bug = LoadPreset("bug-mask-after-softmax");
+  const Scenario fix = BugFix("bug-mask-after-softmax", bug);
+  EXPECT_EQ(ReadFile(Path("diff.png")), CoreComparePng(fix, bug, "the fix", "the bug", 2));
+  const nlohmann::json views = nlohmann::json::parse(ReadFile(Path("bug.json")));
+  const nlohmann::json& c = views["compare"];
+  EXPECT_EQ(c["mode"], "pinned");
+  EXPECT_EQ(c["bug"], "bug-mask-after-softmax");
+  EXPECT_EQ(c["name_a"], "the fix");
+  EXPECT_EQ(c["name_b"], "the bug");
+  EXPECT_EQ(c["bug_wrong_lines"], nlohmann::json({"weights = weights * mask  # 0 where not "
+                                                  "allowed, and no renormalisation"}));
+  EXPECT_EQ(c["bug_right_lines"].size(), 2u);
+  const std::vector<PeakStats> rows_b = RowsPeakStats(RunScenario(bug).weights[0]);
+  ASSERT_EQ(c["entropy_b"].size(), rows_b.size());
+  for (size_t i = 0; i < rows_b.size(); ++i)
+    EXPECT_DOUBLE_EQ(c["entropy_b"][i].get<double>(), rows_b[i].entropy) << i;
+  const nlohmann::json before = nlohmann::json::parse(ReadFile(Path("before.json")));
+  EXPECT_EQ(views["history"]["undo"], before["history"]["undo"].get<int>() + 1);  // the fix: one step
 }
 
 // The tour starts by itself on the very first plain start only, walks through the presets,

@@ -173,6 +173,8 @@ TEST(GoldenScenarios, CoverEveryOptionOfTheFormat) {
                            "norm:sum",
                            "norm:mean",
                            "norm:softmax_then_mask",
+                           "norm:softmax_then_mask_no_renorm",
+                           "norm:softmax_dim_query",
                            "tokenizer:words",
                            "tokenizer:words_and_spaces",
                            "tokenizer:chars",

@@ -106,7 +106,7 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
        "sliding_window, prefix_lm, document, and, or)"},
       {Edit("\"seed\": 123}", "\"seed\": 123}, \"normalization\": \"softermax\""),
        "normalization: unknown value \"softermax\" (expected one of: softmax, softmax_naive, sum, "
-       "mean, softmax_then_mask)"},
+       "mean, softmax_then_mask, softmax_then_mask_no_renorm, softmax_dim_query)"},
       {Edit("\"seed\": 123}", "\"seed\": 123}, \"scaling\": {\"sqrt_dk\": \"yes\"}"),
        "scaling.sqrt_dk: must be true or false, not a string"},
       {R"({"format": "attention-lab/scenario@1",
@@ -999,7 +999,9 @@ TEST(EnumNames, EveryListRoundTrips) {
   ExpectSpellingsRoundTrip<MaskKind>(
       "none, causal, custom, sliding_window, prefix_lm, document, and, or");
   ExpectSpellingsRoundTrip<MaskedRows>("nan, zero");
-  ExpectSpellingsRoundTrip<Normalization>("softmax, softmax_naive, sum, mean, softmax_then_mask");
+  ExpectSpellingsRoundTrip<Normalization>(
+      "softmax, softmax_naive, sum, mean, softmax_then_mask, softmax_then_mask_no_renorm, "
+      "softmax_dim_query");
   ExpectSpellingsRoundTrip<Dtype>("float32, float64");
   ExpectSpellingsRoundTrip<PositionKind>("none, alibi, rope, sinusoidal");
   ExpectSpellingsRoundTrip<RopeLayout>("split_halves, interleaved");

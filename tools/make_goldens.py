@@ -510,6 +510,27 @@ def positions():
     return s
 
 
+def bug_fixes(presets):
+    """The fix of each bug-gallery preset (core model/bugs.h BugFix, which the tests check
+    against these): the one wrong setting put right."""
+    out = {}
+    for name, bug in presets.items():
+        if not name.startswith("preset-bug-"):
+            continue
+        fix = json.loads(json.dumps(bug))
+        if fix.get("normalization") == "softmax_dim_query":
+            fix["normalization"] = "softmax"
+        elif fix.get("normalization") == "softmax_then_mask_no_renorm":
+            fix["normalization"] = "softmax_then_mask"
+        elif fix["mask"].get("kind") == "sliding_window":
+            fix["mask"]["window"] -= 1
+        else:  # scaled by C**-0.5 instead of head_size**-0.5
+            projections = fix["projections"]
+            fix["scaling"]["multiplier"] = (projections["d_out"] // projections.get("heads", 1)) ** -0.5
+        out[name + "-fixed"] = fix
+    return out
+
+
 def scenario_cases():
     cases = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "assets", "presets", "*.json"))):
@@ -520,6 +541,7 @@ def scenario_cases():
         if preset["input"]["source"] == "qkv" or preset["input"].get("generator") == "numpy":
             continue
         cases["preset-" + os.path.basename(path)[:-5]] = preset
+    cases.update(bug_fixes(cases))
     cases.update(spread())
     cases.update(nonfinite())
     cases.update(masks())

@@ -187,6 +187,12 @@ def normalize(logits, allowed, how, shape):
         # Raschka 3.5.1: attn_weights * mask_simple, then / row_sums (the logits unmasked).
         masked = logits.softmax(dim=-1) * allowed.to(logits.dtype)
         return masked / masked.sum(dim=-1, keepdim=True)
+    if how == "softmax_dim_query":
+        # The classic mistake (bug-softmax-dim): each key's column over the queries.
+        return logits.softmax(dim=-2)
+    if how == "softmax_then_mask_no_renorm":
+        # The classic mistake (bug-mask-after-softmax): softmax, times the mask, no division.
+        return logits.softmax(dim=-1) * allowed.to(logits.dtype)
     raise ValueError("unknown normalization: %r" % how)
 
 
@@ -318,7 +324,7 @@ def run(scenario):
         logits = cap * torch.tanh(logits / cap)
     allowed = allowed_cells(scenario.get("mask", {}), T)
     norm = scenario.get("normalization", "softmax")
-    if norm != "softmax_then_mask":  # which masks the weights, after the softmax
+    if norm not in ("softmax_then_mask", "softmax_then_mask_no_renorm"):  # these mask the weights
         logits = logits.masked_fill(~allowed, float("-inf"))
     sink = None
     if "sink" in scaling:

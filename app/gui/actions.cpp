@@ -22,6 +22,7 @@
 #include "attnlab/figures/figure_meta.h"
 #include "attnlab/base/file_io.h"
 #include "attnlab/base/parallel.h"
+#include "attnlab/model/bugs.h"
 #include "attnlab/model/presets.h"
 #include "gui/app_state.h"
 #include "gui/native_dialog.h"
@@ -160,7 +161,7 @@ constexpr bool kIsEdit = std::is_same_v<T, SetMultiplier> || std::is_same_v<T, S
                          std::is_same_v<T, SetMaskKind> || std::is_same_v<T, SetMaskCell> ||
                          std::is_same_v<T, SetNormalization> || std::is_same_v<T, SetDropout> ||
                          std::is_same_v<T, LoadPresetAction> || std::is_same_v<T, OpenScenario> ||
-                         std::is_same_v<T, EditScenario>;
+                         std::is_same_v<T, LoadBugAction> || std::is_same_v<T, EditScenario>;
 
 /// The scenario after an edit. Errors: ScenarioError / FileError (a preset or file that cannot
 /// be loaded), reported by the caller; nothing is changed then.
@@ -192,6 +193,9 @@ Scenario Edited(AppState& state, const Action& action) {
           s.dropout.p = a.p;
         } else if constexpr (std::is_same_v<T, LoadPresetAction>) {
           s = LoadPreset(a.id);
+        } else if constexpr (std::is_same_v<T, LoadBugAction>) {
+          if (!FindBug(a.id)) throw ScenarioError("bug", "no bug \"" + a.id + "\" in the gallery");
+          s = BugFix(a.id, LoadPreset(a.id));
         } else if constexpr (std::is_same_v<T, OpenScenario>) {
           const std::string path = ExpandPath(a.path);
           try {
@@ -231,6 +235,20 @@ void TrimHistory(History& h) {
   h.undo.erase(h.undo.begin(), h.undo.begin() + static_cast<std::ptrdiff_t>(drop));
 }
 
+/// The bug gallery's entry `id` pinned as the compare view's B beside `fix` (A), the view
+/// switched to Compare.
+void PinBug(AppState& state, const std::string& id, const Scenario& fix) {
+  CompareState& c = state.compare;
+  c.pinned = LoadPreset(id);
+  c.pinned_name = id;
+  ++c.pin_version;
+  c.mode = CompareMode::kPinned;
+  c.bug_id = id;
+  c.bug_diff = DiffPrograms(fix, *c.pinned);
+  state.central = CentralView::kCompare;
+  SetStatus(state, "Bug gallery: " + id + " as B, its fix as A (Ctrl+Z undoes the fix)", false);
+}
+
 /// Applies an undoable action; returns true when the scenario changed.
 bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_key) {
   Scenario after;
@@ -247,6 +265,10 @@ bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_k
     state.preset_id = p->id;
     state.preset_scenario = after;
     SetStatus(state, "Loaded preset " + p->id, false);
+  } else if (const auto* bug = std::get_if<LoadBugAction>(&action)) {
+    state.pick_default_row = true;
+    state.preset_id.clear();  // A is the fix: a preset with one setting changed
+    PinBug(state, bug->id, after);
   } else if (const auto* o = std::get_if<OpenScenario>(&action)) {
     state.pick_default_row = true;
     const std::string opened = AbsolutePath(ExpandPath(o->path));
@@ -699,6 +721,7 @@ bool Do(AppState& state, const CopyCode&) {
 bool Do(AppState& state, const SetCompare& a) {
   CompareState& c = state.compare;
   c.mode = a.mode;
+  c.bug_id.clear();
   if (a.multiplier_b > 0) c.multiplier_b = a.multiplier_b;
   if (a.head_a >= 0) c.head_a = a.head_a;
   if (a.head_b >= 0) c.head_b = a.head_b;
@@ -709,6 +732,7 @@ bool Do(AppState& state, const PinCompare&) {
   CompareState& c = state.compare;
   c.pinned = state.shown;
   c.pinned_name = SnapshotName(state);
+  c.bug_id.clear();
   ++c.pin_version;
   c.mode = CompareMode::kPinned;
   SetStatus(state, "Pinned " + c.pinned_name + " as B: change anything, A follows", false);

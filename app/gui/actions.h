@@ -64,6 +64,11 @@ struct LoadPresetAction {
 struct OpenScenario {
   std::string path;
 };
+/// The bug gallery (model/bugs.h): the scenario becomes the fix of bug preset `id` (one undo
+/// step) and the compare view shows it as A beside the bug, pinned as B.
+struct LoadBugAction {
+  std::string id;
+};
 /// Any other edit: a function applied to a copy of the scenario; label names it.
 struct EditScenario {
   std::string label;
@@ -225,7 +230,7 @@ struct SaveNotebook {
 
 using Action =
     std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization, SetDropout,
-                 LoadPresetAction, OpenScenario, EditScenario, Undo, Redo, SaveScenario,
+                 LoadPresetAction, OpenScenario, LoadBugAction, EditScenario, Undo, Redo, SaveScenario,
                  ExportStage, ExportAllStages, SelectHead, SelectBatch, SelectRow, SetColormap,
                  SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage,
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,

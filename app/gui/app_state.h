@@ -33,6 +33,7 @@
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/scenario.h"
 #include "attnlab/model/stats.h"
+#include "attnlab/python/codegen.h"
 #include "attnlab/lessons/train.h"
 #include "gui/actions.h"
 #include "gui/gfx/heatmap_gpu.h"
@@ -246,6 +247,8 @@ struct CompareState {
   std::optional<Scenario> pinned;  ///< the snapshot of kPinned
   std::string pinned_name;         ///< what the snapshot was ("raschka-journey, x1")
   uint64_t pin_version = 0;        ///< bumped by each Pin
+  std::string bug_id;    ///< the bug gallery's entry pinned as B ("" when B is no bug)
+  ProgramDiff bug_diff;  ///< its program's lines against the fix's (A when it was loaded)
 
   // -- derived (RefreshCompare), made again when any input above or the shown run changes
   Engine engine_b;  ///< B's own engine: a temperature drag recomputes only B's later stages

@@ -359,6 +359,8 @@ void OnOff(const Words& w) { OneOf(w[1], {"on", "off"}); }
 const CommandSpec kCommands[] = {
     {"preset", 1, nullptr, [](Call& c) { Emit(c.state, LoadPresetAction{c.w[1]}); },
      "ID: load a preset"},
+    {"bug", 1, nullptr, [](Call& c) { Emit(c.state, LoadBugAction{c.w[1]}); },
+     "ID: the bug gallery: the fix of bug preset ID as the scenario (A), the bug as B"},
     {"open", 1, nullptr, [](Call& c) { Emit(c.state, OpenScenario{c.w[1]}); },
      "FILE: open a scenario"},
     {"save", 1, nullptr, [](Call& c) { Emit(c.state, SaveScenario{c.w[1]}); },

@@ -206,8 +206,8 @@ bool MakeB(const AppState& state, Scenario* b, std::string* name_a, std::string*
         return false;
       }
       *b = *c.pinned;
-      *name_a = "current";
-      *name_b = "pinned";
+      *name_a = c.bug_id.empty() ? "current" : "the fix";
+      *name_b = c.bug_id.empty() ? "pinned" : "the bug";
       return true;
   }
   return false;
@@ -312,7 +312,10 @@ std::string ViewsJson(AppState& state) {
                   {"multiplier_b", c.multiplier_b},
                   {"error", c.error},
                   {"entropy_a", entropy_a},
-                  {"entropy_b", entropy_b}};
+                  {"entropy_b", entropy_b},
+                  {"bug", c.bug_id},
+                  {"bug_wrong_lines", c.bug_id.empty() ? std::vector<std::string>() : c.bug_diff.wrong},
+                  {"bug_right_lines", c.bug_id.empty() ? std::vector<std::string>() : c.bug_diff.right}};
   j["code"] = {{"chars", state.code.text.size()}, {"error", state.code.error}};
   j["gradients"] = nlohmann::json::parse(GradientsJson(state));
   j["training"] = nlohmann::json::parse(TrainViewJson(state));

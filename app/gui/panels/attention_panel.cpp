@@ -281,6 +281,13 @@ void DrawNormalization(AppState& state, const Scenario& s) {
        "softmax over every key, then the weights times the mask and each row divided by its "
        "new sum: Raschka's section 3.5.1 first way (masked_simple_norm). The logits stay "
        "unmasked; the weights equal those of -inf before the softmax."},
+      {Normalization::kSoftmaxDimQuery, "softmax over queries (dim=-2)",
+       "torch.softmax(logits, dim=-2): each key's column normalised over the queries instead "
+       "of each query's row over the keys, the classic mistake (bug-softmax-dim). Columns sum "
+       "to 1, rows do not."},
+      {Normalization::kSoftmaxThenMaskNoRenorm, "softmax, then mask (no renorm)",
+       "softmax over every key, then the weights times the mask, and no division: the classic "
+       "mistake (bug-mask-after-softmax). Rows sum to less than 1."},
   };
   int current = 0;
   for (int i = 0; i < static_cast<int>(std::size(norms)); ++i)

@@ -80,6 +80,21 @@ void DrawProgramChoice(AppState& state) {
                       static_cast<long long>(o.steps), static_cast<long long>(o.d_k));
 }
 
+// While the compare view's B is a bug of the gallery (model/bugs.h): the two lines of PyTorch
+// that make it, the bug's and the fix's (codegen.h DiffPrograms of the two scenarios).
+void DrawBugDiff(const AppState& state) {
+  const CompareState& c = state.compare;
+  if (state.code.training || c.mode != CompareMode::kPinned || c.bug_id.empty()) return;
+  ImGui::TextUnformatted(("The bug (" + c.bug_id + ", the compare view's B) against its fix (A):").c_str());
+  if (state.fonts.mono) ImGui::PushFont(state.fonts.mono);
+  for (const std::string& line : c.bug_diff.wrong)
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "- %s", line.c_str());
+  for (const std::string& line : c.bug_diff.right)
+    ImGui::TextColored(ImVec4(0.45f, 0.9f, 0.45f, 1.0f), "+ %s", line.c_str());
+  if (state.fonts.mono) ImGui::PopFont();
+  ImGui::Separator();
+}
+
 }  // namespace
 
 void DrawCodePanel(AppState& state) {
@@ -121,6 +136,7 @@ void DrawCodePanel(AppState& state) {
     ErrorText("No program: " + code.error);
     return;
   }
+  DrawBugDiff(state);
 
   // Read-only: the text can be selected and scrolled, not changed. The mono font makes the
   // indentation and the aligned tensors read as in an editor.

@@ -17,6 +17,7 @@
 #include <cstdio>
 
 #include "attnlab/base/text.h"
+#include "attnlab/model/bugs.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
 #include "gui/heatmap_view.h"
@@ -54,6 +55,41 @@ void SameLineIfFits(const char* label, float gap) {
   if (ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine(0, gap);
 }
 
+/// The bug gallery (model/bugs.h): one click loads a classic mistake as B beside its fix as A.
+void DrawBugGallery(AppState& state) {
+  const CompareState& c = state.compare;
+  const bool on = c.mode == CompareMode::kPinned && !c.bug_id.empty();
+  if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+  if (ImGui::Button("Bug gallery \xE2\x96\xBE")) ImGui::OpenPopup("bug_gallery");
+  if (on) ImGui::PopStyleColor();
+  Tip("A classic attention mistake as B, beside the fixed computation as A: the difference, the "
+      "rows' entropies, a diagnosis, and the wrong and right lines of PyTorch (also in the Code "
+      "view). The fix replaces the scenario (Ctrl+Z undoes it).");
+  if (ImGui::BeginPopup("bug_gallery")) {
+    for (const BugInfo& b : Bugs()) {
+      if (ImGui::MenuItem(b.name, b.id, c.bug_id == b.id)) Emit(state, LoadBugAction{b.id});
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n(%s)", b.diagnosis, b.source);
+    }
+    ImGui::EndPopup();
+  }
+}
+
+/// Under the controls while B is a bug of the gallery: the diagnosis and the program lines
+/// that differ (the bug's in B's colour, the fix's in A's).
+void DrawBugDiagnosis(const AppState& state) {
+  const CompareState& c = state.compare;
+  if (c.mode != CompareMode::kPinned || c.bug_id.empty()) return;
+  const BugInfo* bug = FindBug(c.bug_id);
+  if (!bug) return;
+  ImGui::TextWrapped("Bug: %s. %s.", bug->name, bug->diagnosis);
+  if (state.fonts.mono) ImGui::PushFont(state.fonts.mono);
+  for (const std::string& line : c.bug_diff.wrong)
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorB), "B (bug) - %s", line.c_str());
+  for (const std::string& line : c.bug_diff.right)
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA), "A (fix) + %s", line.c_str());
+  if (state.fonts.mono) ImGui::PopFont();
+}
+
 void DrawControls(AppState& state) {
   CompareState& c = state.compare;
   const Shape& sh = ShownShape(state);
@@ -82,6 +118,8 @@ void DrawControls(AppState& state) {
   if (OptionButton("pin current as B", false)) Emit(state, PinCompare{});
   Tip("B becomes a snapshot of what is on screen now. Then change anything on the left: A "
       "follows your edits, B stays.");
+  SameLineIfFits("Bug gallery \xE2\x96\xBE", gap);
+  DrawBugGallery(state);
 
   // -- second line: the stage, the mode's own settings, export
   ImGui::AlignTextToFramePadding();
@@ -328,6 +366,7 @@ void DrawComparePanel(AppState& state) {
   CompareState& c = state.compare;
   c.hover_next = HeatmapViewHoverCell{};
   DrawControls(state);
+  DrawBugDiagnosis(state);
   if (!c.error.empty()) ErrorText(c.error);
   if (!c.view_a && !c.view_b) {
     for (HeatmapSlot& s : c.maps) s.image_min = s.image_max = ImVec2(0, 0);

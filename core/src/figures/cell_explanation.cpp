@@ -159,6 +159,28 @@ void WeightLines(const Cell& c) {
       c.Note("the masked keys' share (" + Num(1 - kept) + ") is dropped, the rest renormalised");
       break;
     }
+    case Normalization::kSoftmaxDimQuery: {
+      // softmax over dim=-2: this key's column over the queries, not this query's row.
+      const auto col = c.logits.col(c.j);
+      double cmx = -INFINITY, csum = 0;
+      for (int64_t k = 0; k < col.size(); ++k) cmx = std::max(cmx, double(col(k)));
+      for (int64_t k = 0; k < col.size(); ++k) csum += std::exp(double(col(k)) - cmx);
+      c.Text("weight = exp(z - max) / \xCE\xA3 down key " + Int(c.j) + "'s column");
+      c.Text("       = exp(" + Num(z) + " - " + Num(cmx) + ") / " + Num(csum) + " = " + Num(w));
+      c.Note("softmax over dim=-2, the queries: the column sums to 1, the row does not (the bug)");
+      break;
+    }
+    case Normalization::kSoftmaxThenMaskNoRenorm: {
+      // The same softmax over every key, times the mask, and no division afterwards.
+      double mx_all = -INFINITY, sum_all = 0, kept = 0;
+      for (int64_t k = 0; k < row.size(); ++k) mx_all = std::max(mx_all, double(row(k)));
+      for (int64_t k = 0; k < row.size(); ++k) sum_all += std::exp(double(row(k)) - mx_all);
+      for (int64_t k = 0; k < row.size(); ++k)
+        if (open(k)) kept += std::exp(double(row(k)) - mx_all) / sum_all;
+      c.Text("weight = softmax over all " + Int(row.size()) + " keys Ã mask = " + Num(w));
+      c.Note("not renormalised: this row sums to " + Num(kept) + ", not 1 (the bug)");
+      break;
+    }
   }
 }
 

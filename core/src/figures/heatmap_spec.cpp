@@ -131,6 +131,10 @@ std::string StageTitle(const Scenario& s, Stage stage) {
           return "weights = 1 / n (mean)";
         case Normalization::kSoftmaxThenMask:
           return "weights = softmax(logits) \u00D7 mask / \u03A3";
+        case Normalization::kSoftmaxDimQuery:
+          return "weights = softmax(logits, dim=-2)";
+        case Normalization::kSoftmaxThenMaskNoRenorm:
+          return "weights = softmax(logits) \u00D7 mask (no renorm)";
       }
       return "weights";
     case Stage::kWeightsDropped:

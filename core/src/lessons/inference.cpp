@@ -282,6 +282,9 @@ void CheckDecode(const Scenario& s, int64_t T, const DecodeOptions& opt) {
                          " tokens)");
   if (opt.chunk < 0)
     throw InferenceError("--chunk: " + std::to_string(opt.chunk) + " is negative (0: the prefill in one step)");
+  if (s.normalization == Normalization::kSoftmaxDimQuery)
+    throw InferenceError("normalization: a decode step normalises each new query's row; "
+                         "\"softmax_dim_query\" normalises over queries that do not exist yet");
   CheckNoDropout(s, "a decode");
   CheckNoLogitModifiers(s, "a decode");
 }

@@ -577,6 +577,7 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   if (s.positions.kind == PositionKind::kAlibi)
     for (double slope : AlibiSlopes(sh.H)) slopes.push_back(static_cast<S>(slope));
   const bool logit_tails = logits_tail_ != key, weight_tails = weights_tail_ != key;
+  const bool by_columns = s.normalization == Normalization::kSoftmaxDimQuery;
   const RowBlocks blocks(T);
   const MaskMatrix& mask = stages_.mask;
   // RoPE: the scores multiply the rotated Q and K.
@@ -598,6 +599,7 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
       if (!slopes.empty()) f.alibi = true, f.slope = slopes[static_cast<size_t>(h)];
       kernels::LogitRows<S>(st.scores[m], mask, kind, f, r0, rb, logit_tails, st.logits[m]);
     }
+    if (by_columns) return;  // softmax over dim=-2 needs every row: done below
     block_zero_tail_[m * blocks.blocks + blocks.Block(task)] =
         kernels::WeightRows<S>(s.normalization, numerics_, st.logits[m], mask, kind, r0, rb, weight_tails,
                    st.weights[m], with_sink ? &sinks[static_cast<size_t>(h)] : nullptr,
@@ -606,10 +608,31 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
     if (with_context) ContextRows<S>(st.weights, m, r0, rb, blocks.Block(task));
   });
   if (do_logits) logits_tail_ = key;
+  if (by_columns) WeightsByColumns<S>(s, with_context);
   const bool zero_tails = std::all_of(block_zero_tail_.begin(), block_zero_tail_.end(),
                                       [](uint8_t z) { return z != 0; });
   weights_tail_ = zero_tails ? std::optional<TailKey>(key) : std::nullopt;
   if (with_context) ApplyOutProj<S>();
+}
+
+// softmax_dim_query (bug-softmax-dim): every matrix's weights column by column once all its
+// logits are made, then masked_rows and, fused, the context (no causal skip: block_zero_tail_
+// stays 0, the columns' zeros are not the rows').
+template <typename S>
+void Engine::WeightsByColumns(const Scenario& s, bool with_context) {
+  StageTensors<S>& st = Tensors<S>();
+  const MaskMatrix& mask = stages_.mask;
+  const int64_t T = stages_.shape.T;
+  ParallelFor(static_cast<int64_t>(st.weights.size()), [&](int64_t m) {
+    rules::ColumnSoftmax(st.logits[m], st.weights[m]);
+    if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(mask, 0, T, st.weights[m]);
+  });
+  if (!with_context) return;
+  const RowBlocks blocks(T);
+  ParallelFor(static_cast<int64_t>(st.weights.size()) * blocks.blocks, [&](int64_t task) {
+    ContextRows<S>(st.weights, blocks.Matrix(task), blocks.First(task), blocks.Count(task),
+                   blocks.Block(task));
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -168,6 +168,17 @@ S NormalizeRow(Normalization norm, const Numerics& num, const S* logits, const u
       out /= sum;
       return S(0) / sum;
     }
+    case Normalization::kSoftmaxDimQuery:
+      // Normalised column by column (ColumnSoftmax), never a row at a time: nan says so.
+      out.setConstant(std::numeric_limits<S>::quiet_NaN());
+      return std::numeric_limits<S>::quiet_NaN();
+    case Normalization::kSoftmaxThenMaskNoRenorm: {
+      // The mistake of that way (bug-mask-after-softmax): softmax(logits) * mask and nothing
+      // more, so each row keeps only its allowed keys' share and sums to less than 1.
+      NormalizeRow(Normalization::kSoftmax, num, logits, allowed, len, T, weights);
+      for (int64_t j = 0; j < len; ++j) weights[j] *= allowed[j] ? S(1) : S(0);
+      return S(0);
+    }
     case Normalization::kMean: {
       // Uniform weights over the allowed entries: the "averaging with tril" trick.
       S count = 0;
@@ -202,6 +213,24 @@ bool WeightRows(Normalization norm, const Numerics& num, const MatrixOf<S>& lg,
     }
   }
   return zero_tails;
+}
+
+// torch.softmax(logits, dim=-2) of one T x T matrix (bug-softmax-dim): each key's column over
+// the queries: its max, exp(z - max), the sum from row 0 down (PyTorch's CPU softmax over a
+// dimension that is not the last adds the rows in order, a column per vector lane), then each
+// entry divided by the sum. A column of -inf only (a key no query may see) is nan, as in torch.
+template <typename S>
+void ColumnSoftmax(const MatrixOf<S>& lg, MatrixOf<S>& w) {
+  const int64_t T = lg.rows();
+  std::vector<S> col(static_cast<size_t>(T)), e(static_cast<size_t>(T));
+  for (int64_t j = 0; j < lg.cols(); ++j) {
+    S mx = -std::numeric_limits<S>::infinity();
+    for (int64_t i = 0; i < T; ++i) col[i] = lg(i, j), mx = std::max(mx, col[i]);
+    ShiftedExp(col.data(), mx, e.data(), T);
+    S sum = 0;
+    for (int64_t i = 0; i < T; ++i) sum += e[i];
+    for (int64_t i = 0; i < T; ++i) w(i, j) = e[i] / sum;
+  }
 }
 
 // masked_rows "zero": rows [r0, r0 + rb) with no allowed key get +0 weights, as PyTorch >= 2.5's
@@ -295,6 +324,13 @@ inline float SumNormaliser(const float* z, const uint8_t* allowed, int64_t T) {
   return RowSum(Numerics{}.sum, kept.data(), T, T);
 }
 
+// The stable softmax of a whole float32 row (every key; -inf entries give 0), for the
+// backward of softmax_then_mask_no_renorm, whose weights keep the softmax of the unmasked row.
+inline RowVector SoftmaxOfRow(const RowVector& z) {
+  const RowVector e = (z.array() - z.maxCoeff()).exp().matrix();
+  return e / e.sum();
+}
+
 // d L / d logits of one row (1 x T) for L = -log w_J through `norm`, w and z the row's weights
 // and logits, allowed[k] 1 where the row may attend. Masked cells get 0 (nan when the row's
 // gradient is nan, as PyTorch's softmax backward gives them); "mean" does not depend on z.
@@ -325,6 +361,17 @@ inline RowVector LossGradRow(Normalization norm, const RowVector& w, const RowVe
     }
     case Normalization::kMean:
       break;  // the weights do not depend on the logits
+    case Normalization::kSoftmaxDimQuery:
+      // w_iJ is the softmax of column J: within row i only z_iJ moves it, by w_J (1 - w_J).
+      g[J] = gJ * w[J] * (1.0f - w[J]);
+      break;
+    case Normalization::kSoftmaxThenMaskNoRenorm: {
+      // w = p * mask with p the softmax over every key: d(-log w_J)/dz_k = gJ p_J (delta - p_k)
+      // = -(delta_Jk - p_k), with p recomputed from the unmasked logits z.
+      const RowVector p = SoftmaxOfRow(z);
+      for (Eigen::Index k = 0; k < T; ++k) g[k] = gJ * p[J] * ((k == J ? 1.0f : 0.0f) - p[k]);
+      break;
+    }
   }
   return g;
 }
@@ -353,6 +400,22 @@ inline Matrix NormalizationJacobian(Normalization norm, const RowVector& w, cons
     }
     case Normalization::kMean:
       break;
+    case Normalization::kSoftmaxDimQuery: {
+      // Each weight of the row belongs to another column's softmax: d w_k / d z_m within the
+      // row is w_k (1 - w_k) when k = m, else 0.
+      Matrix J = Matrix::Zero(T, T);
+      for (Eigen::Index k = 0; k < T; ++k) J(k, k) = w[k] * (1.0f - w[k]);
+      return J;
+    }
+    case Normalization::kSoftmaxThenMaskNoRenorm: {
+      // w_k = mask_k p_k: d w_k / d z_m = mask_k p_k (delta_km - p_m), p over every key.
+      const RowVector p = SoftmaxOfRow(z);
+      Matrix J = -(p.transpose() * p);
+      J.diagonal() += p.transpose();
+      for (Eigen::Index k = 0; k < T; ++k)
+        if (!allowed[k]) J.row(k).setZero();
+      return J;
+    }
   }
   return Matrix::Zero(T, T);
 }

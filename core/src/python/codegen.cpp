@@ -2,6 +2,7 @@
 // one step of torch_scenario.py, so that the printed numbers agree with the app's.
 #include "attnlab/python/codegen.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -704,11 +705,20 @@ void WriteNumpyWeights(const Ctx& c) {
               "scores.shape)  # averaging: every allowed key alike\n";
       break;
     case Normalization::kSoftmaxThenMask:
+    case Normalization::kSoftmaxThenMaskNoRenorm:
       if (!has_mask) c.py << "mask = np.ones((" << c.sh.T << ", " << c.sh.T << "))\n";
       WriteNumpySoftmaxDef(c);
-      c.py << "weights = softmax(logits)  # over every key: the mask comes after\n"
-              "masked = weights * mask  # 0 where attention is not allowed\n"
-              "weights = masked / masked.sum(axis=-1, keepdims=True)  # rows sum to 1 again\n";
+      c.py << "weights = softmax(logits)  # over every key: the mask comes after\n";
+      if (c.s.normalization == Normalization::kSoftmaxThenMaskNoRenorm)
+        c.py << "weights = weights * mask  # 0 where not allowed, and no renormalisation\n";
+      else
+        c.py << "masked = weights * mask  # 0 where attention is not allowed\n"
+                "weights = masked / masked.sum(axis=-1, keepdims=True)  # rows sum to 1 again\n";
+      break;
+    case Normalization::kSoftmaxDimQuery:
+      c.py << "weights = np.exp(logits - logits.max(axis=-2, keepdims=True))\n"
+              "weights = weights / weights.sum(axis=-2, keepdims=True)  # over the queries "
+              "(down each column)\n";
       break;
   }
 }
@@ -742,13 +752,25 @@ void WriteScores(const Ctx& c) {
   }
 }
 
+// The multiplier as the program writes it, with its comment: Karpathy's scales
+// `head_size**-0.5` and `C**-0.5` (C = d_in, the embedding width: bug-scale-d-model) when the
+// multiplier is exactly that power (Python's int ** float is C's pow, as std::pow here),
+// else the number, a temperature's inverse.
+std::string MultiplierText(const Ctx& c) {
+  const double m = c.s.scaling.multiplier;
+  if (!c.s.scaling.sqrt_dk && c.sh.dh > 0 && m == std::pow(static_cast<double>(c.sh.dh), -0.5))
+    return std::to_string(c.sh.dh) + "**-0.5  # 1 / sqrt(head_size): q.k keeps a variance near 1";
+  if (!c.s.scaling.sqrt_dk && c.sh.d_in > 0 && m == std::pow(static_cast<double>(c.sh.d_in), -0.5))
+    return std::to_string(c.sh.d_in) + "**-0.5  # 1 / sqrt(C), C = d_in the embedding width";
+  return PyFloat(m) + "  # the multiplier (1/temperature)";
+}
+
 // The multiplier (1/temperature), 1/sqrt(d_k) and the mask, as the program applies them.
 void WriteLogits(const Ctx& c) {
   const Scenario& s = c.s;
   std::string logits = "scores";
   if (s.scaling.multiplier != 1.0) {
-    c.py << "logits = scores * " << PyFloat(s.scaling.multiplier)
-         << "  # the multiplier (1/temperature)\n";
+    c.py << "logits = scores * " << MultiplierText(c) << "\n";
     logits = "logits";
   }
   if (s.scaling.sqrt_dk) {
@@ -802,10 +824,17 @@ void WriteWeights(const Ctx& c) {
               "  # averaging: every allowed key alike\n";
       break;
     case Normalization::kSoftmaxThenMask:
+    case Normalization::kSoftmaxThenMaskNoRenorm:
       if (!has_mask) c.py << "mask = torch.ones(" << c.sh.T << ", " << c.sh.T << c.dt << ")\n";
-      c.py << "weights = torch.softmax(logits, dim=-1)  # over every key: the mask comes after\n"
-              "masked = weights * mask  # 0 where attention is not allowed\n"
-              "weights = masked / masked.sum(dim=-1, keepdim=True)  # rows sum to 1 again\n";
+      c.py << "weights = torch.softmax(logits, dim=-1)  # over every key: the mask comes after\n";
+      if (c.s.normalization == Normalization::kSoftmaxThenMaskNoRenorm)
+        c.py << "weights = weights * mask  # 0 where not allowed, and no renormalisation\n";
+      else
+        c.py << "masked = weights * mask  # 0 where attention is not allowed\n"
+                "weights = masked / masked.sum(dim=-1, keepdim=True)  # rows sum to 1 again\n";
+      break;
+    case Normalization::kSoftmaxDimQuery:
+      c.py << "weights = torch.softmax(logits, dim=-2)  # over the queries (down each column)\n";
       break;
   }
 }
@@ -881,6 +910,42 @@ std::string GeneratePyTorchCode(const Scenario& s) {
     WriteContext(c);
   }
   return py.str();
+}
+
+namespace {
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+}  // namespace
+
+ProgramDiff DiffPrograms(const Scenario& right, const Scenario& wrong) {
+  Scenario same_title = wrong;
+  same_title.title = right.title;  // the title is data, not the computation
+  const std::vector<std::string> a = Lines(GeneratePyTorchCode(right));
+  const std::vector<std::string> b = Lines(GeneratePyTorchCode(same_title));
+  // Longest common subsequence of lines (programs of a few dozen lines: n * m is small).
+  const size_t n = a.size(), m = b.size();
+  std::vector<std::vector<int>> lcs(n + 1, std::vector<int>(m + 1, 0));
+  for (size_t i = n; i-- > 0;)
+    for (size_t j = m; j-- > 0;)
+      lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  ProgramDiff d;
+  size_t i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] == b[j]) {
+      ++i, ++j;
+    } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
+      d.wrong.push_back(b[j++]);
+    } else {
+      d.right.push_back(a[i++]);
+    }
+  }
+  return d;
 }
 
 std::string ProgramAsNotebook(const std::string& program) { return ProgramAsNotebook(program, {}); }

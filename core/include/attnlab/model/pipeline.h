@@ -280,6 +280,10 @@ class Engine {
   // row block by row block on all threads (parallel.h).
   template <typename S>
   void ComputeHeads(const Scenario& s, int from, bool with_context);
+  // softmax_dim_query: the weights of every matrix column by column (then the context when
+  // with_context), after ComputeHeads has made all the logits.
+  template <typename S>
+  void WeightsByColumns(const Scenario& s, bool with_context);
   void BuildMask(const Scenario& s);
   template <typename S>
   void ComputeDropout(const Scenario& s);

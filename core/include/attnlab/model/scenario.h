@@ -86,11 +86,28 @@ enum class MaskAlign { kBottomRight, kTopLeft };
 /// normalization: how logits become weights, row by row (see pipeline.h). kSoftmaxThenMask is
 /// Raschka's section 3.5.1 first way (`masked_simple_norm`): softmax over every key, the
 /// weights times the 0/1 mask, each row divided by its new sum; the logits stay unmasked.
-enum class Normalization { kSoftmax, kSoftmaxNaive, kSum, kMean, kSoftmaxThenMask };
+/// kSoftmaxThenMaskNoRenorm is the classic mistake of that way (the bug gallery's
+/// bug-mask-after-softmax): softmax over every key, times the mask, and no renormalisation, so
+/// a row's weights sum to less than 1 (the masked keys' share is lost).
+/// kSoftmaxDimQuery is the other classic mistake (bug-softmax-dim, ng-video-lecture #42):
+/// torch.softmax(logits, dim=-2), each key's column normalised over the queries instead of
+/// each query's row over the keys, so the columns sum to 1 and the rows do not.
+enum class Normalization {
+  kSoftmax,
+  kSoftmaxNaive,
+  kSum,
+  kMean,
+  kSoftmaxThenMask,
+  kSoftmaxThenMaskNoRenorm,
+  kSoftmaxDimQuery
+};
 
 /// Whether the mask reaches the logits (-inf where a key is masked, before the normalization):
-/// true for every normalization but softmax_then_mask, which masks the weights instead.
-inline bool MaskAppliesToLogits(Normalization n) { return n != Normalization::kSoftmaxThenMask; }
+/// true for every normalization but softmax_then_mask and softmax_then_mask_no_renorm, which
+/// mask the weights instead.
+inline bool MaskAppliesToLogits(Normalization n) {
+  return n != Normalization::kSoftmaxThenMask && n != Normalization::kSoftmaxThenMaskNoRenorm;
+}
 /// Whether the weights are the stable softmax over each row's allowed keys (softmax, and
 /// softmax_then_mask, whose renormalisation cancels the masked keys' share): what the
 /// peaking and gradient curves (experiments.h, grad.h) compute.
@@ -146,7 +163,9 @@ inline constexpr EnumName<Normalization> kNormalizations[] = {
     {Normalization::kSoftmaxNaive, "softmax_naive"},
     {Normalization::kSum, "sum"},
     {Normalization::kMean, "mean"},
-    {Normalization::kSoftmaxThenMask, "softmax_then_mask"}};
+    {Normalization::kSoftmaxThenMask, "softmax_then_mask"},
+    {Normalization::kSoftmaxThenMaskNoRenorm, "softmax_then_mask_no_renorm"},
+    {Normalization::kSoftmaxDimQuery, "softmax_dim_query"}};
 inline constexpr EnumName<Dtype> kDtypes[] = {{Dtype::kFloat32, "float32"},
                                               {Dtype::kFloat64, "float64"}};
 inline constexpr EnumName<PositionKind> kPositionKinds[] = {{PositionKind::kNone, "none"},

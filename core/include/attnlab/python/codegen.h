@@ -31,6 +31,19 @@ namespace attnlab {
 /// Errors: ScenarioError as ValidateScenario.
 std::string GeneratePyTorchCode(const Scenario& scenario);
 
+/// The lines two programs differ in: `wrong` holds the lines only the bug's program has,
+/// `right` those only the fix's has, each in program order (a line diff, longest common
+/// subsequence of lines).
+struct ProgramDiff {
+  std::vector<std::string> wrong, right;
+};
+
+/// The difference between the PyTorch programs (GeneratePyTorchCode) of `right` and `wrong`,
+/// titles aside: for a bug of the gallery (bugs.h) and its fix, the wrong line and the right
+/// line, e.g. "weights = weights * mask  # ..." against "masked = weights * mask ...".
+/// Errors: ScenarioError as ValidateScenario, for either scenario.
+ProgramDiff DiffPrograms(const Scenario& right, const Scenario& wrong);
+
 /// `program` (GeneratePyTorchCode's text) as a Jupyter notebook: nbformat 4 JSON (minor 4, no
 /// cell ids), one markdown cell of one line naming the program's library, then one code cell
 /// per step, the program cut at its blank lines (the steps GeneratePyTorchCode separates),

@@ -1,0 +1,43 @@
+// bugs.h: the bug gallery. Each classic attention mistake is a shipped preset whose id starts
+// with "bug-" (assets/presets/bug-*.json): the buggy computation written as a scenario, so the
+// generated program reproduces the wrong numbers. Its fix is the same scenario with the one
+// setting that is wrong put right (BugFix); the Compare view shows the fix as A and the bug as
+// B, with the diagnosis below and the two programs' differing lines in the Code view
+// (codegen.h DiffPrograms).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attnlab/model/scenario.h"
+
+namespace attnlab {
+
+/// One entry of the gallery. `id` is the preset's id; `name` a short label for menus
+/// ("softmax, then mask, no renormalisation"); `diagnosis` one sentence of what the numbers
+/// show ("rows sum to less than 1: ..."); `source` the public thread where learners hit it.
+struct BugInfo {
+  const char* id;
+  const char* name;
+  const char* diagnosis;
+  const char* source;
+};
+
+/// Every bug of the gallery, in menu order (each id names a shipped preset).
+const std::vector<BugInfo>& Bugs();
+
+/// The gallery entry of `id`, or nullptr when `id` is not a bug of the gallery.
+const BugInfo* FindBug(const std::string& id);
+
+/// The fix of `bug`, a scenario with the mistake of gallery entry `id`: the same scenario with
+/// the wrong setting put right and " (fixed)" replacing " (the bug)" at the end of the title:
+///   bug-softmax-dim         normalization softmax_dim_query -> softmax
+///   bug-mask-after-softmax  normalization softmax_then_mask_no_renorm -> softmax_then_mask
+///   bug-scale-d-model       scaling.multiplier d_in^-0.5 -> dh^-0.5 (head_size, d_out / heads)
+///   bug-window-off-by-one   mask.window W + 1 -> W
+/// Errors: ScenarioError naming the field that does not hold the bug (e.g. "mask.window: the
+/// bug-window-off-by-one fix needs a sliding window of at least 2 keys"), or field "bug" for
+/// an unknown id.
+Scenario BugFix(const std::string& id, const Scenario& bug);
+
+}  // namespace attnlab
