@@ -24,7 +24,7 @@ for input in "$@"; do
     name=$(basename "$obj")
     level=""
     [[ $name =~ _(default|avx2|avx512)\.o$ ]] && level=${BASH_REMATCH[1]}
-    if [ -n "$level" ] && nm --defined-only -g "$obj" | grep -q " T attnlab_.*_${level}$"; then
+    if [ -n "$level" ] && nm --defined-only -g "$obj" | grep " T attnlab_.*_${level}$" >/dev/null; then
       levels=$((levels + 1))
       others_global=$(nm --defined-only -g "$obj" | grep -v " T attnlab_.*_${level}$" || true)
       if [ -n "$others_global" ]; then
@@ -32,7 +32,7 @@ for input in "$@"; do
         echo "$others_global" | head -20 >&2
         bad=$((bad + 1))
       fi
-      if readelf -g "$obj" | grep -q "COMDAT group"; then
+      if readelf -g "$obj" | grep "COMDAT group" >/dev/null; then
         echo "$input($name): COMDAT groups left" >&2
         bad=$((bad + 1))
       fi
