@@ -115,6 +115,8 @@ struct HeadRule {
   const S* Sink(int64_t h) const { return sinks.empty() ? nullptr : &sinks[static_cast<size_t>(h)]; }
 };
 
+/// The HeadRule of scenario `s` with the stages' shape `sh`, built by the pipeline's own
+/// helpers (LogitScalingOf, HeadSlopes, HeadSinks: stage_rules.h).
 template <typename S>
 HeadRule<S> RuleOf(const Scenario& s, const Shape& sh) {
   return {rules::LogitScalingOf<S>(s, sh.dh), rules::HeadSlopes<S>(s, sh.H), rules::HeadSinks<S>(s, sh.H),
