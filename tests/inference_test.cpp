@@ -16,6 +16,7 @@
 #include "attnlab/lessons/inference.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
+#include "attnlab/python/codegen.h"
 #include "test_util.h"
 
 namespace attnlab {
@@ -246,11 +247,52 @@ TEST(Inference, RefusalsNameTheCulprit) {
   EXPECT_EQ(message([&] { RunTiled(mean, RunScenario(mean), 2, 2); }),
             "normalization: the online softmax computes softmax, not \"mean\" (softmax or "
             "softmax_then_mask)");
+  // The loops apply a sink; the generated loop programs do not write it yet and say so.
   Scenario sink = s;
   sink.scaling.sink = {0.5};
-  EXPECT_EQ(message([&] { RunDecode(sink, RunScenario(sink), {2, 0}); }),
-            "scaling.sink: a decode does not apply soft-capping, sinks or ALiBi yet; remove it "
-            "to step this scenario");
+  EXPECT_EQ(message([&] { GenerateDecodeCode(sink, {2, 0}); }),
+            "scaling.sink: the generated loop programs do not write soft-capping, sinks or ALiBi "
+            "yet (attention-lab decode and tiled apply them); remove it to generate the loop");
+  Scenario alibi = s;
+  alibi.positions.kind = PositionKind::kAlibi;
+  EXPECT_EQ(message([&] { GenerateTiledCode(alibi, 2, 2); }).substr(0, 15), "positions.kind:");
+}
+
+// Soft-capping, sinks and ALiBi inside both loops: every row equals the full computation's at
+// every prefill, chunk and tile size (ALiBi's distances from absolute positions, the sink's
+// column in each step's and each tile's softmax), to the tolerance above.
+TEST(Inference, LogitModifiersEqualTheFullComputation) {
+  for (const char* preset : {"softcap", "gpt-oss-sink", "alibi"})
+    for (const Dtype dtype : {Dtype::kFloat32, Dtype::kFloat64}) {
+      Scenario s = LoadPreset(preset);
+      s.dtype = dtype;
+      const Stages st = RunScenario(s);
+      const int64_t T = st.shape.T;
+      for (const auto& [P, C] : {std::pair<int64_t, int64_t>{0, 0}, {3, 2}, {T - 1, 1}, {T, 0}}) {
+        const DecodeRun run = RunDecode(s, st, {P, C});
+        EXPECT_LE(run.max_abs_diff, Atol(s) + Rtol(s) * 4) << preset << " P " << P << " C " << C;
+      }
+      for (const auto& [Br, Bc] : {std::pair<int64_t, int64_t>{1, 1}, {2, 3}, {4, 4}, {T, T}}) {
+        const TiledRun run = RunTiled(s, st, Br, Bc);
+        EXPECT_LE(run.max_abs_diff, Atol(s) + Rtol(s) * 4) << preset << " Br " << Br << " Bc " << Bc;
+      }
+    }
+}
+
+// A sink in a sliding-window decode and in tiles: the evicted keys leave the sink's column in
+// place; ALiBi's slope times the distance from the query's absolute position, not the cache's.
+TEST(Inference, SinkAndAlibiWithASlidingWindow) {
+  json j = json::parse(WriteScenario(LoadPreset("alibi")));
+  j["mask"] = json::parse(R"({"kind": "sliding_window", "window": 3})");
+  j["scaling"] = json::parse(R"({"sink": [0.5, -1.0, 2.0, 0.0], "softcap": 2.0})");
+  const Scenario s = ParseScenario(j.dump());
+  const Stages st = RunScenario(s);
+  const DecodeRun dec = RunDecode(s, st, {4, 2});
+  EXPECT_LE(dec.max_abs_diff, Atol(s) + Rtol(s) * 4);
+  EXPECT_EQ(dec.steps.back().keys, (std::vector<int64_t>{st.shape.T - 3, st.shape.T - 2, st.shape.T - 1}));
+  // The sink takes a share: the last step's weights of head 2 (sink 2.0) sum to less than 1.
+  EXPECT_LT(dec.steps.back().weights[2].sum(), 0.95);
+  EXPECT_LE(RunTiled(s, st, 3, 2).max_abs_diff, Atol(s) + Rtol(s) * 4);
 }
 
 }  // namespace

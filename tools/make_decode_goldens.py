@@ -14,7 +14,9 @@ loop written out in PyTorch, what core/src/lessons/inference.cpp must reproduce
 
 Q, K, V and the mask come from tools/torch_oracle.py (the scenario's own inputs, projections
 and allowed cells). Grouped K/V heads (projections.kv_heads) repeat each K/V head for
-the query heads sharing it. Each file: {"scenario", "torch", "full_context" (the oracle's ordinary
+the query heads sharing it. Soft-capping and ALiBi (torch_oracle.modify_logits, at the step's
+or the tile's absolute positions) and gpt-oss's sink (one more softmax column; in the tiles the
+running state starts at m = sink, l = 1) as the oracle applies them. Each file: {"scenario", "torch", "full_context" (the oracle's ordinary
 attention), "decode": {"prefill", "chunk", "expected": {"context", "steps": [{"t",
 "cache_len", "evicted", "keys", "weights" (B x H x q x keys)}]}}, "tiled": {"block_q",
 "block_k", "expected": {"context", "skipped_tiles", "steps": [{"batch", "head", "rows",
@@ -82,6 +84,17 @@ def logits_of(scenario, scores, dh):
     return logits
 
 
+def softmax_with_sink(scenario, logits, H):
+    """Softmax over the last dimension of logits (B x H x n x keys); with a sink (gpt-oss) over
+    the keys plus the head's sink column, which is then dropped."""
+    sinks = torch_oracle.sink_logits(scenario, H)
+    if sinks is None:
+        return logits.softmax(dim=-1)
+    B, _, n, _ = logits.shape
+    S = torch.tensor(sinks, dtype=logits.dtype).reshape(1, H, 1, 1).expand(B, -1, n, 1)
+    return torch.cat([logits, S], dim=-1).softmax(dim=-1)[..., :-1]
+
+
 def decode(scenario, stages, out_layer, prefill, chunk):
     q, k, v, H, dh = heads_of(scenario, stages)
     B, _, T, _ = q.shape
@@ -108,7 +121,8 @@ def decode(scenario, stages, out_layer, prefill, chunk):
         top = first if align == "bottom_right" else cache_pos[0]
         step_mask = allowed[torch.arange(top, top + n)][:, torch.tensor(cache_pos)]
         logits = logits_of(scenario, q[:, :, first:first + n] @ cache_k.transpose(2, 3), dh)
-        weights = logits.masked_fill(~step_mask, float("-inf")).softmax(dim=-1)
+        logits = torch_oracle.modify_logits(scenario, logits, H, range(first, first + n), cache_pos)
+        weights = softmax_with_sink(scenario, logits.masked_fill(~step_mask, float("-inf")), H)
         if mask.get("masked_rows", "nan") == "zero":
             weights = weights.masked_fill(~step_mask.any(dim=-1, keepdim=True), 0.0)
         ctx = (weights @ cache_v).transpose(1, 2).reshape(B, n, -1)
@@ -131,14 +145,18 @@ def tiled(scenario, stages, out_layer, Br, Bc):
     mask = scenario.get("mask", {})
     allowed = torch_oracle.allowed_cells(mask, T)
     neg_inf = float("-inf")
+    sinks = torch_oracle.sink_logits(scenario, H)
     context = torch.zeros(B, T, H * dh_v, dtype=q.dtype)
     steps, skipped_tiles = [], 0
     for b in range(B):
         for h in range(H):
             for i0 in range(0, T, Br):
                 i1 = min(i0 + Br, T)
-                m = torch.full((i1 - i0,), neg_inf, dtype=q.dtype)
-                l = torch.zeros(i1 - i0, dtype=q.dtype)
+                # A sink starts each row at m = sink, l = exp(sink - sink) = 1: one more column,
+                # rescaled with the rest, never multiplied with V.
+                sink = None if sinks is None else sinks[h]
+                m = torch.full((i1 - i0,), neg_inf if sink is None else sink, dtype=q.dtype)
+                l = torch.full((i1 - i0,), 0.0 if sink is None else 1.0, dtype=q.dtype)
                 O = torch.zeros(i1 - i0, dh_v, dtype=q.dtype)
                 for j0 in range(0, T, Bc):
                     j1 = min(j0 + Bc, T)
@@ -149,6 +167,8 @@ def tiled(scenario, stages, out_layer, Br, Bc):
                         skipped_tiles += 1
                     else:
                         s = logits_of(scenario, q[b, h, i0:i1] @ k[b, h, j0:j1].T, dh)
+                        s = torch_oracle.modify_logits(scenario, s, H, range(i0, i1), range(j0, j1),
+                                                       head=h)
                         s = s.masked_fill(~tile, neg_inf)
                         m_new = torch.maximum(m, s.max(dim=-1).values)
                         live = m_new != neg_inf  # rows with an allowed key so far
@@ -205,6 +225,17 @@ CASES = {
     "gqa-8q-2kv-p3-c2": (preset("gqa-8-query-2-kv"), 3, 2, 3, 2),
     "gqa-8q-2kv-window3-p4": (preset("gqa-8-query-2-kv", mask={"kind": "sliding_window",
                                                                "window": 3}), 4, 0, 4, 3),
+    # The logit modifiers inside both loops: soft-capping, gpt-oss's sink, ALiBi at absolute
+    # positions (a sliding window moves the cache away from position 0), a sink in a window.
+    "softcap-p3-c2": (preset("softcap"), 3, 2, 3, 2),
+    "gpt-oss-sink-p2": (preset("gpt-oss-sink"), 2, 0, 2, 3),
+    # Row 1 may see no key: its weights are 0 and the sink takes 1 (no nan), in both loops.
+    "gpt-oss-sink-empty-row-p1": (preset("gpt-oss-sink", mask={"kind": "and", "of": [
+        {"kind": "causal"}, {"kind": "custom", "allowed": [[1] * 8, [0] * 8] + [[1] * 8] * 6}]}),
+                                  1, 0, 2, 2),
+    "alibi-p4-c3": (preset("alibi"), 4, 3, 4, 3),
+    "alibi-sink-window3-p5-c2": (preset("alibi", mask={"kind": "sliding_window", "window": 3},
+                                        scaling={"sink": [0.5, -1.0, 2.0, 0.0]}), 5, 2, 3, 2),
 }
 
 

@@ -269,6 +269,34 @@ def rope(x, spec):
     return rope_split_halves(x, theta) if sign == 1 else rope_split_halves_nanochat(x, theta)
 
 
+def modify_logits(scenario, logits, heads, rows, cols, head=None):
+    """The scaled logits (..., heads, len(rows), len(cols); with `head`, that head's
+    len(rows) x len(cols) block) with ALiBi's bias and then soft-capping, before the mask.
+    rows and cols are the absolute positions of the queries and the keys (a decode step's or a
+    tile's, range(T) for the full matrix): ALiBi's distance i - j is theirs."""
+    scaling = scenario.get("scaling", {})
+    if scenario.get("positions", {}).get("kind") == "alibi":
+        # ALiBi: -slope_h * (i - j) added to the scaled logits, before the cap and the mask.
+        slopes = torch.tensor(alibi_slopes(heads), dtype=logits.dtype)
+        slopes = slopes.view(1, heads, 1, 1) if head is None else slopes[head]
+        i = torch.tensor(list(rows)).view(-1, 1)
+        j = torch.tensor(list(cols)).view(1, -1)
+        logits = logits + -(slopes * (i - j))
+    if "softcap" in scaling:  # Gemma 2's soft-capping, before the mask
+        cap = scaling["softcap"]
+        logits = cap * torch.tanh(logits / cap)
+    return logits
+
+
+def sink_logits(scenario, heads):
+    """gpt-oss's sink logit of each head (scaling.sink: one number for all or one per head);
+    None without a sink."""
+    logit = scenario.get("scaling", {}).get("sink")
+    if logit is None:
+        return None
+    return logit if isinstance(logit, list) else [logit] * heads
+
+
 def split_heads(M, B, T, heads, dh):
     return M.view(B, T, heads, dh).transpose(1, 2)
 
@@ -313,15 +341,7 @@ def run(scenario):
     logits = scores * scaling.get("multiplier", 1.0)
     if scaling.get("sqrt_dk", True):
         logits = logits / math.sqrt(dh)
-    if scenario.get("positions", {}).get("kind") == "alibi":
-        # ALiBi: -slope_h * (i - j) added to the scaled logits, before the cap and the mask.
-        slopes = torch.tensor(alibi_slopes(heads), dtype=logits.dtype).view(1, heads, 1, 1)
-        i = torch.arange(T).view(T, 1)
-        j = torch.arange(T).view(1, T)
-        logits = logits + -(slopes * (i - j))
-    if "softcap" in scaling:  # Gemma 2's soft-capping, before the mask
-        cap = scaling["softcap"]
-        logits = cap * torch.tanh(logits / cap)
+    logits = modify_logits(scenario, logits, heads, range(T), range(T))
     allowed = allowed_cells(scenario.get("mask", {}), T)
     norm = scenario.get("normalization", "softmax")
     if norm not in ("softmax_then_mask", "softmax_then_mask_no_renorm"):  # these mask the weights
@@ -330,9 +350,7 @@ def run(scenario):
     if "sink" in scaling:
         # gpt-oss's reference sdpa: one sink logit per head as one more column of every row's
         # softmax (torch.cat([QK, S], dim=-1).softmax(dim=-1)), dropped before the product with V.
-        logit = scaling["sink"]
-        per_head = logit if isinstance(logit, list) else [logit] * heads
-        S = torch.tensor(per_head, dtype=logits.dtype).reshape(1, heads, 1, 1).expand(B, -1, T, 1)
+        S = torch.tensor(sink_logits(scenario, heads), dtype=logits.dtype).reshape(1, heads, 1, 1).expand(B, -1, T, 1)
         full = torch.cat([logits, S], dim=-1).softmax(dim=-1)
         weights, sink = full[..., :-1], full[..., -1:]
     else:

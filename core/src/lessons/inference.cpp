@@ -21,19 +21,6 @@ void CheckNoDropout(const Scenario& s, const char* what) {
                          " runs without dropout (inference), so it has nothing to equal");
 }
 
-/// Refuses the logit modifiers neither loop applies yet (scaling.softcap, scaling.sink,
-/// positions "alibi"): their rows would differ from the full computation for that reason alone.
-void CheckNoLogitModifiers(const Scenario& s, const char* what) {
-  const char* field = s.scaling.softcap ? "scaling.softcap"
-                      : !s.scaling.sink.empty() ? "scaling.sink"
-                      : s.positions.kind == PositionKind::kAlibi ? "positions.kind"
-                                                                 : nullptr;
-  if (field)
-    throw InferenceError(std::string(field) + ": " + what +
-                         " does not apply soft-capping, sinks or ALiBi yet; remove it to step "
-                         "this scenario");
-}
-
 /// The largest |a - b| over two equally shaped matrices (doubles); nan where exactly one of
 /// the two is nan, 0 where both are nan or the same infinity.
 template <typename A, typename B>
@@ -80,13 +67,6 @@ std::pair<const MatrixOf<S>&, const MatrixOf<S>&> ScoredQK(const StageTensors<S>
   return {ts.Q[i], ts.K[i]};
 }
 
-/// The engine's logit scaling (pipeline.cpp): * multiplier, / sqrt(dh) rounded to S.
-template <typename S>
-rules::LogitScaling<S> ScalingOf(const Scenario& s, const Shape& sh) {
-  return {static_cast<S>(s.scaling.multiplier),
-          static_cast<S>(std::sqrt(static_cast<double>(sh.dh))), s.scaling.sqrt_dk};
-}
-
 /// out_proj applied to `rows` (n x d_v) when the scenario has one, as the engine applies it.
 template <typename S>
 void ApplyOutProj(const StageTensors<S>& ts, MatrixOf<S>& rows) {
@@ -117,6 +97,57 @@ MatrixOf<S> ContextRows(const StageTensors<S>& ts, const Shape& sh, int64_t b,
   return out;
 }
 
+/// The stage rules both loops apply per head, as the pipeline does (stage_rules.h): the logit
+/// scaling with scaling.softcap, ALiBi's slope per head, gpt-oss's sink logit per head.
+template <typename S>
+struct HeadRule {
+  rules::LogitScaling<S> scaling;
+  std::vector<S> slopes, sinks;  ///< per head; empty without ALiBi, without a sink
+  MaskKind kind;                 ///< kCustom when the mask acts on the logits, else kNone
+  /// The logit scaling of head h for a block whose row 0 and column 0 sit at absolute
+  /// positions q0 and k0 (ALiBi's i and j).
+  rules::LogitScaling<S> At(int64_t h, int64_t q0, int64_t k0) const {
+    rules::LogitScaling<S> f = rules::ForHead(scaling, slopes, h);
+    f.q0 = q0, f.k0 = k0;
+    return f;
+  }
+  /// Head h's sink logit, nullptr without a sink.
+  const S* Sink(int64_t h) const { return sinks.empty() ? nullptr : &sinks[static_cast<size_t>(h)]; }
+};
+
+/// The HeadRule of scenario `s` with the stages' shape `sh`, built by the pipeline's own
+/// helpers (LogitScalingOf, HeadSlopes, HeadSinks: stage_rules.h).
+template <typename S>
+HeadRule<S> RuleOf(const Scenario& s, const Shape& sh) {
+  return {rules::LogitScalingOf<S>(s, sh.dh), rules::HeadSlopes<S>(s, sh.H), rules::HeadSinks<S>(s, sh.H),
+          MaskAppliesToLogits(s.normalization) ? MaskKind::kCustom : MaskKind::kNone};
+}
+
+/// Head h's weights (q x keys) of decode step `step` in batch b: the new queries' scores over
+/// the step's keys, logits by the head's rule at the queries' and keys' absolute positions
+/// (the keys are contiguous: step.keys.front() onwards), each row's softmax over its keys plus
+/// the sink column when there is one (WeightRows); the scores and weights recorded in `step`.
+template <typename S>
+MatrixOf<S> StepWeights(const Scenario& s, const StageTensors<S>& ts, const Shape& sh,
+                        const Numerics& num, const HeadRule<S>& rule, int64_t b, int64_t h,
+                        DecodeStep& step) {
+  const auto qk = ScoredQK(ts, b);
+  const MatrixOf<S>&Q = qk.first, &K = qk.second;
+  const int64_t q = step.t - step.first, kv = static_cast<int64_t>(step.keys.size());
+  MatrixOf<S> sc(q, kv), lg(q, kv), w(q, kv), sink_w(q, 1);
+  for (int64_t r = 0; r < q; ++r)
+    for (int64_t c = 0; c < kv; ++c)
+      sc(r, c) = Dot(&Q(step.first + r, h * sh.dh), &K(step.keys[c], sh.KvHead(h) * sh.dh), sh.dh, 1);
+  rules::LogitRows<S>(sc, step.allowed, rule.kind, rule.At(h, step.first, step.keys.front()), 0, q,
+                      true, lg);
+  rules::WeightRows<S>(s.normalization, num, lg, step.allowed, rule.kind, 0, q, true, w,
+                       rule.Sink(h), &sink_w);
+  if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(step.allowed, 0, q, w);
+  step.scores.push_back(sc.template cast<double>());
+  step.weights.push_back(w.template cast<double>());
+  return w;
+}
+
 template <typename S>
 DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) {
   const StageTensors<S>& ts = TensorsOf<S>(st);
@@ -125,8 +156,7 @@ DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) 
   const MaskMatrix full = AllowedCells(s.mask, T);
   const bool ring = s.mask.kind == MaskKind::kSlidingWindow;
   const int64_t W = s.mask.window;
-  const MaskKind kind = MaskAppliesToLogits(s.normalization) ? MaskKind::kCustom : MaskKind::kNone;
-  const rules::LogitScaling<S> scaling = ScalingOf<S>(s, sh);
+  const HeadRule<S> rule = RuleOf<S>(s, sh);
   const Numerics num = NumericsOf<S>(st.generator);
 
   // (first, count) of every step: the prefill's chunks, then one token each.
@@ -161,21 +191,8 @@ DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) 
     }
     for (int64_t b = 0; b < sh.B; ++b) {
       std::vector<MatrixOf<S>> head_weights;
-      for (int64_t h = 0; h < sh.H; ++h) {
-        const auto qk = ScoredQK(ts, b);
-        const MatrixOf<S>&Q = qk.first, &K = qk.second;
-        MatrixOf<S> sc(q, kv), lg(q, kv), w(q, kv);
-        for (int64_t r = 0; r < q; ++r)
-          for (int64_t c = 0; c < kv; ++c)
-            sc(r, c) = Dot(&Q(first + r, h * sh.dh), &K(step.keys[c], sh.KvHead(h) * sh.dh), sh.dh, 1);
-        rules::LogitRows<S>(sc, step.allowed, kind, scaling, 0, q, true, lg);
-        rules::WeightRows<S>(s.normalization, num, lg, step.allowed, kind, 0, q, true, w, nullptr,
-                             nullptr);  // no sink: RunDecode refuses it
-        if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(step.allowed, 0, q, w);
-        step.scores.push_back(sc.template cast<double>());
-        step.weights.push_back(w.template cast<double>());
-        head_weights.push_back(std::move(w));
-      }
+      for (int64_t h = 0; h < sh.H; ++h)
+        head_weights.push_back(StepWeights(s, ts, sh, num, rule, b, h, step));
       const MatrixOf<S> ctx = ContextRows(ts, sh, b, head_weights, step.keys);
       const auto fullrows = ts.context[static_cast<size_t>(b)].middleRows(first, q);
       const double diff = MaxAbsDiff(ctx, fullrows);
@@ -206,7 +223,7 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
   const Shape& sh = st.shape;
   const int64_t T = sh.T;
   const MaskMatrix full = AllowedCells(s.mask, T);
-  const rules::LogitScaling<S> scaling = ScalingOf<S>(s, sh);
+  const HeadRule<S> rule = RuleOf<S>(s, sh);
   const S neg_inf = -std::numeric_limits<S>::infinity();
   TiledRun run;
   run.block_q = Br;
@@ -219,7 +236,11 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
     for (int64_t h = 0; h < sh.H; ++h)
       for (int64_t i0 = 0; i0 < T; i0 += Br) {
         const int64_t rows = std::min(Br, T - i0);
-        std::vector<S> m(static_cast<size_t>(rows), neg_inf), l(static_cast<size_t>(rows), S(0));
+        // A sink starts each row at m = sink, l = exp(sink - sink) = 1: one more column, never
+        // multiplied with V, rescaled with the rest (a row with no allowed key ends at O = 0).
+        const S* sink = rule.Sink(h);
+        std::vector<S> m(static_cast<size_t>(rows), sink ? *sink : neg_inf),
+            l(static_cast<size_t>(rows), S(sink ? 1 : 0));
         MatrixOf<S> O = MatrixOf<S>::Zero(rows, sh.dh_v);
         for (int64_t j0 = 0; j0 < T; j0 += Bc) {
           const int64_t keys = std::min(Bc, T - j0);
@@ -234,7 +255,7 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
             for (int64_t r = 0; r < rows; ++r)
               for (int64_t c = 0; c < keys; ++c)
                 sc(r, c) = Dot(&Q(i0 + r, h * sh.dh), &K(j0 + c, sh.KvHead(h) * sh.dh), sh.dh, 1);
-            rules::LogitRows<S>(sc, allowed, MaskKind::kCustom, scaling, 0, rows, true, lg);
+            rules::LogitRows<S>(sc, allowed, MaskKind::kCustom, rule.At(h, i0, j0), 0, rows, true, lg);
             for (int64_t r = 0; r < rows; ++r) {
               const size_t ri = static_cast<size_t>(r);
               const S m_new = std::max(m[ri], lg.row(r).maxCoeff());
@@ -286,7 +307,6 @@ void CheckDecode(const Scenario& s, int64_t T, const DecodeOptions& opt) {
     throw InferenceError("normalization: a decode step normalises each new query's row; "
                          "\"softmax_dim_query\" normalises over queries that do not exist yet");
   CheckNoDropout(s, "a decode");
-  CheckNoLogitModifiers(s, "a decode");
 }
 
 DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt) {
@@ -301,7 +321,6 @@ void CheckTiled(const Scenario& s, int64_t block_q, int64_t block_k) {
     throw InferenceError(std::string("normalization: the online softmax computes softmax, not \"") +
                          Name(s.normalization) + "\" (softmax or softmax_then_mask)");
   CheckNoDropout(s, "FlashAttention's forward pass");
-  CheckNoLogitModifiers(s, "FlashAttention's forward pass");
 }
 
 TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k) {

@@ -562,20 +562,12 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   sized(st.weights);
   // gpt-oss's sink: one logit per head (scaling.sink), its share of each row kept in st.sink.
   const bool with_sink = !s.scaling.sink.empty();
-  std::vector<S> sinks;
+  const std::vector<S> sinks = rules::HeadSinks<S>(s, sh.H);
   st.sink.clear();
-  if (with_sink) {
-    st.sink.assign(count, MatrixOf<S>::Zero(T, 1));
-    for (int64_t h = 0; h < sh.H; ++h) sinks.push_back(static_cast<S>(s.scaling.SinkOf(h)));
-  }
+  if (with_sink) st.sink.assign(count, MatrixOf<S>::Zero(T, 1));
   if (with_context) PrepareContext<S>();
-  const S div = static_cast<S>(std::sqrt(static_cast<double>(sh.dh)));
-  const rules::LogitScaling<S> scaling{static_cast<S>(s.scaling.multiplier), div, s.scaling.sqrt_dk,
-                                       s.scaling.softcap.has_value(),
-                                       static_cast<S>(s.scaling.softcap.value_or(1.0))};
-  std::vector<S> slopes;  // ALiBi's slope of each head
-  if (s.positions.kind == PositionKind::kAlibi)
-    for (double slope : AlibiSlopes(sh.H)) slopes.push_back(static_cast<S>(slope));
+  const rules::LogitScaling<S> scaling = rules::LogitScalingOf<S>(s, sh.dh);
+  const std::vector<S> slopes = rules::HeadSlopes<S>(s, sh.H);  // ALiBi's slope of each head
   const bool logit_tails = logits_tail_ != key, weight_tails = weights_tail_ != key;
   const bool by_columns = s.normalization == Normalization::kSoftmaxDimQuery;
   const RowBlocks blocks(T);
@@ -595,9 +587,8 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
                    k[b].middleCols(sh.KvHead(h) * sh.dh, sh.dh).transpose(),
                    st.scores[m].middleRows(r0, rb));
     if (do_logits) {
-      rules::LogitScaling<S> f = scaling;
-      if (!slopes.empty()) f.alibi = true, f.slope = slopes[static_cast<size_t>(h)];
-      kernels::LogitRows<S>(st.scores[m], mask, kind, f, r0, rb, logit_tails, st.logits[m]);
+      kernels::LogitRows<S>(st.scores[m], mask, kind, rules::ForHead(scaling, slopes, h), r0, rb,
+                            logit_tails, st.logits[m]);
     }
     if (by_columns) return;  // softmax over dim=-2 needs every row: done below
     block_zero_tail_[m * blocks.blocks + blocks.Block(task)] =

@@ -48,7 +48,44 @@ struct LogitScaling {
   S cap = 1;
   bool alibi = false;  // ALiBi: + -(slope * (i - j)) after the scaling, before the cap
   S slope = 0;         // the head's ALiBi slope (AlibiSlopes, scenario.h) in S
+  // The absolute positions of row 0 and column 0 (ALiBi's i and j): 0 for the full T x T
+  // matrix; a decode step's first query and first cached key, a tile's first row and key.
+  int64_t q0 = 0, k0 = 0;
 };
+
+// The logit scaling of scenario `s` for heads of size dh, as the pipeline applies it:
+// * multiplier, / sqrt(dh) rounded to S, scaling.softcap (ALiBi's slope is per head: HeadSlopes).
+template <typename S>
+LogitScaling<S> LogitScalingOf(const Scenario& s, int64_t dh) {
+  return {static_cast<S>(s.scaling.multiplier), static_cast<S>(std::sqrt(static_cast<double>(dh))),
+          s.scaling.sqrt_dk, s.scaling.softcap.has_value(),
+          static_cast<S>(s.scaling.softcap.value_or(1.0))};
+}
+
+// ALiBi's slope of each of H heads rounded to S (AlibiSlopes, scenario.h); empty without ALiBi.
+template <typename S>
+std::vector<S> HeadSlopes(const Scenario& s, int64_t H) {
+  std::vector<S> slopes;
+  if (s.positions.kind == PositionKind::kAlibi)
+    for (double slope : AlibiSlopes(H)) slopes.push_back(static_cast<S>(slope));
+  return slopes;
+}
+
+// gpt-oss's sink logit of each of H heads rounded to S (scaling.sink); empty without a sink.
+template <typename S>
+std::vector<S> HeadSinks(const Scenario& s, int64_t H) {
+  std::vector<S> sinks;
+  if (!s.scaling.sink.empty())
+    for (int64_t h = 0; h < H; ++h) sinks.push_back(static_cast<S>(s.scaling.SinkOf(h)));
+  return sinks;
+}
+
+// `f` for head h: ALiBi on with the head's slope when `slopes` (HeadSlopes) is not empty.
+template <typename S>
+LogitScaling<S> ForHead(LogitScaling<S> f, const std::vector<S>& slopes, int64_t h) {
+  if (!slopes.empty()) f.alibi = true, f.slope = slopes[static_cast<size_t>(h)];
+  return f;
+}
 
 // Rows [r0, r0 + rb) of logits from the same rows of scores. `tails` says whether the -inf
 // beyond each row's active length must be written (not already there from an earlier run).
@@ -71,7 +108,8 @@ void LogitRows(const MatrixOf<S>& sc, const MaskMatrix& mask, MaskKind kind, Log
     }
     // ALiBi's bias -(slope * (i - j)), rounded as PyTorch's float tensors round it.
     if (f.alibi)
-      for (int64_t j = 0; j < len; ++j) out[j] = out[j] + -(f.slope * static_cast<S>(i - j));
+      for (int64_t j = 0; j < len; ++j)
+        out[j] = out[j] + -(f.slope * static_cast<S>((f.q0 + i) - (f.k0 + j)));
     // c * tanh(logits / c): three roundings, as PyTorch computes the expression.
     if (f.softcap)
       for (int64_t j = 0; j < len; ++j) out[j] = f.cap * static_cast<S>(std::tanh(out[j] / f.cap));

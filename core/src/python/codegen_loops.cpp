@@ -217,6 +217,20 @@ void CheckLoopNormalization(const Scenario& s) {
                          Name(s.normalization) + "\" (softmax or softmax_then_mask)");
 }
 
+/// The loop programs do not write the logit modifiers yet (scaling.softcap, scaling.sink,
+/// positions "alibi"), which the app's loops apply (inference.cpp): refused, the field named,
+/// rather than a program whose numbers differ from the app's.
+void CheckLoopLogitModifiers(const Scenario& s) {
+  const char* field = s.scaling.softcap ? "scaling.softcap"
+                      : !s.scaling.sink.empty() ? "scaling.sink"
+                      : s.positions.kind == PositionKind::kAlibi ? "positions.kind"
+                                                                 : nullptr;
+  if (field)
+    throw InferenceError(std::string(field) + ": the generated loop programs do not write "
+                         "soft-capping, sinks or ALiBi yet (attention-lab decode and tiled apply "
+                         "them); remove it to generate the loop");
+}
+
 }  // namespace
 
 std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
@@ -224,6 +238,7 @@ std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
   const LoopCtx c{s, ValidateScenario(s), s.input.generator == Generator::kNumpy};
   CheckDecode(s, c.sh.T, opt);
   CheckLoopNormalization(s);
+  CheckLoopLogitModifiers(s);
   const std::string width = std::to_string(c.sh.d_v);
   const std::string step = Fill(
       c.numpy ? kDecodeStepNumpy : kDecodeStepTorch,
@@ -248,6 +263,7 @@ std::string GenerateTiledCode(const Scenario& s, int64_t block_q, int64_t block_
   const std::string program = GeneratePyTorchCode(s);
   const LoopCtx c{s, ValidateScenario(s), s.input.generator == Generator::kNumpy};
   CheckTiled(s, block_q, block_k);
+  CheckLoopLogitModifiers(s);
   const std::string dt = TensorDtype(c);
   return program + "\n" + HeadsAndMask(c) +
          Fill(kTiled,

@@ -82,8 +82,10 @@ struct DecodeRun {
 /// RoPE: the steps read Q_rot and K_rot, each row turned by its absolute position, as a KV
 /// cache stores its keys already rotated (LLMs-from-scratch's KV-cache chapter, Llama).
 /// Errors: InferenceError for P outside 0..T, C < 0, dropout p > 0 (a decode is inference:
-/// "dropout.p: ... decode runs without dropout"), or scaling.softcap, scaling.sink or ALiBi
-/// (not applied by the loops yet: named in the message).
+/// "dropout.p: ... decode runs without dropout"). Soft-capping and ALiBi act on each step's
+/// logits by the pipeline's rule, ALiBi's distance between the query's and the key's absolute
+/// positions; a sink (gpt-oss) adds its column to each new row's softmax (a row whose keys are
+/// all masked gets 0 weights, the sink 1), as the full computation.
 DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt);
 
 /// RunDecode's checks of `s` (T tokens) and `opt` alone, for what writes the loop without
@@ -118,11 +120,13 @@ struct TiledRun {
 
 /// Runs `st` (the stages of `s`) through FlashAttention's forward loop with Br x Bc tiles and
 /// compares the result with st's context. The logits of a tile follow the engine's rule
-/// (scores x multiplier / sqrt(dh), -inf where masked); a row that no key is allowed for ends
-/// with l = 0, so O / l is nan as softmax gives (0 with masked_rows "zero"). Errors:
-/// InferenceError for Br or Bc < 1, a normalization other than softmax (the online softmax
-/// computes softmax: softmax_then_mask equals it and is accepted), dropout p > 0, or
-/// scaling.softcap, scaling.sink or ALiBi (as RunDecode). RoPE: the tiles read Q_rot and K_rot.
+/// (scores x multiplier / sqrt(dh), ALiBi at the tile's absolute positions, soft-capping,
+/// -inf where masked); a row that no key is allowed for ends with l = 0, so O / l is nan as
+/// softmax gives (0 with masked_rows "zero"). With a sink each row starts at m = sink, l = 1
+/// (the sink's column, rescaled like the rest and never multiplied with V), so such a row ends
+/// at O / l = 0. Errors: InferenceError for Br or Bc < 1, a normalization other than softmax
+/// (the online softmax computes softmax: softmax_then_mask equals it and is accepted), dropout
+/// p > 0. RoPE: the tiles read Q_rot and K_rot.
 TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k);
 
 /// RunTiled's checks of `s`, Br and Bc alone (as CheckDecode). Errors: InferenceError as RunTiled.
