@@ -1940,20 +1940,21 @@ TEST_F(Gui, TrainingViewTrainsBothWaysAndExports) {
 // for step) and can be scrubbed; the unscaled run has not started. Cancel stops it.
 TEST_F(Gui, TrainingViewShowsTheCurvesWhileTraining) {
   const std::string script = Write("live.txt", "preset train-scaling\nview training\n"
-                                               "train-run associative-recall 5000 64\n"
-                                               "train-wait-steps 150\nwait 2\ntrain-step 50\n"
+                                               "train-run associative-recall 100000 64\n"
+                                               "train-wait-steps 1000\nwait 2\ntrain-step 500\n"
                                                "hover train_scaled 2 3\nwait 2\n"
                                                "save-views " + Path("live.json") + "\ntrain-cancel\n");
   const Result r = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json t = nlohmann::json::parse(ReadFile(Path("live.json")))["training"];
-  EXPECT_TRUE(t["running"].get<bool>());  // 10000 steps take far longer than this script
+  EXPECT_TRUE(t["running"].get<bool>());  // 2 x 100000 steps take far longer than this script
   EXPECT_EQ(t["finished_runs"], 0);
   const std::vector<float> scaled = t["loss"][0].get<std::vector<float>>();
-  ASSERT_GE(scaled.size(), 150u);
-  ASSERT_LT(scaled.size(), 5000u);
+  ASSERT_GE(scaled.size(), 1000u);
+  ASSERT_LT(scaled.size(), 100000u);
   EXPECT_TRUE(t["loss"][1].empty());
-  EXPECT_EQ(t["snapshot_step"], 50);  // scrubbed back: no longer following the newest step
+  // Scrubbed back (no longer following the newest step) to a snapshot: one every 500 steps.
+  EXPECT_EQ(t["snapshot_step"], 500);
   TrainOptions o;
   o.task = TrainTask::kAssociativeRecall;
   o.steps = static_cast<int64_t>(scaled.size());

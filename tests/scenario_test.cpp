@@ -451,6 +451,26 @@ TEST(ParseScenario, TooLargeNamesTheSizeThatIsOutOfLine) {
   for (const auto& [rest, message] : cases) EXPECT_EQ(ErrorOf(head + rest), message);
 }
 
+// Grouped K/V heads make K, V, W_key, W_value (and K_rot with RoPE) kv_heads * dh wide: the
+// estimate counts those widths. Counted by hand for B = 1, T = 8, d_in = 16, d_out = 16, H = 4,
+// dh = 4, kv_heads = 1 (K and V 4 wide), causal, no dropout, RoPE: floats =
+// X 2*8*16 + W 16*(2*16 + 4 + 4) + biases 4*16 + Q,K,V 8*(16 + 4 + 4) + mask 64
+// + scores/logits/weights 3*4*64 + context 2*8*16 = 256 + 640 + 64 + 192 + 64 + 768 + 256
+// = 2240; Q_rot and K_rot 8*(16 + 4) = 160 more; times 4 bytes.
+TEST(ScenarioStageBytes, CountsKAndVAtTheirGroupedWidth) {
+  const char* json = R"({"format": "attention-lab/scenario@1",
+      "input": {"source": "randn", "length": 8, "d_in": 16, "seed": 1},
+      "projections": {"init": "linear", "d_out": 16, "heads": 4, "kv_heads": 1},
+      "mask": {"kind": "causal"}, "positions": {"kind": "rope"}})";
+  const Scenario s = ParseScenario(json);
+  const Shape sh = ValidateScenario(s);
+  EXPECT_DOUBLE_EQ(EstimateStageBytes(sh, false, false), 2240.0 * 4);
+  EXPECT_DOUBLE_EQ(ScenarioStageBytes(s, sh), (2240.0 + 160.0) * 4);
+  Shape multi_head = sh;
+  multi_head.KV = 4;  // K and V 16 wide: 2 * 16 * 12 + 8 * 24 more floats
+  EXPECT_DOUBLE_EQ(EstimateStageBytes(multi_head, false, false), (2240.0 + 384 + 192) * 4);
+}
+
 TEST(WriteScenario, RoundTripsEveryPreset) {
   for (const PresetInfo& p : Presets()) {
     const Scenario a = ParseScenario(p.json);

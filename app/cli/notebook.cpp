@@ -13,8 +13,11 @@
 namespace attnlab::cli {
 
 std::string ScenarioNotebook(const Scenario& scenario) {
+  return ScenarioNotebook(scenario, RunScenario(scenario));
+}
+
+std::string ScenarioNotebook(const Scenario& scenario, const Stages& stages) {
   const std::string program = GeneratePyTorchCode(scenario);
-  const Stages stages = RunScenario(scenario);
   std::vector<NotebookOutput> outputs = PrintedOutputs(stages);
   const StageView view = ExtractStage(stages, scenario, Stage::kWeights, 0, 0);
   const FigureOptions options;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "attnlab/model/pipeline.h"
 #include "attnlab/model/scenario.h"
 
 namespace attnlab::cli {
@@ -16,5 +17,9 @@ namespace attnlab::cli {
 /// Errors: ScenarioError as ValidateScenario; the figure's errors (FontError without DejaVu
 /// Sans); a figure too large to draw (CheckFigureSize) is left out, not an error.
 std::string ScenarioNotebook(const Scenario& scenario);
+
+/// The same notebook from `stages`, the stages RunScenario(scenario) gives (the window's shown
+/// run), so that saving does not compute them again. Same bytes as ScenarioNotebook(scenario).
+std::string ScenarioNotebook(const Scenario& scenario, const Stages& stages);
 
 }  // namespace attnlab::cli

@@ -616,8 +616,12 @@ bool Do(AppState& state, const SaveNotebook& a) {
     RefreshCode(state);  // the Code view's program: the scenario's or the training loop
     if (state.code.text.empty()) throw std::runtime_error(state.code.error);
     // The scenario's program with its outputs (values and heatmap); the training loop's alone.
-    WriteFileAtomic(ExpandPath(a.path), state.code.training ? ProgramAsNotebook(state.code.text)
-                                                            : cli::ScenarioNotebook(state.shown));
+    // The shown run's stages when no worker writes them (no second run on the UI thread).
+    const Stages* stages = HasShownRun(state) ? ReadableStages(state) : nullptr;
+    WriteFileAtomic(ExpandPath(a.path),
+                    state.code.training ? ProgramAsNotebook(state.code.text)
+                    : stages            ? cli::ScenarioNotebook(state.shown, *stages)
+                                        : cli::ScenarioNotebook(state.shown));
     SetStatus(state, "Saved the program as a notebook to " + AbsolutePath(ExpandPath(a.path)),
               false);
   } catch (const std::exception& e) {

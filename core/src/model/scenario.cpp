@@ -699,10 +699,14 @@ Scenario ParseScenario(const std::string& json_text) {
 double EstimateStageBytes(const Shape& sh, bool with_dropout, bool text_input, bool out_proj) {
   const double B = sh.B, T = sh.T, d_in = sh.d_in, d_out = sh.d_out, H = sh.H;
   const double d_v = sh.d_v > 0 ? sh.d_v : d_out;  // a Shape built by hand may leave it 0
+  // K and V are KV heads wide (kv_heads): narrower than Q with grouped K/V heads.
+  const double d_k = sh.dh > 0 ? static_cast<double>(sh.KWidth()) : d_out;
+  const double d_kv_v = sh.dh_v > 0 ? static_cast<double>(sh.VWidth()) : d_v;
   double floats = 2 * B * T * d_in                          // X, and the draw it is copied from
-                  + 4 * d_in * d_out + 4 * d_out            // W_query, W_key, W_value, a draw
+                  + d_in * (2 * d_out + d_k + d_kv_v)       // W_query, W_key, W_value, a draw
+                  + 4 * d_out                               // their biases
                   + (out_proj ? 2 * d_out * d_out : 0)      // out_proj and its draw
-                  + 2 * B * T * d_out + B * T * d_v         // Q, K, V
+                  + B * T * (d_out + d_k + d_kv_v)          // Q, K, V
                   + T * T                                   // mask (1 byte, counted as 4)
                   + (with_dropout ? 4 : 3) * B * H * T * T  // scores, logits, weights, dropped
                   + 2 * B * T * d_v;                        // context (and before out_proj)
@@ -763,6 +767,10 @@ std::string Gib(double bytes) {
       if (identity && !qkv && z.member == &Shape::d_in) t.d_out = t.d_in;
       if (!qkv) t.d_v = t.d_out;  // V and the context are d_out wide
       if (z.member == &Shape::H || z.member == &Shape::d_out) t.H = std::min(t.H, t.d_out);
+      // Head widths follow the changed size; K/V heads (kv_heads) stay at most H.
+      t.dh = t.d_out / std::max<int64_t>(t.H, 1);
+      t.dh_v = t.d_v / std::max<int64_t>(t.H, 1);
+      t.KV = std::min(t.KV, t.H);
       return EstimateStageBytes(t, dropout, text, s.projections.out_proj);
     };
     const double now = static_cast<double>(sh.*z.member);
@@ -1176,8 +1184,12 @@ Shape ValidateScenario(const Scenario& s) {
 
 double ScenarioStageBytes(const Scenario& s, const Shape& sh) {
   // float64: the double stages (twice the size) are kept beside the float32 ones.
-  // RoPE keeps Q and K before and after the rotation: two more B x T x d_out stages.
-  const double rope = s.positions.kind == PositionKind::kRope ? 2.0 * sh.B * sh.T * sh.d_out * 4 : 0;
+  // RoPE keeps Q and K before and after the rotation: Q_rot (B x T x d_out) and K_rot
+  // (B x T x kv_heads * dh, narrower with grouped K/V heads) more.
+  const double k_width = sh.dh > 0 ? static_cast<double>(sh.KWidth()) : sh.d_out;
+  const double rope = s.positions.kind == PositionKind::kRope
+                          ? static_cast<double>(sh.B) * sh.T * (sh.d_out + k_width) * 4
+                          : 0;
   return (EstimateStageBytes(sh, s.dropout.p > 0, s.input.source == InputSource::kText,
                              s.projections.out_proj) + rope) *
          (s.dtype == Dtype::kFloat64 ? 3.0 : 1.0);
