@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "attnlab/figures/export.h"
@@ -222,6 +223,73 @@ TEST_F(Cli, DecodeAndTiledWriteEveryStepAsPyTorchsLoops) {
   r = RunCli("tiled raschka-journey --block-q 0 --block-k 2 -o " + Path("d.json"));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "attention-lab: error: --block-q \"0\" is not an integer in 1..2147483648\n");
+}
+
+/// The numbers of a CSV export's rows (each line's fields after the row label; the header
+/// line skipped).
+std::vector<std::vector<double>> CsvNumbers(const std::string& csv) {
+  std::vector<std::vector<double>> rows;
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);  // the header: the axis and the column labels
+  while (std::getline(in, line)) {
+    std::vector<double> row;
+    std::istringstream fields(line.substr(line.rfind('"') == std::string::npos ? 0 : line.rfind('"')));
+    std::string field;
+    std::getline(fields, field, ',');  // the row label
+    while (std::getline(fields, field, ',')) row.push_back(std::stod(field));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// decode and tiled with -o naming a figure or table format: one step's heatmap (--step,
+// --head, --batch). Its CSV holds the numbers of the JSON's step: the decode step's weights of
+// that head with the sink's share as the last column; the tile's m, l, rescale and O per row.
+TEST_F(Cli, DecodeAndTiledExportOneStep) {
+  Result r = RunCli("decode gpt-oss-sink --prefill 3 --chunk 2 -o " + Path("d.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json d = nlohmann::json::parse(ReadFile(Path("d.json")));
+  const nlohmann::json& step = d["steps"][3];  // chunks 0-1 and 2, then tokens 3, 4, ...
+  ASSERT_TRUE(step.contains("sink"));
+  r = RunCli("decode gpt-oss-sink --prefill 3 --chunk 2 --step 3 --head 1 -o " + Path("s.csv"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::vector<double>> cells = CsvNumbers(ReadFile(Path("s.csv")));
+  const nlohmann::json& w = step["weights"][0][1];
+  ASSERT_EQ(cells.size(), w.size());
+  ASSERT_EQ(cells[0].size(), w[0].size() + 1);  // the keys, then the sink
+  double row_sum = 0;
+  for (size_t c = 0; c < w[0].size(); ++c) {
+    EXPECT_EQ(cells[0][c], w[0][c].get<double>()) << c;
+    row_sum += cells[0][c];
+  }
+  EXPECT_EQ(cells[0].back(), step["sink"][0][1][0][0].get<double>());
+  EXPECT_NEAR(row_sum + cells[0].back(), 1.0, 1e-6);  // the keys and the sink share the row
+  EXPECT_GT(cells[0].back(), 0.01);
+  r = RunCli("decode gpt-oss-sink --prefill 3 --step 3 -o " + Path("s.png"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadFile(Path("s.png")).substr(1, 3), "PNG");
+
+  r = RunCli("tiled flash-journey --block-q 2 --block-k 2 -o " + Path("t.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json t = nlohmann::json::parse(ReadFile(Path("t.json")));
+  r = RunCli("tiled flash-journey --block-q 2 --block-k 2 --step 4 -o " + Path("t.csv"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::vector<double>> tile = CsvNumbers(ReadFile(Path("t.csv")));
+  const nlohmann::json& s4 = t["steps"][4];
+  ASSERT_EQ(tile.size(), 2u);
+  for (size_t row = 0; row < 2; ++row) {
+    EXPECT_EQ(tile[row][0], s4["m"][row].get<double>());
+    EXPECT_EQ(tile[row][1], s4["l"][row].get<double>());
+    EXPECT_EQ(tile[row][2], s4["rescale"][row].get<double>());
+    EXPECT_EQ(tile[row][3], s4["O"][row][0].get<double>());
+  }
+  r = RunCli("tiled flash-journey --block-q 2 --block-k 2 --step 9 -o " + Path("t.csv"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "attention-lab: error: step 9 is out of range: the tiled run has 9 steps (0..8)\n");
+  r = RunCli("decode gpt-oss-sink --prefill 3 --step 1 -o " + Path("x.json"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--step, --head and --batch choose the figure"), std::string::npos) << r.err;
 }
 
 // code --loop: the scenario's program and the loop (the programs themselves run against the

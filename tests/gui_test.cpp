@@ -31,6 +31,7 @@
 #include "attnlab/lessons/experiments.h"
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
+#include "attnlab/figures/inference_views.h"
 #include "attnlab/base/file_io.h"
 #include "attnlab/lessons/grad.h"
 #include "attnlab/lessons/inference.h"
@@ -987,6 +988,7 @@ wait 2
 decode-step 1
 wait 2
 save-views )" + Path("top-left.json") + R"(
+export-step )" + Path("step.csv") + R"(
 align bottom_right
 wait 2
 save-views )" + Path("bottom-right.json") + R"(
@@ -995,6 +997,7 @@ tiled 2 2
 tiled-step 4
 wait 2
 save-views )" + Path("tiled.json") + R"(
+export-step )" + Path("tile.csv") + R"(
 )");
   const Result r = RunApp("--script " + script + " --screenshot " + Path("shot.png") + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -1008,6 +1011,11 @@ save-views )" + Path("tiled.json") + R"(
   const nlohmann::json fixed = nlohmann::json::parse(ReadFile(Path("bottom-right.json")));
   EXPECT_LE(fixed["inference"]["decode"]["step_max_abs_diff"].get<double>(), 1e-6);
   EXPECT_EQ(fixed["history"]["undo"], top["history"]["undo"].get<int>() + 1);  // align: one edit
+  // Export step...: the step on screen as the core's view of it (CSV: its numbers).
+  const Scenario wrong = LoadPreset("decode-wrong-alignment");
+  const Stages wrong_st = RunScenario(wrong);
+  EXPECT_EQ(ReadFile(Path("step.csv")),
+            StageCsv(DecodeStepView(wrong_st, wrong, RunDecode(wrong, wrong_st, {2, 0}), 1, 0, 0)));
 
   const nlohmann::json tiled = nlohmann::json::parse(ReadFile(Path("tiled.json")));
   const Scenario s = LoadPreset("flash-journey");
@@ -1020,6 +1028,7 @@ save-views )" + Path("tiled.json") + R"(
     EXPECT_EQ(t["m"][r].get<double>(), core.steps[4].m[r]) << r;
     EXPECT_EQ(t["l"][r].get<double>(), core.steps[4].l[r]) << r;
   }
+  EXPECT_EQ(ReadFile(Path("tile.csv")), StageCsv(TileStateView(RunScenario(s), s, core, 4)));
   const Png png = LoadPng(Path("shot.png"));
   EXPECT_EQ(png.w, 1280);
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Runs the programs `attention-lab code SCENARIO --loop decode|tiled` writes and checks that
 their loops reproduce the JSON of `attention-lab decode` and `attention-lab tiled`: the decode's
-context and, per step, "first", "t", "keys", "cache_len", "evicted" (equal) and "weights"; the
-tiled pass's context, "skipped_tiles" and, per tile, "batch", "head", "rows", "keys", "skipped"
-(equal) and "m", "l", "rescale", "O". Numbers to |a - b| <= 1e-5 + 1e-5 |b| (float32: the
+context and, per step, "first", "t", "keys", "cache_len", "evicted" (equal) and "weights" (and
+"sink" with a sink); the tiled pass's context, "sink" (with a sink), "skipped_tiles" and, per
+tile, "batch", "head", "rows", "keys", "skipped" (equal) and "m", "l", "rescale", "O". Numbers to |a - b| <= 1e-5 + 1e-5 |b| (float32: the
 program sums in its own order; a NumPy program computes in float64), 1e-12 + 1e-10 |b| for a
 "dtype": "float64" scenario (as tools/check_codegen.py). The program's own printed
 max_abs_diff against its full computation must be within the same tolerance when the app's is.
@@ -66,13 +66,17 @@ def check_loop(cli, scenario, loop, opt):
     steps = env["decode_steps" if loop == "decode" else "tile_steps"]
     if len(steps) != len(app["steps"]):
         return bad + [f"{len(steps)} steps, app {len(app['steps'])}"]
+    if "sink" in app:  # what the sink took of each row after the last tile
+        diff = compare("sink", as_numpy(env["tiled_sink"]), array(app["sink"]), tol)
+        if diff:
+            bad.append(diff)
     if loop == "tiled" and env["skipped_tiles"] != app["skipped_tiles"]:
         bad.append(f"skipped_tiles {env['skipped_tiles']}, app {app['skipped_tiles']}")
     for n, (got, want) in enumerate(zip(steps, app["steps"])):
         for key in EXACT[loop]:
             if plain(got[key]) != want[key]:
                 bad.append(f"step {n} {key}: {plain(got[key])}, app {want[key]}")
-        for key in NUMBERS[loop]:
+        for key in NUMBERS[loop] + (("sink",) if "sink" in want else ()):
             diff = compare(f"step {n} {key}", as_numpy(got[key]), array(want[key]), tol)
             if diff:
                 bad.append(diff)

@@ -4,8 +4,11 @@
 
 #include <nlohmann/json.hpp>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
+#include "attnlab/figures/export.h"
+#include "attnlab/figures/inference_views.h"
 #include "attnlab/lessons/inference.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/python/codegen.h"
@@ -21,6 +24,13 @@ constexpr int64_t kMaxCount = int64_t{1} << 31;
 // weights and JSON); 112 leaves a margin.
 constexpr double kDecodeBytesPerNumber = 112.0, kTiledBytesPerNumber = 64.0;
 
+/// The export format `out`'s extension names (.png, .svg, .pdf, .csv, .npy), or nullopt (JSON).
+std::optional<ExportFormat> FigureFormatOf(const std::string& out) {
+  const size_t dot = out.find_last_of("./");
+  if (dot == std::string::npos || out[dot] != '.') return std::nullopt;
+  return ParseExportFormat(out.substr(dot + 1));
+}
+
 }  // namespace
 
 void InferenceCli::Register(CLI::App& app, CLI::App& code) {
@@ -35,8 +45,15 @@ void InferenceCli::Register(CLI::App& app, CLI::App& code) {
       ->required();
   decode_->add_option("--chunk", chunk_, "The prefill in chunks of C tokens (0: one chunk)")
       ->option_text("C");
-  decode_->add_option("-o,--output", out_, "Output JSON file ('-' for standard output)")
+  decode_->add_option("-o,--output", out_,
+                      "Output JSON file ('-' for standard output); .png, .svg, .pdf, .csv or "
+                      ".npy: the heatmap of one step's weights (--step, --head, --batch)")
       ->required();
+  decode_->add_option("--step", step_, "With a figure output: the step drawn, from 0 (default: the last)")
+      ->option_text("K");
+  decode_->add_option("--head", head_, "With a figure output: the head drawn, from 0")->option_text("H");
+  decode_->add_option("--batch", batch_, "With a figure output: the batch entry drawn, from 0")
+      ->option_text("B");
   tiled_ = app.add_subcommand(
       "tiled", "Run a scenario through FlashAttention's tiled online softmax and compare O / l "
                "with the full computation, as JSON");
@@ -45,8 +62,12 @@ void InferenceCli::Register(CLI::App& app, CLI::App& code) {
       ->required();
   tiled_->add_option("--block-q", block_q_, "Query rows per tile")->option_text("Br")->required();
   tiled_->add_option("--block-k", block_k_, "Keys per tile")->option_text("Bc")->required();
-  tiled_->add_option("-o,--output", out_, "Output JSON file ('-' for standard output)")
+  tiled_->add_option("-o,--output", out_,
+                     "Output JSON file ('-' for standard output); .png, .svg, .pdf, .csv or "
+                     ".npy: the heatmap of one tile's state per row (--step)")
       ->required();
+  tiled_->add_option("--step", step_, "With a figure output: the tile drawn, from 0 (default: the last)")
+      ->option_text("K");
   CLI::Option* loop =
       code.add_option("--loop", loop_,
                       "The scenario's program followed by a loop: decode (the KV-cache decode of "
@@ -110,11 +131,32 @@ int InferenceCli::Run(const TrainCliIo& io) {
              : B * std::ceil(T / static_cast<double>(Bc)) * T * static_cast<double>(sh.dh_v + 3);
   CheckCommandMemory(s, sh, decode ? "decode" : "tiled",
                      (decode ? kDecodeBytesPerNumber : kTiledBytesPerNumber) * numbers);
+  const std::optional<ExportFormat> figure = FigureFormatOf(out_);
+  if (!figure && (!step_.empty() || !head_.empty() || !batch_.empty()))
+    throw std::invalid_argument("--step, --head and --batch choose the figure: -o " + out_ +
+                                " is JSON (name a .png, .svg, .pdf, .csv or .npy)");
   const Stages st = RunScenario(s);
+  if (figure) {
+    io.write(out_, ExportBytes(decode ? DecodeFigure(s, st, RunDecode(s, st, opt)) : TiledFigure(s, st, RunTiled(s, st, Br, Bc)),
+                               FigureOptions{}, *figure, &s));
+    return 0;
+  }
   const nlohmann::json j = decode ? DecodeRunJson(s, opt, RunDecode(s, st, opt))
                                   : TiledRunJson(s, RunTiled(s, st, Br, Bc));
   io.write(out_, j.dump() + "\n");
   return 0;
+}
+
+StageView InferenceCli::DecodeFigure(const Scenario& s, const Stages& st, const DecodeRun& run) const {
+  const int64_t last = static_cast<int64_t>(run.steps.size()) - 1;
+  return DecodeStepView(st, s, run, step_.empty() ? last : ParseCount("--step", step_, 0, kMaxCount),
+                        head_.empty() ? 0 : ParseCount("--head", head_, 0, kMaxCount),
+                        batch_.empty() ? 0 : ParseCount("--batch", batch_, 0, kMaxCount));
+}
+
+StageView InferenceCli::TiledFigure(const Scenario& s, const Stages& st, const TiledRun& run) const {
+  const int64_t last = static_cast<int64_t>(run.steps.size()) - 1;
+  return TileStateView(st, s, run, step_.empty() ? last : ParseCount("--step", step_, 0, kMaxCount));
 }
 
 }  // namespace attnlab::cli

@@ -593,6 +593,9 @@ bool Do(AppState& state, const OpenDialog& a) {
     case DialogKind::kSaveNotebook:
       d.path = "attention-lab.ipynb";
       break;
+    case DialogKind::kExportStep:
+      d.path = DefaultStepExportName(state);
+      break;
     case DialogKind::kNone:
     case DialogKind::kReplace:
       d.just_opened = false;
@@ -653,6 +656,11 @@ bool Do(AppState& state, const ExportAllStages& a) {
 bool Do(AppState& state, const ExportCompare& a) {
   std::string message;
   return Report(state, ExportCompareMap(state, a.map, ExpandPath(a.path), &message), message);
+}
+
+bool Do(AppState& state, const ExportStepFigure& a) {
+  std::string message;
+  return Report(state, ExportInferenceStep(state, ExpandPath(a.path), &message), message);
 }
 
 // Another head or batch entry on screen: the stage heatmaps upload their matrices again.
@@ -801,6 +809,8 @@ bool Do(AppState& state, const ChooseFile& a) {
       return Do(state, ExportAllStages{a.path});
     case DialogKind::kExportCompare:
       return Do(state, ExportCompare{static_cast<CompareMap>(a.stage), a.path});
+    case DialogKind::kExportStep:
+      return Do(state, ExportStepFigure{a.path});
     case DialogKind::kNone:
     case DialogKind::kReplace:
       break;

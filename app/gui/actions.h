@@ -133,6 +133,10 @@ struct ExportCompare {
   CompareMap map = CompareMap::kDifference;
   std::string path;
 };
+/// The Decode or Tiled view's shown step as a figure (ExportInferenceStep, export.h).
+struct ExportStepFigure {
+  std::string path;
+};
 /// The guided tour: start it (again), step, or leave it.
 struct TourCommand {
   enum Kind { kStart, kNext, kBack, kSkip } kind = kStart;
@@ -141,12 +145,13 @@ struct Quit {};
 /// Which modal dialog is up (DialogState in app_state.h).
 /// kReplace: "FILE exists. Replace it?" before Save As writes over a file.
 /// kSaveNotebook: the Code view's program as a Jupyter notebook (.ipynb).
+/// kExportStep: the Decode or Tiled view's shown step as a figure.
 enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll, kExportCompare, kReplace,
-                        kSaveNotebook };
+                        kSaveNotebook, kExportStep };
 /// Opens a dialog with its default path: Open the last file; Save As that file or
 /// "PRESET.attn.json" (the preset on screen, else "scenario.attn.json"); Export
 /// DefaultExportName(stage); Export all "attention-figures"; Export compare
-/// DefaultCompareExportName(map).
+/// DefaultCompareExportName(map); Export step DefaultStepExportName.
 struct OpenDialog {
   DialogKind kind = DialogKind::kOpen;
   Stage stage = Stage::kWeights;
@@ -236,7 +241,7 @@ using Action =
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
                  SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile, ConfirmReplace,
                  NativeDialogEnded, DropFiles, ClearRecentFiles, SetExportChoices, SetLossKey,
-                 SaveNotebook, SetInference, SetEveryHead>;
+                 SaveNotebook, SetInference, SetEveryHead, ExportStepFigure>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

@@ -1,11 +1,16 @@
 // export.cpp: see export.h.
 #include "gui/export.h"
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
+#include <utility>
 #include <cstdlib>
 #include <filesystem>
 
+#include "attnlab/figures/inference_views.h"
 #include "gui/app_state.h"
+#include "gui/inference_view.h"
 #include "gui/heatmap_view.h"
 #include "gui/session.h"
 #include "gui/stage_info.h"
@@ -72,6 +77,67 @@ bool ExportEveryStage(const AppState& state, const std::string& dir, std::string
   }
   *message = "Saved " + std::to_string(written.size()) + " figures to " + AbsolutePath(dir);
   return true;
+}
+
+namespace {
+
+/// The shown step's view of the central Decode or Tiled view, with its default file stem;
+/// nullopt with the reason in *why.
+std::optional<std::pair<StageView, std::string>> ShownStepView(const AppState& state, std::string* why) {
+  const InferenceViewState& v = state.inference;
+  const Stages* st = ReadableStages(state);
+  const bool decode = state.central == CentralView::kDecode;
+  if (!decode && state.central != CentralView::kTiled) {
+    *why = "the Decode or Tiled view is not on screen";
+    return std::nullopt;
+  }
+  if (st == nullptr || (decode ? !v.decode : !v.tiled)) {
+    *why = decode ? (v.decode_error.empty() ? "no decode run" : v.decode_error)
+                  : (v.tiled_error.empty() ? "no tiled run" : v.tiled_error);
+    return std::nullopt;
+  }
+  if (decode) {
+    const int64_t step = std::min<int64_t>(v.decode_step, DecodeStepCount(state) - 1);
+    const int64_t head = std::clamp<int64_t>(state.head, 0, st->shape.H - 1);
+    const int64_t batch = std::clamp<int64_t>(state.batch, 0, st->shape.B - 1);
+    return std::make_pair(DecodeStepView(*st, state.shown, *v.decode, step, head, batch),
+                          "decode_step" + std::to_string(step) + "_h" + std::to_string(head) +
+                              "_b" + std::to_string(batch));
+  }
+  const int64_t step = std::min<int64_t>(v.tile_step, TileStepCount(state) - 1);
+  return std::make_pair(TileStateView(*st, state.shown, *v.tiled, step), "tile" + std::to_string(step));
+}
+
+}  // namespace
+
+bool ExportInferenceStep(const AppState& state, const std::string& path, std::string* message) {
+  const std::string file = WithPng(path);
+  try {
+    std::string why;
+    const auto view = ShownStepView(state, &why);
+    if (!view) {
+      *message = "Not exported: " + why;
+      return false;
+    }
+    const std::string ext = std::filesystem::path(file).extension().string();
+    const ExportFormat format = ParseExportFormat(ext.empty() ? "" : ext.substr(1)).value_or(ExportFormat::kPng);
+    ExportView(view->first, ScreenFigureOptions(state), format, file, &state.shown);
+    *message = "Saved \"" + view->first.title + "\" to " + AbsolutePath(file);
+    return true;
+  } catch (const std::exception& e) {
+    *message = std::string("Not exported: ") + e.what();
+    return false;
+  }
+}
+
+std::string DefaultStepExportName(const AppState& state) {
+  std::string why;
+  try {
+    const auto view = ShownStepView(state, &why);
+    return (view ? view->second : std::string("step")) + ".png";
+  } catch (const std::exception&) {
+    return "step.png";
+  }
 }
 
 bool ExportCompareMap(AppState& state, CompareMap map, const std::string& path,

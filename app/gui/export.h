@@ -55,6 +55,16 @@ bool ExportWithChoices(const AppState& state, Stage stage, const std::string& pa
 /// `max_width` wide: the dialog's preview. Errors: as RenderFigure.
 Image ExportPreview(const AppState& state, Stage stage, int max_width);
 
+/// Writes the Decode view's shown step (its weights over the cache, head and batch on screen:
+/// DecodeStepView) or the Tiled view's shown tile (TileStateView), whichever view is central,
+/// as ExportView writes it (format from the extension, PNG when none; the scenario embedded),
+/// so the bytes equal `attention-lab decode|tiled ... --step K -o FILE`'s. Same reporting as
+/// ExportOneStage ("Not exported: ..." outside those views or without a run).
+bool ExportInferenceStep(const AppState& state, const std::string& path, std::string* message);
+
+/// A default file name for the shown step: "decode_step3_h0_b0.png" or "tile5.png".
+std::string DefaultStepExportName(const AppState& state);
+
 /// A default file name for a compare map: "compare_weights_scaled-unscaled.png".
 std::string DefaultCompareExportName(const AppState& state, CompareMap map);
 

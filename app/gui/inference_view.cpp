@@ -74,6 +74,10 @@ void DrawInferenceToolbar(AppState& state, const InferenceSetting (&settings)[2]
     if (playing != state.inference.playing)
       Emit(state, SetInference{SetInference::Field::kPlay, playing ? 1 : 0});
   }
+  ImGui::SameLine();
+  if (ImGui::Button("Export step...")) Emit(state, OpenDialog{DialogKind::kExportStep});
+  Tip("The step on screen as a figure (PNG, SVG or PDF) or its numbers (CSV, NPY), as "
+      "attention-lab decode|tiled --step K -o FILE writes it.");
 }
 
 int64_t DecodeStepCount(const AppState& state) {

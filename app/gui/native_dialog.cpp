@@ -64,7 +64,8 @@ std::vector<std::string> Arguments(const std::string& tool, DialogKind kind,
   if (kind == DialogKind::kOpen) args.push_back("--file-filter=Scenarios (*.json) | *.json");
   if (kind == DialogKind::kExportAll) args.push_back("--directory");
   if (kind == DialogKind::kSaveAs || kind == DialogKind::kExport ||
-      kind == DialogKind::kExportCompare || kind == DialogKind::kSaveNotebook) {
+      kind == DialogKind::kExportCompare || kind == DialogKind::kSaveNotebook ||
+      kind == DialogKind::kExportStep) {
     args.push_back("--save");
     args.push_back("--confirm-overwrite");
   }

@@ -554,6 +554,9 @@ const CommandSpec kCommands[] = {
     {"tiled-step", 1, Integer1,
      [](Call& c) { Emit(c.state, SetInference{SetInference::Field::kTileStep, Integer(c.w[1])}); },
      "N: the Tiled view shows tile N (from 0; clamped to the tiles there are)"},
+    {"export-step", 1, nullptr, [](Call& c) { Emit(c.state, ExportStepFigure{c.w[1]}); },
+     "FILE.png|svg|pdf|csv|npy: the Decode view's step (its weights over the cache) or the Tiled "
+     "view's tile (m, l, rescale, O per row) on screen as a figure, as decode|tiled --step K -o FILE"},
     {"code-loop", 1,
      [](const Words& w) {
        if (w[1] != "decode" && w[1] != "tiled" && w[1] != "off")

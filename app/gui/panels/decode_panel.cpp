@@ -107,6 +107,29 @@ void DrawRowComparison(const AppState& state, const Stages& st, const DecodeRun&
                         "Untick top-left alignment (mask.align bottom_right) to fix it.", &kDiffer);
 }
 
+/// Step `s`'s weights of head `bh` (b * H + h): q_len x keys, masked cells as dots; with a
+/// sink (gpt-oss) one more column, what the sink took of each row (the row's keys share the rest).
+void DrawStepWeights(const DecodeStep& s, int64_t bh, const std::vector<std::string>& rows,
+                     std::vector<std::string> cols) {
+  const MatrixD& w = s.weights[static_cast<size_t>(bh)];
+  const bool sink = !s.sink.empty();
+  ImGui::Spacing();
+  ImGui::Text("weights (%lld \u00D7 %zu): softmax of q\u00B7k over the cached keys%s",
+              static_cast<long long>(w.rows()), s.keys.size(), sink ? " and the sink" : "");
+  MatrixD shown(w.rows(), w.cols() + (sink ? 1 : 0));
+  shown.leftCols(w.cols()) = w;
+  if (sink) {
+    shown.rightCols(1) = s.sink[static_cast<size_t>(bh)];
+    cols.push_back("sink");
+  }
+  const MaskMatrix& allowed = s.allowed;
+  ValuesTable("weights", rows, cols, shown,
+              [&](int64_t r, int64_t c) { return c >= allowed.cols() || allowed(r, c) != 0; });
+  if (sink)
+    TextWrappedAtSpaces("sink: the share of each new row the sink's logit took (gpt-oss); the "
+                        "cached keys' weights sum to 1 minus it and only they multiply V.");
+}
+
 }  // namespace
 
 void DrawDecodePanel(AppState& state) {
@@ -143,7 +166,6 @@ void DrawDecodePanel(AppState& state) {
   const int64_t step = v.decode_step;
   if (run.steps.empty()) return;
   const DecodeStep& s = run.steps[static_cast<size_t>(std::min<int64_t>(step, run.steps.size() - 1))];
-  const int64_t q = s.t - s.first;
   const int64_t b = std::clamp<int64_t>(state.batch, 0, sh.B - 1);
   const int64_t h = std::clamp<int64_t>(state.head, 0, sh.H - 1);
 
@@ -157,13 +179,7 @@ void DrawDecodePanel(AppState& state) {
 
   DrawCacheTables(*st, s, b, h, labels);
 
-  // The step's weights: q_len x keys, masked cells as dots.
-  ImGui::Spacing();
-  ImGui::Text("weights (%lld \u00D7 %zu): softmax of q\u00B7k over the cached keys", static_cast<long long>(q),
-              s.keys.size());
-  const MaskMatrix& allowed = s.allowed;
-  ValuesTable("weights", Labels(labels, news), Labels(labels, s.keys), s.weights[b * sh.H + h],
-              [&](int64_t r, int64_t c) { return allowed(r, c) != 0; });
+  DrawStepWeights(s, b * sh.H + h, Labels(labels, news), Labels(labels, s.keys));
 
   DrawRowComparison(state, *st, run, s, b);
   if (run.unreachable_cells > 0)

@@ -41,6 +41,8 @@ const char* Title(DialogKind kind) {
       return "Replace file?";
     case DialogKind::kSaveNotebook:
       return "Save the program as a notebook (.ipynb)";
+    case DialogKind::kExportStep:
+      return "Export the step as a figure";
     case DialogKind::kNone:
       break;
   }

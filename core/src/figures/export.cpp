@@ -118,11 +118,8 @@ std::optional<FigureFormat> AsFigure(ExportFormat format) {
 // (never a second copy of the stage in memory). Errors as ExportView.
 void AddExport(AtomicFileSet& files, const std::string& path, const StageView& view,
                const FigureOptions& options, ExportFormat format, const Scenario* scenario) {
-  if (const std::optional<FigureFormat> figure = AsFigure(format)) {
-    CheckFigureSize(view, options);
-    const std::string meta =
-        scenario ? FigureMetadata(*scenario, {view.stage}, view.head, view.batch, options) : "";
-    files.Add(path, FigureFile({view}, "", options, *figure, meta));
+  if (AsFigure(format)) {
+    files.Add(path, ExportBytes(view, options, format, scenario));
     return;
   }
   files.AddStream(path, [&](std::ostream& os) {
@@ -134,6 +131,17 @@ void AddExport(AtomicFileSet& files, const std::string& path, const StageView& v
 }
 
 }  // namespace
+
+std::string ExportBytes(const StageView& view, const FigureOptions& options, ExportFormat format,
+                        const Scenario* scenario) {
+  if (const std::optional<FigureFormat> figure = AsFigure(format)) {
+    CheckFigureSize(view, options);
+    const std::string meta =
+        scenario ? FigureMetadata(*scenario, {view.stage}, view.head, view.batch, options) : "";
+    return FigureFile({view}, "", options, *figure, meta);
+  }
+  return format == ExportFormat::kCsv ? StageCsv(view) : StageNpy(view);
+}
 
 double EstimateExportBytes(int64_t rows, int64_t cols, ExportFormat format,
                            const FigureOptions& options, bool float64) {

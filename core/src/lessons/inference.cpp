@@ -145,6 +145,7 @@ MatrixOf<S> StepWeights(const Scenario& s, const StageTensors<S>& ts, const Shap
   if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(step.allowed, 0, q, w);
   step.scores.push_back(sc.template cast<double>());
   step.weights.push_back(w.template cast<double>());
+  if (rule.Sink(h)) step.sink.push_back(sink_w.template cast<double>());
   return w;
 }
 
@@ -217,6 +218,16 @@ DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) 
   return run;
 }
 
+/// What the sink took of rows [row0, row0 + m.size()) of head `bh` (b * H + h) after the last
+/// tile, exp(sink - m) / l, into sink[bh] (T x 1, made at the head's first block).
+template <typename S>
+void RecordSink(S sink, const std::vector<S>& m, const std::vector<S>& l, int64_t bh, int64_t row0,
+                int64_t T, MatrixStackD& out) {
+  if (static_cast<int64_t>(out.size()) <= bh) out.resize(static_cast<size_t>(bh) + 1, MatrixD::Zero(T, 1));
+  for (size_t r = 0; r < m.size(); ++r)
+    out[static_cast<size_t>(bh)](row0 + static_cast<int64_t>(r), 0) = static_cast<double>(std::exp(sink - m[r]) / l[r]);
+}
+
 template <typename S>
 TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
   const StageTensors<S>& ts = TensorsOf<S>(st);
@@ -277,6 +288,7 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
           step.O = O.template cast<double>();
           run.steps.push_back(std::move(step));
         }
+        if (sink) RecordSink(*sink, m, l, sh.H * b + h, i0, T, run.sink);
         for (int64_t r = 0; r < rows; ++r) {
           const bool empty = !full.row(i0 + r).any();
           for (int64_t d = 0; d < sh.dh_v; ++d)

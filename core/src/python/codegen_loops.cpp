@@ -47,6 +47,79 @@ std::string Scale(const LoopCtx& c) {
   return out;
 }
 
+/// `values` as a Python list literal, "[a, b, ...]".
+std::string PythonList(const std::vector<double>& values) {
+  std::string out = "[";
+  for (size_t k = 0; k < values.size(); ++k) out += (k ? ", " : "") + codegen_parts::PythonFloat(values[k]);
+  return out + "]";
+}
+
+/// The per-head values of the logit modifiers both loops read (the pipeline's, stage_rules.h):
+/// ALiBi's slopes (AlibiSlopes) and gpt-oss's sink logits (Scenario::scaling.sink), one per
+/// query head, in the scenario's number type; "" without them.
+std::string ModifierValues(const LoopCtx& c) {
+  const std::string open = c.numpy ? "np.array(" : "torch.tensor(";
+  const std::string close = TensorDtype(c) + ")";
+  std::string py;
+  if (c.s.positions.kind == PositionKind::kAlibi)
+    py += "alibi_slopes = " + open + PythonList(AlibiSlopes(c.sh.H)) + close +
+          "  # ALiBi's slope of each head: logits - slope * (i - j), i and j absolute positions\n";
+  if (!c.s.scaling.sink.empty()) {
+    std::vector<double> sinks;
+    for (int64_t h = 0; h < c.sh.H; ++h) sinks.push_back(c.s.scaling.SinkOf(h));
+    py += "sink_logits = " + open + PythonList(sinks) + close +
+          "  # gpt-oss's sink: one more logit in each row's softmax, per head\n";
+  }
+  return py;
+}
+
+/// The lines that turn `var` (scaled logits) into the pipeline's logits before the mask
+/// (stage_rules.h LogitRows): ALiBi's - slope * (i - j) with `slope` the head's slope and
+/// `qpos`, `kpos` the absolute positions of the rows and columns, then c * tanh(var / c).
+std::string ModifierLines(const LoopCtx& c, const std::string& indent, const std::string& var,
+                          const std::string& slope, const std::string& qpos, const std::string& kpos) {
+  std::string py;
+  if (c.s.positions.kind == PositionKind::kAlibi)
+    py += indent + var + " = " + var + " - " + slope + " * (" + qpos + " - " + kpos +
+          ")  # ALiBi at the absolute positions\n";
+  if (c.s.scaling.softcap) {
+    const std::string cap = codegen_parts::PythonFloat(*c.s.scaling.softcap);
+    py += indent + var + " = " + cap + " * " + (c.numpy ? "np" : "torch") + ".tanh(" + var + " / " +
+          cap + ")  # soft-capping (Gemma 2), before the mask\n";
+  }
+  return py;
+}
+
+/// A decode step's softmax: over the keys, or with a sink over the keys and the head's sink
+/// column, which is dropped before weights @ V (gpt-oss's reference sdpa).
+std::string StepSoftmax(const LoopCtx& c) {
+  if (c.s.scaling.sink.empty())
+    return c.numpy ? "    step_weights = softmax_rows(step_logits)  # (B, heads, n, keys)\n"
+                   : "    step_weights = torch.softmax(step_logits, dim=-1)  # (B, heads, n, keys)\n";
+  return std::string(c.numpy ? "    sink_column = np.broadcast_to(sink_logits.reshape(1, heads, 1, 1), (B, heads, n, 1))\n"
+                               "    with_sink = softmax_rows(np.concatenate([step_logits, sink_column], axis=-1))\n"
+                             : "    sink_column = sink_logits.view(1, heads, 1, 1).expand(B, heads, n, 1)\n"
+                               "    with_sink = torch.softmax(torch.cat([step_logits, sink_column], dim=-1), dim=-1)\n") +
+         "    step_weights = with_sink[..., :-1]  # (B, heads, n, keys): the sink's column dropped\n"
+         "    step_sink = with_sink[..., -1:]  # (B, heads, n, 1): what the sink took of each new row\n";
+}
+
+/// A query block's running maximum and sum: m = -inf, l = 0, or with a sink m = sink, l = 1
+/// (the sink's column, exp(sink - m) = 1, rescaled like the rest and never multiplied with V).
+std::string TileStart(const LoopCtx& c) {
+  const std::string dt = TensorDtype(c), in = "            ";
+  const bool sink = !c.s.scaling.sink.empty();
+  if (c.numpy)
+    return sink ? in + "m = np.full(i1 - i0, sink_logits[h])  # running maximum per row: the sink's logit\n" +
+                      in + "l = np.ones(i1 - i0)  # running sum of exp(logit - m): the sink's exp(0)\n"
+                : in + "m = np.full(i1 - i0, -np.inf)  # running maximum per row\n" + in +
+                      "l = np.zeros(i1 - i0)  # running sum of exp(logit - m)\n";
+  return sink ? in + "m = sink_logits[h].repeat(i1 - i0)  # running maximum per row: the sink's logit\n" +
+                    in + "l = torch.ones(i1 - i0" + dt + ")  # running sum of exp(logit - m): the sink's exp(0)\n"
+              : in + "m = torch.full((i1 - i0,), float('-inf')" + dt + ")  # running maximum per row\n" + in +
+                    "l = torch.zeros(i1 - i0" + dt + ")  # running sum of exp(logit - m)\n";
+}
+
 /// The sizes, Q, K and V split into heads (K and V into their K/V heads), and allowed_full.
 std::string HeadsAndMask(const LoopCtx& c) {
   const char* split = c.numpy ? ".transpose(0, 2, 1, 3)" : ".transpose(1, 2)";
@@ -63,7 +136,7 @@ std::string HeadsAndMask(const LoopCtx& c) {
      << "  # (B, kv_heads, T, head_size)\n"
      << "v_heads = V.reshape(B, T, kv_heads, head_size_v)" << split
      << "  # (B, kv_heads, T, head_size_v)\n"
-     << codegen_parts::AllowedCellsLines(c.s, c.sh, c.numpy);
+     << codegen_parts::AllowedCellsLines(c.s, c.sh, c.numpy) << ModifierValues(c);
   if (c.numpy)
     py << "\n\ndef softmax_rows(x):  # stable softmax over the last axis; a row of -inf only: nan\n"
           "    with np.errstate(invalid=\"ignore\"):\n"
@@ -115,7 +188,7 @@ for first, n in plan:
         cache_k, cache_v, cache_pos = cache_k[:, :, drop:], cache_v[:, :, drop:], cache_pos[drop:]
     decode_steps.append({"first": first, "t": first + n, "keys": keys, "cache_len": len(cache_pos),
                          "evicted": evicted, "weights": step_weights})
-)";
+@SINKREC@)";
 
 // A decode step in PyTorch: the new rows appended, the step's scores, logits, weights, context.
 const char* kDecodeStepTorch = R"(    cache_k = torch.cat([cache_k, k_heads[:, :, first:first + n]], dim=2)  # the new tokens' rows
@@ -124,9 +197,9 @@ const char* kDecodeStepTorch = R"(    cache_k = torch.cat([cache_k, k_heads[:, :
     top = @TOP@
     step_allowed = allowed_full[top:top + n][:, cache_pos]  # (n, keys)
     step_scores = q_heads[:, :, first:first + n] @ cache_k.repeat_interleave(group, dim=1).transpose(-2, -1)
-    step_logits = (step_scores@SCALE@).masked_fill(~step_allowed, float('-inf'))
-    step_weights = torch.softmax(step_logits, dim=-1)  # (B, heads, n, keys)
-@ZERO@    step_context = (step_weights @ cache_v.repeat_interleave(group, dim=1)).transpose(1, 2).reshape(B, n, -1)
+    step_logits = step_scores@SCALE@
+@MODIFY@    step_logits = step_logits.masked_fill(~step_allowed, float('-inf'))
+@SOFTMAX@@ZERO@    step_context = (step_weights @ cache_v.repeat_interleave(group, dim=1)).transpose(1, 2).reshape(B, n, -1)
 @OUTPROJ@)";
 
 // The same step in NumPy.
@@ -136,9 +209,9 @@ const char* kDecodeStepNumpy = R"(    cache_k = np.concatenate([cache_k, k_heads
     top = @TOP@
     step_allowed = allowed_full[top:top + n][:, cache_pos]  # (n, keys)
     step_scores = np.matmul(q_heads[:, :, first:first + n], np.repeat(cache_k, group, axis=1).swapaxes(-2, -1))
-    step_logits = np.where(step_allowed, step_scores@SCALE@, -np.inf)
-    step_weights = softmax_rows(step_logits)  # (B, heads, n, keys)
-@ZERO@    step_context = np.matmul(step_weights, np.repeat(cache_v, group, axis=1)).transpose(0, 2, 1, 3).reshape(B, n, -1)
+    step_logits = step_scores@SCALE@
+@MODIFY@    step_logits = np.where(step_allowed, step_logits, -np.inf)
+@SOFTMAX@@ZERO@    step_context = np.matmul(step_weights, np.repeat(cache_v, group, axis=1)).transpose(0, 2, 1, 3).reshape(B, n, -1)
 )";
 
 const char* kTiled = R"(# FlashAttention's forward pass: Q in blocks of Br rows, K and V in blocks of Bc keys. Per row
@@ -147,7 +220,7 @@ const char* kTiled = R"(# FlashAttention's forward pass: Q in blocks of Br rows,
 Br, Bc = @BR@, @BC@
 tiled_context = @ZEROS@
 tile_steps, skipped_tiles = [], 0
-for b in range(B):
+@SINKINIT@for b in range(B):
     for h in range(heads):
         kv = h // group  # the K/V head query head h reads
         for i0 in range(0, T, Br):
@@ -163,16 +236,14 @@ for b in range(B):
 @UPDATE@                tile_steps.append({"batch": b, "head": h, "rows": [i0, i1], "keys": [j0, j1],
                                    "skipped": skipped, "m": m.@COPY@(), "l": l.@COPY@(),
                                    "rescale": rescale, "O": O.@COPY@()})
-@DIVIDE@@ZERO@            tiled_context[b, i0:i1, h * head_size_v:(h + 1) * head_size_v] = out
+@SINKREC@@DIVIDE@@ZERO@            tiled_context[b, i0:i1, h * head_size_v:(h + 1) * head_size_v] = out
 @OUTPROJ@)";
 
 // A query block's state and a tile's update in PyTorch.
-const char* kTiledInitTorch = R"(            m = torch.full((i1 - i0,), float('-inf')@DT@)  # running maximum per row
-            l = torch.zeros(i1 - i0@DT@)  # running sum of exp(logit - m)
-            O = torch.zeros(i1 - i0, head_size_v@DT@)  # unnormalised output
+const char* kTiledInitTorch = R"(@MLINIT@            O = torch.zeros(i1 - i0, head_size_v@DT@)  # unnormalised output
 )";
 const char* kTiledUpdateTorch = R"(                    s = (q_heads[b, h, i0:i1] @ k_heads[b, kv, j0:j1].T)@SCALE@
-                    s = s.masked_fill(~tile, float('-inf'))
+@MODIFY@                    s = s.masked_fill(~tile, float('-inf'))
                     m_new = torch.maximum(m, s.max(dim=-1).values)
                     live = m_new != float('-inf')  # rows with an allowed key so far
                     shift = torch.where(live, m_new, torch.zeros_like(m_new))
@@ -184,12 +255,10 @@ const char* kTiledUpdateTorch = R"(                    s = (q_heads[b, h, i0:i1]
 )";
 
 // The same in NumPy.
-const char* kTiledInitNumpy = R"(            m = np.full(i1 - i0, -np.inf)  # running maximum per row
-            l = np.zeros(i1 - i0)  # running sum of exp(logit - m)
-            O = np.zeros((i1 - i0, head_size_v))  # unnormalised output
+const char* kTiledInitNumpy = R"(@MLINIT@            O = np.zeros((i1 - i0, head_size_v))  # unnormalised output
 )";
 const char* kTiledUpdateNumpy = R"(                    s = np.matmul(q_heads[b, h, i0:i1], k_heads[b, kv, j0:j1].T)@SCALE@
-                    s = np.where(tile, s, -np.inf)
+@MODIFY@                    s = np.where(tile, s, -np.inf)
                     m_new = np.maximum(m, s.max(axis=-1))
                     live = m_new != -np.inf  # rows with an allowed key so far
                     shift = np.where(live, m_new, 0.0)
@@ -217,20 +286,6 @@ void CheckLoopNormalization(const Scenario& s) {
                          Name(s.normalization) + "\" (softmax or softmax_then_mask)");
 }
 
-/// The loop programs do not write the logit modifiers yet (scaling.softcap, scaling.sink,
-/// positions "alibi"), which the app's loops apply (inference.cpp): refused, the field named,
-/// rather than a program whose numbers differ from the app's.
-void CheckLoopLogitModifiers(const Scenario& s) {
-  const char* field = s.scaling.softcap ? "scaling.softcap"
-                      : !s.scaling.sink.empty() ? "scaling.sink"
-                      : s.positions.kind == PositionKind::kAlibi ? "positions.kind"
-                                                                 : nullptr;
-  if (field)
-    throw InferenceError(std::string(field) + ": the generated loop programs do not write "
-                         "soft-capping, sinks or ALiBi yet (attention-lab decode and tiled apply "
-                         "them); remove it to generate the loop");
-}
-
 }  // namespace
 
 std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
@@ -238,7 +293,6 @@ std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
   const LoopCtx c{s, ValidateScenario(s), s.input.generator == Generator::kNumpy};
   CheckDecode(s, c.sh.T, opt);
   CheckLoopNormalization(s);
-  CheckLoopLogitModifiers(s);
   const std::string width = std::to_string(c.sh.d_v);
   const std::string step = Fill(
       c.numpy ? kDecodeStepNumpy : kDecodeStepTorch,
@@ -247,6 +301,11 @@ std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
                    : "cache_pos[0]  # mask.align \"top_left\": query r as if at the cache's "
                      "first position + r"},
        {"SCALE", Scale(c)},
+       {"MODIFY", ModifierLines(c, "    ", "step_logits",
+                                c.numpy ? "alibi_slopes.reshape(1, heads, 1, 1)" : "alibi_slopes.view(1, heads, 1, 1)",
+                                c.numpy ? "np.arange(first, first + n)[:, None]" : "torch.arange(first, first + n)[:, None]",
+                                c.numpy ? "np.array(cache_pos)[None, :]" : "torch.tensor(cache_pos)[None, :]")},
+       {"SOFTMAX", StepSoftmax(c)},
        {"ZERO", ZeroRows(c, "    ", "step_allowed", "step_weights")},
        {"OUTPROJ", s.projections.out_proj ? "    step_context = out_proj(step_context)\n" : ""}});
   return program + "\n" + HeadsAndMask(c) +
@@ -255,7 +314,8 @@ std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
                         {"W", s.mask.kind == MaskKind::kSlidingWindow ? std::to_string(s.mask.window) : "None"},
                         {"ZEROS", c.numpy ? "np.zeros((B, T, " + width + "))"
                                           : "torch.zeros(B, T, " + width + TensorDtype(c) + ")"},
-                        {"ATTEND", step}}) +
+                        {"ATTEND", step},
+                        {"SINKREC", s.scaling.sink.empty() ? "" : "    decode_steps[-1][\"sink\"] = step_sink\n"}}) +
          PrintDifference(c, "decode_context", "decode");
 }
 
@@ -263,7 +323,6 @@ std::string GenerateTiledCode(const Scenario& s, int64_t block_q, int64_t block_
   const std::string program = GeneratePyTorchCode(s);
   const LoopCtx c{s, ValidateScenario(s), s.input.generator == Generator::kNumpy};
   CheckTiled(s, block_q, block_k);
-  CheckLoopLogitModifiers(s);
   const std::string dt = TensorDtype(c);
   return program + "\n" + HeadsAndMask(c) +
          Fill(kTiled,
@@ -271,10 +330,20 @@ std::string GenerateTiledCode(const Scenario& s, int64_t block_q, int64_t block_
                {"BC", std::to_string(block_k)},
                {"ZEROS", c.numpy ? "np.zeros((B, T, heads * head_size_v))"
                                  : "torch.zeros(B, T, heads * head_size_v" + dt + ")"},
-               {"INIT", Fill(c.numpy ? kTiledInitNumpy : kTiledInitTorch, {{"DT", dt}})},
+               {"INIT", Fill(c.numpy ? kTiledInitNumpy : kTiledInitTorch, {{"MLINIT", TileStart(c)}, {"DT", dt}})},
                {"ONES", c.numpy ? "np.ones(i1 - i0)" : "torch.ones(i1 - i0" + dt + ")"},
-               {"UPDATE", Fill(c.numpy ? kTiledUpdateNumpy : kTiledUpdateTorch, {{"SCALE", Scale(c)}})},
+               {"UPDATE", Fill(c.numpy ? kTiledUpdateNumpy : kTiledUpdateTorch,
+                               {{"SCALE", Scale(c)},
+                                {"MODIFY", ModifierLines(c, "                    ", "s", "alibi_slopes[h]",
+                                                         c.numpy ? "np.arange(i0, i1)[:, None]" : "torch.arange(i0, i1)[:, None]",
+                                                         c.numpy ? "np.arange(j0, j1)[None, :]" : "torch.arange(j0, j1)[None, :]")}})},
                {"COPY", c.numpy ? "copy" : "clone"},
+               {"SINKINIT", s.scaling.sink.empty() ? ""
+                            : c.numpy ? "tiled_sink = np.zeros((B, heads, T, 1))  # what the sink took of each row\n"
+                                      : "tiled_sink = torch.zeros(B, heads, T, 1" + dt + ")  # what the sink took of each row\n"},
+               {"SINKREC", s.scaling.sink.empty() ? ""
+                           : std::string("            tiled_sink[b, h, i0:i1, 0] = ") + (c.numpy ? "np" : "torch") +
+                                 ".exp(sink_logits[h] - m) / l  # the sink's column, exp(sink - m), over l\n"},
                {"DIVIDE", c.numpy ? "            with np.errstate(invalid=\"ignore\", divide=\"ignore\"):\n"
                                     "                out = O / l[:, None]  # the softmax's division, once at the end\n"
                                   : "            out = O / l[:, None]  # the softmax's division, once per row at the end\n"},

@@ -41,6 +41,18 @@ json Stack(const MatrixStackD& s, bool f64) {
   return out;
 }
 
+/// B*H matrices (index b * H + h) as B x H x rows x cols.
+json HeadStack(const MatrixStackD& s, size_t B, bool f64) {
+  const size_t H = B == 0 ? 1 : s.size() / B;
+  json out = json::array();
+  for (size_t b = 0; b < B; ++b) {
+    json heads = json::array();
+    for (size_t h = 0; h < H; ++h) heads.push_back(Rows(s[b * H + h], f64));
+    out.push_back(heads);
+  }
+  return out;
+}
+
 }  // namespace
 
 json DecodeRunJson(const Scenario& s, const DecodeOptions& opt, const DecodeRun& run) {
@@ -54,13 +66,7 @@ json DecodeRunJson(const Scenario& s, const DecodeOptions& opt, const DecodeRun&
             {"context", Stack(run.context, f64)},
             {"steps", json::array()}};
   for (const DecodeStep& step : run.steps) {
-    const size_t H = run.context.empty() ? 1 : step.weights.size() / run.context.size();
-    json weights = json::array();
-    for (size_t b = 0; b < run.context.size(); ++b) {
-      json heads = json::array();
-      for (size_t h = 0; h < H; ++h) heads.push_back(Rows(step.weights[b * H + h], f64));
-      weights.push_back(heads);
-    }
+    const json weights = HeadStack(step.weights, run.context.size(), f64);
     j["steps"].push_back({{"first", step.first},
                           {"t", step.t},
                           {"keys", step.keys},
@@ -68,6 +74,7 @@ json DecodeRunJson(const Scenario& s, const DecodeOptions& opt, const DecodeRun&
                           {"evicted", step.evicted},
                           {"max_abs_diff", Value(step.max_abs_diff, true)},
                           {"weights", weights}});
+    if (!step.sink.empty()) j["steps"].back()["sink"] = HeadStack(step.sink, run.context.size(), f64);
   }
   return j;
 }
@@ -81,6 +88,7 @@ json TiledRunJson(const Scenario& s, const TiledRun& run) {
             {"skipped_tiles", run.skipped_tiles},
             {"context", Stack(run.context, f64)},
             {"steps", json::array()}};
+  if (!run.sink.empty()) j["sink"] = HeadStack(run.sink, run.context.size(), f64);
   for (const TileStep& t : run.steps)
     j["steps"].push_back({{"batch", t.batch},
                           {"head", t.head},

@@ -68,6 +68,12 @@ std::optional<ExportFormat> ParseExportFormat(const std::string& name);
 /// The file extension of a format, with its dot (".png").
 const char* ExportExtension(ExportFormat format);
 
+/// The bytes ExportView writes for `view` (the figure with `scenario` embedded when not null,
+/// or the CSV or NPY text), for callers that write them their own way (the command line's
+/// decode and tiled figures). Errors as ExportView, without the file's.
+std::string ExportBytes(const StageView& view, const FigureOptions& options, ExportFormat format,
+                        const Scenario* scenario = nullptr);
+
 /// Renders (or serialises) one view and writes it atomically to `path` (file_io.h). Figures
 /// (PNG, SVG, PDF) of a view of `scenario` (may be null: then none is embedded) carry it and
 /// the view options (FigureMetadata, figure_meta.h), so they reopen as that scenario.

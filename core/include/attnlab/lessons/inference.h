@@ -58,6 +58,9 @@ struct DecodeStep {
   MaskMatrix allowed;             ///< q_len x keys.size(): 1 where the query may attend (the
                                   ///< scenario's mask at the aligned positions)
   MatrixStackD scores, weights;   ///< B*H (index b * H + h) of q_len x keys.size()
+  MatrixStackD sink;              ///< with scaling.sink: B*H of q_len x 1, what the sink's
+                                  ///< column took of each new row (its weights sum to 1 minus
+                                  ///< it); empty without a sink
   MatrixStackD context;           ///< B of q_len x d_v: the step's rows of the context
   double max_abs_diff = 0.0;      ///< largest |context - full context| over the step's rows
                                   ///< (nan where exactly one of the two is nan)
@@ -116,6 +119,9 @@ struct TiledRun {
   MatrixStackD context;              ///< B x T x d_v: O / l per head, heads side by side
                                      ///< (then out_proj if any)
   double max_abs_diff = 0.0;         ///< largest |context - full context|
+  MatrixStackD sink;                 ///< with scaling.sink: B*H (index b * H + h) of T x 1,
+                                     ///< what the sink took of each row, exp(sink - m) / l
+                                     ///< after the last tile; empty without a sink
 };
 
 /// Runs `st` (the stages of `s`) through FlashAttention's forward loop with Br x Bc tiles and

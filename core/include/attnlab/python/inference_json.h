@@ -7,11 +7,13 @@
 //            "steps": [{"first", "t" (tokens so far), "keys" (positions attended over),
 //                       "cache_len" (keys kept after the step), "evicted" (positions dropped),
 //                       "max_abs_diff" (against the full computation), "weights"
-//                       (B x H x q_len x keys)}]}
+//                       (B x H x q_len x keys), "sink" (with scaling.sink only:
+//                       B x H x q_len x 1, what the sink took of each new row)}]}
 //   tiled:  {"block_q", "block_k", "dtype", "max_abs_diff", "skipped_tiles",
-//            "context" (B x T x d_v: O / l), "steps": [{"batch", "head", "rows" and "keys"
-//            ([first, end) positions), "skipped", "m", "l", "rescale" (per row, after the
-//            tile), "O" (rows x dh_v)}]}
+//            "context" (B x T x d_v: O / l), "sink" (with scaling.sink only: B x H x T x 1,
+//            exp(sink - m) / l after the last tile), "steps": [{"batch", "head", "rows" and
+//            "keys" ([first, end) positions), "skipped", "m", "l", "rescale" (per row, after
+//            the tile), "O" (rows x dh_v)}]}
 //
 // float32 runs write each value as its shortest float32 text, float64 runs as the shortest
 // double text; non-finite values as "nan", "inf", "-inf" (the dump's convention).
