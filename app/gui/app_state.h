@@ -157,7 +157,7 @@ struct PeakingCache {
   RowVector weights;  ///< its attention weights (the bars and the summary)
   RowVector scores;
   std::vector<uint8_t> allowed;
-  double scale = 0.0;
+  CurveRules rules;  ///< the head's logit rules for the row (CurveRulesOf)
   std::vector<PeakingPoint> curve;
 };
 
