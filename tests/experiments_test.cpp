@@ -63,7 +63,7 @@ TEST(PeakingCurve, SoftmaxPeaksAsTheMultiplierGrows) {
   // scaling-demo's row, in miniature: entropy falls and the max weight rises with m.
   RowVector scores(4);
   scores << 1.0f, 3.0f, 2.5f, -1.0f;
-  const auto curve = PeakingCurve(scores, {}, 0.5, LogSpace(0.1, 100, 25));
+  const auto curve = PeakingCurve(scores, {}, CurveRules{2.0}, LogSpace(0.1, 100, 25));
   for (size_t i = 1; i < curve.size(); ++i) {
     EXPECT_LE(curve[i].stats.entropy, curve[i - 1].stats.entropy + 1e-12);
     EXPECT_GE(curve[i].stats.max_weight, curve[i - 1].stats.max_weight - 1e-7);
@@ -72,8 +72,73 @@ TEST(PeakingCurve, SoftmaxPeaksAsTheMultiplierGrows) {
   EXPECT_NEAR(curve.back().stats.max_weight, 1.0, 1e-6);        // m = 100: one-hot on key 1
   EXPECT_EQ(curve.back().stats.argmax, 1);
   // Masked entries take no weight at all.
-  const auto masked = PeakingCurve(scores, {1, 0, 1, 1}, 0.5, {1000.0});
+  const auto masked = PeakingCurve(scores, {1, 0, 1, 1}, CurveRules{2.0}, {1000.0});
   EXPECT_EQ(masked[0].stats.argmax, 2);
+}
+
+// The curves' softmax applies the scenario's logit rules: soft-capping, ALiBi and the sink
+// change the row (goldens: NumPy float64, c tanh(x / c) after x = scores / 2 - slope (3 - j),
+// then softmax over the row and the sink's logit 0.7).
+TEST(SoftmaxRowAt, AppliesSoftcapAlibiAndTheSink) {
+  RowVector scores(4);
+  scores << 1.0f, 3.0f, 2.5f, -1.0f;
+  auto expect = [](const RowVectorD& got, std::vector<double> want, const char* what) {
+    ASSERT_EQ(got.size(), 4) << what;
+    for (int j = 0; j < 4; ++j) EXPECT_NEAR(got[j], want[j], 1e-15) << what << " key " << j;
+  };
+  CurveRules r{2.0};
+  expect(SoftmaxRowAt(scores, {}, r, 1.0),
+         {0.1612081249955106, 0.4382091167752508, 0.341277603293594, 0.05930515493564445},
+         "scaled only");
+  r.softcap = 1.0;  // Gemma 2's cap: the row flattens
+  expect(SoftmaxRowAt(scores, {}, r, 1.0),
+         {0.2259588015542026, 0.35191292929127915, 0.3324598734115406, 0.08966839574297769},
+         "soft-capped at 1");
+  r.softcap = 2.0, r.alibi_slope = 0.5, r.query = 3;  // far keys lose 0.5 a step
+  expect(SoftmaxRowAt(scores, {}, r, 1.0),
+         {0.084625544019212, 0.34803665306466264, 0.4366732793756601, 0.13066452354046523},
+         "ALiBi, capped at 2");
+  r.sink = 0.7;
+  double sink = -1;
+  expect(SoftmaxRowAt(scores, {}, r, 1.0, &sink),
+         {0.05920209166990623, 0.24347846832800032, 0.3054866212680109, 0.09140990690578102},
+         "ALiBi, cap and sink");
+  EXPECT_NEAR(sink, 0.30042291182830144, 1e-15);
+  // The peaking curve's statistics follow: the capped row is flatter than the plain one.
+  const double plain = PeakingCurve(scores, {}, CurveRules{2.0}, {1.0})[0].stats.max_weight;
+  CurveRules capped{2.0};
+  capped.softcap = 1.0;
+  EXPECT_NEAR(PeakingCurve(scores, {}, capped, {1.0})[0].stats.max_weight, 0.35191292929127915,
+              1e-7);
+  EXPECT_NEAR(plain, 0.4382091167752508, 1e-7);
+}
+
+// One source: at the scenario's own multiplier the curve's row is the engine's weights row
+// (float32 against double: 1e-6), for the presets that soft-cap, use ALiBi and a sink; the
+// rules come from the pipeline's (CurveRulesOf).
+TEST(SoftmaxRowAt, AtTheScenariosMultiplierIsTheEnginesRow) {
+  for (const char* id : {"softcap", "alibi", "gpt-oss-sink"}) {
+    const Scenario s = LoadPreset(id);
+    const Stages st = RunScenario(s);
+    const Shape& sh = st.shape;
+    for (int64_t h = 0; h < sh.H; ++h)
+      for (int64_t i = 0; i < sh.T; ++i) {
+        std::vector<uint8_t> allowed(static_cast<size_t>(sh.T));
+        for (int64_t k = 0; k < sh.T; ++k) allowed[static_cast<size_t>(k)] = st.mask(i, k);
+        double sink = 0;
+        const RowVectorD w = SoftmaxRowAt(st.Head(st.scores, 0, h).row(i), allowed,
+                                          CurveRulesOf(s, sh, h, i), s.scaling.multiplier, &sink);
+        for (int64_t k = 0; k < sh.T; ++k)
+          EXPECT_NEAR(w[k], st.Head(st.weights, 0, h)(i, k), 1e-6)
+              << id << " head " << h << " row " << i << " key " << k;
+        if (!st.sink.empty()) EXPECT_NEAR(sink, st.Head(st.sink, 0, h)(i, 0), 1e-6) << id;
+      }
+  }
+  const Scenario s = LoadPreset("softcap");
+  const CurveRules r = CurveRulesOf(s, RunScenario(s).shape, 0, 2);
+  ASSERT_TRUE(r.softcap.has_value());
+  EXPECT_EQ(*r.softcap, *s.scaling.softcap);
+  EXPECT_EQ(r.query, 2);
 }
 
 }  // namespace

@@ -108,12 +108,25 @@ TEST_P(F64Golden, EveryStageMatchesPyTorchAndNumpyInFloat64) {
     for (int w = 0; w < 3; ++w)
       EXPECT_TRUE(StackNear(names[w], {f.W[w]}, {JsonMatrixD(ex[names[w]])}, 0, 0));
   }
+  // RoPE's rotated Q and K (oracle-rope-*: tools/make_goldens.py's float64 variants).
+  if (ex.contains("Q_rot")) {
+    EXPECT_TRUE(StackNear("Q_rot", f.Q_rot, GoldenStackD(ex["Q_rot"], false), atol, rtol));
+    EXPECT_TRUE(StackNear("K_rot", f.K_rot, GoldenStackD(ex["K_rot"], false), atol, rtol));
+  } else {
+    EXPECT_TRUE(f.Q_rot.empty());
+  }
   EXPECT_TRUE(StackNear("scores", f.scores, GoldenStackD(ex["scores"], true), atol, rtol));
   EXPECT_TRUE(StackNear("logits", f.logits, GoldenStackD(ex["logits"], true), atol, rtol));
   EXPECT_TRUE(StackNear("weights", f.weights, GoldenStackD(ex["weights"], true), atol, rtol));
   if (ex.contains("weights_dropped")) {
     EXPECT_TRUE(StackNear("weights_dropped", f.weights_dropped,
                           GoldenStackD(ex["weights_dropped"], true), atol, rtol));
+  }
+  // gpt-oss's sink: what it took of each row (B x H x T x 1).
+  if (ex.contains("sink")) {
+    EXPECT_TRUE(StackNear("sink", f.sink, GoldenStackD(ex["sink"], true), atol, rtol));
+  } else {
+    EXPECT_TRUE(f.sink.empty());
   }
   EXPECT_TRUE(StackNear("context", f.context, GoldenStackD(ex["context"], false), atol, rtol));
   // The float fields are the double stages rounded: what the window draws.
@@ -191,6 +204,13 @@ TEST(F64Goldens, CoverBothGeneratorsDrawsDropoutAndLinear) {
   for (const char* n : {"numpy-odd-counts", "torch-qkv-small", "torch-randn-tail",
                         "torch-linear-dropout", "torch-qkv-given", "numpy-dv-heads",
                         "torch-qkv-dv-heads", "torch-qkv-given-dv"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+  // Issue 26's settings in float64 (tools/make_goldens.py FLOAT64_VARIANTS): RoPE, ALiBi,
+  // soft-capping, sinks, grouped K/V heads, a sliding window.
+  for (const char* n : {"oracle-rope-split-halves-heads2-causal",
+                        "oracle-rope-interleaved-sign-neg-dropout", "oracle-alibi-heads4-causal",
+                        "oracle-softcap-c2-causal-heads2", "oracle-sink-per-head-empty-row",
+                        "oracle-gqa-linear-h4-kv2-causal", "oracle-mask-sliding-window-w3-heads2"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 }
 

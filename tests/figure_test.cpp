@@ -265,6 +265,50 @@ TEST(ExportAll, OneFilePerStageHeadAndBatch) {
   fs::remove_all(dir);
 }
 
+// gpt-oss's sink (scaling.sink): `export --all` writes what the sink took of each row, one
+// T x 1 file per head, with PyTorch's numbers (the preset's golden, tools/torch_oracle.py);
+// its CSV column is labelled "sink". A scenario without a sink has no such stage.
+TEST(ExportAll, WritesTheSinkColumnOfEachHead) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnlab_export_sink_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const Scenario s = LoadPreset("gpt-oss-sink");  // T = 8, H = 2, sinks 1.5 and -1
+  const Stages st = RunScenario(s);
+  const std::vector<std::string> files = ExportAll(st, s, {}, ExportFormat::kNpy, dir.string());
+  const nlohmann::json want = test::LoadGolden("scenarios/preset-gpt-oss-sink.json")["expected"]["sink"];
+  for (int h = 0; h < 2; ++h) {
+    const fs::path path = dir / ("sink_h" + std::to_string(h) + ".npy");
+    ASSERT_NE(std::find(files.begin(), files.end(), path.string()), files.end()) << path;
+    const std::string npy = ReadFile(path.string());
+    EXPECT_NE(npy.find("'shape': (8, 1)"), std::string::npos);
+    const size_t header =
+        static_cast<unsigned char>(npy[8]) | (static_cast<unsigned char>(npy[9]) << 8);
+    ASSERT_EQ(npy.size(), 10 + header + 8 * 4);
+    for (int i = 0; i < 8; ++i) {
+      float got;
+      std::memcpy(&got, npy.data() + 10 + header + 4 * i, 4);
+      EXPECT_NEAR(got, want[0][h][i][0].get<double>(), 1e-6) << "head " << h << " row " << i;
+    }
+  }
+  // Row 0 of head 0 (one key, logit z; the sink's logit 1.5): PyTorch's 0.776070..
+  EXPECT_NEAR(st.Head(st.sink, 0, 0)(0, 0), 0.7760704159736633, 1e-6);
+  const std::string csv = StageCsv(ExtractStage(st, s, Stage::kSink, 1, 0));
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "query,sink");
+  EXPECT_EQ(csv.substr(csv.find('\n') + 1, 4), "the,");
+  // With the weights, each row sums to 1.
+  const Matrix& w = st.Head(st.weights, 0, 1);
+  for (int i = 0; i < 8; ++i) EXPECT_NEAR(w.row(i).sum() + st.Head(st.sink, 0, 1)(i, 0), 1.0, 1e-6);
+  fs::remove_all(dir);
+  const Scenario plain = LoadPreset("raschka-journey");
+  try {
+    ExtractStage(RunScenario(plain), plain, Stage::kSink, 0, 0);
+    ADD_FAILURE() << "a sink stage without scaling.sink";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "sink needs scaling.sink (this scenario has no attention sink)");
+  }
+}
+
 class GoldenFigure : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenFigure, MatchesTheCommittedImage) {

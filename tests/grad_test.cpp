@@ -104,7 +104,7 @@ TEST(Grad, JacobianNormCurveCollapsesAsTheRowPeaks) {
   scores << 1.0f, 3.0f, -2.0f, 0.5f;
   const std::vector<uint8_t> allowed = {1, 1, 0, 1};  // n = 3
   const std::vector<double> ms = {0.0, 0.5, 1.0, 4.0, 50.0};
-  const std::vector<double> norms = JacobianNormCurve(scores, allowed, 0.5, ms);
+  const std::vector<double> norms = JacobianNormCurve(scores, allowed, CurveRules{2.0}, ms);
   ASSERT_EQ(norms.size(), ms.size());
   EXPECT_NEAR(norms[0], std::sqrt(2.0) / 3.0, 1e-12);
   for (size_t i = 1; i < norms.size(); ++i) EXPECT_LT(norms[i], norms[i - 1]);

@@ -1457,6 +1457,8 @@ void ExpectOverviewPrintsEveryNumber(const Gui& gui, const std::string& screen) 
       {"--preset raschka-3.6-wrapper", "",
        {"weights", "context", "head_weights_0", "head_weights_1"}},
       {"--preset raschka-3.6-mha", "", {"weights", "context", "head_weights_0", "head_weights_1"}},
+      // gpt-oss's sink: its column beside the weights, what it took of each row.
+      {"--preset gpt-oss-sink", "", {"mask", "weights", "sink", "context"}},
   };
   for (const Case& c : cases) {
     const std::string layout = gui.Path("layout.json");

@@ -12,6 +12,10 @@ The tests read the committed goldens and never need torch.
   tests/golden/scenarios/*.json one scenario each ({"scenario": ..., "expected": ...}), the
                                 expected stages computed by the PyTorch oracle of the scenario
                                 format, tools/torch_oracle.py
+  tests/golden/f64/oracle-*.json the float64 variants of the scenarios of issue 26's settings
+                                (FLOAT64_VARIANTS: the same scenarios with "dtype": "float64"),
+                                by the same oracle in torch.float64, with the variances the
+                                float64 test reads (the other f64 goldens: make_qkv_goldens.py)
 
 usage: tools/make_goldens.py [--out tests/golden]
 """
@@ -554,6 +558,37 @@ def scenario_cases():
     return out
 
 
+# The scenarios of issue 26's settings also checked in float64: RoPE (both layouts, a sliding
+# window and dropout), ALiBi (with soft-capping and a sink), soft-capping, sinks (per head, an
+# empty row, in a window), grouped K/V heads (with RoPE, a sliding window) and a sliding window.
+FLOAT64_VARIANTS = [
+    "rope-split-halves-heads2-causal", "rope-interleaved-sign-neg-dropout",
+    "rope-split-halves-sign-neg-linear-bias", "alibi-heads4-causal",
+    "alibi-heads3-none-softcap-sink", "softcap-c2-causal-heads2", "sink-per-head-empty-row",
+    "sink-softcap-window", "gqa-linear-h4-kv2-causal", "gqa-torch-rand-h6-kv3-window-multiplier",
+    "rope-gqa-h4-kv2-causal", "mask-sliding-window-w3-heads2",
+]
+
+
+def float64_cases(cases):
+    """tests/golden/f64/oracle-<name>.json for each name of FLOAT64_VARIANTS: the float32
+    case's scenario (one source) with "dtype": "float64", every stage by the oracle in float64,
+    and "stats" (torch's Tensor.var() of Q, K, the scores, logits and weights) as the float64
+    test reads them."""
+    out = {}
+    for name in FLOAT64_VARIANTS:
+        scn = json.loads(json.dumps(cases[name]["scenario"]))
+        scn["dtype"] = "float64"
+        stages = torch_oracle.run(json.loads(json.dumps(scn)))
+        ex = {key: torch_oracle.plain(value) for key, value in stages.items()}
+        ex["stats"] = {key: torch_oracle.plain(stages[stage].var().item()) for key, stage in
+                       (("var_q", "Q"), ("var_k", "K"), ("var_scores", "scores"),
+                        ("var_logits", "logits"), ("var_weights", "weights"))}
+        assert stages["weights"].dtype == torch.float64, name
+        out["oracle-" + name] = {"scenario": scn, "expected": ex, "torch": torch.__version__}
+    return out
+
+
 def generic_rng_golden(out):
     """rng_generic.json: the generator calls of three seeds drawn by PyTorch's generic kernels
     (ATEN_CPU_CAPABILITY=default: no AVX2, no FMA), what a CPU without AVX2 gets. The capability
@@ -586,11 +621,15 @@ def main():
     write(os.path.join(a.out, "rng.json"), {"torch": torch.__version__, "cases": rng_cases()})
     write(os.path.join(a.out, "variance.json"), {"torch": torch.__version__, "cases": variance_cases()})
     cases = scenario_cases()  # before anything is removed: a failing case keeps the old set
-    for old in glob.glob(os.path.join(a.out, "scenarios", "*.json")):
+    f64 = float64_cases(cases)
+    for old in glob.glob(os.path.join(a.out, "scenarios", "*.json")) + \
+            glob.glob(os.path.join(a.out, "f64", "oracle-*.json")):
         os.remove(old)
     for name, case in cases.items():
         case["torch"] = torch.__version__
         write(os.path.join(a.out, "scenarios", name + ".json"), case)
+    for name, case in f64.items():
+        write(os.path.join(a.out, "f64", name + ".json"), case)
     print("goldens written to", a.out, "with torch", torch.__version__)
 
 

@@ -15,7 +15,9 @@ K_rot (Q and K after RoPE's rotation, B x T x d_out) first of all with "position
 
 Every operation is PyTorch's own, in the order a notebook writes it (scores * multiplier, then
 / sqrt(dh); masked_fill(-inf); softmax over the last dimension; ...), because that order is
-what fixes the float32 results the engine must reproduce.
+what fixes the float32 results the engine must reproduce. A scenario with "dtype": "float64"
+runs the same code with torch.float64 as the default dtype (its draws, nn.Linear, RoPE's
+angles and every stage in float64).
 """
 import json
 import math
@@ -55,7 +57,7 @@ def default_labels(count):
 
 
 def input_from_matrix(spec):
-    X = torch.tensor(spec["values"], dtype=torch.float32)
+    X = torch.tensor(spec["values"], dtype=torch.get_default_dtype())
     if X.dim() == 2:  # one matrix: a batch of one
         X = X[None]
     labels = spec.get("tokens") or default_labels(X.shape[1])
@@ -97,7 +99,7 @@ def make_weight(init, spec, name, d_in, d_out):
         bias = None if layer.bias is None else layer.bias.detach()
         return layer.weight.detach().T.contiguous(), bias
     if init == "matrix":
-        return torch.tensor(spec["W_" + name], dtype=torch.float32), None
+        return torch.tensor(spec["W_" + name], dtype=torch.get_default_dtype()), None
     raise ValueError("unknown projections.init: %r" % init)
 
 
@@ -181,7 +183,7 @@ def normalize(logits, allowed, how, shape):
         kept = logits.masked_fill(~allowed, 0.0)
         return kept / kept.sum(dim=-1, keepdim=True)
     if how == "mean":
-        ones = allowed.float()
+        ones = allowed.to(logits.dtype)
         return (ones / ones.sum(dim=-1, keepdim=True)).expand(*shape).clone()
     if how == "softmax_then_mask":
         # Raschka 3.5.1: attn_weights * mask_simple, then / row_sums (the logits unmasked).
@@ -212,9 +214,10 @@ def alibi_slopes(heads):
 # ---- positions: RoPE, each layout and sign written as its reference implementation writes it ----
 
 def rope_inv_freq(dh, theta):
-    """1 / theta^(2p / dh), p < dh / 2, in float32 (LLMs-from-scratch's compute_rope_params,
-    Hugging Face's LlamaRotaryEmbedding, Meta's precompute_freqs_cis, nanochat)."""
-    return 1.0 / (theta ** (torch.arange(0, dh, 2)[: dh // 2].float() / dh))
+    """1 / theta^(2p / dh), p < dh / 2, in the run's dtype (float32 as LLMs-from-scratch's
+    compute_rope_params, Hugging Face's LlamaRotaryEmbedding, Meta's precompute_freqs_cis,
+    nanochat; float64 for a float64 scenario)."""
+    return 1.0 / (theta ** (torch.arange(0, dh, 2)[: dh // 2].to(torch.get_default_dtype()) / dh))
 
 
 def rope_split_halves(x, theta):
@@ -244,9 +247,10 @@ def rope_interleaved(x, theta, sign):
     """Meta's Llama apply_rotary_emb: dimensions 2p and 2p + 1 as one complex number, times
     polar(1, angle) (the angle negated for sign -1)."""
     B, H, T, dh = x.shape
-    freqs = torch.outer(torch.arange(T), rope_inv_freq(dh, theta)).float()
+    dt = torch.get_default_dtype()  # float32 (Meta's .float()), or float64: complex128
+    freqs = torch.outer(torch.arange(T), rope_inv_freq(dh, theta)).to(dt)
     freqs_cis = torch.polar(torch.ones_like(freqs), freqs * sign)
-    xc = torch.view_as_complex(x.float().reshape(B, H, T, dh // 2, 2))
+    xc = torch.view_as_complex(x.to(dt).reshape(B, H, T, dh // 2, 2))
     return torch.view_as_real(xc * freqs_cis).flatten(3)
 
 
@@ -303,7 +307,17 @@ def split_heads(M, B, T, heads, dh):
 
 def run(scenario):
     """Every stage of `scenario` (a parsed scenario@1 object) as tensors, plus var_K and the
-    token lists, in the order the goldens store them."""
+    token lists, in the order the goldens store them; in float64 for "dtype": "float64"."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64 if scenario.get("dtype") == "float64" else torch.float32)
+    try:
+        return run_in_default_dtype(scenario)
+    finally:
+        torch.set_default_dtype(before)
+
+
+def run_in_default_dtype(scenario):
+    """run(scenario) in torch's default dtype."""
     torch.manual_seed(DEFAULT_SEED)  # a fresh process, as the app models it (DefaultSeed)
     X, labels = INPUT_SOURCES[scenario["input"]["source"]](scenario["input"])
     B, T, d_in = X.shape

@@ -183,8 +183,8 @@ struct ExportArgs {
 };
 
 /// The stages of --stage: one name, several separated by commas (one multi-panel figure), or
-/// "pipeline": X, Q, K, V, scores, mask (unless there is none), logits, weights,
-/// weights_dropped (with dropout) and context. Errors: UsageError naming an unknown stage.
+/// "pipeline": X, Q, K, V, scores, mask (unless there is none), logits, weights, sink (with
+/// scaling.sink), weights_dropped (with dropout) and context. Errors: UsageError naming an unknown stage.
 std::vector<Stage> ExportStages(const std::string& text, const Scenario& scenario) {
   if (text == "pipeline") return PipelineStages(scenario);
   std::vector<Stage> stages;
@@ -516,7 +516,8 @@ CLI::App* AddExportCommand(CLI::App& app, ExportArgs& ex) {
   CLI::App* exp = app.add_subcommand("export", "Render a stage's heatmap to PNG, SVG or PDF (or CSV / NPY)");
   exp->add_option("scenario", ex.input, kScenarioHelp)->required();
   exp->add_option("--stage", ex.stage,
-                  "X, Q, K, V, scores, mask, logits, weights, weights_dropped or context; several "
+                  "X, Q, K, V, Q_rot, K_rot, scores, mask, logits, weights, sink, weights_dropped or "
+                  "context; several "
                   "separated by commas, or pipeline, for one figure with a panel each");
   exp->add_option("--head", ex.head, "Head (per-head stages), from 0");
   exp->add_option("--batch", ex.batch, "Batch entry, from 0");

@@ -101,7 +101,7 @@ void MarkDirty(AppState& state, Stage stage) { state.heatmaps[StageIndex(stage)]
 void MarkSelectionDirty(AppState& state) {
   for (Stage s : {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot,
                   Stage::kScores, Stage::kLogits,
-                  Stage::kWeights, Stage::kWeightsDropped, Stage::kContext}) {
+                  Stage::kWeights, Stage::kSink, Stage::kWeightsDropped, Stage::kContext}) {
     MarkDirty(state, s);
     state.heatmaps[StageIndex(s)].prescan.reset();  // a scan of the other head's matrix
   }
@@ -131,7 +131,7 @@ void MarkRecomputed(AppState& state, const RecomputeCounts& a, const RecomputeCo
     for (Stage s : {Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot}) MarkDirty(state, s);
   if (a.scores != b.scores) MarkDirty(state, Stage::kScores);
   if (a.logits != b.logits) MarkDirty(state, Stage::kLogits);
-  if (a.weights != b.weights) MarkDirty(state, Stage::kWeights);
+  if (a.weights != b.weights) MarkDirty(state, Stage::kWeights), MarkDirty(state, Stage::kSink);
   if (a.weights != b.weights || a.dropout != b.dropout) MarkDirty(state, Stage::kWeightsDropped);
   if (a.context != b.context) MarkDirty(state, Stage::kContext);
   if (mask_changed) {

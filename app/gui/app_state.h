@@ -44,8 +44,8 @@ namespace attnlab::gui {
 
 class NativeDialog;  // native_dialog.h
 
-/// The heatmaps, in pipeline order (the order of figure.h's Stage enum).
-inline constexpr int kStageCount = 12;
+/// The heatmaps, in the order of heatmap_spec.h's Stage enum (pipeline order but the sink, last).
+inline constexpr int kStageCount = 13;
 inline int StageIndex(Stage s) { return static_cast<int>(s); }
 inline Stage StageAt(int index) { return static_cast<Stage>(index); }
 
@@ -157,7 +157,7 @@ struct PeakingCache {
   RowVector weights;  ///< its attention weights (the bars and the summary)
   RowVector scores;
   std::vector<uint8_t> allowed;
-  double scale = 0.0;
+  CurveRules rules;  ///< the head's logit rules for the row (CurveRulesOf)
   std::vector<PeakingPoint> curve;
 };
 

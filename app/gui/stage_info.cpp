@@ -46,6 +46,8 @@ const Matrix* StageMatrix(const AppState& state, Stage stage) {
       return head_of(st.weights_dropped);
     case Stage::kContext:
       return static_cast<size_t>(b) < st.context.size() ? &st.context[b] : nullptr;
+    case Stage::kSink:  // empty without scaling.sink
+      return head_of(st.sink);
   }
   return nullptr;
 }

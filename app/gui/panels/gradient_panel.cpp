@@ -248,10 +248,9 @@ void RefreshGradients(AppState& state) {
   std::vector<uint8_t> allowed(st.shape.T, 1);
   for (int64_t k = 0; k < st.shape.T; ++k)
     allowed[k] = st.mask.rows() == st.shape.T ? st.mask(i, k) : 1;
-  const double scale =
-      state.shown.scaling.sqrt_dk ? 1.0 / std::sqrt(static_cast<double>(st.shape.dh)) : 1.0;
   g.multipliers = LogSpace(kLowMultiplier, kHighMultiplier, 121);
-  g.norms = JacobianNormCurve(st.Head(st.scores, b, h).row(i), allowed, scale, g.multipliers);
+  g.norms = JacobianNormCurve(st.Head(st.scores, b, h).row(i), allowed,
+                              CurveRulesOf(state.shown, st.shape, h, i), g.multipliers);
 }
 
 std::string GradientsJson(AppState& state) {

@@ -306,7 +306,8 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
     spec.pan_with_left = false;
   }
   spec.labels_key = state.shown_counts.input;
-  spec.allowed = readable ? &readable->mask : nullptr;
+  // The sink's column (T x 1) is never masked: the mask's cells are the keys'.
+  spec.allowed = readable && stage != Stage::kSink ? &readable->mask : nullptr;
   spec.frozen = !readable;
   spec.marked_row = state.row;
   // The hovered query row in every heatmap indexed by queries, its key row in K and V and its
@@ -316,11 +317,12 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
     const bool on_keys =
         hv.stage == Stage::kK || hv.stage == Stage::kV || hv.stage == Stage::kKRot;
     const bool on_square = !on_keys && hv.stage != Stage::kX && hv.stage != Stage::kQ &&
-                           hv.stage != Stage::kQRot && hv.stage != Stage::kContext;
+                           hv.stage != Stage::kQRot && hv.stage != Stage::kContext &&
+                           hv.stage != Stage::kSink;
     const int64_t query = on_keys ? -1 : hv.row;
     const int64_t key = on_keys ? hv.row : on_square ? hv.col : -1;
     const bool dims = stage == Stage::kX || stage == Stage::kQ || stage == Stage::kQRot ||
-                      stage == Stage::kContext;
+                      stage == Stage::kContext || stage == Stage::kSink;
     if (stage == Stage::kK || stage == Stage::kV || stage == Stage::kKRot) {
       spec.highlight_row = key;
     } else if (dims) {
@@ -419,8 +421,10 @@ const char* ChipTip(Stage stage) {
   }
 }
 
-/// Q_rot and K_rot exist only with RoPE: without it they are neither maps nor chips.
+/// Q_rot and K_rot exist only with RoPE, the sink's column only with scaling.sink: without
+/// them they are neither maps nor chips.
 bool StageAbsent(const AppState& state, Stage stage) {
+  if (stage == Stage::kSink) return state.shown.scaling.sink.empty();
   return (stage == Stage::kQRot || stage == Stage::kKRot) &&
          state.shown.positions.kind != PositionKind::kRope;
 }
@@ -465,6 +469,12 @@ std::pair<int64_t, int64_t> ShownSize(const AppState& state, Stage stage) {
   return {gpu.rows(), gpu.cols()};
 }
 
+/// Whether map k of a row labels its rows: the first always, the others unless the row shares
+/// the first one's labels; the sink's column never (the weights left of it label its rows).
+bool OwnRowLabels(const std::vector<Stage>& stages, size_t k, bool shared_labels) {
+  return k == 0 || (!shared_labels && stages[k] != Stage::kSink);
+}
+
 /// A row of heatmaps across `width`, each as wide as its matrix wants at the row's height
 /// (X, Q, K, V are narrow when d is small), scaled together to fill the row.
 void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec2 size) {
@@ -486,7 +496,7 @@ void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec
       const float rows = m_rows ? static_cast<float>(m_rows) : 1.0f;
       const float cols = m_cols ? static_cast<float>(m_cols) : 1.0f;
       const float image_w = std::min(image_h * cols / rows, image_h * 1.25f);
-      const bool own_labels = k == 0 || !shared_labels;
+      const bool own_labels = OwnRowLabels(stages, k, shared_labels);
       want.push_back((own_labels ? labels : font * 0.5f) + colorbar + std::max(image_w, font * 3));
       total += want.back();
     }
@@ -499,7 +509,7 @@ void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec
     const ImVec2 o(x, at.y);
     state.heatmap_cells[StageIndex(stages[k])] = ScreenRect{o, ImVec2(o.x + w, o.y + size.y)};
     DrawHeatmap(state, stages[k], o, ImVec2(w, size.y), MapMode::kOverview,
-                k == 0 || !shared_labels);
+                OwnRowLabels(stages, k, shared_labels));
     x += w + gap;
   }
 }
@@ -853,7 +863,8 @@ void DrawPipeline(AppState& state, ImVec2 origin, ImVec2 avail) {
   const std::vector<Stage> top = shown(
       {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot, Stage::kScores});
   const std::vector<Stage> bottom = shown(
-      {Stage::kMask, Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped, Stage::kContext});
+      {Stage::kMask, Stage::kLogits, Stage::kWeights, Stage::kSink, Stage::kWeightsDropped,
+       Stage::kContext});
   // Notebook-sized: every number on screen, the maps in rows sized for them.
   std::vector<Stage> all = top;
   all.insert(all.end(), bottom.begin(), bottom.end());
@@ -882,8 +893,8 @@ void DrawFocused(AppState& state, Stage focus, ImVec2 origin, ImVec2 avail) {
       ScreenRect{origin, ImVec2(origin.x + avail.x, origin.y + main_h)};
   DrawHeatmap(state, focus, origin, ImVec2(avail.x, main_h), MapMode::kFocused);
   std::vector<Stage> others;
-  for (int k = 0; k < kStageCount; ++k)
-    if (StageAt(k) != focus && StageShown(state, StageAt(k))) others.push_back(StageAt(k));
+  for (Stage s : AllStages())  // pipeline order (the sink after the weights)
+    if (s != focus && StageShown(state, s)) others.push_back(s);
   if (others.empty()) return;
   const float gap = font * 0.5f;
   const float w = std::min(font * 9.0f, (avail.x - gap * (others.size() - 1)) / others.size());

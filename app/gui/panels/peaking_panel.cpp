@@ -180,21 +180,21 @@ void RefreshPeaking(AppState& state) {
   const Stages& st = *readable;
   const int64_t i = std::min(state.row, st.shape.T - 1);
   const std::vector<uint8_t> allowed = AllowedKeys(st, i);
-  const double scale =
-      state.shown.scaling.sqrt_dk ? 1.0 / std::sqrt(static_cast<double>(st.shape.dh)) : 1.0;
+  // The head's own logit rules (scaling, ALiBi, soft-cap, sink) for this query row.
+  const CurveRules rules = CurveRulesOf(state.shown, st.shape, state.head, i);
   const RowVector scores = st.Head(st.scores, state.batch, state.head).row(i);
   PeakingCache& cache = state.peaking;
   // The row's weights for the bars and the summary, copied here so that the panel draws them
   // while a later background run rewrites the stages.
   cache.row = i;
   cache.weights = st.Head(st.weights, state.batch, state.head).row(i);
-  if (!cache.curve.empty() && cache.scale == scale && cache.allowed == allowed &&
+  if (!cache.curve.empty() && cache.rules == rules && cache.allowed == allowed &&
       cache.scores.size() == scores.size() && cache.scores == scores)
     return;
   cache.scores = scores;
   cache.allowed = allowed;
-  cache.scale = scale;
-  cache.curve = PeakingCurve(scores, allowed, scale, LogSpace(kLowMultiplier, kHighMultiplier, 121));
+  cache.rules = rules;
+  cache.curve = PeakingCurve(scores, allowed, rules, LogSpace(kLowMultiplier, kHighMultiplier, 121));
 }
 
 /// "▴ larger" gives the two plots under the heatmaps most of the height (the maps' canvas

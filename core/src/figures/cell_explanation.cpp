@@ -90,6 +90,40 @@ double SinkShare(const Cell& c) {
   return c.st.Head(c.st.sink, c.ref.batch, c.ref.head)(c.i, 0);
 }
 
+/// Row i's softmax with gpt-oss's sink: the max over the allowed logits and the sink's logit,
+/// Σ = the sum of exp(z - max) over both (double, recomputed to explain the number); n the
+/// allowed keys.
+struct SinkSum {
+  double max = -INFINITY, sum = 0;
+  int64_t n = 0;
+};
+SinkSum SinkSoftmaxSum(const Cell& c) {
+  const auto row = c.logits.row(c.i);
+  const MaskMatrix& mask = c.st.mask;
+  auto open = [&](int64_t k) { return mask.rows() <= c.i || mask(c.i, k); };
+  SinkSum out;
+  out.max = c.s.scaling.SinkOf(c.ref.head);
+  for (int64_t k = 0; k < row.size(); ++k)
+    if (open(k)) out.max = std::max(out.max, static_cast<double>(row(k))), ++out.n;
+  out.sum = std::exp(c.s.scaling.SinkOf(c.ref.head) - out.max);
+  for (int64_t k = 0; k < row.size(); ++k)
+    if (open(k)) out.sum += std::exp(static_cast<double>(row(k)) - out.max);
+  return out;
+}
+
+/// The sink's column of row i: its logit's share of the softmax over the row and the sink.
+void SinkLines(const Cell& c) {
+  const SinkSum ss = SinkSoftmaxSum(c);
+  const double sink = c.s.scaling.SinkOf(c.ref.head), share = SinkShare(c);
+  c.Text("sink = exp(s - max) / \xCE\xA3");
+  c.Text("     = exp(" + Num(sink) + " - " + Num(ss.max) + ") / " + Num(ss.sum) + " = " +
+         Num(share));
+  c.Note("s = head " + Int(c.ref.head) + "'s sink logit; \xCE\xA3 = sum of exp(z - max) over the " +
+         Int(ss.n) + " allowed keys and the sink; max includes the sink");
+  c.Note("dropped before weights \xC2\xB7 V: row " + Int(c.i) + "'s weights sum to " +
+         Num(1 - share));
+}
+
 /// The row's normaliser and the weight it gives, as the normalization computes it (recomputed
 /// from the logits row only to explain the number).
 void WeightLines(const Cell& c) {
@@ -114,11 +148,9 @@ void WeightLines(const Cell& c) {
     }
   const double z = c.logits(c.i, c.j), w = c.weights(c.i, c.j);
   if (SinkShare(c) >= 0) {  // gpt-oss's sink: one more column in the softmax's sum
+    const SinkSum ss = SinkSoftmaxSum(c);
+    mx = ss.max, sum_exp = ss.sum;
     const double sink = c.s.scaling.SinkOf(c.ref.head);
-    mx = std::max(mx, sink);
-    sum_exp = std::exp(sink - mx);
-    for (int64_t k = 0; k < row.size(); ++k)
-      if (open(k)) sum_exp += std::exp(static_cast<double>(row(k)) - mx);
     c.Text("weight = exp(z - max) / \xCE\xA3");
     c.Text("       = exp(" + Num(z) + " - " + Num(mx) + ") / " + Num(sum_exp) + " = " + Num(w));
     c.Note("\xCE\xA3 = sum of exp(z - max) over the " + Int(n) + " allowed keys and the sink (logit " +
@@ -325,6 +357,9 @@ void StageLines(const Cell& c) {
     case Stage::kWeightsDropped:
       DropoutLines(c);
       break;
+    case Stage::kSink:
+      SinkLines(c);
+      break;
     case Stage::kContext: {
       const int64_t h = c.st.shape.dh_v > 0 ? c.j / c.st.shape.dh_v : 0;  // dh_v per head
       c.Text("= \xCE\xA3_k weight[" + Int(c.i) + ", k] \xC2\xB7 v_k[d" + Int(c.j) + "]  (head " +
@@ -338,13 +373,15 @@ void StageLines(const Cell& c) {
 }  // namespace
 
 bool StageIsTokenByToken(Stage s) {
-  return s != Stage::kX && !StageIsProjected(s) && s != Stage::kContext;
+  return s != Stage::kX && !StageIsProjected(s) && s != Stage::kContext && s != Stage::kSink;
 }
 
 CellExplanation ExplainCell(const Stages& st, const Scenario& s, const CellRef& ref) {
   CellExplanation out;
   const int64_t i = ref.i, j = ref.j;
-  if (!StageIsTokenByToken(ref.stage))
+  if (ref.stage == Stage::kSink)
+    out.heading = "query " + Int(i) + " (\"" + ref.row_label + "\")  \xE2\x86\x92  the sink";
+  else if (!StageIsTokenByToken(ref.stage))
     out.heading = std::string(StageName(ref.stage)) + "[" + Int(i) + ", " + ref.col_label + "]  (" +
                   (StageIsKeySide(ref.stage) ? "key" : "token") +
                   " \"" +

@@ -229,6 +229,7 @@ std::vector<std::string> ExportAll(const Stages& stages, const Scenario& scenari
   try {
     for (Stage stage : AllStages()) {
       if (stage == Stage::kWeightsDropped && stages.weights_dropped.empty()) continue;
+      if (stage == Stage::kSink && stages.sink.empty()) continue;
       if ((stage == Stage::kQRot || stage == Stage::kKRot) && stages.Q_rot.empty()) continue;
       const int64_t heads = StageIsPerHead(stage) ? sh.H : 1;
       const int64_t batches = stage == Stage::kMask ? 1 : sh.B;

@@ -456,6 +456,7 @@ std::vector<Stage> PipelineStages(const Scenario& scenario) {
   for (Stage s : AllStages())
     if ((s != Stage::kMask || scenario.mask.kind != MaskKind::kNone) &&
         (s != Stage::kWeightsDropped || scenario.dropout.p > 0) &&
+        (s != Stage::kSink || !scenario.scaling.sink.empty()) &&
         ((s != Stage::kQRot && s != Stage::kKRot) ||
          scenario.positions.kind == PositionKind::kRope) &&
         (s != Stage::kX || scenario.input.source != InputSource::kQkv))  // qkv: no X

@@ -45,18 +45,21 @@ const char* StageName(Stage stage) {
       return "weights_dropped";
     case Stage::kContext:
       return "context";
+    case Stage::kSink:
+      return "sink";
   }
   return "";
 }
 
 bool StageIsPerHead(Stage s) {
   return StageIsProjected(s) || s == Stage::kScores || s == Stage::kLogits ||
-         s == Stage::kWeights || s == Stage::kWeightsDropped;
+         s == Stage::kWeights || s == Stage::kWeightsDropped || s == Stage::kSink;
 }
 
 bool StageIsDiverging(Stage stage, const ValueScan& scan) {
   switch (stage) {
     case Stage::kMask:
+    case Stage::kSink:  // a share of a row, in [0, 1]
       return false;
     case Stage::kWeights:
     case Stage::kWeightsDropped:
@@ -141,6 +144,8 @@ std::string StageTitle(const Scenario& s, Stage stage) {
       return "weights_dropped = dropout(weights)";
     case Stage::kContext:
       return s.projections.out_proj ? "context = out_proj(weights V)" : "context = weights V";
+    case Stage::kSink:  // the column of gpt-oss's sink that the weights drop
+      return "sink = softmax([logits, sink])[:, T]";
   }
   return "";
 }
@@ -172,6 +177,10 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
   } else if (stage == Stage::kScores) {
     parts.push_back("q\u00B7k, before scaling");
     if (s.positions.kind == PositionKind::kRope) parts.push_back("rotated by position");
+  } else if (stage == Stage::kSink) {
+    if (!s.scaling.sink.empty())
+      parts.push_back("sink logit " + Num(s.scaling.SinkOf(std::min(head, sh.H - 1))));
+    parts.push_back("each row's weights + sink = 1");
   } else if (stage == Stage::kMask) {
     parts.push_back(MaskLegend(s.mask));
     if (s.mask.masked_rows == MaskedRows::kZero)
@@ -242,6 +251,10 @@ const char* StageHelp(Stage stage) {
     case Stage::kContext:
       return "Context vectors: row i is the weighted average of the value vectors, using row i "
              "of the weights (heads side by side, then out_proj if any).";
+    case Stage::kSink:
+      return "The attention sink (gpt-oss): one more column with a fixed logit joins each row's "
+             "softmax and is dropped before the weights meet V. Row i's number is the share it "
+             "took: the row's weights sum to 1 minus it, so a query can attend to nothing.";
   }
   return "";
 }
@@ -289,6 +302,9 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
       c.col_labels.push_back((per_head ? "h" + std::to_string(owner) + "·" : "") + "d" +
                              std::to_string(first + j));
     }
+  } else if (stage == Stage::kSink) {
+    c.col_axis = "sink";
+    c.col_labels = {"sink"};
   } else {
     c.col_labels = token_labels;
   }
@@ -340,7 +356,7 @@ RangeMode ResolveRangeMode(Stage stage, bool diverging, int64_t cols, const Valu
 }
 
 ValueRange StageRange(Stage stage, bool diverging, const ValueScan& scan, RangeMode mode) {
-  if (stage == Stage::kMask) return {0, 1};
+  if (stage == Stage::kMask || stage == Stage::kSink) return {0, 1};  // the sink: a share
   if (IsWeights(stage) && !diverging) {
     const float top = RangeFromExtremes(scan.lo, scan.hi, scan.any_finite, false).hi;
     if (mode == RangeMode::kData) {

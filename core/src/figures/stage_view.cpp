@@ -12,7 +12,7 @@ const std::vector<Stage>& AllStages() {
   static const std::vector<Stage> all = {
       Stage::kX,      Stage::kQ,      Stage::kK,       Stage::kV,
       Stage::kQRot,   Stage::kKRot,   Stage::kScores,  Stage::kMask,
-      Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped, Stage::kContext};
+      Stage::kLogits, Stage::kWeights, Stage::kSink, Stage::kWeightsDropped, Stage::kContext};
   return all;
 }
 
@@ -35,6 +35,8 @@ std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& sh) {
       return {sh.T, sh.dh_v};
     case Stage::kContext:
       return {sh.T, sh.d_v};
+    case Stage::kSink:
+      return {sh.T, 1};
     default:
       return {sh.T, sh.T};
   }
@@ -71,6 +73,8 @@ const MatrixStack* HeadStack(const Stages& st, Stage stage) {
       return &st.weights;
     case Stage::kWeightsDropped:
       return &st.weights_dropped;
+    case Stage::kSink:
+      return &st.sink;
     default:
       return nullptr;
   }
@@ -109,6 +113,8 @@ MatrixD Float64Cells(const StagesF64& f, Stage stage, const Shape& sh, int64_t h
       return at(f.weights, m);
     case Stage::kWeightsDropped:
       return at(f.weights_dropped, m);
+    case Stage::kSink:
+      return at(f.sink, m);
     case Stage::kContext:
       return at(f.context, b);
     case Stage::kMask:
@@ -135,6 +141,8 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
     throw std::invalid_argument(std::string(StageName(stage)) + " has no heads (use head 0)");
   if (stage == Stage::kWeightsDropped && st.weights_dropped.empty())
     throw std::invalid_argument("weights_dropped needs dropout p > 0 (this scenario has none)");
+  if (stage == Stage::kSink && st.sink.empty())
+    throw std::invalid_argument("sink needs scaling.sink (this scenario has no attention sink)");
   if ((stage == Stage::kQRot || stage == Stage::kKRot) && st.Q_rot.empty())
     throw std::invalid_argument(std::string(StageName(stage)) +
                                 " needs positions \"rope\" (this scenario rotates nothing)");

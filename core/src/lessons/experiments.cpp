@@ -83,27 +83,50 @@ std::vector<PeakStats> RowsPeakStats(const Matrix& weights) {
   return out;
 }
 
+CurveRules CurveRulesOf(const Scenario& s, const Shape& sh, int64_t head, int64_t query) {
+  const rules::LogitScaling<double> f = rules::ForHead(
+      rules::LogitScalingOf<double>(s, sh.dh), rules::HeadSlopes<double>(s, sh.H), head);
+  CurveRules r;
+  r.divisor = f.scale ? f.div : 1.0;
+  if (f.softcap) r.softcap = f.cap;
+  if (f.alibi) r.alibi_slope = f.slope;
+  r.query = query;
+  const std::vector<double> sinks = rules::HeadSinks<double>(s, sh.H);
+  if (!sinks.empty()) r.sink = sinks[static_cast<size_t>(head)];
+  return r;
+}
+
 RowVectorD SoftmaxRowAt(const RowVector& scores, const std::vector<uint8_t>& allowed,
-                        double scale, double multiplier) {
+                        const CurveRules& r, double multiplier, double* sink_share) {
   const int64_t T = scores.size();
-  std::vector<uint8_t> all(static_cast<size_t>(T), 1);
-  const uint8_t* ok = allowed.empty() ? all.data() : allowed.data();
-  std::vector<double> z(static_cast<size_t>(T));
-  for (int64_t j = 0; j < T; ++j)
-    z[j] = ok[j] ? scores[j] * multiplier * scale : -std::numeric_limits<double>::infinity();
+  MaskMatrix ok = MaskMatrix::Ones(1, T);
+  if (!allowed.empty())
+    for (int64_t j = 0; j < T; ++j) ok(0, j) = allowed[static_cast<size_t>(j)] ? 1 : 0;
+  // The row's logits by the pipeline's rule: the row as a 1 x T matrix whose row 0 is query i.
+  const rules::LogitScaling<double> f{multiplier,           r.divisor,
+                                      r.divisor != 1.0,     r.softcap.has_value(),
+                                      r.softcap.value_or(1), r.alibi_slope.has_value(),
+                                      r.alibi_slope.value_or(0), r.query};
+  const MatrixD sc = scores.cast<double>();
+  MatrixD z(1, T);
+  rules::LogitRows(sc, ok, MaskKind::kCustom, f, 0, 1, true, z);
   RowVectorD w(T);
   // The float64 softmax of a NumPy program: max subtracted, exp, sum left to right, exp / sum.
   const Numerics divide{Numerics::Sum::kLeftToRight, Numerics::Sum::kLeftToRight,
                         Numerics::SoftmaxScale::kDivide, Numerics::Product::kLeftToRight};
-  rules::NormalizeRow(Normalization::kSoftmax, divide, z.data(), ok, T, T, w.data());
+  double sink_w = 0;
+  rules::NormalizeRow(Normalization::kSoftmax, divide, z.data(), ok.data(), T, T, w.data(),
+                      r.sink ? &*r.sink : nullptr, &sink_w);
+  if (sink_share) *sink_share = sink_w;
   return w;
 }
 
 std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vector<uint8_t>& allowed,
-                                       double scale, const std::vector<double>& multipliers) {
+                                       const CurveRules& rules,
+                                       const std::vector<double>& multipliers) {
   std::vector<PeakingPoint> out;
   for (double m : multipliers) {
-    const RowVectorD wd = SoftmaxRowAt(scores, allowed, scale, m);
+    const RowVectorD wd = SoftmaxRowAt(scores, allowed, rules, m);
     PeakStats st = RowPeakStats(wd.cast<float>());
     // Entropy from the double weights, so the curve stays smooth where floats would round.
     double h = 0.0;

@@ -160,11 +160,12 @@ double SoftmaxJacobianNorm(const RowVector& w) {
 }
 
 std::vector<double> JacobianNormCurve(const RowVector& scores, const std::vector<uint8_t>& allowed,
-                                      double scale, const std::vector<double>& multipliers) {
+                                      const CurveRules& rules,
+                                      const std::vector<double>& multipliers) {
   std::vector<double> out;
   out.reserve(multipliers.size());
   for (double m : multipliers) {
-    const RowVectorD w = SoftmaxRowAt(scores, allowed, scale, m);  // PeakingCurve's softmax
+    const RowVectorD w = SoftmaxRowAt(scores, allowed, rules, m);  // PeakingCurve's softmax
     out.push_back(JacobianNormOf(std::vector<double>(w.begin(), w.end()), 1.0));
   }
   return out;

@@ -46,7 +46,7 @@ struct CellRef {
 };
 
 /// Whether `stage` is T x T, queries by keys (scores, mask, logits, weights, weights_dropped),
-/// as against X, Q, K, V and the context, which are tokens by dimensions.
+/// as against X, Q, K, V and the context, which are tokens by dimensions, and the sink (T x 1).
 bool StageIsTokenByToken(Stage stage);
 
 /// How cell `c` of a run was made. `st` is the run's stages and `s` the scenario it ran (both

@@ -30,7 +30,9 @@ namespace attnlab {
 
 /// The stages a heatmap can show, in pipeline order: the input X (B x T x d_in), the
 /// projections Q, K, V (one head's d_k columns each), Q and K after RoPE's rotation (positions
-/// "rope" only), then the T x T stages and the context.
+/// "rope" only), then the T x T stages and the context; last (its place in pipeline order is
+/// after the weights: AllStages), what gpt-oss's attention sink took of each row (T x 1 per
+/// head, scaling.sink only).
 enum class Stage {
   kX,
   kQ,
@@ -43,7 +45,8 @@ enum class Stage {
   kLogits,
   kWeights,
   kWeightsDropped,
-  kContext
+  kContext,
+  kSink
 };
 
 /// How the colours of the weights (the sequential map) are chosen; other stages ignore it.
@@ -140,11 +143,11 @@ struct HeatmapSpec : HeatmapContent {
 };
 
 /// "X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "mask", "logits", "weights",
-/// "weights_dropped", "context".
+/// "weights_dropped", "context", "sink".
 const char* StageName(Stage stage);
 
 /// Stages with one matrix per head: Q, K, V, Q_rot, K_rot (the head's d_k columns), scores,
-/// logits, weights, weights_dropped.
+/// logits, weights, weights_dropped, sink.
 bool StageIsPerHead(Stage stage);
 
 /// The one rule for signed colours: scores, logits and context always; weights only when some

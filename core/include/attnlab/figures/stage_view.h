@@ -22,7 +22,7 @@ std::optional<Stage> ParseStage(const std::string& name);
 const std::vector<Stage>& AllStages();
 
 /// The rows x cols of one matrix of `stage` in a run of this shape: T x d_in (X), T x d_k (Q, K,
-/// V: one head), T x d_out (context), else T x T.
+/// V: one head), T x d_out (context), T x 1 (sink), else T x T.
 std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& shape);
 
 /// One matrix of one stage with what it is (title, labels, signed or not: HeatmapContent).
@@ -38,7 +38,7 @@ struct StageView : HeatmapContent {
 
 /// The view of `stage` for `head` (per-head stages only) and `batch` of a run of `scenario`.
 /// Errors: std::invalid_argument naming the culprit ("head 3 is out of range: the scenario has
-/// 2 heads (0..1)", "weights_dropped needs dropout p > 0").
+/// 2 heads (0..1)", "weights_dropped needs dropout p > 0", "sink needs scaling.sink").
 StageView ExtractStage(const Stages& stages, const Scenario& scenario, Stage stage, int64_t head,
                        int64_t batch);
 

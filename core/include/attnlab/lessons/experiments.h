@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -59,19 +60,42 @@ struct PeakingPoint {
   PeakStats stats;
 };
 
-/// softmax(scores * multiplier * scale) of one row of scores (1 x T, before scaling) over the
-/// entries where `allowed` (1 x T of 0/1, or empty for all) is non-zero, 0 elsewhere, in
-/// double: the engine's float64 softmax rule (pipeline.cpp) (max subtracted, libm exp, sum left to right,
-/// NumPy's exp / sum). The one softmax of the lessons' curves (PeakingCurve, JacobianNormCurve:
-/// they share their x axis). Errors: none (a row with nothing allowed is nan).
-RowVectorD SoftmaxRowAt(const RowVector& scores, const std::vector<uint8_t>& allowed,
-                        double scale, double multiplier);
+/// How the lessons' curves (PeakingCurve, JacobianNormCurve) make the logits of one row of
+/// scores at a multiplier m (their x axis), as the pipeline makes them for one head and one
+/// query: logits = scores x m / divisor, minus ALiBi's slope x (i - j), then soft-capped
+/// c tanh(logits / c); the softmax then runs over the allowed keys and, with a sink, one more
+/// column holding the sink's logit (gpt-oss; the keys' weights then sum below 1). RoPE needs
+/// no rule here: the scores of a RoPE run are already those of the rotated Q and K.
+struct CurveRules {
+  double divisor = 1.0;           ///< sqrt(d_k) when scaling.sqrt_dk, else 1 (no division)
+  std::optional<double> softcap;  ///< scaling.softcap's c
+  std::optional<double> alibi_slope;  ///< the head's ALiBi slope (positions "alibi")
+  int64_t query = 0;              ///< the row's query position i (ALiBi's distance i - j)
+  std::optional<double> sink;     ///< the head's sink logit (scaling.sink)
+  bool operator==(const CurveRules&) const = default;
+};
 
-/// The softmax of one row of scores (1 x T, before scaling) at each multiplier m:
-/// softmax(scores * m * scale) over the entries where allowed is non-zero (allowed: 1 x T of
-/// 0/1, or empty for all), scale = 1/sqrt(d_k) or 1. Computed in double for a smooth curve.
+/// The rules of head `head`, query row `query` of scenario `s` (shape `sh` from its run), from
+/// the pipeline's own stage rules (stage_rules.h: LogitScalingOf, HeadSlopes, HeadSinks), in
+/// double. Errors: none for a validated scenario and head < sh.H.
+CurveRules CurveRulesOf(const Scenario& s, const Shape& sh, int64_t head, int64_t query);
+
+/// The weights of one row of scores (1 x T, before scaling) at multiplier m under `rules`,
+/// over the keys where `allowed` (1 x T of 0/1, or empty for all) is non-zero, 0 elsewhere, in
+/// double: the pipeline's logit rule (LogitRows) and float64 softmax rule (NormalizeRow: max
+/// subtracted, libm exp, sum left to right, NumPy's exp / sum, the sink's column last). The
+/// one softmax of the lessons' curves (PeakingCurve, JacobianNormCurve: they share their x
+/// axis). `sink_share`, when given, receives the sink's column (0 without a sink). Errors:
+/// none (a row with nothing allowed is nan, or 0 with a sink, which then takes 1).
+RowVectorD SoftmaxRowAt(const RowVector& scores, const std::vector<uint8_t>& allowed,
+                        const CurveRules& rules, double multiplier, double* sink_share = nullptr);
+
+/// The softmax of one row of scores (1 x T, before scaling) at each multiplier m, as
+/// SoftmaxRowAt makes it under `rules`. Computed in double for a smooth curve; the statistics
+/// are the keys' (with a sink their weights sum below 1).
 std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vector<uint8_t>& allowed,
-                                       double scale, const std::vector<double>& multipliers);
+                                       const CurveRules& rules,
+                                       const std::vector<double>& multipliers);
 
 /// One version of the notebooks' "mathematical trick" (karpathy-mathematical-trick,
 /// self-attention-from-scratch): how token t comes to average the tokens 0..t.

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/lessons/experiments.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/scenario.h"
 #include "attnlab/base/tensor.h"
@@ -84,12 +85,15 @@ Matrix SoftmaxJacobian(const RowVector& weights);
 /// row over n keys: how much gradient the softmax lets through. nan if a weight is nan.
 double SoftmaxJacobianNorm(const RowVector& weights);
 
-/// The softmax Jacobian's Frobenius norm of one row of scores (1 x T, before scaling) at each
-/// multiplier m: w = softmax(scores * m * scale) over the keys where `allowed` is non-zero
-/// (1 x T of 0/1, or empty for all), scale = 1/sqrt(d_k) or 1; computed in double, as
-/// PeakingCurve (experiments.h) computes the entropy, so the two curves share their x axis.
+/// The softmax Jacobian's Frobenius norm (d w / d logits, over the keys) of one row of scores
+/// (1 x T, before scaling) at each multiplier m: w = SoftmaxRowAt(scores, allowed, rules, m)
+/// (experiments.h: the scenario's scaling, ALiBi, soft-cap and sink) over the keys where
+/// `allowed` is non-zero (1 x T of 0/1, or empty for all); computed in double, as PeakingCurve
+/// computes the entropy, so the two curves share their x axis. With a sink the keys' block of
+/// the Jacobian is still diag(w) - w w^T (the sink's logit is a constant).
 std::vector<double> JacobianNormCurve(const RowVector& scores, const std::vector<uint8_t>& allowed,
-                                      double scale, const std::vector<double>& multipliers);
+                                      const CurveRules& rules,
+                                      const std::vector<double>& multipliers);
 
 /// Frobenius norm of a stack of matrices (all entries), in double; nan if any entry is nan.
 double StackNorm(const MatrixStack& stack);
