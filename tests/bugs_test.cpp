@@ -67,7 +67,7 @@ TEST(BugGallery, EveryBugIsAPresetWhoseIdStartsWithBugAndEveryBugPresetIsInTheGa
       EXPECT_NE(FindBug(p.id), nullptr) << p.id;
     }
   EXPECT_EQ(FindBug("raschka-3.5-causal"), nullptr);
-  EXPECT_EQ(Bugs().size(), 4u);
+  EXPECT_EQ(Bugs().size(), 5u);
 }
 
 TEST(BugGallery, TheFixIsTheGoldensFixedScenarioWithOneSettingPutRight) {
@@ -76,12 +76,14 @@ TEST(BugGallery, TheFixIsTheGoldensFixedScenarioWithOneSettingPutRight) {
     EXPECT_EQ(bug, GoldenScenario(std::string("preset-") + b.id)) << b.id;
     Scenario fix = BugFix(b.id, bug);
     EXPECT_EQ(fix.title.substr(fix.title.size() - 8), " (fixed)") << fix.title;
-    fix.title = bug.title;  // the golden's fix keeps the bug's title
+    // The golden's fix is `attention-lab presets --bug-fixes`' (tools/make_goldens.py).
     EXPECT_EQ(fix, GoldenScenario(std::string("preset-") + b.id + "-fixed")) << b.id;
     EXPECT_FALSE(fix == bug) << b.id;
   }
   EXPECT_EQ(BugFix("bug-scale-d-model", LoadPreset("bug-scale-d-model")).scaling.multiplier, 0.25);
   EXPECT_EQ(BugFix("bug-window-off-by-one", LoadPreset("bug-window-off-by-one")).mask.window, 3);
+  EXPECT_EQ(BugFix("bug-rope-pairs", LoadPreset("bug-rope-pairs")).positions.layout,
+            RopeLayout::kInterleaved);
 }
 
 TEST(BugGallery, SoftmaxOverTheQueriesMakesTheColumnsSumToOneAsPyTorchComputesIt) {
@@ -155,6 +157,23 @@ TEST(BugGallery, TheWindowOffByOneLetsEachQuerySeeOneKeyTooMany) {
   EXPECT_EQ(bug_cells, 26);
 }
 
+TEST(BugGallery, RopeOnTheWrongPairsChangesEveryRowAsPyTorchComputesIt) {
+  // PyTorch's rotate_half pairs (p, p + 4) against the interleaved pairs (2p, 2p + 1), dh = 8:
+  // row 3 ("on") gives "the" 0.34218165 in the bug and 0.24130888 in the fix.
+  const BugRun r = RunBug("bug-rope-pairs");
+  ExpectWeights(r, {{1, 0, 0.21348409354686737f, 0.23470467329025269f},
+                    {3, 0, 0.34218165278434753f, 0.24130888283252716f},
+                    {3, 2, 0.23118019104003906f, 0.28915584087371826f},
+                    {8, 8, 0.1119677722454071f, 0.10393000394105911f}});
+  for (int64_t i = 0; i < 9; ++i) {
+    const std::vector<float> want = GoldenWeightsRow("preset-bug-rope-pairs", static_cast<size_t>(i));
+    for (int64_t j = 0; j <= i; ++j) EXPECT_FLOAT_EQ(r.bug.weights[0](i, j), want[j]) << i << "," << j;
+  }
+  // Both are rotations: q and k keep their lengths, only the pairs that turn together differ.
+  for (int64_t i = 0; i < 9; ++i)
+    EXPECT_NEAR(r.bug.Q_rot[0].row(i).norm(), r.fix.Q_rot[0].row(i).norm(), 1e-5f) << "row " << i;
+}
+
 TEST(BugGallery, TheProgramsDifferInTheWrongLineAndTheRightLine) {
   auto diff = [](const char* id) { return DiffPrograms(BugFix(id, LoadPreset(id)), LoadPreset(id)); };
   const ProgramDiff dim = diff("bug-softmax-dim");
@@ -177,6 +196,14 @@ TEST(BugGallery, TheProgramsDifferInTheWrongLineAndTheRightLine) {
   ASSERT_FALSE(window.wrong.empty());
   EXPECT_NE(window.wrong[0].find("< 4"), std::string::npos) << window.wrong[0];
   EXPECT_NE(window.right[0].find("< 3"), std::string::npos) << window.right[0];
+  const ProgramDiff rope = diff("bug-rope-pairs");
+  ASSERT_FALSE(rope.wrong.empty());
+  ASSERT_FALSE(rope.right.empty());
+  // rotate_half's halves in the bug; the complex pairs (2i, 2i + 1) in the fix.
+  EXPECT_EQ(rope.wrong[3], "    x1, x2 = x[..., : head_size // 2], x[..., head_size // 2 :]");
+  EXPECT_EQ(rope.right.back(), "    return torch.view_as_real(pairs * freqs_cis).flatten(-2)");
+  EXPECT_EQ(rope.wrong.size(), 5u);
+  EXPECT_EQ(rope.right.size(), 4u);
 }
 
 TEST(BugGallery, AFixOfTheWrongScenarioNamesTheField) {
@@ -197,6 +224,9 @@ TEST(BugGallery, AFixOfTheWrongScenarioNamesTheField) {
             "normalization: the bug-mask-after-softmax fix needs \"softmax_then_mask_no_renorm\"");
   EXPECT_EQ(field("bug-scale-d-model", causal),
             "scaling.sqrt_dk: the bug-scale-d-model fix needs false (the scale is the multiplier)");
+  EXPECT_EQ(field("bug-rope-pairs", causal),
+            "positions.layout: the bug-rope-pairs fix needs RoPE with \"split_halves\" and a head "
+            "size of at least 4");
   EXPECT_EQ(field("bug-nope", causal), "bug: no bug \"bug-nope\" in the gallery");
 }
 

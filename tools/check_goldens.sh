@@ -4,10 +4,12 @@
 # rng_generic.json, variance.json, every scenarios/*.json, f64/oracle-*.json and
 # (tools/make_decode_goldens.py)
 # every decode/*.json. Needs Debian's python3-torch; exits 77 (skipped)
-# without it.  usage: tools/check_goldens.sh [PYTHON]
+# without it. The bug gallery's fixes come from ATTENTION_LAB (`presets --bug-fixes`,
+# default build/app/attention-lab).  usage: tools/check_goldens.sh [PYTHON [ATTENTION_LAB]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${1:-/usr/bin/python3}
+if [ -n "${2:-}" ]; then export ATTENTION_LAB=$2; fi
 if ! "$python" -c "import torch" 2>/dev/null; then
   echo "skipped: $python has no torch"
   exit 77

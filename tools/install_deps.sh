@@ -9,22 +9,30 @@ set -euo pipefail
 part=${1:-all}
 case "$part" in app|all) ;; *) echo "usage: $0 [app|all]" >&2; exit 2 ;; esac
 
+# What building the app needs is debian/control's Build-Depends, read from there (one list for
+# both): the version bounds and "| alternatives" dropped, debhelper-compat (the package build's
+# debhelper) only for `all`. Besides those, what Build-Depends leaves implicit or the app needs
+# only to run.
+build_depends() {
+  awk '/^Build-Depends:/ { f = 1; sub(/^Build-Depends:/, "") } f && /^[^ \t]/ && !/^Build-Depends:/ { f = 0 }
+       f { print }' "$(dirname "$0")/../debian/control" |
+    tr ',' '\n' | sed -e 's/|.*//' -e 's/([^)]*)//g' -e 's/\[[^]]*\]//g' -e 's/[[:space:]]//g' |
+    grep -v '^$'
+}
+mapfile -t control_packages < <(build_depends)
+[ ${#control_packages[@]} -gt 5 ] || { echo "error: no Build-Depends read from debian/control" >&2; exit 1; }
 app_packages=(
-  # toolchain
-  g++ make cmake pkg-config
-  # core and command line
-  libeigen3-dev nlohmann-json3-dev libcli11-dev
-  # figures: the font; stb for the app's screenshots, its window icon and the tests' PNG reading
-  libstb-dev fonts-dejavu-core
-  # the window: fallback fonts for the tokens' scripts found through fontconfig (CJK: WenQuanYi
-  # Micro Hei, 5 MB; symbols and monochrome emoji: Symbola, 3 MB; Arabic is in DejaVu Sans)
-  libfontconfig-dev fonts-wqy-microhei fonts-symbola
-  # figures: PDF drawn by cairo with text shaped by pango
-  libcairo2-dev libpng-dev libpango1.0-dev
-  # the window: Dear ImGui 1.86 (GLFW + OpenGL3 backends), GLFW, glad 2 (loader made at build
-  # time), Mesa's OpenGL drivers; the window icon drawn from the SVG (rsvg-convert)
-  libimgui-dev libglfw3-dev python3-glad libgl-dev libgl1-mesa-dri librsvg2-bin
+  # the compiler and make (build-essential's, which Build-Depends never names)
+  g++ make
+  # the window: Mesa's OpenGL drivers (a run-time library), the fallback fonts for the tokens'
+  # scripts found through fontconfig (CJK: WenQuanYi Micro Hei, 5 MB; symbols and monochrome
+  # emoji: Symbola, 3 MB; Arabic is in DejaVu Sans), the package's Recommends
+  libgl1-mesa-dri fonts-wqy-microhei fonts-symbola
 )
+package_build=()  # debhelper-compat (= N) is provided by the debhelper package
+for p in "${control_packages[@]}"; do
+  if [ "$p" = debhelper-compat ]; then package_build+=(debhelper); else app_packages+=("$p"); fi
+done
 test_packages=(
   # tests: PDF text checked by pdftotext, SVG figures checked as XML by xmllint
   poppler-utils libxml2-utils
@@ -33,14 +41,15 @@ test_packages=(
   # tests and benchmarks (each built when found); the GUI tests run under a virtual X server
   # with Mesa's llvmpipe and read the window's properties with xprop
   libgtest-dev libbenchmark-dev xvfb xauth x11-utils
-  # install and package (cpack -G DEB, tools/make_deb.sh): dependencies from the linked libraries,
-  # the package check, the desktop entry, MIME type and AppStream checks
+  # install and package (cpack -G DEB, tools/make_deb.sh; dpkg-buildpackage with debhelper,
+  # tools/build_debian_package.sh): dependencies from the linked libraries, the package check,
+  # the desktop entry, MIME type and AppStream checks
   dpkg-dev fakeroot file lintian desktop-file-utils shared-mime-info libglib2.0-bin appstream
   # the sanitizer and fuzz step of test.sh (tools/sanitize.sh): clang with libFuzzer
   clang-14 libclang-rt-14-dev
 )
 packages=("${app_packages[@]}")
-[ "$part" = app ] || packages+=("${test_packages[@]}")
+[ "$part" = app ] || packages+=("${package_build[@]}" "${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do

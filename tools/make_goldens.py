@@ -515,23 +515,17 @@ def positions():
 
 
 def bug_fixes(presets):
-    """The fix of each bug-gallery preset (core model/bugs.h BugFix, which the tests check
-    against these): the one wrong setting put right."""
+    """The fix of each bug-gallery preset as the core makes it (model/bugs.h BugFix), read from
+    `attention-lab presets --bug-fixes` so that the fixes are spelled in one place: the
+    program is $ATTENTION_LAB, else build/app/attention-lab (build it first)."""
+    exe = os.environ.get("ATTENTION_LAB", os.path.join(ROOT, "build", "app", "attention-lab"))
+    text = subprocess.run([exe, "presets", "--bug-fixes"], check=True, capture_output=True,
+                          text=True).stdout
     out = {}
-    for name, bug in presets.items():
-        if not name.startswith("preset-bug-"):
-            continue
-        fix = json.loads(json.dumps(bug))
-        if fix.get("normalization") == "softmax_dim_query":
-            fix["normalization"] = "softmax"
-        elif fix.get("normalization") == "softmax_then_mask_no_renorm":
-            fix["normalization"] = "softmax_then_mask"
-        elif fix["mask"].get("kind") == "sliding_window":
-            fix["mask"]["window"] -= 1
-        else:  # scaled by C**-0.5 instead of head_size**-0.5
-            projections = fix["projections"]
-            fix["scaling"]["multiplier"] = (projections["d_out"] // projections.get("heads", 1)) ** -0.5
-        out[name + "-fixed"] = fix
+    for bug_id, fix in json.loads(text).items():
+        if "preset-" + bug_id not in presets:
+            raise SystemExit(f"{exe}: bug {bug_id} is not a shipped preset")
+        out["preset-" + bug_id + "-fixed"] = fix
     return out
 
 

@@ -41,6 +41,7 @@
 #include "attnlab/base/cpu_level.h"
 #include "attnlab/base/file_io.h"
 #include "attnlab/lessons/grad.h"
+#include "attnlab/model/bugs.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/model/scenario.h"
@@ -356,7 +357,17 @@ int Code(const std::string& input, const std::string& out) {
   return 0;
 }
 
-int ListPresets() {
+/// `presets`: one line per preset (id, then title); with `bug_fixes`, instead a JSON object
+/// mapping each bug-gallery id (model/bugs.h Bugs) to its fix (BugFix) as a scenario@1 object,
+/// which tools/make_goldens.py reads so that the fixes are spelled once, in the core. 0.
+int ListPresets(bool bug_fixes) {
+  if (bug_fixes) {
+    nlohmann::ordered_json fixes = nlohmann::ordered_json::object();
+    for (const BugInfo& b : Bugs())
+      fixes[b.id] = nlohmann::ordered_json::parse(WriteScenario(BugFix(b.id, LoadPreset(b.id))));
+    std::cout << fixes.dump(2) << "\n";
+    return 0;
+  }
   size_t width = 0;
   for (const PresetInfo& p : Presets()) width = std::max(width, p.id.size());
   for (const PresetInfo& p : Presets())
@@ -606,6 +617,9 @@ int Run(int argc, char** argv) {
       ->option_text("J");
 
   CLI::App* presets = app.add_subcommand("presets", "List the shipped presets: id, then title");
+  bool bug_fixes = false;
+  presets->add_flag("--bug-fixes", bug_fixes,
+                    "Instead, write a JSON object: each bug-gallery preset's id and its fix");
 
   VarianceArgs va;
   CLI::App* variance = app.add_subcommand(
@@ -644,7 +658,7 @@ int Run(int argc, char** argv) {
   try {
     int status = 2;
     if (*dump) status = Dump(input, out, loss_row, loss_key);
-    if (*presets) status = ListPresets();
+    if (*presets) status = ListPresets(bug_fixes);
     if (*variance) status = Variance(va);
     if (*show) status = Show(input, stage);
     if (*exp) status = Export(ex);

@@ -23,6 +23,10 @@ const std::vector<BugInfo>& Bugs() {
        "each query sees one key too many: the diagonal band is one cell wider than the window "
        "W the model was trained with",
        "ml-explore/mlx-lm PR #390"},
+      {"bug-rope-pairs", "RoPE pairs (p, p + dh/2), not the model's (2p, 2p + 1)",
+       "each frequency turns the wrong pair of q and k features: the scores still depend only "
+       "on the distance, but not the way the weights were laid out for, so every row shifts",
+       "karpathy/nanochat #264 (apply_rotary_emb splits halves; the frequencies are interleaved)"},
   };
   return bugs;
 }
@@ -66,6 +70,13 @@ Scenario BugFix(const std::string& id, const Scenario& bug) {
       throw ScenarioError("mask.window",
                           "the " + id + " fix needs a sliding window of at least 2 keys");
     fix.mask.window = bug.mask.window - 1;
+  } else if (id == "bug-rope-pairs") {
+    if (bug.positions.kind != PositionKind::kRope ||
+        bug.positions.layout != RopeLayout::kSplitHalves || sh.dh < 4)
+      throw ScenarioError("positions.layout", "the " + id +
+                                                  " fix needs RoPE with \"split_halves\" and a "
+                                                  "head size of at least 4");
+    fix.positions.layout = RopeLayout::kInterleaved;
   } else {
     throw ScenarioError("bug", "no bug \"" + id + "\" in the gallery");
   }

@@ -3,7 +3,7 @@
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
-title = 'Bug: softmax, then the causal mask, and no renormalisation: rows sum to less than 1 (the bug)'
+title = 'Bug: softmax, then the causal mask, and no renormalisation: rows sum to less than 1 (fixed)'
 
 # Input embeddings, one row per token
 tokens = ['Your', 'journey', 'starts', 'with', 'one', 'step']

@@ -3,7 +3,7 @@
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
-title = "Bug: softmax over dim=-2 (the queries) on Raschka's causal journey: columns sum to 1, rows do not (the bug)"
+title = "Bug: softmax over dim=-2 (the queries) on Raschka's causal journey: columns sum to 1, rows do not (fixed)"
 
 # Input embeddings, one row per token
 tokens = ['Your', 'journey', 'starts', 'with', 'one', 'step']

@@ -35,6 +35,8 @@ const BugInfo* FindBug(const std::string& id);
 ///   bug-mask-after-softmax  normalization softmax_then_mask_no_renorm -> softmax_then_mask
 ///   bug-scale-d-model       scaling.multiplier d_in^-0.5 -> dh^-0.5 (head_size, d_out / heads)
 ///   bug-window-off-by-one   mask.window W + 1 -> W
+///   bug-rope-pairs          positions.layout split_halves -> interleaved (dh >= 4: with
+///                           dh = 2 the two layouts pair the same two dimensions)
 /// Errors: ScenarioError naming the field that does not hold the bug (e.g. "mask.window: the
 /// bug-window-off-by-one fix needs a sliding window of at least 2 keys"), or field "bug" for
 /// an unknown id.
