@@ -504,7 +504,7 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
       {"frobnicate", "frobnicate"},
       {"export raschka-journey --stage attention -o " + png,
        "--stage \"attention\" is not a stage (X, Q, K, V, Q_rot, K_rot, scores, mask, logits, weights, "
-       "weights_dropped, context, or pipeline)"},
+       "sink, weights_dropped, context, or pipeline)"},
       {"export raschka-journey --stage weights --head 2 -o " + png,
        "head 2 is out of range: the scenario has 1 head (0)"},
       {"export karpathy-head --stage weights --batch 4 -o " + png,

@@ -235,11 +235,13 @@ class GuiPreset : public Gui, public ::testing::WithParamInterface<std::string> 
 void ExpectHeatmaps(const std::vector<HeatmapStats>& maps, const Scenario& scenario,
                     const std::string& what) {
   // Q, K, V, scores, logits, weights, context always, X unless Q, K, V are given; the mask and
-  // the weights after dropout only when they are not the identity (else a chip says so).
+  // the weights after dropout only when they are not the identity (else a chip says so); the
+  // sink's column with scaling.sink.
   const bool dropout = scenario.dropout.p > 0, mask = scenario.mask.kind != MaskKind::kNone;
   const bool x = scenario.input.source != InputSource::kQkv;  // qkv gives Q, K, V: no X
   const size_t rope = scenario.positions.kind == PositionKind::kRope ? 2 : 0;  // Q_rot, K_rot
-  EXPECT_EQ(maps.size(), 7u + x + dropout + mask + rope) << what;
+  const bool sink = !scenario.scaling.sink.empty();  // the sink's column beside the weights
+  EXPECT_EQ(maps.size(), 7u + x + dropout + mask + rope + sink) << what;
   int visible = 0;
   for (const HeatmapStats& m : maps) {
     const std::string where = what + ", " + m.stage;
