@@ -21,10 +21,27 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> Names() {
   std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(std::string(ATTNLAB_GOLDEN_DIR) + "/scenarios"))
-    names.push_back(e.path().stem().string());
+  for (const auto& e : fs::directory_iterator(std::string(ATTNLAB_GOLDEN_DIR) + "/scenarios")) {
+    const std::string name = e.path().stem().string();
+    // bfloat16 / float16 have no program yet (RefusesLowPrecision below).
+    if (name.starts_with("lowp-bfloat16") || name.starts_with("lowp-float16")) continue;
+    names.push_back(name);
+  }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+TEST(GeneratePyTorchCode, RefusesLowPrecisionNamingTheField) {
+  for (const char* name : {"lowp-bfloat16-raschka-journey", "lowp-float16-raschka-journey"}) {
+    const Scenario s =
+        ParseScenario(test::LoadGolden(std::string("scenarios/") + name + ".json")["scenario"].dump());
+    try {
+      GeneratePyTorchCode(s);
+      ADD_FAILURE() << name << ": a program was written";
+    } catch (const ScenarioError& e) {
+      EXPECT_EQ(e.field(), "dtype");
+    }
+  }
 }
 
 class GeneratedCode : public ::testing::TestWithParam<std::string> {};

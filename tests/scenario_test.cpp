@@ -42,6 +42,42 @@ std::string Edit(const std::string& from, const std::string& to) {
   return s.replace(at, from.size(), to);
 }
 
+// dtype bfloat16 / float16, mask.fill and scaling.softmax_dtype: what has no meaning is refused.
+TEST(LowPrecisionScenario, RefusesWhatHasNoMeaning) {
+  const std::string low = R"({
+  "format": "attention-lab/scenario@1",
+  "input": {"source": "matrix", "values": [[0.43, 0.15, 0.89], [0.55, 0.87, 0.66]]},
+  "projections": {"init": "torch_rand", "d_out": 2, "seed": 123},
+  "scaling": {"softmax_dtype": "float32"},
+  "mask": {"kind": "causal", "fill": "-1e9"},
+  "dtype": "bfloat16"
+})";
+  const auto With = [&](const std::string& from, const std::string& to) {
+    std::string s = low;
+    return s.replace(s.find(from), from.size(), to);
+  };
+  EXPECT_EQ(ErrorOf(low), "(accepted)");
+  EXPECT_EQ(ErrorOf(With("\"bfloat16\"", "\"float8\"")).rfind("dtype: ", 0), 0u);
+  const std::string upcast = ErrorOf(With("\"bfloat16\"", "\"float32\""));
+  EXPECT_NE(upcast.find("scaling.softmax_dtype: \"float32\" upcasts the softmax of a bfloat16 or "
+                        "float16 scenario; dtype is \"float32\""),
+            std::string::npos)
+      << upcast;
+  const std::string fill = ErrorOf(With("\"-1e9\"", "\"-1e8\""));
+  EXPECT_NE(fill.find("mask.fill"), std::string::npos) << fill;
+  EXPECT_NE(fill.find("finfo_min"), std::string::npos) << fill;  // lists the accepted names
+  const std::string numpy_input = R"("input": {"source": "matrix", "generator": "numpy",)";
+  std::string numpy = With(R"("input": {"source": "matrix",)", numpy_input);
+  numpy.replace(numpy.find(R"(, "fill": "-1e9")"), 16, "");
+  EXPECT_EQ(ErrorOf(numpy).rfind("dtype: \"bfloat16\" needs input.generator \"torch\"", 0), 0u)
+      << ErrorOf(numpy);
+  std::string numpy_fill = With(R"("input": {"source": "matrix",)", numpy_input);
+  numpy_fill.replace(numpy_fill.find(R"("scaling")"), 39, R"("scaling": {})");
+  numpy_fill.replace(numpy_fill.find("\"bfloat16\""), 10, "\"float32\"");
+  EXPECT_EQ(ErrorOf(numpy_fill), "mask.fill: must be \"-inf\" with input.generator \"numpy\" (the "
+                                 "NumPy programs add a 0 / -inf mask)");
+}
+
 TEST(ParseScenario, ReadsTheDefaults) {
   const Scenario s = ParseScenario(kJourney);
   EXPECT_EQ(s.input.source, InputSource::kMatrix);
@@ -893,6 +929,14 @@ std::vector<Case> Cases() {
       {"scaling", "softcap", randn, [](Scenario& s) { s.scaling.softcap = 30.0; }, kLogits},
       // The sink changes the weights, not the logits.
       {"scaling", "sink", randn, [](Scenario& s) { s.scaling.sink = {0.75}; }, kNone},
+      // The upcast softmax (low precision only) changes the weights, not the logits.
+      {"scaling", "softmax_dtype", randn,
+       [](Scenario& s) {
+         s.dtype = Dtype::kBfloat16;
+         s.scaling.softmax_dtype = SoftmaxDtype::kFloat32;
+       },
+       kNone},
+      {"mask", "fill", randn, [](Scenario& s) { s.mask.fill = MaskFill::kMinus1e9; }, kLogits},
       {"mask", "kind", randn, [](Scenario& s) { s.mask.kind = MaskKind::kCausal; }, kLogits},
       {"mask", "allowed", qkv, [](Scenario& s) { s.mask.allowed(2, 0) = 1; }, kLogits},
       {"mask", "window", randn,
@@ -1022,11 +1066,13 @@ TEST(EnumNames, EveryListRoundTrips) {
   ExpectSpellingsRoundTrip<Normalization>(
       "softmax, softmax_naive, sum, mean, softmax_then_mask, softmax_then_mask_no_renorm, "
       "softmax_dim_query");
-  ExpectSpellingsRoundTrip<Dtype>("float32, float64");
+  ExpectSpellingsRoundTrip<Dtype>("float32, float64, bfloat16, float16");
+  ExpectSpellingsRoundTrip<MaskFill>("-inf, finfo_min, -1e9, -1e4");
+  ExpectSpellingsRoundTrip<SoftmaxDtype>("same, float32");
   ExpectSpellingsRoundTrip<PositionKind>("none, alibi, rope, sinusoidal");
   ExpectSpellingsRoundTrip<RopeLayout>("split_halves, interleaved");
   ExpectSpellingsRoundTrip<TokenizerKind>("words, words_and_spaces, chars");
-  EXPECT_EQ(NameList<Dtype>(" or "), "float32 or float64");
+  EXPECT_EQ(NameList<Dtype>(" or "), "float32, float64, bfloat16 or float16");
   EXPECT_EQ(NameList<MaskKind>(" or "),
             "none, causal, custom, sliding_window, prefix_lm, document, and or or");
   EXPECT_EQ(ErrorOf(Edit("\"torch_rand\"", "\"rand\"")),

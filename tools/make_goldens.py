@@ -529,7 +529,43 @@ def bug_fixes(presets):
     return out
 
 
-def scenario_cases():
+def low_precision(presets):
+    """bfloat16 and float16 ("dtype"): course presets, causal ones, multi-head with out_proj,
+    and float16's overflow (scores beyond 65504 are inf, their softmax rows nan)."""
+    out = {}
+    for name in ("raschka-journey", "raschka-3.5-causal", "raschka-3.6-mha", "karpathy-head"):
+        for dtype in ("bfloat16", "float16"):
+            scn = json.loads(json.dumps(presets["preset-" + name]))
+            scn["dtype"] = dtype
+            out["lowp-%s-%s" % (dtype, name)] = scn
+    big = [[200.0, 150.0, 100.0], [120.0, 250.0, 90.0], [60.0, 40.0, 300.0], [1.0, 2.0, 3.0]]
+    for dtype in ("bfloat16", "float16"):
+        out["lowp-%s-large-scores" % dtype] = {
+            "format": "attention-lab/scenario@1", "dtype": dtype,
+            "input": {"source": "matrix", "values": big},
+            "projections": {"init": "identity"}, "mask": {"kind": "causal"}}
+    # mask.fill with a row that sees no key: -inf gives nan, a finite fill 1 / T, except -1e9
+    # in float16, where it is -inf again; and the upcast softmax (scaling.softmax_dtype).
+    empty_row = {"format": "attention-lab/scenario@1",
+                 "input": {"source": "matrix",
+                           "values": [[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64]]},
+                 "projections": {"init": "torch_rand", "d_out": 2, "seed": 1},
+                 "mask": {"kind": "custom", "allowed": [[1, 0, 1], [0, 0, 0], [1, 1, 1]]}}
+    for dtype, fill in (("float32", "-1e9"), ("float32", "finfo_min"), ("float16", "-1e9"),
+                        ("float16", "-1e4"), ("float16", "finfo_min"), ("bfloat16", "-1e9")):
+        scn = json.loads(json.dumps(empty_row))
+        scn["dtype"], scn["mask"]["fill"] = dtype, fill
+        out["lowp-%s-fill-%s-empty-row" % (dtype, fill.lstrip("-"))] = scn
+    for dtype in ("bfloat16", "float16"):
+        for name in ("raschka-3.5-causal", "karpathy-head"):
+            scn = json.loads(json.dumps(presets["preset-" + name]))
+            scn["dtype"] = dtype
+            scn.setdefault("scaling", {})["softmax_dtype"] = "float32"
+            out["lowp-%s-%s-softmax-float32" % (dtype, name)] = scn
+    return out
+
+
+def scenario_cases(only=None):
     cases = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "assets", "presets", "*.json"))):
         with open(path) as f:
@@ -539,6 +575,7 @@ def scenario_cases():
         if preset["input"]["source"] == "qkv" or preset["input"].get("generator") == "numpy":
             continue
         cases["preset-" + os.path.basename(path)[:-5]] = preset
+    cases.update(low_precision(cases))
     cases.update(bug_fixes(cases))
     cases.update(spread())
     cases.update(nonfinite())
@@ -548,6 +585,8 @@ def scenario_cases():
     cases.update(positions())
     out = {}
     for name, scn in cases.items():
+        if only and not name.startswith(only):
+            continue
         out[name] = {"scenario": scn, "expected": torch_oracle.expected(json.loads(json.dumps(scn)))}
     return out
 
@@ -604,12 +643,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "golden"))
     ap.add_argument("--generic-rng-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--only", metavar="PREFIX",
+                    help="write only the scenario goldens whose names start with PREFIX (others kept)")
     a = ap.parse_args()
     torch.set_grad_enabled(False)
     if a.generic_rng_only:
         write(os.path.join(a.out, "rng_generic.json"),
               {"torch": torch.__version__, "capability": "default",
                "cases": rng_cases(seeds=(0, 123, 2**32 + 7))})
+        return
+    if a.only:
+        for name, case in scenario_cases(a.only).items():
+            case["torch"] = torch.__version__
+            write(os.path.join(a.out, "scenarios", name + ".json"), case)
         return
     generic_rng_golden(a.out)
     write(os.path.join(a.out, "rng.json"), {"torch": torch.__version__, "cases": rng_cases()})

@@ -46,7 +46,14 @@ def floats(v):
     return torch.tensor(conv(v), dtype=torch.float32)
 
 
-def scenario_stages(expected):
+LOW_PRECISION = {"bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+# The stages scaling.softmax_dtype "float32" keeps in float32 in a low-precision scenario.
+UPCAST = ("weights", "weights_dropped", "sink")
+
+
+def scenario_stages(expected, dtype="float32", upcast=False):
     """Each stage of an oracle's output, shaped as the generated program holds it: B x T x d
     and B x H x T x T, without the batch and head dimensions when B = 1 and H = 1, and
     B x T x T (no head dimension) when H = 1."""
@@ -65,6 +72,9 @@ def scenario_stages(expected):
         out[name] = t[0, 0] if flat else t[:, 0] if H == 1 else t
     for name in MATRICES:
         out[name] = floats(expected[name])
+    if dtype in LOW_PRECISION:  # every stage a torch.bfloat16 / torch.float16 tensor, not the mask
+        out = {name: t if name == "mask" or (upcast and name in UPCAST) else t.to(LOW_PRECISION[dtype])
+               for name, t in out.items()}
     return out
 
 
@@ -235,9 +245,11 @@ def main():
     torch.set_printoptions(profile="default")
     os.makedirs(os.path.join(GOLDEN, "print", "scenarios"), exist_ok=True)
     for path in sorted(glob.glob(os.path.join(GOLDEN, "scenarios", "*.json"))):
-        expected = json.load(open(path))["expected"]
+        golden = json.load(open(path))
+        dtype = golden["scenario"].get("dtype", "float32")
+        upcast = golden["scenario"].get("scaling", {}).get("softmax_dtype") == "float32"
         doc = {name: {"shape": list(t.shape), "text": str(t)}
-               for name, t in scenario_stages(expected).items()}
+               for name, t in scenario_stages(golden["expected"], dtype, upcast).items()}
         out = os.path.join(GOLDEN, "print", "scenarios", os.path.basename(path))
         with open(out, "w") as f:
             json.dump(doc, f, indent=1, ensure_ascii=False)

@@ -301,6 +301,38 @@ def sink_logits(scenario, heads):
     return logit if isinstance(logit, list) else [logit] * heads
 
 
+class Precision:
+    """How a scenario's "dtype" stores each stage. float32: as computed. bfloat16: every tensor
+    made torch.bfloat16 (drawn in float32, then .to(torch.bfloat16)) and the element-wise ops
+    and the softmax run in PyTorch's bfloat16 (they compute in float32 and round once);
+    float16: PyTorch 1.13 has no CPU float16 matmul, so every op runs in float32 and its result
+    is rounded with .half() (then widened back). Products are made in float32 from the stored
+    operands in both, then stored: torch 1.13's CPU bfloat16 matmul rounds every product and
+    partial sum to bfloat16, where GPUs and later PyTorch accumulate in float32, which is the
+    engine's rule (pipeline.h, "bfloat16 and float16")."""
+
+    def __init__(self, dtype):
+        self.dtype = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+
+    def store(self, t):
+        """t stored in the dtype: bfloat16 tensors stay bfloat16, float16 ones are float32
+        tensors holding float16 values."""
+        if self.dtype is None or not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            return t
+        if self.dtype is torch.float16:
+            return t.float().half().float()
+        return t.to(self.dtype)
+
+    def finfo_min(self):
+        return torch.finfo(self.dtype or torch.float32).min
+
+    def mm(self, a, b):
+        """a @ b accumulated in float32 from the stored operands, then stored."""
+        if self.dtype is None:
+            return a @ b
+        return self.store(a.float() @ b.float())
+
+
 def split_heads(M, B, T, heads, dh):
     return M.view(B, T, heads, dh).transpose(1, 2)
 
@@ -319,20 +351,24 @@ def run(scenario):
 def run_in_default_dtype(scenario):
     """run(scenario) in torch's default dtype."""
     torch.manual_seed(DEFAULT_SEED)  # a fresh process, as the app models it (DefaultSeed)
+    p = Precision(scenario.get("dtype", "float32"))
     X, labels = INPUT_SOURCES[scenario["input"]["source"]](scenario["input"])
+    X = p.store(X)
     B, T, d_in = X.shape
     if scenario.get("positions", {}).get("kind") == "sinusoidal":
-        X = X + sinusoidal(T, d_in)
+        X = p.store(X + p.store(sinusoidal(T, d_in)))
     proj_spec = scenario["projections"]
     W, bias, out_layer, d_out = make_projections(proj_spec, d_in)
+    W = {name: p.store(w) for name, w in W.items()}
+    bias = {name: p.store(b) for name, b in bias.items()}
     heads = proj_spec.get("heads", 1)
     dh = d_out // heads
 
     projected = {}
     for name in PROJECTION_NAMES:
-        projected[name] = X @ W[name]
+        projected[name] = p.mm(X, W[name])
         if name in bias:
-            projected[name] = projected[name] + bias[name]
+            projected[name] = p.store(projected[name] + bias[name])
     Q, K, V = (projected[name] for name in PROJECTION_NAMES)
     q = split_heads(Q, B, T, heads, dh)
     # Grouped K/V heads, as LLMs-from-scratch's GroupedQueryAttention: keys and values are
@@ -345,31 +381,43 @@ def run_in_default_dtype(scenario):
     stages = {}
     positions = scenario.get("positions", {})
     if positions.get("kind") == "rope":
-        q, k = rope(q, positions), rope(k, positions)
+        q, k = p.store(rope(q, positions)), p.store(rope(k, positions))
         stages["Q_rot"] = q.transpose(1, 2).reshape(B, T, d_out)
         stages["K_rot"] = k.transpose(1, 2).reshape(B, T, kv_heads * dh)
     k, v = (M.repeat_interleave(group_size, dim=1) for M in (k, v))
 
-    scores = q @ k.transpose(2, 3)
+    scores = p.mm(q, k.transpose(2, 3))
     scaling = scenario.get("scaling", {})
-    logits = scores * scaling.get("multiplier", 1.0)
+    logits = p.store(scores * scaling.get("multiplier", 1.0))
     if scaling.get("sqrt_dk", True):
-        logits = logits / math.sqrt(dh)
-    logits = modify_logits(scenario, logits, heads, range(T), range(T))
+        logits = p.store(logits / math.sqrt(dh))
+    logits = p.store(modify_logits(scenario, logits, heads, range(T), range(T)))
     allowed = allowed_cells(scenario.get("mask", {}), T)
     norm = scenario.get("normalization", "softmax")
     if norm not in ("softmax_then_mask", "softmax_then_mask_no_renorm"):  # these mask the weights
-        logits = logits.masked_fill(~allowed, float("-inf"))
+        # mask.fill: -inf, or the finite values repositories write (stored in the dtype: -1e9
+        # is -inf in float16).
+        fill = {"-inf": float("-inf"), "finfo_min": p.finfo_min(), "-1e9": -1e9,
+                "-1e4": -1e4}[scenario.get("mask", {}).get("fill", "-inf")]
+        logits = p.store(logits.masked_fill(~allowed, fill))
+    # scaling.softmax_dtype "float32": torch.softmax(logits, dim=-1, dtype=torch.float32), the
+    # weights and their dropout kept in float32; the context computed from them in float32.
+    upcast = scaling.get("softmax_dtype", "same") == "float32"
+    keep = (lambda t: t) if upcast else p.store
+    if upcast:
+        logits_in = logits.float()
+    else:
+        logits_in = logits
     sink = None
     if "sink" in scaling:
         # gpt-oss's reference sdpa: one sink logit per head as one more column of every row's
         # softmax (torch.cat([QK, S], dim=-1).softmax(dim=-1)), dropped before the product with V.
         S = torch.tensor(sink_logits(scenario, heads), dtype=logits.dtype).reshape(1, heads, 1, 1).expand(B, -1, T, 1)
-        full = torch.cat([logits, S], dim=-1).softmax(dim=-1)
+        full = keep(torch.cat([logits_in, S.to(logits_in.dtype)], dim=-1).softmax(dim=-1))
         weights, sink = full[..., :-1], full[..., -1:]
     else:
-        weights = normalize(logits, allowed, scenario.get("normalization", "softmax"),
-                            (B, heads, T, T))
+        weights = keep(normalize(logits_in, allowed, scenario.get("normalization", "softmax"),
+                                 (B, heads, T, T)))
     if scenario.get("mask", {}).get("masked_rows", "nan") == "zero":
         # PyTorch >= 2.5's scaled_dot_product_attention (_safe_softmax): a row with no allowed
         # key gives 0 weights, not softmax's nan.
@@ -387,17 +435,21 @@ def run_in_default_dtype(scenario):
                                    dim=1)
         else:
             attended = layer(weights)
+        attended = keep(attended)
         stages["weights_dropped"] = attended
-    context = (attended @ v).transpose(1, 2).contiguous().view(B, T, d_out)
-    if out_layer is not None:
+    context = p.mm(attended, v).transpose(1, 2).contiguous().view(B, T, d_out)
+    if out_layer is not None and p.dtype is None:
         context = out_layer(context)
+    elif out_layer is not None:  # the product, then + bias, each stored
+        W_out, b_out = (p.store(t.detach()) for t in (out_layer.weight.T, out_layer.bias))
+        context = p.store(p.mm(context, W_out) + b_out)
 
     stages.update(X=X, Q=Q, K=K, V=V, scores=scores, logits=logits, weights=weights,
                   context=context, mask=allowed.int(), W_query=W["query"], W_key=W["key"],
                   W_value=W["value"])
     if sink is not None:
         stages["sink"] = sink
-    stages["var_K"] = K.var().item()
+    stages["var_K"] = K.float().var().item()  # low precision: the float32 variance of K
     stages.update(labels)
     return stages
 

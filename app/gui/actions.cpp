@@ -78,6 +78,7 @@ void StartMaskKind(MaskSpec& m, MaskKind kind, int64_t T) {
       m.kind != MaskKind::kOr) {
     MaskSpec before = m;
     before.masked_rows = MaskedRows::kNan;
+    before.fill = MaskFill::kNegInf;  // top-level only
     before.of.clear();
     MaskSpec second;
     second.kind = kind == MaskKind::kAnd ? MaskKind::kSlidingWindow : MaskKind::kPrefixLm;

@@ -30,6 +30,10 @@ std::function<void(Scenario&)> SwitchGenerator(const Stages& shown, Generator to
       }
     }
     s.dropout.p = 0.0;
+    if (IsLowPrecision(s.dtype)) {  // NumPy has no bfloat16 (dtype refused with numpy)
+      s.dtype = Dtype::kFloat32;
+      s.scaling.softmax_dtype = SoftmaxDtype::kSame;
+    }
   };
 }
 

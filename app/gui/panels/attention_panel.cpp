@@ -3,6 +3,7 @@
 // and dropout.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -130,6 +131,28 @@ MaskSpec& MaskPart(MaskSpec& m, const std::vector<size_t>& path) {
 
 /// The fields of mask `m` (at `path` inside the scenario's mask): W, P, the document ids, each
 /// part of an and / or, with the legend of each; edits are undoable scenario edits.
+// mask.fill: the value masked logits get (masked_fill's value), stored in the dtype.
+void DrawMaskFill(AppState& state) {
+  const Scenario& s = state.scenario;
+  int current = static_cast<int>(s.mask.fill);
+  const char* names[std::size(kMaskFills)];
+  for (size_t i = 0; i < std::size(kMaskFills); ++i) names[i] = kMaskFills[i].name;
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("finfo_min").x + ImGui::GetFrameHeight() * 2);
+  if (ImGui::Combo("masked logits", &current, names, static_cast<int>(std::size(names))))
+    Emit(state, EditScenario{"mask fill", [current](Scenario& x) {
+                               x.mask.fill = kMaskFills[current].value;
+                             }});
+  const double v = MaskFillValue(s.mask.fill, s.dtype);
+  char value[32];
+  std::snprintf(value, sizeof value, "%.8g", v);
+  Tip(("The value masked_fill writes into masked logits, stored in " + std::string(Name(s.dtype)) +
+       ": here " + value +
+       ". -inf: a row with no allowed key is nan. A finite value gives it 1/T everywhere, and "
+       "-1e4 leaks weight into masked keys when the logits come near it. -1e9 is -inf in "
+       "float16 (beyond 65504): the nan is back.")
+          .c_str());
+}
+
 void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t>& path,
                     int64_t T) {
   const std::string id = "##mask" + std::to_string(path.size()) + "_" +
@@ -240,6 +263,7 @@ void DrawMask(AppState& state, const Scenario& s, const Shape& sh) {
     Tip(("A row whose every key is masked gives " + MaskedRowsLegend(MaskedRows::kNan) +
          " when off, and " + MaskedRowsLegend(MaskedRows::kZero) + " when on.")
             .c_str());
+    DrawMaskFill(state);
   }
   if (s.mask.kind == MaskKind::kCustom) {
     const int64_t T = sh.T;

@@ -2,6 +2,7 @@
 // nn.Embedding, an embedding matrix edited cell by cell, or torch.randn.
 #include <imgui.h>
 #include <imgui_stdlib.h>
+#include <iterator>
 
 #include "attnlab/random/numpy_rng.h"
 #include "attnlab/model/presets.h"
@@ -272,17 +273,33 @@ void DrawGeneratorChoice(AppState& state) {
       "W matrices, without bias) and turns dropout off.");
 }
 
-/// float32 or float64: the precision of the whole pipeline (torch.float64, or NumPy's double).
+/// The precision of the whole pipeline (dtype): float32, float64 (torch.float64, or NumPy's
+/// double), bfloat16 or float16 (each stage stored in 16 bits); with the last two, the upcast
+/// softmax (scaling.softmax_dtype "float32").
 void DrawDtypeChoice(AppState& state) {
-  int f64 = state.scenario.dtype == Dtype::kFloat64 ? 1 : 0;
-  const char* names[] = {Name(Dtype::kFloat32), Name(Dtype::kFloat64)};
-  if (ImGui::Combo("dtype", &f64, names, 2))
-    Edit(state, "dtype", [f64](Scenario& x) {
-      x.dtype = f64 ? Dtype::kFloat64 : Dtype::kFloat32;
+  int current = static_cast<int>(state.scenario.dtype);
+  const char* names[std::size(kDtypes)];
+  for (size_t i = 0; i < std::size(kDtypes); ++i) names[i] = kDtypes[i].name;
+  if (ImGui::Combo("dtype", &current, names, static_cast<int>(std::size(names))))
+    Edit(state, "dtype", [current](Scenario& x) {
+      x.dtype = kDtypes[current].value;
+      if (!IsLowPrecision(x.dtype)) x.scaling.softmax_dtype = SoftmaxDtype::kSame;
     });
   Tip("float32: PyTorch's default precision (what the notebooks print). float64: every stage in "
       "double, as torch.float64 tensors or NumPy arrays compute it (NumPy's own default). The "
-      "maps show the values rounded to float32; dump and show give all the digits.");
+      "maps show the values rounded to float32; dump and show give all the digits.\n"
+      "bfloat16 and float16: each stage computed in float32 and stored in 16 bits, as models "
+      "run attention on GPUs. bfloat16 keeps float32's range with 3 significant digits; float16 "
+      "keeps 3-4 digits but overflows above 65504 to inf. Hover a cell for its rounding error.");
+  if (!IsLowPrecision(state.scenario.dtype)) return;
+  bool upcast = state.scenario.scaling.softmax_dtype == SoftmaxDtype::kFloat32;
+  if (ImGui::Checkbox("softmax in float32", &upcast))
+    Edit(state, "softmax in float32", [upcast](Scenario& x) {
+      x.scaling.softmax_dtype = upcast ? SoftmaxDtype::kFloat32 : SoftmaxDtype::kSame;
+    });
+  Tip("The usual fix: torch.softmax(logits, dim=-1, dtype=torch.float32). The weights are "
+      "computed and kept in float32, so each row sums to 1 and small weights keep their digits; "
+      "the context is computed from them in float32, then stored in the dtype.");
 }
 
 void DrawQkvInput(AppState& state) {

@@ -203,7 +203,13 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
   // The precision, when it is not PyTorch's default: figures and maps of a float64 scenario
   // say so (the values drawn are its double stages rounded to float32 for the colours); the
   // mask, 0 or 1, has no precision to speak of.
-  if (s.dtype == Dtype::kFloat64 && stage != Stage::kMask) parts.push_back(Name(Dtype::kFloat64));
+  // bfloat16 / float16: every stage is stored in it, except the upcast softmax's weights.
+  const bool upcast = s.scaling.softmax_dtype == SoftmaxDtype::kFloat32 &&
+                      (stage == Stage::kWeights || stage == Stage::kWeightsDropped);
+  if (s.dtype != Dtype::kFloat32 && stage != Stage::kMask)
+    parts.push_back(upcast ? std::string("float32 (upcast softmax)") : std::string(Name(s.dtype)));
+  if (s.mask.fill != MaskFill::kNegInf && stage == Stage::kLogits && s.mask.kind != MaskKind::kNone)
+    parts.push_back(std::string("masked = ") + Name(s.mask.fill));
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;

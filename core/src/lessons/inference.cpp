@@ -14,11 +14,18 @@
 namespace attnlab {
 namespace {
 
-/// Refuses what neither loop can take: dropout (both are inference).
+/// Refuses what neither loop can take: dropout (both are inference), and the low-precision
+/// stores and finite mask fills the loops do not write (they compute in float32 or float64).
 void CheckNoDropout(const Scenario& s, const char* what) {
   if (s.dropout.p > 0.0)
     throw InferenceError("dropout.p: " + std::to_string(s.dropout.p) + " is not 0; " + what +
                          " runs without dropout (inference), so it has nothing to equal");
+  if (IsLowPrecision(s.dtype))
+    throw InferenceError(std::string("dtype: ") + what + " computes in float32 or float64, not \"" +
+                         Name(s.dtype) + "\"");
+  if (s.mask.fill != MaskFill::kNegInf)
+    throw InferenceError(std::string("mask.fill: ") + what + " masks with -inf, not \"" +
+                         Name(s.mask.fill) + "\"");
 }
 
 /// The largest |a - b| over two equally shaped matrices (doubles); nan where exactly one of

@@ -71,6 +71,46 @@ template void DrawSource::NormalIntoOf<double>(double*, int64_t);
 template std::vector<float> DrawSource::UniformOf<float>(int64_t);
 template std::vector<double> DrawSource::UniformOf<double>(int64_t);
 
+float StoreAs(Dtype dtype, float v) {
+  // Eigen's conversions round to nearest, ties to even (float_to_bfloat16_rtne,
+  // float_to_half_rtne); overflow gives +-inf, NaN stays NaN.
+  if (dtype == Dtype::kBfloat16) return static_cast<float>(Eigen::bfloat16(v));
+  if (dtype == Dtype::kFloat16) return static_cast<float>(Eigen::half(v));
+  return v;
+}
+
+double MaskFillValue(MaskFill fill, Dtype dtype) {
+  switch (fill) {
+    case MaskFill::kNegInf:
+      return -std::numeric_limits<double>::infinity();
+    case MaskFill::kFinfoMin:  // torch.finfo(dtype).min: the most negative finite value
+      if (dtype == Dtype::kFloat64) return std::numeric_limits<double>::lowest();
+      if (dtype == Dtype::kBfloat16) return static_cast<float>(Eigen::NumTraits<Eigen::bfloat16>::lowest());
+      if (dtype == Dtype::kFloat16) return static_cast<float>(Eigen::NumTraits<Eigen::half>::lowest());
+      return std::numeric_limits<float>::lowest();
+    case MaskFill::kMinus1e9:
+      return dtype == Dtype::kFloat64 ? -1e9 : StoreAs(dtype, -1e9f);
+    case MaskFill::kMinus1e4:
+      return dtype == Dtype::kFloat64 ? -1e4 : StoreAs(dtype, -1e4f);
+  }
+  return 0.0;
+}
+
+template <typename M>
+void Engine::Store(M&& m) const {
+  using S = typename std::decay_t<M>::Scalar;
+  if constexpr (std::is_same_v<S, float>) {
+    if (!IsLowPrecision(store_)) return;
+    const Dtype d = store_;
+    m = m.unaryExpr([d](float v) { return StoreAs(d, v); });
+  }
+}
+
+template <typename S>
+void Engine::StoreStack(MatrixStackOf<S>& stack) const {
+  for (MatrixOf<S>& m : stack) Store(m);
+}
+
 namespace {
 
 template <typename S>
@@ -148,7 +188,8 @@ const Stages& Engine::Run(const Scenario& s) {
     if (s.dropout.p != last_.dropout.p || s.dropout.seed != last_.dropout.seed) from = 5;
     if (s.normalization != last_.normalization)  // softmax_then_mask leaves the logits unmasked
       from = MaskAppliesToLogits(s.normalization) == MaskAppliesToLogits(last_.normalization) ? 4 : 3;
-    if (s.scaling.sink != last_.scaling.sink) from = std::min(from, 4);
+    if (s.scaling.sink != last_.scaling.sink || s.scaling.softmax_dtype != last_.scaling.softmax_dtype)
+      from = std::min(from, 4);
     if (!SameLogitSettings(s, last_)) from = 3;
     if (!SameProjections(s.projections, last_.projections) ||
         !SamePositions(s.positions, last_.positions))
@@ -165,6 +206,9 @@ const Stages& Engine::Run(const Scenario& s) {
   // Stages are overwritten in place: a full recompute of the same size reuses every buffer
   // instead of faulting in fresh pages for each T x T matrix.
   stages_.shape = shape;
+  store_ = s.dtype;
+  stages_.dtype = s.dtype;
+  stages_.weights_f32 = s.scaling.softmax_dtype == SoftmaxDtype::kFloat32;
   const bool f64 = s.dtype == Dtype::kFloat64;
   if (!has_result_ || s.dtype != last_.dtype) logits_tail_.reset(), weights_tail_.reset();
   if (f64) {
@@ -307,11 +351,17 @@ void Engine::ComputeInput(const Scenario& s) {
     }
     case InputSource::kQkv:
       InputQkv<S>(s.input, gen);
+      for (MatrixStackOf<S>* m : {&t.Q, &t.K, &t.V}) StoreStack(*m);
       break;
   }
+  // Low precision: the draws and the written numbers stored in the dtype (torch.randn(...)
+  // .to(dtype)), then X + PE with PE stored too, the sum rounded once more.
+  StoreStack(t.X);
   if (s.positions.kind == PositionKind::kSinusoidal) {  // X = embeddings + PE, every batch
-    const MatrixOf<S> pe = rules::SinusoidalEncoding<S>(sh.T, sh.d_in);
+    MatrixOf<S> pe = rules::SinusoidalEncoding<S>(sh.T, sh.d_in);
+    Store(pe);
     for (MatrixOf<S>& x : t.X) x += pe;
+    StoreStack(t.X);
   }
   if (!st.tokens.empty()) {
     default_tokens_ = -1;
@@ -418,6 +468,10 @@ void Engine::ComputeProjections(const Scenario& s) {
     st.out_proj_bias = Eigen::Map<const RowVectorOf<S>>(lin.bias.data(), sh.d_out);
   }
   gen_after_projections_ = gen;
+  // Low precision: nn.Linear's (and the draws') float32 values stored in the dtype.
+  for (int w = 0; w < 3; ++w) Store(st.W[w]), Store(st.bias[w]);
+  Store(st.out_proj_W);
+  Store(st.out_proj_bias);
   if (!qkv) Project<S>(p.init == ProjectionInit::kIdentity);
   ApplyRope<S>(s);
   // K.var() as the scenario's library computes it (variance.h): torch's unbiased float32 value
@@ -453,7 +507,8 @@ void Engine::Project(bool identity) {
     const int64_t rb = std::min(rows, sh.T - r0);
     auto y = (*outs[w])[b].middleRows(r0, rb);
     MultiplyInto(numerics_.product, st.X[b].middleRows(r0, rb), st.W[w], y);
-    if (st.bias[w].size() > 0) y.rowwise() += st.bias[w];
+    Store(y);  // X @ W stored, then + bias stored again: two operations, as in PyTorch
+    if (st.bias[w].size() > 0) y.rowwise() += st.bias[w], Store(y);
   });
 }
 
@@ -470,6 +525,7 @@ void Engine::ApplyRope(const Scenario& s) {
     for (const MatrixOf<S>& m : *from) {
       to->emplace_back(m.rows(), m.cols());
       rules::RopeRotate(table, s.positions.layout, m.cols() / sh.dh, sh.dh, m, to->back());
+      Store(to->back());  // the rotation computed in float32, stored once
     }
 }
 
@@ -550,7 +606,15 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   // weights itself (softmax_then_mask reads the mask matrix row by row; its masked weights are
   // then +0, or the row is nan throughout, so the causal skip of ContextRows stays exact).
   const MaskKind kind = MaskAppliesToLogits(s.normalization) ? s.mask.kind : MaskKind::kNone;
-  const TailKey key{kind, T, count};
+  // mask.fill: a finite value (finfo_min, -1e9, -1e4 stored in the dtype) replaces the masked
+  // logits' -inf, and the weights then normalise whole rows as PyTorch's softmax does (the
+  // masked cells' exp is 0 unless the fill comes within float range of the row's maximum).
+  const double fill_value = MaskFillValue(s.mask.fill, s.dtype);
+  const bool finite_fill = kind != MaskKind::kNone && std::isfinite(fill_value);
+  const MaskKind weight_kind = finite_fill ? MaskKind::kNone : kind;
+  const TailKey key{kind, T, count, finite_fill}, weight_key{weight_kind, T, count, false};
+  // scaling.softmax_dtype "float32": the weights computed and kept in float32 (not stored).
+  const bool weights_f32 = s.scaling.softmax_dtype == SoftmaxDtype::kFloat32;
   const bool do_scores = from <= 2, do_logits = from <= 3;
   auto sized = [&](MatrixStackOf<S>& stack) {
     stack.resize(count);
@@ -568,7 +632,7 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   if (with_context) PrepareContext<S>();
   const rules::LogitScaling<S> scaling = rules::LogitScalingOf<S>(s, sh.dh);
   const std::vector<S> slopes = rules::HeadSlopes<S>(s, sh.H);  // ALiBi's slope of each head
-  const bool logit_tails = logits_tail_ != key, weight_tails = weights_tail_ != key;
+  const bool logit_tails = logits_tail_ != key, weight_tails = weights_tail_ != weight_key;
   const bool by_columns = s.normalization == Normalization::kSoftmaxDimQuery;
   const RowBlocks blocks(T);
   const MaskMatrix& mask = stages_.mask;
@@ -582,27 +646,37 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
     const int64_t b = static_cast<int64_t>(m) / sh.H, h = static_cast<int64_t>(m) % sh.H;
     // scores = q @ k.transpose(-2, -1) for head h's columns; K's head is the one query head h
     // shares with its group (repeat_interleave over the K/V heads, GQA), h itself without.
-    if (do_scores)
+    // Low precision: each stage's rows stored in the dtype once computed (Store).
+    if (do_scores) {
       MultiplyInto(numerics_.product, q[b].block(r0, h * sh.dh, rb, sh.dh),
                    k[b].middleCols(sh.KvHead(h) * sh.dh, sh.dh).transpose(),
                    st.scores[m].middleRows(r0, rb));
+      Store(st.scores[m].middleRows(r0, rb));
+    }
     if (do_logits) {
       kernels::LogitRows<S>(st.scores[m], mask, kind, rules::ForHead(scaling, slopes, h), r0, rb,
                             logit_tails, st.logits[m]);
+      if (finite_fill) rules::FillMasked(mask, r0, rb, static_cast<S>(fill_value), st.logits[m]);
+      Store(st.logits[m].middleRows(r0, rb));
     }
     if (by_columns) return;  // softmax over dim=-2 needs every row: done below
-    block_zero_tail_[m * blocks.blocks + blocks.Block(task)] =
-        kernels::WeightRows<S>(s.normalization, numerics_, st.logits[m], mask, kind, r0, rb, weight_tails,
-                   st.weights[m], with_sink ? &sinks[static_cast<size_t>(h)] : nullptr,
-                   with_sink ? &st.sink[m] : nullptr);
+    const bool zero_tail =
+        kernels::WeightRows<S>(s.normalization, numerics_, st.logits[m], mask, weight_kind, r0, rb,
+                               weight_tails, st.weights[m],
+                               with_sink ? &sinks[static_cast<size_t>(h)] : nullptr,
+                               with_sink ? &st.sink[m] : nullptr);
+    // A finite fill may leave the masked cells a share: the causal skip is off (ContextRows).
+    block_zero_tail_[m * blocks.blocks + blocks.Block(task)] = zero_tail && !finite_fill;
     if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(mask, r0, rb, st.weights[m]);
+    if (!weights_f32) Store(st.weights[m].middleRows(r0, rb));
+    if (with_sink && !weights_f32) Store(st.sink[m].middleRows(r0, rb));
     if (with_context) ContextRows<S>(st.weights, m, r0, rb, blocks.Block(task));
   });
   if (do_logits) logits_tail_ = key;
   if (by_columns) WeightsByColumns<S>(s, with_context);
   const bool zero_tails = std::all_of(block_zero_tail_.begin(), block_zero_tail_.end(),
                                       [](uint8_t z) { return z != 0; });
-  weights_tail_ = zero_tails ? std::optional<TailKey>(key) : std::nullopt;
+  weights_tail_ = zero_tails ? std::optional<TailKey>(weight_key) : std::nullopt;
   if (with_context) ApplyOutProj<S>();
 }
 
@@ -617,6 +691,7 @@ void Engine::WeightsByColumns(const Scenario& s, bool with_context) {
   ParallelFor(static_cast<int64_t>(st.weights.size()), [&](int64_t m) {
     rules::ColumnSoftmax(st.logits[m], st.weights[m]);
     if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(mask, 0, T, st.weights[m]);
+    if (s.scaling.softmax_dtype != SoftmaxDtype::kFloat32) Store(st.weights[m]);
   });
   if (!with_context) return;
   const RowBlocks blocks(T);
@@ -649,6 +724,7 @@ void Engine::ComputeDropout(const Scenario& s) {
     MatrixOf<S>& w = st.weights_dropped[static_cast<size_t>(m)];
     gen.torch().DropoutOf(w.data(), w.size(), s.dropout.p);
   }
+  if (s.scaling.softmax_dtype != SoftmaxDtype::kFloat32) StoreStack(st.weights_dropped);
 }
 
 template <typename S>
@@ -685,6 +761,7 @@ void Engine::ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int
     MultiplyInto(numerics_.product, w.block(r0, 0, rb, r0 + rb), v.topRows(r0 + rb), out);
   else
     MultiplyInto(numerics_.product, w.middleRows(r0, rb), v, out);
+  Store(out);
 }
 
 template <typename S>
@@ -700,7 +777,9 @@ void Engine::ApplyOutProj() {
     auto ctx = st.context[b].middleRows(r0, std::min(rows, sh.T - r0));
     MatrixOf<S> y(ctx.rows(), st.out_proj_W.cols());
     MultiplyInto(Numerics::Product::kEigen, ctx, st.out_proj_W, y);
+    Store(y);
     y.rowwise() += st.out_proj_bias;
+    Store(y);
     ctx = y;
   });
 }

@@ -467,7 +467,8 @@ ProjectionSpec ParseProjections(const json& j) {
 MaskSpec ParseMask(const json& j, const std::string& path, bool top) {
   const json& m = Object(j, path);
   if (top)
-    CheckKeys(m, path, {"kind", "allowed", "window", "prefix", "doc_ids", "of", "masked_rows", "align"});
+    CheckKeys(m, path, {"kind", "allowed", "window", "prefix", "doc_ids", "of", "masked_rows", "align",
+                        "fill"});
   else
     CheckKeys(m, path, {"kind", "allowed", "window", "prefix", "doc_ids", "of"});
   MaskSpec mask;
@@ -475,6 +476,7 @@ MaskSpec ParseMask(const json& j, const std::string& path, bool top) {
   if (top && m.contains("masked_rows"))
     mask.masked_rows = Choice<MaskedRows>(m["masked_rows"], Join(path, "masked_rows"));
   if (top && m.contains("align")) mask.align = Choice<MaskAlign>(m["align"], Join(path, "align"));
+  if (top && m.contains("fill")) mask.fill = Choice<MaskFill>(m["fill"], Join(path, "fill"));
   struct Own {
     const char* field;
     MaskKind kind;
@@ -660,7 +662,9 @@ Scenario ParseScenario(const std::string& json_text) {
   }
   if (j.contains("scaling")) {
     const json& sc = Object(j["scaling"], "scaling");
-    CheckKeys(sc, "scaling", {"sqrt_dk", "multiplier", "softcap", "sink"});
+    CheckKeys(sc, "scaling", {"sqrt_dk", "multiplier", "softcap", "sink", "softmax_dtype"});
+    if (sc.contains("softmax_dtype"))
+      s.scaling.softmax_dtype = Choice<SoftmaxDtype>(sc["softmax_dtype"], "scaling.softmax_dtype");
     if (sc.contains("sqrt_dk")) s.scaling.sqrt_dk = Bool(sc["sqrt_dk"], "scaling.sqrt_dk");
     if (sc.contains("multiplier"))
       s.scaling.multiplier = Number(sc["multiplier"], "scaling.multiplier");
@@ -919,6 +923,12 @@ void ValidateGenerator(const Scenario& s) {
                                  " (use randn, torch_rand for np.random.rand, or matrix)");
   if (s.dropout.p > 0)
     Fail("dropout.p", "must be 0" + numpy + " (nn.Dropout has no NumPy counterpart here)");
+  if (s.mask.fill != MaskFill::kNegInf)
+    Fail("mask.fill", "must be \"-inf\"" + numpy + " (the NumPy programs add a 0 / -inf mask)");
+  if (IsLowPrecision(s.dtype))  // NumPy has no bfloat16, and no float32-accumulating float16 matmul
+    Fail("dtype", "\"" + std::string(Name(s.dtype)) + "\" needs input.generator \"torch\"" +
+                      " (NumPy has no bfloat16, and its float16 products do not accumulate in" +
+                      " float32 as PyTorch's kernels do)");
   const auto check_seed = [&](uint64_t seed, const char* field) {
     if (seed > kNumpyMaxSeed)
       Fail(field, "must be in [0, 2**32 - 1]" + numpy + " (np.random.seed refuses " +
@@ -1108,6 +1118,10 @@ void ValidateScoreModifiers(const Scenario& s, const Shape& sh) {
       Fail("scaling.softcap", "must be a number c > 0 (finite and not 0 in float32): logits = "
                               "c * tanh(logits / c), got " + json(c).dump());
   }
+  if (sc.softmax_dtype == SoftmaxDtype::kFloat32 && !IsLowPrecision(s.dtype))
+    Fail("scaling.softmax_dtype", std::string("\"float32\" upcasts the softmax of a bfloat16 or "
+                                              "float16 scenario; dtype is \"") +
+                                      Name(s.dtype) + "\"");
   if (sc.sink.empty()) return;
   for (size_t h = 0; h < sc.sink.size(); ++h)
     if (!std::isfinite(static_cast<float>(sc.sink[h])))
@@ -1337,6 +1351,7 @@ json MaskJson(const MaskSpec& mask) {
   }
   if (mask.masked_rows != MaskedRows::kNan) mj["masked_rows"] = Name(mask.masked_rows);
   if (mask.align != MaskAlign::kBottomRight) mj["align"] = Name(mask.align);
+  if (mask.fill != MaskFill::kNegInf) mj["fill"] = Name(mask.fill);
   return mj;
 }
 
@@ -1346,6 +1361,8 @@ void WriteStages(const Scenario& s, json& j) {
   if (s.scaling.softcap) j["scaling"]["softcap"] = *s.scaling.softcap;
   if (s.scaling.sink.size() == 1) j["scaling"]["sink"] = s.scaling.sink[0];
   if (s.scaling.sink.size() > 1) j["scaling"]["sink"] = s.scaling.sink;
+  if (s.scaling.softmax_dtype != SoftmaxDtype::kSame)
+    j["scaling"]["softmax_dtype"] = Name(s.scaling.softmax_dtype);
   j["mask"] = MaskJson(s.mask);
   j["normalization"] = Name(s.normalization);
   j["dropout"] = {{"p", s.dropout.p},
@@ -1434,7 +1451,7 @@ bool SameLogitSettings(const Scenario& a, const Scenario& b) {
 }
 
 bool SameMask(const MaskSpec& a, const MaskSpec& b) {
-  if (a.kind != b.kind || a.masked_rows != b.masked_rows || a.align != b.align ||
+  if (a.kind != b.kind || a.masked_rows != b.masked_rows || a.align != b.align || a.fill != b.fill ||
       a.of.size() != b.of.size())
     return false;
   for (size_t i = 0; i < a.of.size(); ++i)
@@ -1565,6 +1582,7 @@ bool operator==(const Scenario& a, const Scenario& b) {
   return a.title == b.title && SamePositions(a.positions, b.positions) && SameInput(a.input, b.input) &&
          SameProjections(a.projections, b.projections) && SameLogitSettings(a, b) &&
          a.normalization == b.normalization && a.scaling.sink == b.scaling.sink &&
+         a.scaling.softmax_dtype == b.scaling.softmax_dtype &&
          a.dropout.p == b.dropout.p &&
          a.dropout.seed == b.dropout.seed && a.dtype == b.dtype;
 }

@@ -271,6 +271,15 @@ void ColumnSoftmax(const MatrixOf<S>& lg, MatrixOf<S>& w) {
   }
 }
 
+// mask.fill finite (MaskFillValue: finfo_min, -1e9, -1e4): rows [r0, r0 + rb) of the logits get
+// `fill` in every masked cell in place of -inf, as logits.masked_fill(~allowed, fill).
+template <typename S>
+void FillMasked(const MaskMatrix& mask, int64_t r0, int64_t rb, S fill, MatrixOf<S>& lg) {
+  for (int64_t i = r0; i < r0 + rb; ++i)
+    for (int64_t j = 0; j < lg.cols(); ++j)
+      if (!mask(i, j)) lg(i, j) = fill;
+}
+
 // masked_rows "zero": rows [r0, r0 + rb) with no allowed key get +0 weights, as PyTorch >= 2.5's
 // scaled_dot_product_attention (its _safe_softmax) writes them instead of softmax's nan.
 template <typename S>

@@ -202,7 +202,7 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
   w.Key("context");
   w.Stack(src.context, B, 0);
   w.Key("dtype");
-  w.Raw(st.f64 ? "\"float64\"" : "\"float32\"");
+  w.Raw(std::string("\"") + Name(st.dtype) + "\"");
   for (const DumpExtra& e : extra) {  // e.g. the gradients (WriteStagesJsonWithGradients), in key order
     w.Key(e.key);
     if (e.B > 0)

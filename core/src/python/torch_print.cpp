@@ -180,7 +180,8 @@ int64_t CheckedCount(std::span<const T> values, std::span<const int64_t> shape) 
   return n;
 }
 
-std::string TensorString(const ElementAt& at, std::span<const int64_t> shape, bool float64) {
+std::string TensorString(const ElementAt& at, std::span<const int64_t> shape,
+                         const char* dtype_suffix) {
   const int64_t n = ElementCount(shape);
   std::vector<std::string> suffixes;
   std::string body;
@@ -191,7 +192,7 @@ std::string TensorString(const ElementAt& at, std::span<const int64_t> shape, bo
     body = Printer(at, n, shape).Text();
     body.pop_back();  // the ")"
   }
-  if (float64) suffixes.push_back("dtype=torch.float64");
+  if (dtype_suffix) suffixes.push_back(dtype_suffix);
   const size_t nl = body.rfind('\n');
   size_t last_line = nl == std::string::npos ? body.size() + 2 : body.size() - nl + 1;
   for (const std::string& suffix : suffixes) {
@@ -210,12 +211,21 @@ std::string TensorString(const ElementAt& at, std::span<const int64_t> shape, bo
 
 std::string TorchTensorString(std::span<const float> values, std::span<const int64_t> shape) {
   CheckedCount(values, shape);
-  return TensorString([&](int64_t i) { return static_cast<double>(values[i]); }, shape, false);
+  return TensorString([&](int64_t i) { return static_cast<double>(values[i]); }, shape, nullptr);
 }
 
 std::string TorchTensorStringF64(std::span<const double> values, std::span<const int64_t> shape) {
   CheckedCount(values, shape);
-  return TensorString([&](int64_t i) { return values[i]; }, shape, true);
+  return TensorString([&](int64_t i) { return values[i]; }, shape, "dtype=torch.float64");
+}
+
+std::string TorchTensorStringAs(Dtype dtype, std::span<const float> values,
+                                std::span<const int64_t> shape) {
+  CheckedCount(values, shape);
+  const char* suffix = dtype == Dtype::kBfloat16  ? "dtype=torch.bfloat16"
+                       : dtype == Dtype::kFloat16 ? "dtype=torch.float16"
+                                                  : nullptr;
+  return TensorString([&](int64_t i) { return static_cast<double>(values[i]); }, shape, suffix);
 }
 
 std::string TorchTensorString(const Matrix& m) {
@@ -264,10 +274,14 @@ constexpr StageInfo kStageInfo[] = {
 
 // How the program prints: torch float32, torch.float64, or a NumPy float64 array's repr.
 // kNumpyF32: NumPy's repr of a float32 ndarray ("..., dtype=float32)").
-enum class PrintStyle { kTorch, kTorchF64, kNumpy, kNumpyF32 };
+// kTorchBf16, kTorchF16: a torch.bfloat16 / torch.float16 tensor, printed as _tensor_str prints
+// them (its values widened to float32, formatted as float32's) with its dtype suffix.
+enum class PrintStyle { kTorch, kTorchF64, kTorchBf16, kTorchF16, kNumpy, kNumpyF32 };
 
 PrintStyle StyleOf(const Stages& st) {
   const bool numpy = st.generator == Generator::kNumpy;
+  if (st.dtype == Dtype::kBfloat16) return PrintStyle::kTorchBf16;
+  if (st.dtype == Dtype::kFloat16) return PrintStyle::kTorchF16;
   if (!st.f64) return numpy ? PrintStyle::kNumpyF32 : PrintStyle::kTorch;
   return numpy ? PrintStyle::kNumpy : PrintStyle::kTorchF64;
 }
@@ -281,13 +295,19 @@ std::string Print(PrintStyle style, const ElementAt& at, const std::vector<int64
     case PrintStyle::kNumpyF32:
       return NumpyArrayRepr(at, shape, true);
     case PrintStyle::kTorchF64:
-      return TensorString(at, shape, true);
+      return TensorString(at, shape, "dtype=torch.float64");
     case PrintStyle::kTorch:
+    case PrintStyle::kTorchBf16:
+    case PrintStyle::kTorchF16:
       break;
   }
-  // float32 values: a double of a float read back as the float it is
+  // float32 values (or bfloat16 / float16 ones widened): a double of a float read back as the
+  // float it is
+  const char* suffix = style == PrintStyle::kTorchBf16  ? "dtype=torch.bfloat16"
+                       : style == PrintStyle::kTorchF16 ? "dtype=torch.float16"
+                                                        : nullptr;
   return TensorString([&](int64_t i) { return static_cast<double>(static_cast<float>(at(i))); },
-                      shape, false);
+                      shape, suffix);
 }
 
 // A stack of B (per-token stages) or B*H (per-head stages) matrices in the program's shape.
@@ -337,6 +357,10 @@ void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_v
   if (name == "K_rot") SetStack(out, src.K_rot, sh, false, style);
   if (name == "scores") SetStack(out, src.scores, sh, true, style);
   if (name == "logits") SetStack(out, src.logits, sh, true, style);
+  // bfloat16 / float16: the mask is a float32 tensor, and so are the weights of the upcast
+  // softmax (scaling.softmax_dtype "float32").
+  const bool low = style == PrintStyle::kTorchBf16 || style == PrintStyle::kTorchF16;
+  const PrintStyle weight_style = low && st.weights_f32 ? PrintStyle::kTorch : style;
   if (name == "mask") {
     // torch: tril(ones) of 1. and 0.; NumPy: the notebook's mask after mask[mask == 0] = -inf
     // and mask[mask == 1] = 0, the matrix it adds to the scaled scores.
@@ -348,7 +372,7 @@ void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_v
     } else {
       out.shape = {m.rows(), m.cols()};
       out.text = Print(
-          style,
+          low ? PrintStyle::kTorch : style,
           [&](int64_t i) {
             const bool allowed = m(i / m.cols(), i % m.cols()) != 0;
             return numpy ? (allowed ? 0.0 : -INFINITY) : (allowed ? 1.0 : 0.0);
@@ -356,9 +380,9 @@ void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_v
           out.shape);
     }
   }
-  if (name == "weights") SetStack(out, src.weights, sh, true, style);
-  if (name == "weights_dropped") SetStack(out, src.weights_dropped, sh, true, style);
-  if (name == "sink") SetStack(out, src.sink, sh, true, style);
+  if (name == "weights") SetStack(out, src.weights, sh, true, weight_style);
+  if (name == "weights_dropped") SetStack(out, src.weights_dropped, sh, true, weight_style);
+  if (name == "sink") SetStack(out, src.sink, sh, true, weight_style);
   if (name == "context") SetStack(out, src.context, sh, false, style);
 }
 

@@ -53,6 +53,15 @@
 // it (the shortest float32 text: "0.43" is the double 0.43, not float32(0.43) widened), which
 // is what torch.tensor(..., dtype=torch.float64) and np.array(...) make of the program's
 // literals.
+// bfloat16 and float16 ("dtype": "bfloat16" / "float16", torch only): the float32 path with each
+// stage stored in the dtype (StoreAs, round to nearest even): the draws and nn.Linear's weights
+// as drawn in float32 then .to(dtype); every operation after that (X @ W, + bias, q @ k.T,
+// the scaling, the mask, the softmax, weights @ v, out_proj) computed in float32 from the
+// stored operands and its result stored again: float32 accumulation, as PyTorch's GPU kernels
+// and its CPU softmax compute them. (Debian's torch 1.13 CPU bfloat16 matmul does not: it
+// rounds every product and partial sum to bfloat16; tools/torch_oracle.py makes its products
+// in float32 for that reason.) The logits are stored once after their whole rule (scaling,
+// ALiBi, soft-capping, mask) and var_K is the float32 variance of the stored K.
 // Checked against real PyTorch and NumPy in tests/golden/f64 (tools/make_qkv_goldens.py): the
 // draws bit for bit, the arithmetic to float64 rounding (torch's summation orders differ; the
 // NumPy notebook's np.matmul(q, k.T) is matched exactly, tests/notebook_test.cpp).
@@ -119,6 +128,12 @@ using StagesF64 = StageTensors<double>;
 struct Stages : StageTensors<float> {
   Shape shape;                      ///< B, T, d_in, d_out, H, dh, d_v, dh_v
   Generator generator = Generator::kTorch;  ///< input.generator of the scenario run
+  /// The scenario's dtype. bfloat16 and float16: the float fields hold the stored values
+  /// (each exactly a bfloat16 / float16 number, widened to float).
+  Dtype dtype = Dtype::kFloat32;
+  /// scaling.softmax_dtype "float32" in a bfloat16 / float16 run: weights, weights_dropped and
+  /// sink hold float32 values (not stored in the dtype).
+  bool weights_f32 = false;
   std::vector<std::string> tokens;  ///< T labels (text tokens, matrix tokens, or "x1".."xT")
   std::vector<int> token_ids;       ///< text input only: T ids into vocab
   std::vector<std::string> vocab;   ///< text input only: V entries
@@ -235,6 +250,19 @@ struct RecomputeCounts {
   int input = 0, projections = 0, scores = 0, logits = 0, weights = 0, dropout = 0, context = 0;
 };
 
+/// The value float32 `v` is stored as in `dtype`, widened back to float exactly: rounded to
+/// nearest, ties to even, to bfloat16 (Eigen::bfloat16: 8 significant bits, float32's range)
+/// or float16 (Eigen::half: 11 significant bits, largest finite 65504, beyond it +-inf,
+/// subnormal below 6.1e-5); float32 and float64 return `v` as it is. NaN stays NaN, as
+/// PyTorch's tensor.to(torch.bfloat16) / .to(torch.float16). Errors: none.
+float StoreAs(Dtype dtype, float v);
+
+/// The value mask.fill writes into masked logits in `dtype`, as masked_fill(~allowed, value)
+/// stores it: -inf; torch.finfo(dtype).min (float32 -3.4028235e38, float64 -1.797e308,
+/// bfloat16 -3.3895314e38, float16 -65504); -1e9 (float16: -inf, beyond its range; bfloat16
+/// -998244352); -1e4 (bfloat16 -9984). As a double (float values widened). Errors: none.
+double MaskFillValue(MaskFill fill, Dtype dtype);
+
 /// Runs scenarios and keeps the stages of the last one. Recomputes only from the first stage
 /// whose settings changed: input -> projections -> scores -> logits (scaling, mask) -> weights
 /// (normalization) -> dropout -> context. One set of stage rules (templates over the number
@@ -299,6 +327,12 @@ class Engine {
   void ComputeContext();
   // float64 runs: the stages from `from` on rounded into stages_'s float fields.
   void RoundFloat64(int from);
+  // bfloat16 and float16 runs: rounds the float elements of `m` (an Eigen matrix or block) to
+  // store_ in place (StoreAs); nothing for float32, float64 or double matrices.
+  template <typename M>
+  void Store(M&& m) const;
+  template <typename S>
+  void StoreStack(MatrixStackOf<S>& stack) const;
 
   Scenario last_;
   bool has_result_ = false;
@@ -308,6 +342,7 @@ class Engine {
   std::shared_ptr<StagesF64> f64_;
   RecomputeCounts counts_;
   Numerics numerics_;                 // of the current run (NumericsOf)
+  Dtype store_ = Dtype::kFloat32;     // the current run's dtype: what Store rounds to
   DrawSource gen_after_input_;        // generator state where the projections start
   int64_t default_tokens_ = -1;       // T of stages_.tokens when they are "x1".."xT", else -1
   DrawSource gen_after_projections_;  // generator state where dropout starts
@@ -324,6 +359,7 @@ class Engine {
     MaskKind kind;
     int64_t T;
     size_t count;
+    bool finite_fill;  // logits: the masked cells hold mask.fill, not -inf
     bool operator==(const TailKey&) const = default;
   };
   std::optional<TailKey> logits_tail_, weights_tail_;

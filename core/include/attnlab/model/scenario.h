@@ -76,6 +76,16 @@ enum class MaskKind { kNone, kCausal, kCustom, kSlidingWindow, kPrefixLm, kDocum
 /// mask.masked_rows: what a row with no allowed key gives: nan (0 / 0, the notebooks'
 /// softmax) or zero (0 weights, as PyTorch >= 2.5's scaled_dot_product_attention).
 enum class MaskedRows { kNan, kZero };
+/// mask.fill: the value masked logits get, as masked_fill(~allowed, value) writes it, then
+/// stored in the dtype: -inf (default), torch.finfo(dtype).min (kFinfoMin), -1e9 or -1e4 (the
+/// constants of many repositories). A finite fill gives a row with no allowed key uniform
+/// weights 1 / T instead of nan; -1e9 in float16 overflows to -inf (its range ends at 65504).
+enum class MaskFill { kNegInf, kFinfoMin, kMinus1e9, kMinus1e4 };
+/// scaling.softmax_dtype: kSame computes the weights like any stage (stored in the dtype);
+/// kFloat32 is the usual low-precision fix, torch.softmax(logits, dim=-1, dtype=torch.float32):
+/// the weights (and their dropout) computed and kept in float32, the context computed from them
+/// in float32 and stored in the dtype. bfloat16 and float16 only.
+enum class SoftmaxDtype { kSame, kFloat32 };
 /// mask.align: where a step's queries sit against its keys when there are fewer queries than
 /// keys (a KV-cache decode step: q_len < kv_len; with q_len == kv_len, as in the full
 /// computation, both are the same). kBottomRight: the last query is the last key's token, what
@@ -118,8 +128,14 @@ inline bool IsSoftmaxOverAllowedKeys(Normalization n) {
 /// dtype (top level): the precision of the whole pipeline. kFloat32: PyTorch's default float32
 /// tensors (NumPy draws rounded to float32). kFloat64: every draw, product and normalisation in
 /// double, as torch.float64 tensors (torch.set_default_dtype(torch.float64)) or NumPy's native
-/// float64 arrays compute them (pipeline.h, "float64").
-enum class Dtype { kFloat32, kFloat64 };
+/// float64 arrays compute them (pipeline.h, "float64"). kBfloat16 and kFloat16: low precision
+/// (pipeline.h, "bfloat16 and float16"): every stage computed in float32 from the previous
+/// stage's stored values and its result rounded to nearest even in the dtype, as PyTorch's
+/// GPU kernels accumulate in float32 and store torch.bfloat16 / torch.float16.
+enum class Dtype { kFloat32, kFloat64, kBfloat16, kFloat16 };
+
+/// Whether `d` stores its stages in fewer bits than float32 (bfloat16, float16).
+inline bool IsLowPrecision(Dtype d) { return d == Dtype::kBfloat16 || d == Dtype::kFloat16; }
 
 /// positions.kind (top level "positions"; absent = none): how token positions enter attention.
 /// kRope rotates each head's q and k by angles proportional to the position (RoFormer; Llama,
@@ -156,6 +172,12 @@ inline constexpr EnumName<MaskKind> kMaskKinds[] = {
     {MaskKind::kAnd, "and"},             {MaskKind::kOr, "or"}};
 inline constexpr EnumName<MaskedRows> kMaskedRows[] = {{MaskedRows::kNan, "nan"},
                                                        {MaskedRows::kZero, "zero"}};
+inline constexpr EnumName<MaskFill> kMaskFills[] = {{MaskFill::kNegInf, "-inf"},
+                                                   {MaskFill::kFinfoMin, "finfo_min"},
+                                                   {MaskFill::kMinus1e9, "-1e9"},
+                                                   {MaskFill::kMinus1e4, "-1e4"}};
+inline constexpr EnumName<SoftmaxDtype> kSoftmaxDtypes[] = {{SoftmaxDtype::kSame, "same"},
+                                                           {SoftmaxDtype::kFloat32, "float32"}};
 inline constexpr EnumName<MaskAlign> kMaskAligns[] = {{MaskAlign::kBottomRight, "bottom_right"},
                                                      {MaskAlign::kTopLeft, "top_left"}};
 inline constexpr EnumName<Normalization> kNormalizations[] = {
@@ -167,7 +189,9 @@ inline constexpr EnumName<Normalization> kNormalizations[] = {
     {Normalization::kSoftmaxThenMaskNoRenorm, "softmax_then_mask_no_renorm"},
     {Normalization::kSoftmaxDimQuery, "softmax_dim_query"}};
 inline constexpr EnumName<Dtype> kDtypes[] = {{Dtype::kFloat32, "float32"},
-                                              {Dtype::kFloat64, "float64"}};
+                                              {Dtype::kFloat64, "float64"},
+                                              {Dtype::kBfloat16, "bfloat16"},
+                                              {Dtype::kFloat16, "float16"}};
 inline constexpr EnumName<PositionKind> kPositionKinds[] = {{PositionKind::kNone, "none"},
                                                             {PositionKind::kAlibi, "alibi"},
                                                             {PositionKind::kRope, "rope"},
@@ -183,6 +207,8 @@ constexpr const auto& AllNames(Projection) { return kProjections; }
 constexpr const auto& AllNames(MaskKind) { return kMaskKinds; }
 constexpr const auto& AllNames(MaskedRows) { return kMaskedRows; }
 constexpr const auto& AllNames(MaskAlign) { return kMaskAligns; }
+constexpr const auto& AllNames(MaskFill) { return kMaskFills; }
+constexpr const auto& AllNames(SoftmaxDtype) { return kSoftmaxDtypes; }
 constexpr const auto& AllNames(Normalization) { return kNormalizations; }
 constexpr const auto& AllNames(Dtype) { return kDtypes; }
 
@@ -260,6 +286,9 @@ struct ScalingSpec {
   /// (Stages::sink); a row with every key masked gives 0 weights, not nan. Needs
   /// normalization "softmax".
   std::vector<double> sink;
+  /// "softmax_dtype" (SoftmaxDtype): "same" (default) or "float32", the upcast softmax of a
+  /// bfloat16 or float16 scenario.
+  SoftmaxDtype softmax_dtype = SoftmaxDtype::kSame;
   /// The sink logit of head h (empty sink: none). Needs a validated scenario.
   double SinkOf(int64_t h) const { return sink.size() == 1 ? sink[0] : sink[static_cast<size_t>(h)]; }
 };
@@ -273,6 +302,7 @@ struct MaskSpec {
   std::vector<int64_t> doc_ids;   ///< document only: T document ids, one per token
   std::vector<MaskSpec> of;       ///< and / or only: the masks combined (at least one)
   MaskedRows masked_rows = MaskedRows::kNan;  ///< top-level mask only
+  MaskFill fill = MaskFill::kNegInf;          ///< top-level mask only: the masked logits' value
   MaskAlign align = MaskAlign::kBottomRight;  ///< top-level mask only: steps with q_len < kv_len
 };
 
@@ -338,7 +368,7 @@ struct Scenario {
   MaskSpec mask;
   Normalization normalization = Normalization::kSoftmax;
   DropoutSpec dropout;
-  Dtype dtype = Dtype::kFloat32;  ///< "dtype": float32 (default) or float64
+  Dtype dtype = Dtype::kFloat32;  ///< "dtype": float32 (default), float64, bfloat16, float16
   PositionsSpec positions;        ///< "positions": none (default), alibi, rope or sinusoidal
 };
 
@@ -394,7 +424,8 @@ std::string ReadScenarioFile(const std::string& path);
 /// out-of-range value, a number beyond a double such as 1e400, a seed outside torch.manual_seed's
 /// [-2^63, 2^64) or, with input.generator "numpy", outside np.random.seed's [0, 2^32 - 1], what
 /// NumPy has no counterpart for (text input, init "linear", dropout p > 0 with "numpy"),
-/// "projections" given with input.source "qkv", a "dtype" other than "float32" and "float64",
+/// "projections" given with input.source "qkv", a "dtype" other than "float32", "float64",
+/// "bfloat16" and "float16" (the last two refused with input.generator "numpy"),
 /// too large for kMaxStageBytes: the size most out of line), or, for broken JSON, the line and
 /// column.
 Scenario ParseScenario(const std::string& json_text);

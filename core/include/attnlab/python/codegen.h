@@ -28,7 +28,8 @@ namespace attnlab {
 /// NumPy in the NumPy notebook's style (np.random.seed, np.random.randn, np.matmul, a 0 / -inf
 /// mask added to the scaled scores, its own softmax) when input.generator is "numpy". For qkv
 /// input the program draws or writes q, k, v and sets Q, K, V = q, k, v (no X, no W).
-/// Errors: ScenarioError as ValidateScenario.
+/// Errors: ScenarioError as ValidateScenario, and for dtype "bfloat16" / "float16" (field
+/// "dtype": no program is written for them yet).
 std::string GeneratePyTorchCode(const Scenario& scenario);
 
 /// The lines two programs differ in: `wrong` holds the lines only the bug's program has,

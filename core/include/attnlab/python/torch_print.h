@@ -33,6 +33,13 @@ std::string TorchTensorString(std::span<const float> values, std::span<const int
 /// "tensor(", when the last line would pass 80 characters). Errors as above.
 std::string TorchTensorStringF64(std::span<const double> values, std::span<const int64_t> shape);
 
+/// str(t) for a torch.bfloat16 or torch.float16 tensor (`dtype`) of `values`, each a value of
+/// that dtype widened to float: _tensor_str formats it from its float32 widening (the digits of
+/// TorchTensorString), then ", dtype=torch.bfloat16" or ", dtype=torch.float16" as for
+/// float64. Another dtype: TorchTensorString. Errors as above.
+std::string TorchTensorStringAs(Dtype dtype, std::span<const float> values,
+                                std::span<const int64_t> shape);
+
 /// str(t) of a 2-D tensor (rows x cols).
 std::string TorchTensorString(const Matrix& m);
 
