@@ -1681,9 +1681,10 @@ TEST_F(Gui, DtypeSwitchesTheWholePipeline) {
   EXPECT_EQ(f64.dtype, Dtype::kFloat64);
   EXPECT_TRUE(RunScenario(f64).f64 != nullptr);
   EXPECT_EQ(ParseScenario(ReadFile(Path("f32.json"))).dtype, Dtype::kFloat32);
-  const Result bad = RunApp("--script " + Write("bad.script", "dtype float16\n") + " --no-autosave");
+  const Result bad = RunApp("--script " + Write("bad.script", "dtype int8\n") + " --no-autosave");
   EXPECT_NE(bad.status, 0);
-  EXPECT_NE(bad.err.find("float32 or float64"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("dtype: float32, float64, bfloat16 or float16"), std::string::npos)
+      << bad.err;
 }
 
 // The Input section's generator switches any scenario between PyTorch and NumPy, keeping the

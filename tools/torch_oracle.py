@@ -312,7 +312,9 @@ class Precision:
     engine's rule (pipeline.h, "bfloat16 and float16")."""
 
     def __init__(self, dtype):
-        self.dtype = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+        # float32 and float64 store as computed (run() sets torch's default dtype for float64).
+        self.dtype = {"float32": None, "float64": None, "bfloat16": torch.bfloat16,
+                      "float16": torch.float16}[dtype]
 
     def store(self, t):
         """t stored in the dtype: bfloat16 tensors stay bfloat16, float16 ones are float32
@@ -324,7 +326,7 @@ class Precision:
         return t.to(self.dtype)
 
     def finfo_min(self):
-        return torch.finfo(self.dtype or torch.float32).min
+        return torch.finfo(self.dtype or torch.get_default_dtype()).min
 
     def mm(self, a, b):
         """a @ b accumulated in float32 from the stored operands, then stored."""
@@ -449,7 +451,8 @@ def run_in_default_dtype(scenario):
                   W_value=W["value"])
     if sink is not None:
         stages["sink"] = sink
-    stages["var_K"] = K.float().var().item()  # low precision: the float32 variance of K
+    # The variance of K in the scenario's own float32 or float64; low precision: in float32.
+    stages["var_K"] = (K.float() if p.dtype is not None else K).var().item()
     stages.update(labels)
     return stages
 

@@ -89,7 +89,7 @@ Normalization NormalizationArg(const std::string& w) {
 }
 
 /// The value of E spelled `w` (its list in core); any other word is refused with the list,
-/// "float32 or float64".
+/// "float32, float64, bfloat16 or float16".
 template <NamedEnum E>
 E EnumArg(const std::string& w) {
   if (const std::optional<E> e = ParseName<E>(w)) return *e;
@@ -491,7 +491,7 @@ const CommandSpec kCommands[] = {
        const Dtype dtype = EnumArg<Dtype>(c.w[1]);
        Edit(c, "dtype", [dtype](Scenario& s) { s.dtype = dtype; });
      },
-     "float32|float64: the pipeline's precision (the Input section's dtype)"},
+     "float32|float64|bfloat16|float16: the pipeline's precision (the Input section's dtype)"},
     {"generator", 1, EnumWord<Generator>,
      [](Call& c) {
        SettleRuns(c.state);  // SwitchGenerator reads the shown stages
