@@ -2,6 +2,7 @@
 // multiplier, its largest weight and entropy, and the entropy of that row's softmax against the
 // multiplier (experiments.h PeakingCurve) with the current setting marked: turning the
 // multiplier up (or dropping 1/sqrt(d_k)) collapses the row onto one key.
+#include <algorithm>
 #include <cmath>
 
 #include "attnlab/lessons/experiments.h"
@@ -74,6 +75,17 @@ void DrawRowSummary(const AppState& state, const RowVector& w, const PeakStats& 
     return;
   }
   const bool distribution = w.minCoeff() >= 0 && std::fabs(w.sum() - 1.0f) < 1e-3f;
+  if (!distribution && !s.scaling.sink.empty() && w.minCoeff() >= 0 && w.sum() <= 1.0f + 1e-3f) {
+    // gpt-oss's sink: the softmax ran over the keys and the sink column, which was then dropped.
+    char took[96];
+    std::snprintf(took, sizeof took, "the sink took %.4f: the keys' weights sum to %.4f",
+                  std::max(0.0f, 1.0f - w.sum()), w.sum());
+    WrappedParts({MaxWeightText(state, stats), took});
+    Tip("The softmax ran over this row's keys plus the sink's column (logit s); the sink's "
+        "share was dropped before weights @ V, so the row sums to 1 minus it. Entropy and "
+        "effective keys are left out: without the sink the row is not a distribution.");
+    return;
+  }
   if (!distribution) {
     WrappedParts({MaxWeightText(state, stats), "no entropy: this row is not a distribution"});
     Tip("Entropy and effective keys need weights >= 0 that sum to 1. Dividing by the sum "
