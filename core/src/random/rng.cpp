@@ -10,6 +10,7 @@
 // [SECTION] nn.Linear and nn.Embedding initialisers
 #include "attnlab/random/rng.h"
 
+#include "attnlab/base/cpu_level.h"
 #include "attnlab/base/parallel.h"
 
 #include <algorithm>
@@ -64,20 +65,65 @@ void TorchGenerator::ManualSeed(uint64_t seed) {
 
 uint32_t TorchGenerator::NextWord() { return static_cast<uint32_t>(engine_()); }
 
+// The words of mt_words_isa.cpp, one copy per instruction-set level.
+extern "C" void attnlab_mt_words_default(std::mt19937*, uint32_t*, int64_t);
+#ifdef ATTNLAB_CPU_DISPATCH
+extern "C" void attnlab_mt_words_avx2(std::mt19937*, uint32_t*, int64_t);
+extern "C" void attnlab_mt_words_avx512(std::mt19937*, uint32_t*, int64_t);
+#endif
+
+void TorchGenerator::NextWords(uint32_t* out, int64_t n) {
+  using Words = void (*)(std::mt19937*, uint32_t*, int64_t);
+  static const Words words = [] {
+#ifdef ATTNLAB_CPU_DISPATCH
+    if (ActiveCpuLevel() == CpuLevel::kAvx512) return &attnlab_mt_words_avx512;
+    if (ActiveCpuLevel() == CpuLevel::kAvx2) return &attnlab_mt_words_avx2;
+#endif
+    return &attnlab_mt_words_default;
+  }();
+  words(&engine_, out, n);
+}
+
 uint64_t TorchGenerator::NextWord64() {
   const uint64_t hi = NextWord();
   const uint64_t lo = NextWord();
   return (hi << 32) | lo;
 }
 
-float TorchGenerator::U24() {
-  // The low 24 bits of one word, scaled by 2^-24: exact in float32.
-  return static_cast<float>(NextWord() & 0xFFFFFFu) * (1.0f / 16777216.0f);
+namespace {
+// The low 24 bits of one word, scaled by 2^-24: exact in float32.
+float U24Of(uint32_t word) { return static_cast<float>(word & 0xFFFFFFu) * (1.0f / 16777216.0f); }
+// The low 53 bits of W64() = (first << 32) | second, scaled by 2^-53: exact in double.
+double U53Of(uint32_t first, uint32_t second) {
+  constexpr uint64_t kMask53 = (uint64_t{1} << 53) - 1;
+  const uint64_t w = (uint64_t{first} << 32) | second;
+  return static_cast<double>(w & kMask53) * (1.0 / 9007199254740992.0);
 }
+}  // namespace
+
+float TorchGenerator::U24() { return U24Of(NextWord()); }
 
 double TorchGenerator::U53() {
-  constexpr uint64_t kMask53 = (uint64_t{1} << 53) - 1;
-  return static_cast<double>(NextWord64() & kMask53) * (1.0 / 9007199254740992.0);
+  const uint32_t first = NextWord();
+  return U53Of(first, NextWord());
+}
+
+template <typename T>
+void TorchGenerator::UnitUniformsInto(T* d, int64_t n) {
+  constexpr int64_t kWords = 2048;  // words per batch (8 KiB on the stack)
+  constexpr int64_t kPer = std::is_same_v<T, float> ? 1 : 2;
+  uint32_t words[kWords];
+  for (int64_t i = 0; i < n;) {
+    const int64_t m = std::min(kWords / kPer, n - i);
+    NextWords(words, m * kPer);
+    for (int64_t k = 0; k < m; ++k) {
+      if constexpr (std::is_same_v<T, float>)
+        d[i + k] = U24Of(words[k]);
+      else
+        d[i + k] = U53Of(words[2 * k], words[2 * k + 1]);
+    }
+    i += m;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -92,10 +138,11 @@ std::vector<T> TorchGenerator::UniformOf(int64_t n, double low, double high) {
   const T hi = static_cast<T>(high);
   const T width = hi - lo;
   std::vector<T> out(static_cast<size_t>(n));
+  UnitUniformsInto(out.data(), n);
   if (kernel_ == NormalKernel::kAvx2) {
-    for (T& v : out) v = std::fma(UnitUniform(T{}), width, lo);
+    for (T& v : out) v = std::fma(v, width, lo);
   } else {
-    for (T& v : out) v = UnitUniform(T{}) * width + lo;  // not fused: -ffp-contract=off
+    for (T& v : out) v = v * width + lo;  // not fused: -ffp-contract=off
   }
   return out;
 }
@@ -361,7 +408,7 @@ void TorchGenerator::NormalIntoOf(T* d, int64_t n, double mean, double std) {
     return;
   }
   const T mean_t = static_cast<T>(mean), std_t = static_cast<T>(std);
-  for (int64_t i = 0; i < n; ++i) d[i] = UnitUniform(T{});
+  UnitUniformsInto(d, n);
   const int64_t blocks = n / 16;
   if constexpr (std::is_same_v<T, float>) {
     // Every block of 16 is transformed on its own: large draws use all threads.

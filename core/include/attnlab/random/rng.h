@@ -140,6 +140,12 @@ class TorchGenerator {
 
  private:
   uint64_t NextWord64();        // W64(): (first << 32) | second
+  // out[0..n) = the next n words, as n NextWord() calls give them, drawn by the CPU's best
+  // instruction-set level's copy of the engine (mt_words_isa.cpp; integer only: the same words).
+  void NextWords(uint32_t* out, int64_t n);
+  // d[i] = UnitUniform(T{}) for i in [0, n), in order: the same draws, words taken in batches.
+  template <typename T>
+  void UnitUniformsInto(T* d, int64_t n);
   float U24();                  // §2: low 24 bits of one word, in [0, 1)
   double U53();                 // §2: low 53 bits of W64(), in [0, 1)
   double NormalDoubleScalar();  // §5A: one standard normal, with the sine half cached
