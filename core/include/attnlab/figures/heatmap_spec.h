@@ -106,7 +106,9 @@ struct HeatmapContent {
   int64_t head = 0, batch = 0;
   std::string title;     ///< the stage and its formula: "weights = softmax(logits)"
   std::string subtitle;  ///< head, batch and settings: "head 1 · scaled by 1/√d_k, multiplier 1"
-                         ///< and, last, "float64" for a float64 scenario
+                         ///< and then the dtype when it is not float32 ("float64",
+                         ///< "bfloat16", "float16"; "float32 (upcast softmax)" for the weights
+                         ///< of scaling.softmax_dtype float32; none on the mask)
   std::string help;      ///< one sentence on what the stage is (tooltips)
   std::vector<std::string> row_labels;  ///< one per row: query tokens as VisibleToken shows them
   std::vector<std::string> col_labels;  ///< key tokens, or "d0".. for X, Q, K, V and the context
