@@ -19,6 +19,7 @@
 #include "attnlab/figures/figure_meta.h"
 #include "attnlab/base/cpu_level.h"
 #include "attnlab/base/file_io.h"
+#include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/random/rng.h"
 #include "test_util.h"
@@ -223,6 +224,41 @@ TEST_F(Cli, DecodeAndTiledWriteEveryStepAsPyTorchsLoops) {
   r = RunCli("tiled raschka-journey --block-q 0 --block-k 2 -o " + Path("d.json"));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "attention-lab: error: --block-q \"0\" is not an integer in 1..2147483648\n");
+}
+
+// bfloat16: decode and tiled run it (the JSON names the dtype and the tolerance; the values are
+// PyTorch's loops', tools/make_decode_goldens.py: the decode's stored stages within one
+// bfloat16 ulp, the tiles' FlashAttention-2 rounding of P), and code --loop refuses it, naming
+// the dtype and what computes it.
+TEST_F(Cli, DecodeAndTiledInBfloat16) {
+  const nlohmann::json g = test::LoadGolden("decode/lowp-bfloat16-journey-causal-p2.json");
+  const std::string scenario = Write("bf16.json", g["scenario"].dump());
+  Result r = RunCli("decode " + scenario + " --prefill 2 -o -");
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["dtype"], "bfloat16");
+  EXPECT_GT(j["tolerance"].get<double>(), 0.0);
+  EXPECT_LE(j["max_abs_diff"].get<double>(), j["tolerance"].get<double>());
+  EXPECT_TRUE(test::MatrixNear("bfloat16 decode context", test::JsonMatrix(j["context"][0]),
+                               test::JsonMatrix(g["decode"]["expected"]["context"][0]), 0.0, 0x1p-7));
+  for (const auto& row : j["context"][0])
+    for (const auto& v : row) EXPECT_EQ(v.get<float>(), StoreAs(Dtype::kBfloat16, v.get<float>()));
+  r = RunCli("tiled " + scenario + " --block-q 2 --block-k 2 -o -");
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["dtype"], "bfloat16");
+  EXPECT_TRUE(test::MatrixNear("bfloat16 tiled context", test::JsonMatrix(j["context"][0]),
+                               test::JsonMatrix(g["tiled"]["expected"]["context"][0]), 0.0, 0x1p-7));
+  EXPECT_LE(j["max_abs_diff"].get<double>(), j["tolerance"].get<double>());
+  r = RunCli("code " + scenario + " --loop decode --prefill 2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("dtype: the decode loop's program is not written for \"bfloat16\" yet; "
+                       "attention-lab decode computes it"),
+            std::string::npos)
+      << r.err;
+  r = RunCli("code " + scenario + " --loop tiled --block-q 2 --block-k 2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("the tiled loop's program is not written for \"bfloat16\""), std::string::npos) << r.err;
 }
 
 /// The numbers of a CSV export's rows (each line's fields after the row label; the header

@@ -991,6 +991,9 @@ decode-step 1
 wait 2
 save-views )" + Path("top-left.json") + R"(
 export-step )" + Path("step.csv") + R"(
+numbers off
+weights-range log
+export-step )" + Path("step.png") + R"(
 align bottom_right
 wait 2
 save-views )" + Path("bottom-right.json") + R"(
@@ -1000,6 +1003,7 @@ tiled-step 4
 wait 2
 save-views )" + Path("tiled.json") + R"(
 export-step )" + Path("tile.csv") + R"(
+export-step )" + Path("tile.png") + R"(
 )");
   const Result r = RunApp("--script " + script + " --screenshot " + Path("shot.png") + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -1016,8 +1020,15 @@ export-step )" + Path("tile.csv") + R"(
   // Export step...: the step on screen as the core's view of it (CSV: its numbers).
   const Scenario wrong = LoadPreset("decode-wrong-alignment");
   const Stages wrong_st = RunScenario(wrong);
-  EXPECT_EQ(ReadFile(Path("step.csv")),
-            StageCsv(DecodeStepView(wrong_st, wrong, RunDecode(wrong, wrong_st, {2, 0}), 1, 0, 0)));
+  const StageView wrong_view = DecodeStepView(wrong_st, wrong, RunDecode(wrong, wrong_st, {2, 0}), 1, 0, 0);
+  EXPECT_EQ(ReadFile(Path("step.csv")), StageCsv(wrong_view));
+  // Its figure is the command line's (StepFigureOptions), whatever the window's values mode
+  // and weights range: `decode ... --step 1 -o step.png` writes these bytes.
+  EXPECT_EQ(ReadFile(Path("step.png")), ExportBytes(wrong_view, StepFigureOptions(), ExportFormat::kPng, &wrong));
+  FigureOptions screen;
+  screen.values = ValuesMode::kOff;
+  screen.range = RangeMode::kLog;
+  EXPECT_NE(ReadFile(Path("step.png")), ExportBytes(wrong_view, screen, ExportFormat::kPng, &wrong));
 
   const nlohmann::json tiled = nlohmann::json::parse(ReadFile(Path("tiled.json")));
   const Scenario s = LoadPreset("flash-journey");
@@ -1031,6 +1042,14 @@ export-step )" + Path("tile.csv") + R"(
     EXPECT_EQ(t["l"][r].get<double>(), core.steps[4].l[r]) << r;
   }
   EXPECT_EQ(ReadFile(Path("tile.csv")), StageCsv(TileStateView(RunScenario(s), s, core, 4)));
+  // The scenario on screen is decode-wrong-alignment with align bottom_right (flash-journey's
+  // numbers): the figure embeds it.
+  Scenario shown = wrong;
+  shown.mask.align = MaskAlign::kBottomRight;
+  const Stages shown_st = RunScenario(shown);
+  EXPECT_EQ(ReadFile(Path("tile.png")),
+            ExportBytes(TileStateView(shown_st, shown, RunTiled(shown, shown_st, 2, 2), 4), StepFigureOptions(),
+                        ExportFormat::kPng, &shown));
   const Png png = LoadPng(Path("shot.png"));
   EXPECT_EQ(png.w, 1280);
 }

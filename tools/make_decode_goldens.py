@@ -20,7 +20,8 @@ running state starts at m = sink, l = 1) as the oracle applies them. Each file: 
 attention), "decode": {"prefill", "chunk", "expected": {"context", "steps": [{"t",
 "cache_len", "evicted", "keys", "weights" (B x H x q x keys)}]}}, "tiled": {"block_q",
 "block_k", "expected": {"context", "skipped_tiles", "steps": [{"batch", "head", "rows",
-"keys" ([first, end)), "skipped", "m", "l", "rescale", "O"}]}}}. Values float32.
+"keys" ([first, end)), "skipped", "m", "l", "rescale", "O"}]}}}. Values float32 (the lowp-*
+cases: bfloat16 / float16 values, and the tiles' float32 state; the f64-* cases float64).
 
 Run with Debian's interpreter, which has torch:   /usr/bin/python3 tools/make_decode_goldens.py
 [--out DIR] (default tests/golden/decode; tools/check_goldens.sh regenerates them elsewhere and
@@ -76,17 +77,37 @@ def heads_of(scenario, stages):
     return torch_oracle.split_heads(Q, B, T, H, dh), k, v, H, dh
 
 
-def logits_of(scenario, scores, dh):
+def logits_of(scenario, scores, dh, store=lambda t: t):
+    """scores * multiplier / sqrt(dh), each operation's result stored by `store` (the decode in
+    bfloat16 / float16 stores them as the oracle's full computation does; the tiles keep them
+    in float32)."""
     scaling = scenario.get("scaling", {})
-    logits = scores * scaling.get("multiplier", 1.0)
+    logits = store(scores * scaling.get("multiplier", 1.0))
     if scaling.get("sqrt_dk", True):
-        logits = logits / math.sqrt(dh)
+        logits = store(logits / math.sqrt(dh))
     return logits
 
 
-def softmax_with_sink(scenario, logits, H):
+def out_projection(p, out_layer, context):
+    """out_proj as the oracle applies it: the layer itself, or in bfloat16 / float16 the
+    product and then + bias, each stored, from the layer's weights stored in the dtype."""
+    if out_layer is None:
+        return context
+    if p.dtype is None:
+        return out_layer(context)
+    W_out, b_out = (p.store(t.detach()) for t in (out_layer.weight.T, out_layer.bias))
+    return p.store(p.mm(context, W_out) + b_out)
+
+
+def softmax_with_sink(scenario, logits, H, p):
     """Softmax over the last dimension of logits (B x H x n x keys); with a sink (gpt-oss) over
-    the keys plus the head's sink column, which is then dropped."""
+    the keys plus the head's sink column, which is then dropped. bfloat16 / float16: stored in
+    the dtype, or computed from the float32 logits and kept with scaling.softmax_dtype
+    "float32" (the oracle's rule)."""
+    if scenario.get("scaling", {}).get("softmax_dtype", "same") == "float32":
+        logits = logits.float()
+    elif p.dtype is not None:
+        return p.store(softmax_with_sink(scenario, logits, H, torch_oracle.Precision("float32")))
     sinks = torch_oracle.sink_logits(scenario, H)
     if sinks is None:
         return logits.softmax(dim=-1)
@@ -96,6 +117,10 @@ def softmax_with_sink(scenario, logits, H):
 
 
 def decode(scenario, stages, out_layer, prefill, chunk):
+    """The decode loop; in bfloat16 / float16 each step's scores, logits, weights and context
+    stored in the dtype as the oracle stores the full computation's (products in float32 from
+    the stored operands: Precision.mm), from the K and V rows the cache holds as stored."""
+    p = torch_oracle.Precision(scenario.get("dtype", "float32"))
     q, k, v, H, dh = heads_of(scenario, stages)
     B, _, T, _ = q.shape
     mask = scenario.get("mask", {})
@@ -120,14 +145,14 @@ def decode(scenario, stages, out_layer, prefill, chunk):
         cache_pos = cache_pos + list(range(first, first + n))
         top = first if align == "bottom_right" else cache_pos[0]
         step_mask = allowed[torch.arange(top, top + n)][:, torch.tensor(cache_pos)]
-        logits = logits_of(scenario, q[:, :, first:first + n] @ cache_k.transpose(2, 3), dh)
-        logits = torch_oracle.modify_logits(scenario, logits, H, range(first, first + n), cache_pos)
-        weights = softmax_with_sink(scenario, logits.masked_fill(~step_mask, float("-inf")), H)
+        scores = p.mm(q[:, :, first:first + n], cache_k.transpose(2, 3))
+        logits = logits_of(scenario, scores, dh, p.store)
+        logits = p.store(torch_oracle.modify_logits(scenario, logits, H, range(first, first + n), cache_pos))
+        weights = softmax_with_sink(scenario, logits.masked_fill(~step_mask, float("-inf")), H, p)
         if mask.get("masked_rows", "nan") == "zero":
             weights = weights.masked_fill(~step_mask.any(dim=-1, keepdim=True), 0.0)
-        ctx = (weights @ cache_v).transpose(1, 2).reshape(B, n, -1)
-        if out_layer is not None:
-            ctx = out_layer(ctx)
+        ctx = p.mm(weights, cache_v).transpose(1, 2).reshape(B, n, -1)
+        ctx = out_projection(p, out_layer, ctx)
         context[:, first:first + n] = ctx
         keys = list(cache_pos)
         if window is not None and len(cache_pos) > window:  # the ring buffer holds W keys
@@ -140,7 +165,14 @@ def decode(scenario, stages, out_layer, prefill, chunk):
 
 
 def tiled(scenario, stages, out_layer, Br, Bc):
+    """FlashAttention's loop; in bfloat16 / float16 as FlashAttention-2's kernel runs it
+    (csrc/flash_attn/src/flash_fwd_kernel.h): Q, K, V as stored; each tile's logits, m, l and O
+    in float32 (l sums the float32 P); P stored in the dtype before P @ V, accumulated in
+    float32; O / l stored in the dtype."""
+    p_ = torch_oracle.Precision(scenario.get("dtype", "float32"))
     q, k, v, H, dh = heads_of(scenario, stages)
+    if p_.dtype is not None:  # the stored values, computed with in float32
+        q, k, v = q.float(), k.float(), v.float()
     B, _, T, dh_v = v.shape
     mask = scenario.get("mask", {})
     allowed = torch_oracle.allowed_cells(mask, T)
@@ -176,6 +208,8 @@ def tiled(scenario, stages, out_layer, Br, Bc):
                         rescale = torch.where(live, torch.exp(m - shift), torch.ones_like(m))
                         p = torch.exp(s - shift[:, None])
                         l = rescale * l + p.sum(dim=-1)
+                        if p_.dtype is not None:  # P stored in the dtype before P @ V
+                            p = p_.store(p).float()
                         O = rescale[:, None] * O + p @ v[b, h, j0:j1]
                         m = torch.where(live, m_new, m)
                     steps.append({"batch": b, "head": h, "rows": [i0, i1], "keys": [j0, j1],
@@ -184,9 +218,8 @@ def tiled(scenario, stages, out_layer, Br, Bc):
                 out = O / l[:, None]
                 if mask.get("masked_rows", "nan") == "zero":
                     out = out.masked_fill(~allowed[i0:i1].any(dim=-1, keepdim=True), 0.0)
-                context[b, i0:i1, h * dh_v:(h + 1) * dh_v] = out
-    if out_layer is not None:
-        context = out_layer(context)
+                context[b, i0:i1, h * dh_v:(h + 1) * dh_v] = p_.store(out)
+    context = out_projection(p_, out_layer, context)
     return {"context": context, "skipped_tiles": skipped_tiles, "steps": steps}
 
 
@@ -236,6 +269,26 @@ CASES = {
     "alibi-p4-c3": (preset("alibi"), 4, 3, 4, 3),
     "alibi-sink-window3-p5-c2": (preset("alibi", mask={"kind": "sliding_window", "window": 3},
                                         scaling={"sink": [0.5, -1.0, 2.0, 0.0]}), 5, 2, 3, 2),
+    # bfloat16 and float16 (the oracle's Precision: bfloat16 with torch's own bfloat16 ops and
+    # softmax, float16 in float32 with .half() after each op, products in float32): the decode
+    # stores each step's stages; the tiles follow FlashAttention-2 (float32 state, P stored).
+    "lowp-bfloat16-journey-causal-p2": (preset("raschka-journey", mask={"kind": "causal"},
+                                               dtype="bfloat16"), 2, 0, 2, 2),
+    "lowp-float16-journey-causal-p2": (preset("raschka-journey", mask={"kind": "causal"},
+                                              dtype="float16"), 2, 0, 2, 2),
+    "lowp-bfloat16-mha-2heads-outproj-p3-c2": (preset("raschka-3.6-mha", dtype="bfloat16"), 3, 2, 2, 3),
+    "lowp-float16-mha-2heads-outproj-p3-c2": (preset("raschka-3.6-mha", dtype="float16"), 3, 2, 2, 3),
+    "lowp-bfloat16-karpathy-window3-p5-c2": (preset("karpathy-head", mask={
+        "kind": "sliding_window", "window": 3}, dtype="bfloat16"), 5, 2, 4, 4),
+    "lowp-float16-karpathy-4heads-softmax-float32-p0": (preset(
+        "karpathy-head", heads=4, dtype="float16", scaling={"softmax_dtype": "float32"}), 0, 0, 3, 5),
+    "lowp-bfloat16-gqa-8q-2kv-p3-c2": (preset("gqa-8-query-2-kv", dtype="bfloat16"), 3, 2, 3, 2),
+    # float64: the oracle runs the scenario with torch's default dtype float64, so both loops
+    # run in float64 too.
+    "f64-mha-2heads-outproj-p3-c2": (preset("raschka-3.6-mha", dtype="float64"), 3, 2, 2, 3),
+    "f64-karpathy-window3-alibi-sink-p5-c2": (preset(
+        "karpathy-head", mask={"kind": "sliding_window", "window": 3}, dtype="float64",
+        positions={"kind": "alibi"}, scaling={"sink": 0.5}), 5, 2, 4, 4),
 }
 
 

@@ -138,7 +138,7 @@ int InferenceCli::Run(const TrainCliIo& io) {
   const Stages st = RunScenario(s);
   if (figure) {
     io.write(out_, ExportBytes(decode ? DecodeFigure(s, st, RunDecode(s, st, opt)) : TiledFigure(s, st, RunTiled(s, st, Br, Bc)),
-                               FigureOptions{}, *figure, &s));
+                               StepFigureOptions(), *figure, &s));
     return 0;
   }
   const nlohmann::json j = decode ? DecodeRunJson(s, opt, RunDecode(s, st, opt))

@@ -121,7 +121,8 @@ bool ExportInferenceStep(const AppState& state, const std::string& path, std::st
     }
     const std::string ext = std::filesystem::path(file).extension().string();
     const ExportFormat format = ParseExportFormat(ext.empty() ? "" : ext.substr(1)).value_or(ExportFormat::kPng);
-    ExportView(view->first, ScreenFigureOptions(state), format, file, &state.shown);
+    // The command line's options, not the window's colormaps and ranges (inference_views.h).
+    ExportView(view->first, StepFigureOptions(), format, file, &state.shown);
     *message = "Saved \"" + view->first.title + "\" to " + AbsolutePath(file);
     return true;
   } catch (const std::exception& e) {

@@ -57,8 +57,9 @@ Image ExportPreview(const AppState& state, Stage stage, int max_width);
 
 /// Writes the Decode view's shown step (its weights over the cache, head and batch on screen:
 /// DecodeStepView) or the Tiled view's shown tile (TileStateView), whichever view is central,
-/// as ExportView writes it (format from the extension, PNG when none; the scenario embedded),
-/// so the bytes equal `attention-lab decode|tiled ... --step K -o FILE`'s. Same reporting as
+/// as ExportView writes it with StepFigureOptions (format from the extension, PNG when none; the
+/// scenario embedded; the window's colormaps, range and values mode are not used), so the bytes
+/// equal `attention-lab decode|tiled ... --step K [--head H --batch B] -o FILE`'s. Same reporting as
 /// ExportOneStage ("Not exported: ..." outside those views or without a run).
 bool ExportInferenceStep(const AppState& state, const std::string& path, std::string* message);
 

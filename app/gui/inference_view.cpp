@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <nlohmann/json.hpp>
+
+#include "attnlab/base/text.h"
 
 #include "gui/app_state.h"
 #include "gui/widgets.h"
@@ -76,8 +79,44 @@ void DrawInferenceToolbar(AppState& state, const InferenceSetting (&settings)[2]
   }
   ImGui::SameLine();
   if (ImGui::Button("Export step...")) Emit(state, OpenDialog{DialogKind::kExportStep});
-  Tip("The step on screen as a figure (PNG, SVG or PDF) or its numbers (CSV, NPY), as "
-      "attention-lab decode|tiled --step K -o FILE writes it.");
+  Tip("The step on screen (its head and batch entry) as a figure (PNG, SVG or PDF) or its "
+      "numbers (CSV, NPY), byte for byte what attention-lab decode|tiled ... --step K [--head H "
+      "--batch B] -o FILE writes: drawn with the default colormaps, range and values, not the "
+      "window's choices.");
+}
+
+std::vector<std::string> NumberedLabels(const char* prefix, int64_t n) {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
+  return out;
+}
+
+std::string AgreementText(const Scenario& s, double diff, double tolerance, bool tiled, bool* equal) {
+  *equal = !std::isnan(diff) && diff <= tolerance;
+  if (diff == 0) return ": the same rows, bit for bit";
+  if (!*equal) return tiled ? ": beyond the tolerance " + FormatNumber(tolerance, NumberStyle::kGeneral, 3)
+                            : ": they differ (tolerance " + FormatNumber(tolerance, NumberStyle::kGeneral, 3) + ")";
+  const std::string tol = " (tolerance " + FormatNumber(tolerance, NumberStyle::kGeneral, 3) + ")";
+  if (!IsLowPrecision(s.dtype))
+    return std::string(": the same up to ") + Name(s.dtype) + " summation order" + tol;
+  return tiled ? std::string(": the same up to ") + Name(s.dtype) +
+                     " rounding: the tiles keep the logits in float32 and round P, the full "
+                     "computation rounds its scores, logits and weights" + tol
+               : std::string(": the same up to one ") + Name(s.dtype) +
+                     " rounding: a float32 sum in another order crossed a rounding boundary" + tol;
+}
+
+std::string DtypeNote(const Scenario& s, bool tiled) {
+  const std::string d = Name(s.dtype);
+  if (s.dtype == Dtype::kFloat64) return "float64: every step computed in double.";
+  if (!IsLowPrecision(s.dtype)) return "";
+  if (tiled)
+    return d + " (FlashAttention-2): Q, K, V in " + d + "; each tile's logits and the running m, "
+           "l and O in float32; P rounded to " + d + " before P\u00B7V; O / l rounded to " + d + " at the end.";
+  return d + ": the cache holds K and V as stored in " + d + "; each step's scores, logits, " +
+         (s.scaling.softmax_dtype == SoftmaxDtype::kFloat32 ? std::string("context (weights float32, the upcast softmax)")
+                                                            : std::string("weights and context")) +
+         " computed in float32 and rounded to " + d + ", as the full computation's.";
 }
 
 int64_t DecodeStepCount(const AppState& state) {
@@ -148,6 +187,7 @@ std::string InferenceJson(const AppState& state) {
   if (v.decode && !v.decode->steps.empty()) {
     const DecodeStep& s = v.decode->steps[static_cast<size_t>(v.decode_step)];
     j["decode"] = {{"steps", v.decode->steps.size()}, {"max_abs_diff", Num(v.decode->max_abs_diff)},
+                   {"tolerance", Num(v.decode->tolerance)},
                    {"t", s.t}, {"keys", s.keys}, {"evicted", s.evicted},
                    {"cache_len", s.cache_len}, {"step_max_abs_diff", Num(s.max_abs_diff)}};
   }
@@ -157,6 +197,7 @@ std::string InferenceJson(const AppState& state) {
     for (double x : s.m) m.push_back(Num(x));
     for (double x : s.l) l.push_back(Num(x));
     j["tiled"] = {{"steps", v.tiled->steps.size()}, {"max_abs_diff", Num(v.tiled->max_abs_diff)},
+                  {"tolerance", Num(v.tiled->tolerance)},
                   {"skipped_tiles", v.tiled->skipped_tiles}, {"rows", {s.row0, s.row0 + s.rows}},
                   {"keys", {s.key0, s.key0 + s.keys}}, {"skipped", s.skipped}, {"m", m}, {"l", l}};
   }

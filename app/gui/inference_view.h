@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attnlab/lessons/inference.h"
 
@@ -59,12 +60,26 @@ inline constexpr double kPlaySeconds = 0.7;
 /// UI thread): 2^22 cells; beyond, they say so and point to the command line.
 inline constexpr double kMaxInferenceCells = 4194304.0;
 
+/// The sentence under a run's comparison with the full computation: whether max_abs_diff
+/// `diff` is 0 (the same rows, bit for bit), within `tolerance` (AgreementTolerance, inference.h:
+/// float32 / float64 summation order, or the rounding of the scenario's bfloat16 / float16) or
+/// beyond it; `tiled` says which loop. Sets *equal to whether diff <= tolerance.
+std::string AgreementText(const Scenario& s, double diff, double tolerance, bool tiled, bool* equal);
+
+/// How the loop computes in the scenario's dtype, one line for the view ("" for float32):
+/// bfloat16 / float16 decode stores each step's stages in it; the tiles keep FlashAttention-2's
+/// float32 state with P stored in the dtype; float64 runs in double.
+std::string DtypeNote(const Scenario& s, bool tiled);
+
+/// prefix + 0, prefix + 1, ..., prefix + (n - 1): the columns of the views' tables ("k0", "d3").
+std::vector<std::string> NumberedLabels(const char* prefix, int64_t n);
+
 /// The number of steps of each run (0 without one).
 int64_t DecodeStepCount(const AppState& state);
 int64_t TileStepCount(const AppState& state);
 
 /// The views' state as JSON for the script's save-views: settings, the step shown, and per run
-/// its step count, max_abs_diff, skipped tiles and the shown step's keys / m / l.
+/// its step count, max_abs_diff, tolerance, skipped tiles and the shown step's keys / m / l.
 std::string InferenceJson(const AppState& state);
 
 }  // namespace attnlab::gui

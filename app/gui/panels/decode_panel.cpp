@@ -35,12 +35,6 @@ std::vector<std::string> Labels(const std::vector<std::string>& labels, const st
   return out;
 }
 
-std::vector<std::string> Columns(const char* prefix, int64_t n) {
-  std::vector<std::string> out;
-  for (int64_t i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
-  return out;
-}
-
 /// The cache of the shown head: the K and V rows step `s` attends over (its own rows last); with
 /// grouped K/V heads, the shared K/V head that query head `h` reads.
 void DrawCacheTables(const Stages& st, const DecodeStep& s, int64_t b, int64_t h,
@@ -63,13 +57,13 @@ void DrawCacheTables(const Stages& st, const DecodeStep& s, int64_t b, int64_t h
   else  // grouped K/V heads: the cache is the shared K/V head's, read by query head h
     ImGui::Text("K cache (K/V head %lld, read by query head %lld)", static_cast<long long>(g),
                 static_cast<long long>(h));
-  ValuesTable("kcache", key_labels, Columns("k", sh.dh), kc, nullptr,
+  ValuesTable("kcache", key_labels, NumberedLabels("k", sh.dh), kc, nullptr,
               static_cast<int64_t>(s.keys.size()) - 1);
   ImGui::EndGroup();
   ImGui::SameLine();
   ImGui::BeginGroup();
   ImGui::Text("V cache");
-  ValuesTable("vcache", key_labels, Columns("v", sh.dh_v), vc, nullptr,
+  ValuesTable("vcache", key_labels, NumberedLabels("v", sh.dh_v), vc, nullptr,
               static_cast<int64_t>(s.keys.size()) - 1);
   ImGui::EndGroup();
 }
@@ -94,13 +88,13 @@ void DrawRowComparison(const AppState& state, const Stages& st, const DecodeRun&
     row_labels.push_back(tok + " decoded");
     row_labels.push_back(tok + " full");
   }
-  ValuesTable("context", row_labels, Columns("d", sh.d_v), both);
-  char buf[256];
-  const bool equal = !std::isnan(s.max_abs_diff) && s.max_abs_diff <= 1e-5;
-  std::snprintf(buf, sizeof buf, "max |decoded \u2212 full| = %.3g this step, %.3g over the run%s",
-                s.max_abs_diff, run.max_abs_diff,
-                equal ? ": the same rows (float32 rounding at most)" : ": they differ");
-  TextWrappedAtSpaces(buf, equal ? &kEqual : &kDiffer);
+  ValuesTable("context", row_labels, NumberedLabels("d", sh.d_v), both);
+  char buf[128];
+  bool equal = false;
+  const std::string verdict = AgreementText(state.shown, s.max_abs_diff, run.tolerance, false, &equal);
+  std::snprintf(buf, sizeof buf, "max |decoded \u2212 full| = %.3g this step, %.3g over the run",
+                s.max_abs_diff, run.max_abs_diff);
+  TextWrappedAtSpaces((buf + verdict).c_str(), equal ? &kEqual : &kDiffer);
   if (!equal && state.shown.mask.align == MaskAlign::kTopLeft)
     TextWrappedAtSpaces("top_left alignment: the step's one query is masked as if it were the "
                         "first token, so it sees only the first key (the classic KV-cache bug). "
@@ -176,6 +170,8 @@ void DrawDecodePanel(AppState& state) {
               s.keys.size(), Tokens(labels, s.keys).c_str());
   ImGui::Text("cache after the step: %lld keys per head; evicted: %s",
               static_cast<long long>(s.cache_len), Tokens(labels, s.evicted).c_str());
+  const std::string note = DtypeNote(state.shown, false);
+  if (!note.empty()) TextWrappedAtSpaces(note.c_str());
 
   DrawCacheTables(*st, s, b, h, labels);
 

@@ -102,30 +102,49 @@ void DrawTiledPanel(AppState& state) {
   std::snprintf(buf, sizeof buf, "%lld of %zu tiles skipped by the mask.",
                 static_cast<long long>(run.skipped_tiles), run.steps.size());
   ImGui::TextUnformatted(buf);
+  const std::string note = DtypeNote(state.shown, true);
+  if (!note.empty()) TextWrappedAtSpaces(note.c_str());
   if (t.key0 + t.keys >= sh.T) {  // the row block is done: O / l is its context
-    ImGui::Text("rows done: O / l beside ordinary attention (head %lld's columns)",
-                static_cast<long long>(t.head));
-    MatrixD both(2 * t.rows, sh.dh_v);
-    std::vector<std::string> rl;
+    // With a sink (gpt-oss) one more column: what the sink took of each row, exp(sink - m) / l
+    // after the last tile, beside the full computation's sink column.
+    const bool sink = !run.sink.empty();
+    const size_t bh = static_cast<size_t>(t.batch * sh.H + t.head);
+    ImGui::Text("rows done: O / l beside ordinary attention (head %lld's columns%s)",
+                static_cast<long long>(t.head), sink ? ", then the sink's share" : "");
+    MatrixD both(2 * t.rows, sh.dh_v + (sink ? 1 : 0));
+    std::vector<std::string> rl, dl = NumberedLabels("d", sh.dh_v);
+    if (sink) dl.push_back("sink");
     const bool f64 = st->f64 != nullptr;
     for (int64_t r = 0; r < t.rows; ++r) {
+      const int64_t i = t.row0 + r;
       for (int64_t d = 0; d < sh.dh_v; ++d) {
-        both(2 * r, d) = t.O(r, d) / t.l[r];
+        // O / l as the run's context holds it: stored in the dtype (StoreAs: bfloat16 / float16
+        // rounded, float32 as it is; a float64 run keeps its double).
+        const double ratio = t.O(r, d) / t.l[r];
+        both(2 * r, d) = f64 ? ratio : StoreAs(state.shown.dtype, static_cast<float>(ratio));
         const int64_t col = t.head * sh.dh_v + d;
-        both(2 * r + 1, d) = f64 ? st->f64->context[t.batch](t.row0 + r, col)
-                                 : st->context[t.batch](t.row0 + r, col);
+        both(2 * r + 1, d) = f64 ? st->f64->context[t.batch](i, col) : st->context[t.batch](i, col);
+      }
+      if (sink) {
+        both(2 * r, sh.dh_v) = run.sink[bh](i, 0);
+        both(2 * r + 1, sh.dh_v) = f64 ? st->f64->sink[bh](i, 0) : st->sink[bh](i, 0);
       }
       rl.push_back(rows[r] + " O / l");
       rl.push_back(rows[r] + " full");
     }
     if (state.shown.projections.out_proj)
       ImGui::TextDisabled("(the full context is after out_proj: compare the run's max below)");
-    ValuesTable("done", rl, {}, both);
+    ValuesTable("done", rl, dl, both);
+    if (sink)
+      TextWrappedAtSpaces("sink: the share of each row the sink's logit took, exp(sink \u2212 m) / l: "
+                          "the sink started each row at m = sink, l = 1 and was rescaled with the "
+                          "keys, never multiplied with V.");
   }
-  const bool equal = !std::isnan(run.max_abs_diff) && run.max_abs_diff <= 1e-5;
-  std::snprintf(buf, sizeof buf, "whole run: max |O / l \u2212 softmax(QK\u1D40)V| = %.3g%s",
-                run.max_abs_diff, equal ? ": the same (float32 rounding at most)" : "");
-  TextWrappedAtSpaces(buf, equal ? &kEqual : &kDiffer);
+  bool equal = false;
+  const std::string verdict = AgreementText(state.shown, run.max_abs_diff, run.tolerance, true, &equal);
+  std::snprintf(buf, sizeof buf, "whole run: max |O / l \u2212 softmax(QK\u1D40)V| = %.3g",
+                run.max_abs_diff);
+  TextWrappedAtSpaces((buf + verdict).c_str(), equal ? &kEqual : &kDiffer);
 }
 
 }  // namespace attnlab::gui

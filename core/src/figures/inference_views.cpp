@@ -48,6 +48,8 @@ void SetValues(StageView& v, const MatrixD& cells, const Scenario& s) {
 
 }  // namespace
 
+FigureOptions StepFigureOptions() { return FigureOptions{}; }
+
 StageView DecodeStepView(const Stages& st, const Scenario& s, const DecodeRun& run, int64_t step,
                          int64_t head, int64_t batch) {
   const Shape& sh = st.shape;
@@ -84,7 +86,9 @@ StageView DecodeStepView(const Stages& st, const Scenario& s, const DecodeRun& r
   parts.push_back("t = " + std::to_string(d.t) + ", cache " + std::to_string(d.cache_len) +
                   " keys, evicted " + Positions(d.evicted));
   parts.push_back("max |decoded \u2212 full| " + FormatNumber(d.max_abs_diff, NumberStyle::kGeneral, 3));
-  if (s.dtype == Dtype::kFloat64) parts.push_back(Name(Dtype::kFloat64));
+  if (s.dtype != Dtype::kFloat32)
+    parts.push_back(s.scaling.softmax_dtype == SoftmaxDtype::kFloat32 ? std::string(Name(s.dtype)) + ", weights float32"
+                                                                      : std::string(Name(s.dtype)));
   v.subtitle = Dotted(parts);
   v.help = "The step's queries against the keys the cache holds: each row is the same row of the "
            "full computation's weights, restricted to the kept keys.";
@@ -124,7 +128,11 @@ StageView TileStateView(const Stages& st, const Scenario& s, const TiledRun& run
                   (t.skipped ? " (skipped: all masked)" : ""));
   parts.push_back(std::to_string(run.block_q) + " \u00D7 " + std::to_string(run.block_k) + " tiles, " +
                   std::to_string(run.skipped_tiles) + " of " + std::to_string(run.steps.size()) + " skipped");
-  if (s.dtype == Dtype::kFloat64) parts.push_back(Name(Dtype::kFloat64));
+  // bfloat16 / float16: Q, K, V in the dtype, the state (m, l, O) in float32 (FlashAttention-2).
+  if (IsLowPrecision(s.dtype))
+    parts.push_back(std::string(Name(s.dtype)) + " Q, K, V, P; float32 state");
+  else if (s.dtype == Dtype::kFloat64)
+    parts.push_back(Name(Dtype::kFloat64));
   v.subtitle = Dotted(parts);
   v.help = "m: the running maximum of each row's logits; l: the running sum of exp(logit \u2212 m); "
            "rescale: exp(m_old \u2212 m_new), which multiplied l and O; O: the unnormalised output.";

@@ -9,20 +9,18 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace attnlab {
 namespace {
 
-/// Refuses what neither loop can take: dropout (both are inference), and the low-precision
-/// stores and finite mask fills the loops do not write (they compute in float32 or float64).
+/// Refuses what neither loop can take: dropout (both are inference), and the finite mask
+/// fills the loops do not write (they mask with -inf).
 void CheckNoDropout(const Scenario& s, const char* what) {
   if (s.dropout.p > 0.0)
     throw InferenceError("dropout.p: " + std::to_string(s.dropout.p) + " is not 0; " + what +
                          " runs without dropout (inference), so it has nothing to equal");
-  if (IsLowPrecision(s.dtype))
-    throw InferenceError(std::string("dtype: ") + what + " computes in float32 or float64, not \"" +
-                         Name(s.dtype) + "\"");
   if (s.mask.fill != MaskFill::kNegInf)
     throw InferenceError(std::string("mask.fill: ") + what + " masks with -inf, not \"" +
                          Name(s.mask.fill) + "\"");
@@ -54,6 +52,15 @@ S Dot(const S* a, const S* b, int64_t n, int64_t stride) {
   return sum;
 }
 
+/// `m` stored in `dtype` in place (bfloat16 / float16: each value rounded by StoreAs, as the
+/// pipeline stores a stage); float32, float64 and double matrices are left as they are.
+template <typename M>
+void StoreIn(Dtype dtype, M&& m) {
+  using S = typename std::decay_t<M>::Scalar;
+  if constexpr (std::is_same_v<S, float>)
+    if (IsLowPrecision(dtype)) m = m.unaryExpr([dtype](float v) { return StoreAs(dtype, v); });
+}
+
 /// The tensors of `st` in number type S: its float fields, or the float64 stages.
 template <typename S>
 const StageTensors<S>& TensorsOf(const Stages& st) {
@@ -74,19 +81,22 @@ std::pair<const MatrixOf<S>&, const MatrixOf<S>&> ScoredQK(const StageTensors<S>
   return {ts.Q[i], ts.K[i]};
 }
 
-/// out_proj applied to `rows` (n x d_v) when the scenario has one, as the engine applies it.
+/// out_proj applied to `rows` (n x d_v) when the scenario has one, as the engine applies it
+/// (low precision: the product stored, then + bias stored).
 template <typename S>
-void ApplyOutProj(const StageTensors<S>& ts, MatrixOf<S>& rows) {
+void ApplyOutProj(const StageTensors<S>& ts, Dtype dtype, MatrixOf<S>& rows) {
   if (ts.out_proj_W.size() == 0) return;
   MatrixOf<S> y = rows * ts.out_proj_W;
+  StoreIn(dtype, y);
   y.rowwise() += ts.out_proj_bias;
+  StoreIn(dtype, y);
   rows = y;
 }
 
 /// Rows [first, first + n) of the context, per head weights (n x keys.size()) times the V rows
-/// of `keys`, left to right over the keys; heads side by side, then out_proj.
+/// of `keys`, left to right over the keys; heads side by side (stored in `dtype`), then out_proj.
 template <typename S>
-MatrixOf<S> ContextRows(const StageTensors<S>& ts, const Shape& sh, int64_t b,
+MatrixOf<S> ContextRows(const StageTensors<S>& ts, const Shape& sh, Dtype dtype, int64_t b,
                         const std::vector<MatrixOf<S>>& weights, const std::vector<int64_t>& keys) {
   const int64_t n = weights.front().rows();
   MatrixOf<S> out = MatrixOf<S>::Zero(n, sh.d_v);
@@ -100,7 +110,8 @@ MatrixOf<S> ContextRows(const StageTensors<S>& ts, const Shape& sh, int64_t b,
         out(r, h * sh.dh_v + c) = sum;
       }
   }
-  ApplyOutProj(ts, out);
+  StoreIn(dtype, out);
+  ApplyOutProj(ts, dtype, out);
   return out;
 }
 
@@ -134,6 +145,9 @@ HeadRule<S> RuleOf(const Scenario& s, const Shape& sh) {
 /// the step's keys, logits by the head's rule at the queries' and keys' absolute positions
 /// (the keys are contiguous: step.keys.front() onwards), each row's softmax over its keys plus
 /// the sink column when there is one (WeightRows); the scores and weights recorded in `step`.
+/// bfloat16 / float16: the scores, the logits and the weights (and the sink's share) each
+/// stored in the dtype once computed, as the pipeline stores them (the weights stay float32
+/// with scaling.softmax_dtype "float32").
 template <typename S>
 MatrixOf<S> StepWeights(const Scenario& s, const StageTensors<S>& ts, const Shape& sh,
                         const Numerics& num, const HeadRule<S>& rule, int64_t b, int64_t h,
@@ -145,11 +159,14 @@ MatrixOf<S> StepWeights(const Scenario& s, const StageTensors<S>& ts, const Shap
   for (int64_t r = 0; r < q; ++r)
     for (int64_t c = 0; c < kv; ++c)
       sc(r, c) = Dot(&Q(step.first + r, h * sh.dh), &K(step.keys[c], sh.KvHead(h) * sh.dh), sh.dh, 1);
+  StoreIn(s.dtype, sc);
   rules::LogitRows<S>(sc, step.allowed, rule.kind, rule.At(h, step.first, step.keys.front()), 0, q,
                       true, lg);
+  StoreIn(s.dtype, lg);
   rules::WeightRows<S>(s.normalization, num, lg, step.allowed, rule.kind, 0, q, true, w,
                        rule.Sink(h), &sink_w);
   if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(step.allowed, 0, q, w);
+  if (s.scaling.softmax_dtype != SoftmaxDtype::kFloat32) StoreIn(s.dtype, w), StoreIn(s.dtype, sink_w);
   step.scores.push_back(sc.template cast<double>());
   step.weights.push_back(w.template cast<double>());
   if (rule.Sink(h)) step.sink.push_back(sink_w.template cast<double>());
@@ -201,7 +218,7 @@ DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) 
       std::vector<MatrixOf<S>> head_weights;
       for (int64_t h = 0; h < sh.H; ++h)
         head_weights.push_back(StepWeights(s, ts, sh, num, rule, b, h, step));
-      const MatrixOf<S> ctx = ContextRows(ts, sh, b, head_weights, step.keys);
+      const MatrixOf<S> ctx = ContextRows(ts, sh, s.dtype, b, head_weights, step.keys);
       const auto fullrows = ts.context[static_cast<size_t>(b)].middleRows(first, q);
       const double diff = MaxAbsDiff(ctx, fullrows);
       step.max_abs_diff = std::isnan(diff) || std::isnan(step.max_abs_diff)
@@ -283,6 +300,10 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
               std::vector<S> p(static_cast<size_t>(keys));
               for (int64_t c = 0; c < keys; ++c) sum += p[static_cast<size_t>(c)] = std::exp(lg(r, c) - m_new);
               l[ri] = rescale[ri] * l[ri] + sum;
+              // Low precision (FlashAttention-2): l sums the float32 P, P·V reads P stored in the
+              // dtype (the tensor cores multiply dtype operands into a float32 accumulator).
+              if (IsLowPrecision(s.dtype))
+                for (S& x : p) x = static_cast<S>(StoreAs(s.dtype, static_cast<float>(x)));
               for (int64_t d = 0; d < sh.dh_v; ++d)
                 O(r, d) = rescale[ri] * O(r, d) +
                           Dot(p.data(), &V(j0, sh.KvHead(h) * sh.dh_v + d), keys, V.cols());
@@ -303,7 +324,8 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
                 empty && s.mask.masked_rows == MaskedRows::kZero ? S(0) : O(r, d) / l[static_cast<size_t>(r)];
         }
       }
-    ApplyOutProj(ts, ctx);
+    StoreIn(s.dtype, ctx);  // O / l made in float32, stored in the dtype
+    ApplyOutProj(ts, s.dtype, ctx);
     const double diff = MaxAbsDiff(ctx, ts.context[static_cast<size_t>(b)]);
     run.max_abs_diff = std::isnan(diff) || std::isnan(run.max_abs_diff)
                            ? std::numeric_limits<double>::quiet_NaN()
@@ -313,7 +335,43 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
   return run;
 }
 
+/// The largest finite |value| over `stack`, 0 for none.
+template <typename S>
+double LargestFinite(const MatrixStackOf<S>& stack) {
+  double out = 0.0;
+  for (const MatrixOf<S>& m : stack)
+    for (Eigen::Index i = 0; i < m.size(); ++i)
+      if (std::isfinite(m.data()[i])) out = std::max(out, std::abs(static_cast<double>(m.data()[i])));
+  return out;
+}
+
+/// AgreementTolerance in number type S.
+template <typename S>
+double ToleranceOf(const Scenario& s, const Stages& st) {
+  const StageTensors<S>& ts = TensorsOf<S>(st);
+  const double L = LargestFinite(ts.context);
+  if (s.dtype == Dtype::kFloat64) return 1e-12 * std::max(1.0, L);
+  if (!IsLowPrecision(s.dtype)) return 1e-5 * std::max(1.0, L);
+  // eps: the spacing of the dtype's numbers at 1 (a rounding moves a value by at most eps / 2
+  // of it). Two roundings of each result row (O / l or weights·V, and out_proj's) give eps L;
+  // the weights' own error (the weights or P stored: eps / 2 each; scores and logits stored
+  // by the full computation, not by the tiles: up to eps |logit| per logit, so 2 eps Zmax
+  // relative over a softmax row) reaches the rows through V (largest |V|) and out_proj (its
+  // largest column sum of |W|, G).
+  const double eps = s.dtype == Dtype::kBfloat16 ? 0x1p-7 : 0x1p-10;
+  double Z = LargestFinite(ts.logits);
+  for (double sink : rules::HeadSinks<double>(s, st.shape.H)) Z = std::max(Z, std::abs(sink));
+  const double G = ts.out_proj_W.size() == 0
+                       ? 1.0
+                       : static_cast<double>(ts.out_proj_W.cwiseAbs().colwise().sum().maxCoeff());
+  return eps * (2 * L + G * LargestFinite(ts.V) * (2 + 2 * Z));
+}
+
 }  // namespace
+
+double AgreementTolerance(const Scenario& s, const Stages& st) {
+  return s.dtype == Dtype::kFloat64 && st.f64 ? ToleranceOf<double>(s, st) : ToleranceOf<float>(s, st);
+}
 
 void CheckDecode(const Scenario& s, int64_t T, const DecodeOptions& opt) {
   if (opt.prefill < 0 || opt.prefill > T)
@@ -330,7 +388,9 @@ void CheckDecode(const Scenario& s, int64_t T, const DecodeOptions& opt) {
 
 DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt) {
   CheckDecode(s, st.shape.T, opt);
-  return s.dtype == Dtype::kFloat64 ? Decode<double>(s, st, opt) : Decode<float>(s, st, opt);
+  DecodeRun run = s.dtype == Dtype::kFloat64 ? Decode<double>(s, st, opt) : Decode<float>(s, st, opt);
+  run.tolerance = AgreementTolerance(s, st);
+  return run;
 }
 
 void CheckTiled(const Scenario& s, int64_t block_q, int64_t block_k) {
@@ -344,8 +404,10 @@ void CheckTiled(const Scenario& s, int64_t block_q, int64_t block_k) {
 
 TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k) {
   CheckTiled(s, block_q, block_k);
-  return s.dtype == Dtype::kFloat64 ? Tiled<double>(s, st, block_q, block_k)
-                                    : Tiled<float>(s, st, block_q, block_k);
+  TiledRun run = s.dtype == Dtype::kFloat64 ? Tiled<double>(s, st, block_q, block_k)
+                                            : Tiled<float>(s, st, block_q, block_k);
+  run.tolerance = AgreementTolerance(s, st);
+  return run;
 }
 
 }  // namespace attnlab

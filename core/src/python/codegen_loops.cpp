@@ -286,9 +286,19 @@ void CheckLoopNormalization(const Scenario& s) {
                          Name(s.normalization) + "\" (softmax or softmax_then_mask)");
 }
 
+/// bfloat16 / float16: no loop program yet (the scenario's own program is not written for
+/// them either, codegen.cpp); the message names the loop and what computes it instead.
+void CheckLoopDtype(const Scenario& s, const char* loop, const char* command) {
+  if (IsLowPrecision(s.dtype))
+    throw ScenarioError("dtype", std::string("the ") + loop + " program is not written for \"" +
+                                     Name(s.dtype) + "\" yet; attention-lab " + command +
+                                     " computes it (JSON of every step), or switch to float32 for the code");
+}
+
 }  // namespace
 
 std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
+  CheckLoopDtype(s, "decode loop's", "decode");
   const std::string program = GeneratePyTorchCode(s);
   const LoopCtx c{s, ValidateScenario(s), s.input.generator == Generator::kNumpy};
   CheckDecode(s, c.sh.T, opt);
@@ -320,6 +330,7 @@ std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
 }
 
 std::string GenerateTiledCode(const Scenario& s, int64_t block_q, int64_t block_k) {
+  CheckLoopDtype(s, "tiled loop's", "tiled");
   const std::string program = GeneratePyTorchCode(s);
   const LoopCtx c{s, ValidateScenario(s), s.input.generator == Generator::kNumpy};
   CheckTiled(s, block_q, block_k);

@@ -62,6 +62,7 @@ json DecodeRunJson(const Scenario& s, const DecodeOptions& opt, const DecodeRun&
             {"align", Name(s.mask.align)},
             {"dtype", Name(s.dtype)},
             {"max_abs_diff", Value(run.max_abs_diff, true)},
+            {"tolerance", Value(run.tolerance, true)},
             {"unreachable_cells", run.unreachable_cells},
             {"context", Stack(run.context, f64)},
             {"steps", json::array()}};
@@ -85,6 +86,7 @@ json TiledRunJson(const Scenario& s, const TiledRun& run) {
             {"block_k", run.block_k},
             {"dtype", Name(s.dtype)},
             {"max_abs_diff", Value(run.max_abs_diff, true)},
+            {"tolerance", Value(run.tolerance, true)},
             {"skipped_tiles", run.skipped_tiles},
             {"context", Stack(run.context, f64)},
             {"steps", json::array()}};

@@ -18,6 +18,18 @@
 // computation only by summation order (the dot products here run left to right over d, the
 // engine's through Eigen's product; the online softmax sums blockwise): max_abs_diff says by how much.
 //
+// bfloat16 and float16 (the scenario's dtype; pipeline.h StoreAs). The decode computes in
+// float32 and stores each step's scores, logits, weights (unless scaling.softmax_dtype is
+// "float32") and context in the dtype, as the full computation stores its stages, from the K
+// and V the cache holds as stored: its rows equal the full ones, but for a float32 sum in
+// another order that lands on the other side of a rounding boundary. The tiles follow
+// FlashAttention-2's half-precision kernel (Dao 2023; flash-attention's
+// csrc/flash_attn/src/flash_fwd_kernel.h): Q, K and V in the dtype; the tile's logits, m, l
+// and O in float32 (l sums the float32 P); P stored in the dtype before P·V, accumulated into
+// the float32 O; the context O / l stored in the dtype at the end. The full computation stores
+// its scores, logits and weights instead, so the two differ by the dtype's rounding of those:
+// AgreementTolerance bounds it.
+//
 // Legend: B batch, H heads, T tokens, d_v the width of V and the context, dh_v = d_v / H;
 // "position" = a token's index 0..T-1 in the scenario.
 #pragma once
@@ -71,6 +83,7 @@ struct DecodeRun {
   std::vector<DecodeStep> steps;
   MatrixStackD context;         ///< B x T x d_v: every row as the cached computation made it
   double max_abs_diff = 0.0;    ///< largest over the steps
+  double tolerance = 0.0;       ///< AgreementTolerance of the scenario: at most this, the same rows
   /// Cells the full mask allows that no step can attend (a key later than the step: with mask
   /// "none" or a prefix longer than the first step, a decode cannot equal the full
   /// computation). 0 for causal-type masks.
@@ -84,6 +97,7 @@ struct DecodeRun {
 /// if the scenario has one). Grouped K/V heads: query head h reads K/V head Shape::KvHead(h).
 /// RoPE: the steps read Q_rot and K_rot, each row turned by its absolute position, as a KV
 /// cache stores its keys already rotated (LLMs-from-scratch's KV-cache chapter, Llama).
+/// bfloat16 / float16: each step's stages stored in the dtype (see the header comment).
 /// Errors: InferenceError for P outside 0..T, C < 0, dropout p > 0 (a decode is inference:
 /// "dropout.p: ... decode runs without dropout"). Soft-capping and ALiBi act on each step's
 /// logits by the pipeline's rule, ALiBi's distance between the query's and the key's absolute
@@ -119,6 +133,7 @@ struct TiledRun {
   MatrixStackD context;              ///< B x T x d_v: O / l per head, heads side by side
                                      ///< (then out_proj if any)
   double max_abs_diff = 0.0;         ///< largest |context - full context|
+  double tolerance = 0.0;            ///< AgreementTolerance of the scenario
   MatrixStackD sink;                 ///< with scaling.sink: B*H (index b * H + h) of T x 1,
                                      ///< what the sink took of each row, exp(sink - m) / l
                                      ///< after the last tile; empty without a sink
@@ -132,10 +147,22 @@ struct TiledRun {
 /// (the sink's column, rescaled like the rest and never multiplied with V), so such a row ends
 /// at O / l = 0. Errors: InferenceError for Br or Bc < 1, a normalization other than softmax
 /// (the online softmax computes softmax: softmax_then_mask equals it and is accepted), dropout
-/// p > 0. RoPE: the tiles read Q_rot and K_rot.
+/// p > 0. RoPE: the tiles read Q_rot and K_rot. bfloat16 / float16: FlashAttention-2's rule
+/// (float32 state, P stored in the dtype before P·V, O / l stored; see the header comment).
 TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k);
 
 /// RunTiled's checks of `s`, Br and Bc alone (as CheckDecode). Errors: InferenceError as RunTiled.
 void CheckTiled(const Scenario& s, int64_t block_q, int64_t block_k);
+
+/// The largest |decoded or tiled row - full row| that still means "the same computation" for
+/// scenario `s` with stages `st` (what a decode or tiled run's max_abs_diff is held to), with
+/// L the largest finite |value| of the full context: float64 1e-12 max(1, L); float32
+/// 1e-5 max(1, L) (summation order moves the last bits); bfloat16 and float16
+/// eps (2 L + G Vmax (2 + 2 Zmax)), eps the dtype's spacing at 1 (2^-7, 2^-10), Vmax the
+/// largest |V|, Zmax the largest finite |logit| (or |sink logit|), G out_proj's largest column
+/// sum of |W| (1 without): two roundings of the rows, and the weights' rounding (stored weights
+/// or P, and the scores and logits the full computation stores and the tiles do not) carried
+/// through V and out_proj. Errors: none.
+double AgreementTolerance(const Scenario& s, const Stages& st);
 
 }  // namespace attnlab

@@ -82,9 +82,10 @@ std::string GenerateTrainingCode(const Scenario& scenario, const TrainOptions& o
 /// `decode_context` (B x T x d_v) and `decode_steps` (per step a dict of "first", "t", "keys",
 /// "cache_len", "evicted" and "weights", B x heads x q_len x keys: the keys of
 /// `attention-lab decode`'s JSON) and prints the largest |decode_context - context|.
-/// Errors: ScenarioError as ValidateScenario; InferenceError as CheckDecode, and for a
-/// normalization other than softmax or softmax_then_mask (the loop writes softmax), and for
-/// scaling.softcap, scaling.sink or positions "alibi" (not written in the loop yet; named).
+/// Errors: ScenarioError as ValidateScenario, and naming `dtype` for bfloat16 / float16 (no
+/// loop program for them yet: "dtype: the decode loop's program is not written for
+/// \"bfloat16\" yet; ..."); InferenceError as CheckDecode, and for a normalization other than
+/// softmax or softmax_then_mask (the loop writes softmax).
 std::string GenerateDecodeCode(const Scenario& scenario, const DecodeOptions& options);
 
 /// The scenario's program followed by FlashAttention's forward loop of RunTiled written out
@@ -93,8 +94,8 @@ std::string GenerateDecodeCode(const Scenario& scenario, const DecodeOptions& op
 /// `tiled_context` (B x T x d_v), `skipped_tiles` and `tile_steps` (per tile a dict of
 /// "batch", "head", "rows", "keys" ([first, end)), "skipped", "m", "l", "rescale", "O": the
 /// keys of `attention-lab tiled`'s JSON) and prints the largest |tiled_context - context|.
-/// Errors: ScenarioError as ValidateScenario; InferenceError as CheckTiled, and for
-/// scaling.softcap, scaling.sink or positions "alibi" (as GenerateDecodeCode).
+/// Errors: ScenarioError as ValidateScenario and for bfloat16 / float16 (as
+/// GenerateDecodeCode, naming the tiled loop); InferenceError as CheckTiled.
 std::string GenerateTiledCode(const Scenario& scenario, int64_t block_q, int64_t block_k);
 
 }  // namespace attnlab
