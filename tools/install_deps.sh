@@ -2,12 +2,14 @@
 # Installs the Debian 12 packages Attention Lab builds with, if any is missing. Idempotent:
 # when everything is there it only checks (a second or so) and changes nothing. Run as root.
 
-# usage: tools/install_deps.sh [app|all]   (default all)
+# usage: tools/install_deps.sh [app|deb|all]   (default all)
 #   app   what building and running the app needs (./run.sh)
-#   all   that and what the tests, benchmarks, sanitizers and the package need (./test.sh)
+#   deb   that and what building the Debian package with dpkg-buildpackage and checking it with
+#         lintian need (tools/build_debian_package.sh)
+#   all   that and what the tests, benchmarks and sanitizers need (./test.sh)
 set -euo pipefail
 part=${1:-all}
-case "$part" in app|all) ;; *) echo "usage: $0 [app|all]" >&2; exit 2 ;; esac
+case "$part" in app|deb|all) ;; *) echo "usage: $0 [app|deb|all]" >&2; exit 2 ;; esac
 
 # What building the app needs is debian/control's Build-Depends, read from there (one list for
 # both): the version bounds and "| alternatives" dropped, debhelper-compat (the package build's
@@ -29,7 +31,10 @@ app_packages=(
   # emoji: Symbola, 3 MB; Arabic is in DejaVu Sans), the package's Recommends
   libgl1-mesa-dri fonts-wqy-microhei fonts-symbola
 )
-package_build=()  # debhelper-compat (= N) is provided by the debhelper package
+# dpkg-buildpackage (dpkg-dev) checks for build-essential besides Build-Depends; lintian checks
+# its result. (devscripts' debuild is not needed: the script calls dpkg-buildpackage itself.)
+package_build=(build-essential dpkg-dev lintian)
+# debhelper-compat (= N) in Build-Depends is provided by the debhelper package
 for p in "${control_packages[@]}"; do
   if [ "$p" = debhelper-compat ]; then package_build+=(debhelper); else app_packages+=("$p"); fi
 done
@@ -41,15 +46,15 @@ test_packages=(
   # tests and benchmarks (each built when found); the GUI tests run under a virtual X server
   # with Mesa's llvmpipe and read the window's properties with xprop
   libgtest-dev libbenchmark-dev xvfb xauth x11-utils
-  # install and package (cpack -G DEB, tools/make_deb.sh; dpkg-buildpackage with debhelper,
-  # tools/build_debian_package.sh): dependencies from the linked libraries, the package check,
-  # the desktop entry, MIME type and AppStream checks
-  dpkg-dev fakeroot file lintian desktop-file-utils shared-mime-info libglib2.0-bin appstream
+  # install and package (cpack -G DEB, tools/make_deb.sh; dpkg-dev and lintian are above):
+  # the package check, the desktop entry, MIME type and AppStream checks
+  fakeroot file desktop-file-utils shared-mime-info libglib2.0-bin appstream
   # the sanitizer and fuzz step of test.sh (tools/sanitize.sh): clang with libFuzzer
   clang-14 libclang-rt-14-dev
 )
 packages=("${app_packages[@]}")
-[ "$part" = app ] || packages+=("${package_build[@]}" "${test_packages[@]}")
+[ "$part" = app ] || packages+=("${package_build[@]}")
+[ "$part" != all ] || packages+=("${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do
