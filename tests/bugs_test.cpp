@@ -220,6 +220,8 @@ TEST(BugGallery, ViewWithoutTransposeGivesEachHeadATokenSliceAsPyTorchComputesIt
   EXPECT_NEAR(r.fix.context[0](3, 0), -0.16417644917964935f, 2e-7f);
 }
 
+using RC = std::pair<int64_t, int64_t>;  // a cell's row and column
+
 TEST(HeadSplit, ViewWithoutTransposeReadsTheHeadsRowsOutOfTheTokensRows) {
   // T = 6 tokens x 4 columns, 2 heads of 2: head 0's row 1 is token 0's columns 2..3, head 1's
   // row 0 token 3's columns 0..1; the transpose keeps every cell where it is.
@@ -227,14 +229,14 @@ TEST(HeadSplit, ViewWithoutTransposeReadsTheHeadsRowsOutOfTheTokensRows) {
     const StageCell s = HeadSplitSource(HeadSplit::kViewNoTranspose, 6, 4, 2, r, c);
     return std::pair{s.row, s.col};
   };
-  EXPECT_EQ(src(0, 0), std::pair<int64_t, int64_t>(0, 0));
-  EXPECT_EQ(src(1, 0), std::pair<int64_t, int64_t>(0, 2));
-  EXPECT_EQ(src(1, 1), std::pair<int64_t, int64_t>(0, 3));
-  EXPECT_EQ(src(2, 0), std::pair<int64_t, int64_t>(1, 0));
-  EXPECT_EQ(src(0, 2), std::pair<int64_t, int64_t>(3, 0));
-  EXPECT_EQ(src(5, 3), std::pair<int64_t, int64_t>(5, 3));
+  EXPECT_EQ(src(0, 0), RC(0, 0));
+  EXPECT_EQ(src(1, 0), RC(0, 2));
+  EXPECT_EQ(src(1, 1), RC(0, 3));
+  EXPECT_EQ(src(2, 0), RC(1, 0));
+  EXPECT_EQ(src(0, 2), RC(3, 0));
+  EXPECT_EQ(src(5, 3), RC(5, 3));
   const StageCell same = HeadSplitSource(HeadSplit::kTranspose, 6, 4, 2, 1, 2);
-  EXPECT_EQ(std::pair(same.row, same.col), std::pair<int64_t, int64_t>(1, 2));
+  EXPECT_EQ(std::pair(same.row, same.col), RC(1, 2));
   // T = 5 (not a multiple of the heads), 2 heads of 3: the target is the source's inverse.
   for (int64_t r = 0; r < 5; ++r)
     for (int64_t c = 0; c < 6; ++c) {

@@ -234,7 +234,8 @@ bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const Labe
   L.rotate = slot.col_label_w + 4 > avail_w / L.win.cols;
   L.col_label_h = ColumnLabelHeight(slot, small, L.rotate);
   L.avail_h = size.y - (top - origin.y) - L.col_label_h - 2;
-  if (avail_w < 20 || L.avail_h < 20) return false;
+  // A one-column map (the sink's column) may be as narrow as its cells.
+  if (avail_w < std::min(20.0f, 6.0f * L.win.cols) || L.avail_h < 20) return false;
   // Square cells when they fit; otherwise cells up to 3:1, and a very tall or wide matrix (the
   // context, T x d_out) still gets at least 60% of the room along its short side.
   float cw = avail_w / L.cols, ch = L.avail_h / L.rows;
@@ -294,9 +295,14 @@ bool PaintHeading(const HeatmapSpec& spec, const HeatmapViewSpec& view, ImVec2 o
   // The subtitle only when it fits whole (the tooltip always has it): a clipped "d_k =" says
   // less than nothing.
   const float left = origin.x + size.x - ImGui::GetItemRectMax().x - ImGui::GetStyle().ItemSpacing.x;
-  if (!note.empty() && !view.thumbnail && ImGui::CalcTextSize(note.c_str()).x <= left) {
+  // note_first: heading_note alone when the whole note does not fit.
+  const std::string shown_note =
+      ImGui::CalcTextSize(note.c_str()).x <= left ? note
+      : view.note_first                          ? view.heading_note
+                                                 : std::string();
+  if (!shown_note.empty() && !view.thumbnail && ImGui::CalcTextSize(shown_note.c_str()).x <= left) {
     ImGui::SameLine();
-    ImGui::TextDisabled("%s", note.c_str());
+    ImGui::TextDisabled("%s", shown_note.c_str());
   }
   ImGui::PopClipRect();
   const std::string whole = title == spec.title ? "" : spec.title + "\n\n";
