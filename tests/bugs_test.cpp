@@ -9,6 +9,7 @@
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/lessons/experiments.h"
+#include "attnlab/lessons/grad.h"
 #include "attnlab/lessons/inference.h"
 #include "attnlab/python/codegen.h"
 #include "test_util.h"
@@ -67,7 +68,7 @@ TEST(BugGallery, EveryBugIsAPresetWhoseIdStartsWithBugAndEveryBugPresetIsInTheGa
       EXPECT_NE(FindBug(p.id), nullptr) << p.id;
     }
   EXPECT_EQ(FindBug("raschka-3.5-causal"), nullptr);
-  EXPECT_EQ(Bugs().size(), 5u);
+  EXPECT_EQ(Bugs().size(), 6u);
 }
 
 TEST(BugGallery, TheFixIsTheGoldensFixedScenarioWithOneSettingPutRight) {
@@ -174,6 +175,153 @@ TEST(BugGallery, RopeOnTheWrongPairsChangesEveryRowAsPyTorchComputesIt) {
     EXPECT_NEAR(r.bug.Q_rot[0].row(i).norm(), r.fix.Q_rot[0].row(i).norm(), 1e-5f) << "row " << i;
 }
 
+// One golden stage (B x T x w, or B x H x T x T: batch 0, head `head`) as a matrix.
+Matrix GoldenStage(const std::string& name, const char* stage, int64_t head = -1) {
+  nlohmann::json m = test::LoadGolden("scenarios/" + name + ".json")["expected"][stage][0];
+  if (head >= 0) m = m[static_cast<size_t>(head)];
+  Matrix out(static_cast<Eigen::Index>(m.size()), static_cast<Eigen::Index>(m[0].size()));
+  for (size_t i = 0; i < m.size(); ++i)
+    for (size_t j = 0; j < m[i].size(); ++j) out(i, j) = test::JsonFloat(m[i][j]);
+  return out;
+}
+
+TEST(BugGallery, ViewWithoutTransposeGivesEachHeadATokenSliceAsPyTorchComputesIt) {
+  // PyTorch's q.view(B, heads, T, head_size) on Raschka's journey, 2 heads of 2: head 0 reads
+  // "Your journey starts" cut in halves, head 1 "with one step"; the fix splits the features.
+  const BugRun r = RunBug("bug-view-no-transpose");
+  const char* bug = "preset-bug-view-no-transpose";
+  const char* fix = "preset-bug-view-no-transpose-fixed";
+  for (int64_t h = 0; h < 2; ++h) {
+    const Matrix wb = GoldenStage(bug, "weights", h), wf = GoldenStage(fix, "weights", h);
+    for (int64_t i = 0; i < 6; ++i)
+      for (int64_t j = 0; j <= i; ++j) {
+        EXPECT_NEAR(r.bug.Head(r.bug.weights, 0, h)(i, j), wb(i, j), 1e-6f) << h << i << j;
+        EXPECT_NEAR(r.fix.Head(r.fix.weights, 0, h)(i, j), wf(i, j), 1e-6f) << h << i << j;
+      }
+  }
+  // Head 0, as PyTorch gives them: row 1 is "Your"'s second half, seeing its first half.
+  ExpectWeights(r, {{1, 0, 0.5626732110977173f, 0.48386579751968384f},
+                    {1, 1, 0.4373267590999603f, 0.5161342620849609f},
+                    {5, 0, 0.19349612295627594f, 0.15959854423999786f}});
+  EXPECT_FLOAT_EQ(r.bug.Head(r.bug.weights, 0, 1)(5, 5), 0.13335244357585907f);
+  EXPECT_FLOAT_EQ(r.fix.Head(r.fix.weights, 0, 1)(5, 5), 0.15948286652565002f);
+  // Q as the heads read it: head h's row r is the projection's numbers at flat (h*T + r)*dh,
+  // the fix's Q (the projection itself) read by HeadSplitSource.
+  const Matrix qb = GoldenStage(bug, "Q"), cb = GoldenStage(bug, "context");
+  for (int64_t r0 = 0; r0 < 6; ++r0)
+    for (int64_t c = 0; c < 4; ++c) {
+      const StageCell from = HeadSplitSource(HeadSplit::kViewNoTranspose, 6, 4, 2, r0, c);
+      EXPECT_EQ(r.bug.Q[0](r0, c), r.fix.Q[0](from.row, from.col)) << r0 << "," << c;
+      EXPECT_NEAR(r.bug.Q[0](r0, c), qb(r0, c), 1e-6f) << r0 << "," << c;
+      EXPECT_NEAR(r.bug.context[0](r0, c), cb(r0, c), 1e-6f) << r0 << "," << c;
+    }
+  // The merge without the transpose: token 3's row holds head 1's first two rows.
+  EXPECT_NEAR(r.bug.context[0](3, 0), -0.03598548099398613f, 2e-7f);
+  EXPECT_NEAR(r.fix.context[0](3, 0), -0.16417644917964935f, 2e-7f);
+}
+
+using RC = std::pair<int64_t, int64_t>;  // a cell's row and column
+
+TEST(HeadSplit, ViewWithoutTransposeReadsTheHeadsRowsOutOfTheTokensRows) {
+  // T = 6 tokens x 4 columns, 2 heads of 2: head 0's row 1 is token 0's columns 2..3, head 1's
+  // row 0 token 3's columns 0..1; the transpose keeps every cell where it is.
+  const auto src = [](int64_t r, int64_t c) {
+    const StageCell s = HeadSplitSource(HeadSplit::kViewNoTranspose, 6, 4, 2, r, c);
+    return std::pair{s.row, s.col};
+  };
+  EXPECT_EQ(src(0, 0), RC(0, 0));
+  EXPECT_EQ(src(1, 0), RC(0, 2));
+  EXPECT_EQ(src(1, 1), RC(0, 3));
+  EXPECT_EQ(src(2, 0), RC(1, 0));
+  EXPECT_EQ(src(0, 2), RC(3, 0));
+  EXPECT_EQ(src(5, 3), RC(5, 3));
+  const StageCell same = HeadSplitSource(HeadSplit::kTranspose, 6, 4, 2, 1, 2);
+  EXPECT_EQ(std::pair(same.row, same.col), RC(1, 2));
+  // T = 5 (not a multiple of the heads), 2 heads of 3: the target is the source's inverse.
+  for (int64_t r = 0; r < 5; ++r)
+    for (int64_t c = 0; c < 6; ++c) {
+      const StageCell s = HeadSplitSource(HeadSplit::kViewNoTranspose, 5, 6, 3, r, c);
+      const StageCell t = HeadSplitTarget(HeadSplit::kViewNoTranspose, 5, 6, 3, s);
+      EXPECT_EQ(std::pair(t.row, t.col), std::pair(r, c));
+    }
+}
+
+TEST(HeadSplit, RoundTripsAndIsRefusedWhereNothingIsSplit) {
+  const Scenario bug = LoadPreset("bug-view-no-transpose");
+  const std::string text = WriteScenario(bug);
+  EXPECT_NE(text.find("\"head_split\": \"view_no_transpose\""), std::string::npos);
+  EXPECT_EQ(ParseScenario(text), bug);
+  EXPECT_EQ(WriteScenario(BugFix("bug-view-no-transpose", bug)).find("head_split"),
+            std::string::npos);  // the default is not written
+  auto refused = [](const Scenario& s) {
+    try {
+      ValidateScenario(s);
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Scenario per_head = LoadPreset("raschka-3.6-wrapper");
+  per_head.projections.head_split = HeadSplit::kViewNoTranspose;
+  EXPECT_EQ(refused(per_head),
+            "projections.head_split: cannot be \"view_no_transpose\" with per_head (the "
+            "wrapper's heads each project their own columns: nothing is split); turn per_head off");
+  try {
+    ParseScenario(R"({"format": "attention-lab/scenario@1", "input": {"source": "matrix",
+      "values": [[1, 2]]}, "projections": {"init": "identity", "head_split": "reshape"}})");
+    ADD_FAILURE() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.field(), "projections.head_split");
+  }
+}
+
+TEST(HeadSplit, TheWeightsGradientsFollowTheBugsSplitAsFiniteDifferencesDo) {
+  // L = -sum_h log weights[h, 3, 1]: each W entry nudged by +-eps in double-checked float32;
+  // the analytic gradient takes each cell of grad_Q and grad_K back where the view read it.
+  Scenario s = LoadPreset("bug-view-no-transpose");
+  const Stages st = RunScenario(s);
+  const Gradients g = LossGradients(s, st, 3, 1);
+  s.projections.init = ProjectionInit::kMatrix;
+  s.projections.W = st.W;
+  const auto loss = [&](int w, int64_t i, int64_t j, float eps) {
+    Scenario x = s;
+    x.projections.W[w](i, j) += eps;
+    const Stages y = RunScenario(x);
+    double l = 0;
+    for (int64_t h = 0; h < 2; ++h) l -= std::log(double(y.Head(y.weights, 0, h)(3, 1)));
+    return l;
+  };
+  const float eps = 1e-2f;
+  for (int w : {0, 1})
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 4; ++j) {
+        const double numeric = (loss(w, i, j, eps) - loss(w, i, j, -eps)) / (2 * eps);
+        const double analytic = w == 0 ? g.grad_W_query(i, j) : g.grad_W_key(i, j);
+        EXPECT_NEAR(analytic, numeric, 2e-3 + 2e-3 * std::fabs(numeric)) << w << ": " << i << "," << j;
+      }
+}
+
+TEST(HeadSplit, DecodeAndTilesRefuseTheBugNamingTheField) {
+  const Scenario s = LoadPreset("bug-view-no-transpose");
+  const Stages st = RunScenario(s);
+  const std::string why = "projections.head_split: a decode reads each token's own row of Q, K "
+                          "and V; \"view_no_transpose\" gives a head's row r pieces of other "
+                          "tokens' rows";
+  try {
+    RunDecode(s, st, {2, 0});
+    ADD_FAILURE() << "no error";
+  } catch (const InferenceError& e) {
+    EXPECT_EQ(std::string(e.what()), why);
+  }
+  try {
+    RunTiled(s, st, 2, 2);
+    ADD_FAILURE() << "no error";
+  } catch (const InferenceError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("projections.head_split: FlashAttention", 0), 0u)
+        << e.what();
+  }
+}
+
 TEST(BugGallery, TheProgramsDifferInTheWrongLineAndTheRightLine) {
   auto diff = [](const char* id) { return DiffPrograms(BugFix(id, LoadPreset(id)), LoadPreset(id)); };
   const ProgramDiff dim = diff("bug-softmax-dim");
@@ -204,6 +352,22 @@ TEST(BugGallery, TheProgramsDifferInTheWrongLineAndTheRightLine) {
   EXPECT_EQ(rope.right.back(), "    return torch.view_as_real(pairs * freqs_cis).flatten(-2)");
   EXPECT_EQ(rope.wrong.size(), 5u);
   EXPECT_EQ(rope.right.size(), 4u);
+  // The view without the transpose, for q, k and v and for the merge back.
+  const ProgramDiff split = diff("bug-view-no-transpose");
+  EXPECT_EQ(split.wrong,
+            std::vector<std::string>(
+                {"q = Q.view(B, heads, T, head_size)  # no transpose: head h's rows are pieces of "
+                 "other tokens' rows",
+                 "k = K.view(B, heads, T, head_size)", "v = V.view(B, heads, T, head_size)",
+                 "Q, K, V = (m.transpose(1, 2).reshape(B, T, -1) for m in (q, k, v))  # what each "
+                 "head reads, side by side, as the app shows them",
+                 "context = (weights @ v).view(B, T, d_out)  # no transpose back either"}));
+  EXPECT_EQ(split.right,
+            std::vector<std::string>(
+                {"q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)",
+                 "k = K.view(B, T, heads, head_size).transpose(1, 2)",
+                 "v = V.view(B, T, heads, head_size).transpose(1, 2)",
+                 "context = (weights @ v).transpose(1, 2).contiguous().view(B, T, d_out)"}));
 }
 
 TEST(BugGallery, AFixOfTheWrongScenarioNamesTheField) {

@@ -1656,6 +1656,28 @@ TEST_F(Gui, KvHeadsEditAndUndo) {
   EXPECT_EQ(ValidateScenario(mqa).KWidth(), 2);  // one K/V head of d_k = 2
 }
 
+// "split heads" (projections.head_split) is an edit like any other: the multi-head journey
+// split with the bug's view(B, heads, T, d_k) is the bug-view-no-transpose preset's setting,
+// undo puts the transpose back, and a name that is not a split is refused listing both.
+TEST_F(Gui, HeadSplitEditAndUndo) {
+  const std::string script =
+      Write("split.script", "preset bug-view-no-transpose\nhead-split transpose\nwait 2\nsave " +
+                                Path("fixed.json") + "\nundo\nwait 2\nsave " + Path("bug.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario bug = LoadPreset("bug-view-no-transpose");
+  ASSERT_EQ(bug.projections.head_split, HeadSplit::kViewNoTranspose);
+  Scenario fixed = bug;
+  fixed.projections.head_split = HeadSplit::kTranspose;
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("fixed.json"))) == fixed);
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("bug.json"))) == bug);
+  const std::string bad = Write("bad.script", "head-split sideways\n");
+  const Result refused = RunApp("--script " + bad + " --no-autosave");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.err.find("transpose"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("view_no_transpose"), std::string::npos) << refused.err;
+}
+
 // The tour follows Raschka's chapter 3: each step opens its raschka-* preset, in the book's
 // order, and notices the dropout and heads tasks.
 TEST_F(Gui, TourFollowsRaschkaChapter3) {

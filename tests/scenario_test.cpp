@@ -922,6 +922,12 @@ std::vector<Case> Cases() {
          s.projections.per_head = true;
        },
        kProjections},
+      {"projections", "head_split", randn,
+       [](Scenario& s) {
+         s.projections.heads = 2;
+         s.projections.head_split = HeadSplit::kViewNoTranspose;
+       },
+       kProjections},
       {"projections", "W", Base(kMatrixInput, kWMatrix),
        [](Scenario& s) { s.projections.W[1](2, 0) = -5; }, kProjections},
       {"scaling", "sqrt_dk", randn, [](Scenario& s) { s.scaling.sqrt_dk = false; }, kLogits},

@@ -418,6 +418,24 @@ def grouped_kv():
     return s
 
 
+def head_splits():
+    """projections.head_split "view_no_transpose" (bug-view-no-transpose) beyond its preset:
+    with grouped K/V heads, RoPE, a bias and out_proj over a batch of 2; and with T = 5 not a
+    multiple of the heads, a sliding window and dropout."""
+    s = {}
+    s["view-no-transpose-gqa-rope-bias-outproj-batch2"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 6, "d_in": 8, "seed": 41},
+        "projections": {"init": "linear", "d_out": 8, "seed": 42, "heads": 4, "kv_heads": 2,
+                        "bias": True, "out_proj": True, "head_split": "view_no_transpose"},
+        "positions": {"kind": "rope"}, "mask": {"kind": "causal"}}
+    s["view-no-transpose-t5-window3-dropout"] = {
+        "format": F, "input": {"source": "randn", "length": 5, "d_in": 4, "seed": 43},
+        "projections": {"init": "randn", "d_out": 4, "seed": 44, "heads": 2,
+                        "head_split": "view_no_transpose"},
+        "mask": {"kind": "sliding_window", "window": 3}, "dropout": {"p": 0.2, "seed": 45}}
+    return s
+
+
 # --------------------------------------------------------------------------------------------
 # The score modifiers of issue 26: Gemma 2's soft-capping and gpt-oss's attention sink.
 # --------------------------------------------------------------------------------------------
@@ -581,6 +599,7 @@ def scenario_cases(only=None):
     cases.update(nonfinite())
     cases.update(masks())
     cases.update(grouped_kv())
+    cases.update(head_splits())
     cases.update(score_modifiers())
     cases.update(positions())
     out = {}

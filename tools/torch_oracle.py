@@ -335,8 +335,19 @@ class Precision:
         return self.store(a.float() @ b.float())
 
 
-def split_heads(M, B, T, heads, dh):
+def split_heads(M, B, T, heads, dh, how="transpose"):
+    """M (B x T x heads*dh) as (B, heads, T, dh). projections.head_split "view_no_transpose" is
+    the classic mistake (annotated-transformer #118, bentrevett #148): M.view(B, heads, T, dh),
+    the same memory read as heads blocks of T rows."""
+    if how == "view_no_transpose":
+        return M.view(B, heads, T, dh)
     return M.view(B, T, heads, dh).transpose(1, 2)
+
+
+def side_by_side(m):
+    """(B, heads, T, dh) as B x T x heads*dh, the heads side by side as the app shows Q, K, V."""
+    B, heads, T, dh = m.shape
+    return m.transpose(1, 2).reshape(B, T, heads * dh)
 
 
 def run(scenario):
@@ -372,14 +383,17 @@ def run_in_default_dtype(scenario):
         if name in bias:
             projected[name] = p.store(projected[name] + bias[name])
     Q, K, V = (projected[name] for name in PROJECTION_NAMES)
-    q = split_heads(Q, B, T, heads, dh)
+    how = proj_spec.get("head_split", "transpose")
+    q = split_heads(Q, B, T, heads, dh, how)
     # Grouped K/V heads, as LLMs-from-scratch's GroupedQueryAttention: keys and values are
     # split into kv_heads heads, then each is repeated for the group_size = heads // kv_heads
     # query heads that share it (repeat_interleave along the head dimension). RoPE turns the
     # kv_heads heads of K before the repeat, as that module applies apply_rope.
     kv_heads = proj_spec.get("kv_heads", heads)
     group_size = heads // kv_heads
-    k, v = (split_heads(M, B, T, kv_heads, dh) for M in (K, V))
+    k, v = (split_heads(M, B, T, kv_heads, dh, how) for M in (K, V))
+    # Q, K and V as the heads read them (the projections themselves unless the split is the bug).
+    Q, K, V = side_by_side(q), side_by_side(k), side_by_side(v)
     stages = {}
     positions = scenario.get("positions", {})
     if positions.get("kind") == "rope":
@@ -439,7 +453,11 @@ def run_in_default_dtype(scenario):
             attended = layer(weights)
         attended = keep(attended)
         stages["weights_dropped"] = attended
-    context = p.mm(attended, v).transpose(1, 2).contiguous().view(B, T, d_out)
+    context = p.mm(attended, v)
+    if how == "view_no_transpose":  # the bug merges the heads back without a transpose too
+        context = context.contiguous().view(B, T, d_out)
+    else:
+        context = context.transpose(1, 2).contiguous().view(B, T, d_out)
     if out_layer is not None and p.dtype is None:
         context = out_layer(context)
     elif out_layer is not None:  # the product, then + bias, each stored

@@ -464,6 +464,8 @@ int Show(const std::string& input, const std::string& stage) {
   std::cout << " d_out=" << sh.d_out << " heads=" << sh.H;
   if (GroupsKv(sh)) std::cout << " kv_heads=" << sh.Kv();  // K and V: kv_heads * d_k wide
   std::cout << " d_k=" << sh.dh;
+  if (sh.H > 1 && s.projections.head_split != HeadSplit::kTranspose)  // the bug: Q, K, V as read
+    std::cout << " head_split=" << Name(s.projections.head_split);
   if (sh.d_v != sh.d_out) std::cout << " d_v=" << sh.d_v;  // qkv input with its own V width
   if (const UnseededDraw u = FirstUnseededDraw(s); u != UnseededDraw::kNone)
     std::cout << "\n"

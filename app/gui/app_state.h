@@ -416,6 +416,8 @@ struct AppState {
   /// changes.
   static constexpr int kHeadGridMax = 16;
   std::array<HeatmapSlot, kHeadGridMax> head_maps;
+  /// With scaling.sink: each head's sink column (T x 1), drawn right of its weights in the grid.
+  std::array<HeatmapSlot, kHeadGridMax> head_sinks;
   std::string head_maps_key;
   int head_maps_first = 0;  ///< the head in head_maps[0]
   bool mask_dirty = true;  ///< upload stages.mask again

@@ -195,8 +195,24 @@ float RowLabelWidth(const HeatmapSlot& slot, const HeatmapViewSpec& view, const 
   return view.row_labels ? std::clamp(slot.row_label_w, small.size, small.size * 6.0f) + 10 : 8;
 }
 
-/// Right of the image: the colorbar and its ticks, or the legends when they are wider.
-float RightWidth(const HeatmapSpec& spec, const LabelFont& small) {
+/// The spec whose colorbar and legends are drawn right of the image (HeatmapViewSpec::colorbar,
+/// colorbar_of), or null for none.
+const HeatmapSpec* BarSpec(const HeatmapSlot& slot, const HeatmapViewSpec& view) {
+  if (!view.colorbar) return nullptr;
+  return view.colorbar_of ? view.colorbar_of : &slot.spec;
+}
+
+/// The height of `bar`'s legends under its colorbar (0 without a colorbar).
+float LegendHeight(const HeatmapSpec* bar, const LabelFont& small) {
+  if (!bar || bar->legends.empty()) return 0;
+  return bar->legends.size() * (small.size + 2) + 4;
+}
+
+/// Right of the image: the colorbar and its ticks, or the legends when they are wider; a small
+/// gap when the map draws none (`spec` null).
+float RightWidth(const HeatmapSpec* spec_or_null, const LabelFont& small) {
+  if (!spec_or_null) return 4;
+  const HeatmapSpec& spec = *spec_or_null;
   float side_w = small.Measure("-0.000").x + 4;
   for (const LegendEntry& e : spec.legends) side_w = std::max(side_w, small.Measure(e.text).x + 4);
   return BarGap(small) + BarWidth(small) + 4 + side_w;
@@ -211,14 +227,15 @@ float ColumnLabelHeight(const HeatmapSlot& slot, const LabelFont& small, bool ro
 /// rectangle is too small for an image.
 bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const LabelFont& small,
                 ImVec2 origin, ImVec2 size, float top, ViewLayout& L) {
-  const HeatmapSpec& spec = slot.spec;
   L.row_label_w = RowLabelWidth(slot, view, small);
-  const float avail_w = size.x - L.row_label_w - RightWidth(spec, small);
+  const HeatmapSpec* bar = BarSpec(slot, view);
+  const float avail_w = size.x - L.row_label_w - RightWidth(bar, small);
   // Column labels: horizontal when they fit the cells, else rotated (and then taller).
   L.rotate = slot.col_label_w + 4 > avail_w / L.win.cols;
   L.col_label_h = ColumnLabelHeight(slot, small, L.rotate);
   L.avail_h = size.y - (top - origin.y) - L.col_label_h - 2;
-  if (avail_w < 20 || L.avail_h < 20) return false;
+  // A one-column map (the sink's column) may be as narrow as its cells.
+  if (avail_w < std::min(20.0f, 6.0f * L.win.cols) || L.avail_h < 20) return false;
   // Square cells when they fit; otherwise cells up to 3:1, and a very tall or wide matrix (the
   // context, T x d_out) still gets at least 60% of the room along its short side.
   float cw = avail_w / L.cols, ch = L.avail_h / L.rows;
@@ -231,7 +248,7 @@ bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const Labe
   L.ch = static_cast<float>(img_h) / L.win.rows;
   L.p0 = ImVec2(std::floor(origin.x + L.row_label_w), std::floor(top + L.col_label_h));
   L.p1 = ImVec2(L.p0.x + img_w, L.p0.y + img_h);
-  const float legend_h = spec.legends.size() * (small.size + 2) + (spec.legends.empty() ? 0 : 4);
+  const float legend_h = LegendHeight(bar, small);
   L.bar_h =
       std::max(std::min<float>(img_h, L.avail_h - legend_h), std::min(60.0f, L.avail_h - legend_h));
   return true;
@@ -251,11 +268,16 @@ bool PaintHeading(const HeatmapSpec& spec, const HeatmapViewSpec& view, ImVec2 o
   const MeasureText measure = [](std::string_view t) {
     return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
   };
+  // note_first: the note keeps its room and the title fits in what is left.
+  const float note_room = view.note_first && !view.heading_note.empty() && !view.thumbnail
+                              ? measure(view.heading_note) + ImGui::GetStyle().ItemSpacing.x
+                              : 0.0f;
+  const float title_room = std::max(size.x - note_room, size.x * 0.3f);
   std::string title = spec.title;
-  if (measure(title) > size.x) {
+  if (measure(title) > title_room) {
     const size_t eq = title.find(" = ");
     if (eq != std::string::npos) title = title.substr(0, eq);
-    title = FitLabel(title, size.x, measure);
+    title = FitLabel(title, title_room, measure);
   }
   ImGui::TextUnformatted(title.c_str());
   bool clicked = false;
@@ -273,9 +295,14 @@ bool PaintHeading(const HeatmapSpec& spec, const HeatmapViewSpec& view, ImVec2 o
   // The subtitle only when it fits whole (the tooltip always has it): a clipped "d_k =" says
   // less than nothing.
   const float left = origin.x + size.x - ImGui::GetItemRectMax().x - ImGui::GetStyle().ItemSpacing.x;
-  if (!note.empty() && !view.thumbnail && ImGui::CalcTextSize(note.c_str()).x <= left) {
+  // note_first: heading_note alone when the whole note does not fit.
+  const std::string shown_note =
+      ImGui::CalcTextSize(note.c_str()).x <= left ? note
+      : view.note_first                          ? view.heading_note
+                                                 : std::string();
+  if (!shown_note.empty() && !view.thumbnail && ImGui::CalcTextSize(shown_note.c_str()).x <= left) {
     ImGui::SameLine();
-    ImGui::TextDisabled("%s", note.c_str());
+    ImGui::TextDisabled("%s", shown_note.c_str());
   }
   ImGui::PopClipRect();
   const std::string whole = title == spec.title ? "" : spec.title + "\n\n";
@@ -685,14 +712,16 @@ HeatmapFrame MeasureHeatmapFrame(const AppState& state, HeatmapSlot& slot,
   MeasureLabels(slot, view, small, rows, cols);
   HeatmapFrame f;
   f.left = RowLabelWidth(slot, view, small);
-  f.right = RightWidth(slot.spec, small);
+  f.right = RightWidth(BarSpec(slot, view), small);
   f.top = ImGui::GetTextLineHeight() + 4 +
           ColumnLabelHeight(slot, small, slot.col_label_w + 4 > cell_w) + 2;
   f.cell_h = small.size + 4;
-  const float legend_h =
-      slot.spec.legends.size() * (small.size + 2) + (slot.spec.legends.empty() ? 0 : 4);
+  const float legend_h = LegendHeight(BarSpec(slot, view), small);
   // The legends under a colorbar at least 60 pixels tall must fit beside the image.
-  f.min_image_h = slot.spec.mask_legend ? legend_h : std::min(60.0f, rows * f.cell_h) + legend_h;
+  const HeatmapSpec* bar = BarSpec(slot, view);
+  f.min_image_h = !bar                ? 0.0f
+                  : bar->mask_legend ? legend_h
+                                      : std::min(60.0f, rows * f.cell_h) + legend_h;
   return f;
 }
 
@@ -734,7 +763,7 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
   const bool printed = view.frozen || PaintValues(slot.spec, view, m, small, L, slot.printed);
   PaintZoomNote(slot, view, small, L, printed, origin.x + size.x, origin.y + size.y);
   PaintLabels(slot.spec, view, small, L, slot.col_label_w);
-  PaintColorbarAndLegends(state, slot.spec, small, L);
+  if (const HeatmapSpec* bar = BarSpec(slot, view)) PaintColorbarAndLegends(state, *bar, small, L);
   const ImRect minimap = MinimapRect(slot.zoom, L);
   const HeatmapViewHover cells = TrackHover(view, L);
   ZoomAndPan(slot, view, L, minimap);

@@ -32,6 +32,9 @@ struct HeatmapViewSpec {
   /// Instead of allowed: 1 where masked (a view's own mask, as StageView has it).
   const MaskMatrix* masked = nullptr;
   std::string heading_note;             ///< drawn after the title (e.g. "click to paint")
+  /// A heading too narrow for the title and heading_note cuts the title, not the note (the
+  /// head grid's "selected").
+  bool note_first = false;
   int64_t marked_row = -1;              ///< an orange triangle at this row (the peaking row)
   int64_t highlight_row = -1, highlight_col = -1;  ///< last frame's hovered cell
   bool track_outside = false;  ///< report the cell under the mouse while another item is held
@@ -42,6 +45,11 @@ struct HeatmapViewSpec {
   bool pan_with_left = true;  ///< a left drag pans a zoomed map (false where it paints)
   /// > 0: a dividing line after every col_group columns (the context: which head wrote which).
   int64_t col_group = 0;
+  /// Right of the image: the map's own colorbar and legends (true, colorbar_of null), another
+  /// map's (colorbar_of: the weights' drawn right of their sink column, one colorbar for both),
+  /// or none (false: the sink column right of this map draws it).
+  bool colorbar = true;
+  const HeatmapSpec* colorbar_of = nullptr;
   /// The wheel zooms only with Ctrl held (on a scrolling canvas the wheel scrolls it).
   bool wheel_zoom_with_ctrl = false;
   /// A worker is rewriting the matrix (a background run): values and mask stay null and the

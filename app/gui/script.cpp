@@ -450,6 +450,12 @@ const CommandSpec kCommands[] = {
        });
      },
      "N: projections.kv_heads (the input \"K/V heads\"; = heads is multi-head)"},
+    {"head-split", 1, [](const Words& w) { EnumArg<HeadSplit>(w[1]); },
+     [](Call& c) {
+       const HeadSplit split = EnumArg<HeadSplit>(c.w[1]);  // the combo "split heads"
+       Edit(c, "split heads", [split](Scenario& s) { s.projections.head_split = split; });
+     },
+     "transpose|view_no_transpose: projections.head_split (the combo \"split heads\")"},
     {"per-head", 1, OnOff,
      [](Call& c) {
        const bool on = c.w[1] == "on";  // the checkbox "one module per head"

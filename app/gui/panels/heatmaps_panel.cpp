@@ -287,8 +287,30 @@ void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
 /// kCanvas: in the overview's scrolling canvas, where the wheel scrolls (Ctrl+wheel zooms).
 enum class MapMode { kOverview, kCanvas, kFocused, kThumbnail };
 
+/// The one rule of the sink's column (scaling.sink) drawn right of a weights map, in the stages'
+/// rows and in the head grid alike: no row labels of its own (the weights' left of it label its
+/// rows), never masked (the mask's cells are the keys'), and, when the two share their colours
+/// (colormap, range and scaling: [0, 1] linear unless the weights' range was changed), one
+/// colorbar for both, the weights' with their legends, drawn right of the sink column.
+void PairSinkWithWeights(const AppState& state, HeatmapSlot& weights, HeatmapViewSpec& wv,
+                         HeatmapSlot& sink, HeatmapViewSpec& sv) {
+  sv.row_labels = false;
+  sv.allowed = nullptr;
+  const PresentationOptions options = ScreenPresentation(state);
+  if (!weights.has_spec) EnsureSpec(weights, options);
+  if (!sink.has_spec) EnsureSpec(sink, options);
+  const HeatmapSpec &a = weights.spec, &b = sink.spec;
+  if (a.colormap != b.colormap || a.range.lo != b.range.lo || a.range.hi != b.range.hi ||
+      a.scaling != b.scaling)
+    return;  // other colours: each keeps its own colorbar
+  wv.colorbar = false;
+  sv.colorbar_of = &weights.spec;
+}
+
+/// `paired`: the weights map with the sink's column right of it, or that sink column
+/// (PairSinkWithWeights).
 void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
-                 MapMode mode = MapMode::kOverview, bool row_labels = true) {
+                 MapMode mode = MapMode::kOverview, bool row_labels = true, bool paired = false) {
   HeatmapSlot& slot = state.heatmaps[StageIndex(stage)];
   const Shape& sh = ShownShape(state);
   const Stages* readable = ReadableStages(state);  // null while a background run writes
@@ -344,6 +366,15 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
   spec.title_tip = mode == MapMode::kFocused ? "Click to see every stage again (Esc)."
                                              : "Click to focus on this stage: it takes most of "
                                                "the view, with its numbers printed.";
+  if (paired && (stage == Stage::kWeights || stage == Stage::kSink)) {
+    HeatmapViewSpec partner;  // the other map's view: drawn by its own call
+    HeatmapSlot& w = state.heatmaps[StageIndex(Stage::kWeights)];
+    HeatmapSlot& k = state.heatmaps[StageIndex(Stage::kSink)];
+    if (stage == Stage::kWeights)
+      PairSinkWithWeights(state, w, spec, k, partner);
+    else
+      PairSinkWithWeights(state, w, partner, k, spec);
+  }
   const HeatmapViewHover hover = DrawHeatmapView(state, slot, spec, origin, size);
   if (hover.title_clicked)
     Emit(state, SetFocus{mode == MapMode::kFocused ? std::nullopt : std::optional<Stage>(stage)});
@@ -475,6 +506,12 @@ bool OwnRowLabels(const std::vector<Stage>& stages, size_t k, bool shared_labels
   return k == 0 || (!shared_labels && stages[k] != Stage::kSink);
 }
 
+/// Whether map k of a row is the weights with the sink's column right after it, or that column.
+bool SinkPaired(const std::vector<Stage>& stages, size_t k) {
+  if (stages[k] == Stage::kWeights) return k + 1 < stages.size() && stages[k + 1] == Stage::kSink;
+  return stages[k] == Stage::kSink && k > 0 && stages[k - 1] == Stage::kWeights;
+}
+
 /// A row of heatmaps across `width`, each as wide as its matrix wants at the row's height
 /// (X, Q, K, V are narrow when d is small), scaled together to fill the row.
 void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec2 size) {
@@ -509,7 +546,7 @@ void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec
     const ImVec2 o(x, at.y);
     state.heatmap_cells[StageIndex(stages[k])] = ScreenRect{o, ImVec2(o.x + w, o.y + size.y)};
     DrawHeatmap(state, stages[k], o, ImVec2(w, size.y), MapMode::kOverview,
-                OwnRowLabels(stages, k, shared_labels));
+                OwnRowLabels(stages, k, shared_labels), SinkPaired(stages, k));
     x += w + gap;
   }
 }
@@ -633,23 +670,74 @@ void UploadHeadMaps(AppState& state, const Stages& st, int first, int count) {
     if (GroupsKv(st.shape))  // which K/V head it reads (GQA)
       c.title += " (K/V " + std::to_string(st.shape.KvHead(h)) + ")";
     UploadMatrix(state.head_maps[static_cast<size_t>(k)], w, c, masked);
+    if (st.sink.empty()) continue;  // gpt-oss's sink: its column beside the weights
+    const Matrix& sink = st.Head(st.sink, state.batch, h);
+    UploadMatrix(state.head_sinks[static_cast<size_t>(k)], sink,
+                 StageContent(st, state.shown, Stage::kSink, h, state.batch, state.token_labels,
+                              ScanStage(Stage::kSink, sink)));
   }
 }
 
-/// One map of the head grid (head h in slot k), with its tooltip; a click on its title shows
-/// that head in the stages' maps.
+/// The views of the head grid's slot k: its weights, and with a sink (scaling.sink) the sink's
+/// column right of them by the overview's rule (PairSinkWithWeights).
+struct HeadViews {
+  HeatmapViewSpec weights, sink;
+  bool with_sink = false;
+};
+HeadViews HeadMapViews(AppState& state, const Stages& st, int k, bool row_labels) {
+  HeadViews v;
+  v.weights.id = "head";
+  v.weights.labels_key = state.shown_counts.input;
+  v.weights.row_labels = row_labels;
+  v.with_sink = !st.sink.empty();
+  if (v.with_sink) {
+    v.sink.id = "head_sink";
+    v.sink.labels_key = state.shown_counts.input;
+    PairSinkWithWeights(state, state.head_maps[static_cast<size_t>(k)], v.weights,
+                        state.head_sinks[static_cast<size_t>(k)], v.sink);
+  }
+  return v;
+}
+
+/// The width of slot k's sink column with cells `cell` wide (0 without a sink).
+float SinkColumnWidth(AppState& state, const HeadViews& v, int k, int T, float cell) {
+  if (!v.with_sink) return 0;
+  const HeatmapFrame f =
+      MeasureHeatmapFrame(state, state.head_sinks[static_cast<size_t>(k)], v.sink, T, 1, cell);
+  return f.left + f.right + cell;
+}
+
+/// One map of the head grid (head h in slot k, `size` for its weights), with its tooltip, and
+/// with a sink its sink column (`sink_w` wide) right of it; a click on its title shows that head
+/// in the stages' maps.
 void DrawHeadMap(AppState& state, const Stages& st, int h, int k, bool row_labels, ImVec2 o,
-                 ImVec2 size) {
+                 ImVec2 size, float sink_w) {
   const Matrix& w = st.Head(st.weights, state.batch, h);
   const std::string id = "head_w" + std::to_string(h);
-  HeatmapViewSpec spec;
+  HeadViews views = HeadMapViews(state, st, k, row_labels);
+  if (views.with_sink && sink_w > 0) {
+    const std::string sink_id = "head_s" + std::to_string(h);
+    HeatmapViewSpec& sv = views.sink;
+    sv.id = sink_id.c_str();
+    const Matrix& sink = st.Head(st.sink, state.batch, h);
+    sv.values = &sink;
+    sv.wheel_zoom_with_ctrl = true;
+    const HeatmapViewHover sh = DrawHeatmapView(state, state.head_sinks[static_cast<size_t>(k)], sv,
+                                                ImVec2(o.x + size.x, o.y), ImVec2(sink_w, size.y));
+    if (sh.active)
+      ImGui::SetTooltip("head %d: query %lld (\"%s\"): the sink took %s of the row; its keys' "
+                        "weights sum to %s",
+                        h, static_cast<long long>(sh.row), RowLabel(state, sh.row).c_str(),
+                        Num(sink(sh.row, 0)).c_str(), Num(1.0f - sink(sh.row, 0)).c_str());
+  }
+  HeatmapViewSpec& spec = views.weights;
   spec.id = id.c_str();
   spec.values = &w;
   spec.allowed = &st.mask;
-  spec.labels_key = state.shown_counts.input;
-  spec.row_labels = row_labels;
   spec.wheel_zoom_with_ctrl = true;
+  // The note keeps its room on a narrow map: the title is cut instead.
   spec.heading_note = h == state.head ? "selected" : "";
+  spec.note_first = true;
   spec.title_tip = state.view.every_head
                        ? "Click to show this head's stages (leaves \"every head\")."
                        : "Click to show this head in the maps above.";
@@ -735,23 +823,21 @@ float DrawHeadGrid(AppState& state, ImVec2 at, float width) {
   float x = 0, y = at.y + DrawHeadGridHeading(state, st->shape, page.first, page.count, at);
   float row_h = 0;
   for (int k = 0; k < page.count; ++k) {
-    HeatmapViewSpec probe;
-    probe.id = "head";
-    probe.labels_key = state.shown_counts.input;
-    probe.row_labels = x == 0;
-    HeatmapFrame f = MeasureHeatmapFrame(state, state.head_maps[k], probe, T, T, cell);
+    HeadViews probe = HeadMapViews(state, *st, k, x == 0);
+    HeatmapFrame f = MeasureHeatmapFrame(state, state.head_maps[k], probe.weights, T, T, cell);
+    const float sink_w = SinkColumnWidth(state, probe, k, T, cell);
     float w = f.left + f.right + T * cell;
-    if (x > 0 && x + w > width) {  // a new row, labelled
+    if (x > 0 && x + w + sink_w > width) {  // a new row, labelled
       x = 0;
       y += row_h + 6;
-      probe.row_labels = true;
-      f = MeasureHeatmapFrame(state, state.head_maps[k], probe, T, T, cell);
+      probe = HeadMapViews(state, *st, k, true);
+      f = MeasureHeatmapFrame(state, state.head_maps[k], probe.weights, T, T, cell);
       w = f.left + f.right + T * cell;
     }
     row_h = f.top + std::max(T * f.cell_h, f.min_image_h) + 6;
-    DrawHeadMap(state, *st, page.first + k, k, probe.row_labels, ImVec2(at.x + x, y),
-                ImVec2(w, row_h));
-    x += w + gap;
+    DrawHeadMap(state, *st, page.first + k, k, probe.weights.row_labels, ImVec2(at.x + x, y),
+                ImVec2(w, row_h), sink_w);
+    x += w + sink_w + gap;
   }
   return y + row_h - at.y;
 }
@@ -765,31 +851,33 @@ void DrawEveryHead(AppState& state, ImVec2 origin, ImVec2 avail) {
   const float top = DrawHeadGridHeading(state, st->shape, page.first, page.count, origin);
   const float gap = ImGui::GetFontSize() * 0.75f;
   const float T = static_cast<float>(st->shape.T);
-  HeatmapViewSpec probe;
-  probe.id = "head";
-  probe.labels_key = state.shown_counts.input;
-  const HeatmapFrame labelled = MeasureHeatmapFrame(state, state.head_maps[0], probe, 1, 1, 1);
-  probe.row_labels = false;
-  const HeatmapFrame plain = MeasureHeatmapFrame(state, state.head_maps[0], probe, 1, 1, 1);
+  const HeatmapFrame labelled =
+      MeasureHeatmapFrame(state, state.head_maps[0], HeadMapViews(state, *st, 0, true).weights, 1, 1, 1);
+  const HeadViews plain_views = HeadMapViews(state, *st, 0, false);
+  const HeatmapFrame plain = MeasureHeatmapFrame(state, state.head_maps[0], plain_views.weights, 1, 1, 1);
+  // With a sink, each head's sink column (one cell wide) and its frame beside the weights.
+  const float sink_frame = SinkColumnWidth(state, plain_views, 0, 1, 0);
+  const float sink_cells = plain_views.with_sink ? 1.0f : 0.0f;
   int best_cols = 1;
   float best_cell = 0;
   for (int cols = 1; cols <= page.count; ++cols) {
     const int rows = (page.count + cols - 1) / cols;
     const float w = (avail.x - (labelled.left - plain.left) - (cols - 1) * gap) / cols -
-                    plain.left - plain.right;
+                    plain.left - plain.right - sink_frame;
     const float h = (avail.y - top - (rows - 1) * gap) / rows - plain.top;
-    const float cell = std::min(w, h) / T;
+    const float cell = std::min(w / (T + sink_cells), h / T);
     if (cell > best_cell) best_cell = cell, best_cols = cols;
   }
   const int rows = (page.count + best_cols - 1) / best_cols;
   const float map_h = (avail.y - top - (rows - 1) * gap) / rows;
+  const float sink_w = plain_views.with_sink ? sink_frame + best_cell : 0.0f;
   float y = origin.y + top;
   for (int r = 0, k = 0; r < rows; ++r, y += map_h + gap) {
     float x = origin.x;
     for (int c = 0; c < best_cols && k < page.count; ++c, ++k) {
       const float w = (c == 0 ? labelled.left : plain.left) + plain.right + best_cell * T;
-      DrawHeadMap(state, *st, page.first + k, k, c == 0, ImVec2(x, y), ImVec2(w, map_h));
-      x += w + gap;
+      DrawHeadMap(state, *st, page.first + k, k, c == 0, ImVec2(x, y), ImVec2(w, map_h), sink_w);
+      x += w + sink_w + gap;
     }
   }
 }
@@ -837,10 +925,14 @@ void DrawNumberedRows(AppState& state, const std::vector<std::vector<NumberedMap
       square = std::max(square, m.frame.top + m.rows * (m.w - m.frame.left - m.frame.right) /
                                                   m.cols + 6);
     const float h = std::min(need[r] + spare, square);
-    for (const NumberedMap& m : rows[r]) {
+    std::vector<Stage> row_stages;
+    for (const NumberedMap& m : rows[r]) row_stages.push_back(m.stage);
+    for (size_t k = 0; k < rows[r].size(); ++k) {
+      const NumberedMap& m = rows[r][k];
       const ImVec2 o(origin.x + m.x, y);
       state.heatmap_cells[StageIndex(m.stage)] = ScreenRect{o, ImVec2(o.x + m.w, o.y + h)};
-      DrawHeatmap(state, m.stage, o, ImVec2(m.w, h), MapMode::kCanvas, m.row_labels);
+      DrawHeatmap(state, m.stage, o, ImVec2(m.w, h), MapMode::kCanvas, m.row_labels,
+                  SinkPaired(row_stages, k));
     }
     y += h + gap_y;
   }

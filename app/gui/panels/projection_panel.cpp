@@ -125,6 +125,31 @@ void DrawKvHeads(AppState& state, const ProjectionSpec& p, const Shape& sh) {
                    "of 4 bytes (float32). With one K/V head per query head: heads * d_k each.");
 }
 
+/// How Q, K and V are split into heads (projections.head_split): the right view and transpose,
+/// or the classic mistake of bug-view-no-transpose.
+void DrawHeadSplit(AppState& state, const ProjectionSpec& p) {
+  const bool can = p.heads > 1 && !p.per_head;
+  ImGui::BeginDisabled(!can && p.head_split == HeadSplit::kTranspose);
+  const char* shown[] = {"view + transpose", "view, no transpose (bug)"};
+  if (ImGui::BeginCombo("split heads", shown[static_cast<int>(p.head_split)])) {
+    for (const EnumName<HeadSplit>& e : kHeadSplits) {
+      const HeadSplit split = e.value;
+      if (ImGui::Selectable(shown[static_cast<int>(split)], split == p.head_split))
+        Edit(state, "split heads", [split](Scenario& s) { s.projections.head_split = split; });
+    }
+    ImGui::EndCombo();
+  }
+  ImGui::EndDisabled();
+  Tip(can ? "projections.head_split: how Q, K and V (T x d_out) become heads of T x d_k. "
+            "\"transpose\": q.view(B, T, heads, d_k).transpose(1, 2), head h takes columns "
+            "h*d_k .. (h+1)*d_k - 1 of every token. \"view_no_transpose\" is the classic "
+            "mistake q.view(B, heads, T, d_k) (annotated-transformer #118): the same memory read "
+            "as heads blocks of T rows, so head h gets tokens h*T/heads .. cut into pieces of "
+            "d_k, and the heads split the sequence instead of the features. The maps then show Q, "
+            "K and V as the heads read them."
+          : "Splitting heads needs several heads drawn whole (not one module per head).");
+}
+
 /// The d_out and heads inputs, and the d_k they give.
 void DrawSizes(AppState& state, const ProjectionSpec& p, const Shape& sh) {
   const bool identity = p.init == ProjectionInit::kIdentity;
@@ -166,6 +191,7 @@ void DrawSizes(AppState& state, const ProjectionSpec& p, const Shape& sh) {
         "projections.heads");
   ImGui::TextDisabled("d_k = d_out / heads = %lld", static_cast<long long>(sh.dh));
   DrawKvHeads(state, p, sh);
+  DrawHeadSplit(state, p);
 }
 
 /// The W seed and draw order of drawn weights, and nn.Linear's bias and out_proj.
@@ -191,6 +217,7 @@ void DrawDrawOptions(AppState& state, const ProjectionSpec& p) {
     if (ImGui::Checkbox("one module per head", &per_head))
       Edit(state, "one module per head", [per_head](Scenario& s) {
         s.projections.per_head = per_head;
+        if (per_head) s.projections.head_split = HeadSplit::kTranspose;  // nothing is split
       });
     Tip("projections.per_head: each head draws its own W_query, W_key, W_value (d_in x d_k), "
         "head after head, as Raschka's MultiHeadAttentionWrapper stacks CausalAttention "

@@ -270,6 +270,19 @@ void ProjectionLines(const Cell& c) {
   // K and V: the columns of the K/V head this query head reads (GQA), its own without.
   const int64_t col_head = StageColumnHead(stage, sh, c.ref.head);
   const std::string d = Int(col_head * hw + c.j);
+  if (c.s.projections.head_split != HeadSplit::kTranspose && sh.H > 1) {
+    // The heads read other tokens' pieces (HeadSplitSource, the one rule of the split).
+    const int64_t width = (stage == Stage::kQ ? sh.H : sh.Kv()) * hw;
+    const StageCell from =
+        HeadSplitSource(c.s.projections.head_split, sh.T, width, hw, c.i, col_head * hw + c.j);
+    c.Text(letter + "_" + Int(c.i) + "[d" + d + "] = x_" + Int(from.row) + " \xC2\xB7 W_" + role +
+           "[:, " + Int(from.col) + "]: token " + Int(from.row) + "'s, not token " + Int(c.i) + "'s");
+    c.Note("split with view(B, heads, T, d_k), no transpose: head " + Int(col_head) + "'s row " +
+           Int(c.i) + " is the d_k numbers at " + Int(from.row) + ", " +
+           Int(from.col - from.col % hw) + ".." + Int(from.col - from.col % hw + hw - 1) +
+           " of the projection (the bug)");
+    return;
+  }
   c.Text(letter + "_" + Int(c.i) + "[d" + d + "] = x_" + Int(c.i) + " \xC2\xB7 W_" + role + "[:, " +
          d + "] = \xCE\xA3_c x_" + Int(c.i) + "[c] W_" + role + "[c, " + d + "]");
   c.Note("over d_in = " + Int(sh.d_in) + " input dimensions" +
@@ -361,9 +374,17 @@ void StageLines(const Cell& c) {
       SinkLines(c);
       break;
     case Stage::kContext: {
-      const int64_t h = c.st.shape.dh_v > 0 ? c.j / c.st.shape.dh_v : 0;  // dh_v per head
-      c.Text("= \xCE\xA3_k weight[" + Int(c.i) + ", k] \xC2\xB7 v_k[d" + Int(c.j) + "]  (head " +
-             Int(h) + ")");
+      const Shape& sh = c.st.shape;
+      // The heads' cell this context cell holds: itself, or where the buggy merge put it.
+      const StageCell from = sh.dh_v > 0 ? HeadSplitTarget(c.s.projections.head_split, sh.T,
+                                                           sh.d_v, sh.dh_v, {c.i, c.j})
+                                         : StageCell{c.i, c.j};
+      const int64_t h = sh.dh_v > 0 ? from.col / sh.dh_v : 0;  // dh_v per head
+      c.Text("= \xCE\xA3_k weight[" + Int(from.row) + ", k] \xC2\xB7 v_k[d" + Int(from.col) +
+             "]  (head " + Int(h) + ")");
+      if (from.row != c.i || from.col != c.j)
+        c.Note("merged with view(B, T, d_out), no transpose: head " + Int(h) + "'s row " +
+               Int(from.row) + " lands in token " + Int(c.i) + "'s row (the bug)");
       if (c.s.projections.out_proj) c.Note("then out_proj mixes the dimensions");
       break;
     }

@@ -173,6 +173,9 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
                                    std::to_string((col_head + 1) * w - 1) + ")"
                              : name + std::to_string(w));
     if (grouped) parts.push_back(KvGroupLegend(sh, col_head));
+    if (sh.H > 1 && s.projections.head_split != HeadSplit::kTranspose &&
+        s.input.source != InputSource::kQkv)
+      parts.push_back("as the heads read it: view(B, heads, T, d_k), no transpose (the bug)");
     if (stage == Stage::kQRot || stage == Stage::kKRot) parts.push_back(PositionsName(s.positions));
   } else if (stage == Stage::kScores) {
     parts.push_back("q\u00B7k, before scaling");
@@ -181,6 +184,9 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
     if (!s.scaling.sink.empty())
       parts.push_back("sink logit " + Num(s.scaling.SinkOf(std::min(head, sh.H - 1))));
     parts.push_back("each row's weights + sink = 1");
+  } else if (stage == Stage::kContext && sh.H > 1 &&
+             s.projections.head_split != HeadSplit::kTranspose) {
+    parts.push_back("heads merged with view(B, T, d_out), no transpose (the bug)");
   } else if (stage == Stage::kMask) {
     parts.push_back(MaskLegend(s.mask));
     if (s.mask.masked_rows == MaskedRows::kZero)

@@ -69,11 +69,28 @@ void HeadSliceGrads(const Scenario& s, const Stages& st, Gradients& g) {
 }
 
 /// grad_W_query (d_in x d_out), grad_W_key (d_in x KV * dh) = sum_b X_b^T grad_Q[b] (grad_K[b]); Q = X W_query.
-void ProjectionGrads(const Stages& st, Gradients& g) {
+/// projections.head_split "view_no_transpose": grad_Q and grad_K are laid out as the heads read
+/// Q and K; each cell goes back to the projection's cell it was read from (HeadSplitSource).
+void ProjectionGrads(const Scenario& s, const Stages& st, Gradients& g) {
   if (st.X.empty()) return;  // qkv input: no W
   const Shape& sh = st.shape;
   g.grad_W_query = Matrix::Zero(sh.d_in, sh.d_out);
   g.grad_W_key = Matrix::Zero(sh.d_in, sh.KWidth());
+  if (sh.H > 1 && s.projections.head_split != HeadSplit::kTranspose) {
+    for (int64_t b = 0; b < sh.B; ++b)
+      for (auto [grad, W] : {std::pair{&g.grad_Q[b], &g.grad_W_query},
+                             std::pair{&g.grad_K[b], &g.grad_W_key}}) {
+        Matrix back = Matrix::Zero(grad->rows(), grad->cols());
+        for (int64_t r = 0; r < grad->rows(); ++r)
+          for (int64_t c = 0; c < grad->cols(); ++c) {
+            const StageCell from =
+                HeadSplitSource(s.projections.head_split, sh.T, grad->cols(), sh.dh, r, c);
+            back(from.row, from.col) = (*grad)(r, c);
+          }
+        W->noalias() += st.X[b].transpose() * back;
+      }
+    return;
+  }
   for (int64_t b = 0; b < sh.B; ++b) {
     g.grad_W_query.noalias() += st.X[b].row(g.row).transpose() * g.grad_Q[b].row(g.row);
     g.grad_W_key.noalias() += st.X[b].transpose() * g.grad_K[b];
@@ -136,7 +153,7 @@ Gradients LossGradients(const Scenario& s, const Stages& st, int64_t row, int64_
     }
   }
   HeadSliceGrads(s, st, g);
-  ProjectionGrads(st, g);
+  ProjectionGrads(s, st, g);
   g.jacobian_row = RowJacobian(s, st, 0, 0, row);
   return g;
 }

@@ -15,8 +15,9 @@
 namespace attnlab {
 namespace {
 
-/// Refuses what neither loop can take: dropout (both are inference), and the finite mask
-/// fills the loops do not write (they mask with -inf).
+/// Refuses what neither loop can take: dropout (both are inference), the finite mask fills
+/// the loops do not write (they mask with -inf), and the buggy head split (a step's rows are
+/// its own tokens').
 void CheckNoDropout(const Scenario& s, const char* what) {
   if (s.dropout.p > 0.0)
     throw InferenceError("dropout.p: " + std::to_string(s.dropout.p) + " is not 0; " + what +
@@ -24,6 +25,11 @@ void CheckNoDropout(const Scenario& s, const char* what) {
   if (s.mask.fill != MaskFill::kNegInf)
     throw InferenceError(std::string("mask.fill: ") + what + " masks with -inf, not \"" +
                          Name(s.mask.fill) + "\"");
+  if (s.projections.head_split != HeadSplit::kTranspose)
+    throw InferenceError(std::string("projections.head_split: ") + what +
+                         " reads each token's own row of Q, K and V; \"" +
+                         Name(s.projections.head_split) +
+                         "\" gives a head's row r pieces of other tokens' rows");
 }
 
 /// The largest |a - b| over two equally shaped matrices (doubles); nan where exactly one of

@@ -27,6 +27,11 @@ const std::vector<BugInfo>& Bugs() {
        "each frequency turns the wrong pair of q and k features: the scores still depend only "
        "on the distance, but not the way the weights were laid out for, so every row shifts",
        "karpathy/nanochat #264 (apply_rotary_emb splits halves; the frequencies are interleaved)"},
+      {"bug-view-no-transpose", "heads split with view(B, heads, T, d_k), no transpose",
+       "the heads split the sequence instead of the features: head h reads only tokens "
+       "h\xC2\xB7T/heads .. (h+1)\xC2\xB7T/heads \xE2\x88\x92 1, each cut into heads pieces of d_k, "
+       "so the later heads never see the first tokens",
+       "harvardnlp/annotated-transformer #118, bentrevett/pytorch-seq2seq #148"},
   };
   return bugs;
 }
@@ -77,6 +82,11 @@ Scenario BugFix(const std::string& id, const Scenario& bug) {
                                                   " fix needs RoPE with \"split_halves\" and a "
                                                   "head size of at least 4");
     fix.positions.layout = RopeLayout::kInterleaved;
+  } else if (id == "bug-view-no-transpose") {
+    if (bug.projections.head_split != HeadSplit::kViewNoTranspose || sh.H < 2)
+      throw ScenarioError("projections.head_split",
+                          "the " + id + " fix needs \"view_no_transpose\" and at least 2 heads");
+    fix.projections.head_split = HeadSplit::kTranspose;
   } else {
     throw ScenarioError("bug", "no bug \"" + id + "\" in the gallery");
   }

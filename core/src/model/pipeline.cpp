@@ -163,6 +163,27 @@ void MultiplyInto(Numerics::Product order, const A& a, const B& b, Out&& out) {
     }
 }
 
+// projections.head_split on every batch entry of `stack` (B x T x n*dh, heads of dh columns):
+// each matrix rearranged into the heads side by side as HeadSplitSource reads them (the split),
+// or with `merge` each heads-side-by-side cell written back where HeadSplitSource puts it
+// (context.view(B, T, d_v) after the buggy split). A permutation: exact in every dtype.
+template <typename S>
+void SplitStack(HeadSplit split, int64_t dh, MatrixStackOf<S>& stack, bool merge) {
+  if (split == HeadSplit::kTranspose) return;
+  for (MatrixOf<S>& m : stack) {
+    MatrixOf<S> out(m.rows(), m.cols());
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+      for (Eigen::Index c = 0; c < m.cols(); ++c) {
+        const StageCell from = HeadSplitSource(split, m.rows(), m.cols(), dh, r, c);
+        if (merge)
+          out(from.row, from.col) = m(r, c);
+        else
+          out(r, c) = m(from.row, from.col);
+      }
+    m.swap(out);
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -207,6 +228,7 @@ const Stages& Engine::Run(const Scenario& s) {
   // instead of faulting in fresh pages for each T x T matrix.
   stages_.shape = shape;
   store_ = s.dtype;
+  head_split_ = s.projections.head_split;
   stages_.dtype = s.dtype;
   stages_.weights_f32 = s.scaling.softmax_dtype == SoftmaxDtype::kFloat32;
   const bool f64 = s.dtype == Dtype::kFloat64;
@@ -473,6 +495,12 @@ void Engine::ComputeProjections(const Scenario& s) {
   Store(st.out_proj_W);
   Store(st.out_proj_bias);
   if (!qkv) Project<S>(p.init == ProjectionInit::kIdentity);
+  // projections.head_split: Q, K and V as their heads read them (the heads side by side).
+  if (!qkv && sh.H > 1 && p.head_split != HeadSplit::kTranspose) {
+    SplitStack(p.head_split, sh.dh, st.Q, false);
+    SplitStack(p.head_split, sh.dh, st.K, false);
+    SplitStack(p.head_split, sh.dh_v, st.V, false);
+  }
   ApplyRope<S>(s);
   // K.var() as the scenario's library computes it (variance.h): torch's unbiased float32 value
   // (inf above FLT_MAX), or NumPy's ddof = 0; the generated program's var_K = K.var().
@@ -677,7 +705,7 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   const bool zero_tails = std::all_of(block_zero_tail_.begin(), block_zero_tail_.end(),
                                       [](uint8_t z) { return z != 0; });
   weights_tail_ = zero_tails ? std::optional<TailKey>(weight_key) : std::nullopt;
-  if (with_context) ApplyOutProj<S>();
+  if (with_context) FinishContext<S>();
 }
 
 // softmax_dim_query (bug-softmax-dim): every matrix's weights column by column once all its
@@ -765,9 +793,12 @@ void Engine::ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int
 }
 
 template <typename S>
-void Engine::ApplyOutProj() {
+void Engine::FinishContext() {
   StageTensors<S>& st = Tensors<S>();
   const Shape& sh = stages_.shape;
+  // projections.head_split "view_no_transpose": the heads merged back as the buggy code does,
+  // context.view(B, T, d_v) with no transpose.
+  if (sh.H > 1) SplitStack(head_split_, sh.dh_v, st.context, true);
   if (st.out_proj_W.size() == 0) return;
   // out_proj(context) = context @ W + bias (nn.Linear: Eigen's product in either dtype), row
   // block by row block (rows are independent).
@@ -794,7 +825,7 @@ void Engine::ComputeContext() {
     ContextRows<S>(used, blocks.Matrix(task), blocks.First(task), blocks.Count(task),
                    blocks.Block(task));
   });
-  ApplyOutProj<S>();
+  FinishContext<S>();
 }
 
 template void Engine::Compute<float>(const Scenario&, int);

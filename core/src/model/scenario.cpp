@@ -431,7 +431,7 @@ ProjectionSpec ParseProjections(const json& j) {
   Object(j, path);
   CheckKeys(j, path,
             {"init", "d_out", "seed", "order", "bias", "heads", "kv_heads", "out_proj", "per_head",
-             "W_query", "W_key", "W_value"});
+             "head_split", "W_query", "W_key", "W_value"});
   ProjectionSpec p;
   p.init = Choice<ProjectionInit>(Require(j, path, "init"), "projections.init");
   const bool needs_d_out = ProjectionInitDraws(p.init);
@@ -449,6 +449,8 @@ ProjectionSpec ParseProjections(const json& j) {
     p.kv_heads = Integer(j["kv_heads"], "projections.kv_heads", 1, int64_t{1} << 40);
   if (j.contains("out_proj")) p.out_proj = Bool(j["out_proj"], "projections.out_proj");
   if (j.contains("per_head")) p.per_head = Bool(j["per_head"], "projections.per_head");
+  if (j.contains("head_split"))
+    p.head_split = Choice<HeadSplit>(j["head_split"], "projections.head_split");
   for (Projection w : {Projection::kQuery, Projection::kKey, Projection::kValue}) {
     const std::string key = std::string("W_") + Name(w);
     if (p.init == ProjectionInit::kMatrix) {
@@ -1004,6 +1006,11 @@ void ValidateProjections(const Scenario& s, Shape& sh) {
     Fail("projections.per_head",
          std::string("needs an init that draws (\"torch_rand\", \"randn\" or \"linear\"), not \"") +
              (qkv ? "qkv input" : Name(p.init)) + "\": only drawn weights have a draw order");
+  if (p.head_split != HeadSplit::kTranspose && (qkv || p.per_head))
+    Fail("projections.head_split",
+         qkv ? "is not read with qkv input (Q, K and V come split into input.heads heads)"
+             : "cannot be \"view_no_transpose\" with per_head (the wrapper's heads each project "
+               "their own columns: nothing is split); turn per_head off");
   sh.H = p.heads;
   sh.dh = sh.d_out / sh.H;
   sh.dh_v = sh.d_v / sh.H;
@@ -1048,6 +1055,21 @@ std::vector<int64_t> DropoutDrawOrder(const ProjectionSpec& p, const Shape& sh) 
   for (int64_t h = 0; h < sh.H; ++h)
     for (int64_t b = 0; b < sh.B; ++b) order.push_back(b * sh.H + h);
   return order;
+}
+
+StageCell HeadSplitSource(HeadSplit split, int64_t T, int64_t width, int64_t dh, int64_t r,
+                          int64_t c) {
+  if (split == HeadSplit::kTranspose) return {r, c};
+  // q.view(B, n, T, dh): head c / dh's row r starts at flat (c / dh) * T * dh + r * dh.
+  const int64_t f = (c / dh) * T * dh + r * dh + c % dh;
+  return {f / width, f % width};
+}
+
+StageCell HeadSplitTarget(HeadSplit split, int64_t T, int64_t width, int64_t dh, StageCell cell) {
+  if (split == HeadSplit::kTranspose) return cell;
+  const int64_t f = cell.row * width + cell.col;
+  const int64_t h = f / (T * dh), in_head = f % (T * dh);
+  return {in_head / dh, h * dh + in_head % dh};
 }
 
 std::string KvGroupLegend(const Shape& sh, int64_t g) {
@@ -1310,6 +1332,7 @@ json ProjectionsJson(const ProjectionSpec& p) {
   pj["heads"] = p.heads;
   if (p.kv_heads != 0 && p.kv_heads != p.heads) pj["kv_heads"] = p.kv_heads;
   if (p.per_head) pj["per_head"] = true;
+  if (p.head_split != HeadSplit::kTranspose) pj["head_split"] = Name(p.head_split);
   if (p.init == ProjectionInit::kMatrix) {
     pj["W_query"] = MatrixJson(p.W[0]);
     pj["W_key"] = MatrixJson(p.W[1]);
@@ -1427,7 +1450,7 @@ bool SameInput(const InputSpec& a, const InputSpec& b) {
 bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
   const auto kv = [](const ProjectionSpec& p) { return p.kv_heads ? p.kv_heads : p.heads; };
   if (a.init != b.init || a.heads != b.heads || a.seed != b.seed || a.order != b.order ||
-      a.per_head != b.per_head || kv(a) != kv(b))
+      a.per_head != b.per_head || kv(a) != kv(b) || a.head_split != b.head_split)
     return false;
   switch (a.init) {
     case ProjectionInit::kIdentity:

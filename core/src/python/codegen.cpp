@@ -160,8 +160,17 @@ void WriteHeadsComment(const Ctx& c) {
   c.py << "\n";
 }
 
-// `name` (Q, K or V) split into `heads` heads of `width` columns: (B, heads, T, width).
+// projections.head_split "view_no_transpose" with several heads: the program writes the bug.
+bool BuggySplit(const Ctx& c) {
+  return c.sh.H > 1 && c.s.projections.head_split == HeadSplit::kViewNoTranspose;
+}
+
+// `name` (Q, K or V) split into `heads` heads of `width` columns: (B, heads, T, width); with
+// the bug (BuggySplit) the view without the transpose, (B, heads, T, width) read straight.
 std::string Split(const Ctx& c, char name, const std::string& heads, const char* width) {
+  if (BuggySplit(c))
+    return std::string(1, name) + (c.numpy ? ".reshape(B, " : ".view(B, ") + heads + ", T, " +
+           width + ")";
   return c.numpy ? std::string(1, name) + ".reshape(B, T, " + heads + ", " + width +
                        ").transpose(0, 2, 1, 3)"
                  : std::string(1, name) + ".view(B, T, " + heads + ", " + width + ").transpose(1, 2)";
@@ -468,6 +477,21 @@ void WriteHeadSplits(const Ctx& c) {
   WriteHeadSizes(c);
   const std::string kv = GroupsKv(c.sh) ? "kv_heads" : "heads";
   const char* back = c.numpy ? ".transpose(0, 2, 1, 3)" : ".transpose(1, 2)";
+  if (BuggySplit(c)) {  // bug-view-no-transpose: the wrong lines, then as the app shows them
+    c.py << "q = " << Split(c, 'Q', "heads", "head_size")
+         << "  # no transpose: head h's rows are pieces of other tokens' rows\n";
+    c.py << "k = " << Split(c, 'K', kv, "head_size") << "\n";
+    c.py << "v = " << Split(c, 'V', kv, "head_size") << "\n";
+    c.py << "Q, K, V = (m" << back
+         << ".reshape(B, T, -1) for m in (q, k, v))  # what each head reads, side by side, as the app shows them\n";
+    if (Rope(c)) {
+      c.py << "q, k = rope(q), rope(k)\n";
+      c.py << "Q_rot = q" << back << ".reshape(B, T, " << c.sh.d_out << ")\n";
+      c.py << "K_rot = k" << back << ".reshape(B, T, " << c.sh.KWidth() << ")\n";
+    }
+    if (GroupsKv(c.sh)) c.py << "k, v = k" << RepeatKv(c) << ", v" << RepeatKv(c) << "\n";
+    return;
+  }
   if (Rope(c)) {
     c.py << "q = rope(" << Split(c, 'Q', "heads", "head_size") << ")  # (B, heads, T, head_size)\n";
     c.py << "k = rope(" << Split(c, 'K', kv, "head_size") << ")\n";
@@ -724,7 +748,10 @@ void WriteNumpyWeights(const Ctx& c) {
 }
 
 void WriteNumpyContext(const Ctx& c) {
-  if (c.sh.H > 1)
+  if (BuggySplit(c))
+    c.py << "context = np.matmul(weights, v).reshape(B, T, " << ContextWidth(c)
+         << ")  # no transpose back either\n";
+  else if (c.sh.H > 1)
     c.py << "context = np.matmul(weights, v).transpose(0, 2, 1, 3).reshape(B, T, "
          << ContextWidth(c) << ")\n";
   else
@@ -856,7 +883,10 @@ void WriteContext(const Ctx& c) {
       c.py << "weights_dropped = dropout(weights)\n";
     used = "weights_dropped";
   }
-  if (c.sh.H > 1)
+  if (BuggySplit(c))
+    c.py << "context = (" << used << " @ v).view(B, T, " << ContextWidth(c)
+         << ")  # no transpose back either\n";
+  else if (c.sh.H > 1)
     c.py << "context = (" << used << " @ v).transpose(1, 2).contiguous().view(B, T, "
          << ContextWidth(c) << ")\n";
   else

@@ -19,7 +19,10 @@
 //                             changes nothing else; scaling.sink: the softmax backward is unchanged,
 //                             the sink's column has no gradient of its own)
 //   grad_Q[b], grad_K[b]      (T x d_out) head slices: grad_scores_h K_h and grad_scores_h^T Q_h
-//   grad_W_query, grad_W_key  (d_in x d_out, x @ W): sum_b X_b^T grad_Q[b] (and grad_K[b])
+//   grad_W_query, grad_W_key  (d_in x d_out, x @ W): sum_b X_b^T grad_Q[b] (and grad_K[b]);
+//                             with projections.head_split "view_no_transpose" grad_Q and grad_K
+//                             are laid out as the heads read Q and K, and each cell is taken
+//                             back to the projection's cell it came from (HeadSplitSource)
 // Dropout does not enter (the loss is on the weights, before dropout), nor do V and out_proj.
 #pragma once
 

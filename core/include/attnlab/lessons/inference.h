@@ -99,8 +99,9 @@ struct DecodeRun {
 /// cache stores its keys already rotated (LLMs-from-scratch's KV-cache chapter, Llama).
 /// bfloat16 / float16: each step's stages stored in the dtype (see the header comment).
 /// Errors: InferenceError for P outside 0..T, C < 0, dropout p > 0 (a decode is inference:
-/// "dropout.p: ... decode runs without dropout"). Soft-capping and ALiBi act on each step's
-/// logits by the pipeline's rule, ALiBi's distance between the query's and the key's absolute
+/// "dropout.p: ... decode runs without dropout"), projections.head_split "view_no_transpose"
+/// ("projections.head_split: a decode reads each token's own row of Q, K and V; ...").
+/// Soft-capping and ALiBi act on each step's logits by the pipeline's rule, ALiBi's distance between the query's and the key's absolute
 /// positions; a sink (gpt-oss) adds its column to each new row's softmax (a row whose keys are
 /// all masked gets 0 weights, the sink 1), as the full computation.
 DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt);
@@ -147,8 +148,9 @@ struct TiledRun {
 /// (the sink's column, rescaled like the rest and never multiplied with V), so such a row ends
 /// at O / l = 0. Errors: InferenceError for Br or Bc < 1, a normalization other than softmax
 /// (the online softmax computes softmax: softmax_then_mask equals it and is accepted), dropout
-/// p > 0. RoPE: the tiles read Q_rot and K_rot. bfloat16 / float16: FlashAttention-2's rule
-/// (float32 state, P stored in the dtype before P·V, O / l stored; see the header comment).
+/// p > 0, projections.head_split "view_no_transpose" (as RunDecode). RoPE: the tiles read Q_rot
+/// and K_rot. bfloat16 / float16: FlashAttention-2's rule (float32 state, P stored in the dtype
+/// before P·V, O / l stored; see the header comment).
 TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k);
 
 /// RunTiled's checks of `s`, Br and Bc alone (as CheckDecode). Errors: InferenceError as RunTiled.

@@ -37,6 +37,8 @@ const BugInfo* FindBug(const std::string& id);
 ///   bug-window-off-by-one   mask.window W + 1 -> W
 ///   bug-rope-pairs          positions.layout split_halves -> interleaved (dh >= 4: with
 ///                           dh = 2 the two layouts pair the same two dimensions)
+///   bug-view-no-transpose   projections.head_split view_no_transpose -> transpose (H >= 2:
+///                           one head is the same either way)
 /// Errors: ScenarioError naming the field that does not hold the bug (e.g. "mask.window: the
 /// bug-window-off-by-one fix needs a sliding window of at least 2 keys"), or field "bug" for
 /// an unknown id.

@@ -26,6 +26,10 @@
 //   weights_dropped = nn.Dropout(p)(weights), training mode    (only when p > 0)
 //   context[b]   = concat_h(weights_used[b,h] V_g), then out_proj if any  (T x d_v; V_g is
 //                  K/V head g's dh_v columns of V, g as for the scores)
+//   projections.head_split "view_no_transpose" (the bug q.view(B, H, T, dh)): Q, K and V are
+//                  held as their heads read them, heads side by side (HeadSplitSource: head h's
+//                  row r is a piece of another token's row), before RoPE; the context's heads
+//                  are merged back the same way (context.view(B, T, d_v)) before out_proj
 //
 // Every stage equals what PyTorch computes for the same scenario (the goldens in
 // tests/golden/scenarios, made with Debian's torch by tools/make_goldens.py),
@@ -321,8 +325,10 @@ class Engine {
   template <typename S>
   void ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int64_t rb,
                    int64_t block);
+  // The context once every head's rows are in: the heads merged (projections.head_split),
+  // then out_proj if any.
   template <typename S>
-  void ApplyOutProj();
+  void FinishContext();
   template <typename S>
   void ComputeContext();
   // float64 runs: the stages from `from` on rounded into stages_'s float fields.
@@ -343,6 +349,7 @@ class Engine {
   RecomputeCounts counts_;
   Numerics numerics_;                 // of the current run (NumericsOf)
   Dtype store_ = Dtype::kFloat32;     // the current run's dtype: what Store rounds to
+  HeadSplit head_split_ = HeadSplit::kTranspose;  // the current run's projections.head_split
   DrawSource gen_after_input_;        // generator state where the projections start
   int64_t default_tokens_ = -1;       // T of stages_.tokens when they are "x1".."xT", else -1
   DrawSource gen_after_projections_;  // generator state where dropout starts

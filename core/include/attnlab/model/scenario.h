@@ -68,6 +68,16 @@ inline bool ProjectionInitDraws(ProjectionInit init) {
 }
 /// One of the three projections; also the index into ProjectionSpec::W and Stages::W.
 enum class Projection { kQuery = 0, kKey = 1, kValue = 2 };
+/// projections.head_split: how the B x T x (n * dh) projections become n heads of T x dh.
+/// kTranspose: q.view(B, T, n, dh).transpose(1, 2), what every reference implementation writes:
+/// head h takes columns h*dh .. (h+1)*dh - 1 of every token's row. kViewNoTranspose: the
+/// classic mistake q.view(B, n, T, dh) with no transpose (annotated-transformer #118,
+/// bentrevett/pytorch-seq2seq #148; the bug gallery's bug-view-no-transpose): the same memory
+/// read as n blocks of T rows, so head h's row r is the dh numbers at flat position
+/// (h*T + r) * dh of the batch entry's row-major T x (n * dh) matrix, a piece of token
+/// (h*T + r) / n's row instead of token r's. The buggy code merges the heads back the same way,
+/// context.view(B, T, d_v) with no transpose. Applied to Q, K and V alike (HeadSplitSource).
+enum class HeadSplit { kTranspose, kViewNoTranspose };
 /// mask.kind: none (all allowed), causal (key j <= query i), custom (MaskSpec::allowed),
 /// sliding_window (keys i - W + 1 .. i, as gpt-oss and mlx-lm count), prefix_lm (keys j < P
 /// for every query, causal after), document (causal within a document of MaskSpec::doc_ids),
@@ -165,6 +175,8 @@ inline constexpr EnumName<ProjectionInit> kProjectionInits[] = {
     {ProjectionInit::kMatrix, "matrix"}};
 inline constexpr EnumName<Projection> kProjections[] = {
     {Projection::kQuery, "query"}, {Projection::kKey, "key"}, {Projection::kValue, "value"}};
+inline constexpr EnumName<HeadSplit> kHeadSplits[] = {
+    {HeadSplit::kTranspose, "transpose"}, {HeadSplit::kViewNoTranspose, "view_no_transpose"}};
 inline constexpr EnumName<MaskKind> kMaskKinds[] = {
     {MaskKind::kNone, "none"},           {MaskKind::kCausal, "causal"},
     {MaskKind::kCustom, "custom"},       {MaskKind::kSlidingWindow, "sliding_window"},
@@ -205,6 +217,7 @@ constexpr const auto& AllNames(Generator) { return kGenerators; }
 constexpr const auto& AllNames(ProjectionInit) { return kProjectionInits; }
 constexpr const auto& AllNames(Projection) { return kProjections; }
 constexpr const auto& AllNames(MaskKind) { return kMaskKinds; }
+constexpr const auto& AllNames(HeadSplit) { return kHeadSplits; }
 constexpr const auto& AllNames(MaskedRows) { return kMaskedRows; }
 constexpr const auto& AllNames(MaskAlign) { return kMaskAligns; }
 constexpr const auto& AllNames(MaskFill) { return kMaskFills; }
@@ -267,6 +280,9 @@ struct ProjectionSpec {
   /// too (head h's B x T x T after head h - 1's). false: the three d_in x d_out matrices are
   /// drawn whole (MultiHeadAttention's weight split).
   bool per_head = false;
+  /// "head_split" (HeadSplit): "transpose" (default) or the bug "view_no_transpose". Not with
+  /// per_head (its modules split nothing) or qkv input.
+  HeadSplit head_split = HeadSplit::kTranspose;
   std::array<Matrix, 3> W;  ///< matrix only, indexed by Projection (K, V: d_in x kv_heads*dh)
 };
 
@@ -394,6 +410,23 @@ struct Shape {
   int64_t KWidth() const { return Kv() * dh; }
   int64_t VWidth() const { return Kv() * dh_v; }
 };
+
+/// A cell of a T x width stage: row, column.
+struct StageCell {
+  int64_t row = 0, col = 0;
+};
+/// The one rule of projections.head_split (HeadSplit). Row r, column c of a T x width stage as
+/// its heads read it (head c / dh's column c % dh, the heads side by side: what the app shows as
+/// Q, K, V, Q_rot and K_rot) is the cell HeadSplitSource returns of the T x width tensor before
+/// the split (one batch entry, row-major): (r, c) for kTranspose; for kViewNoTranspose the cell
+/// at flat position f = (c / dh) * T * dh + r * dh + c % dh, (f / width, f % width). The merge
+/// of the heads' context (T x width, heads side by side) writes cell (r, c) to that same cell.
+/// width = n * dh, 0 <= r < T, 0 <= c < width. Errors: none.
+StageCell HeadSplitSource(HeadSplit split, int64_t T, int64_t width, int64_t dh, int64_t r,
+                          int64_t c);
+/// The inverse of HeadSplitSource: the cell (r, c) of the heads-side-by-side stage whose
+/// HeadSplitSource is `cell` (which head's output the merged context's cell holds). Errors: none.
+StageCell HeadSplitTarget(HeadSplit split, int64_t T, int64_t width, int64_t dh, StageCell cell);
 
 /// Whether the scenario groups its K/V heads (projections.kv_heads < heads: GQA, or MQA at 1).
 inline bool GroupsKv(const Shape& sh) { return sh.Kv() < sh.H; }
