@@ -86,7 +86,8 @@ def stored_as(a, dtype):
 def compare_low(name, got, want, dtype, stored):
     """compare() for a bfloat16 / float16 stage (see the module's docstring); `stored`: the app
     stores this stage in the dtype (all but var_K and the upcast softmax's weights)."""
-    got, want = got.squeeze(), want.squeeze()
+    # As float32: the dump writes each value's shortest float32 text.
+    got, want = got.squeeze().astype(np.float32), want.squeeze().astype(np.float32)
     if got.shape != want.shape:
         return f"{name}: shape {tuple(got.shape)}, app {tuple(want.shape)}"
     if stored and not np.array_equal(got, stored_as(got, dtype), equal_nan=True):
