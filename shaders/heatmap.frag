@@ -1,7 +1,7 @@
 // heatmap.frag: colours one stage matrix the way the CPU figure renderer does (core/colormap.h),
 // so the screen and an exported PNG agree:
+//   NaN                  -> magenta (kNanColor), masked or not (DrawnHatched, heatmap_spec.h)
 //   masked cell          -> stripes along x + y (kMaskedLight / kMaskedStripe, period, width)
-//   NaN                  -> magenta (kNanColor)
 //   finite or +-inf v    -> lut[round(clamp((v - lo) / (hi - lo), 0, 1) * 255)]  (LutIndex)
 //   per row (scaling 1)  -> v / row_scale[row] over [0, 1]; log (2) -> log10(v) over the range
 //                           in decades (ScalePosition, heatmap_spec.h)
@@ -28,17 +28,17 @@ uniform int u_masked_stripe_width;
 
 void main() {
   ivec2 cell = u_view.xy + clamp(ivec2(floor(v_uv * vec2(u_view.zw))), ivec2(0), u_view.zw - 1);
+  float v = texelFetch(u_values, cell, 0).r;
+  if (isnan(v)) {
+    frag_color = vec4(u_nan_color, 1.0);
+    return;
+  }
   if (u_use_mask != 0 && texelFetch(u_mask, cell, 0).r < 0.5 / 255.0) {
     // MaskedColorAt(x, y): pixel coordinates from the heatmap's top-left corner.
     int x = int(gl_FragCoord.x);
     int y = u_target_height - 1 - int(gl_FragCoord.y);
     bool stripe = ((x + y) % u_masked_period) < u_masked_stripe_width;
     frag_color = vec4(stripe ? u_masked_stripe : u_masked_light, 1.0);
-    return;
-  }
-  float v = texelFetch(u_values, cell, 0).r;
-  if (isnan(v)) {
-    frag_color = vec4(u_nan_color, 1.0);
     return;
   }
   // +inf and -inf clamp to the ends, as LutIndex does.

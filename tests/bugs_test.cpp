@@ -76,7 +76,9 @@ TEST(BugGallery, TheFixIsTheGoldensFixedScenarioWithOneSettingPutRight) {
     const Scenario bug = LoadPreset(b.id);
     EXPECT_EQ(bug, GoldenScenario(std::string("preset-") + b.id)) << b.id;
     Scenario fix = BugFix(b.id, bug);
-    EXPECT_EQ(fix.title.substr(fix.title.size() - 8), " (fixed)") << fix.title;
+    EXPECT_EQ(fix.title, std::string("The fix of ") + b.id + ": " + b.fix) << fix.title;
+    EXPECT_EQ(bug.title.substr(0, 5), "Bug: ") << bug.title;
+    EXPECT_EQ(bug.title.substr(bug.title.size() - 10), " (the bug)") << bug.title;
     // The golden's fix is `attention-lab presets --bug-fixes`' (tools/make_goldens.py).
     EXPECT_EQ(fix, GoldenScenario(std::string("preset-") + b.id + "-fixed")) << b.id;
     EXPECT_FALSE(fix == bug) << b.id;
@@ -320,6 +322,32 @@ TEST(HeadSplit, DecodeAndTilesRefuseTheBugNamingTheField) {
     EXPECT_EQ(std::string(e.what()).rfind("projections.head_split: FlashAttention", 0), 0u)
         << e.what();
   }
+TEST(BugGallery, MinusOneBillionInFloat16IsMinusInfinityAndThePaddingRowsAreNanAsPyTorchComputesThem) {
+  // A left-padded sentence: queries 0 and 1 (<pad>) see no key. In float16 -1e9 is stored as
+  // -inf, so their rows are 0 / 0 = nan; finfo(float16).min (-65504) gives each key 1 / 8.
+  const BugRun r = RunBug("bug-fp16-mask-fill");
+  EXPECT_EQ(r.bug.dtype, Dtype::kFloat16);
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 8; ++j) {
+      EXPECT_EQ(r.bug.logits[0](i, j), -INFINITY) << i << "," << j;
+      EXPECT_TRUE(std::isnan(r.bug.weights[0](i, j))) << i << "," << j;
+      EXPECT_EQ(r.fix.logits[0](i, j), -65504.0f) << i << "," << j;
+      EXPECT_EQ(r.fix.weights[0](i, j), 0.125f) << i << "," << j;
+    }
+  EXPECT_TRUE(std::isnan(r.bug.context[0](0, 0)));
+  EXPECT_TRUE(std::isfinite(r.fix.context[0](0, 0)));
+  // The rows that see a key: the same numbers in the bug and the fix, PyTorch's.
+  for (int64_t i = 2; i < 8; ++i) {
+    const std::vector<float> bug = GoldenWeightsRow("preset-bug-fp16-mask-fill", static_cast<size_t>(i)),
+                             fix = GoldenWeightsRow("preset-bug-fp16-mask-fill-fixed", static_cast<size_t>(i));
+    for (int64_t j = 0; j < 8; ++j) {
+      EXPECT_EQ(r.bug.weights[0](i, j), bug[j]) << i << "," << j;
+      EXPECT_EQ(r.fix.weights[0](i, j), fix[j]) << i << "," << j;
+      EXPECT_EQ(r.bug.weights[0](i, j), r.fix.weights[0](i, j)) << i << "," << j;
+    }
+  }
+  EXPECT_TRUE(std::isnan(GoldenWeightsRow("preset-bug-fp16-mask-fill", 0)[0]));
+  EXPECT_EQ(GoldenWeightsRow("preset-bug-fp16-mask-fill-fixed", 1)[3], 0.125f);
 }
 
 TEST(BugGallery, TheProgramsDifferInTheWrongLineAndTheRightLine) {
@@ -368,6 +396,10 @@ TEST(BugGallery, TheProgramsDifferInTheWrongLineAndTheRightLine) {
                  "k = K.view(B, T, heads, head_size).transpose(1, 2)",
                  "v = V.view(B, T, heads, head_size).transpose(1, 2)",
                  "context = (weights @ v).transpose(1, 2).contiguous().view(B, T, d_out)"}));
+  const ProgramDiff fill = diff("bug-fp16-mask-fill");
+  EXPECT_EQ(fill.wrong, std::vector<std::string>({"logits = logits.masked_fill(mask == 0, -1e9)"}));
+  EXPECT_EQ(fill.right, std::vector<std::string>(
+                            {"logits = logits.masked_fill(mask == 0, torch.finfo(dtype).min)"}));
 }
 
 TEST(BugGallery, AFixOfTheWrongScenarioNamesTheField) {
@@ -391,6 +423,8 @@ TEST(BugGallery, AFixOfTheWrongScenarioNamesTheField) {
   EXPECT_EQ(field("bug-rope-pairs", causal),
             "positions.layout: the bug-rope-pairs fix needs RoPE with \"split_halves\" and a head "
             "size of at least 4");
+  EXPECT_EQ(field("bug-fp16-mask-fill", causal),
+            "mask.fill: the bug-fp16-mask-fill fix needs \"-1e9\" in a float16 scenario");
   EXPECT_EQ(field("bug-nope", causal), "bug: no bug \"bug-nope\" in the gallery");
 }
 

@@ -56,6 +56,20 @@ TEST(ExplainCell, SoftmaxWeightShowsScoreLogitAndNormaliser) {
             "Rows and columns count from 0, as PyTorch indexes them; the labels are the tokens.");
 }
 
+// bfloat16: the stored value, the same cell in float32 and the rounding error. The logits
+// 1/sqrt(2) and sqrt(2) are stored as 0.70703125 and 1.4140625, the weight as 0.248046875;
+// float32 gives 0.24825509.
+TEST(ExplainCell, LowPrecisionShowsTheFloat32ValueAndTheRoundingError) {
+  const CellExplanation e = Explain(Small(R"(, "dtype": "bfloat16")"), Stage::kWeights, 2, 0);
+  EXPECT_EQ(e.value, "value: 0.24804688 (bfloat16);  float32: 0.24825509,  rounding error "
+                     "-0.00020821393");
+  const CellExplanation logit = Explain(Small(R"(, "dtype": "float16")"), Stage::kLogits, 2, 2);
+  EXPECT_EQ(logit.value.rfind("value: 1.4140625 (float16);  float32: 1.4142135,  rounding error -0.000", 0),
+            0u)
+      << logit.value;
+  EXPECT_EQ(Explain(Small(""), Stage::kWeights, 2, 0).value, "value: 0.24825509");
+}
+
 // Soft-capping and the sink (issue 26), with the numbers PyTorch gives: x = 1/sqrt(2) =
 // 0.70710677, 0.5 * torch.tanh(x / 0.5) = 0.44419277; with a sink of logit 0 row 2's
 // sum = 2 exp(1/sqrt(2) - sqrt(2)) + 1 + exp(-sqrt(2)) = 2.2292541 (float32 2.2292542), the

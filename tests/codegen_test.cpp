@@ -22,26 +22,39 @@ namespace fs = std::filesystem;
 std::vector<std::string> Names() {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(std::string(ATTNLAB_GOLDEN_DIR) + "/scenarios")) {
-    const std::string name = e.path().stem().string();
-    // bfloat16 / float16 have no program yet (RefusesLowPrecision below).
-    if (name.starts_with("lowp-bfloat16") || name.starts_with("lowp-float16")) continue;
-    names.push_back(name);
+    names.push_back(e.path().stem().string());
   }
   std::sort(names.begin(), names.end());
   return names;
 }
 
-TEST(GeneratePyTorchCode, RefusesLowPrecisionNamingTheField) {
-  for (const char* name : {"lowp-bfloat16-raschka-journey", "lowp-float16-raschka-journey"}) {
-    const Scenario s =
-        ParseScenario(test::LoadGolden(std::string("scenarios/") + name + ".json")["scenario"].dump());
-    try {
-      GeneratePyTorchCode(s);
-      ADD_FAILURE() << name << ": a program was written";
-    } catch (const ScenarioError& e) {
-      EXPECT_EQ(e.field(), "dtype");
-    }
-  }
+// bfloat16 / float16: each stage computed in float32 and stored (stored()), nn.Linear's weights
+// stored and applied as two stored operations, the upcast softmax's weights left in float32.
+// (tools/check_codegen.py runs these programs against the app's stages.)
+TEST(GeneratePyTorchCode, LowPrecisionStoresEveryStage) {
+  auto program = [](const std::string& name) {
+    return GeneratePyTorchCode(
+        ParseScenario(test::LoadGolden("scenarios/" + name + ".json")["scenario"].dump()));
+  };
+  const std::string mha = program("lowp-bfloat16-raschka-3.6-mha");
+  for (const char* line :
+       {"dtype = torch.bfloat16\n", "def stored(t):\n    return t.to(dtype).float()\n",
+        "X = stored(X)  # drawn or written in float32, then stored\n",
+        "query = stored_layer(torch.nn.Linear(d_in, d_out, bias=False))\n",
+        "out_proj = stored_layer(torch.nn.Linear(d_out, d_out))\n", "Q = linear(query, X)\n",
+        "scores = stored(scores)\n", "weights = stored(weights)\n", "context = stored(context)\n",
+        "context = linear(out_proj, context)\n",
+        "print(\"weights:\", weights.to(dtype), sep=\"\\n\")\n"})
+    EXPECT_NE(mha.find(line), std::string::npos) << line << "\n" << mha;
+  const std::string up = program("lowp-float16-raschka-3.5-causal-softmax-float32");
+  EXPECT_NE(up.find("dtype = torch.float16\n"), std::string::npos) << up;
+  EXPECT_EQ(up.find("weights = stored(weights)"), std::string::npos) << up;
+  EXPECT_NE(up.find("# softmax_dtype float32: the weights stay float32"), std::string::npos) << up;
+  EXPECT_NE(up.find("print(\"weights:\", weights, sep="), std::string::npos) << up;
+  const std::string fill = program("lowp-float16-fill-1e9-empty-row");
+  EXPECT_NE(fill.find("logits = logits.masked_fill(mask == 0, -1e9)\nlogits = stored(logits)"),
+            std::string::npos)
+      << fill;
 }
 
 class GeneratedCode : public ::testing::TestWithParam<std::string> {};

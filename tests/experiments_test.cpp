@@ -57,6 +57,16 @@ TEST(PeakStats, OneHotAndUniformRows) {
   const PeakStats u = RowPeakStats(RowVector::Constant(4, 0.25f));
   EXPECT_NEAR(u.entropy, std::log(4.0), 1e-7);
   EXPECT_NEAR(u.effective_tokens, 4.0, 1e-6);
+  EXPECT_EQ(u.sum, 1.0);
+  // A row that keeps only part of its softmax (a mask after it, no renormalisation) is not a
+  // distribution; a nan row (no allowed key) does not decide it.
+  RowVector part(3);
+  part << 0.25f, 0.25f, 0.f;
+  const RowVector nan_row = RowVector::Constant(3, NAN);
+  EXPECT_EQ(RowPeakStats(part).sum, 0.5);
+  EXPECT_TRUE(std::isnan(RowPeakStats(nan_row).sum));
+  EXPECT_TRUE(RowsSumToOne({a, u, RowPeakStats(nan_row)}));
+  EXPECT_FALSE(RowsSumToOne({a, RowPeakStats(part)}));
 }
 
 TEST(PeakingCurve, SoftmaxPeaksAsTheMultiplierGrows) {

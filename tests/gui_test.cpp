@@ -1168,6 +1168,9 @@ wait 2
   ASSERT_EQ(c["entropy_b"].size(), rows_b.size());
   for (size_t i = 0; i < rows_b.size(); ++i)
     EXPECT_DOUBLE_EQ(c["entropy_b"][i].get<double>(), rows_b[i].entropy) << i;
+  // The bug's rows sum to less than 1: the panel says so instead of plotting B's entropies.
+  EXPECT_TRUE(c["rows_sum_to_one_a"].get<bool>());
+  EXPECT_FALSE(c["rows_sum_to_one_b"].get<bool>());
   const nlohmann::json before = nlohmann::json::parse(ReadFile(Path("before.json")));
   EXPECT_EQ(views["history"]["undo"], before["history"]["undo"].get<int>() + 1);  // the fix: one step
 }

@@ -99,7 +99,18 @@ TEST(HeatmapSpec, SumWeightsWithNegativesAndNaNs) {
   EXPECT_EQ(s.legends[2].text, "\u00B1inf");
   c.stage = Stage::kLogits;  // -inf is how logits are masked: no inf legend
   EXPECT_EQ(MakeHeatmapSpec(c, 3, 3, scan, true, {}).legends.size(), 2u);
+  scan.has_pos_inf = true;  // but +inf is an overflow (float16's scores above 65504)
+  const HeatmapSpec over = MakeHeatmapSpec(c, 3, 3, scan, true, {});
+  ASSERT_EQ(over.legends.size(), 3u);
+  EXPECT_EQ(over.legends[2].text, "+inf");
   EXPECT_EQ(CellColor(s, NAN), kNanColor);
+  // ScanStage finds the +inf, and tells it from the mask's -inf.
+  Matrix m(2, 9);
+  m.setConstant(1.0f);
+  m(0, 0) = -INFINITY;
+  EXPECT_FALSE(ScanStage(Stage::kLogits, m).has_pos_inf);
+  m(1, 7) = INFINITY;  // past the first vector of lanes, and in the tail
+  EXPECT_TRUE(ScanStage(Stage::kLogits, m).has_pos_inf);
 }
 
 TEST(HeatmapSpec, WhitespaceTokensAreVisibleLabels) {
@@ -121,6 +132,15 @@ TEST(HeatmapSpec, CellTextInkFitAndThinning) {
   EXPECT_EQ(CellText(Stage::kMask, 1.0f, false, 28, seven), "1");
   EXPECT_EQ(CellText(Stage::kMask, 0.0f, true, 28, seven), "0");
   EXPECT_EQ(CellText(Stage::kLogits, -INFINITY, true, 20, seven), "\u2026");
+  // A masked cell holding something else prints it: a row that sees no key is nan (NaN is
+  // never hatched), a finite fill its number, and that row's 1 / T.
+  EXPECT_EQ(CellText(Stage::kWeights, NAN, true, 28, seven), CellText(Stage::kWeights, NAN, false, 28, seven));
+  EXPECT_NE(CellText(Stage::kWeights, NAN, true, 28, seven), "0");
+  EXPECT_EQ(CellText(Stage::kLogits, -65504.0f, true, 140, seven), FittedCellValue(-65504.0f, 140, seven));
+  EXPECT_EQ(CellText(Stage::kWeights, 0.125f, true, 42, seven), "0.1250");
+  EXPECT_TRUE(DrawnHatched(true, 0.0f));
+  EXPECT_FALSE(DrawnHatched(true, NAN));
+  EXPECT_FALSE(DrawnHatched(false, 0.0f));
   EXPECT_EQ(CellText(Stage::kScores, -0.07f, false, 35, seven), "-0.07");
   EXPECT_EQ(ShortestCellText(Stage::kQ, -0.0712f, false), "-0.07");
   // One map, one number of decimals: 0.181 would fit 3 decimals in 35 px, -0.07 only 2.

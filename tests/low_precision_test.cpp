@@ -109,5 +109,21 @@ TEST(LowPrecisionEngine, StoresEveryStageAndUpcastsTheSoftmax) {
   EXPECT_TRUE(all_bf16(up.context));
 }
 
+// The float32 reference of a low-precision run (Stages::f32, the hover's rounding errors): the
+// same scenario run in float32, made once per run; none for float32 runs.
+TEST(LowPrecisionEngine, KeepsTheSameScenarioInFloat32AsTheReference) {
+  const Scenario s = ParseScenario(kLow);
+  Scenario f32 = s;
+  f32.dtype = Dtype::kFloat32;
+  f32.scaling.softmax_dtype = SoftmaxDtype::kSame;
+  const Stages low = RunScenario(s), want = RunScenario(f32);
+  ASSERT_NE(low.f32, nullptr);
+  EXPECT_EQ(low.f32->weights[0], want.weights[0]);
+  EXPECT_EQ(low.f32->context[0], want.context[0]);
+  EXPECT_EQ(low.f32->logits[0](0, 1), -1e9f);  // the fill in float32
+  EXPECT_NE(low.weights[0], want.weights[0]);
+  EXPECT_EQ(want.f32, nullptr);
+}
+
 }  // namespace
 }  // namespace attnlab

@@ -583,6 +583,26 @@ def low_precision(presets):
     return out
 
 
+# The settings of issue 26 in bfloat16 and float16 too: RoPE (both layouts, dropout, biases),
+# ALiBi with soft-capping and a sink, soft-capping, per-head sinks with an empty row.
+LOW_PRECISION_VARIANTS = [
+    "rope-interleaved-sign-neg-dropout", "rope-split-halves-sign-neg-linear-bias",
+    "alibi-heads3-none-softcap-sink", "softcap-c2-causal-heads2", "sink-per-head-empty-row",
+]
+
+
+def low_precision_variants(cases):
+    """lowp-<dtype>-<name> for each name of LOW_PRECISION_VARIANTS: the float32 case's
+    scenario (one source) with "dtype" bfloat16 or float16."""
+    out = {}
+    for name in LOW_PRECISION_VARIANTS:
+        for dtype in ("bfloat16", "float16"):
+            scn = json.loads(json.dumps(cases[name]))
+            scn["dtype"] = dtype
+            out["lowp-%s-%s" % (dtype, name)] = scn
+    return out
+
+
 def scenario_cases(only=None):
     cases = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "assets", "presets", "*.json"))):
@@ -602,6 +622,7 @@ def scenario_cases(only=None):
     cases.update(head_splits())
     cases.update(score_modifiers())
     cases.update(positions())
+    cases.update(low_precision_variants(cases))
     out = {}
     for name, scn in cases.items():
         if only and not name.startswith(only):

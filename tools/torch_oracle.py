@@ -303,11 +303,13 @@ def sink_logits(scenario, heads):
 
 class Precision:
     """How a scenario's "dtype" stores each stage. float32: as computed. bfloat16: every tensor
-    made torch.bfloat16 (drawn in float32, then .to(torch.bfloat16)) and the element-wise ops
-    and the softmax run in PyTorch's bfloat16 (they compute in float32 and round once);
-    float16: PyTorch 1.13 has no CPU float16 matmul, so every op runs in float32 and its result
-    is rounded with .half() (then widened back). Products are made in float32 from the stored
-    operands in both, then stored: torch 1.13's CPU bfloat16 matmul rounds every product and
+    made torch.bfloat16 (drawn in float32, then .to(torch.bfloat16)) and a stage of one
+    element-wise op (+ bias, RoPE's rotation) runs in PyTorch's bfloat16 (it computes in float32
+    and rounds once); float16: PyTorch 1.13 has no CPU float16 matmul, so every op runs in
+    float32 and its result is rounded with .half() (then widened back). A stage of several
+    operations (the logits' scaling, ALiBi, soft-capping and mask; the normalization; dropout)
+    is computed in float32 (wide()) and stored once, in both. Products are made in float32 from
+    the stored operands in both, then stored: torch 1.13's CPU bfloat16 matmul rounds every product and
     partial sum to bfloat16, where GPUs and later PyTorch accumulate in float32, which is the
     engine's rule (pipeline.h, "bfloat16 and float16")."""
 
@@ -324,6 +326,11 @@ class Precision:
         if self.dtype is torch.float16:
             return t.float().half().float()
         return t.to(self.dtype)
+
+    def wide(self, t):
+        """t to compute a rule of several operations on: float32 in low precision (the rule's
+        result is then stored once, as the engine stores it), itself otherwise."""
+        return t.float() if self.dtype is not None else t
 
     def finfo_min(self):
         return torch.finfo(self.dtype or torch.get_default_dtype()).min
@@ -404,10 +411,13 @@ def run_in_default_dtype(scenario):
 
     scores = p.mm(q, k.transpose(2, 3))
     scaling = scenario.get("scaling", {})
-    logits = p.store(scores * scaling.get("multiplier", 1.0))
+    # The logit rule (scaling, ALiBi, soft-capping, the mask) is one stage: in low precision
+    # computed in float32 from the stored scores and stored once (pipeline.h), as a fused
+    # attention kernel keeps it in float32 registers; ALiBi's slopes in float32 too.
+    logits = p.wide(scores) * scaling.get("multiplier", 1.0)
     if scaling.get("sqrt_dk", True):
-        logits = p.store(logits / math.sqrt(dh))
-    logits = p.store(modify_logits(scenario, logits, heads, range(T), range(T)))
+        logits = logits / math.sqrt(dh)
+    logits = modify_logits(scenario, logits, heads, range(T), range(T))
     allowed = allowed_cells(scenario.get("mask", {}), T)
     norm = scenario.get("normalization", "softmax")
     if norm not in ("softmax_then_mask", "softmax_then_mask_no_renorm"):  # these mask the weights
@@ -415,21 +425,21 @@ def run_in_default_dtype(scenario):
         # is -inf in float16).
         fill = {"-inf": float("-inf"), "finfo_min": p.finfo_min(), "-1e9": -1e9,
                 "-1e4": -1e4}[scenario.get("mask", {}).get("fill", "-inf")]
-        logits = p.store(logits.masked_fill(~allowed, fill))
+        logits = logits.masked_fill(~allowed, fill)
+    logits = p.store(logits)
     # scaling.softmax_dtype "float32": torch.softmax(logits, dim=-1, dtype=torch.float32), the
     # weights and their dropout kept in float32; the context computed from them in float32.
     upcast = scaling.get("softmax_dtype", "same") == "float32"
     keep = (lambda t: t) if upcast else p.store
-    if upcast:
-        logits_in = logits.float()
-    else:
-        logits_in = logits
+    # Low precision: the weights computed in float32 from the stored logits (the sink's logit
+    # in float32 too), then stored once unless upcast.
+    logits_in = p.wide(logits)
     sink = None
     if "sink" in scaling:
         # gpt-oss's reference sdpa: one sink logit per head as one more column of every row's
         # softmax (torch.cat([QK, S], dim=-1).softmax(dim=-1)), dropped before the product with V.
-        S = torch.tensor(sink_logits(scenario, heads), dtype=logits.dtype).reshape(1, heads, 1, 1).expand(B, -1, T, 1)
-        full = keep(torch.cat([logits_in, S.to(logits_in.dtype)], dim=-1).softmax(dim=-1))
+        S = torch.tensor(sink_logits(scenario, heads), dtype=logits_in.dtype).reshape(1, heads, 1, 1).expand(B, -1, T, 1)
+        full = keep(torch.cat([logits_in, S], dim=-1).softmax(dim=-1))
         weights, sink = full[..., :-1], full[..., -1:]
     else:
         weights = keep(normalize(logits_in, allowed, scenario.get("normalization", "softmax"),
@@ -446,11 +456,12 @@ def run_in_default_dtype(scenario):
             torch.manual_seed(dropout["seed"])
         layer = torch.nn.Dropout(dropout["p"])
         layer.train()
+        dropped_in = p.wide(weights)  # low precision: dropped and scaled in float32, then stored
         if proj_spec.get("per_head", False):  # each head's module drops its own weights
-            attended = torch.stack([layer(weights[:, h].contiguous()) for h in range(heads)],
+            attended = torch.stack([layer(dropped_in[:, h].contiguous()) for h in range(heads)],
                                    dim=1)
         else:
-            attended = layer(weights)
+            attended = layer(dropped_in)
         attended = keep(attended)
         stages["weights_dropped"] = attended
     context = p.mm(attended, v)

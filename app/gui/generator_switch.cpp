@@ -29,11 +29,7 @@ std::function<void(Scenario&)> SwitchGenerator(const Stages& shown, Generator to
         s.projections.heads = heads;
       }
     }
-    s.dropout.p = 0.0;
-    if (IsLowPrecision(s.dtype)) {  // NumPy has no bfloat16 (dtype refused with numpy)
-      s.dtype = Dtype::kFloat32;
-      s.scaling.softmax_dtype = SoftmaxDtype::kSame;
-    }
+    s.dropout.p = 0.0;  // bfloat16 and float16 stay: the NumPy program stores each stage too
   };
 }
 

@@ -14,8 +14,8 @@ namespace attnlab::gui {
 /// (the stages on screen) hold, so the switch keeps them where it can: text input (nn.Embedding)
 /// becomes matrix input with the same X and tokens; init "linear" (nn.Linear) becomes init
 /// "matrix" with the same W_query, W_key, W_value (its bias and out_proj are dropped); dropout
-/// p becomes 0 (nn.Dropout); seeds are cut to np.random.seed's 32 bits; dtype bfloat16 or
-/// float16 becomes float32 (no NumPy bfloat16 programs).
+/// p becomes 0 (nn.Dropout); seeds are cut to np.random.seed's 32 bits; the dtype stays (a
+/// bfloat16 / float16 NumPy program stores every stage as the PyTorch one does).
 std::function<void(Scenario&)> SwitchGenerator(const Stages& shown, Generator to);
 
 }  // namespace attnlab::gui

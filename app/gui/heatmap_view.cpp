@@ -379,8 +379,9 @@ bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Cel
     for (int j = 0; j < w.cols; ++j) {
       const int r = w.row0 + i, c = w.col0 + j;
       const size_t k = static_cast<size_t>(i) * w.cols + j;
-      masks[k] = (check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c));
       values[k] = m.at(r, c);
+      masks[k] = DrawnHatched((check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c)),
+                              values[k]);
     }
   printed = MapCellTexts(spec.stage, values, masks, L.cw - 2, measure);
   for (size_t k = 0; k < printed.size(); ++k)  // a number, not -inf or 0
@@ -394,8 +395,9 @@ bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const Cel
       const int r = w.row0 + i, c = w.col0 + j;
       const std::string& t = printed[static_cast<size_t>(i) * w.cols + j];
       if (t.empty()) continue;
-      const bool masked = (check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c));
       const float v = m.at(r, c);
+      const bool masked =
+          DrawnHatched((check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c)), v);
       const ImVec2 ts = small.Measure(t);
       dl->AddText(small.font, small.size,
                   ImVec2(L.p0.x + L.cw * (j + 0.5f) - ts.x * 0.5f,

@@ -313,6 +313,8 @@ std::string ViewsJson(AppState& state) {
                   {"error", c.error},
                   {"entropy_a", entropy_a},
                   {"entropy_b", entropy_b},
+                  {"rows_sum_to_one_a", RowsSumToOne(c.rows_a)},
+                  {"rows_sum_to_one_b", RowsSumToOne(c.rows_b)},
                   {"bug", c.bug_id},
                   {"bug_wrong_lines", c.bug_id.empty() ? std::vector<std::string>() : c.bug_diff.wrong},
                   {"bug_right_lines", c.bug_id.empty() ? std::vector<std::string>() : c.bug_diff.right}};

@@ -294,14 +294,17 @@ void DrawEntropies(AppState& state, ImVec2 size) {
   const CompareState& c = state.compare;
   if (c.rows_a.empty() || c.rows_b.empty()) return;
   const size_t T = std::min(c.rows_a.size(), c.rows_b.size());
+  // Entropy describes a distribution: a side whose rows do not sum to 1 (softmax over the
+  // queries, a mask after the softmax without renormalising, a sink's share) is not plotted.
+  const bool dist_a = RowsSumToOne(c.rows_a), dist_b = RowsSumToOne(c.rows_b);
   std::vector<double> x, ea, eb;
   double top = 0.1, sum_a = 0, sum_b = 0, keys_a = 0, keys_b = 0;
   for (size_t i = 0; i < T; ++i) {
     x.push_back(static_cast<double>(i));
     ea.push_back(c.rows_a[i].entropy);
     eb.push_back(c.rows_b[i].entropy);
-    if (std::isfinite(ea.back())) top = std::max(top, ea.back());
-    if (std::isfinite(eb.back())) top = std::max(top, eb.back());
+    if (dist_a && std::isfinite(ea.back())) top = std::max(top, ea.back());
+    if (dist_b && std::isfinite(eb.back())) top = std::max(top, eb.back());
     sum_a += ea.back();
     sum_b += eb.back();
     keys_a += c.rows_a[i].effective_tokens;
@@ -318,12 +321,20 @@ void DrawEntropies(AppState& state, ImVec2 size) {
     std::snprintf(buf, sizeof buf, k < 100 ? "%.1f" : "%.0f", k);
     return std::string(buf);
   };
+  const char* kNotDistribution =
+      "%s: its rows do not sum to 1, so they are not distributions and have no entropy to plot";
   ImGui::SameLine(0, ImGui::GetFontSize());
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA),
-                     "A: mean %.3g nats \xE2\x89\x88 %s keys", sum_a / n, keys(keys_a / n).c_str());
+  if (dist_a)
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA),
+                       "A: mean %.3g nats \xE2\x89\x88 %s keys", sum_a / n, keys(keys_a / n).c_str());
+  else
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA), kNotDistribution, "A");
   ImGui::SameLine(0, ImGui::GetFontSize());
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorB),
-                     "B: mean %.3g nats \xE2\x89\x88 %s keys", sum_b / n, keys(keys_b / n).c_str());
+  if (dist_b)
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorB),
+                       "B: mean %.3g nats \xE2\x89\x88 %s keys", sum_b / n, keys(keys_b / n).c_str());
+  else
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorB), kNotDistribution, "B");
 
   PlotSpec spec;
   spec.id = "entropies";
@@ -338,12 +349,13 @@ void DrawEntropies(AppState& state, ImVec2 size) {
   if (T <= 24)
     for (size_t i = 0; i < T; ++i) spec.x_tick_labels.push_back(c.view_a->row_labels[i]);
   const PlotAxes axes = BeginPlot(spec);
-  PlotLine(axes, x, ea, kColorA, T <= 64 ? 2.0f : 1.0f);
-  PlotLine(axes, x, eb, kColorB, T <= 64 ? 2.0f : 1.0f, T <= 64 ? 6.0f : 0.0f);  // dashes need room
+  if (dist_a) PlotLine(axes, x, ea, kColorA, T <= 64 ? 2.0f : 1.0f);
+  if (dist_b)  // dashes need room
+    PlotLine(axes, x, eb, kColorB, T <= 64 ? 2.0f : 1.0f, T <= 64 ? 6.0f : 0.0f);
   if (T <= 64)
     for (size_t i = 0; i < T; ++i) {
-      PlotPoint(axes, x[i], ea[i], kColorA, 3.5f);
-      PlotPoint(axes, x[i], eb[i], kColorB, 3.5f);
+      if (dist_a) PlotPoint(axes, x[i], ea[i], kColorA, 3.5f);
+      if (dist_b) PlotPoint(axes, x[i], eb[i], kColorB, 3.5f);
     }
   PlotLegend(axes, {{"A: " + c.name_a, kColorA}, {"B: " + c.name_b, kColorB}}, true);
   if (axes.hovered) {

@@ -343,6 +343,8 @@ void DrawQkvInput(AppState& state) {
 
 void DrawInputPanel(AppState& state) {
   DrawPresetPicker(state);
+  // The precision right under the preset: a whole-pipeline choice, in view at 1280 x 800.
+  DrawDtypeChoice(state);
   DrawSourceChoice(state);
   switch (state.scenario.input.source) {
     case InputSource::kText:
@@ -359,7 +361,6 @@ void DrawInputPanel(AppState& state) {
       break;
   }
   DrawGeneratorChoice(state);
-  DrawDtypeChoice(state);
 }
 
 }  // namespace attnlab::gui

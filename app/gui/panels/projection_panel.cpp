@@ -114,15 +114,16 @@ void DrawKvHeads(AppState& state, const ProjectionSpec& p, const Shape& sh) {
   ImGui::EndDisabled();
   if (!GroupsKv(sh)) return;
   for (int64_t g = 0; g < sh.Kv(); ++g) ImGui::TextDisabled("%s", KvGroupLegend(sh, g).c_str());
-  const int64_t bytes = state.scenario.dtype == Dtype::kFloat64 ? 8 : 4;
+  const Dtype dtype = state.scenario.dtype;
+  const int64_t bytes = BytesPerValue(dtype);
   const int64_t gqa = KvBytesPerToken(sh, sh.Kv(), bytes), mha = KvBytesPerToken(sh, sh.H, bytes);
   ImGui::TextDisabled("K/V cache: %lld bytes/token (multi-head: %lld, %lldx more)",
                       static_cast<long long>(gqa), static_cast<long long>(mha),
                       static_cast<long long>(mha / std::max<int64_t>(gqa, 1)));
-  Tip(bytes == 8 ? "Per token and layer, a decoder caches K and V: kv_heads * d_k values each, "
-                   "of 8 bytes (float64). With one K/V head per query head: heads * d_k each."
-                 : "Per token and layer, a decoder caches K and V: kv_heads * d_k values each, "
-                   "of 4 bytes (float32). With one K/V head per query head: heads * d_k each.");
+  Tip(("Per token and layer, a decoder caches K and V: kv_heads * d_k values each, of " +
+       std::to_string(bytes) + " bytes (" + Name(dtype) +
+       "). With one K/V head per query head: heads * d_k each.")
+          .c_str());
 }
 
 /// How Q, K and V are split into heads (projections.head_split): the right view and transpose,

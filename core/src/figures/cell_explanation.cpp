@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "attnlab/base/text.h"
+#include "attnlab/figures/stage_view.h"
 
 namespace attnlab {
 namespace {
@@ -423,6 +424,18 @@ CellExplanation ExplainCell(const Stages& st, const Scenario& s, const CellRef& 
                   out.lines};
   StageLines(cell);
   out.value = "value: " + Num(ref.value);
+  // bfloat16 / float16: the stored value against the same scenario's float32 run (Stages::f32).
+  const Matrix f32 = ReferenceCells(st, ref.stage, ref.head, ref.batch);
+  if (IsLowPrecision(st.dtype) && i < f32.rows() && j < f32.cols()) {
+    const double want = f32(i, j), err = ref.value - want;
+    out.value += std::string(" (") + Name(st.dtype) + ");  float32: " + Num(want);
+    if (std::isfinite(err))
+      out.value += ",  rounding error " + std::string(err > 0 ? "+" : "") + Num(err);
+    else if (std::isinf(ref.value) && std::isfinite(want))
+      out.value += std::string(",  beyond ") + Name(st.dtype) + "'s range: it overflowed";
+    else if (std::isnan(ref.value) && !std::isnan(want))
+      out.value += std::string(",  nan only in ") + Name(st.dtype);
+  }
   out.note = "Rows and columns count from 0, as PyTorch indexes them; the labels are the tokens.";
   return out;
 }

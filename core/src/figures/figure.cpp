@@ -125,7 +125,7 @@ Image GridPicture(const HeatmapSpec& spec, const StageView& view, const Geometry
   Canvas cv(im);
   for (int r = 0; r < g.rows; ++r)
     for (int c = 0; c < g.cols; ++c) {
-      const bool masked = view.masked.size() > 0 && view.masked(r, c);
+      const bool masked = DrawnHatched(view.masked.size() > 0 && view.masked(r, c), view.values(r, c));
       const Rgb col = CellColor(spec, view.values(r, c), r);
       const int x0 = c * g.cell, y0 = r * g.cell;
       for (int y = y0; y < y0 + g.cell; ++y)
@@ -143,7 +143,7 @@ void PaintGrid(Painter& p, const HeatmapSpec& spec, const StageView& view, const
     for (int r = 0; r < g.rows; ++r)
       for (int c = 0; c < g.cols; ++c) {
         const int x = g.grid_x + c * g.cell, y = g.grid_y + r * g.cell;
-        if (view.masked.size() > 0 && view.masked(r, c))
+        if (DrawnHatched(view.masked.size() > 0 && view.masked(r, c), view.values(r, c)))
           p.Hatch(x, y, g.cell, g.cell);
         else
           p.Fill(x, y, g.cell, g.cell, CellColor(spec, view.values(r, c), r));
@@ -168,7 +168,7 @@ bool PaintValues(Painter& p, const HeatmapSpec& spec, const StageView& view, con
   for (int r = 0; r < g.rows; ++r)
     for (int c = 0; c < g.cols; ++c) {
       values.push_back(view.values(r, c));
-      masks.push_back(view.masked.size() > 0 && view.masked(r, c));
+      masks.push_back(DrawnHatched(view.masked.size() > 0 && view.masked(r, c), view.values(r, c)));
     }
   const std::vector<std::string> texts =
       MapCellTexts(spec.stage, values, masks, static_cast<float>(g.cell - 2 * g.s), measure);

@@ -420,8 +420,10 @@ std::vector<LegendEntry> Legends(const HeatmapSpec& s, const ValueScan& scan, bo
   std::vector<LegendEntry> out;
   if (s.hatch_masked && any_masked) out.push_back({LegendKind::kMasked, "masked"});
   if (scan.has_nan) out.push_back({LegendKind::kNan, "NaN"});
-  // -inf is how logits are masked, so only other stages' infinities need a word.
+  // -inf is how logits are masked, so only other stages' infinities need a word, and the
+  // logits' +inf (a score that overflowed, float16's above 65504).
   if (scan.has_inf && s.stage != Stage::kLogits) out.push_back({LegendKind::kInf, "\u00B1inf"});
+  if (scan.has_pos_inf && s.stage == Stage::kLogits) out.push_back({LegendKind::kInf, "+inf"});
   return out;
 }
 
@@ -530,9 +532,9 @@ namespace {
 std::optional<std::string> FixedCellText(Stage stage, float v, bool masked) {
   if (stage == Stage::kMask) return masked || v == 0 ? "0" : "1";
   if (!masked) return std::nullopt;
-  if (stage == Stage::kLogits) return "-inf";
-  if (stage == Stage::kWeights || stage == Stage::kWeightsDropped) return "0";
-  return std::nullopt;
+  if (stage == Stage::kLogits && v == -INFINITY) return "-inf";
+  if ((stage == Stage::kWeights || stage == Stage::kWeightsDropped) && v == 0) return "0";
+  return std::nullopt;  // nan, or what a finite fill gives: the number
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ typedef int Ints __attribute__((vector_size(kLanes * 4)));
 /// ScanValues of n contiguous floats.
 ValueScan ScanFloats(const float* d, int64_t n) {
   Floats lo, hi, infinity;
-  Ints nan = {}, inf = {}, neg = {}, abs_mask;
+  Ints nan = {}, inf = {}, pinf = {}, neg = {}, abs_mask;
   for (int i = 0; i < kLanes; ++i) {
     lo[i] = infinity[i] = INFINITY;
     hi[i] = -INFINITY;
@@ -46,6 +46,7 @@ ValueScan ScanFloats(const float* d, int64_t n) {
     hi = bad ? hi : (v > hi ? v : hi);
     nan |= is_nan;
     inf |= is_inf;
+    pinf |= v == infinity;
     neg |= (v < zero) & ~bad;
   }
   ValueScan s;
@@ -55,6 +56,7 @@ ValueScan ScanFloats(const float* d, int64_t n) {
     h = std::max(h, hi[i]);
     s.has_nan |= nan[i] != 0;
     s.has_inf |= inf[i] != 0;
+    s.has_pos_inf |= pinf[i] != 0;
     s.has_negative |= neg[i] != 0;
   }
   for (; k < n; ++k) {
@@ -63,6 +65,7 @@ ValueScan ScanFloats(const float* d, int64_t n) {
       s.has_nan = true;
     } else if (std::isinf(v)) {
       s.has_inf = true;
+      s.has_pos_inf |= v > 0;
     } else {
       l = std::min(l, v);
       h = std::max(h, v);
@@ -83,6 +86,7 @@ void Merge(ValueScan& s, const ValueScan& part) {
   }
   s.has_nan |= part.has_nan;
   s.has_inf |= part.has_inf;
+  s.has_pos_inf |= part.has_pos_inf;
   s.has_negative |= part.has_negative;
   s.row_max.insert(s.row_max.end(), part.row_max.begin(), part.row_max.end());
   s.min_positive = std::min(s.min_positive, part.min_positive);

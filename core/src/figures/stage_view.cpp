@@ -80,13 +80,17 @@ const MatrixStack* HeadStack(const Stages& st, Stage stage) {
   }
 }
 
-// The cells of `stage` for (head, batch) in a float64 run, as ExtractStage takes them from the
-// float32 stages; empty for the mask (0/1 bytes) and for a stage the run does not have.
-MatrixD Float64Cells(const StagesF64& f, Stage stage, const Shape& sh, int64_t head,
-                     int64_t batch) {
+// The cells of `stage` for (head, batch) in a float64 run (or the float32 reference of a
+// low-precision one), as ExtractStage takes them from the float32 stages; empty for the mask
+// (0/1 bytes) and for a stage the run does not have.
+template <typename S>
+MatrixOf<S> CellsOf(const StageTensors<S>& f, Stage stage, const Shape& sh, int64_t head,
+                    int64_t batch) {
+  using MatrixS = MatrixOf<S>;
+  using StackS = MatrixStackOf<S>;
   const size_t m = static_cast<size_t>(batch * sh.H + head), b = static_cast<size_t>(batch);
-  auto at = [](const MatrixStackD& stack, size_t i) {
-    return i < stack.size() ? stack[i] : MatrixD();
+  auto at = [](const StackS& stack, size_t i) {
+    return i < stack.size() ? stack[i] : MatrixS();
   };
   switch (stage) {
     case Stage::kX:
@@ -96,14 +100,14 @@ MatrixD Float64Cells(const StagesF64& f, Stage stage, const Shape& sh, int64_t h
     case Stage::kV:
     case Stage::kQRot:
     case Stage::kKRot: {  // a head's columns; the key side's K/V head (StageColumnHead)
-      const MatrixStackD& m = stage == Stage::kQ      ? f.Q
+      const StackS& m = stage == Stage::kQ      ? f.Q
                               : stage == Stage::kK    ? f.K
                               : stage == Stage::kV    ? f.V
                               : stage == Stage::kQRot ? f.Q_rot
                                                       : f.K_rot;
       const int64_t w = StageSize(stage, sh).second;
-      return b < m.size() ? MatrixD(m[b].middleCols(StageColumnHead(stage, sh, head) * w, w))
-                          : MatrixD();
+      return b < m.size() ? MatrixS(m[b].middleCols(StageColumnHead(stage, sh, head) * w, w))
+                          : MatrixS();
     }
     case Stage::kScores:
       return at(f.scores, m);
@@ -118,9 +122,9 @@ MatrixD Float64Cells(const StagesF64& f, Stage stage, const Shape& sh, int64_t h
     case Stage::kContext:
       return at(f.context, b);
     case Stage::kMask:
-      return MatrixD();
+      return MatrixS();
   }
-  return MatrixD();
+  return MatrixS();
 }
 
 }  // namespace
@@ -162,12 +166,17 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
     v.values = st.mask.cast<float>();
   else
     v.values = st.context[batch];
-  if (st.f64) v.values64 = Float64Cells(*st.f64, stage, sh, head, batch);
+  if (st.f64) v.values64 = CellsOf(*st.f64, stage, sh, head, batch);
   const ValueScan scan = ScanStage(stage, v.values);
   static_cast<HeatmapContent&>(v) =
       StageContent(st, sc, stage, head, batch, TokenLabels(st.tokens), scan);
   if (v.hatch_masked) v.masked = (st.mask.array() == 0).cast<uint8_t>();
   return v;
+}
+
+Matrix ReferenceCells(const Stages& st, Stage stage, int64_t head, int64_t batch) {
+  if (!st.f32 || batch < 0 || batch >= st.shape.B || head < 0 || head >= st.shape.H) return {};
+  return CellsOf(*st.f32, stage, st.shape, head, batch);
 }
 
 StageView DifferenceView(const StageView& a, const StageView& b, const std::string& name_a,

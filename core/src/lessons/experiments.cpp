@@ -64,8 +64,9 @@ PeakStats RowPeakStats(const RowVector& w) {
     const double x = w[j];
     if (std::isnan(x)) {
       const double nan = std::numeric_limits<double>::quiet_NaN();
-      return PeakStats{nan, -1, nan, nan};
+      return PeakStats{nan, -1, nan, nan, nan};
     }
+    s.sum += x;
     if (s.argmax < 0 || x > s.max_weight) {
       s.max_weight = x;
       s.argmax = j;
@@ -75,6 +76,12 @@ PeakStats RowPeakStats(const RowVector& w) {
   s.entropy = h;
   s.effective_tokens = std::exp(h);
   return s;
+}
+
+bool RowsSumToOne(const std::vector<PeakStats>& rows, double tol) {
+  for (const PeakStats& p : rows)
+    if (!std::isnan(p.sum) && std::fabs(p.sum - 1.0) > tol) return false;
+  return true;
 }
 
 std::vector<PeakStats> RowsPeakStats(const Matrix& weights) {

@@ -10,28 +10,43 @@ const std::vector<BugInfo>& Bugs() {
       {"bug-softmax-dim", "softmax over the queries (dim=-2), not the keys",
        "weights sum to 1 down the columns instead of along the rows: the last key, seen only "
        "by the last query, gets weight 1 there",
-       "karpathy/ng-video-lecture #42 (F.softmax(wei, dim=1): a very low loss, bad samples)"},
+       "karpathy/ng-video-lecture #42 (F.softmax(wei, dim=1): a very low loss, bad samples)",
+       "softmax over the keys (dim=-1): every row sums to 1"},
       {"bug-mask-after-softmax", "masked after softmax, not renormalised",
        "rows sum to less than 1: the masked keys' share of the softmax is thrown away instead of "
        "shared out, so early queries get almost no context",
-       "Raschka, LLMs from scratch 3.5.1 (masked_simple without masked_simple_norm)"},
+       "Raschka, LLMs from scratch 3.5.1 (masked_simple without masked_simple_norm)",
+       "softmax, the mask, then each row divided by its sum: rows sum to 1 again"},
       {"bug-scale-d-model", "scaled by \xE2\x88\x9A" "C (d_model), not \xE2\x88\x9Ahead_size",
        "logits too small by \xE2\x88\x9A(C / head_size): every row is flatter (higher entropy) "
        "than the fix, so each query blurs over more keys",
-       "karpathy/ng-video-lecture PR #6 (wei = q @ k.T * C**-0.5)"},
+       "karpathy/ng-video-lecture PR #6 (wei = q @ k.T * C**-0.5)",
+       "scaled by head_size**-0.5 (1 / \xE2\x88\x9A" "d_k)"},
       {"bug-window-off-by-one", "sliding window W + 1 instead of W",
        "each query sees one key too many: the diagonal band is one cell wider than the window "
        "W the model was trained with",
-       "ml-explore/mlx-lm PR #390"},
+       "ml-explore/mlx-lm PR #390",
+       "the sliding window of W keys the model was trained with"},
       {"bug-rope-pairs", "RoPE pairs (p, p + dh/2), not the model's (2p, 2p + 1)",
        "each frequency turns the wrong pair of q and k features: the scores still depend only "
        "on the distance, but not the way the weights were laid out for, so every row shifts",
-       "karpathy/nanochat #264 (apply_rotary_emb splits halves; the frequencies are interleaved)"},
+       "karpathy/nanochat #264 (apply_rotary_emb splits halves; the frequencies are interleaved)",
+       "RoPE on the model's own pairs (2p, 2p + 1)"},
       {"bug-view-no-transpose", "heads split with view(B, heads, T, d_k), no transpose",
        "the heads split the sequence instead of the features: head h reads only tokens "
        "h\xC2\xB7T/heads .. (h+1)\xC2\xB7T/heads \xE2\x88\x92 1, each cut into heads pieces of d_k, "
        "so the later heads never see the first tokens",
-       "harvardnlp/annotated-transformer #118, bentrevett/pytorch-seq2seq #148"},
+       "harvardnlp/annotated-transformer #118, bentrevett/pytorch-seq2seq #148",
+       "heads split by features: view(B, T, heads, d_k).transpose(1, 2)"},
+      {"bug-fp16-mask-fill", "masked_fill(mask, -1e9) in float16, not torch.finfo(dtype).min",
+       "-1e9 is beyond float16's range (65504) and is stored as -inf: a row that sees no key (a "
+       "padding query) is 0 / 0 = nan instead of finite, and in the next layer 0 * nan spreads "
+       "it to every row",
+       "NVIDIA/apex #93 (torch.Tensor([-1e15]).half() is -inf: nan in float16 training) and "
+       "#1052 (on a float16 tensor masked_fill(..., -1e9) raises \"value cannot be converted to "
+       "type at::Half without overflow\"); facebookresearch/mmf PR #962 (-1e9 replaced by a "
+       "value float16 holds)",
+       "masked with torch.finfo(float16).min (-65504): the padding rows stay finite"},
   };
   return bugs;
 }
@@ -42,22 +57,11 @@ const BugInfo* FindBug(const std::string& id) {
   return nullptr;
 }
 
-namespace {
-
-// The title of the fix: " (fixed)" in place of a closing " (the bug)".
-std::string FixedTitle(const std::string& title) {
-  const std::string tag = " (the bug)";
-  if (title.size() >= tag.size() && title.compare(title.size() - tag.size(), tag.size(), tag) == 0)
-    return title.substr(0, title.size() - tag.size()) + " (fixed)";
-  return title + " (fixed)";
-}
-
-}  // namespace
-
 Scenario BugFix(const std::string& id, const Scenario& bug) {
   const Shape sh = ValidateScenario(bug);
   Scenario fix = bug;
-  fix.title = FixedTitle(bug.title);
+  // The fix says what is right (the bug's title says what is wrong, so it cannot be reused).
+  if (const BugInfo* info = FindBug(id)) fix.title = "The fix of " + id + ": " + info->fix;
   if (id == "bug-softmax-dim") {
     if (bug.normalization != Normalization::kSoftmaxDimQuery)
       throw ScenarioError("normalization", "the " + id + " fix needs \"softmax_dim_query\"");
@@ -87,6 +91,10 @@ Scenario BugFix(const std::string& id, const Scenario& bug) {
       throw ScenarioError("projections.head_split",
                           "the " + id + " fix needs \"view_no_transpose\" and at least 2 heads");
     fix.projections.head_split = HeadSplit::kTranspose;
+  } else if (id == "bug-fp16-mask-fill") {
+    if (bug.mask.fill != MaskFill::kMinus1e9 || bug.dtype != Dtype::kFloat16)
+      throw ScenarioError("mask.fill", "the " + id + " fix needs \"-1e9\" in a float16 scenario");
+    fix.mask.fill = MaskFill::kFinfoMin;
   } else {
     throw ScenarioError("bug", "no bug \"" + id + "\" in the gallery");
   }

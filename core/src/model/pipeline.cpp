@@ -252,6 +252,16 @@ const Stages& Engine::Run(const Scenario& s) {
     numerics_ = NumericsOf<float>(s.input.generator);
     Compute<float>(s, from);
   }
+  if (IsLowPrecision(s.dtype)) {  // the float32 reference of the rounding errors
+    if (!reference_) reference_ = std::make_unique<Engine>();
+    Scenario f32 = s;
+    f32.dtype = Dtype::kFloat32;
+    f32.scaling.softmax_dtype = SoftmaxDtype::kSame;
+    stages_.f32 = std::make_shared<const StageTensors<float>>(reference_->Run(f32));
+  } else {
+    reference_.reset();
+    stages_.f32.reset();
+  }
   last_ = s;
   has_result_ = true;
   return stages_;

@@ -927,10 +927,6 @@ void ValidateGenerator(const Scenario& s) {
     Fail("dropout.p", "must be 0" + numpy + " (nn.Dropout has no NumPy counterpart here)");
   if (s.mask.fill != MaskFill::kNegInf)
     Fail("mask.fill", "must be \"-inf\"" + numpy + " (the NumPy programs add a 0 / -inf mask)");
-  if (IsLowPrecision(s.dtype))  // NumPy has no bfloat16, and no float32-accumulating float16 matmul
-    Fail("dtype", "\"" + std::string(Name(s.dtype)) + "\" needs input.generator \"torch\"" +
-                      " (NumPy has no bfloat16, and its float16 products do not accumulate in" +
-                      " float32 as PyTorch's kernels do)");
   const auto check_seed = [&](uint64_t seed, const char* field) {
     if (seed > kNumpyMaxSeed)
       Fail(field, "must be in [0, 2**32 - 1]" + numpy + " (np.random.seed refuses " +

@@ -116,7 +116,42 @@ struct Ctx {
   // dtype float64 in PyTorch: ", dtype=torch.float64" after every tensor the program creates
   // (NumPy arrays are float64 already); "" otherwise.
   std::string dt = "";
+  // dtype bfloat16 / float16: every stage computed in float32 from the stored
+  // values of the stages before it, its result then stored (the program's stored(), StoreAs's
+  // rule), so the variables are float32 tensors holding bfloat16 / float16 numbers.
+  bool low = false;
 };
+
+// Low precision: `names` (one stage, or "Q, K, V") stored in the dtype after the float32
+// operation that made them, as the engine's Store; nothing otherwise.
+void WriteStore(const Ctx& c, const std::string& names, const char* comment = "") {
+  if (!c.low) return;
+  std::string rhs;
+  std::istringstream in(names);
+  for (std::string n; std::getline(in, n, ',');) {
+    n.erase(0, n.find_first_not_of(' '));
+    rhs += (rhs.empty() ? "stored(" : ", stored(") + n + ")";
+  }
+  c.py << names << " = " << rhs << comment << "\n";
+}
+
+// Low precision and the scenario has nn.Linear layers (projections or out_proj).
+bool LowLinear(const Ctx& c) {
+  return c.low && ((c.s.input.source != InputSource::kQkv &&
+                    c.s.projections.init == ProjectionInit::kLinear) ||
+                   c.s.projections.out_proj);
+}
+
+// Low precision: `layer(x)` as the engine computes nn.Linear (x @ W stored, then + bias stored
+// again); layer(x) otherwise.
+std::string LinearCall(const Ctx& c, const std::string& layer, const std::string& x) {
+  return c.low ? "linear(" + layer + ", " + x + ")" : layer + "(" + x + ")";
+}
+
+// Low precision: `layer` (a new nn.Linear expression) with its float32 draws stored.
+std::string StoredLayer(const Ctx& c, const std::string& layer) {
+  return c.low ? "stored_layer(" + layer + ")" : layer;
+}
 
 // "(T, d)" or "(B, T, d)" as the arguments of a draw, and its shape comment.
 std::string DrawShape(const Ctx& c, int64_t d) {
@@ -196,18 +231,47 @@ void WriteHeadSizes(const Ctx& c) {
   if (GroupsKv(c.sh)) c.py << "kv_heads = " << c.sh.Kv() << "\n";
 }
 
+// Low precision in NumPy: stored(x), x rounded to float32 (as the app rounds NumPy's float64
+// draws) and then to the dtype, widened back to a float32 array. float16 with NumPy's own
+// float16; bfloat16, which NumPy lacks, by rounding float32's bits to their top 16, to nearest,
+// ties to even (StoreAs's rule: + 0x7FFF + the lowest kept bit, then the low 16 bits cleared;
+// an overflow carries into the exponent and gives inf; nan stays nan).
+void WriteNumpyStored(const Ctx& c) {
+  if (!c.low) return;
+  const char* name = Name(c.s.dtype);
+  c.py << "# dtype " << name << ": every stage is computed in float32 from the stored values of the\n"
+          "# stages before it, and its result is stored in " << name << " (rounded to nearest even).\n"
+          "# stored() rounds and widens back: the arrays are float32 holding " << name << " numbers.\n";
+  if (c.s.dtype == Dtype::kFloat16) {
+    c.py << "\n\ndef stored(x):\n"
+            "    return np.asarray(x, dtype=np.float32).astype(np.float16).astype(np.float32)\n\n\n";
+    return;
+  }
+  c.py << "# NumPy has no bfloat16: its 16 bits are float32's top 16, rounded to nearest, ties to\n"
+          "# even (add 0x7FFF and the lowest kept bit, clear the low 16 bits).\n\n\n"
+          "def stored(x):\n"
+          "    x = np.ascontiguousarray(x, dtype=np.float32)\n"
+          "    bits = x.view(np.uint32)\n"
+          "    bits = (bits + np.uint32(0x7FFF) + ((bits >> 16) & 1)) & np.uint32(0xFFFF0000)\n"
+          "    return np.where(np.isnan(x), x, bits.view(np.float32))\n\n\n";
+}
+
 void WriteHeader(const Ctx& c) {
   c.py << "# Attention Lab\n";
   if (c.numpy) {
     if (c.s.dtype == Dtype::kFloat64)
       c.py << "# The NumPy program behind what the app shows, in float64 as the app computes it\n"
               "# (dtype float64) and as the NumPy notebook does. Run it with NumPy installed.\n";
+    else if (c.low)
+      c.py << "# The NumPy program behind what the app shows, each stage stored in " << Name(c.s.dtype)
+           << "\n# as the app stores it. Run it with NumPy installed.\n";
     else
       c.py << "# The NumPy program behind what the app shows (the app computes in float32, this\n"
               "# program in float64 as the NumPy notebook does). Run it with NumPy installed.\n";
     c.py << "import numpy as np\nimport math\n\n";
     if (!c.s.title.empty()) c.py << "title = " << PyString(c.s.title) << "\n";
     c.py << "\n";
+    WriteNumpyStored(c);
     return;
   }
   c.py << "# The PyTorch program behind what the app shows. Run it with PyTorch installed.\n";
@@ -217,6 +281,23 @@ void WriteHeader(const Ctx& c) {
   c.py << "import torch\n\n";
   c.py << "torch.set_grad_enabled(False)  # no training here: plain tensors\n";
   if (!c.s.title.empty()) c.py << "title = " << PyString(c.s.title) << "\n";
+  c.py << "\n";
+  if (!c.low) return;
+  const char* name = Name(c.s.dtype);
+  c.py << "# dtype " << name << ": every stage is computed in float32 from the stored values of the\n"
+          "# stages before it, and its result is stored in " << name << " (rounded to nearest even),\n"
+          "# as PyTorch's GPU kernels accumulate in float32. stored() rounds and widens back: the\n"
+          "# variables are float32 tensors holding " << name << " numbers.\n";
+  c.py << "dtype = torch." << name << "\n\n\ndef stored(t):\n    return t.to(dtype).float()\n";
+  if (LowLinear(c))
+    c.py << "\n\ndef stored_layer(layer):  # nn.Linear's float32 draws stored in " << name << "\n"
+            "    layer.weight.copy_(stored(layer.weight))\n"
+            "    if layer.bias is not None:\n"
+            "        layer.bias.copy_(stored(layer.bias))\n"
+            "    return layer\n\n\n"
+            "def linear(layer, x):  # x @ W stored, then + bias stored: two operations\n"
+            "    y = stored(x @ layer.weight.T)\n"
+            "    return y if layer.bias is None else stored(y + layer.bias)\n";
   c.py << "\n";
 }
 
@@ -314,6 +395,8 @@ void WriteInput(const Ctx& c) {
       WriteQkvInput(c);
       break;
   }
+  WriteStore(c, c.s.input.source == InputSource::kQkv ? "Q, K, V" : "X",
+             "  # drawn or written in float32, then stored");
   if (c.s.positions.kind == PositionKind::kSinusoidal) {
     // stage_rules.h SinusoidalEncoding, as the Annotated Transformer's PositionalEncoding
     const std::string np = c.numpy ? "np" : "torch";
@@ -326,7 +409,9 @@ void WriteInput(const Ctx& c) {
          << ") * -(math.log(10000.0) / d_in))\n";
     c.py << "pe[:, 0::2] = " << np << ".sin(position * div_term)\n";
     c.py << "pe[:, 1::2] = " << np << ".cos(position * div_term[: d_in // 2])\n";
+    WriteStore(c, "pe");
     c.py << "X = X + pe  # every token's embedding plus its position's encoding\n";
+    WriteStore(c, "X");
   }
   c.py << "\n";
 }
@@ -344,8 +429,9 @@ void WritePerHeadProjections(const Ctx& c) {
   c.py << "per_head = []\nfor h in range(" << c.sh.H << "):\n    drawn = {}\n"
        << "    for name in " << names << ":  # the draw order\n        drawn[name] = ";
   if (linear) {
-    c.py << "torch.nn.Linear(d_in, " << dh << ", bias=" << (p.bias ? "True" : "False") << c.dt
-         << ")\n";
+    c.py << StoredLayer(c, "torch.nn.Linear(d_in, " + dh + ", bias=" + (p.bias ? "True" : "False") +
+                               c.dt + ")")
+         << "\n";
   } else {
     const bool rand = p.init == ProjectionInit::kTorchRand;
     c.py << (c.numpy ? (rand ? "np.random.rand(" : "np.random.randn(")
@@ -353,18 +439,24 @@ void WritePerHeadProjections(const Ctx& c) {
          << "d_in, " << dh << c.dt << ")\n";
   }
   c.py << "    per_head.append(drawn)\n";
-  if (p.out_proj) c.py << "out_proj = torch.nn.Linear(d_out, d_out" << c.dt << ")\n";
+  if (p.out_proj)
+    c.py << "out_proj = " << StoredLayer(c, "torch.nn.Linear(d_out, d_out" + c.dt + ")") << "\n";
   const char* cat = c.numpy ? "np.concatenate(" : "torch.cat(";
   const char* axis = c.numpy ? "axis=" : "dim=";
   for (const char* n : {"query", "key", "value"}) {
     const char upper = static_cast<char>(n[0] - 'a' + 'A');
     if (linear)
-      c.py << upper << " = torch.cat([drawn[\"" << n << "\"](X) for drawn in per_head], dim=-1)\n";
+      c.py << upper << " = torch.cat([" << LinearCall(c, "drawn[\"" + std::string(n) + "\"]", "X")
+           << " for drawn in per_head], dim=-1)\n";
     else
       c.py << "W_" << n << " = " << cat << "[drawn[\"" << n << "\"] for drawn in per_head], "
            << axis << "1)\n";
   }
-  if (!linear) c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
+  if (!linear) {
+    WriteStore(c, "W_query, W_key, W_value");
+    c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
+    WriteStore(c, "Q, K, V");
+  }
   c.py << "\n";
 }
 
@@ -401,16 +493,21 @@ void WriteProjections(const Ctx& c) {
                          : "torch.nn.Parameter(" + std::string(fn) + "(d_in, " + width(w) +
                                c.dt + "))")
              << "\n";
+      WriteStore(c, "W_query, W_key, W_value", "  # drawn in float32, then stored");
       c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
+      WriteStore(c, "Q, K, V");
       break;
     }
     case ProjectionInit::kLinear:
       for (Projection w : p.order)
-        c.py << Name(w) << " = torch.nn.Linear(d_in, " << width(w)
-             << ", bias=" << (p.bias ? "True" : "False")
-             << c.dt << ")\n";
-      if (p.out_proj) c.py << "out_proj = torch.nn.Linear(d_out, d_out" << c.dt << ")\n";
-      c.py << "Q = query(X)\nK = key(X)\nV = value(X)\n";
+        c.py << Name(w) << " = "
+             << StoredLayer(c, std::string("torch.nn.Linear(d_in, ") + width(w) +
+                                   ", bias=" + (p.bias ? "True" : "False") + c.dt + ")")
+             << "\n";
+      if (p.out_proj)
+        c.py << "out_proj = " << StoredLayer(c, "torch.nn.Linear(d_out, d_out" + c.dt + ")") << "\n";
+      c.py << "Q = " << LinearCall(c, "query", "X") << "\nK = " << LinearCall(c, "key", "X")
+           << "\nV = " << LinearCall(c, "value", "X") << "\n";
       break;
     case ProjectionInit::kMatrix:
       for (int w = 0; w < 3; ++w) {
@@ -419,7 +516,9 @@ void WriteProjections(const Ctx& c) {
              << PyMatrix(p.W[w], static_cast<int>(name.size()) + (c.numpy ? 13 : 16)) << c.dt
              << ")\n";
       }
+      WriteStore(c, "W_query, W_key, W_value");
       c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
+      WriteStore(c, "Q, K, V");
       break;
   }
   c.py << "\n";
@@ -451,9 +550,9 @@ void WriteRope(const Ctx& c) {
     c.py << "cos, sin = " << np << ".cos(angles), " << np << ".sin(angles)\n\n";
     c.py << "def rope(x):\n"
             "    x1, x2 = x[..., : head_size // 2], x[..., head_size // 2 :]\n"
-         << "    return x * cos + "
+         << "    return " << (c.low ? "stored(" : "") << "x * cos + "
          << (c.numpy ? "np.concatenate((-x2, x1), axis=-1)" : "torch.cat((-x2, x1), dim=-1)")
-         << " * sin  # rotate_half(x) = (-x2, x1)\n\n";
+         << " * sin" << (c.low ? ")" : "") << "  # rotate_half(x) = (-x2, x1)\n\n";
   } else if (c.numpy) {
     c.py << "cos, sin = np.cos(angles), np.sin(angles)\n\n";
     c.py << "def rope(x):\n"
@@ -461,12 +560,14 @@ void WriteRope(const Ctx& c) {
             "    out = np.empty_like(x)\n"
             "    out[..., 0::2] = a * cos - b * sin  # (a + ib)(cos + i sin), real part\n"
             "    out[..., 1::2] = a * sin + b * cos  # imaginary part\n"
-            "    return out\n\n";
+         << (c.low ? "    return stored(out)\n\n" : "    return out\n\n");
   } else {
     c.py << "freqs_cis = torch.polar(torch.ones_like(angles), angles)  # cos + i sin\n\n";
     c.py << "def rope(x):\n"
             "    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))  # (2i, 2i + 1) as a + ib\n"
-            "    return torch.view_as_real(pairs * freqs_cis).flatten(-2)\n\n";
+            "    return "
+         << (c.low ? "stored(torch.view_as_real(pairs * freqs_cis).flatten(-2))  # computed in float32, stored\n\n"
+                   : "torch.view_as_real(pairs * freqs_cis).flatten(-2)\n\n");
   }
 }
 
@@ -522,6 +623,7 @@ void WriteNumpyScores(const Ctx& c) {
          << (c.flat ? "K.T)  # (T, T)" : "K.transpose(0, 2, 1))  # (B, T, T)") << "\n";
     c.py << "d_k = K.shape[-1]\n";
   }
+  WriteStore(c, "scores");
 }
 
 // The 0/1 rows of a custom mask as a nested list literal, rows after the first indented by
@@ -681,7 +783,7 @@ void WriteSinkSoftmax(const Ctx& c) {
 }
 
 // The NumPy notebook's scaling and mask: / math.sqrt(d_k), then a 0 / -inf mask added.
-void WriteNumpyLogits(const Ctx& c) {
+void WriteNumpyLogitRule(const Ctx& c) {
   const Scenario& s = c.s;
   c.py << "logits = scores";
   if (s.scaling.multiplier != 1.0)
@@ -703,6 +805,12 @@ void WriteNumpyLogits(const Ctx& c) {
   if (!MaskAppliesToLogits(s.normalization)) return;  // the weights are masked instead
   c.py << "mask[mask == 0] = -np.inf\nmask[mask == 1] = 0\n";
   c.py << "logits = logits + mask  # -inf where attention is not allowed\n";
+}
+
+// The NumPy logits, then (low precision) stored once for the whole rule.
+void WriteNumpyLogits(const Ctx& c) {
+  WriteNumpyLogitRule(c);
+  WriteStore(c, "logits", "  # the whole rule (scaling, mask) in float32, stored once");
 }
 
 void WriteNumpyWeights(const Ctx& c) {
@@ -756,6 +864,7 @@ void WriteNumpyContext(const Ctx& c) {
          << ContextWidth(c) << ")\n";
   else
     c.py << "context = np.matmul(weights, V)\n";
+  WriteStore(c, "context");
   c.py << "var_K = K.var()  # NumPy's var: ddof = 0 (divides by n), as the app's var_K\n";
   c.py
       << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
@@ -777,6 +886,7 @@ void WriteScores(const Ctx& c) {
          << "\n";
     c.py << "d_k = K.shape[-1]\n";
   }
+  WriteStore(c, "scores");
 }
 
 // The multiplier as the program writes it, with its comment: Karpathy's scales
@@ -823,12 +933,14 @@ void WriteLogits(const Ctx& c) {
   if (s.mask.kind != MaskKind::kNone && MaskAppliesToLogits(s.normalization))
     c.py << "logits = " << logits << ".masked_fill(mask == 0, "
          << (s.mask.fill == MaskFill::kNegInf     ? "float('-inf')"
-             : s.mask.fill == MaskFill::kFinfoMin ? "torch.finfo(logits.dtype).min"
+             : s.mask.fill == MaskFill::kFinfoMin
+                 ? (c.low ? "torch.finfo(dtype).min" : "torch.finfo(logits.dtype).min")
                                                   : Name(s.mask.fill))
          << ")\n";
   else if (logits != "logits")
     c.py << "logits = scores  # no scaling, "
          << (s.mask.kind == MaskKind::kNone ? "no mask" : "the mask comes after the softmax") << "\n";
+  WriteStore(c, "logits", "  # the whole rule (scaling, mask) in float32, stored once");
 }
 
 void WriteWeights(const Ctx& c) {
@@ -870,6 +982,17 @@ void WriteWeights(const Ctx& c) {
   }
 }
 
+// Low precision: the weights (and the sink's share) stored, unless scaling.softmax_dtype
+// "float32" keeps them in float32 (the upcast softmax, the usual fix).
+void WriteWeightsStore(const Ctx& c) {
+  if (!c.low) return;
+  if (c.s.scaling.softmax_dtype == SoftmaxDtype::kFloat32) {
+    c.py << "# softmax_dtype float32: the weights stay float32 (the upcast softmax), not stored\n";
+    return;
+  }
+  WriteStore(c, c.s.scaling.sink.empty() ? "weights" : "weights, sink");
+}
+
 void WriteContext(const Ctx& c) {
   std::string used = "weights";
   if (c.s.dropout.p > 0) {
@@ -881,6 +1004,7 @@ void WriteContext(const Ctx& c) {
               "for h in range(heads)], dim=1)\n";
     else
       c.py << "weights_dropped = dropout(weights)\n";
+    if (c.s.scaling.softmax_dtype != SoftmaxDtype::kFloat32) WriteStore(c, "weights_dropped");
     used = "weights_dropped";
   }
   if (BuggySplit(c))
@@ -891,8 +1015,15 @@ void WriteContext(const Ctx& c) {
          << ContextWidth(c) << ")\n";
   else
     c.py << "context = " << used << " @ V\n";
-  if (c.s.projections.out_proj) c.py << "context = out_proj(context)\n";
+  WriteStore(c, "context");
+  if (c.s.projections.out_proj) c.py << "context = " << LinearCall(c, "out_proj", "context") << "\n";
   c.py << "var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K\n";
+  if (c.low) {  // printed as the stored tensors they are
+    const bool f32 = c.s.scaling.softmax_dtype == SoftmaxDtype::kFloat32;
+    c.py << "\nprint(\"weights:\", weights" << (f32 ? "" : ".to(dtype)")
+         << ", sep=\"\\n\")\nprint(\"context:\", context.to(dtype), sep=\"\\n\")\n";
+    return;
+  }
   c.py
       << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
 }
@@ -922,16 +1053,14 @@ nlohmann::json OutputsJson(const std::vector<NotebookOutput>& outputs) {
 
 std::string GeneratePyTorchCode(const Scenario& s) {
   const Shape sh = ValidateScenario(s);
-  // bfloat16 / float16: a program would need every product accumulated in float32 by hand
-  // (torch 1.13's CPU bfloat16 matmul rounds its partial sums, and it has no CPU float16
-  // matmul) to print the app's numbers; not written yet.
-  if (IsLowPrecision(s.dtype))
-    throw ScenarioError("dtype", std::string("no program is written for \"") + Name(s.dtype) +
-                                     "\" yet (dump and show give its stages); switch to float32 for the code");
   std::ostringstream py;
   const bool numpy = s.input.generator == Generator::kNumpy;
+  // bfloat16 / float16: the products are written in float32 on the stored operands and each
+  // stage's result stored (stored()), not as torch.bfloat16 tensors: torch 1.13's CPU bfloat16
+  // matmul rounds its partial sums, and it has no CPU float16 matmul; NumPy has no bfloat16.
   const Ctx c{s, sh, sh.B == 1 && sh.H == 1, py, numpy,
-              !numpy && s.dtype == Dtype::kFloat64 ? ", dtype=torch.float64" : ""};
+              !numpy && s.dtype == Dtype::kFloat64 ? ", dtype=torch.float64" : "",
+              IsLowPrecision(s.dtype)};
   WriteHeader(c);
   WriteInput(c);
   WriteProjections(c);
@@ -941,12 +1070,14 @@ std::string GeneratePyTorchCode(const Scenario& s) {
     WriteNumpyLogits(c);
     WriteNumpyWeights(c);
     WriteMaskedRows(c);
+    WriteWeightsStore(c);
     WriteNumpyContext(c);
   } else {
     WriteScores(c);
     WriteLogits(c);
     WriteWeights(c);
     WriteMaskedRows(c);
+    WriteWeightsStore(c);
     WriteContext(c);
   }
   return py.str();

@@ -280,6 +280,8 @@ enum class PrintStyle { kTorch, kTorchF64, kTorchBf16, kTorchF16, kNumpy, kNumpy
 
 PrintStyle StyleOf(const Stages& st) {
   const bool numpy = st.generator == Generator::kNumpy;
+  // NumPy in bfloat16 / float16: the program's float32 arrays holding the stored numbers.
+  if (numpy && IsLowPrecision(st.dtype)) return PrintStyle::kNumpyF32;
   if (st.dtype == Dtype::kBfloat16) return PrintStyle::kTorchBf16;
   if (st.dtype == Dtype::kFloat16) return PrintStyle::kTorchF16;
   if (!st.f64) return numpy ? PrintStyle::kNumpyF32 : PrintStyle::kTorch;

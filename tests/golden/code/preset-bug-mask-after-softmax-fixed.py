@@ -3,7 +3,7 @@
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
-title = 'Bug: softmax, then the causal mask, and no renormalisation: rows sum to less than 1 (fixed)'
+title = 'The fix of bug-mask-after-softmax: softmax, the mask, then each row divided by its sum: rows sum to 1 again'
 
 # Input embeddings, one row per token
 tokens = ['Your', 'journey', 'starts', 'with', 'one', 'step']

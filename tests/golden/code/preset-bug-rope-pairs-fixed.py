@@ -4,7 +4,7 @@ import re
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
-title = "Bug: RoPE turning dimension p with p + dh/2 when the model's pairs are neighbours (2p, 2p + 1) (fixed)"
+title = "The fix of bug-rope-pairs: RoPE on the model's own pairs (2p, 2p + 1)"
 
 # Tokenize, build the vocabulary (sorted, then the special tokens), embed
 text = 'the cat sat on the mat the cat sat'

@@ -3,7 +3,7 @@
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
-title = "Bug: Karpathy's head scaled by C**-0.5 (C = 32, the embedding width) instead of head_size**-0.5 (fixed)"
+title = 'The fix of bug-scale-d-model: scaled by head_size**-0.5 (1 / √d_k)'
 
 torch.manual_seed(1337)
 X = torch.randn(4, 8, 32)  # (B, T, d_in)

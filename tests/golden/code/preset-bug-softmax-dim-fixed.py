@@ -3,7 +3,7 @@
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
-title = "Bug: softmax over dim=-2 (the queries) on Raschka's causal journey: columns sum to 1, rows do not (fixed)"
+title = 'The fix of bug-softmax-dim: softmax over the keys (dim=-1): every row sums to 1'
 
 # Input embeddings, one row per token
 tokens = ['Your', 'journey', 'starts', 'with', 'one', 'step']

@@ -4,7 +4,7 @@ import re
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
-title = 'Bug: a sliding window meant to be W = 3 that lets each word see 4 keys (fixed)'
+title = 'The fix of bug-window-off-by-one: the sliding window of W keys the model was trained with'
 
 # Tokenize, build the vocabulary (sorted, then the special tokens), embed
 text = 'the cat sat on the mat and slept'

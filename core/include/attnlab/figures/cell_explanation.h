@@ -31,7 +31,11 @@ struct ExplanationLine {
 struct CellExplanation {
   std::string heading;  ///< "query 1 ("cat")  →  key 0 ("the")" or "Q[1, d3]  (token "cat")"
   std::vector<ExplanationLine> lines;  ///< from the score (or the input) up to the stage
-  std::string value;  ///< "value: 0.25" (the shortest text of the value, as heatmaps print it)
+  /// "value: 0.25" (the shortest text of the value, as heatmaps print it); in a bfloat16 /
+  /// float16 run followed by the dtype, the same cell of the float32 run (Stages::f32) and the
+  /// rounding error, value - float32: "value: 0.25 (bfloat16);  float32: 0.2498,  rounding
+  /// error +0.0002"
+  std::string value;
   std::string note;   ///< how rows and columns are counted (drawn dimmed)
 };
 

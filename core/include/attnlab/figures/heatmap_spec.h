@@ -14,6 +14,7 @@
 // Legend: T tokens, d_out context width, H heads, B batch.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
@@ -231,10 +232,16 @@ using MeasureText = std::function<float(std::string_view)>;
 /// tooltip has the value), "" only when not even that fits.
 std::string FittedCellValue(float v, float max_width, const MeasureText& measure);
 
+/// Whether a cell is drawn hatched, the one rule of the window (shaders/heatmap.frag follows it)
+/// and the figures: masked and not NaN. A NaN is drawn as NaN (kNanColor, "nan") whether the
+/// mask forbids its cell or not: a row that sees no key is 0 / 0, and a learner must see it.
+inline bool DrawnHatched(bool masked, float v) { return masked && !std::isnan(v); }
+
 /// What a cell of `stage` prints, the one rule of the overview, compare, trick and figures: the
 /// mask "1" (allowed) or "0" (masked); a masked cell of the logits "-inf" and of the weights
-/// (before or after dropout) "0", as PyTorch prints them (the hatch stays a second cue); any
-/// other value FittedCellValue.
+/// (before or after dropout) "0" when it holds that, as PyTorch prints them (the hatch stays a
+/// second cue); any other value FittedCellValue (a masked cell's nan, a finite fill such as
+/// -65504, the 1 / T a finite fill gives a row that sees no key).
 std::string CellText(Stage stage, float v, bool masked, float max_width,
                      const MeasureText& measure);
 

@@ -36,6 +36,12 @@ struct StageView : HeatmapContent {
   MaskMatrix masked;  ///< 1 where the cell is masked (drawn hatched); may be empty
 };
 
+/// The cells of `stage` for `head` and `batch` in the float32 reference of a bfloat16 / float16
+/// run (Stages::f32), shaped as ExtractStage's values: what float32 gives for the same
+/// scenario. Empty for other runs, for the mask, for a stage the run does not have and for a
+/// head or batch out of range. Errors: none.
+Matrix ReferenceCells(const Stages& stages, Stage stage, int64_t head, int64_t batch);
+
 /// The view of `stage` for `head` (per-head stages only) and `batch` of a run of `scenario`.
 /// Errors: std::invalid_argument naming the culprit ("head 3 is out of range: the scenario has
 /// 2 heads (0..1)", "weights_dropped needs dropout p > 0", "sink needs scaling.sink").

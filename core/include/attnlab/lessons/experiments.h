@@ -45,7 +45,14 @@ struct PeakStats {
   int64_t argmax = -1;            ///< its column (the key attended to most)
   double entropy = 0.0;           ///< -sum w log w, in nats (0 for one-hot, log n for uniform)
   double effective_tokens = 0.0;  ///< exp(entropy): how many keys the row effectively averages
+  double sum = 0.0;  ///< the row's sum: 1 for a distribution (nan for a row holding nan)
 };
+
+/// Whether every row of `rows` (RowsPeakStats) is a distribution, so that its entropy means
+/// what the compare view says: each row that holds no nan sums to 1 within `tol` (a softmax
+/// over the queries, a mask after the softmax without renormalising, or a sink's share break
+/// it). Errors: none.
+bool RowsSumToOne(const std::vector<PeakStats>& rows, double tol = 1e-3);
 
 /// Statistics of one row of weights (1 x T); zero weights add nothing to the entropy. A row
 /// holding nan gives nan statistics and argmax -1.

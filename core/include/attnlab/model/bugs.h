@@ -15,12 +15,15 @@ namespace attnlab {
 
 /// One entry of the gallery. `id` is the preset's id; `name` a short label for menus
 /// ("softmax, then mask, no renormalisation"); `diagnosis` one sentence of what the numbers
-/// show ("rows sum to less than 1: ..."); `source` the public thread where learners hit it.
+/// show ("rows sum to less than 1: ..."); `source` the public thread where learners hit it;
+/// `fix` what the fix does, for its title ("softmax over the keys (dim=-1): every row sums
+/// to 1").
 struct BugInfo {
   const char* id;
   const char* name;
   const char* diagnosis;
   const char* source;
+  const char* fix;
 };
 
 /// Every bug of the gallery, in menu order (each id names a shipped preset).
@@ -30,7 +33,8 @@ const std::vector<BugInfo>& Bugs();
 const BugInfo* FindBug(const std::string& id);
 
 /// The fix of `bug`, a scenario with the mistake of gallery entry `id`: the same scenario with
-/// the wrong setting put right and " (fixed)" replacing " (the bug)" at the end of the title:
+/// the wrong setting put right, titled "The fix of <id>: <BugInfo::fix>" (the bug's title
+/// says what is wrong):
 ///   bug-softmax-dim         normalization softmax_dim_query -> softmax
 ///   bug-mask-after-softmax  normalization softmax_then_mask_no_renorm -> softmax_then_mask
 ///   bug-scale-d-model       scaling.multiplier d_in^-0.5 -> dh^-0.5 (head_size, d_out / heads)
@@ -39,6 +43,8 @@ const BugInfo* FindBug(const std::string& id);
 ///                           dh = 2 the two layouts pair the same two dimensions)
 ///   bug-view-no-transpose   projections.head_split view_no_transpose -> transpose (H >= 2:
 ///                           one head is the same either way)
+///   bug-fp16-mask-fill      mask.fill -1e9 -> finfo_min (torch.finfo(float16).min, -65504),
+///                           in a float16 scenario
 /// Errors: ScenarioError naming the field that does not hold the bug (e.g. "mask.window: the
 /// bug-window-off-by-one fix needs a sliding window of at least 2 keys"), or field "bug" for
 /// an unknown id.

@@ -57,7 +57,7 @@
 // it (the shortest float32 text: "0.43" is the double 0.43, not float32(0.43) widened), which
 // is what torch.tensor(..., dtype=torch.float64) and np.array(...) make of the program's
 // literals.
-// bfloat16 and float16 ("dtype": "bfloat16" / "float16", torch only): the float32 path with each
+// bfloat16 and float16 ("dtype": "bfloat16" / "float16"; NumPy draws first rounded to float32): the float32 path with each
 // stage stored in the dtype (StoreAs, round to nearest even): the draws and nn.Linear's weights
 // as drawn in float32 then .to(dtype); every operation after that (X @ W, + bias, q @ k.T,
 // the scaling, the mask, the softmax, weights @ v, out_proj) computed in float32 from the
@@ -147,6 +147,11 @@ struct Stages : StageTensors<float> {
   /// "dtype": "float64" only: every stage in double ("float64" above); the float fields above
   /// then hold those values rounded to float32. Null for float32 scenarios.
   std::shared_ptr<const StagesF64> f64;
+  /// bfloat16 / float16 runs only: the same scenario computed in float32 (dtype float32,
+  /// softmax_dtype "same"), once per run by the engine, the reference each stored value's
+  /// rounding error is measured against (the window's hover, cell_explanation.h). Null for
+  /// float32 and float64 runs.
+  std::shared_ptr<const StageTensors<float>> f32;
 
   /// The T x T matrix of a per-head stage for batch b, head h.
   const Matrix& Head(const MatrixStack& stage, int64_t b, int64_t h) const {
@@ -370,6 +375,9 @@ class Engine {
     bool operator==(const TailKey&) const = default;
   };
   std::optional<TailKey> logits_tail_, weights_tail_;
+  // bfloat16 / float16 runs: the engine of the float32 reference run (Stages::f32), itself
+  // incremental; null otherwise.
+  std::unique_ptr<Engine> reference_;
 };
 
 /// One-shot convenience: validates and runs `scenario` in a fresh engine and returns its stages

@@ -147,6 +147,12 @@ enum class Dtype { kFloat32, kFloat64, kBfloat16, kFloat16 };
 /// Whether `d` stores its stages in fewer bits than float32 (bfloat16, float16).
 inline bool IsLowPrecision(Dtype d) { return d == Dtype::kBfloat16 || d == Dtype::kFloat16; }
 
+/// Bytes one value of `d` takes as stored (torch's element_size()): 8 for float64, 4 for
+/// float32, 2 for bfloat16 and float16 (the app holds them widened to float32 in memory).
+inline int64_t BytesPerValue(Dtype d) {
+  return d == Dtype::kFloat64 ? 8 : IsLowPrecision(d) ? 2 : 4;
+}
+
 /// positions.kind (top level "positions"; absent = none): how token positions enter attention.
 /// kRope rotates each head's q and k by angles proportional to the position (RoFormer; Llama,
 /// Hugging Face, LLMs-from-scratch, nanochat), between the projections and the scores;
@@ -435,7 +441,7 @@ inline bool GroupsKv(const Shape& sh) { return sh.Kv() < sh.H; }
 /// group_size = heads / kv_heads consecutive query heads). g in [0, KV). Errors: none.
 std::string KvGroupLegend(const Shape& sh, int64_t g);
 /// Bytes one token's K and V take in a cache, KV * dh (K) + KV * dh_v (V) values of
-/// `bytes_per_value` each (4 for float32): what grouping K/V heads saves (multi-head: H heads).
+/// `bytes_per_value` each (BytesPerValue of the dtype): what grouping K/V heads saves (multi-head: H heads).
 int64_t KvBytesPerToken(const Shape& sh, int64_t kv_heads, int64_t bytes_per_value);
 
 /// Refuses JSON text the parser must not see, in one pass over its bytes (no allocation):

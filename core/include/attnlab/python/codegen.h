@@ -28,8 +28,14 @@ namespace attnlab {
 /// NumPy in the NumPy notebook's style (np.random.seed, np.random.randn, np.matmul, a 0 / -inf
 /// mask added to the scaled scores, its own softmax) when input.generator is "numpy". For qkv
 /// input the program draws or writes q, k, v and sets Q, K, V = q, k, v (no X, no W).
-/// Errors: ScenarioError as ValidateScenario, and for dtype "bfloat16" / "float16" (field
-/// "dtype": no program is written for them yet).
+/// dtype "bfloat16" / "float16" (PyTorch only): the program defines dtype and stored(t)
+/// (t.to(dtype).float()) and computes every stage in float32 from the stored values of the
+/// stages before it, then stores its result, as the engine (pipeline.h, "bfloat16 and
+/// float16"); nn.Linear's draws are stored (stored_layer) and applied as x @ W stored, then
+/// + bias stored (linear); the upcast softmax (scaling.softmax_dtype "float32") leaves the
+/// weights in float32. The variables are float32 tensors holding the dtype's numbers; the
+/// final prints show weights and context as dtype tensors.
+/// Errors: ScenarioError as ValidateScenario.
 std::string GeneratePyTorchCode(const Scenario& scenario);
 
 /// The lines two programs differ in: `wrong` holds the lines only the bug's program has,
