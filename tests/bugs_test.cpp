@@ -68,7 +68,7 @@ TEST(BugGallery, EveryBugIsAPresetWhoseIdStartsWithBugAndEveryBugPresetIsInTheGa
       EXPECT_NE(FindBug(p.id), nullptr) << p.id;
     }
   EXPECT_EQ(FindBug("raschka-3.5-causal"), nullptr);
-  EXPECT_EQ(Bugs().size(), 6u);
+  EXPECT_EQ(Bugs().size(), 7u);
 }
 
 TEST(BugGallery, TheFixIsTheGoldensFixedScenarioWithOneSettingPutRight) {
@@ -322,6 +322,8 @@ TEST(HeadSplit, DecodeAndTilesRefuseTheBugNamingTheField) {
     EXPECT_EQ(std::string(e.what()).rfind("projections.head_split: FlashAttention", 0), 0u)
         << e.what();
   }
+}
+
 TEST(BugGallery, MinusOneBillionInFloat16IsMinusInfinityAndThePaddingRowsAreNanAsPyTorchComputesThem) {
   // A left-padded sentence: queries 0 and 1 (<pad>) see no key. In float16 -1e9 is stored as
   // -inf, so their rows are 0 / 0 = nan; finfo(float16).min (-65504) gives each key 1 / 8.

@@ -3,7 +3,7 @@
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
-title = 'Bug: Raschka\'s journey in 2 heads split with q.view(B, heads, T, head_size), no transpose: head 0 reads only "Your journey starts", head 1 only "with one step" (fixed)'
+title = 'The fix of bug-view-no-transpose: heads split by features: view(B, T, heads, d_k).transpose(1, 2)'
 
 # Input embeddings, one row per token
 tokens = ['Your', 'journey', 'starts', 'with', 'one', 'step']

@@ -101,9 +101,10 @@ struct DecodeRun {
 /// Errors: InferenceError for P outside 0..T, C < 0, dropout p > 0 (a decode is inference:
 /// "dropout.p: ... decode runs without dropout"), projections.head_split "view_no_transpose"
 /// ("projections.head_split: a decode reads each token's own row of Q, K and V; ...").
-/// Soft-capping and ALiBi act on each step's logits by the pipeline's rule, ALiBi's distance between the query's and the key's absolute
-/// positions; a sink (gpt-oss) adds its column to each new row's softmax (a row whose keys are
-/// all masked gets 0 weights, the sink 1), as the full computation.
+/// Soft-capping and ALiBi act on each step's logits by the pipeline's rule, ALiBi's distance
+/// between the query's and the key's absolute positions; a sink (gpt-oss) adds its column to
+/// each new row's softmax (a row whose keys are all masked gets 0 weights, the sink 1), as the
+/// full computation.
 DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt);
 
 /// RunDecode's checks of `s` (T tokens) and `opt` alone, for what writes the loop without
