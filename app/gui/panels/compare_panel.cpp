@@ -298,17 +298,26 @@ void DrawEntropies(AppState& state, ImVec2 size) {
   // queries, a mask after the softmax without renormalising, a sink's share) is not plotted.
   const bool dist_a = RowsSumToOne(c.rows_a), dist_b = RowsSumToOne(c.rows_b);
   std::vector<double> x, ea, eb;
+  // The means are over the rows that are numbers: a nan row (0 / 0, a padding query in
+  // bug-fp16-mask-fill) is counted and said apart instead of turning the mean into nan.
   double top = 0.1, sum_a = 0, sum_b = 0, keys_a = 0, keys_b = 0;
+  int rows_a = 0, rows_b = 0;
   for (size_t i = 0; i < T; ++i) {
     x.push_back(static_cast<double>(i));
     ea.push_back(c.rows_a[i].entropy);
     eb.push_back(c.rows_b[i].entropy);
     if (dist_a && std::isfinite(ea.back())) top = std::max(top, ea.back());
     if (dist_b && std::isfinite(eb.back())) top = std::max(top, eb.back());
-    sum_a += ea.back();
-    sum_b += eb.back();
-    keys_a += c.rows_a[i].effective_tokens;
-    keys_b += c.rows_b[i].effective_tokens;
+    if (std::isfinite(ea.back()) && std::isfinite(c.rows_a[i].effective_tokens)) {
+      sum_a += ea.back();
+      keys_a += c.rows_a[i].effective_tokens;
+      ++rows_a;
+    }
+    if (std::isfinite(eb.back()) && std::isfinite(c.rows_b[i].effective_tokens)) {
+      sum_b += eb.back();
+      keys_b += c.rows_b[i].effective_tokens;
+      ++rows_b;
+    }
   }
   const double n = static_cast<double>(T);
   ImGui::TextUnformatted("Row entropy of the weights");
@@ -323,16 +332,29 @@ void DrawEntropies(AppState& state, ImVec2 size) {
   };
   const char* kNotDistribution =
       "%s: its rows do not sum to 1, so they are not distributions and have no entropy to plot";
+  // "A: mean 1.33 nats = 4.6 keys", with "over 6 rows; 2 rows nan" when some rows are nan.
+  auto headline = [&](const char* side, double sum, double k, int rows) {
+    char buf[160];
+    if (rows == 0)
+      std::snprintf(buf, sizeof buf, "%s: every row is nan (no entropy)", side);
+    else if (rows < static_cast<int>(T))
+      std::snprintf(buf, sizeof buf, "%s: mean %.3g nats \xE2\x89\x88 %s keys over %d rows; %d nan",
+                    side, sum / rows, keys(k / rows).c_str(), rows, static_cast<int>(T) - rows);
+    else
+      std::snprintf(buf, sizeof buf, "%s: mean %.3g nats \xE2\x89\x88 %s keys", side, sum / rows,
+                    keys(k / rows).c_str());
+    return std::string(buf);
+  };
   ImGui::SameLine(0, ImGui::GetFontSize());
   if (dist_a)
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA),
-                       "A: mean %.3g nats \xE2\x89\x88 %s keys", sum_a / n, keys(keys_a / n).c_str());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA), "%s",
+                       headline("A", sum_a, keys_a, rows_a).c_str());
   else
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA), kNotDistribution, "A");
   ImGui::SameLine(0, ImGui::GetFontSize());
   if (dist_b)
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorB),
-                       "B: mean %.3g nats \xE2\x89\x88 %s keys", sum_b / n, keys(keys_b / n).c_str());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorB), "%s",
+                       headline("B", sum_b, keys_b, rows_b).c_str());
   else
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorB), kNotDistribution, "B");
 

@@ -358,7 +358,10 @@ void DrawCompareGradientReadout(AppState& state) {
     return;
   }
   if (!g.compare_error.empty()) {
-    ImGui::TextDisabled("gradient reaching W_query: %s", g.compare_error.c_str());
+    // Wrapped: the error names the row, the key and what to do, wider than the maps.
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("gradient reaching W_query: %s", g.compare_error.c_str());
+    ImGui::PopStyleColor();
     return;
   }
   // In parts that wrap whole: at 1024 pixels the line does not hold B's number.
