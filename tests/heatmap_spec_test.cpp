@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "attnlab/figures/figure.h"
+#include "attnlab/model/bugs.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/figures/stage_view.h"
 #include "attnlab/base/text.h"
@@ -38,6 +39,31 @@ TEST(HeatmapSpec, RaschkaWeights) {
   EXPECT_EQ(TickTexts(s), (std::vector<std::string>{"0", "0.25", "0.5", "0.75", "1"}));
   EXPECT_TRUE(s.legends.empty());
   EXPECT_TRUE(s.values_wanted);  // 6 x 6 <= 12 x 12
+}
+
+TEST(HeatmapSpec, TheBuggyHeadSplitLabelsEachRowWithTheTokenPieceItReads) {
+  // bug-view-no-transpose: T = 6, 2 heads of d_k = 2 read q.view(B, heads, T, 2) of the 6 x 4
+  // projection: head 0's rows are "Your journey starts" in halves, head 1's "with one step".
+  const Scenario sc = LoadPreset("bug-view-no-transpose");
+  const Stages st = RunScenario(sc);
+  auto rows = [&](Stage stage, int64_t head) {
+    return FigureSpec(ExtractStage(st, sc, stage, head, 0), {}).row_labels;
+  };
+  const std::vector<std::string> h0 = {"Your[0:2]",    "Your[2:4]",    "journey[0:2]",
+                                       "journey[2:4]", "starts[0:2]", "starts[2:4]"};
+  const std::vector<std::string> h1 = {"with[0:2]", "with[2:4]",  "one[0:2]",
+                                       "one[2:4]",  "step[0:2]", "step[2:4]"};
+  EXPECT_EQ(rows(Stage::kQ, 0), h0);
+  EXPECT_EQ(rows(Stage::kV, 1), h1);
+  EXPECT_EQ(rows(Stage::kWeights, 1), h1);
+  EXPECT_EQ(FigureSpec(ExtractStage(st, sc, Stage::kScores, 0, 0), {}).col_labels, h0);
+  // The merge puts every token's row back together; X and the fix are tokens.
+  const std::vector<std::string> tokens = {"Your", "journey", "starts", "with", "one", "step"};
+  EXPECT_EQ(rows(Stage::kContext, 0), tokens);
+  EXPECT_EQ(rows(Stage::kX, 0), tokens);
+  const Scenario fix = BugFix("bug-view-no-transpose", sc);
+  EXPECT_EQ(FigureSpec(ExtractStage(RunScenario(fix), fix, Stage::kQ, 1, 0), {}).row_labels,
+            tokens);
 }
 
 TEST(HeatmapSpec, SignedStagesAreSymmetricAndDiverging) {

@@ -63,6 +63,15 @@ std::string RowLabel(const AppState& state, int64_t i) {
   return VisualOrder(VisibleToken(st->tokens[i]));
 }
 
+std::string HeadAxisLabel(const AppState& state, int64_t i, bool key) {
+  const HeatmapContent& c = state.heatmaps[StageIndex(Stage::kWeights)].content;
+  const std::vector<std::string>& labels = key ? c.col_labels : c.row_labels;
+  const int64_t T = ShownShape(state).T;
+  if (i >= 0 && i < T && static_cast<int64_t>(labels.size()) == T && c.head == state.head)
+    return VisualOrder(labels[static_cast<size_t>(i)]);
+  return RowLabel(state, i);
+}
+
 void RefreshHeadSlices(AppState& state) {
   const Stages* readable = ReadableStages(state);
   if (!readable) return;

@@ -27,6 +27,11 @@ void RefreshHeadSlices(AppState& state);
 /// visual order, VisualOrder), "" out of range.
 std::string RowLabel(const AppState& state, int64_t i);
 
+/// Query row i (`key` false) or key j (`key` true) of the shown head's T x T maps (scores,
+/// logits, weights) as their axes label it: RowLabel, except where a head's rows are pieces of
+/// the tokens (projections.head_split "view_no_transpose": "journey[2:4]", StageContent's rule).
+std::string HeadAxisLabel(const AppState& state, int64_t i, bool key);
+
 /// Column j's label: key token j, or "d<j>" for X, Q, K, V (the column in the whole matrix) and
 /// the context.
 std::string ColumnLabel(const AppState& state, Stage stage, int64_t j);

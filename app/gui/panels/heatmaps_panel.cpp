@@ -615,9 +615,15 @@ std::vector<std::vector<NumberedMap>> PackRows(AppState& state, std::vector<Numb
                                   m.cols, m.cell_min);
     m.w = m.frame.left + m.frame.right + m.cols * m.cell_min;
   };
+  // A map beside another drops its row labels when they are the same tokens; a head's pieces
+  // of the tokens (projections.head_split "view_no_transpose") keep theirs.
+  auto same_rows = [&](Stage a, Stage b) {
+    return state.heatmaps[StageIndex(a)].content.row_labels ==
+           state.heatmaps[StageIndex(b)].content.row_labels;
+  };
   for (NumberedMap& m : maps) {
     if (!rows.empty()) {  // beside the row's last map, which labels the tokens
-      measure(m, false);
+      measure(m, !same_rows(m.stage, rows.back().back().stage));
       const NumberedMap& last = rows.back().back();
       m.x = last.x + last.w + gap;
       if (m.x + m.w <= width) {

@@ -22,14 +22,15 @@ constexpr double kLowMultiplier = 0.01, kHighMultiplier = 100.0;
 void DrawRowPicker(AppState& state, int64_t T) {
   char preview[96];
   std::snprintf(preview, sizeof preview, "%lld: %s", static_cast<long long>(state.row),
-                RowLabel(state, state.row).c_str());
+                HeadAxisLabel(state, state.row, false).c_str());
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
   if (ImGui::BeginCombo("query row", preview, ImGuiComboFlags_HeightLarge)) {
     ImGuiListClipper clipper;
     clipper.Begin(static_cast<int>(T));
     while (clipper.Step())
       for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-        std::snprintf(preview, sizeof preview, "%d: %s", i, RowLabel(state, i).c_str());
+        std::snprintf(preview, sizeof preview, "%d: %s", i,
+                      HeadAxisLabel(state, i, false).c_str());
         if (ImGui::Selectable(preview, i == state.row)) Emit(state, SelectRow{i});
       }
     ImGui::EndCombo();
@@ -54,7 +55,7 @@ std::vector<uint8_t> AllowedKeys(const Stages& st, int64_t i) {
 std::string MaxWeightText(const AppState& state, const PeakStats& stats) {
   char text[160];
   std::snprintf(text, sizeof text, "max %.4f (\"%s\")", stats.max_weight,
-                stats.argmax >= 0 ? RowLabel(state, stats.argmax).c_str() : "-");
+                stats.argmax >= 0 ? HeadAxisLabel(state, stats.argmax, true).c_str() : "-");
   return text;
 }
 
@@ -123,7 +124,7 @@ void DrawWeightBars(const AppState& state, const RowVector& w, const PeakStats& 
   spec.y_label = "weight";
   spec.legend_above = true;
   if (T <= 24)
-    for (int64_t j = 0; j < T; ++j) spec.x_tick_labels.push_back(RowLabel(state, j));
+    for (int64_t j = 0; j < T; ++j) spec.x_tick_labels.push_back(HeadAxisLabel(state, j, true));
   const PlotAxes axes = BeginPlot(spec);
   PlotBars(axes, bars, IM_COL32(90, 150, 230, 255), static_cast<int>(stats.argmax),
            IM_COL32(255, 200, 60, 255));
@@ -134,7 +135,7 @@ void DrawWeightBars(const AppState& state, const RowVector& w, const PeakStats& 
   if (axes.hovered) {
     const int j = std::clamp(static_cast<int>(std::lround(axes.XAt(ImGui::GetIO().MousePos.x))),
                              0, static_cast<int>(T - 1));
-    ImGui::SetTooltip("key %d \"%s\": weight %s", j, RowLabel(state, j).c_str(),
+    ImGui::SetTooltip("key %d \"%s\": weight %s", j, HeadAxisLabel(state, j, true).c_str(),
                       FormatNumber(bars[j], NumberStyle::kShortest).c_str());
   }
 }

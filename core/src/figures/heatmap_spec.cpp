@@ -271,6 +271,26 @@ const char* StageHelp(Stage stage) {
   return "";
 }
 
+/// projections.head_split "view_no_transpose" (more than one head, projected input): the label
+/// of row r of head `col_head`'s n x w view (n heads of w columns) is the token piece it reads,
+/// "journey[2:4]" (HeadSplitSource, the split's one rule); empty for any other scenario.
+std::vector<std::string> SplitRowLabels(const Scenario& sc, const Shape& sh, int64_t col_head,
+                                        int64_t n, int64_t w,
+                                        const std::vector<std::string>& token_labels) {
+  std::vector<std::string> out;
+  if (sh.H < 2 || sc.projections.head_split == HeadSplit::kTranspose ||
+      sc.input.source == InputSource::kQkv || w < 1 ||
+      static_cast<int64_t>(token_labels.size()) != sh.T)
+    return out;
+  for (int64_t r = 0; r < sh.T; ++r) {
+    const StageCell from =
+        HeadSplitSource(sc.projections.head_split, sh.T, n * w, w, r, col_head * w);
+    out.push_back(token_labels[static_cast<size_t>(from.row)] + "[" + std::to_string(from.col) +
+                  ":" + std::to_string(from.col + w) + "]");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> TokenLabels(const std::vector<std::string>& tokens) {
@@ -314,11 +334,31 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
       c.col_labels.push_back((per_head ? "h" + std::to_string(owner) + "·" : "") + "d" +
                              std::to_string(first + j));
     }
+    // The buggy split: a head's row is a piece of another token's row, and says which.
+    if (StageIsProjected(stage)) {
+      const Shape& sh = st.shape;
+      const bool key_side = StageIsKeySide(stage);
+      const std::vector<std::string> split = SplitRowLabels(
+          sc, sh, StageColumnHead(stage, sh, head), key_side ? sh.Kv() : sh.H, n, token_labels);
+      if (!split.empty()) c.row_labels = split;
+    }
   } else if (stage == Stage::kSink) {
     c.col_axis = "sink";
     c.col_labels = {"sink"};
+    const Shape& sh = st.shape;
+    const std::vector<std::string> q = SplitRowLabels(sc, sh, head, sh.H, sh.dh, token_labels);
+    if (!q.empty()) c.row_labels = q;
   } else {
     c.col_labels = token_labels;
+    // Scores, mask, logits and weights of the buggy split: rows are Q's pieces, columns K's.
+    const Shape& sh = st.shape;
+    const std::vector<std::string> q = SplitRowLabels(sc, sh, head, sh.H, sh.dh, token_labels);
+    const std::vector<std::string> k =
+        SplitRowLabels(sc, sh, sh.KvHead(head), sh.Kv(), sh.dh, token_labels);
+    if (!q.empty() && !k.empty()) {
+      c.row_labels = q;
+      c.col_labels = k;
+    }
   }
   c.diverging = StageIsDiverging(stage, scan);
   c.hatch_masked = stage == Stage::kMask || stage == Stage::kWeights ||

@@ -185,7 +185,10 @@ std::vector<std::string> TokenLabels(const std::vector<std::string>& tokens);
 
 /// The content of `stage` for `head` and `batch` of a run of `scenario` (shape and tokens from
 /// `stages`). `token_labels`: TokenLabels(stages.tokens), passed in so callers that draw many
-/// heatmaps of one run make them once. `scan`: ScanValues of the stage's matrix.
+/// heatmaps of one run make them once. `scan`: ScanValues of the stage's matrix. With
+/// projections.head_split "view_no_transpose" and several heads, a head's rows (and the key
+/// columns of its T x T stages) are labelled with the token piece they read, "journey[2:4]"
+/// (HeadSplitSource), since row r is no longer token r.
 HeatmapContent StageContent(const Stages& stages, const Scenario& scenario, Stage stage,
                             int64_t head, int64_t batch,
                             const std::vector<std::string>& token_labels, const ValueScan& scan);
