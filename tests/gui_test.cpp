@@ -540,6 +540,51 @@ save )" + Path("prefix.json") + "\n");
   EXPECT_EQ(prefix.mask.prefix, 3);  // T / 2 of the 7 tokens
 }
 
+// An and / or mask's parts from the window: a part's kind changes (from its own starting
+// setting), parts are added and removed, each one undo step, and the engine's mask is the
+// parts combined cell by cell.
+TEST_F(Gui, AndMaskPartsChangeKindAddAndRemoveWithUndo) {
+  const std::string script = Write("parts.script", R"(preset packed-documents
+mask and
+mask-part 1 prefix_lm
+mask-part-add
+save )" + Path("three.json") + R"(
+mask-part 2 sliding_window
+mask-part-remove 0
+save )" + Path("two.json") + R"(
+undo
+save )" + Path("undone.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario three = ParseScenario(ReadFile(Path("three.json")));
+  ASSERT_EQ(three.mask.kind, MaskKind::kAnd);
+  ASSERT_EQ(three.mask.of.size(), 3u);
+  EXPECT_EQ(three.mask.of[0].kind, MaskKind::kDocument);
+  EXPECT_EQ(three.mask.of[1].kind, MaskKind::kPrefixLm);
+  EXPECT_EQ(three.mask.of[1].prefix, 3);  // T / 2 of the 7 tokens
+  EXPECT_EQ(three.mask.of[2].kind, MaskKind::kCausal);
+  // documents 0 0 0 1 1 1 2 (causal within each), and prefix 3 (keys 0..2 for all, causal
+  // after), and causal: row 4 (document 1) sees keys 3 and 4 only.
+  const Stages st3 = RunScenario(three);
+  EXPECT_EQ(st3.mask.row(4).cast<int>().eval(),
+            (Eigen::RowVectorXi(7) << 0, 0, 0, 1, 1, 0, 0).finished());
+  const Scenario two = ParseScenario(ReadFile(Path("two.json")));
+  ASSERT_EQ(two.mask.of.size(), 2u);
+  EXPECT_EQ(two.mask.of[0].kind, MaskKind::kPrefixLm);
+  EXPECT_EQ(two.mask.of[1].kind, MaskKind::kSlidingWindow);
+  EXPECT_EQ(two.mask.of[1].window, 3);
+  // prefix 3 and a window of 3 keys: row 6 sees keys 4, 5, 6; row 2 sees 0, 1, 2.
+  const Stages st2 = RunScenario(two);
+  EXPECT_EQ(st2.mask.row(6).cast<int>().eval(),
+            (Eigen::RowVectorXi(7) << 0, 0, 0, 0, 1, 1, 1).finished());
+  EXPECT_EQ(st2.mask.row(2).cast<int>().eval(),
+            (Eigen::RowVectorXi(7) << 1, 1, 1, 0, 0, 0, 0).finished());
+  const Scenario undone = ParseScenario(ReadFile(Path("undone.json")));
+  ASSERT_EQ(undone.mask.of.size(), 3u);  // the removal undone, the window kept
+  EXPECT_EQ(undone.mask.of[0].kind, MaskKind::kDocument);
+  EXPECT_EQ(undone.mask.of[2].kind, MaskKind::kSlidingWindow);
+}
+
 // Soft-capping and the attention sink from the window (issue 26): each edit one undo step, the
 // sink refused with a clear message under another normalization.
 TEST_F(Gui, SoftcapAndSinkAreUndoableEdits) {

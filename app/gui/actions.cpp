@@ -63,9 +63,8 @@ MaskMatrix StartingMask(AppState& state, const Scenario& s) {
   return MaskMatrix::Ones(std::max<int64_t>(T, 0), std::max<int64_t>(T, 0));
 }
 
-/// A mask switched to `kind` gets a setting to start from: W = 3, P = T / 2, two documents of
-/// T / 2 tokens; and / or combine the mask it was with a sliding window of 3 (and) or a prefix
-/// of T / 2 keys (or).
+}  // namespace
+
 void StartMaskKind(MaskSpec& m, MaskKind kind, int64_t T) {
   if (kind == m.kind) return;
   if (kind == MaskKind::kSlidingWindow) m.window = 3;
@@ -88,6 +87,8 @@ void StartMaskKind(MaskSpec& m, MaskKind kind, int64_t T) {
   }
   m.kind = kind;
 }
+
+namespace {
 
 void ClampSelection(AppState& state) {
   const Shape& sh = ShownShape(state);

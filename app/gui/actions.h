@@ -253,6 +253,11 @@ struct PendingAction {
 /// edit goes on (see History::open_merge_key).
 void Emit(AppState& state, Action action, std::string merge_key = "");
 
+/// A mask (the scenario's, or a part of an and / or) switched to `kind` gets a setting to start
+/// from: W = 3, P = T / 2, two documents of T / 2 tokens; and / or combine the mask it was with
+/// a sliding window of 3 (and) or a prefix of T / 2 keys (or). The same kind: unchanged.
+void StartMaskKind(MaskSpec& m, MaskKind kind, int64_t T);
+
 /// Applies the queued actions in order, then reruns the engine if the scenario changed.
 /// Never throws: a scenario that cannot run sets state.error (the last good stages stay on
 /// screen); a failed file or export action sets state.status and state.action_error.

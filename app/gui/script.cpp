@@ -423,6 +423,58 @@ const CommandSpec kCommands[] = {
      },
      "KIND|toggle: the mask kind (none, causal, custom, sliding_window, prefix_lm, document, "
      "and, or; toggle: none <-> causal)"},
+    {"mask-part", 2,
+     [](const Words& w) {
+       Integer(w[1]);
+       if (!ParseName<MaskKind>(w[2]) || w[2] == "custom" || w[2] == "and" || w[2] == "or")
+         throw std::invalid_argument("causal, sliding_window, prefix_lm, document or none");
+     },
+     [](Call& c) {
+       const int64_t k = Integer(c.w[1]);
+       const Scenario& s = c.state.scenario;
+       if ((s.mask.kind != MaskKind::kAnd && s.mask.kind != MaskKind::kOr) || k < 0 ||
+           k >= static_cast<int64_t>(s.mask.of.size())) {
+         c.failure = "mask.of: no part " + c.w[1] + " (the mask is " + MaskName(s.mask) + ")";
+         return;
+       }
+       const MaskKind kind = EnumArg<MaskKind>(c.w[2]);
+       const int64_t T = std::max<int64_t>(ShownShape(c.state).T, 1);
+       Edit(c, "mask part kind", [k, kind, T](Scenario& x) {
+         StartMaskKind(x.mask.of[static_cast<size_t>(k)], kind, T);
+       });
+     },
+     "K KIND: part K of an and / or mask becomes KIND (causal, sliding_window, prefix_lm, "
+     "document, none), from the setting a new mask of that kind starts with (the part's combo)"},
+    {"mask-part-add", 0, nullptr,
+     [](Call& c) {
+       const Scenario& s = c.state.scenario;
+       if (s.mask.kind != MaskKind::kAnd && s.mask.kind != MaskKind::kOr) {
+         c.failure = "mask.kind: parts are added to an and / or mask, not " + MaskName(s.mask);
+         return;
+       }
+       Edit(c, "add mask part", [](Scenario& x) {
+         MaskSpec causal;
+         causal.kind = MaskKind::kCausal;
+         x.mask.of.push_back(causal);
+       });
+     },
+     ": a causal part appended to an and / or mask (the \"+ mask\" button)"},
+    {"mask-part-remove", 1, [](const Words& w) { Integer(w[1]); },
+     [](Call& c) {
+       const int64_t k = Integer(c.w[1]);
+       const Scenario& s = c.state.scenario;
+       if ((s.mask.kind != MaskKind::kAnd && s.mask.kind != MaskKind::kOr) || k < 0 ||
+           k >= static_cast<int64_t>(s.mask.of.size()) || s.mask.of.size() < 2) {
+         c.failure = "mask.of: part " + c.w[1] +
+                     " cannot be removed (the last part stays; the mask is " + MaskName(s.mask) +
+                     ")";
+         return;
+       }
+       Edit(c, "remove mask part", [k](Scenario& x) {
+         x.mask.of.erase(x.mask.of.begin() + static_cast<std::ptrdiff_t>(k));
+       });
+     },
+     "K: removes part K of an and / or mask (the part's \u00D7 button; not the last part)"},
     {"mask-cell", 3,
      [](const Words& w) {
        Integer(w[1]);
