@@ -229,7 +229,7 @@ void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t
               .c_str());
       ImGui::SameLine();
       ImGui::BeginDisabled(m.of.size() < 2);
-      if (ImGui::SmallButton("Ã"))  // the multiplication sign: remove
+      if (ImGui::SmallButton("\xC3\x97"))  // the multiplication sign: remove
         Emit(state, EditScenario{"remove mask part", [path, k](Scenario& x) {
                                    std::vector<MaskSpec>& of = MaskPart(x.mask, path).of;
                                    if (k < of.size() && of.size() > 1)
