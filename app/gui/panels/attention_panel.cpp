@@ -154,6 +154,72 @@ void DrawMaskFill(AppState& state) {
 }
 
 void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t>& path,
+                    int64_t T);
+
+/// The parts of the and / or mask `m` (at `path`; `id` its widgets' suffix): each part's kind
+/// combo, its remove button (not the last part) and its fields, then "+ mask"; every change
+/// an undoable scenario edit.
+void DrawMaskParts(AppState& state, const MaskSpec& m, const std::vector<size_t>& path,
+                   const std::string& id, int64_t T) {
+  ImGui::Indent();
+  // Each part: its kind (a combo), a button that removes it (not the last one), its fields.
+  // A part is one of the kinds without a painted matrix or parts of its own; a custom or
+  // nested part from a file is shown by name and can be removed or switched.
+  static constexpr MaskKind kPartKinds[] = {MaskKind::kCausal, MaskKind::kSlidingWindow,
+                                            MaskKind::kPrefixLm, MaskKind::kDocument,
+                                            MaskKind::kNone};
+  for (size_t k = 0; k < m.of.size(); ++k) {
+    std::vector<size_t> inner = path;
+    inner.push_back(k);
+    const std::string pid = id + "_part" + std::to_string(k);
+    ImGui::PushID(pid.c_str());
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize("sliding_window").x + ImGui::GetFrameHeight() * 2);
+    if (ImGui::BeginCombo("##kind", Name(m.of[k].kind))) {
+      for (MaskKind kind : kPartKinds)
+        if (ImGui::Selectable(Name(kind), kind == m.of[k].kind) && kind != m.of[k].kind)
+          Emit(state, EditScenario{"mask part kind", [inner, kind, T](Scenario& x) {
+                                     StartMaskKind(MaskPart(x.mask, inner), kind,
+                                                   std::max<int64_t>(T, 1));
+                                   }});
+      ImGui::EndCombo();
+    }
+    Tip(("Part " + std::to_string(k) + " of the " + Name(m.kind) + ": " + MaskName(m.of[k]) +
+         ". Choose another kind; it starts from a setting of its own.")
+            .c_str());
+    ImGui::SameLine();
+    ImGui::BeginDisabled(m.of.size() < 2);
+    if (ImGui::SmallButton("\xC3\x97"))  // the multiplication sign: remove
+      Emit(state, EditScenario{"remove mask part", [path, k](Scenario& x) {
+                                 std::vector<MaskSpec>& of = MaskPart(x.mask, path).of;
+                                 if (k < of.size() && of.size() > 1)
+                                   of.erase(of.begin() + static_cast<std::ptrdiff_t>(k));
+                               }});
+    ImGui::EndDisabled();
+    Tip(m.of.size() < 2 ? "The last part stays: an and / or needs at least one mask."
+                        : "Remove this part (Ctrl+Z brings it back).");
+    if (m.of[k].kind == MaskKind::kSlidingWindow || m.of[k].kind == MaskKind::kPrefixLm ||
+        m.of[k].kind == MaskKind::kDocument || m.of[k].kind == MaskKind::kAnd ||
+        m.of[k].kind == MaskKind::kOr) {
+      ImGui::Indent();  // the part's fields under its kind
+      DrawMaskFields(state, m.of[k], inner, T);
+      ImGui::Unindent();
+    }
+    ImGui::PopID();
+  }
+  if (ImGui::SmallButton(("+ mask" + id + "add").c_str()))
+    Emit(state, EditScenario{"add mask part", [path](Scenario& x) {
+                               MaskSpec causal;
+                               causal.kind = MaskKind::kCausal;
+                               MaskPart(x.mask, path).of.push_back(causal);
+                             }});
+  Tip(m.kind == MaskKind::kAnd
+          ? "Add a part (causal; choose its kind after): a key must be allowed by every part."
+          : "Add a part (causal; choose its kind after): a key is allowed when any part "
+            "allows it.");
+  ImGui::Unindent();
+}
+
+void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t>& path,
                     int64_t T) {
   const std::string id = "##mask" + std::to_string(path.size()) + "_" +
                          (path.empty() ? std::string() : std::to_string(path.back()));
@@ -202,62 +268,7 @@ void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t
     legend();
   } else if (m.kind == MaskKind::kAnd || m.kind == MaskKind::kOr) {
     legend();
-    ImGui::Indent();
-    // Each part: its kind (a combo), a button that removes it (not the last one), its fields.
-    // A part is one of the kinds without a painted matrix or parts of its own; a custom or
-    // nested part from a file is shown by name and can be removed or switched.
-    static constexpr MaskKind kPartKinds[] = {MaskKind::kCausal, MaskKind::kSlidingWindow,
-                                              MaskKind::kPrefixLm, MaskKind::kDocument,
-                                              MaskKind::kNone};
-    for (size_t k = 0; k < m.of.size(); ++k) {
-      std::vector<size_t> inner = path;
-      inner.push_back(k);
-      const std::string pid = id + "_part" + std::to_string(k);
-      ImGui::PushID(pid.c_str());
-      ImGui::SetNextItemWidth(ImGui::CalcTextSize("sliding_window").x + ImGui::GetFrameHeight() * 2);
-      if (ImGui::BeginCombo("##kind", Name(m.of[k].kind))) {
-        for (MaskKind kind : kPartKinds)
-          if (ImGui::Selectable(Name(kind), kind == m.of[k].kind) && kind != m.of[k].kind)
-            Emit(state, EditScenario{"mask part kind", [inner, kind, T](Scenario& x) {
-                                       StartMaskKind(MaskPart(x.mask, inner), kind,
-                                                     std::max<int64_t>(T, 1));
-                                     }});
-        ImGui::EndCombo();
-      }
-      Tip(("Part " + std::to_string(k) + " of the " + Name(m.kind) + ": " + MaskName(m.of[k]) +
-           ". Choose another kind; it starts from a setting of its own.")
-              .c_str());
-      ImGui::SameLine();
-      ImGui::BeginDisabled(m.of.size() < 2);
-      if (ImGui::SmallButton("\xC3\x97"))  // the multiplication sign: remove
-        Emit(state, EditScenario{"remove mask part", [path, k](Scenario& x) {
-                                   std::vector<MaskSpec>& of = MaskPart(x.mask, path).of;
-                                   if (k < of.size() && of.size() > 1)
-                                     of.erase(of.begin() + static_cast<std::ptrdiff_t>(k));
-                                 }});
-      ImGui::EndDisabled();
-      Tip(m.of.size() < 2 ? "The last part stays: an and / or needs at least one mask."
-                          : "Remove this part (Ctrl+Z brings it back).");
-      if (m.of[k].kind == MaskKind::kSlidingWindow || m.of[k].kind == MaskKind::kPrefixLm ||
-          m.of[k].kind == MaskKind::kDocument || m.of[k].kind == MaskKind::kAnd ||
-          m.of[k].kind == MaskKind::kOr) {
-        ImGui::Indent();  // the part's fields under its kind
-        DrawMaskFields(state, m.of[k], inner, T);
-        ImGui::Unindent();
-      }
-      ImGui::PopID();
-    }
-    if (ImGui::SmallButton(("+ mask" + id + "add").c_str()))
-      Emit(state, EditScenario{"add mask part", [path](Scenario& x) {
-                                 MaskSpec causal;
-                                 causal.kind = MaskKind::kCausal;
-                                 MaskPart(x.mask, path).of.push_back(causal);
-                               }});
-    Tip(m.kind == MaskKind::kAnd
-            ? "Add a part (causal; choose its kind after): a key must be allowed by every part."
-            : "Add a part (causal; choose its kind after): a key is allowed when any part "
-              "allows it.");
-    ImGui::Unindent();
+    DrawMaskParts(state, m, path, id, T);
   }
 }
 
