@@ -68,7 +68,7 @@ TEST(BugGallery, EveryBugIsAPresetWhoseIdStartsWithBugAndEveryBugPresetIsInTheGa
       EXPECT_NE(FindBug(p.id), nullptr) << p.id;
     }
   EXPECT_EQ(FindBug("raschka-3.5-causal"), nullptr);
-  EXPECT_EQ(Bugs().size(), 7u);
+  EXPECT_EQ(Bugs().size(), 8u);
 }
 
 TEST(BugGallery, TheFixIsTheGoldensFixedScenarioWithOneSettingPutRight) {
@@ -398,10 +398,57 @@ TEST(BugGallery, TheProgramsDifferInTheWrongLineAndTheRightLine) {
                  "k = K.view(B, T, heads, head_size).transpose(1, 2)",
                  "v = V.view(B, T, heads, head_size).transpose(1, 2)",
                  "context = (weights @ v).transpose(1, 2).contiguous().view(B, T, d_out)"}));
+  // A decode bug: the full programs are the same, the decode loops differ in the mask's row.
+  const char* top = "bug-decode-top-left";
+  EXPECT_TRUE(diff(top).wrong.empty());
+  const DecodeOptions p2{2, 0};
+  const ProgramDiff align = DiffPrograms(BugFix(top, LoadPreset(top)), LoadPreset(top), &p2);
+  ASSERT_EQ(align.wrong.size(), 1u);
+  ASSERT_EQ(align.right.size(), 1u);
+  EXPECT_NE(align.wrong[0].find("top = cache_pos[0]  # mask.align \"top_left\""), std::string::npos)
+      << align.wrong[0];
+  EXPECT_NE(align.right[0].find("top = first  # mask.align \"bottom_right\""), std::string::npos)
+      << align.right[0];
   const ProgramDiff fill = diff("bug-fp16-mask-fill");
   EXPECT_EQ(fill.wrong, std::vector<std::string>({"logits = logits.masked_fill(mask == 0, -1e9)"}));
   EXPECT_EQ(fill.right, std::vector<std::string>(
                             {"logits = logits.masked_fill(mask == 0, torch.finfo(dtype).min)"}));
+}
+
+TEST(BugGallery, ATopLeftDecodeStepSeesOnlyTheFirstKeyAsPyTorchDecodesIt) {
+  // Raschka's journey, causal, prefill 2 then one token per step (tests/golden/decode: the loop
+  // run in torch with torch.ones(L, S).tril() for the bug). The full T x T computations are the
+  // same; decoded, each new token of the bug puts weight 1 on "Your".
+  const char* id = "bug-decode-top-left";
+  const BugRun r = RunBug(id);
+  EXPECT_EQ(r.bug.weights[0], r.fix.weights[0]);
+  const DecodeOptions p2{2, 0};
+  const Stages bug = DecodedStages(r.bug, RunDecode(LoadPreset(id), r.bug, p2));
+  const Stages fix = DecodedStages(r.fix, RunDecode(BugFix(id, LoadPreset(id)), r.fix, p2));
+  const nlohmann::json golden = test::LoadGolden("decode/journey-top-left-p2.json")["decode"]["expected"];
+  for (const auto& step : golden["steps"]) {
+    const auto& keys = step["keys"];
+    const auto& w = step["weights"][0][0];  // batch 0, head 0: q_len x keys
+    const int64_t first = step["t"].get<int64_t>() - static_cast<int64_t>(w.size());
+    for (size_t r0 = 0; r0 < w.size(); ++r0)
+      for (size_t c = 0; c < keys.size(); ++c)
+        EXPECT_FLOAT_EQ(bug.weights[0](first + static_cast<int64_t>(r0), keys[c].get<int64_t>()),
+                        test::JsonFloat(w[r0][c]))
+            << "row " << first + static_cast<int64_t>(r0) << " key " << keys[c];
+  }
+  for (int64_t i = 2; i < 6; ++i) {
+    EXPECT_EQ(bug.weights[0](i, 0), 1.0f) << i;
+    EXPECT_EQ(bug.mask.row(i).cast<int>().sum(), 1) << i;  // only "Your" allowed
+    for (int64_t d = 0; d < 2; ++d)
+      EXPECT_FLOAT_EQ(bug.context[0](i, d), test::JsonFloat(golden["context"][0][i][d])) << i;
+  }
+  // The fix decodes to the full computation's rows; its mask is the causal mask.
+  EXPECT_EQ(fix.mask, r.fix.mask);
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 6; ++j) EXPECT_NEAR(fix.weights[0](i, j), r.fix.weights[0](i, j), 1e-6) << i;
+  // Keys a step did not hold (later tokens) have score 0 and logit -inf.
+  EXPECT_EQ(bug.scores[0](2, 3), 0.0f);
+  EXPECT_EQ(bug.logits[0](2, 3), -INFINITY);
 }
 
 TEST(BugGallery, AFixOfTheWrongScenarioNamesTheField) {
@@ -427,6 +474,8 @@ TEST(BugGallery, AFixOfTheWrongScenarioNamesTheField) {
             "size of at least 4");
   EXPECT_EQ(field("bug-fp16-mask-fill", causal),
             "mask.fill: the bug-fp16-mask-fill fix needs \"-1e9\" in a float16 scenario");
+  EXPECT_EQ(field("bug-decode-top-left", causal),
+            "mask.align: the bug-decode-top-left fix needs \"top_left\" and a mask (not \"none\")");
   EXPECT_EQ(field("bug-nope", causal), "bug: no bug \"bug-nope\" in the gallery");
 }
 

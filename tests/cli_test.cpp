@@ -191,7 +191,7 @@ TEST_F(Cli, HelpListsEverySubcommandAndTheWindowOptions) {
 // ulps of summation order), and refuse bad options with exit 2 naming the option.
 TEST_F(Cli, DecodeAndTiledWriteEveryStepAsPyTorchsLoops) {
   const nlohmann::json top_left = test::LoadGolden("decode/journey-top-left-p2.json");
-  Result r = RunCli("decode decode-wrong-alignment --prefill 2 -o -");
+  Result r = RunCli("decode bug-decode-top-left --prefill 2 -o -");
   ASSERT_EQ(r.status, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   const nlohmann::json& want = top_left["decode"]["expected"];
@@ -338,7 +338,7 @@ TEST_F(Cli, CodeLoop) {
   EXPECT_NE(r.out.find("Br, Bc = 2, 2\n"), std::string::npos);
   EXPECT_NE(r.out.find("print(\"largest |tiled - full| over the context:\", max_abs_diff)"),
             std::string::npos);
-  r = RunCli("code decode-wrong-alignment --loop decode --prefill 2");
+  r = RunCli("code bug-decode-top-left --loop decode --prefill 2");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("prefill, chunk = 2, 0\n"), std::string::npos);
   EXPECT_NE(r.out.find("top = cache_pos[0]  # mask.align \"top_left\""), std::string::npos);

@@ -1029,7 +1029,7 @@ wait 2
 // wrong alignment's step differs from the full row, the right one equals it, and a tile's m and
 // l are the core's.
 TEST_F(Gui, DecodeAndTiledViewsStepThroughTheCoresRuns) {
-  const std::string script = Write("decode.script", R"(preset decode-wrong-alignment
+  const std::string script = Write("decode.script", R"(preset bug-decode-top-left
 view decode
 decode 2 0
 wait 2
@@ -1064,7 +1064,7 @@ export-step )" + Path("tile.png") + R"(
   EXPECT_LE(fixed["inference"]["decode"]["step_max_abs_diff"].get<double>(), 1e-6);
   EXPECT_EQ(fixed["history"]["undo"], top["history"]["undo"].get<int>() + 1);  // align: one edit
   // Export step...: the step on screen as the core's view of it (CSV: its numbers).
-  const Scenario wrong = LoadPreset("decode-wrong-alignment");
+  const Scenario wrong = LoadPreset("bug-decode-top-left");
   const Stages wrong_st = RunScenario(wrong);
   const StageView wrong_view = DecodeStepView(wrong_st, wrong, RunDecode(wrong, wrong_st, {2, 0}), 1, 0, 0);
   EXPECT_EQ(ReadFile(Path("step.csv")), StageCsv(wrong_view));
@@ -1088,7 +1088,7 @@ export-step )" + Path("tile.png") + R"(
     EXPECT_EQ(t["l"][r].get<double>(), core.steps[4].l[r]) << r;
   }
   EXPECT_EQ(ReadFile(Path("tile.csv")), StageCsv(TileStateView(RunScenario(s), s, core, 4)));
-  // The scenario on screen is decode-wrong-alignment with align bottom_right (flash-journey's
+  // The scenario on screen is bug-decode-top-left with align bottom_right (flash-journey's
   // numbers): the figure embeds it.
   Scenario shown = wrong;
   shown.mask.align = MaskAlign::kBottomRight;
@@ -1219,6 +1219,47 @@ wait 2
   EXPECT_FALSE(c["rows_sum_to_one_b"].get<bool>());
   const nlohmann::json before = nlohmann::json::parse(ReadFile(Path("before.json")));
   EXPECT_EQ(views["history"]["undo"], before["history"]["undo"].get<int>() + 1);  // the fix: one step
+}
+
+// The decode bug: the full computations of bug and fix are the same, so the gallery shows both
+// as decoded (DecodedStages with the Decode view's prefill 2): B's decoded tokens are one-hot on
+// the first key; "compare-decoded off" shows the two full computations, equal.
+TEST_F(Gui, BugGalleryShowsTheDecodeBugAsDecoded) {
+  const std::string script = Write("bug.script", R"(preset raschka-journey
+bug bug-decode-top-left
+wait 2
+save-views )" + Path("decoded.json") + R"(
+compare-decoded off
+wait 2
+save-views )" + Path("full.json") + R"(
+)");
+  const Result r = RunApp("--script " + script + " --no-autosave --frames 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const char* id = "bug-decode-top-left";
+  const Scenario bug = LoadPreset(id), fix = BugFix(id, bug);
+  const Stages sb = RunScenario(bug), sf = RunScenario(fix);
+  const std::vector<PeakStats> decoded_b =
+      RowsPeakStats(DecodedStages(sb, RunDecode(bug, sb, {2, 0})).weights[0]);
+  const std::vector<PeakStats> decoded_a =
+      RowsPeakStats(DecodedStages(sf, RunDecode(fix, sf, {2, 0})).weights[0]);
+  const nlohmann::json d = nlohmann::json::parse(ReadFile(Path("decoded.json")))["compare"];
+  EXPECT_EQ(d["bug"], id);
+  EXPECT_TRUE(d["decoded"].get<bool>());
+  EXPECT_EQ(d["name_b"], "the bug, decoded");
+  ASSERT_EQ(d["entropy_b"].size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_DOUBLE_EQ(d["entropy_b"][i].get<double>(), decoded_b[i].entropy) << i;
+    EXPECT_DOUBLE_EQ(d["entropy_a"][i].get<double>(), decoded_a[i].entropy) << i;
+  }
+  for (size_t i = 2; i < 6; ++i) EXPECT_EQ(d["entropy_b"][i].get<double>(), 0.0) << i;  // one-hot
+  EXPECT_GT(d["entropy_a"][5].get<double>(), 1.0);
+  ASSERT_EQ(d["bug_wrong_lines"].size(), 1u);
+  EXPECT_NE(d["bug_wrong_lines"][0].get<std::string>().find("top_left"), std::string::npos);
+  const nlohmann::json f = nlohmann::json::parse(ReadFile(Path("full.json")))["compare"];
+  EXPECT_FALSE(f["decoded"].get<bool>());
+  EXPECT_EQ(f["name_b"], "the bug");
+  for (size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(f["entropy_b"][i].get<double>(), f["entropy_a"][i].get<double>()) << i;
 }
 
 // The tour starts by itself on the very first plain start only, walks through the presets,

@@ -246,7 +246,16 @@ void PinBug(AppState& state, const std::string& id, const Scenario& fix) {
   ++c.pin_version;
   c.mode = CompareMode::kPinned;
   c.bug_id = id;
-  c.bug_diff = DiffPrograms(fix, *c.pinned);
+  const BugInfo* bug = FindBug(id);
+  c.decoded = bug && bug->decode;
+  // A decode bug's lines differ only in the decode loop: diff the loops, with the Decode
+  // view's prefill (at most T) and chunk.
+  const DecodeOptions decode{std::min(state.inference.prefill, TokenCount(fix)), state.inference.chunk};
+  try {
+    c.bug_diff = DiffPrograms(fix, *c.pinned, c.decoded ? &decode : nullptr);
+  } catch (const InferenceError&) {  // a loop the scenario cannot take: the programs' lines
+    c.bug_diff = DiffPrograms(fix, *c.pinned);
+  }
   state.central = CentralView::kCompare;
   SetStatus(state, "Bug gallery: " + id + " as B, its fix as A (Ctrl+Z undoes the fix)", false);
 }
@@ -755,6 +764,11 @@ bool Do(AppState& state, const PinCompare&) {
 
 bool Do(AppState& state, const SetCompareStage& a) {
   state.compare.stage = a.stage;
+  return false;
+}
+
+bool Do(AppState& state, const SetCompareDecoded& a) {
+  state.compare.decoded = a.on;
   return false;
 }
 

@@ -127,6 +127,11 @@ struct PinCompare {};
 struct SetCompareStage {
   Stage stage = Stage::kWeights;
 };
+/// The compare view's "as decoded": A and B shown as the KV-cache decode computes them (the
+/// Decode view's prefill and chunk, one token per step after), or as the full computation.
+struct SetCompareDecoded {
+  bool on = false;
+};
 /// One heatmap of the compare view as PNG, through attnlab::ExportView.
 enum class CompareMap { kA, kB, kDifference };
 struct ExportCompare {
@@ -237,7 +242,7 @@ using Action =
     std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization, SetDropout,
                  LoadPresetAction, OpenScenario, LoadBugAction, EditScenario, Undo, Redo, SaveScenario,
                  ExportStage, ExportAllStages, SelectHead, SelectBatch, SelectRow, SetColormap,
-                 SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage,
+                 SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage, SetCompareDecoded,
                  ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
                  SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile, ConfirmReplace,
                  NativeDialogEnded, DropFiles, ClearRecentFiles, SetExportChoices, SetLossKey,

@@ -247,6 +247,10 @@ struct CompareState {
   std::optional<Scenario> pinned;  ///< the snapshot of kPinned
   std::string pinned_name;         ///< what the snapshot was ("raschka-journey, x1")
   uint64_t pin_version = 0;        ///< bumped by each Pin
+  /// A and B as the KV-cache decode computes them (inference.h DecodedStages, with the Decode
+  /// view's prefill and chunk), not as the full computation: set by a decode bug of the
+  /// gallery (BugInfo::decode) and by the "as decoded" switch.
+  bool decoded = false;
   std::string bug_id;    ///< the bug gallery's entry pinned as B ("" when B is no bug)
   ProgramDiff bug_diff;  ///< its program's lines against the fix's (A when it was loaded)
 
@@ -259,6 +263,7 @@ struct CompareState {
   std::optional<StageView> view_a, view_b, diff;
   std::vector<PeakStats> rows_a, rows_b;   ///< RowsPeakStats of A's and B's weights
   std::string error;                       ///< why there is no comparison
+  std::string decoded_note;                ///< with `decoded`: how the rows were decoded
   std::array<HeatmapSlot, 3> maps;         ///< A, B, A - B
   bool upload = true;                      ///< the views changed: upload them again
   HeatmapViewHoverCell hover, hover_next;  ///< highlighted in all three maps

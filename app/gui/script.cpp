@@ -632,6 +632,9 @@ const CommandSpec kCommands[] = {
      "1), or the scenario's multiplier set to A (an edit) and B's to B"},
     {"compare-stage", 1, Stage1, [](Call& c) { Emit(c.state, SetCompareStage{StageArg(c.w[1])}); },
      "STAGE: the stage the compare view shows"},
+    {"compare-decoded", 1, OnOff, [](Call& c) { Emit(c.state, SetCompareDecoded{c.w[1] == "on"}); },
+     "on|off: the compare view shows A and B as the KV-cache decode computes them (the Decode "
+     "view's prefill and chunk), or as the full computation"},
     {"export-compare", -1,
      [](const Words& w) {
        if (w.size() == 3) OneOf(w[1], {"a", "b", "diff"});

@@ -220,12 +220,14 @@ void RefreshCompare(AppState& state, bool now) {
   // During a background run the last comparison stays; it follows the run's result.
   if (!HasShownRun(state) || !ReadableStages(state)) return;
   char key[256];
-  std::snprintf(key, sizeof key, "%llu %d %.17g %lld %lld %d %lld %lld %llu",
+  std::snprintf(key, sizeof key, "%llu %d %.17g %lld %lld %d %lld %lld %llu %d %lld %lld",
                 static_cast<unsigned long long>(state.shown_version), static_cast<int>(c.mode),
                 c.multiplier_b, static_cast<long long>(c.head_a), static_cast<long long>(c.head_b),
                 static_cast<int>(c.stage), static_cast<long long>(state.head),
                 static_cast<long long>(state.batch),
-                static_cast<unsigned long long>(c.pin_version));
+                static_cast<unsigned long long>(c.pin_version), c.decoded ? 1 : 0,
+                static_cast<long long>(state.inference.prefill),
+                static_cast<long long>(state.inference.chunk));
   if (c.key == key) return;
   if (!now && HoldBack(state, c.refreshed_at)) return;
   c.refreshed_at = Seconds();
@@ -237,6 +239,7 @@ void RefreshCompare(AppState& state, bool now) {
   c.rows_a.clear();
   c.rows_b.clear();
   c.error.clear();
+  c.decoded_note.clear();
 
   Scenario b;
   if (!MakeB(state, &b, &c.name_a, &c.name_b, &c.error)) return;
@@ -247,25 +250,53 @@ void RefreshCompare(AppState& state, bool now) {
     c.error = std::string("B cannot run: ") + e.what();
     return;
   }
-  const Stages& sa = ShownStages(state);
-  const Stages& sb = c.engine_b.stages();
-  int64_t ha = std::min(state.head, sa.shape.H - 1), hb = std::min(state.head, sb.shape.H - 1);
-  if (c.mode == CompareMode::kHeads) {
-    ha = std::clamp<int64_t>(c.head_a, 0, sa.shape.H - 1);
-    hb = std::clamp<int64_t>(c.head_b, 0, sb.shape.H - 1);
+  const Stages* sa = &ShownStages(state);
+  const Stages* sb = &c.engine_b.stages();
+  // "As decoded": both runs' rows as the KV-cache decode makes them (DecodedStages).
+  Stages decoded_a, decoded_b;
+  if (c.decoded) {
+    const Shape& sh = sa->shape;
+    if (static_cast<double>(sh.B * sh.H) * static_cast<double>(sh.T) * static_cast<double>(sh.T) >
+        kMaxInferenceCells) {
+      c.error = "As decoded: B x heads x T x T is too large for the window's decode; use "
+                "`attention-lab decode` (or switch \"as decoded\" off).";
+      return;
+    }
+    const DecodeOptions opt{std::min(state.inference.prefill, sh.T), state.inference.chunk};
+    try {
+      decoded_a = DecodedStages(*sa, RunDecode(state.shown, *sa, opt));
+      decoded_b = DecodedStages(*sb, RunDecode(c.b, *sb, opt));
+    } catch (const std::exception& e) {
+      c.error = std::string("As decoded: ") + e.what();
+      return;
+    }
+    sa = &decoded_a;
+    sb = &decoded_b;
+    c.name_a += ", decoded";
+    c.name_b += ", decoded";
+    c.decoded_note = "A and B as the KV-cache decode computes them: a prefill of " +
+                     std::to_string(opt.prefill) + " token" + (opt.prefill == 1 ? "" : "s") +
+                     (opt.chunk > 0 ? " in chunks of " + std::to_string(opt.chunk) : "") +
+                     ", then one token per step (the Decode view's settings); row i is query "
+                     "i's row in the step that computed it, hatched where it could not look.";
   }
-  const int64_t ba = std::min(state.batch, sa.shape.B - 1),
-                bb = std::min(state.batch, sb.shape.B - 1);
+  int64_t ha = std::min(state.head, sa->shape.H - 1), hb = std::min(state.head, sb->shape.H - 1);
+  if (c.mode == CompareMode::kHeads) {
+    ha = std::clamp<int64_t>(c.head_a, 0, sa->shape.H - 1);
+    hb = std::clamp<int64_t>(c.head_b, 0, sb->shape.H - 1);
+  }
+  const int64_t ba = std::min(state.batch, sa->shape.B - 1),
+                bb = std::min(state.batch, sb->shape.B - 1);
   const bool per_head = StageIsPerHead(c.stage);
   try {
     ComparedViews v =
-        CompareViews(ExtractStage(sa, state.shown, c.stage, per_head ? ha : 0, ba),
-                     ExtractStage(sb, c.b, c.stage, per_head ? hb : 0, bb), c.name_a, c.name_b);
+        CompareViews(ExtractStage(*sa, state.shown, c.stage, per_head ? ha : 0, ba),
+                     ExtractStage(*sb, c.b, c.stage, per_head ? hb : 0, bb), c.name_a, c.name_b);
     c.view_a = std::move(v.a);
     c.view_b = std::move(v.b);
     c.diff = std::move(v.diff);
-    c.rows_a = RowsPeakStats(sa.Head(sa.weights, ba, ha));
-    c.rows_b = RowsPeakStats(sb.Head(sb.weights, bb, hb));
+    c.rows_a = RowsPeakStats(sa->Head(sa->weights, ba, ha));
+    c.rows_b = RowsPeakStats(sb->Head(sb->weights, bb, hb));
   } catch (const std::exception& e) {
     c.error = e.what();
   }
@@ -306,6 +337,7 @@ std::string ViewsJson(AppState& state) {
   for (const PeakStats& p : c.rows_b) entropy_b.push_back(p.entropy);
   j["compare"] = {{"mode", CompareModeName(c.mode)},
                   {"stage", StageName(c.stage)},
+                  {"decoded", c.decoded},
                   {"name_a", c.name_a},
                   {"name_b", c.name_b},
                   {"title", c.diff ? c.diff->title : ""},

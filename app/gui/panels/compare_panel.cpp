@@ -167,6 +167,12 @@ void DrawControls(AppState& state) {
     ImGui::TextDisabled("B: %s", c.pinned_name.c_str());
     ImGui::SameLine(0, ImGui::GetFontSize());
   }
+  if (OptionButton("as decoded", c.decoded)) Emit(state, SetCompareDecoded{!c.decoded});
+  Tip("Show A and B as the KV-cache decode computes them (the Decode view's prefill and chunk, "
+      "then one token per step) instead of the full computation. A decode step has fewer "
+      "queries than keys, so the mask's alignment matters there (the bug gallery's "
+      "bug-decode-top-left).");
+  ImGui::SameLine(0, gap);
   if (ImGui::Button("Export...")) ImGui::OpenPopup("compare_export");
   Tip("Save A, B or the difference as a PNG figure: the same colours and range as on screen.");
   if (ImGui::BeginPopup("compare_export")) {
@@ -401,6 +407,7 @@ void DrawComparePanel(AppState& state) {
   c.hover_next = HeatmapViewHoverCell{};
   DrawControls(state);
   DrawBugDiagnosis(state);
+  if (!c.decoded_note.empty()) ImGui::TextWrapped("%s", c.decoded_note.c_str());
   if (!c.error.empty()) ErrorText(c.error);
   if (!c.view_a && !c.view_b) {
     for (HeatmapSlot& s : c.maps) s.image_min = s.image_max = ImVec2(0, 0);
@@ -429,7 +436,8 @@ void DrawComparePanel(AppState& state) {
   }
   ImGui::EndChild();
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + maps_h + ImGui::GetStyle().ItemSpacing.y));
-  DrawCompareGradientReadout(state);  // gradient_state.h: ||dL/dW_query|| of A and B
+  // gradient_state.h: ||dL/dW_query|| of A and B, from the full computation (not as decoded)
+  if (!c.decoded) DrawCompareGradientReadout(state);
   DrawEntropies(state, ImVec2(avail.x, plot_h - ImGui::GetTextLineHeightWithSpacing()));
   c.hover = c.hover_next;
 }

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -174,6 +176,7 @@ MatrixOf<S> StepWeights(const Scenario& s, const StageTensors<S>& ts, const Shap
   if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(step.allowed, 0, q, w);
   if (s.scaling.softmax_dtype != SoftmaxDtype::kFloat32) StoreIn(s.dtype, w), StoreIn(s.dtype, sink_w);
   step.scores.push_back(sc.template cast<double>());
+  step.logits.push_back(lg.template cast<double>());
   step.weights.push_back(w.template cast<double>());
   if (rule.Sink(h)) step.sink.push_back(sink_w.template cast<double>());
   return w;
@@ -377,6 +380,73 @@ double ToleranceOf(const Scenario& s, const Stages& st) {
 
 double AgreementTolerance(const Scenario& s, const Stages& st) {
   return s.dtype == Dtype::kFloat64 && st.f64 ? ToleranceOf<double>(s, st) : ToleranceOf<float>(s, st);
+}
+
+namespace {
+
+/// Run's rows placed into ts's per-head stages and context (DecodedStages), in number type S.
+template <typename S>
+void PlaceDecodedRows(const DecodeRun& run, const Shape& sh, StageTensors<S>& ts) {
+  const S inf = std::numeric_limits<S>::infinity();
+  for (size_t m = 0; m < ts.scores.size(); ++m) {
+    ts.scores[m].setZero();
+    ts.logits[m].setConstant(-inf);
+    ts.weights[m].setZero();
+    if (m < ts.sink.size()) ts.sink[m].setZero();
+  }
+  for (const DecodeStep& step : run.steps)
+    for (size_t m = 0; m < step.scores.size(); ++m)
+      for (int64_t r = 0; r < step.t - step.first; ++r)
+        for (size_t c = 0; c < step.keys.size(); ++c) {
+          const int64_t i = step.first + r, j = step.keys[c], ci = static_cast<int64_t>(c);
+          ts.scores[m](i, j) = static_cast<S>(step.scores[m](r, ci));
+          ts.logits[m](i, j) = static_cast<S>(step.logits[m](r, ci));
+          ts.weights[m](i, j) = static_cast<S>(step.weights[m](r, ci));
+          if (m < step.sink.size() && m < ts.sink.size())
+            ts.sink[m](i, 0) = static_cast<S>(step.sink[m](r, 0));
+        }
+  for (int64_t b = 0; b < sh.B; ++b)
+    ts.context[static_cast<size_t>(b)] = run.context[static_cast<size_t>(b)].template cast<S>();
+}
+
+}  // namespace
+
+Stages DecodedStages(const Stages& full, const DecodeRun& run) {
+  const Shape& sh = full.shape;
+  const size_t heads = static_cast<size_t>(sh.B * sh.H);
+  if (run.context.size() != static_cast<size_t>(sh.B) ||
+      (!run.context.empty() && run.context[0].rows() != sh.T))
+    throw std::invalid_argument("DecodedStages: the decode run is not of these stages (T = " +
+                                std::to_string(sh.T) + ", B = " + std::to_string(sh.B) + ")");
+  for (const DecodeStep& step : run.steps)
+    if (step.scores.size() != heads)
+      throw std::invalid_argument("DecodedStages: a step has " + std::to_string(step.scores.size()) +
+                                  " head matrices, the stages " + std::to_string(heads));
+  Stages out = full;
+  out.weights_dropped.clear();
+  out.f32.reset();
+  out.mask = MaskMatrix::Zero(sh.T, sh.T);
+  for (const DecodeStep& step : run.steps)
+    for (int64_t r = 0; r < step.t - step.first; ++r)
+      for (size_t c = 0; c < step.keys.size(); ++c)
+        out.mask(step.first + r, step.keys[c]) = step.allowed(r, static_cast<int64_t>(c));
+  if (full.f64) {
+    auto f64 = std::make_shared<StagesF64>(*full.f64);
+    f64->weights_dropped.clear();
+    PlaceDecodedRows(run, sh, *f64);
+    const auto narrow = [](const MatrixStackD& from, MatrixStack& to) {
+      for (size_t m = 0; m < from.size(); ++m) to[m] = from[m].cast<float>();
+    };
+    narrow(f64->scores, out.scores);
+    narrow(f64->logits, out.logits);
+    narrow(f64->weights, out.weights);
+    narrow(f64->sink, out.sink);
+    narrow(f64->context, out.context);
+    out.f64 = std::move(f64);
+  } else {
+    PlaceDecodedRows(run, sh, static_cast<StageTensors<float>&>(out));
+  }
+  return out;
 }
 
 void CheckDecode(const Scenario& s, int64_t T, const DecodeOptions& opt) {

@@ -47,6 +47,16 @@ const std::vector<BugInfo>& Bugs() {
        "type at::Half without overflow\"); facebookresearch/mmf PR #962 (-1e9 replaced by a "
        "value float16 holds)",
        "masked with torch.finfo(float16).min (-65504): the padding rows stay finite"},
+      {"bug-decode-top-left", "top-left causal mask in a decode step (is_causal, 1 query, t keys)",
+       "the new token's query is masked as row 0 of torch.ones(1, t).tril(), as if it sat at "
+       "the first position: it sees only the first key, so every decoded row puts weight 1 on "
+       "the first token. The full T \xC3\x97 T computation (as many queries as keys) is the same "
+       "either way; only a decode step shows it",
+       "pytorch/pytorch #144858 and #108108 (scaled_dot_product_attention's is_causal aligns "
+       "the mask top-left when L < S); rasbt/LLMs-from-scratch #697",
+       "bottom-right alignment: query r of a step sits at its own position and sees every cached "
+       "key before it",
+       true},
   };
   return bugs;
 }
@@ -95,6 +105,11 @@ Scenario BugFix(const std::string& id, const Scenario& bug) {
     if (bug.mask.fill != MaskFill::kMinus1e9 || bug.dtype != Dtype::kFloat16)
       throw ScenarioError("mask.fill", "the " + id + " fix needs \"-1e9\" in a float16 scenario");
     fix.mask.fill = MaskFill::kFinfoMin;
+  } else if (id == "bug-decode-top-left") {
+    if (bug.mask.align != MaskAlign::kTopLeft || bug.mask.kind == MaskKind::kNone)
+      throw ScenarioError("mask.align",
+                          "the " + id + " fix needs \"top_left\" and a mask (not \"none\")");
+    fix.mask.align = MaskAlign::kBottomRight;
   } else {
     throw ScenarioError("bug", "no bug \"" + id + "\" in the gallery");
   }

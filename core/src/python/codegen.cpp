@@ -1094,11 +1094,14 @@ std::vector<std::string> Lines(const std::string& text) {
 
 }  // namespace
 
-ProgramDiff DiffPrograms(const Scenario& right, const Scenario& wrong) {
+ProgramDiff DiffPrograms(const Scenario& right, const Scenario& wrong, const DecodeOptions* decode) {
   Scenario same_title = wrong;
   same_title.title = right.title;  // the title is data, not the computation
-  const std::vector<std::string> a = Lines(GeneratePyTorchCode(right));
-  const std::vector<std::string> b = Lines(GeneratePyTorchCode(same_title));
+  const auto program = [decode](const Scenario& s) {
+    return decode ? GenerateDecodeCode(s, *decode) : GeneratePyTorchCode(s);
+  };
+  const std::vector<std::string> a = Lines(program(right));
+  const std::vector<std::string> b = Lines(program(same_title));
   // Longest common subsequence of lines (programs of a few dozen lines: n * m is small).
   const size_t n = a.size(), m = b.size();
   std::vector<std::vector<int>> lcs(n + 1, std::vector<int>(m + 1, 0));

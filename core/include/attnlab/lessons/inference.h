@@ -70,6 +70,8 @@ struct DecodeStep {
   MaskMatrix allowed;             ///< q_len x keys.size(): 1 where the query may attend (the
                                   ///< scenario's mask at the aligned positions)
   MatrixStackD scores, weights;   ///< B*H (index b * H + h) of q_len x keys.size()
+  MatrixStackD logits;            ///< B*H of q_len x keys.size(): the step's logits (the
+                                  ///< scenario's fill where `allowed` is 0)
   MatrixStackD sink;              ///< with scaling.sink: B*H of q_len x 1, what the sink's
                                   ///< column took of each new row (its weights sum to 1 minus
                                   ///< it); empty without a sink
@@ -106,6 +108,20 @@ struct DecodeRun {
 /// each new row's softmax (a row whose keys are all masked gets 0 weights, the sink 1), as the
 /// full computation.
 DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt);
+
+/// The stages `full` (of the scenario `run` decoded) with every row replaced by the row the
+/// decode computed for that query, as if the steps' rows were stacked: row i of scores, logits,
+/// weights and sink (B*H of T x T, T x 1) is query i's row in the step that held it, each value
+/// at its key's position; keys the step did not hold (later tokens, keys evicted from a sliding
+/// window's cache) get score 0, logit -inf and weight 0; `mask` (T x T) is 1 where the step let
+/// query i attend (under mask.align, so a top-left step shows what it really allowed); context
+/// is run.context. Everything before the scores (X, W, Q, K, V, ...) is full's. A float64 run's
+/// double stages are replaced the same way. The float32 reference of a bfloat16 / float16 run
+/// (Stages::f32) is dropped: it is the full computation's, not the decode's. For the compare
+/// view's "as decoded" (the bug gallery's bug-decode-top-left: with q_len < kv_len the mask's
+/// alignment matters, and only a decode shows it). Errors: std::invalid_argument when `run`
+/// does not fit `full` (another T, B or H).
+Stages DecodedStages(const Stages& full, const DecodeRun& run);
 
 /// RunDecode's checks of `s` (T tokens) and `opt` alone, for what writes the loop without
 /// running it (the generated program, python/codegen.h). Errors: InferenceError as RunDecode.

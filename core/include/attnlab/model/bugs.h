@@ -17,13 +17,17 @@ namespace attnlab {
 /// ("softmax, then mask, no renormalisation"); `diagnosis` one sentence of what the numbers
 /// show ("rows sum to less than 1: ..."); `source` the public thread where learners hit it;
 /// `fix` what the fix does, for its title ("softmax over the keys (dim=-1): every row sums
-/// to 1").
+/// to 1"). `decode`: the mistake shows only in a KV-cache decode step, where a step has fewer
+/// queries than keys (the full T x T computation is the same for bug and fix): the Compare view
+/// then shows both as decoded (inference.h DecodedStages) and the Code view diffs the decode
+/// loops (codegen.h GenerateDecodeCode).
 struct BugInfo {
   const char* id;
   const char* name;
   const char* diagnosis;
   const char* source;
   const char* fix;
+  bool decode = false;
 };
 
 /// Every bug of the gallery, in menu order (each id names a shipped preset).
@@ -45,6 +49,8 @@ const BugInfo* FindBug(const std::string& id);
 ///                           one head is the same either way)
 ///   bug-fp16-mask-fill      mask.fill -1e9 -> finfo_min (torch.finfo(float16).min, -65504),
 ///                           in a float16 scenario
+///   bug-decode-top-left     mask.align top_left -> bottom_right (with a mask: align means
+///                           nothing without one)
 /// Errors: ScenarioError naming the field that does not hold the bug (e.g. "mask.window: the
 /// bug-window-off-by-one fix needs a sliding window of at least 2 keys"), or field "bug" for
 /// an unknown id.

@@ -48,8 +48,12 @@ struct ProgramDiff {
 /// The difference between the PyTorch programs (GeneratePyTorchCode) of `right` and `wrong`,
 /// titles aside: for a bug of the gallery (bugs.h) and its fix, the wrong line and the right
 /// line, e.g. "weights = weights * mask  # ..." against "masked = weights * mask ...".
-/// Errors: ScenarioError as ValidateScenario, for either scenario.
-ProgramDiff DiffPrograms(const Scenario& right, const Scenario& wrong);
+/// With `decode`, the programs diffed are the decode loops (GenerateDecodeCode with those
+/// options): a bug that only a decode step shows (BugInfo::decode, e.g. mask.align's line).
+/// Errors: ScenarioError as ValidateScenario, for either scenario; with `decode` also those of
+/// GenerateDecodeCode (InferenceError).
+ProgramDiff DiffPrograms(const Scenario& right, const Scenario& wrong,
+                         const DecodeOptions* decode = nullptr);
 
 /// `program` (GeneratePyTorchCode's text) as a Jupyter notebook: nbformat 4 JSON (minor 4, no
 /// cell ids), one markdown cell of one line naming the program's library, then one code cell

@@ -3,7 +3,7 @@
 import torch
 
 torch.set_grad_enabled(False)  # no training here: plain tensors
-title = "A decode step with the wrong causal alignment: top-left (PyTorch's is_causal), so each new token sees only the first key (View ▸ Decode)"
+title = 'The fix of bug-decode-top-left: bottom-right alignment: query r of a step sits at its own position and sees every cached key before it'
 
 # Input embeddings, one row per token
 tokens = ['Your', 'journey', 'starts', 'with', 'one', 'step']
