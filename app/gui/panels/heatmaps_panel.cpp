@@ -307,83 +307,38 @@ void PairSinkWithWeights(const AppState& state, HeatmapSlot& weights, HeatmapVie
   sv.colorbar_of = &weights.spec;
 }
 
-/// `paired`: the weights map with the sink's column right of it, or that sink column
-/// (PairSinkWithWeights).
-void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
-                 MapMode mode = MapMode::kOverview, bool row_labels = true, bool paired = false) {
-  HeatmapSlot& slot = state.heatmaps[StageIndex(stage)];
+/// The hovered cell `hv` followed into the heatmap of `stage`: its query row in every map
+/// indexed by queries, its key row in K and V and its key column in the T x T maps (one row
+/// followed from X to its context vector); the hovered dimension stays marked where it was.
+void HighlightHovered(const HoverCell& hv, Stage stage, HeatmapViewSpec& spec) {
+  if (!hv.active) return;
+  const bool on_keys =
+      hv.stage == Stage::kK || hv.stage == Stage::kV || hv.stage == Stage::kKRot;
+  const bool on_square = !on_keys && hv.stage != Stage::kX && hv.stage != Stage::kQ &&
+                         hv.stage != Stage::kQRot && hv.stage != Stage::kContext &&
+                         hv.stage != Stage::kSink;
+  const int64_t query = on_keys ? -1 : hv.row;
+  const int64_t key = on_keys ? hv.row : on_square ? hv.col : -1;
+  const bool dims = stage == Stage::kX || stage == Stage::kQ || stage == Stage::kQRot ||
+                    stage == Stage::kContext || stage == Stage::kSink;
+  if (stage == Stage::kK || stage == Stage::kV || stage == Stage::kKRot) {
+    spec.highlight_row = key;
+  } else if (dims) {
+    spec.highlight_row = query >= 0 ? query : (stage == Stage::kX ? key : -1);
+  } else {
+    spec.highlight_row = query;
+    spec.highlight_col = key;
+  }
+  // The hovered dimension stays marked in the map it was hovered on.
+  if (hv.stage == stage && (dims || on_keys)) spec.highlight_col = hv.col;
+}
+
+/// A drawn heatmap's interaction: tooltip, row selection, custom-mask painting (not while a
+/// background run rewrites the mask: `readable` null) and the context menu. `m` its cells,
+/// `hover` what DrawHeatmapView reported.
+void HeatmapInteraction(AppState& state, Stage stage, const Stages* readable, const CellSource& m,
+                        const HeatmapSlot& slot, const HeatmapViewHover& hover) {
   const Shape& sh = ShownShape(state);
-  const Stages* readable = ReadableStages(state);  // null while a background run writes
-  const CellSource m = StageCells(state, stage);
-
-  HeatmapViewSpec spec;
-  spec.id = StageName(stage);
-  spec.values = m.floats;
-  spec.mask_values = m.bytes;
-  spec.empty_text = stage == Stage::kWeightsDropped ? "Dropout is off. Set p > 0 in the\n"
-                                                      "attention controls to see it."
-                                                    : "(nothing to show)";
-  if (stage == Stage::kMask && state.shown.mask.kind == MaskKind::kCustom) {
-    spec.heading_note = "click to paint";
-    spec.pan_with_left = false;
-  }
-  spec.labels_key = state.shown_counts.input;
-  // The sink's column (T x 1) is never masked: the mask's cells are the keys'.
-  spec.allowed = readable && stage != Stage::kSink ? &readable->mask : nullptr;
-  spec.frozen = !readable;
-  spec.marked_row = state.row;
-  // The hovered query row in every heatmap indexed by queries, its key row in K and V and its
-  // key column in the T x T maps: one row followed from X to its context vector.
-  const HoverCell& hv = state.hover;
-  if (hv.active) {
-    const bool on_keys =
-        hv.stage == Stage::kK || hv.stage == Stage::kV || hv.stage == Stage::kKRot;
-    const bool on_square = !on_keys && hv.stage != Stage::kX && hv.stage != Stage::kQ &&
-                           hv.stage != Stage::kQRot && hv.stage != Stage::kContext &&
-                           hv.stage != Stage::kSink;
-    const int64_t query = on_keys ? -1 : hv.row;
-    const int64_t key = on_keys ? hv.row : on_square ? hv.col : -1;
-    const bool dims = stage == Stage::kX || stage == Stage::kQ || stage == Stage::kQRot ||
-                      stage == Stage::kContext || stage == Stage::kSink;
-    if (stage == Stage::kK || stage == Stage::kV || stage == Stage::kKRot) {
-      spec.highlight_row = key;
-    } else if (dims) {
-      spec.highlight_row = query >= 0 ? query : (stage == Stage::kX ? key : -1);
-    } else {
-      spec.highlight_row = query;
-      spec.highlight_col = key;
-    }
-    // The hovered dimension stays marked in the map it was hovered on.
-    if (hv.stage == stage && (dims || on_keys)) spec.highlight_col = hv.col;
-  }
-  spec.track_outside = state.paint.active;
-  spec.wheel_zoom_with_ctrl = mode == MapMode::kCanvas;
-  if (stage == Stage::kContext && sh.H > 1 && !state.shown.projections.out_proj)
-    spec.col_group = sh.dh_v;  // which columns each head wrote
-  spec.thumbnail = mode == MapMode::kThumbnail;
-  spec.row_labels = row_labels;
-  spec.force_values = mode == MapMode::kFocused;
-  spec.title_tip = mode == MapMode::kFocused ? "Click to see every stage again (Esc)."
-                                             : "Click to focus on this stage: it takes most of "
-                                               "the view, with its numbers printed.";
-  if (paired && (stage == Stage::kWeights || stage == Stage::kSink)) {
-    HeatmapViewSpec partner;  // the other map's view: drawn by its own call
-    HeatmapSlot& w = state.heatmaps[StageIndex(Stage::kWeights)];
-    HeatmapSlot& k = state.heatmaps[StageIndex(Stage::kSink)];
-    if (stage == Stage::kWeights)
-      PairSinkWithWeights(state, w, spec, k, partner);
-    else
-      PairSinkWithWeights(state, w, partner, k, spec);
-  }
-  const HeatmapViewHover hover = DrawHeatmapView(state, slot, spec, origin, size);
-  if (hover.title_clicked)
-    Emit(state, SetFocus{mode == MapMode::kFocused ? std::nullopt : std::optional<Stage>(stage)});
-  if (mode == MapMode::kThumbnail) return;
-  if ((m.empty() && readable) || !slot.gpu.has_values() || slot.image_max.x <= slot.image_min.x)
-    return;
-
-  // -- interaction: tooltip, row selection, custom-mask painting (not while a background run
-  // rewrites the mask), context menu
   const int rows = static_cast<int>(readable ? m.rows() : slot.gpu.rows());
   const int cols = static_cast<int>(readable ? m.cols() : slot.gpu.cols());
   ImGui::PushID(StageIndex(stage));
@@ -419,6 +374,60 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
     ImGui::EndPopup();
   }
   ImGui::PopID();
+}
+
+/// `paired`: the weights map with the sink's column right of it, or that sink column
+/// (PairSinkWithWeights).
+void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
+                 MapMode mode = MapMode::kOverview, bool row_labels = true, bool paired = false) {
+  HeatmapSlot& slot = state.heatmaps[StageIndex(stage)];
+  const Shape& sh = ShownShape(state);
+  const Stages* readable = ReadableStages(state);  // null while a background run writes
+  const CellSource m = StageCells(state, stage);
+
+  HeatmapViewSpec spec;
+  spec.id = StageName(stage);
+  spec.values = m.floats;
+  spec.mask_values = m.bytes;
+  spec.empty_text = stage == Stage::kWeightsDropped ? "Dropout is off. Set p > 0 in the\n"
+                                                      "attention controls to see it."
+                                                    : "(nothing to show)";
+  if (stage == Stage::kMask && state.shown.mask.kind == MaskKind::kCustom) {
+    spec.heading_note = "click to paint";
+    spec.pan_with_left = false;
+  }
+  spec.labels_key = state.shown_counts.input;
+  // The sink's column (T x 1) is never masked: the mask's cells are the keys'.
+  spec.allowed = readable && stage != Stage::kSink ? &readable->mask : nullptr;
+  spec.frozen = !readable;
+  spec.marked_row = state.row;
+  HighlightHovered(state.hover, stage, spec);
+  spec.track_outside = state.paint.active;
+  spec.wheel_zoom_with_ctrl = mode == MapMode::kCanvas;
+  if (stage == Stage::kContext && sh.H > 1 && !state.shown.projections.out_proj)
+    spec.col_group = sh.dh_v;  // which columns each head wrote
+  spec.thumbnail = mode == MapMode::kThumbnail;
+  spec.row_labels = row_labels;
+  spec.force_values = mode == MapMode::kFocused;
+  spec.title_tip = mode == MapMode::kFocused ? "Click to see every stage again (Esc)."
+                                             : "Click to focus on this stage: it takes most of "
+                                               "the view, with its numbers printed.";
+  if (paired && (stage == Stage::kWeights || stage == Stage::kSink)) {
+    HeatmapViewSpec partner;  // the other map's view: drawn by its own call
+    HeatmapSlot& w = state.heatmaps[StageIndex(Stage::kWeights)];
+    HeatmapSlot& k = state.heatmaps[StageIndex(Stage::kSink)];
+    if (stage == Stage::kWeights)
+      PairSinkWithWeights(state, w, spec, k, partner);
+    else
+      PairSinkWithWeights(state, w, partner, k, spec);
+  }
+  const HeatmapViewHover hover = DrawHeatmapView(state, slot, spec, origin, size);
+  if (hover.title_clicked)
+    Emit(state, SetFocus{mode == MapMode::kFocused ? std::nullopt : std::optional<Stage>(stage)});
+  if (mode == MapMode::kThumbnail) return;
+  if ((m.empty() && readable) || !slot.gpu.has_values() || slot.image_max.x <= slot.image_min.x)
+    return;
+  HeatmapInteraction(state, stage, readable, m, slot, hover);
 }
 
 // ---------------------------------------------------------------------------------------------
