@@ -329,7 +329,16 @@ void DrawCompareGradientReadout(AppState& state) {
   if (!HasShownRun(state) || !ReadableStages(state) || !c.engine_b.has_result()) return;
   const Stages& a = ShownStages(state);
   const Stages& b = c.engine_b.stages();
-  const int64_t i = ShownRow(state), j = std::clamp<int64_t>(g.key, 0, a.shape.T - 1);
+  const int64_t i = ShownRow(state);
+  int64_t j = std::clamp<int64_t>(g.key, 0, a.shape.T - 1);
+  // A key the mask forbids for row i has no loss (log 0): A's most attended allowed key
+  // stands in for it (a left-padded sentence forbids key 0 to every row).
+  const int64_t picked = j;
+  if (i < a.mask.rows() && !a.mask(i, j)) {
+    const Matrix& w = a.Head(a.weights, std::min(state.batch, a.shape.B - 1), std::min(state.head, a.shape.H - 1));
+    for (int64_t k = 0; k < a.shape.T; ++k)
+      if (a.mask(i, k) && (j == picked || w(i, k) > w(i, j))) j = k;
+  }
   const bool heads = c.mode == CompareMode::kHeads && a.shape.H > 1;
   const std::string key = c.key + "/" + std::to_string(i) + "/" + std::to_string(j) + "/" +
                           std::to_string(heads) + std::to_string(c.head_a) + "/" +
@@ -338,6 +347,10 @@ void DrawCompareGradientReadout(AppState& state) {
     g.compare_for = key;
     g.compare_error.clear();
     try {
+      if (i < a.mask.rows() && !a.mask.row(i).any())
+        throw std::invalid_argument("query row " + std::to_string(i) +
+                                    " sees no key (the mask forbids every one), so no loss "
+                                    "-log w[i, j] is defined; select another row");
       if (heads) {
         // L sums over the heads, so its gradient is the same run's for A and B; what reaches
         // each head is its own d_k columns of W_query (they feed no other head's weights).
@@ -365,12 +378,16 @@ void DrawCompareGradientReadout(AppState& state) {
     return;
   }
   // In parts that wrap whole: at 1024 pixels the line does not hold B's number.
-  char head[160];
+  char instead[96] = "";
+  if (j != picked)
+    std::snprintf(instead, sizeof instead, " (key %lld is masked for this row: its most attended key)",
+                  static_cast<long long>(picked));
+  char head[260];
   std::snprintf(head, sizeof head,
                 "gradient reaching W_query%s, \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W_q\xE2\x80\x96 "
-                "for row %lld \xE2\x86\x92 key %lld:",
+                "for row %lld \xE2\x86\x92 key %lld%s:",
                 heads ? " (each head's own d_k columns)" : "", static_cast<long long>(i),
-                static_cast<long long>(j));
+                static_cast<long long>(j), instead);
   WrappedParts({head, "A " + Num(g.norm_a), "B " + Num(g.norm_b)});
   Tip("L = \xE2\x88\x92\xCE\xA3 log w[b, h, i, j] (the Gradients view; click a key there to pick j). "
       "Without 1/\xE2\x88\x9A" "d_k the logits are larger, rows peak, and the softmax passes "
