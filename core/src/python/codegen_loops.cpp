@@ -279,11 +279,16 @@ std::string ZeroRows(const LoopCtx& c, const std::string& indent, const std::str
          "  # masked_rows \"zero\"\n";
 }
 
-/// The loop programs take softmax only (softmax_then_mask equals it over the allowed keys).
+/// The loop programs take softmax only (softmax_then_mask equals it over the allowed keys),
+/// with a sink as one more column (scaling.sink_form "concat").
 void CheckLoopNormalization(const Scenario& s) {
   if (!IsSoftmaxOverAllowedKeys(s.normalization))
     throw InferenceError(std::string("normalization: the generated loop writes softmax, not \"") +
                          Name(s.normalization) + "\" (softmax or softmax_then_mask)");
+  if (s.scaling.sink_form != SinkForm::kConcat)
+    throw InferenceError(std::string("scaling.sink_form: the generated loop writes the sink as "
+                                     "one more softmax column (\"concat\"), not \"") +
+                         Name(s.scaling.sink_form) + "\"; attention-lab decode and tiled compute it");
 }
 
 /// bfloat16 / float16: no loop program yet (the scenario's own program is not written for

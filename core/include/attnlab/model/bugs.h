@@ -45,6 +45,7 @@ const BugInfo* FindBug(const std::string& id);
 ///                           one head is the same either way)
 ///   bug-fp16-mask-fill      mask.fill -1e9 -> finfo_min (torch.finfo(float16).min, -65504),
 ///                           in a float16 scenario
+///   bug-sink-sigmoid        scaling.sink_form sigmoid -> concat
 /// Errors: ScenarioError naming the field that does not hold the bug (e.g. "mask.window: the
 /// bug-window-off-by-one fix needs a sliding window of at least 2 keys"), or field "bug" for
 /// an unknown id.
