@@ -761,7 +761,8 @@ void WriteSinkSigmoid(const Ctx& c) {
     WriteNumpySoftmaxDef(c);
     c.py << "m = logits.max(axis=-1, keepdims=True)\n"
             "m = np.where(np.isinf(m), 0.0, m)  # as torch.logsumexp: a row of -inf gives -inf\n"
-            "lse = np.log(np.exp(logits - m).sum(axis=-1, keepdims=True)) + m\n"
+            "with np.errstate(divide=\"ignore\"):  # log(0) = -inf: a row that sees no key\n"
+            "    lse = np.log(np.exp(logits - m).sum(axis=-1, keepdims=True)) + m\n"
             "gate = 1 / (1 + np.exp(-(lse - sink_logit)))  # sigmoid\n"
             "weights = softmax(logits) * gate  # a row that sees no key: nan * 0 = nan\n";
   } else {
