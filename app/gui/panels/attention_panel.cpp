@@ -63,9 +63,9 @@ void DrawScaling(AppState& state, const Scenario& s, const Shape& sh) {
 /// rescale (the bug gallery's bug-sink-sigmoid). One undo step per change.
 void DrawSinkForm(AppState& state, const Scenario& s) {
   const char* shown[] = {"concat + softmax (HF)", "\xCF\x83(lse \xE2\x88\x92 s) rescale (FlexAttention)"};
-  const float label = ImGui::CalcTextSize("sink form").x + ImGui::GetStyle().ItemInnerSpacing.x;
-  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 6.0f, ImGui::GetContentRegionAvail().x - label));
-  if (ImGui::BeginCombo("sink form", shown[static_cast<int>(s.scaling.sink_form)])) {
+  ImGui::TextUnformatted("sink form");  // above: the FlexAttention choice needs the width
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
+  if (ImGui::BeginCombo("##sink form", shown[static_cast<int>(s.scaling.sink_form)])) {
     for (const EnumName<SinkForm>& e : kSinkForms) {
       const SinkForm form = e.value;
       if (ImGui::Selectable(shown[static_cast<int>(form)], form == s.scaling.sink_form))

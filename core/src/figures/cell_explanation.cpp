@@ -131,8 +131,8 @@ double RowLse(const Cell& c) {
 void SigmoidGateLines(const Cell& c) {
   const double sink = c.s.scaling.SinkOf(c.ref.head), lse = RowLse(c);
   const double g = 1 / (1 + std::exp(-(lse - sink)));
-  c.Note("Ï(lse â s) = Ï(" + Num(lse) + " â " + Num(sink) +
-         ") = " + Num(g) + ": lse = log Î£ exp(z) over the allowed keys, s = head " +
+  c.Note("\xCF\x83(lse \xE2\x88\x92 s) = \xCF\x83(" + Num(lse) + " \xE2\x88\x92 " + Num(sink) +
+         ") = " + Num(g) + ": lse = log \xCE\xA3 exp(z) over the allowed keys, s = head " +
          Int(c.ref.head) + "'s sink logit (torchtitan's rescale, the keys' share of a softmax "
          "with the sink as one more column)");
 }
@@ -140,7 +140,7 @@ void SigmoidGateLines(const Cell& c) {
 /// The sink's column of row i: its logit's share of the softmax over the row and the sink.
 void SinkLines(const Cell& c) {
   if (c.s.scaling.sink_form == SinkForm::kSigmoid) {
-    c.Text("sink = 1 â Ï(lse â s) = " + Num(SinkShare(c)));
+    c.Text("sink = 1 \xE2\x88\x92 \xCF\x83(lse \xE2\x88\x92 s) = " + Num(SinkShare(c)));
     SigmoidGateLines(c);
     return;
   }
@@ -159,9 +159,9 @@ void SinkLines(const Cell& c) {
 /// from the logits row only to explain the number).
 void WeightLines(const Cell& c) {
   if (!c.allowed && std::isnan(c.weights(c.i, c.j)) && c.s.scaling.sink_form == SinkForm::kSigmoid) {
-    c.Text("weight = softmax Â· Ï(lse â s) = nan Â· 0 = nan");
-    c.Note("row " + Int(c.i) + " sees no key: its softmax is 0 / 0 = nan and lse = âinf, "
-           "so Ï(âinf) = 0 cannot undo it (the concat form gives 0 and the sink 1)");
+    c.Text("weight = softmax \xC2\xB7 \xCF\x83(lse \xE2\x88\x92 s) = nan \xC2\xB7 0 = nan");
+    c.Note("row " + Int(c.i) + " sees no key: its softmax is 0 / 0 = nan and lse = \xE2\x88\x92inf, "
+           "so \xCF\x83(\xE2\x88\x92inf) = 0 cannot undo it (the concat form gives 0 and the sink 1)");
     return;
   }
   if (!c.allowed) {
@@ -185,8 +185,8 @@ void WeightLines(const Cell& c) {
     }
   const double z = c.logits(c.i, c.j), w = c.weights(c.i, c.j);
   if (SinkShare(c) >= 0 && c.s.scaling.sink_form == SinkForm::kSigmoid) {
-    c.Text("weight = exp(z - max) / Î£ Â· Ï(lse â s)");
-    c.Text("       = exp(" + Num(z) + " - " + Num(mx) + ") / " + Num(sum_exp) + " Â· " +
+    c.Text("weight = exp(z - max) / \xCE\xA3 \xC2\xB7 \xCF\x83(lse \xE2\x88\x92 s)");
+    c.Text("       = exp(" + Num(z) + " - " + Num(mx) + ") / " + Num(sum_exp) + " \xC2\xB7 " +
            Num(1 - SinkShare(c)) + " = " + Num(w));
     SigmoidGateLines(c);
     c.Note("the sink took " + Num(SinkShare(c)) + " of this row: its weights sum to " +
@@ -255,7 +255,7 @@ void WeightLines(const Cell& c) {
       for (int64_t k = 0; k < row.size(); ++k) sum_all += std::exp(double(row(k)) - mx_all);
       for (int64_t k = 0; k < row.size(); ++k)
         if (open(k)) kept += std::exp(double(row(k)) - mx_all) / sum_all;
-      c.Text("weight = softmax over all " + Int(row.size()) + " keys Ã mask = " + Num(w));
+      c.Text("weight = softmax over all " + Int(row.size()) + " keys \xC3\x97 mask = " + Num(w));
       c.Note("not renormalised: this row sums to " + Num(kept) + ", not 1 (the bug)");
       break;
     }
