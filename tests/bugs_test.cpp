@@ -583,5 +583,54 @@ TEST(SinkForm, DecodeAndTilesFollowTheSigmoidForm) {
   EXPECT_NEAR(tiled.context[0](4, 2), st.context[0](4, 2), 1e-6);
 }
 
+TEST(SinkForm, TheGradientsAreTheConcatFormsWhereTheRowSeesAKey) {
+  // The sigmoid form is the concat form's function wherever a row sees a key, so the same
+  // backward: L = -sum_h log weights[h, 4, 2] through both forms, and W_query nudged by +-eps
+  // through the sigmoid form's forward (finite differences in double-checked float32).
+  Scenario sigmoid = LoadPreset("bug-sink-sigmoid");
+  Scenario concat = BugFix("bug-sink-sigmoid", sigmoid);
+  const Stages a = RunScenario(sigmoid), b = RunScenario(concat);
+  const Gradients ga = LossGradients(sigmoid, a, 4, 2), gb = LossGradients(concat, b, 4, 2);
+  EXPECT_NEAR(ga.loss, gb.loss, 1e-6);
+  ASSERT_EQ(ga.grad_W_query.rows(), 4);
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 4; ++j) {
+      EXPECT_NEAR(ga.grad_W_query(i, j), gb.grad_W_query(i, j), 1e-5) << i << "," << j;
+      EXPECT_NEAR(ga.grad_W_key(i, j), gb.grad_W_key(i, j), 1e-5) << i << "," << j;
+    }
+  sigmoid.projections.init = ProjectionInit::kMatrix;
+  sigmoid.projections.W = a.W;
+  const auto loss = [&](int64_t i, int64_t j, float eps) {
+    Scenario x = sigmoid;
+    x.projections.W[0](i, j) += eps;
+    const Stages y = RunScenario(x);
+    return -std::log(double(y.Head(y.weights, 0, 0)(4, 2))) - std::log(double(y.Head(y.weights, 0, 1)(4, 2)));
+  };
+  for (int64_t i = 0; i < 4; ++i) {
+    const double numeric = (loss(i, 1, 1e-2f) - loss(i, 1, -1e-2f)) / 2e-2;
+    EXPECT_NEAR(ga.grad_W_query(i, 1), numeric, 2e-3 + 2e-3 * std::fabs(numeric)) << i;
+  }
+}
+
+TEST(SinkForm, TheLoopProgramsRefuseTheSigmoidFormNamingTheField) {
+  const Scenario s = LoadPreset("bug-sink-sigmoid");
+  const std::string why = "scaling.sink_form: the generated loop writes the sink as one more "
+                          "softmax column (\"concat\"), not \"sigmoid\"; attention-lab decode "
+                          "and tiled compute it";
+  try {
+    GenerateDecodeCode(s, {2, 0});
+    ADD_FAILURE() << "no error";
+  } catch (const InferenceError& e) {
+    EXPECT_EQ(std::string(e.what()), why);
+  }
+  try {
+    GenerateTiledCode(s, 2, 2);
+    ADD_FAILURE() << "no error";
+  } catch (const InferenceError& e) {
+    EXPECT_EQ(std::string(e.what()), why);
+  }
+  EXPECT_NO_THROW(GenerateTiledCode(BugFix("bug-sink-sigmoid", s), 2, 2));
+}
+
 }  // namespace
 }  // namespace attnlab

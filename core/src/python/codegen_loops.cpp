@@ -339,6 +339,7 @@ std::string GenerateTiledCode(const Scenario& s, int64_t block_q, int64_t block_
   const std::string program = GeneratePyTorchCode(s);
   const LoopCtx c{s, ValidateScenario(s), s.input.generator == Generator::kNumpy};
   CheckTiled(s, block_q, block_k);
+  CheckLoopNormalization(s);  // the sink's form (CheckTiled has refused other normalizations)
   const std::string dt = TensorDtype(c);
   return program + "\n" + HeadsAndMask(c) +
          Fill(kTiled,
