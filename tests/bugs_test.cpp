@@ -68,7 +68,7 @@ TEST(BugGallery, EveryBugIsAPresetWhoseIdStartsWithBugAndEveryBugPresetIsInTheGa
       EXPECT_NE(FindBug(p.id), nullptr) << p.id;
     }
   EXPECT_EQ(FindBug("raschka-3.5-causal"), nullptr);
-  EXPECT_EQ(Bugs().size(), 8u);
+  EXPECT_EQ(Bugs().size(), 9u);
 }
 
 TEST(BugGallery, TheFixIsTheGoldensFixedScenarioWithOneSettingPutRight) {
@@ -413,6 +413,21 @@ TEST(BugGallery, TheProgramsDifferInTheWrongLineAndTheRightLine) {
   EXPECT_EQ(fill.wrong, std::vector<std::string>({"logits = logits.masked_fill(mask == 0, -1e9)"}));
   EXPECT_EQ(fill.right, std::vector<std::string>(
                             {"logits = logits.masked_fill(mask == 0, torch.finfo(dtype).min)"}));
+  const ProgramDiff sink = diff("bug-sink-sigmoid");
+  EXPECT_EQ(sink.wrong,
+            std::vector<std::string>(
+                {"# gpt-oss's attention sink applied after attention (torchtitan's FlexAttention "
+                 "rescale): sigmoid(lse - sink_logit)",
+                 "lse = torch.logsumexp(logits, dim=-1, keepdim=True)  # -inf for a row that sees no key",
+                 "gate = torch.sigmoid(lse - sink_logit)",
+                 "weights = torch.softmax(logits, dim=-1) * gate  # a row that sees no key: nan * 0 = nan",
+                 "sink = 1 - gate  # what the sink took of each row"}));
+  EXPECT_EQ(sink.right,
+            std::vector<std::string>(
+                {"# gpt-oss's attention sink: one more column with a fixed logit in every row's softmax",
+                 "full = torch.softmax(torch.cat([logits, sink_logit], dim=-1), dim=-1)  # T keys + the sink",
+                 "weights = full[..., :-1]  # the sink's column dropped: rows sum to 1 minus its share",
+                 "sink = full[..., -1:]  # what the sink took of each row"}));
 }
 
 TEST(BugGallery, ATopLeftDecodeStepSeesOnlyTheFirstKeyAsPyTorchDecodesIt) {
@@ -476,6 +491,8 @@ TEST(BugGallery, AFixOfTheWrongScenarioNamesTheField) {
             "mask.fill: the bug-fp16-mask-fill fix needs \"-1e9\" in a float16 scenario");
   EXPECT_EQ(field("bug-decode-top-left", causal),
             "mask.align: the bug-decode-top-left fix needs \"top_left\" and a mask (not \"none\")");
+  EXPECT_EQ(field("bug-sink-sigmoid", LoadPreset("gpt-oss-sink")),
+            "scaling.sink_form: the bug-sink-sigmoid fix needs \"sigmoid\"");
   EXPECT_EQ(field("bug-nope", causal), "bug: no bug \"bug-nope\" in the gallery");
 }
 
@@ -499,6 +516,169 @@ TEST(BugGallery, TheNoRenormNormalizationRoundTripsThroughTheFileFormat) {
   EXPECT_EQ(ParseScenario(text), bug);
   EXPECT_FALSE(MaskAppliesToLogits(bug.normalization));
   EXPECT_FALSE(IsSoftmaxOverAllowedKeys(bug.normalization));
+}
+
+// One cell of a golden's B x H x T x (T or 1) stage.
+float GoldenCell(const nlohmann::json& expected, const char* stage, int64_t h, int64_t i, int64_t j) {
+  return test::JsonFloat(expected[stage][0][static_cast<size_t>(h)][static_cast<size_t>(i)]
+                                 [static_cast<size_t>(j)]);
+}
+
+TEST(BugGallery, TheSinkAsASigmoidIsNanInThePaddingRowAndTheConcatFormWhereARowSeesAKey) {
+  // "<pad> the cat sat on the mat", causal and the pad key masked: query 0 sees no key. The
+  // bug (torchtitan's softmax * sigmoid(lse - sink)) is nan there, the fix (the sink as one
+  // more softmax column) gives 0 weights and the sink 1; every other row is the same up to
+  // rounding, and both are PyTorch's numbers.
+  const BugRun r = RunBug("bug-sink-sigmoid");
+  const nlohmann::json bug = test::LoadGolden("scenarios/preset-bug-sink-sigmoid.json")["expected"],
+                       fix = test::LoadGolden("scenarios/preset-bug-sink-sigmoid-fixed.json")["expected"];
+  const int64_t T = 7;
+  for (int64_t h = 0; h < 2; ++h) {
+    const Matrix wb = r.bug.Head(r.bug.weights, 0, h), wf = r.fix.Head(r.fix.weights, 0, h);
+    const Matrix sb = r.bug.Head(r.bug.sink, 0, h), sf = r.fix.Head(r.fix.sink, 0, h);
+    for (int64_t j = 0; j < T; ++j) {
+      EXPECT_TRUE(std::isnan(wb(0, j))) << h << ": " << j;
+      EXPECT_TRUE(std::isnan(GoldenCell(bug, "weights", h, 0, j))) << h << ": " << j;
+      EXPECT_EQ(wf(0, j), 0.0f) << h << ": " << j;
+      EXPECT_EQ(GoldenCell(fix, "weights", h, 0, j), 0.0f) << h << ": " << j;
+    }
+    EXPECT_EQ(sb(0, 0), 1.0f);  // 1 - sigmoid(-inf)
+    EXPECT_EQ(sf(0, 0), 1.0f);  // exp(s - s) / exp(s - s)
+    EXPECT_EQ(GoldenCell(bug, "sink", h, 0, 0), 1.0f);
+    EXPECT_EQ(GoldenCell(fix, "sink", h, 0, 0), 1.0f);
+    for (int64_t i = 1; i < T; ++i) {
+      EXPECT_NEAR(sb(i, 0), GoldenCell(bug, "sink", h, i, 0), 3e-7f) << h << ": " << i;
+      EXPECT_NEAR(sf(i, 0), GoldenCell(fix, "sink", h, i, 0), 3e-7f) << h << ": " << i;
+      EXPECT_NEAR(sb(i, 0), sf(i, 0), 3e-7f) << h << ": " << i;
+      EXPECT_GT(sb(i, 0), 0.01f) << h << ": " << i;  // the sink takes a real share
+      for (int64_t j = 0; j < T; ++j) {
+        EXPECT_NEAR(wb(i, j), GoldenCell(bug, "weights", h, i, j), 3e-7f) << h << ": " << i << "," << j;
+        EXPECT_NEAR(wf(i, j), GoldenCell(fix, "weights", h, i, j), 3e-7f) << h << ": " << i << "," << j;
+        EXPECT_NEAR(wb(i, j), wf(i, j), 3e-7f) << h << ": " << i << "," << j;
+      }
+    }
+  }
+  EXPECT_TRUE(std::isnan(r.bug.context[0](0, 0)));
+  EXPECT_EQ(r.fix.context[0](0, 0), 0.0f);
+  EXPECT_NEAR(r.bug.context[0](3, 1), r.fix.context[0](3, 1), 1e-6f);
+}
+
+TEST(SinkForm, RoundTripsAndNeedsASink) {
+  const Scenario bug = LoadPreset("bug-sink-sigmoid");
+  EXPECT_EQ(bug.scaling.sink_form, SinkForm::kSigmoid);
+  const std::string text = WriteScenario(bug);
+  EXPECT_NE(text.find("\"sink_form\": \"sigmoid\""), std::string::npos) << text;
+  EXPECT_EQ(ParseScenario(text), bug);
+  EXPECT_EQ(WriteScenario(BugFix("bug-sink-sigmoid", bug)).find("sink_form"),
+            std::string::npos);  // the default is not written
+  Scenario no_sink = LoadPreset("raschka-3.5-causal");
+  no_sink.scaling.sink_form = SinkForm::kSigmoid;
+  try {
+    ValidateScenario(no_sink);
+    ADD_FAILURE() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "scaling.sink_form: \"sigmoid\" needs an attention sink (scaling.sink)");
+  }
+  try {
+    ParseScenario(R"({"format": "attention-lab/scenario@1", "input": {"source": "matrix",
+      "values": [[1, 2]]}, "projections": {"init": "identity"},
+      "scaling": {"sink": 1.0, "sink_form": "exp"}})");
+    ADD_FAILURE() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.field(), "scaling.sink_form");
+  }
+}
+
+TEST(SinkForm, TheSigmoidFormIsTheConcatFormToRoundingWhenEveryRowSeesAKey) {
+  // The golden scenario with the sigmoid form (every row causal, so every row sees a key), its
+  // weights PyTorch's, and the same scenario with the concat form: the same function.
+  const Scenario sigmoid = GoldenScenario("sink-sigmoid-per-head-causal");
+  ASSERT_EQ(sigmoid.scaling.sink_form, SinkForm::kSigmoid);
+  Scenario concat = sigmoid;
+  concat.scaling.sink_form = SinkForm::kConcat;
+  const Stages a = RunScenario(sigmoid), b = RunScenario(concat);
+  const nlohmann::json golden = test::LoadGolden("scenarios/sink-sigmoid-per-head-causal.json")["expected"];
+  float worst = 0;
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t i = 0; i < 8; ++i) {
+      EXPECT_NEAR(a.Head(a.sink, 0, h)(i, 0), GoldenCell(golden, "sink", h, i, 0), 3e-7f);
+      worst = std::max(worst, std::fabs(a.Head(a.sink, 0, h)(i, 0) - b.Head(b.sink, 0, h)(i, 0)));
+      for (int64_t j = 0; j < 8; ++j) {
+        EXPECT_NEAR(a.Head(a.weights, 0, h)(i, j), GoldenCell(golden, "weights", h, i, j), 3e-7f);
+        worst = std::max(worst, std::fabs(a.Head(a.weights, 0, h)(i, j) - b.Head(b.weights, 0, h)(i, j)));
+      }
+    }
+  EXPECT_LT(worst, 3e-7f);
+}
+
+TEST(SinkForm, DecodeAndTilesFollowTheSigmoidForm) {
+  const Scenario s = LoadPreset("bug-sink-sigmoid");
+  const Stages st = RunScenario(s);
+  const DecodeRun decode = RunDecode(s, st, {2, 0});
+  EXPECT_LE(decode.max_abs_diff, decode.tolerance);  // nan where the full context is nan
+  ASSERT_FALSE(decode.steps.empty());
+  EXPECT_TRUE(std::isnan(decode.steps[0].weights[0](0, 0)));
+  EXPECT_EQ(decode.steps[0].sink[0](0, 0), 1.0);
+  EXPECT_TRUE(std::isnan(decode.context[0](0, 0)));
+  const TiledRun tiled = RunTiled(s, st, 2, 3);
+  EXPECT_LE(tiled.max_abs_diff, tiled.tolerance);
+  EXPECT_TRUE(std::isnan(tiled.context[0](0, 0)));
+  for (int64_t h = 0; h < 2; ++h) {
+    EXPECT_EQ(tiled.sink[static_cast<size_t>(h)](0, 0), 1.0);
+    for (int64_t i = 1; i < 7; ++i)
+      EXPECT_NEAR(tiled.sink[static_cast<size_t>(h)](i, 0), st.Head(st.sink, 0, h)(i, 0), 1e-6) << h << ": " << i;
+  }
+  EXPECT_NEAR(tiled.context[0](4, 2), st.context[0](4, 2), 1e-6);
+}
+
+TEST(SinkForm, TheGradientsAreTheConcatFormsWhereTheRowSeesAKey) {
+  // The sigmoid form is the concat form's function wherever a row sees a key, so the same
+  // backward: L = -sum_h log weights[h, 4, 2] through both forms, and W_query nudged by +-eps
+  // through the sigmoid form's forward (finite differences in double-checked float32).
+  Scenario sigmoid = LoadPreset("bug-sink-sigmoid");
+  Scenario concat = BugFix("bug-sink-sigmoid", sigmoid);
+  const Stages a = RunScenario(sigmoid), b = RunScenario(concat);
+  const Gradients ga = LossGradients(sigmoid, a, 4, 2), gb = LossGradients(concat, b, 4, 2);
+  EXPECT_NEAR(ga.loss, gb.loss, 1e-6);
+  ASSERT_EQ(ga.grad_W_query.rows(), 4);
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 4; ++j) {
+      EXPECT_NEAR(ga.grad_W_query(i, j), gb.grad_W_query(i, j), 1e-5) << i << "," << j;
+      EXPECT_NEAR(ga.grad_W_key(i, j), gb.grad_W_key(i, j), 1e-5) << i << "," << j;
+    }
+  sigmoid.projections.init = ProjectionInit::kMatrix;
+  sigmoid.projections.W = a.W;
+  const auto loss = [&](int64_t i, int64_t j, float eps) {
+    Scenario x = sigmoid;
+    x.projections.W[0](i, j) += eps;
+    const Stages y = RunScenario(x);
+    return -std::log(double(y.Head(y.weights, 0, 0)(4, 2))) - std::log(double(y.Head(y.weights, 0, 1)(4, 2)));
+  };
+  for (int64_t i = 0; i < 4; ++i) {
+    const double numeric = (loss(i, 1, 1e-2f) - loss(i, 1, -1e-2f)) / 2e-2;
+    EXPECT_NEAR(ga.grad_W_query(i, 1), numeric, 2e-3 + 2e-3 * std::fabs(numeric)) << i;
+  }
+}
+
+TEST(SinkForm, TheLoopProgramsRefuseTheSigmoidFormNamingTheField) {
+  const Scenario s = LoadPreset("bug-sink-sigmoid");
+  const std::string why = "scaling.sink_form: the generated loop writes the sink as one more "
+                          "softmax column (\"concat\"), not \"sigmoid\"; attention-lab decode "
+                          "and tiled compute it";
+  try {
+    GenerateDecodeCode(s, {2, 0});
+    ADD_FAILURE() << "no error";
+  } catch (const InferenceError& e) {
+    EXPECT_EQ(std::string(e.what()), why);
+  }
+  try {
+    GenerateTiledCode(s, 2, 2);
+    ADD_FAILURE() << "no error";
+  } catch (const InferenceError& e) {
+    EXPECT_EQ(std::string(e.what()), why);
+  }
+  EXPECT_NO_THROW(GenerateTiledCode(BugFix("bug-sink-sigmoid", s), 2, 2));
 }
 
 }  // namespace

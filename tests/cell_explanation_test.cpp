@@ -90,6 +90,29 @@ TEST(ExplainCell, SoftcapAndSinkShowTheirTerms) {
   EXPECT_EQ(sunk[6], "(note) the sink took 0.10905743 of this row: its weights sum to 0.8909426");
 }
 
+// The sink as torchtitan's sigmoid rescale (scaling.sink_form): the same weight as the concat
+// form above (to float32 rounding), written as softmax times sigmoid(lse - s); a row that sees
+// no key is nan, and says why.
+TEST(ExplainCell, TheSigmoidSinkFormShowsItsGate) {
+  const std::vector<std::string> gated = Texts(
+      Explain(Small(R"(, "scaling": {"sink": 0, "sink_form": "sigmoid"})"), Stage::kWeights, 2, 0));
+  ASSERT_EQ(gated.size(), 7u);
+  EXPECT_EQ(gated[3], "weight = exp(z - max) / \u03A3 \u00B7 \u03C3(lse \u2212 s)");
+  // The concat form's 0.221181 and 0.10905743 (SoftcapAndSinkShowTheirTerms), to rounding.
+  EXPECT_EQ(gated[4], "       = exp(0.70710677 - 1.4142135) / 1.9861374 \u00B7 0.8909425 = 0.22118102");
+  EXPECT_EQ(gated[5].rfind("(note) \u03C3(lse \u2212 s) = \u03C3(2.1004052 \u2212 0) = 0.8909426: ", 0), 0u)
+      << gated[5];
+  EXPECT_EQ(gated[6], "(note) the sink took 0.109057486 of this row: its weights sum to 0.8909425");
+  const std::vector<std::string> empty = Texts(Explain(
+      Small(R"(, "scaling": {"sink": 0, "sink_form": "sigmoid"}, "mask": {"kind": "custom",
+            "allowed": [[1, 0, 0], [0, 0, 0], [1, 1, 1]]})"),
+      Stage::kWeights, 1, 0));
+  ASSERT_EQ(empty.size(), 5u);
+  EXPECT_EQ(empty[3], "weight = softmax \u00B7 \u03C3(lse \u2212 s) = nan \u00B7 0 = nan");
+  EXPECT_EQ(empty[4], "(note) row 1 sees no key: its softmax is 0 / 0 = nan and lse = \u2212inf, so "
+                      "\u03C3(\u2212inf) = 0 cannot undo it (the concat form gives 0 and the sink 1)");
+}
+
 TEST(ExplainCell, MaskedCellsSayWhy) {
   const Scenario causal = Small(R"(, "mask": {"kind": "causal"})");
   EXPECT_EQ(

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include "cli/cli.h"  // kSubcommands: the command lines that open no window
 #include "cli/notebook.h"  // the notebook the window saves
@@ -84,6 +85,30 @@ class Gui : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(dir_);
   }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  /// A bug preset's setting edited from the window: `command` (the fix's setting) on preset
+  /// `id`, saved as fixed.json, undone and saved as bug.json, must give the preset with `fix`
+  /// applied and the preset itself; `bad` (a value that is no choice) is refused listing every
+  /// name of `choices`.
+  void ExpectFixUndoes(const std::string& id, const std::string& command,
+                       const std::function<void(Scenario&)>& fix, const std::string& bad,
+                       const std::vector<std::string>& choices) const {
+    const std::string script =
+        Write("fix.script", "preset " + id + "\n" + command + "\nwait 2\nsave " + Path("fixed.json") +
+                                "\nundo\nwait 2\nsave " + Path("bug.json") + "\n");
+    const Result r = RunApp("--script " + script + " --no-autosave");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const Scenario bug = LoadPreset(id);
+    Scenario fixed = bug;
+    fix(fixed);
+    ASSERT_FALSE(fixed == bug);
+    EXPECT_TRUE(ParseScenario(ReadFile(Path("fixed.json"))) == fixed);
+    EXPECT_TRUE(ParseScenario(ReadFile(Path("bug.json"))) == bug);
+    const Result refused = RunApp("--script " + Write("bad.script", bad + "\n") + " --no-autosave");
+    EXPECT_EQ(refused.status, 2);
+    for (const std::string& name : choices)
+      EXPECT_NE(refused.err.find(name), std::string::npos) << name << ": " << refused.err;
+  }
   std::string Write(const std::string& name, const std::string& text) const {
     std::ofstream(Path(name)) << text;
     return Path(name);
@@ -613,6 +638,23 @@ expect-error scaling.sink: needs normalization "softmax"
   const Scenario undone = ParseScenario(ReadFile(Path("undone.json")));
   EXPECT_EQ(*undone.scaling.softcap, 2.5);
   EXPECT_EQ(undone.scaling.sink, (std::vector<double>{1.5, -1.0}));  // the preset's, per head
+}
+
+// "sink form" (scaling.sink_form) is an edit like any other: the bug-sink-sigmoid preset put
+// back to the concat form is its fix, undo brings the sigmoid back, turning the sink off puts
+// the form back to its default, and the sigmoid without a sink is refused naming the field.
+TEST_F(Gui, SinkFormEditAndUndo) {
+  ExpectFixUndoes("bug-sink-sigmoid", "sink-form concat",
+                  [](Scenario& s) { s.scaling.sink_form = SinkForm::kConcat; }, "sink-form softmax",
+                  {"concat", "sigmoid"});
+  const std::string script = Write("sinkoff.script", "preset bug-sink-sigmoid\nsink off\nwait 2\nsave " +
+                                   Path("off.json") + "\nsink-form sigmoid\nexpect-error "
+                                   "scaling.sink_form: \"sigmoid\" needs an attention sink (scaling.sink)\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario off = ParseScenario(ReadFile(Path("off.json")));
+  EXPECT_TRUE(off.scaling.sink.empty());
+  EXPECT_EQ(off.scaling.sink_form, SinkForm::kConcat);
 }
 
 // The weights' colour range: [0, largest] on screen is what the export and the command line's
@@ -1757,22 +1799,9 @@ TEST_F(Gui, KvHeadsEditAndUndo) {
 // split with the bug's view(B, heads, T, d_k) is the bug-view-no-transpose preset's setting,
 // undo puts the transpose back, and a name that is not a split is refused listing both.
 TEST_F(Gui, HeadSplitEditAndUndo) {
-  const std::string script =
-      Write("split.script", "preset bug-view-no-transpose\nhead-split transpose\nwait 2\nsave " +
-                                Path("fixed.json") + "\nundo\nwait 2\nsave " + Path("bug.json") + "\n");
-  const Result r = RunApp("--script " + script + " --no-autosave");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const Scenario bug = LoadPreset("bug-view-no-transpose");
-  ASSERT_EQ(bug.projections.head_split, HeadSplit::kViewNoTranspose);
-  Scenario fixed = bug;
-  fixed.projections.head_split = HeadSplit::kTranspose;
-  EXPECT_TRUE(ParseScenario(ReadFile(Path("fixed.json"))) == fixed);
-  EXPECT_TRUE(ParseScenario(ReadFile(Path("bug.json"))) == bug);
-  const std::string bad = Write("bad.script", "head-split sideways\n");
-  const Result refused = RunApp("--script " + bad + " --no-autosave");
-  EXPECT_EQ(refused.status, 2);
-  EXPECT_NE(refused.err.find("transpose"), std::string::npos) << refused.err;
-  EXPECT_NE(refused.err.find("view_no_transpose"), std::string::npos) << refused.err;
+  ExpectFixUndoes("bug-view-no-transpose", "head-split transpose",
+                  [](Scenario& s) { s.projections.head_split = HeadSplit::kTranspose; },
+                  "head-split sideways", {"transpose", "view_no_transpose"});
 }
 
 // The tour follows Raschka's chapter 3: each step opens its raschka-* preset, in the book's

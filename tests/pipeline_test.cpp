@@ -168,6 +168,7 @@ TEST(GoldenScenarios, CoverEveryOptionOfTheFormat) {
     if (s.positions.kind == PositionKind::kAlibi) seen.insert("positions:alibi");
     if (s.scaling.sink.size() == 1) seen.insert("sink");
     if (s.scaling.sink.size() > 1) seen.insert("sink:per_head");
+    if (s.scaling.sink_form == SinkForm::kSigmoid) seen.insert("sink_form:sigmoid");
     if (s.dropout.p > 0) seen.insert(s.dropout.seed ? "dropout:seeded" : "dropout:continued");
     if (ValidateScenario(s).B > 1) seen.insert("batch>1");
     if (s.positions.kind == PositionKind::kRope)
@@ -209,6 +210,7 @@ TEST(GoldenScenarios, CoverEveryOptionOfTheFormat) {
                            "softcap",
                            "sink",
                            "sink:per_head",
+                           "sink_form:sigmoid",
                            "positions:alibi",
                            "rope:split_halves+",
                            "rope:split_halves-",

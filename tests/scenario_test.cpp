@@ -329,6 +329,10 @@ TEST(ParseScenario, ScoreModifiersRefuseBadValuesNamingThem) {
        "positions.kind: unknown value \"rope2\" (expected one of: none, alibi, rope, sinusoidal)"},
       {Edit("\"seed\": 123}", "\"seed\": 123}, \"positions\": {}"),
        "positions.kind: missing required field"},
+      {with(R"({"sink_form": "sigmoid"})"),
+       "scaling.sink_form: \"sigmoid\" needs an attention sink (scaling.sink)"},
+      {with(R"({"sink": 0.5, "sink_form": "exp"})"),
+       "scaling.sink_form: unknown value \"exp\" (expected one of: concat, sigmoid)"},
       {with(R"({"sink": 0.5})", R"(, "normalization": "sum")"),
        "scaling.sink: needs normalization \"softmax\" (the sink is one more column of the "
        "softmax), not \"sum\""},
@@ -942,6 +946,13 @@ std::vector<Case> Cases() {
       {"scaling", "softcap", randn, [](Scenario& s) { s.scaling.softcap = 30.0; }, kLogits},
       // The sink changes the weights, not the logits.
       {"scaling", "sink", randn, [](Scenario& s) { s.scaling.sink = {0.75}; }, kNone},
+      // So does its form (torchtitan's sigmoid rescale).
+      {"scaling", "sink_form", randn,
+       [](Scenario& s) {
+         s.scaling.sink = {0.75};
+         s.scaling.sink_form = SinkForm::kSigmoid;
+       },
+       kNone},
       // The upcast softmax (low precision only) changes the weights, not the logits.
       {"scaling", "softmax_dtype", randn,
        [](Scenario& s) {

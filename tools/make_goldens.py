@@ -460,6 +460,11 @@ def score_modifiers():
     s["sink-per-head-empty-row"] = {
         "format": F, "input": randn8, "projections": heads2,
         "scaling": {"sink": [-1.0, 2.5]}, "mask": empty_row}
+    # torchtitan's sigmoid form (scaling.sink_form) where every row sees a key: the concat
+    # form's numbers up to rounding (bug-sink-sigmoid's preset has the row that sees none).
+    s["sink-sigmoid-per-head-causal"] = {
+        "format": F, "input": randn8, "projections": heads2,
+        "scaling": {"sink": [0.5, -2.0], "sink_form": "sigmoid"}, "mask": {"kind": "causal"}}
     s["sink-batch2-dropout-none"] = {
         "format": F, "input": {"source": "randn", "batch": 2, "length": 5, "d_in": 4, "seed": 8},
         "projections": {"init": "linear", "d_out": 4, "seed": 9, "heads": 2},
@@ -584,10 +589,12 @@ def low_precision(presets):
 
 
 # The settings of issue 26 in bfloat16 and float16 too: RoPE (both layouts, dropout, biases),
-# ALiBi with soft-capping and a sink, soft-capping, per-head sinks with an empty row.
+# ALiBi with soft-capping and a sink, soft-capping, per-head sinks with an empty row, the sink
+# as torchtitan's sigmoid rescale.
 LOW_PRECISION_VARIANTS = [
     "rope-interleaved-sign-neg-dropout", "rope-split-halves-sign-neg-linear-bias",
     "alibi-heads3-none-softcap-sink", "softcap-c2-causal-heads2", "sink-per-head-empty-row",
+    "sink-sigmoid-per-head-causal",
 ]
 
 

@@ -439,8 +439,16 @@ def run_in_default_dtype(scenario):
         # gpt-oss's reference sdpa: one sink logit per head as one more column of every row's
         # softmax (torch.cat([QK, S], dim=-1).softmax(dim=-1)), dropped before the product with V.
         S = torch.tensor(sink_logits(scenario, heads), dtype=logits_in.dtype).reshape(1, heads, 1, 1).expand(B, -1, T, 1)
-        full = keep(torch.cat([logits_in, S], dim=-1).softmax(dim=-1))
-        weights, sink = full[..., :-1], full[..., -1:]
+        if scaling.get("sink_form", "concat") == "sigmoid":
+            # torchtitan (PR #2211): the sink applied after attention, each row's plain softmax
+            # times sigmoid(lse - sink), the keys' share of the softmax over [logits, sink]; a
+            # row that sees no key is nan (0/0) times sigmoid(-inf) = 0, still nan.
+            lse = torch.logsumexp(logits_in, dim=-1, keepdim=True)
+            gate = torch.sigmoid(lse - S)
+            weights, sink = keep(logits_in.softmax(dim=-1) * gate), keep(1 - gate)
+        else:
+            full = keep(torch.cat([logits_in, S], dim=-1).softmax(dim=-1))
+            weights, sink = full[..., :-1], full[..., -1:]
     else:
         weights = keep(normalize(logits_in, allowed, scenario.get("normalization", "softmax"),
                                  (B, heads, T, T)))

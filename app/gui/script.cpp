@@ -406,10 +406,19 @@ const CommandSpec kCommands[] = {
        std::vector<double> sink;
        if (c.w[1] != "off")
          for (size_t k = 1; k < c.w.size(); ++k) sink.push_back(Number(c.w[k]));
-       Edit(c, "sink logit", [sink](Scenario& x) { x.scaling.sink = sink; });
+       Edit(c, "sink logit", [sink](Scenario& x) {
+         x.scaling.sink = sink;
+         if (sink.empty()) x.scaling.sink_form = SinkForm::kConcat;  // needs a sink
+       });
      },
      "off|S [S ...]: scaling.sink, one logit for every head or one per head (the checkbox "
      "\"attention sink\")"},
+    {"sink-form", 1, [](const Words& w) { EnumArg<SinkForm>(w[1]); },
+     [](Call& c) {
+       const SinkForm form = EnumArg<SinkForm>(c.w[1]);  // the combo "sink form"
+       Edit(c, "sink form", [form](Scenario& x) { x.scaling.sink_form = form; });
+     },
+     "concat|sigmoid: scaling.sink_form (the combo \"sink form\")"},
     {"mask", 1,
      [](const Words& w) {
        if (w[1] != "toggle" && !ParseName<MaskKind>(w[1]))

@@ -59,6 +59,28 @@ void DrawScaling(AppState& state, const Scenario& s, const Shape& sh) {
   Tip("temperature = 1/m: hot (large) flattens the weights, cold (small) sharpens them.");
 }
 
+/// How the sink acts (scaling.sink_form): one more softmax column, or torchtitan's sigmoid
+/// rescale (the bug gallery's bug-sink-sigmoid). One undo step per change.
+void DrawSinkForm(AppState& state, const Scenario& s) {
+  const char* shown[] = {"concat + softmax (HF)", "\xCF\x83(lse \xE2\x88\x92 s) rescale (FlexAttention)"};
+  ImGui::TextUnformatted("sink form");  // above: the FlexAttention choice needs the width
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
+  if (ImGui::BeginCombo("##sink form", shown[static_cast<int>(s.scaling.sink_form)])) {
+    for (const EnumName<SinkForm>& e : kSinkForms) {
+      const SinkForm form = e.value;
+      if (ImGui::Selectable(shown[static_cast<int>(form)], form == s.scaling.sink_form))
+        Emit(state, EditScenario{"sink form", [form](Scenario& x) { x.scaling.sink_form = form; }});
+    }
+    ImGui::EndCombo();
+  }
+  Tip("scaling.sink_form. \"concat + softmax\" (Hugging Face, gpt-oss): the sink is one more "
+      "column of each row's softmax, dropped before weights @ V. \"sigmoid rescale\" (torchtitan "
+      "with FlexAttention, PR #2211): the plain softmax times sigmoid(lse - s), lse the row's "
+      "logsumexp. That factor is exactly the keys' share of the concat softmax, so every row that "
+      "sees a key is the same up to rounding; a row that sees no key is NaN (0/0 times 0) "
+      "instead of going to the sink (bug-sink-sigmoid).");
+}
+
 /// The score modifiers of today's models: soft-capping (Gemma 2) and gpt-oss's attention sink,
 /// each a checkbox with its value under it; every edit is one undo step (a drag too).
 void DrawScoreModifiers(AppState& state, const Scenario& s, const Shape& sh) {
@@ -87,12 +109,14 @@ void DrawScoreModifiers(AppState& state, const Scenario& s, const Shape& sh) {
   if (ImGui::Checkbox("attention sink", &sink))
     Emit(state, EditScenario{sink ? "sink on" : "sink off", [sink](Scenario& x) {
                                x.scaling.sink = sink ? std::vector<double>{1.0} : std::vector<double>{};
+                               if (!sink) x.scaling.sink_form = SinkForm::kConcat;  // needs a sink
                              }});
   ImGui::EndDisabled();
   Tip(softmax || sink
           ? "gpt-oss's attention sink: each row's softmax gets one more column with a fixed logit, "
             "dropped before weights @ V. What the sink takes no key gets: the rows sum below 1 "
-            "(hover a weight to read the sink's share); a fully masked row gives 0, not NaN."
+            "(hover a weight to read the sink's share); a fully masked row gives 0, not NaN (with "
+            "the \"concat + softmax\" form below)."
           : "The sink is one more column of a softmax: choose the softmax normalization first.");
   if (sink) {
     const bool per_head = s.scaling.sink.size() > 1;
@@ -119,6 +143,7 @@ void DrawScoreModifiers(AppState& state, const Scenario& s, const Shape& sh) {
       }
       Tip("One sink logit shared by every head, or one per head as gpt-oss has.");
     }
+    DrawSinkForm(state, s);
   }
 }
 

@@ -112,8 +112,38 @@ SinkSum SinkSoftmaxSum(const Cell& c) {
   return out;
 }
 
+/// Row i's logsumexp over its allowed keys (double, recomputed to explain the number): max +
+/// log of the sum of exp(z - max), -inf when no key is allowed (torch.logsumexp).
+double RowLse(const Cell& c) {
+  const auto row = c.logits.row(c.i);
+  const MaskMatrix& mask = c.st.mask;
+  auto open = [&](int64_t k) { return mask.rows() <= c.i || mask(c.i, k); };
+  double mx = -INFINITY, sum = 0;
+  for (int64_t k = 0; k < row.size(); ++k)
+    if (open(k)) mx = std::max(mx, static_cast<double>(row(k)));
+  if (mx == -INFINITY) return mx;
+  for (int64_t k = 0; k < row.size(); ++k)
+    if (open(k)) sum += std::exp(static_cast<double>(row(k)) - mx);
+  return mx + std::log(sum);
+}
+
+/// scaling.sink_form "sigmoid" (torchtitan): the keys' share g = sigmoid(lse - s) of row i.
+void SigmoidGateLines(const Cell& c) {
+  const double sink = c.s.scaling.SinkOf(c.ref.head), lse = RowLse(c);
+  const double g = 1 / (1 + std::exp(-(lse - sink)));
+  c.Note("\xCF\x83(lse \xE2\x88\x92 s) = \xCF\x83(" + Num(lse) + " \xE2\x88\x92 " + Num(sink) +
+         ") = " + Num(g) + ": lse = log \xCE\xA3 exp(z) over the allowed keys, s = head " +
+         Int(c.ref.head) + "'s sink logit (torchtitan's rescale, the keys' share of a softmax "
+         "with the sink as one more column)");
+}
+
 /// The sink's column of row i: its logit's share of the softmax over the row and the sink.
 void SinkLines(const Cell& c) {
+  if (c.s.scaling.sink_form == SinkForm::kSigmoid) {
+    c.Text("sink = 1 \xE2\x88\x92 \xCF\x83(lse \xE2\x88\x92 s) = " + Num(SinkShare(c)));
+    SigmoidGateLines(c);
+    return;
+  }
   const SinkSum ss = SinkSoftmaxSum(c);
   const double sink = c.s.scaling.SinkOf(c.ref.head), share = SinkShare(c);
   c.Text("sink = exp(s - max) / \xCE\xA3");
@@ -128,6 +158,12 @@ void SinkLines(const Cell& c) {
 /// The row's normaliser and the weight it gives, as the normalization computes it (recomputed
 /// from the logits row only to explain the number).
 void WeightLines(const Cell& c) {
+  if (!c.allowed && std::isnan(c.weights(c.i, c.j)) && c.s.scaling.sink_form == SinkForm::kSigmoid) {
+    c.Text("weight = softmax \xC2\xB7 \xCF\x83(lse \xE2\x88\x92 s) = nan \xC2\xB7 0 = nan");
+    c.Note("row " + Int(c.i) + " sees no key: its softmax is 0 / 0 = nan and lse = \xE2\x88\x92inf, "
+           "so \xCF\x83(\xE2\x88\x92inf) = 0 cannot undo it (the concat form gives 0 and the sink 1)");
+    return;
+  }
   if (!c.allowed) {
     c.Text(MaskAppliesToLogits(c.s.normalization)
                ? "weight = 0 (masked: exp(-inf) = 0)"
@@ -148,6 +184,15 @@ void WeightLines(const Cell& c) {
       sum_exp_raw += std::exp(static_cast<double>(row(k)));
     }
   const double z = c.logits(c.i, c.j), w = c.weights(c.i, c.j);
+  if (SinkShare(c) >= 0 && c.s.scaling.sink_form == SinkForm::kSigmoid) {
+    c.Text("weight = exp(z - max) / \xCE\xA3 \xC2\xB7 \xCF\x83(lse \xE2\x88\x92 s)");
+    c.Text("       = exp(" + Num(z) + " - " + Num(mx) + ") / " + Num(sum_exp) + " \xC2\xB7 " +
+           Num(1 - SinkShare(c)) + " = " + Num(w));
+    SigmoidGateLines(c);
+    c.Note("the sink took " + Num(SinkShare(c)) + " of this row: its weights sum to " +
+           Num(1 - SinkShare(c)));
+    return;
+  }
   if (SinkShare(c) >= 0) {  // gpt-oss's sink: one more column in the softmax's sum
     const SinkSum ss = SinkSoftmaxSum(c);
     mx = ss.max, sum_exp = ss.sum;
@@ -210,7 +255,7 @@ void WeightLines(const Cell& c) {
       for (int64_t k = 0; k < row.size(); ++k) sum_all += std::exp(double(row(k)) - mx_all);
       for (int64_t k = 0; k < row.size(); ++k)
         if (open(k)) kept += std::exp(double(row(k)) - mx_all) / sum_all;
-      c.Text("weight = softmax over all " + Int(row.size()) + " keys Ã mask = " + Num(w));
+      c.Text("weight = softmax over all " + Int(row.size()) + " keys \xC3\x97 mask = " + Num(w));
       c.Note("not renormalised: this row sums to " + Num(kept) + ", not 1 (the bug)");
       break;
     }

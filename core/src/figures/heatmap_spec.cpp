@@ -124,8 +124,10 @@ std::string StageTitle(const Scenario& s, Stage stage) {
     case Stage::kWeights:
       switch (s.normalization) {
         case Normalization::kSoftmax:  // gpt-oss's sink: one more column, dropped after
-          return s.scaling.sink.empty() ? "weights = softmax(logits)"
-                                        : "weights = softmax([logits, sink])[:, :T]";
+          if (s.scaling.sink.empty()) return "weights = softmax(logits)";
+          return s.scaling.sink_form == SinkForm::kSigmoid  // torchtitan's rescale
+                     ? "weights = softmax(logits) \u00B7 \u03C3(lse \u2212 sink)"
+                     : "weights = softmax([logits, sink])[:, :T]";
         case Normalization::kSoftmaxNaive:
           return "weights = exp(z) / \u03A3 exp(z)";
         case Normalization::kSum:
@@ -183,6 +185,7 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
   } else if (stage == Stage::kSink) {
     if (!s.scaling.sink.empty())
       parts.push_back("sink logit " + Num(s.scaling.SinkOf(std::min(head, sh.H - 1))));
+    if (s.scaling.sink_form == SinkForm::kSigmoid) parts.push_back("sink = 1 \u2212 \u03C3(lse \u2212 s)");
     parts.push_back("each row's weights + sink = 1");
   } else if (stage == Stage::kContext && sh.H > 1 &&
              s.projections.head_split != HeadSplit::kTranspose) {

@@ -100,6 +100,7 @@ CurveRules CurveRulesOf(const Scenario& s, const Shape& sh, int64_t head, int64_
   r.query = query;
   const std::vector<double> sinks = rules::HeadSinks<double>(s, sh.H);
   if (!sinks.empty()) r.sink = sinks[static_cast<size_t>(head)];
+  r.sink_form = s.scaling.sink_form;
   return r;
 }
 
@@ -123,7 +124,7 @@ RowVectorD SoftmaxRowAt(const RowVector& scores, const std::vector<uint8_t>& all
                         Numerics::SoftmaxScale::kDivide, Numerics::Product::kLeftToRight};
   double sink_w = 0;
   rules::NormalizeRow(Normalization::kSoftmax, divide, z.data(), ok.data(), T, T, w.data(),
-                      r.sink ? &*r.sink : nullptr, &sink_w);
+                      r.sink ? &*r.sink : nullptr, &sink_w, r.sink_form);
   if (sink_share) *sink_share = sink_w;
   return w;
 }

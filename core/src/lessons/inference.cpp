@@ -172,7 +172,7 @@ MatrixOf<S> StepWeights(const Scenario& s, const StageTensors<S>& ts, const Shap
                       true, lg);
   StoreIn(s.dtype, lg);
   rules::WeightRows<S>(s.normalization, num, lg, step.allowed, rule.kind, 0, q, true, w,
-                       rule.Sink(h), &sink_w);
+                       rule.Sink(h), &sink_w, s.scaling.sink_form);
   if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(step.allowed, 0, q, w);
   if (s.scaling.softmax_dtype != SoftmaxDtype::kFloat32) StoreIn(s.dtype, w), StoreIn(s.dtype, sink_w);
   step.scores.push_back(sc.template cast<double>());
@@ -252,13 +252,29 @@ DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) 
 }
 
 /// What the sink took of rows [row0, row0 + m.size()) of head `bh` (b * H + h) after the last
-/// tile, exp(sink - m) / l, into sink[bh] (T x 1, made at the head's first block).
+/// tile into sink[bh] (T x 1, made at the head's first block): exp(sink - m) / l when the sink
+/// was the online softmax's first column (scaling.sink_form "concat"), 1 - gate for the
+/// sigmoid rescale (`gate`: SigmoidGates).
 template <typename S>
-void RecordSink(S sink, const std::vector<S>& m, const std::vector<S>& l, int64_t bh, int64_t row0,
-                int64_t T, MatrixStackD& out) {
+void RecordSink(S sink, SinkForm form, const std::vector<S>& m, const std::vector<S>& l,
+                const std::vector<S>& gate, int64_t bh, int64_t row0, int64_t T, MatrixStackD& out) {
   if (static_cast<int64_t>(out.size()) <= bh) out.resize(static_cast<size_t>(bh) + 1, MatrixD::Zero(T, 1));
   for (size_t r = 0; r < m.size(); ++r)
-    out[static_cast<size_t>(bh)](row0 + static_cast<int64_t>(r), 0) = static_cast<double>(std::exp(sink - m[r]) / l[r]);
+    out[static_cast<size_t>(bh)](row0 + static_cast<int64_t>(r), 0) = static_cast<double>(
+        form == SinkForm::kSigmoid ? S(1) - gate[r] : std::exp(sink - m[r]) / l[r]);
+}
+
+/// scaling.sink_form "sigmoid" after the last tile (torchtitan PR #2211): each row's keys'
+/// share sigmoid(lse - sink) with lse = m + log l (-inf for a row that saw no key: l = 0), the
+/// factor of O / l; 1 for every row otherwise (no sink, or the sink as a column).
+template <typename S>
+std::vector<S> SigmoidGates(const S* sink, SinkForm form, const std::vector<S>& m,
+                            const std::vector<S>& l) {
+  std::vector<S> gate(m.size(), S(1));
+  if (sink && form == SinkForm::kSigmoid)
+    for (size_t r = 0; r < m.size(); ++r)
+      gate[r] = S(1) / (S(1) + std::exp(-((m[r] + std::log(l[r])) - *sink)));
+  return gate;
 }
 
 template <typename S>
@@ -282,9 +298,12 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
         const int64_t rows = std::min(Br, T - i0);
         // A sink starts each row at m = sink, l = exp(sink - sink) = 1: one more column, never
         // multiplied with V, rescaled with the rest (a row with no allowed key ends at O = 0).
+        // The sigmoid form (scaling.sink_form) leaves the online softmax alone and rescales
+        // O / l by SigmoidGates after the last tile.
         const S* sink = rule.Sink(h);
-        std::vector<S> m(static_cast<size_t>(rows), sink ? *sink : neg_inf),
-            l(static_cast<size_t>(rows), S(sink ? 1 : 0));
+        const bool sink_column = sink && s.scaling.sink_form == SinkForm::kConcat;
+        std::vector<S> m(static_cast<size_t>(rows), sink_column ? *sink : neg_inf),
+            l(static_cast<size_t>(rows), S(sink_column ? 1 : 0));
         MatrixOf<S> O = MatrixOf<S>::Zero(rows, sh.dh_v);
         for (int64_t j0 = 0; j0 < T; j0 += Bc) {
           const int64_t keys = std::min(Bc, T - j0);
@@ -325,12 +344,15 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
           step.O = O.template cast<double>();
           run.steps.push_back(std::move(step));
         }
-        if (sink) RecordSink(*sink, m, l, sh.H * b + h, i0, T, run.sink);
+        const std::vector<S> gate = SigmoidGates(sink, s.scaling.sink_form, m, l);
+        if (sink) RecordSink(*sink, s.scaling.sink_form, m, l, gate, sh.H * b + h, i0, T, run.sink);
         for (int64_t r = 0; r < rows; ++r) {
           const bool empty = !full.row(i0 + r).any();
           for (int64_t d = 0; d < sh.dh_v; ++d)
             ctx(i0 + r, h * sh.dh_v + d) =
-                empty && s.mask.masked_rows == MaskedRows::kZero ? S(0) : O(r, d) / l[static_cast<size_t>(r)];
+                empty && s.mask.masked_rows == MaskedRows::kZero
+                    ? S(0)
+                    : O(r, d) / l[static_cast<size_t>(r)] * gate[static_cast<size_t>(r)];
         }
       }
     StoreIn(s.dtype, ctx);  // O / l made in float32, stored in the dtype

@@ -57,6 +57,15 @@ const std::vector<BugInfo>& Bugs() {
        "bottom-right alignment: query r of a step sits at its own position and sees every cached "
        "key before it",
        true},
+      {"bug-sink-sigmoid", "attention sink as softmax \xC3\x97 \xCF\x83(lse \xE2\x88\x92 sink), not one more softmax column",
+       "the same weights wherever a row sees a key (\xCF\x83(lse \xE2\x88\x92 s) is exactly the keys' "
+       "share of the softmax over [logits, s]), but a row that sees no key (a padding query) "
+       "is nan: its softmax over all \xE2\x88\x92inf is 0 / 0 and \xCF\x83(\xE2\x88\x92inf) = 0 "
+       "cannot undo it, where the sink should take the whole row",
+       "pytorch/torchtitan PR #2211 (gpt-oss's sink applied after FlexAttention as "
+       "out * sigmoid(lse - sink))",
+       "the sink as one more column of each row's softmax (torch.cat([logits, sink]).softmax): "
+       "a row with no key gives 0 weights and 1 to the sink"},
   };
   return bugs;
 }
@@ -110,6 +119,10 @@ Scenario BugFix(const std::string& id, const Scenario& bug) {
       throw ScenarioError("mask.align",
                           "the " + id + " fix needs \"top_left\" and a mask (not \"none\")");
     fix.mask.align = MaskAlign::kBottomRight;
+  } else if (id == "bug-sink-sigmoid") {
+    if (bug.scaling.sink_form != SinkForm::kSigmoid)
+      throw ScenarioError("scaling.sink_form", "the " + id + " fix needs \"sigmoid\"");
+    fix.scaling.sink_form = SinkForm::kConcat;
   } else {
     throw ScenarioError("bug", "no bug \"" + id + "\" in the gallery");
   }

@@ -209,7 +209,8 @@ const Stages& Engine::Run(const Scenario& s) {
     if (s.dropout.p != last_.dropout.p || s.dropout.seed != last_.dropout.seed) from = 5;
     if (s.normalization != last_.normalization)  // softmax_then_mask leaves the logits unmasked
       from = MaskAppliesToLogits(s.normalization) == MaskAppliesToLogits(last_.normalization) ? 4 : 3;
-    if (s.scaling.sink != last_.scaling.sink || s.scaling.softmax_dtype != last_.scaling.softmax_dtype)
+    if (s.scaling.sink != last_.scaling.sink || s.scaling.sink_form != last_.scaling.sink_form ||
+        s.scaling.softmax_dtype != last_.scaling.softmax_dtype)
       from = std::min(from, 4);
     if (!SameLogitSettings(s, last_)) from = 3;
     if (!SameProjections(s.projections, last_.projections) ||
@@ -702,7 +703,7 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
         kernels::WeightRows<S>(s.normalization, numerics_, st.logits[m], mask, weight_kind, r0, rb,
                                weight_tails, st.weights[m],
                                with_sink ? &sinks[static_cast<size_t>(h)] : nullptr,
-                               with_sink ? &st.sink[m] : nullptr);
+                               with_sink ? &st.sink[m] : nullptr, s.scaling.sink_form);
     // A finite fill may leave the masked cells a share: the causal skip is off (ContextRows).
     block_zero_tail_[m * blocks.blocks + blocks.Block(task)] = zero_tail && !finite_fill;
     if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(mask, r0, rb, st.weights[m]);

@@ -664,9 +664,11 @@ Scenario ParseScenario(const std::string& json_text) {
   }
   if (j.contains("scaling")) {
     const json& sc = Object(j["scaling"], "scaling");
-    CheckKeys(sc, "scaling", {"sqrt_dk", "multiplier", "softcap", "sink", "softmax_dtype"});
+    CheckKeys(sc, "scaling", {"sqrt_dk", "multiplier", "softcap", "sink", "sink_form", "softmax_dtype"});
     if (sc.contains("softmax_dtype"))
       s.scaling.softmax_dtype = Choice<SoftmaxDtype>(sc["softmax_dtype"], "scaling.softmax_dtype");
+    if (sc.contains("sink_form"))
+      s.scaling.sink_form = Choice<SinkForm>(sc["sink_form"], "scaling.sink_form");
     if (sc.contains("sqrt_dk")) s.scaling.sqrt_dk = Bool(sc["sqrt_dk"], "scaling.sqrt_dk");
     if (sc.contains("multiplier"))
       s.scaling.multiplier = Number(sc["multiplier"], "scaling.multiplier");
@@ -1140,6 +1142,9 @@ void ValidateScoreModifiers(const Scenario& s, const Shape& sh) {
     Fail("scaling.softmax_dtype", std::string("\"float32\" upcasts the softmax of a bfloat16 or "
                                               "float16 scenario; dtype is \"") +
                                       Name(s.dtype) + "\"");
+  if (sc.sink_form != SinkForm::kConcat && sc.sink.empty())
+    Fail("scaling.sink_form", std::string("\"") + Name(sc.sink_form) +
+                                  "\" needs an attention sink (scaling.sink)");
   if (sc.sink.empty()) return;
   for (size_t h = 0; h < sc.sink.size(); ++h)
     if (!std::isfinite(static_cast<float>(sc.sink[h])))
@@ -1380,6 +1385,8 @@ void WriteStages(const Scenario& s, json& j) {
   if (s.scaling.softcap) j["scaling"]["softcap"] = *s.scaling.softcap;
   if (s.scaling.sink.size() == 1) j["scaling"]["sink"] = s.scaling.sink[0];
   if (s.scaling.sink.size() > 1) j["scaling"]["sink"] = s.scaling.sink;
+  if (s.scaling.sink_form != SinkForm::kConcat)
+    j["scaling"]["sink_form"] = Name(s.scaling.sink_form);
   if (s.scaling.softmax_dtype != SoftmaxDtype::kSame)
     j["scaling"]["softmax_dtype"] = Name(s.scaling.softmax_dtype);
   j["mask"] = MaskJson(s.mask);
@@ -1601,6 +1608,7 @@ bool operator==(const Scenario& a, const Scenario& b) {
   return a.title == b.title && SamePositions(a.positions, b.positions) && SameInput(a.input, b.input) &&
          SameProjections(a.projections, b.projections) && SameLogitSettings(a, b) &&
          a.normalization == b.normalization && a.scaling.sink == b.scaling.sink &&
+         a.scaling.sink_form == b.scaling.sink_form &&
          a.scaling.softmax_dtype == b.scaling.softmax_dtype &&
          a.dropout.p == b.dropout.p &&
          a.dropout.seed == b.dropout.seed && a.dtype == b.dtype;

@@ -148,6 +148,11 @@ S RowSum(Numerics::Sum order, const S* x, int64_t len, int64_t T) {
 // only; nullptr: none) the softmax runs over the row and one more column holding *sink, as
 // gpt-oss's reference sdpa concatenates it, and *sink_weight receives that column's share (the
 // row's weights then sum to 1 minus it; a row of -inf gives 0 weights and 1 to the sink).
+// With `form` SinkForm::kSigmoid (scaling.sink_form, torchtitan PR #2211) the row's plain
+// softmax is rescaled instead: weights = softmax(z) * g, g = sigmoid(lse - sink) with
+// lse = max + log(sum exp(z - max)) (-inf for a row of -inf, as torch.logsumexp), and
+// *sink_weight = 1 - g. Equal to the concat form up to rounding when the row sees a key; a row
+// of -inf gives nan weights (0/0 times g = 0) and 1 to the sink.
 // Returns what PyTorch writes
 // in the row's masked cells beyond `len`: exp(-inf) = 0 (or the masked 0 of "sum" and "mean")
 // times or divided by the row's normaliser. That is +0 for a finite positive normaliser, -0
@@ -156,7 +161,7 @@ S RowSum(Numerics::Sum order, const S* x, int64_t len, int64_t T) {
 template <typename S>
 S NormalizeRow(Normalization norm, const Numerics& num, const S* logits, const uint8_t* allowed,
                int64_t len, int64_t T, S* weights, const S* sink = nullptr,
-               S* sink_weight = nullptr) {
+               S* sink_weight = nullptr, SinkForm form = SinkForm::kConcat) {
   using Array = Eigen::Array<S, Eigen::Dynamic, 1>;
   const Eigen::Map<const Array> z(logits, len);
   Eigen::Map<Array> out(weights, len);
@@ -164,6 +169,22 @@ S NormalizeRow(Normalization norm, const Numerics& num, const S* logits, const u
     case Normalization::kSoftmax: {
       // Stable softmax: subtracting the row max keeps exp() from overflowing and does not
       // change the result. Masked entries are -inf and become exactly 0.
+      if (sink && form == SinkForm::kSigmoid) {
+        // torchtitan's rescale: the plain softmax of the row, then its keys' share of
+        // [z, sink] as sigmoid(lse - sink), 1 / (1 + exp(-(lse - sink))).
+        const S fill = NormalizeRow(Normalization::kSoftmax, num, logits, allowed, len, T, weights);
+        const S mx = z.maxCoeff();
+        S lse = -std::numeric_limits<S>::infinity();  // torch.logsumexp of a row of -inf
+        if (!(std::isinf(mx) && mx < 0)) {
+          Array e(len);
+          ShiftedExp(logits, mx, e.data(), len);
+          lse = mx + std::log(RowSum(num.softmax_sum, e.data(), len, T));
+        }
+        const S gate = S(1) / (S(1) + std::exp(-(lse - *sink)));
+        out *= gate;
+        if (sink_weight) *sink_weight = S(1) - gate;
+        return fill * gate;
+      }
       const S mx = sink ? std::max(z.maxCoeff(), *sink) : z.maxCoeff();
       ShiftedExp(logits, mx, weights, len);
       S sum = RowSum(num.softmax_sum, weights, len, T);
@@ -229,20 +250,22 @@ S NormalizeRow(Normalization norm, const Numerics& num, const S* logits, const u
 }
 
 // Rows [r0, r0 + rb) of the weights from the same rows of logits; with a `sink` logit (softmax
-// only, nullptr: none) row i's sink share goes to sink_w(i, 0) (T x 1). Returns true when every
+// only, nullptr: none; `form` how it acts, NormalizeRow) row i's sink share goes to sink_w(i, 0)
+// (T x 1). Returns true when every
 // row's masked cells beyond its active length hold +0 (written now, or already there when
 // `tails` is false); a row whose normaliser is 0, negative or nan gets PyTorch's fill there.
 template <typename S>
 bool WeightRows(Normalization norm, const Numerics& num, const MatrixOf<S>& lg,
                 const MaskMatrix& mask, MaskKind kind, int64_t r0, int64_t rb, bool tails,
-                MatrixOf<S>& w, const S* sink, MatrixOf<S>* sink_w) {
+                MatrixOf<S>& w, const S* sink, MatrixOf<S>* sink_w,
+                SinkForm form = SinkForm::kConcat) {
   const int64_t T = lg.cols();
   bool zero_tails = true;
   for (int64_t i = r0; i < r0 + rb; ++i) {
     const int64_t len = ActiveLength(kind, i, T);
     S* row = w.data() + i * T;
     const S fill = NormalizeRow(norm, num, lg.data() + i * T, mask.data() + i * T, len, T, row,
-                                sink, sink ? sink_w->data() + i : nullptr);
+                                sink, sink ? sink_w->data() + i : nullptr, form);
     if (fill != 0 || std::signbit(fill)) {
       std::fill(row + len, row + T, fill);
       zero_tails = zero_tails && len == T;

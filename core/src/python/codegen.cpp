@@ -754,11 +754,37 @@ void WriteSoftcap(const Ctx& c, const std::string& from) {
        << ")\n";
 }
 
+// scaling.sink_form "sigmoid" (sink_logit written): the sink applied after attention as
+// torchtitan does (PR #2211), each row's softmax times sigmoid(lse - sink_logit).
+void WriteSinkSigmoid(const Ctx& c) {
+  if (c.numpy) {
+    WriteNumpySoftmaxDef(c);
+    c.py << "m = logits.max(axis=-1, keepdims=True)\n"
+            "m = np.where(np.isinf(m), 0.0, m)  # as torch.logsumexp: a row of -inf gives -inf\n"
+            "with np.errstate(divide=\"ignore\"):  # log(0) = -inf: a row that sees no key\n"
+            "    lse = np.log(np.exp(logits - m).sum(axis=-1, keepdims=True)) + m\n"
+            "gate = 1 / (1 + np.exp(-(lse - sink_logit)))  # sigmoid\n"
+            "weights = softmax(logits) * gate  # a row that sees no key: nan * 0 = nan\n";
+  } else {
+    c.py << "lse = torch.logsumexp(logits, dim=-1, keepdim=True)  # -inf for a row that sees no "
+            "key\n"
+            "gate = torch.sigmoid(lse - sink_logit)\n"
+            "weights = torch.softmax(logits, dim=-1) * gate  # a row that sees no key: nan * 0 = "
+            "nan\n";
+  }
+  c.py << "sink = 1 - gate  # what the sink took of each row\n";
+}
+
 // scaling.sink: the softmax over each row's keys and one more column holding head h's sink
-// logit, the sink's column then dropped before weights @ V, as gpt-oss's reference sdpa does.
+// logit, the sink's column then dropped before weights @ V, as gpt-oss's reference sdpa does;
+// scaling.sink_form "sigmoid": WriteSinkSigmoid.
 void WriteSinkSoftmax(const Ctx& c) {
   const std::vector<double>& sink = c.s.scaling.sink;
-  c.py << "# gpt-oss's attention sink: one more column with a fixed logit in every row's softmax\n";
+  c.py << (c.s.scaling.sink_form == SinkForm::kSigmoid
+               ? "# gpt-oss's attention sink applied after attention (torchtitan's FlexAttention "
+                 "rescale): sigmoid(lse - sink_logit)\n"
+               : "# gpt-oss's attention sink: one more column with a fixed logit in every row's "
+                 "softmax\n");
   if (sink.size() == 1) {
     c.py << "sink_logit = " << (c.numpy ? "np" : "torch") << ".full((*logits.shape[:-1], 1), "
          << PyFloat(sink[0]) << c.dt << ")\n";
@@ -771,6 +797,7 @@ void WriteSinkSoftmax(const Ctx& c) {
     else
       c.py << ".view(1, heads, 1, 1).expand(B, heads, T, 1)  # one logit per head\n";
   }
+  if (c.s.scaling.sink_form == SinkForm::kSigmoid) return WriteSinkSigmoid(c);
   if (c.numpy) {
     WriteNumpySoftmaxDef(c);
     c.py << "full = softmax(np.concatenate([logits, sink_logit], axis=-1))  # T keys + the sink\n";

@@ -279,11 +279,16 @@ std::string ZeroRows(const LoopCtx& c, const std::string& indent, const std::str
          "  # masked_rows \"zero\"\n";
 }
 
-/// The loop programs take softmax only (softmax_then_mask equals it over the allowed keys).
+/// The loop programs take softmax only (softmax_then_mask equals it over the allowed keys),
+/// with a sink as one more column (scaling.sink_form "concat").
 void CheckLoopNormalization(const Scenario& s) {
   if (!IsSoftmaxOverAllowedKeys(s.normalization))
     throw InferenceError(std::string("normalization: the generated loop writes softmax, not \"") +
                          Name(s.normalization) + "\" (softmax or softmax_then_mask)");
+  if (s.scaling.sink_form != SinkForm::kConcat)
+    throw InferenceError(std::string("scaling.sink_form: the generated loop writes the sink as "
+                                     "one more softmax column (\"concat\"), not \"") +
+                         Name(s.scaling.sink_form) + "\"; attention-lab decode and tiled compute it");
 }
 
 /// bfloat16 / float16: no loop program yet (the scenario's own program is not written for
@@ -334,6 +339,7 @@ std::string GenerateTiledCode(const Scenario& s, int64_t block_q, int64_t block_
   const std::string program = GeneratePyTorchCode(s);
   const LoopCtx c{s, ValidateScenario(s), s.input.generator == Generator::kNumpy};
   CheckTiled(s, block_q, block_k);
+  CheckLoopNormalization(s);  // the sink's form (CheckTiled has refused other normalizations)
   const std::string dt = TensorDtype(c);
   return program + "\n" + HeadsAndMask(c) +
          Fill(kTiled,

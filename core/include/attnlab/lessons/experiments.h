@@ -79,6 +79,7 @@ struct CurveRules {
   std::optional<double> alibi_slope;  ///< the head's ALiBi slope (positions "alibi")
   int64_t query = 0;              ///< the row's query position i (ALiBi's distance i - j)
   std::optional<double> sink;     ///< the head's sink logit (scaling.sink)
+  SinkForm sink_form = SinkForm::kConcat;  ///< how the sink acts (scaling.sink_form)
   bool operator==(const CurveRules&) const = default;
 };
 
@@ -93,7 +94,8 @@ CurveRules CurveRulesOf(const Scenario& s, const Shape& sh, int64_t head, int64_
 /// subtracted, libm exp, sum left to right, NumPy's exp / sum, the sink's column last). The
 /// one softmax of the lessons' curves (PeakingCurve, JacobianNormCurve: they share their x
 /// axis). `sink_share`, when given, receives the sink's column (0 without a sink). Errors:
-/// none (a row with nothing allowed is nan, or 0 with a sink, which then takes 1).
+/// none (a row with nothing allowed is nan, or 0 with a sink, which then takes 1; nan with
+/// the sigmoid form, the sink taking 1).
 RowVectorD SoftmaxRowAt(const RowVector& scores, const std::vector<uint8_t>& allowed,
                         const CurveRules& rules, double multiplier, double* sink_share = nullptr);
 

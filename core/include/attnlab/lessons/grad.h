@@ -17,7 +17,9 @@
 //                             (scaling.softcap c: first * c * (1 - tanh(x / c)^2) / c, x the
 //                             scaled score with ALiBi's bias; ALiBi adds a constant, so it
 //                             changes nothing else; scaling.sink: the softmax backward is unchanged,
-//                             the sink's column has no gradient of its own)
+//                             the sink's column has no gradient of its own; sink_form
+//                             "sigmoid" is the same function wherever the row sees a key,
+//                             so the same backward, nan in a row that sees none)
 //   grad_Q[b], grad_K[b]      (T x d_out) head slices: grad_scores_h K_h and grad_scores_h^T Q_h
 //   grad_W_query, grad_W_key  (d_in x d_out, x @ W): sum_b X_b^T grad_Q[b] (and grad_K[b]);
 //                             with projections.head_split "view_no_transpose" grad_Q and grad_K

@@ -105,7 +105,8 @@ struct DecodeRun {
 /// ("projections.head_split: a decode reads each token's own row of Q, K and V; ...").
 /// Soft-capping and ALiBi act on each step's logits by the pipeline's rule, ALiBi's distance
 /// between the query's and the key's absolute positions; a sink (gpt-oss) adds its column to
-/// each new row's softmax (a row whose keys are all masked gets 0 weights, the sink 1), as the
+/// each new row's softmax (a row whose keys are all masked gets 0 weights, the sink 1), or with
+/// scaling.sink_form "sigmoid" rescales it by sigmoid(lse - sink) (such a row is nan), as the
 /// full computation.
 DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt);
 
@@ -154,7 +155,8 @@ struct TiledRun {
   double tolerance = 0.0;            ///< AgreementTolerance of the scenario
   MatrixStackD sink;                 ///< with scaling.sink: B*H (index b * H + h) of T x 1,
                                      ///< what the sink took of each row, exp(sink - m) / l
-                                     ///< after the last tile; empty without a sink
+                                     ///< after the last tile (1 - sigmoid(m + log l - sink)
+                                     ///< with sink_form "sigmoid"); empty without a sink
 };
 
 /// Runs `st` (the stages of `s`) through FlashAttention's forward loop with Br x Bc tiles and
@@ -163,7 +165,9 @@ struct TiledRun {
 /// -inf where masked); a row that no key is allowed for ends with l = 0, so O / l is nan as
 /// softmax gives (0 with masked_rows "zero"). With a sink each row starts at m = sink, l = 1
 /// (the sink's column, rescaled like the rest and never multiplied with V), so such a row ends
-/// at O / l = 0. Errors: InferenceError for Br or Bc < 1, a normalization other than softmax
+/// at O / l = 0. With scaling.sink_form "sigmoid" (torchtitan) the online softmax runs without
+/// the sink and O / l is multiplied by sigmoid(m + log l - sink) after the last tile (a row
+/// with no allowed key stays nan: 0 / 0 times 0), the sink's share 1 minus that. Errors: InferenceError for Br or Bc < 1, a normalization other than softmax
 /// (the online softmax computes softmax: softmax_then_mask equals it and is accepted), dropout
 /// p > 0, projections.head_split "view_no_transpose" (as RunDecode). RoPE: the tiles read Q_rot
 /// and K_rot. bfloat16 / float16: FlashAttention-2's rule (float32 state, P stored in the dtype

@@ -51,6 +51,7 @@ const BugInfo* FindBug(const std::string& id);
 ///                           in a float16 scenario
 ///   bug-decode-top-left     mask.align top_left -> bottom_right (with a mask: align means
 ///                           nothing without one)
+///   bug-sink-sigmoid        scaling.sink_form sigmoid -> concat
 /// Errors: ScenarioError naming the field that does not hold the bug (e.g. "mask.window: the
 /// bug-window-off-by-one fix needs a sliding window of at least 2 keys"), or field "bug" for
 /// an unknown id.

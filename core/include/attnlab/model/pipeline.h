@@ -22,7 +22,9 @@
 //                  softmax_then_mask = softmax(logits) * mask / row sum of that);
 //                  a row whose normaliser is 0 or nan is nan in its masked cells too;
 //                  with scaling.sink s_h: softmax over [logits, s_h], the last column
-//                  (sink[b,h], T x 1) dropped (gpt-oss)
+//                  (sink[b,h], T x 1) dropped (gpt-oss); scaling.sink_form "sigmoid":
+//                  softmax(logits) * g, g = sigmoid(logsumexp(logits) - s_h), sink = 1 - g
+//                  (torchtitan; nan in a row with every key masked)
 //   weights_dropped = nn.Dropout(p)(weights), training mode    (only when p > 0)
 //   context[b]   = concat_h(weights_used[b,h] V_g), then out_proj if any  (T x d_v; V_g is
 //                  K/V head g's dh_v columns of V, g as for the scores)

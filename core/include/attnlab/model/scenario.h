@@ -96,6 +96,15 @@ enum class MaskFill { kNegInf, kFinfoMin, kMinus1e9, kMinus1e4 };
 /// the weights (and their dropout) computed and kept in float32, the context computed from them
 /// in float32 and stored in the dtype. bfloat16 and float16 only.
 enum class SoftmaxDtype { kSame, kFloat32 };
+/// scaling.sink_form: how gpt-oss's attention sink s acts on a row of logits l (keys allowed).
+/// kConcat: Hugging Face's and gpt-oss's reference, softmax over [l, s] with the sink's column
+/// dropped. kSigmoid: torchtitan's FlexAttention rescale (pytorch/torchtitan PR #2211),
+/// softmax(l) * sigmoid(lse - s) with lse = logsumexp(l): the keys' share
+/// e^lse / (e^lse + e^s) of the concat form, so the two agree to rounding wherever a row sees a
+/// key; a row that sees none is nan (softmax over all -inf is 0/0, sigmoid(-inf) = 0, nan * 0)
+/// where the concat form gives 0 weights and the whole row to the sink (the bug gallery's
+/// bug-sink-sigmoid).
+enum class SinkForm { kConcat, kSigmoid };
 /// mask.align: where a step's queries sit against its keys when there are fewer queries than
 /// keys (a KV-cache decode step: q_len < kv_len; with q_len == kv_len, as in the full
 /// computation, both are the same). kBottomRight: the last query is the last key's token, what
@@ -196,6 +205,8 @@ inline constexpr EnumName<MaskFill> kMaskFills[] = {{MaskFill::kNegInf, "-inf"},
                                                    {MaskFill::kMinus1e4, "-1e4"}};
 inline constexpr EnumName<SoftmaxDtype> kSoftmaxDtypes[] = {{SoftmaxDtype::kSame, "same"},
                                                            {SoftmaxDtype::kFloat32, "float32"}};
+inline constexpr EnumName<SinkForm> kSinkForms[] = {{SinkForm::kConcat, "concat"},
+                                                   {SinkForm::kSigmoid, "sigmoid"}};
 inline constexpr EnumName<MaskAlign> kMaskAligns[] = {{MaskAlign::kBottomRight, "bottom_right"},
                                                      {MaskAlign::kTopLeft, "top_left"}};
 inline constexpr EnumName<Normalization> kNormalizations[] = {
@@ -228,6 +239,7 @@ constexpr const auto& AllNames(MaskedRows) { return kMaskedRows; }
 constexpr const auto& AllNames(MaskAlign) { return kMaskAligns; }
 constexpr const auto& AllNames(MaskFill) { return kMaskFills; }
 constexpr const auto& AllNames(SoftmaxDtype) { return kSoftmaxDtypes; }
+constexpr const auto& AllNames(SinkForm) { return kSinkForms; }
 constexpr const auto& AllNames(Normalization) { return kNormalizations; }
 constexpr const auto& AllNames(Dtype) { return kDtypes; }
 
@@ -311,6 +323,9 @@ struct ScalingSpec {
   /// "softmax_dtype" (SoftmaxDtype): "same" (default) or "float32", the upcast softmax of a
   /// bfloat16 or float16 scenario.
   SoftmaxDtype softmax_dtype = SoftmaxDtype::kSame;
+  /// "sink_form" (SinkForm): "concat" (default, absent from files) or "sigmoid", how the sink
+  /// acts on the softmax (the weights, and Stages::sink = 1 - the keys' share). Needs a sink.
+  SinkForm sink_form = SinkForm::kConcat;
   /// The sink logit of head h (empty sink: none). Needs a validated scenario.
   double SinkOf(int64_t h) const { return sink.size() == 1 ? sink[0] : sink[static_cast<size_t>(h)]; }
 };
