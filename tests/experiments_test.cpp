@@ -141,7 +141,9 @@ TEST(SoftmaxRowAt, AtTheScenariosMultiplierIsTheEnginesRow) {
         for (int64_t k = 0; k < sh.T; ++k)
           EXPECT_NEAR(w[k], st.Head(st.weights, 0, h)(i, k), 1e-6)
               << id << " head " << h << " row " << i << " key " << k;
-        if (!st.sink.empty()) EXPECT_NEAR(sink, st.Head(st.sink, 0, h)(i, 0), 1e-6) << id;
+        if (!st.sink.empty()) {
+          EXPECT_NEAR(sink, st.Head(st.sink, 0, h)(i, 0), 1e-6) << id;
+        }
       }
   }
   const Scenario s = LoadPreset("softcap");
