@@ -329,7 +329,9 @@ void DrawEntropies(AppState& state, ImVec2 size) {
   ImGui::TextUnformatted("Row entropy of the weights");
   Tip("Entropy -\xCE\xA3 w log w of each query's weights: log n when the row spreads evenly over "
       "n keys, 0 when it is one-hot. exp(entropy) is how many keys the query averages, in "
-      "effect.");
+      "effect. Weights whose rows do not sum to 1 (softmax over the queries, a mask after the "
+      "softmax without renormalising, an attention sink's share) are not distributions: no "
+      "entropy is plotted for them.");
   // Effective keys: one decimal for a few keys, whole numbers for hundreds.
   auto keys = [](double k) {
     char buf[32];
@@ -337,7 +339,7 @@ void DrawEntropies(AppState& state, ImVec2 size) {
     return std::string(buf);
   };
   const char* kNotDistribution =
-      "%s: its rows do not sum to 1, so they are not distributions and have no entropy to plot";
+      "%s: rows do not sum to 1 (not distributions), no entropy";
   // "A: mean 1.33 nats = 4.6 keys", with "over 6 rows; 2 rows nan" when some rows are nan.
   auto headline = [&](const char* side, double sum, double k, int rows) {
     char buf[160];
@@ -352,17 +354,21 @@ void DrawEntropies(AppState& state, ImVec2 size) {
     return std::string(buf);
   };
   ImGui::SameLine(0, ImGui::GetFontSize());
-  if (dist_a)
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA), "%s",
-                       headline("A", sum_a, keys_a, rows_a).c_str());
-  else
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorA), kNotDistribution, "A");
-  ImGui::SameLine(0, ImGui::GetFontSize());
-  if (dist_b)
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorB), "%s",
-                       headline("B", sum_b, keys_b, rows_b).c_str());
-  else
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kColorB), kNotDistribution, "B");
+  const ImVec4 color_a = ImGui::ColorConvertU32ToFloat4(kColorA),
+               color_b = ImGui::ColorConvertU32ToFloat4(kColorB);
+  if (!dist_a && !dist_b) {  // said once: two such sentences do not fit one line
+    ImGui::TextDisabled(kNotDistribution, "A and B");
+  } else {
+    if (dist_a)
+      ImGui::TextColored(color_a, "%s", headline("A", sum_a, keys_a, rows_a).c_str());
+    else
+      ImGui::TextColored(color_a, kNotDistribution, "A");
+    ImGui::SameLine(0, ImGui::GetFontSize());
+    if (dist_b)
+      ImGui::TextColored(color_b, "%s", headline("B", sum_b, keys_b, rows_b).c_str());
+    else
+      ImGui::TextColored(color_b, kNotDistribution, "B");
+  }
 
   PlotSpec spec;
   spec.id = "entropies";
