@@ -296,42 +296,19 @@ void DrawMaps(AppState& state, ImVec2 origin, ImVec2 size) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Row entropies
 
-void DrawEntropies(AppState& state, ImVec2 size) {
-  const CompareState& c = state.compare;
-  if (c.rows_a.empty() || c.rows_b.empty()) return;
-  const size_t T = std::min(c.rows_a.size(), c.rows_b.size());
-  // Entropy describes a distribution: a side whose rows do not sum to 1 (softmax over the
-  // queries, a mask after the softmax without renormalising, a sink's share) is not plotted.
-  const bool dist_a = RowsSumToOne(c.rows_a), dist_b = RowsSumToOne(c.rows_b);
-  std::vector<double> x, ea, eb;
-  // The means are over the rows that are numbers: a nan row (0 / 0, a padding query in
-  // bug-fp16-mask-fill) is counted and said apart instead of turning the mean into nan.
-  double top = 0.1, sum_a = 0, sum_b = 0, keys_a = 0, keys_b = 0;
-  int rows_a = 0, rows_b = 0;
-  for (size_t i = 0; i < T; ++i) {
-    x.push_back(static_cast<double>(i));
-    ea.push_back(c.rows_a[i].entropy);
-    eb.push_back(c.rows_b[i].entropy);
-    if (dist_a && std::isfinite(ea.back())) top = std::max(top, ea.back());
-    if (dist_b && std::isfinite(eb.back())) top = std::max(top, eb.back());
-    if (std::isfinite(ea.back()) && std::isfinite(c.rows_a[i].effective_tokens)) {
-      sum_a += ea.back();
-      keys_a += c.rows_a[i].effective_tokens;
-      ++rows_a;
-    }
-    if (std::isfinite(eb.back()) && std::isfinite(c.rows_b[i].effective_tokens)) {
-      sum_b += eb.back();
-      keys_b += c.rows_b[i].effective_tokens;
-      ++rows_b;
-    }
-  }
-  const double n = static_cast<double>(T);
-  ImGui::TextUnformatted("Row entropy of the weights");
-  Tip("Entropy -\xCE\xA3 w log w of each query's weights: log n when the row spreads evenly over "
-      "n keys, 0 when it is one-hot. exp(entropy) is how many keys the query averages, in "
-      "effect. Weights whose rows do not sum to 1 (softmax over the queries, a mask after the "
-      "softmax without renormalising, an attention sink's share) are not distributions: no "
-      "entropy is plotted for them.");
+/// One side's mean row entropy: its sum over the `rows` rows that are numbers, and the sum of
+/// their effective keys.
+struct EntropySums {
+  bool distribution;
+  double sum, keys;
+  int rows;
+};
+
+/// The headline after "Row entropy of the weights": each side's mean (or why it has none).
+void DrawEntropyHeadline(const EntropySums& a, const EntropySums& b, size_t T) {
+  const bool dist_a = a.distribution, dist_b = b.distribution;
+  const double sum_a = a.sum, keys_a = a.keys, sum_b = b.sum, keys_b = b.keys;
+  const int rows_a = a.rows, rows_b = b.rows;
   // Effective keys: one decimal for a few keys, whole numbers for hundreds.
   auto keys = [](double k) {
     char buf[32];
@@ -369,6 +346,45 @@ void DrawEntropies(AppState& state, ImVec2 size) {
     else
       ImGui::TextColored(color_b, kNotDistribution, "B");
   }
+}
+
+void DrawEntropies(AppState& state, ImVec2 size) {
+  const CompareState& c = state.compare;
+  if (c.rows_a.empty() || c.rows_b.empty()) return;
+  const size_t T = std::min(c.rows_a.size(), c.rows_b.size());
+  // Entropy describes a distribution: a side whose rows do not sum to 1 (softmax over the
+  // queries, a mask after the softmax without renormalising, a sink's share) is not plotted.
+  const bool dist_a = RowsSumToOne(c.rows_a), dist_b = RowsSumToOne(c.rows_b);
+  std::vector<double> x, ea, eb;
+  // The means are over the rows that are numbers: a nan row (0 / 0, a padding query in
+  // bug-fp16-mask-fill) is counted and said apart instead of turning the mean into nan.
+  double top = 0.1, sum_a = 0, sum_b = 0, keys_a = 0, keys_b = 0;
+  int rows_a = 0, rows_b = 0;
+  for (size_t i = 0; i < T; ++i) {
+    x.push_back(static_cast<double>(i));
+    ea.push_back(c.rows_a[i].entropy);
+    eb.push_back(c.rows_b[i].entropy);
+    if (dist_a && std::isfinite(ea.back())) top = std::max(top, ea.back());
+    if (dist_b && std::isfinite(eb.back())) top = std::max(top, eb.back());
+    if (std::isfinite(ea.back()) && std::isfinite(c.rows_a[i].effective_tokens)) {
+      sum_a += ea.back();
+      keys_a += c.rows_a[i].effective_tokens;
+      ++rows_a;
+    }
+    if (std::isfinite(eb.back()) && std::isfinite(c.rows_b[i].effective_tokens)) {
+      sum_b += eb.back();
+      keys_b += c.rows_b[i].effective_tokens;
+      ++rows_b;
+    }
+  }
+  const double n = static_cast<double>(T);
+  ImGui::TextUnformatted("Row entropy of the weights");
+  Tip("Entropy -\xCE\xA3 w log w of each query's weights: log n when the row spreads evenly over "
+      "n keys, 0 when it is one-hot. exp(entropy) is how many keys the query averages, in "
+      "effect. Weights whose rows do not sum to 1 (softmax over the queries, a mask after the "
+      "softmax without renormalising, an attention sink's share) are not distributions: no "
+      "entropy is plotted for them.");
+  DrawEntropyHeadline({dist_a, sum_a, keys_a, rows_a}, {dist_b, sum_b, keys_b, rows_b}, T);
 
   PlotSpec spec;
   spec.id = "entropies";
