@@ -378,6 +378,29 @@ TEST(Engine, ValuesWithInfSpoilTheCausalFastPathAsInPyTorch) {
   ExpectCausalEqualsTrilCustom(s, "inf value");
 }
 
+TEST(Engine, ATemperatureDragKeepsWhatTheEngineKnowsOfAnInfValue) {
+  // V is scanned for inf once, when it is made: a new input whose V holds an inf leaves the
+  // causal fast path, and a temperature change after it reuses that scan.
+  Scenario s = Causal300(Normalization::kSoftmax, 1.0);
+  s.input.source = InputSource::kMatrix;
+  Matrix x = Matrix::Constant(300, 2, 0.5f);
+  s.input.values = {x};
+  s.projections.init = ProjectionInit::kMatrix;
+  s.projections.W = {Matrix::Identity(2, 2), Matrix::Identity(2, 2) * 1e-38f,
+                     Matrix::Identity(2, 2) * 2.0f};
+  Engine engine;
+  engine.Run(s);
+  EXPECT_EQ(engine.stages().context[0](0, 0), 1.0f);  // V's first row, 0.5 * 2
+  x(299, 0) = 3e38f;
+  s.input.values = {x};
+  engine.Run(s);
+  EXPECT_TRUE(std::isnan(engine.stages().context[0](0, 0)));  // 0 * inf, as in PyTorch
+  s.scaling.multiplier = 2.0;
+  engine.Run(s);
+  EXPECT_EQ(engine.counts().projections, 2);
+  EXPECT_TRUE(std::isnan(engine.stages().context[0](0, 0)));
+}
+
 TEST(Engine, AFiniteRunAfterANanRowClearsTheMaskedCells) {
   // The causal fast path keeps the +0 above the diagonal between runs; a run that filled some
   // of them with nan must not leave them behind.

@@ -9,13 +9,20 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace attnlab::detail {
 
 /// Below this, exp(x) is subnormal or 0 in float32 (ln of FLT_MIN is -87.34).
 inline constexpr float kExpNormalLow = -87.0f;
+
+/// The bits of exp(-86.9f) as an int32, about 1.8e-38: every vectorised exp(x) with x below
+/// kExpNormalLow is smaller (Eigen's kernels are within a few ulp of exp there, or far below),
+/// so an output whose bits are not smaller comes from an x that needs no fix-up.
+inline constexpr int32_t kExpCheckBits = 0x00C60F9D;
 
 /// out[j] = exp(z[j] - shift) for j < n, in float32 (shift = 0 leaves z exact). IEEE results
 /// in the underflow range (exp(-inf) = 0), and nan for nan, on every x86-64 build.
@@ -24,9 +31,18 @@ inline void ShiftedExp(const float* z, float shift, float* out, int64_t n) {
   const Eigen::Map<const Eigen::ArrayXf> in(z, n);
   Eigen::Map<Eigen::ArrayXf> result(out, n);
   result = (in - shift).exp();
-  // The scalar fix-up is needed only when some x is below the normal range, or nan (a nan
-  // makes the vectorised minimum nan, and the loop then leaves it to std::exp as before).
-  if (n == 0 || (in - shift).minCoeff<Eigen::PropagateNaN>() >= kExpNormalLow) return;
+  // The scalar fix-up is needed only when some x is below the normal range. The outputs are
+  // >= 0 or nan, so their bits order as int32 as the numbers do, and an int32 minimum (one
+  // instruction a packet, unlike a float minimum that must not let a nan hide a small value)
+  // finds them: a positive nan is larger than any number, a negative one sends every x to the
+  // loop, which leaves nans and the normal range as they are.
+  int32_t low = kExpCheckBits;
+  for (int64_t j = 0; j < n; ++j) {
+    int32_t bits;
+    std::memcpy(&bits, out + j, sizeof bits);
+    low = std::min(low, bits);
+  }
+  if (low >= kExpCheckBits) return;
   for (int64_t j = 0; j < n; ++j) {
     const float x = z[j] - shift;
     if (x < kExpNormalLow) out[j] = std::exp(x);

@@ -519,6 +519,7 @@ void Engine::ComputeProjections(const Scenario& s) {
     stages_.var_K = StackVariance(st.K, VarianceKindOf(s.input.generator));
   else
     stages_.var_K = StackVarianceF64(st.K, VarianceKindOf(s.input.generator));
+  FindFiniteV<S>();
 }
 
 template <typename S>
@@ -773,11 +774,20 @@ void Engine::PrepareContext() {
   const Shape& sh = stages_.shape;
   st.context.resize(sh.B);
   for (MatrixOf<S>& ctx : st.context) ctx.resize(sh.T, sh.d_v);
+}
+
+template <typename S>
+void Engine::FindFiniteV() {
+  const StageTensors<S>& st = Tensors<S>();
+  const Shape& sh = stages_.shape;
   // 0 * inf is nan in PyTorch's full product: V must be finite for the causal skip to be exact.
+  // x * 0 is +-0 for a finite x and nan for inf or nan, so the sum is 0 exactly when every x
+  // is finite: one vectorised pass (Eigen's allFinite compares cell by cell).
   v_finite_.resize(sh.B * sh.H);
   for (int64_t b = 0; b < sh.B; ++b)
     for (int64_t h = 0; h < sh.H; ++h)
-      v_finite_[b * sh.H + h] = st.V[b].middleCols(sh.KvHead(h) * sh.dh_v, sh.dh_v).allFinite();
+      v_finite_[b * sh.H + h] =
+          (st.V[b].middleCols(sh.KvHead(h) * sh.dh_v, sh.dh_v).array() * S(0)).sum() == S(0);
 }
 
 template <typename S>

@@ -189,7 +189,7 @@ S NormalizeRow(Normalization norm, const Numerics& num, const S* logits, const u
       ShiftedExp(logits, mx, weights, len);
       S sum = RowSum(num.softmax_sum, weights, len, T);
       S sink_exp = 0;  // the sink's column comes last, after the masked keys' zeros
-      if (sink) ShiftedExp(sink, mx, &sink_exp, 1), sum += sink_exp;
+      if (sink) sink_exp = std::exp(*sink - mx), sum += sink_exp;  // ShiftedExp of one value
       if (num.softmax == Numerics::SoftmaxScale::kDivide) {
         out /= sum;
         if (sink_weight) *sink_weight = sink_exp / sum;

@@ -328,6 +328,9 @@ class Engine {
   void ComputeDropout(const Scenario& s);
   template <typename S>
   void PrepareContext();
+  // v_finite_ from V, once V is made (ComputeProjections): a temperature drag does not rescan it.
+  template <typename S>
+  void FindFiniteV();
   // Context rows [r0, r0 + rb) (row block `block`) of matrix m = b * H + h from `used`.
   template <typename S>
   void ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int64_t rb,
@@ -365,6 +368,7 @@ class Engine {
   // product); 0 when a row's normaliser is 0, negative or nan and PyTorch fills its masked cells.
   std::vector<uint8_t> block_zero_tail_;
   std::vector<uint8_t> v_finite_;  // per matrix b * H + h: V's head columns are all finite
+                                   // (FindFiniteV, whenever V changes)
   // The kind stages_.mask was built for: a temperature drag must not rebuild it.
   MaskKind mask_kind_ = MaskKind::kNone;
   // What the parts of logits (-inf) and weights (0) beyond each row's active length were last
