@@ -513,13 +513,19 @@ void Engine::ComputeProjections(const Scenario& s) {
     SplitStack(p.head_split, sh.dh_v, st.V, false);
   }
   ApplyRope<S>(s);
+  var_k_pending_ = true;  // VarianceOfK, beside ComputeHeads' tasks
+  FindFiniteV<S>();
+}
+
+template <typename S>
+void Engine::VarianceOfK(const Scenario& s) {
   // K.var() as the scenario's library computes it (variance.h): torch's unbiased float32 value
   // (inf above FLT_MAX), or NumPy's ddof = 0; the generated program's var_K = K.var().
+  const StageTensors<S>& st = Tensors<S>();
   if constexpr (std::is_same_v<S, float>)
     stages_.var_K = StackVariance(st.K, VarianceKindOf(s.input.generator));
   else
     stages_.var_K = StackVarianceF64(st.K, VarianceKindOf(s.input.generator));
-  FindFiniteV<S>();
 }
 
 template <typename S>
@@ -680,7 +686,7 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   const MatrixStackOf<S>& q = st.Q_rot.empty() ? st.Q : st.Q_rot;
   const MatrixStackOf<S>& k = st.K_rot.empty() ? st.K : st.K_rot;
   block_zero_tail_.assign(count * blocks.blocks, 0);
-  ParallelFor(static_cast<int64_t>(count) * blocks.blocks, [&](int64_t task) {
+  const auto head_task = [&](int64_t task) {
     const size_t m = blocks.Matrix(task);
     const int64_t r0 = blocks.First(task), rb = blocks.Count(task);
     const int64_t b = static_cast<int64_t>(m) / sh.H, h = static_cast<int64_t>(m) % sh.H;
@@ -711,7 +717,14 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
     if (!weights_f32) Store(st.weights[m].middleRows(r0, rb));
     if (with_sink && !weights_f32) Store(st.sink[m].middleRows(r0, rb));
     if (with_context) ContextRows<S>(st.weights, m, r0, rb, blocks.Block(task));
+  };
+  // A new K's variance is task 0, taken first: on two threads it runs beside the first blocks.
+  const int64_t extra = var_k_pending_ ? 1 : 0;
+  ParallelFor(static_cast<int64_t>(count) * blocks.blocks + extra, [&](int64_t task) {
+    if (task < extra) return VarianceOfK<S>(s);
+    head_task(task - extra);
   });
+  var_k_pending_ = false;
   if (do_logits) logits_tail_ = key;
   if (by_columns) WeightsByColumns<S>(s, with_context);
   const bool zero_tails = std::all_of(block_zero_tail_.begin(), block_zero_tail_.end(),

@@ -331,6 +331,9 @@ class Engine {
   // v_finite_ from V, once V is made (ComputeProjections): a temperature drag does not rescan it.
   template <typename S>
   void FindFiniteV();
+  // stages_.var_K: K.var() as the scenario's library computes it (variance.h).
+  template <typename S>
+  void VarianceOfK(const Scenario& s);
   // Context rows [r0, r0 + rb) (row block `block`) of matrix m = b * H + h from `used`.
   template <typename S>
   void ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int64_t rb,
@@ -369,6 +372,9 @@ class Engine {
   std::vector<uint8_t> block_zero_tail_;
   std::vector<uint8_t> v_finite_;  // per matrix b * H + h: V's head columns are all finite
                                    // (FindFiniteV, whenever V changes)
+  // K.var() is still to be computed for stages_.var_K (ComputeProjections made a new K): it
+  // runs as one more task beside the head tasks of ComputeHeads, which only read K.
+  bool var_k_pending_ = false;
   // The kind stages_.mask was built for: a temperature drag must not rebuild it.
   MaskKind mask_kind_ = MaskKind::kNone;
   // What the parts of logits (-inf) and weights (0) beyond each row's active length were last
