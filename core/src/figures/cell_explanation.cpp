@@ -155,56 +155,73 @@ void SinkLines(const Cell& c) {
          Num(1 - share));
 }
 
-/// The row's normaliser and the weight it gives, as the normalization computes it (recomputed
-/// from the logits row only to explain the number).
-void WeightLines(const Cell& c) {
-  if (!c.allowed && std::isnan(c.weights(c.i, c.j)) && c.s.scaling.sink_form == SinkForm::kSigmoid) {
+/// A masked cell's weight: 0, or nan where the sigmoid sink form meets a row with no key.
+void MaskedWeightLines(const Cell& c) {
+  if (std::isnan(c.weights(c.i, c.j)) && c.s.scaling.sink_form == SinkForm::kSigmoid) {
     c.Text("weight = softmax \xC2\xB7 \xCF\x83(lse \xE2\x88\x92 s) = nan \xC2\xB7 0 = nan");
     c.Note("row " + Int(c.i) + " sees no key: its softmax is 0 / 0 = nan and lse = \xE2\x88\x92inf, "
            "so \xCF\x83(\xE2\x88\x92inf) = 0 cannot undo it (the concat form gives 0 and the sink 1)");
     return;
   }
-  if (!c.allowed) {
-    c.Text(MaskAppliesToLogits(c.s.normalization)
-               ? "weight = 0 (masked: exp(-inf) = 0)"
-               : "weight = 0 (masked after the softmax: its share times 0)");
-    if (SinkShare(c) >= 0) c.Note("the sink took " + Num(SinkShare(c)) + " of this row");
-    return;
-  }
+  c.Text(MaskAppliesToLogits(c.s.normalization)
+             ? "weight = 0 (masked: exp(-inf) = 0)"
+             : "weight = 0 (masked after the softmax: its share times 0)");
+  if (SinkShare(c) >= 0) c.Note("the sink took " + Num(SinkShare(c)) + " of this row");
+}
+
+/// Row i's sums over its allowed keys (double, recomputed to explain the number): the largest
+/// logit, sum of exp(z - max), sum of exp(z), sum of z, and how many keys.
+struct AllowedRow {
+  double mx = -INFINITY, sum_exp = 0, sum_exp_raw = 0, sum = 0;
+  int64_t n = 0;
+};
+AllowedRow AllowedRowSums(const Cell& c) {
   const auto row = c.logits.row(c.i);
   const MaskMatrix& mask = c.st.mask;
   auto open = [&](int64_t k) { return mask.rows() <= c.i || mask(c.i, k); };
-  double mx = -INFINITY, sum_exp = 0, sum_exp_raw = 0, sum = 0;
-  int64_t n = 0;
+  AllowedRow r;
   for (int64_t k = 0; k < row.size(); ++k)
-    if (open(k)) mx = std::max(mx, static_cast<double>(row(k))), sum += row(k), ++n;
+    if (open(k)) r.mx = std::max(r.mx, static_cast<double>(row(k))), r.sum += row(k), ++r.n;
   for (int64_t k = 0; k < row.size(); ++k)
     if (open(k)) {
-      sum_exp += std::exp(static_cast<double>(row(k)) - mx);
-      sum_exp_raw += std::exp(static_cast<double>(row(k)));
+      r.sum_exp += std::exp(static_cast<double>(row(k)) - r.mx);
+      r.sum_exp_raw += std::exp(static_cast<double>(row(k)));
     }
+  return r;
+}
+
+/// An allowed cell's weight with a sink (scaling.sink): the softmax rescaled by
+/// sigmoid(lse - s) (sink_form "sigmoid"), or one more column in its sum (gpt-oss, "concat").
+void SinkWeightLines(const Cell& c, const AllowedRow& r) {
   const double z = c.logits(c.i, c.j), w = c.weights(c.i, c.j);
-  if (SinkShare(c) >= 0 && c.s.scaling.sink_form == SinkForm::kSigmoid) {
+  if (c.s.scaling.sink_form == SinkForm::kSigmoid) {
     c.Text("weight = exp(z - max) / \xCE\xA3 \xC2\xB7 \xCF\x83(lse \xE2\x88\x92 s)");
-    c.Text("       = exp(" + Num(z) + " - " + Num(mx) + ") / " + Num(sum_exp) + " \xC2\xB7 " +
+    c.Text("       = exp(" + Num(z) + " - " + Num(r.mx) + ") / " + Num(r.sum_exp) + " \xC2\xB7 " +
            Num(1 - SinkShare(c)) + " = " + Num(w));
     SigmoidGateLines(c);
-    c.Note("the sink took " + Num(SinkShare(c)) + " of this row: its weights sum to " +
-           Num(1 - SinkShare(c)));
-    return;
-  }
-  if (SinkShare(c) >= 0) {  // gpt-oss's sink: one more column in the softmax's sum
+  } else {
     const SinkSum ss = SinkSoftmaxSum(c);
-    mx = ss.max, sum_exp = ss.sum;
-    const double sink = c.s.scaling.SinkOf(c.ref.head);
     c.Text("weight = exp(z - max) / \xCE\xA3");
-    c.Text("       = exp(" + Num(z) + " - " + Num(mx) + ") / " + Num(sum_exp) + " = " + Num(w));
-    c.Note("\xCE\xA3 = sum of exp(z - max) over the " + Int(n) + " allowed keys and the sink (logit " +
-           Num(sink) + "); max includes the sink");
-    c.Note("the sink took " + Num(SinkShare(c)) + " of this row: its weights sum to " +
-           Num(1 - SinkShare(c)));
-    return;
+    c.Text("       = exp(" + Num(z) + " - " + Num(ss.max) + ") / " + Num(ss.sum) + " = " + Num(w));
+    c.Note("\xCE\xA3 = sum of exp(z - max) over the " + Int(r.n) + " allowed keys and the sink (logit " +
+           Num(c.s.scaling.SinkOf(c.ref.head)) + "); max includes the sink");
   }
+  c.Note("the sink took " + Num(SinkShare(c)) + " of this row: its weights sum to " +
+         Num(1 - SinkShare(c)));
+}
+
+/// The row's normaliser and the weight it gives, as the normalization computes it (recomputed
+/// from the logits row only to explain the number).
+void WeightLines(const Cell& c) {
+  if (!c.allowed) return MaskedWeightLines(c);
+  const AllowedRow r = AllowedRowSums(c);
+  if (SinkShare(c) >= 0) return SinkWeightLines(c, r);
+  const auto row = c.logits.row(c.i);
+  const MaskMatrix& mask = c.st.mask;
+  auto open = [&](int64_t k) { return mask.rows() <= c.i || mask(c.i, k); };
+  const double z = c.logits(c.i, c.j), w = c.weights(c.i, c.j);
+  const double mx = r.mx, sum_exp = r.sum_exp, sum_exp_raw = r.sum_exp_raw, sum = r.sum;
+  const int64_t n = r.n;
   switch (c.s.normalization) {
     case Normalization::kSoftmax:
       c.Text("weight = exp(z - max) / \xCE\xA3");
