@@ -4,8 +4,8 @@
 // neither hides a small value from the fix-up nor is changed by it.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -14,11 +14,7 @@
 namespace attnlab {
 namespace {
 
-uint32_t Bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
+uint32_t Bits(float f) { return std::bit_cast<uint32_t>(f); }
 
 TEST(FloatExp, UnderflowRangeIsIeeeAndTheNormalRangeIsAccurate) {
   for (const float shift : {0.0f, 5.0f, -3.5f}) {

@@ -10,19 +10,19 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 namespace attnlab::detail {
 
 /// Below this, exp(x) is subnormal or 0 in float32 (ln of FLT_MIN is -87.34).
 inline constexpr float kExpNormalLow = -87.0f;
 
-/// The bits of exp(-86.9f) as an int32, about 1.8e-38: every vectorised exp(x) with x below
-/// kExpNormalLow is smaller (Eigen's kernels are within a few ulp of exp there, or far below),
-/// so an output whose bits are not smaller comes from an x that needs no fix-up.
-inline constexpr int32_t kExpCheckBits = 0x00C60F9D;
+/// exp(-86.9f), as an int32's bits: every vectorised exp(x) with x below kExpNormalLow is
+/// smaller (Eigen's kernels are within a few ulp of exp there, or far below), so an output
+/// whose bits are not smaller comes from an x that needs no fix-up.
+inline constexpr int32_t kExpCheckBits = std::bit_cast<int32_t>(1.8189029e-38f);
 
 /// out[j] = exp(z[j] - shift) for j < n, in float32 (shift = 0 leaves z exact). IEEE results
 /// in the underflow range (exp(-inf) = 0), and nan for nan, on every x86-64 build.
@@ -38,9 +38,7 @@ inline void ShiftedExp(const float* z, float shift, float* out, int64_t n) {
   // loop, which leaves nans and the normal range as they are.
   int32_t low = kExpCheckBits;
   for (int64_t j = 0; j < n; ++j) {
-    int32_t bits;
-    std::memcpy(&bits, out + j, sizeof bits);
-    low = std::min(low, bits);
+    low = std::min(low, std::bit_cast<int32_t>(out[j]));
   }
   if (low >= kExpCheckBits) return;
   for (int64_t j = 0; j < n; ++j) {

@@ -91,6 +91,33 @@ double SinkShare(const Cell& c) {
   return c.st.Head(c.st.sink, c.ref.batch, c.ref.head)(c.i, 0);
 }
 
+/// Whether row i of the cell's matrix may attend to key k: its mask cell, or every key when the
+/// mask has no row i.
+bool KeyAllowed(const Cell& c, int64_t k) {
+  const MaskMatrix& mask = c.st.mask;
+  return mask.rows() <= c.i || mask(c.i, k);
+}
+
+/// Row i's sums over its allowed keys (double, recomputed to explain the number): the largest
+/// logit, sum of exp(z - max), sum of exp(z), sum of z, and how many keys.
+struct AllowedRow {
+  double mx = -INFINITY, sum_exp = 0, sum_exp_raw = 0, sum = 0;
+  int64_t n = 0;
+};
+AllowedRow AllowedRowSums(const Cell& c) {
+  const auto row = c.logits.row(c.i);
+  AllowedRow r;
+  for (int64_t k = 0; k < row.size(); ++k)
+    if (KeyAllowed(c, k))
+      r.mx = std::max(r.mx, static_cast<double>(row(k))), r.sum += row(k), ++r.n;
+  for (int64_t k = 0; k < row.size(); ++k)
+    if (KeyAllowed(c, k)) {
+      r.sum_exp += std::exp(static_cast<double>(row(k)) - r.mx);
+      r.sum_exp_raw += std::exp(static_cast<double>(row(k)));
+    }
+  return r;
+}
+
 /// Row i's softmax with gpt-oss's sink: the max over the allowed logits and the sink's logit,
 /// Σ = the sum of exp(z - max) over both (double, recomputed to explain the number); n the
 /// allowed keys.
@@ -100,31 +127,21 @@ struct SinkSum {
 };
 SinkSum SinkSoftmaxSum(const Cell& c) {
   const auto row = c.logits.row(c.i);
-  const MaskMatrix& mask = c.st.mask;
-  auto open = [&](int64_t k) { return mask.rows() <= c.i || mask(c.i, k); };
   SinkSum out;
   out.max = c.s.scaling.SinkOf(c.ref.head);
   for (int64_t k = 0; k < row.size(); ++k)
-    if (open(k)) out.max = std::max(out.max, static_cast<double>(row(k))), ++out.n;
+    if (KeyAllowed(c, k)) out.max = std::max(out.max, static_cast<double>(row(k))), ++out.n;
   out.sum = std::exp(c.s.scaling.SinkOf(c.ref.head) - out.max);
   for (int64_t k = 0; k < row.size(); ++k)
-    if (open(k)) out.sum += std::exp(static_cast<double>(row(k)) - out.max);
+    if (KeyAllowed(c, k)) out.sum += std::exp(static_cast<double>(row(k)) - out.max);
   return out;
 }
 
 /// Row i's logsumexp over its allowed keys (double, recomputed to explain the number): max +
 /// log of the sum of exp(z - max), -inf when no key is allowed (torch.logsumexp).
 double RowLse(const Cell& c) {
-  const auto row = c.logits.row(c.i);
-  const MaskMatrix& mask = c.st.mask;
-  auto open = [&](int64_t k) { return mask.rows() <= c.i || mask(c.i, k); };
-  double mx = -INFINITY, sum = 0;
-  for (int64_t k = 0; k < row.size(); ++k)
-    if (open(k)) mx = std::max(mx, static_cast<double>(row(k)));
-  if (mx == -INFINITY) return mx;
-  for (int64_t k = 0; k < row.size(); ++k)
-    if (open(k)) sum += std::exp(static_cast<double>(row(k)) - mx);
-  return mx + std::log(sum);
+  const AllowedRow r = AllowedRowSums(c);
+  return r.mx == -INFINITY ? r.mx : r.mx + std::log(r.sum_exp);
 }
 
 /// scaling.sink_form "sigmoid" (torchtitan): the keys' share g = sigmoid(lse - s) of row i.
@@ -169,27 +186,6 @@ void MaskedWeightLines(const Cell& c) {
   if (SinkShare(c) >= 0) c.Note("the sink took " + Num(SinkShare(c)) + " of this row");
 }
 
-/// Row i's sums over its allowed keys (double, recomputed to explain the number): the largest
-/// logit, sum of exp(z - max), sum of exp(z), sum of z, and how many keys.
-struct AllowedRow {
-  double mx = -INFINITY, sum_exp = 0, sum_exp_raw = 0, sum = 0;
-  int64_t n = 0;
-};
-AllowedRow AllowedRowSums(const Cell& c) {
-  const auto row = c.logits.row(c.i);
-  const MaskMatrix& mask = c.st.mask;
-  auto open = [&](int64_t k) { return mask.rows() <= c.i || mask(c.i, k); };
-  AllowedRow r;
-  for (int64_t k = 0; k < row.size(); ++k)
-    if (open(k)) r.mx = std::max(r.mx, static_cast<double>(row(k))), r.sum += row(k), ++r.n;
-  for (int64_t k = 0; k < row.size(); ++k)
-    if (open(k)) {
-      r.sum_exp += std::exp(static_cast<double>(row(k)) - r.mx);
-      r.sum_exp_raw += std::exp(static_cast<double>(row(k)));
-    }
-  return r;
-}
-
 /// An allowed cell's weight with a sink (scaling.sink): the softmax rescaled by
 /// sigmoid(lse - s) (sink_form "sigmoid"), or one more column in its sum (gpt-oss, "concat").
 void SinkWeightLines(const Cell& c, const AllowedRow& r) {
@@ -203,8 +199,9 @@ void SinkWeightLines(const Cell& c, const AllowedRow& r) {
     const SinkSum ss = SinkSoftmaxSum(c);
     c.Text("weight = exp(z - max) / \xCE\xA3");
     c.Text("       = exp(" + Num(z) + " - " + Num(ss.max) + ") / " + Num(ss.sum) + " = " + Num(w));
-    c.Note("\xCE\xA3 = sum of exp(z - max) over the " + Int(r.n) + " allowed keys and the sink (logit " +
-           Num(c.s.scaling.SinkOf(c.ref.head)) + "); max includes the sink");
+    c.Note("\xCE\xA3 = sum of exp(z - max) over the " + Int(r.n) +
+           " allowed keys and the sink (logit " + Num(c.s.scaling.SinkOf(c.ref.head)) +
+           "); max includes the sink");
   }
   c.Note("the sink took " + Num(SinkShare(c)) + " of this row: its weights sum to " +
          Num(1 - SinkShare(c)));
@@ -217,28 +214,25 @@ void WeightLines(const Cell& c) {
   const AllowedRow r = AllowedRowSums(c);
   if (SinkShare(c) >= 0) return SinkWeightLines(c, r);
   const auto row = c.logits.row(c.i);
-  const MaskMatrix& mask = c.st.mask;
-  auto open = [&](int64_t k) { return mask.rows() <= c.i || mask(c.i, k); };
   const double z = c.logits(c.i, c.j), w = c.weights(c.i, c.j);
-  const double mx = r.mx, sum_exp = r.sum_exp, sum_exp_raw = r.sum_exp_raw, sum = r.sum;
-  const int64_t n = r.n;
   switch (c.s.normalization) {
     case Normalization::kSoftmax:
       c.Text("weight = exp(z - max) / \xCE\xA3");
-      c.Text("       = exp(" + Num(z) + " - " + Num(mx) + ") / " + Num(sum_exp) + " = " + Num(w));
-      c.Note("max = the row's largest logit; \xCE\xA3 = sum of exp(z - max) over the " + Int(n) +
+      c.Text("       = exp(" + Num(z) + " - " + Num(r.mx) + ") / " + Num(r.sum_exp) + " = " +
+             Num(w));
+      c.Note("max = the row's largest logit; \xCE\xA3 = sum of exp(z - max) over the " + Int(r.n) +
              " allowed keys");
       break;
     case Normalization::kSoftmaxNaive:
-      c.Text("weight = exp(z) / \xCE\xA3 exp(z) = exp(" + Num(z) + ") / " + Num(sum_exp_raw) +
+      c.Text("weight = exp(z) / \xCE\xA3 exp(z) = exp(" + Num(z) + ") / " + Num(r.sum_exp_raw) +
              " = " + Num(w));
       c.Note("float32 exp overflows to inf above 88.7, and inf / inf = nan");
       break;
     case Normalization::kSum:
-      c.Text("weight = z / \xCE\xA3 z = " + Num(z) + " / " + Num(sum) + " = " + Num(w));
+      c.Text("weight = z / \xCE\xA3 z = " + Num(z) + " / " + Num(r.sum) + " = " + Num(w));
       break;
     case Normalization::kMean:
-      c.Text("weight = 1 / n = 1 / " + Int(n) + " = " + Num(w));
+      c.Text("weight = 1 / n = 1 / " + Int(r.n) + " = " + Num(w));
       break;
     case Normalization::kSoftmaxThenMask: {
       // The softmax over every key first (the logits are unmasked), then the allowed shares.
@@ -247,7 +241,7 @@ void WeightLines(const Cell& c) {
       for (int64_t k = 0; k < row.size(); ++k) sum_all += std::exp(double(row(k)) - mx_all);
       double kept = 0;
       for (int64_t k = 0; k < row.size(); ++k)
-        if (open(k)) kept += std::exp(double(row(k)) - mx_all) / sum_all;
+        if (KeyAllowed(c, k)) kept += std::exp(double(row(k)) - mx_all) / sum_all;
       const double p = std::exp(z - mx_all) / sum_all;
       c.Text("softmax over all " + Int(row.size()) + " keys: p = " + Num(p));
       c.Text("weight = p / \xCE\xA3 p (allowed) = " + Num(p) + " / " + Num(kept) + " = " + Num(w));
@@ -271,7 +265,7 @@ void WeightLines(const Cell& c) {
       for (int64_t k = 0; k < row.size(); ++k) mx_all = std::max(mx_all, double(row(k)));
       for (int64_t k = 0; k < row.size(); ++k) sum_all += std::exp(double(row(k)) - mx_all);
       for (int64_t k = 0; k < row.size(); ++k)
-        if (open(k)) kept += std::exp(double(row(k)) - mx_all) / sum_all;
+        if (KeyAllowed(c, k)) kept += std::exp(double(row(k)) - mx_all) / sum_all;
       c.Text("weight = softmax over all " + Int(row.size()) + " keys \xC3\x97 mask = " + Num(w));
       c.Note("not renormalised: this row sums to " + Num(kept) + ", not 1 (the bug)");
       break;
