@@ -13,12 +13,12 @@ void NumpyGenerator::Seed(uint64_t seed) {
   if (seed > kNumpyMaxSeed)
     throw std::invalid_argument("np.random.seed takes 0 .. 2**32 - 1, got " +
                                 std::to_string(seed));
-  engine_.seed(static_cast<std::mt19937::result_type>(seed));
+  engine_.Seed(static_cast<uint32_t>(seed));
   has_gauss_ = false;
   gauss_ = 0.0;
 }
 
-uint32_t NumpyGenerator::NextWord() { return static_cast<uint32_t>(engine_()); }
+uint32_t NumpyGenerator::NextWord() { return engine_(); }
 
 double NumpyGenerator::RandomSample() {
   const uint32_t a = NextWord() >> 5;  // 27 high bits

@@ -10,7 +10,6 @@
 // [SECTION] nn.Linear and nn.Embedding initialisers
 #include "attnlab/random/rng.h"
 
-#include "attnlab/base/cpu_level.h"
 #include "attnlab/base/parallel.h"
 
 #include <algorithm>
@@ -58,31 +57,12 @@ TorchGenerator::TorchGenerator(uint64_t seed, NormalKernel kernel) : kernel_(ker
 }
 
 void TorchGenerator::ManualSeed(uint64_t seed) {
-  // Only the low 32 bits seed the engine; std::mt19937's seeding is init_genrand, as at::mt19937.
-  engine_.seed(static_cast<uint32_t>(seed & 0xFFFFFFFFu));
+  // Only the low 32 bits seed the engine; its seeding is init_genrand, as at::mt19937's.
+  engine_.Seed(static_cast<uint32_t>(seed & 0xFFFFFFFFu));
   cached_normal_.reset();
 }
 
-uint32_t TorchGenerator::NextWord() { return static_cast<uint32_t>(engine_()); }
-
-// The words of mt_words_isa.cpp, one copy per instruction-set level.
-extern "C" void attnlab_mt_words_default(std::mt19937*, uint32_t*, int64_t);
-#ifdef ATTNLAB_CPU_DISPATCH
-extern "C" void attnlab_mt_words_avx2(std::mt19937*, uint32_t*, int64_t);
-extern "C" void attnlab_mt_words_avx512(std::mt19937*, uint32_t*, int64_t);
-#endif
-
-void TorchGenerator::NextWords(uint32_t* out, int64_t n) {
-  using Words = void (*)(std::mt19937*, uint32_t*, int64_t);
-  static const Words words = [] {
-#ifdef ATTNLAB_CPU_DISPATCH
-    if (ActiveCpuLevel() == CpuLevel::kAvx512) return &attnlab_mt_words_avx512;
-    if (ActiveCpuLevel() == CpuLevel::kAvx2) return &attnlab_mt_words_avx2;
-#endif
-    return &attnlab_mt_words_default;
-  }();
-  words(&engine_, out, n);
-}
+uint32_t TorchGenerator::NextWord() { return engine_(); }
 
 uint64_t TorchGenerator::NextWord64() {
   const uint64_t hi = NextWord();

@@ -8,8 +8,9 @@
 // stream is frozen) and checked bit for bit against Debian's python3-numpy
 // (tests/golden/numpy_rng.json, made by tools/make_numpy_goldens.py):
 //   - np.random.seed(s), s an int in [0, 2**32 - 1]: the MT19937 state is set by the
-//     reference init_genrand(s) (the same as std::mt19937(s)), and the cached Gaussian is
-//     dropped. NumPy refuses other ints (ValueError "Seed must be between 0 and 2**32 - 1").
+//     reference init_genrand(s) (Mt19937::Seed, the same as std::mt19937(s)), and the cached
+//     Gaussian is dropped. NumPy refuses other ints (ValueError "Seed must be between 0 and
+//     2**32 - 1").
 //   - np.random.rand / random_sample: one 53-bit double from two 32-bit words a, b:
 //     ((a >> 5) * 2^26 + (b >> 6)) / 2^53, in [0, 1).
 //   - np.random.randn / standard_normal: the polar (Marsaglia) method on two such doubles,
@@ -20,8 +21,9 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <vector>
+
+#include "attnlab/random/mt19937.h"
 
 namespace attnlab {
 
@@ -60,7 +62,7 @@ class NumpyGenerator {
   bool has_gauss() const { return has_gauss_; }
 
  private:
-  std::mt19937 engine_;
+  Mt19937 engine_;
   bool has_gauss_ = false;
   double gauss_ = 0.0;
 };

@@ -20,8 +20,9 @@
 
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <vector>
+
+#include "attnlab/random/mt19937.h"
 
 namespace attnlab {
 
@@ -140,9 +141,9 @@ class TorchGenerator {
 
  private:
   uint64_t NextWord64();        // W64(): (first << 32) | second
-  // out[0..n) = the next n words, as n NextWord() calls give them, drawn by the CPU's best
-  // instruction-set level's copy of the engine (mt_words_isa.cpp; integer only: the same words).
-  void NextWords(uint32_t* out, int64_t n);
+  // out[0..n) = the next n words, as n NextWord() calls give them (Mt19937::Words: at the CPU's
+  // best instruction-set level, the same words).
+  void NextWords(uint32_t* out, int64_t n) { engine_.Words(out, n); }
   // d[i] = UnitUniform(T{}) for i in [0, n), in order: the same draws, words taken in batches.
   template <typename T>
   void UnitUniformsInto(T* d, int64_t n);
@@ -158,7 +159,7 @@ class TorchGenerator {
   void BlocksOf16(float* d, int64_t blocks, float mean, float std) const;
   void BlocksOf16(double* d, int64_t blocks, double mean, double std) const;
 
-  std::mt19937 engine_;
+  Mt19937 engine_;
   std::optional<double> cached_normal_;
   NormalKernel kernel_;
 };
