@@ -114,6 +114,28 @@ TEST(ThreadPool, ThreadLimitAppliesToTheCallingThreadOnly) {
   EXPECT_GT(ids.size(), 1u);  // this thread has no limit: the pool's workers help
 }
 
+// The tasks are dealt to the threads in a fixed order, in rounds of one each, every other round
+// backwards (two threads: 0 1 | 1 0 | 0 1 | 1 0), and each thread runs its own first: with
+// tasks of equal length, the caller runs 0, 3, 4 and 7, one worker 1, 2, 5 and 6, in every call
+// (first-come order would give the worker task 2 or 3 by chance). A worker more than a task late
+// would lose tasks to the caller, so the tasks are long (25 ms) against a thread's wake-up on a
+// busy machine.
+TEST(ThreadPool, DealsTheTasksToTheSameThreadsInEveryCall) {
+  ThreadCountGuard guard;
+  SetThreadCount(2);
+  for (int call = 0; call < 2; ++call) {
+    std::vector<std::thread::id> ran(8);
+    ParallelFor(8, [&](int64_t i) {
+      ran[static_cast<size_t>(i)] = std::this_thread::get_id();
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    });
+    const std::thread::id caller = std::this_thread::get_id(), worker = ran[1];
+    EXPECT_NE(worker, caller) << "call " << call;
+    for (int i : {0, 3, 4, 7}) EXPECT_EQ(ran[static_cast<size_t>(i)], caller) << "task " << i;
+    for (int i : {1, 2, 5, 6}) EXPECT_EQ(ran[static_cast<size_t>(i)], worker) << "task " << i;
+  }
+}
+
 TEST(ThreadPool, RowBlockDependsOnTOnly) {
   EXPECT_EQ(RowBlock(8), 32);
   EXPECT_EQ(RowBlock(300), 32);

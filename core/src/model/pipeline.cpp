@@ -718,11 +718,12 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
     if (with_sink && !weights_f32) Store(st.sink[m].middleRows(r0, rb));
     if (with_context) ContextRows<S>(st.weights, m, r0, rb, blocks.Block(task));
   };
-  // A new K's variance is task 0, taken first: on two threads it runs beside the first blocks.
-  const int64_t extra = var_k_pending_ ? 1 : 0;
-  ParallelFor(static_cast<int64_t>(count) * blocks.blocks + extra, [&](int64_t task) {
-    if (task < extra) return VarianceOfK<S>(s);
-    head_task(task - extra);
+  // A new K's variance is one more task, the last, so that the head tasks keep their indices
+  // (and threads: ParallelFor deals the same index to the same thread) in every run.
+  const int64_t heads = static_cast<int64_t>(count) * blocks.blocks;
+  ParallelFor(heads + (var_k_pending_ ? 1 : 0), [&](int64_t task) {
+    if (task == heads) return VarianceOfK<S>(s);
+    head_task(task);
   });
   var_k_pending_ = false;
   if (do_logits) logits_tail_ = key;

@@ -25,7 +25,11 @@ void SetThreadCount(int n);
 int LimitThreadsOfThisThread(int n);
 
 /// Runs task(i) for every i in [0, n), on up to ThreadCount() threads (the caller is one of
-/// them), and returns when all are done. Tasks are taken in increasing i. Nested calls (from
+/// them), and returns when all are done. The tasks are dealt to the threads in a fixed order (in
+/// rounds of one each, every other round backwards: 0 1 | 1 0 | 0 1 … on two threads); each
+/// thread runs its own in increasing i, then helps with the others' remaining ones. So in calls
+/// with the same n and thread count, task i mostly runs on the same thread, and what it writes
+/// stays in that core's cache for the next call. Nested calls (from
 /// inside a task) and calls made while another thread's ParallelFor is running run their tasks
 /// on the calling thread alone. Errors: the first exception a task throws is rethrown here after
 /// the other tasks have finished (tasks not yet started are skipped).
