@@ -47,7 +47,7 @@ thread_local int t_limit = 0;             // LimitThreadsOfThisThread; 0 = none
 // size a task index mostly runs on the same thread: a row block's stages stay in the cache of the
 // core that wrote them in the last run. Measured on this project's 2-vCPU machine, rewriting the
 // same blocks of three T x T matrices from the other core took twice as long as from the same one
-// (the cores share no fast cache), and the tasks taken first-come had moved them around.
+// (each line is first taken back from the other core), and tasks taken first-come moved them.
 class Pool {
  public:
   ~Pool() {
