@@ -123,6 +123,7 @@ TEST(ThreadPool, ThreadLimitAppliesToTheCallingThreadOnly) {
 TEST(ThreadPool, DealsTheTasksToTheSameThreadsInEveryCall) {
   ThreadCountGuard guard;
   SetThreadCount(2);
+  std::thread::id first_worker;
   for (int call = 0; call < 2; ++call) {
     std::vector<std::thread::id> ran(8);
     ParallelFor(8, [&](int64_t i) {
@@ -131,6 +132,8 @@ TEST(ThreadPool, DealsTheTasksToTheSameThreadsInEveryCall) {
     });
     const std::thread::id caller = std::this_thread::get_id(), worker = ran[1];
     EXPECT_NE(worker, caller) << "call " << call;
+    if (call == 0) first_worker = worker;
+    EXPECT_EQ(worker, first_worker) << "call " << call << ": another worker than the first call's";
     for (int i : {0, 3, 4, 7}) EXPECT_EQ(ran[static_cast<size_t>(i)], caller) << "task " << i;
     for (int i : {1, 2, 5, 6}) EXPECT_EQ(ran[static_cast<size_t>(i)], worker) << "task " << i;
   }

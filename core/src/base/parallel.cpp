@@ -42,7 +42,7 @@ thread_local int t_limit = 0;             // LimitThreadsOfThisThread; 0 = none
 // (input, projections, heads), so the spin keeps the workers awake between them. The caller
 // takes tasks too, so a job with k threads wakes k - 1 workers.
 //
-// The tasks are dealt to the job's threads in a fixed order (Slot), each thread first runs its
+// The tasks are dealt to the job's threads in a fixed order (DealtTask), each thread first runs its
 // own in increasing order, then helps with what the others have left. So in two calls of the same
 // size a task index mostly runs on the same thread: a row block's stages stay in the cache of the
 // core that wrote them in the last run. Measured on this project's 2-vCPU machine, rewriting the
@@ -128,7 +128,7 @@ class Pool {
   // the even rounds in slot order and the odd ones back (0 1 | 1 0 | 0 1 … for two slots), so
   // tasks whose cost grows or shrinks with the index (the causal mask's row blocks) are shared
   // out evenly.
-  static int64_t Slot(int64_t k, int s, int slots) {
+  static int64_t DealtTask(int64_t k, int s, int slots) {
     return k * slots + (k % 2 == 0 ? s : slots - 1 - s);
   }
 
@@ -138,7 +138,7 @@ class Pool {
     t_inside_task = true;
     for (int j = 0; j < slots_; ++j) {
       const int s = (own + j) % slots_;
-      for (int64_t i; (i = Slot(next_[s].value.fetch_add(1), s, slots_)) < n_;) {
+      for (int64_t i; (i = DealtTask(next_[s].value.fetch_add(1), s, slots_)) < n_;) {
         try {
           (*task_)(i);
         } catch (...) {
