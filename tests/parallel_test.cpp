@@ -253,5 +253,32 @@ TEST(ParallelEngine, PartialRecomputesMatchAFreshSingleThreadRun) {
   EXPECT_EQ(engine.counts().scores, 1);
 }
 
+// The engine packs K and V for its products once per run (kernels.h pack_right) and keeps V's
+// packing while V stays: after a new V (projections seed, input, heads, a float64 run and
+// back), and the temperature drags that reuse it, every stage is a fresh run's, bit for bit.
+TEST(ParallelEngine, AChangedKOrVIsPackedAgain) {
+  ThreadCountGuard guard;
+  SetThreadCount(2);
+  Scenario s = Randn300(0.0);
+  Engine engine;
+  engine.Run(s);
+  using Change = void (*)(Scenario&);
+  const std::pair<const char*, Change> steps[] = {
+      {"new projections", [](Scenario& x) { x.projections.seed = 8; }},
+      {"temperature after new projections", [](Scenario& x) { x.scaling.multiplier = 0.7; }},
+      {"new input", [](Scenario& x) { x.input.seed = 124; }},
+      {"temperature after a new input", [](Scenario& x) { x.scaling.multiplier = 1.3; }},
+      {"four heads", [](Scenario& x) { x.projections.heads = 4; }},
+      {"float64", [](Scenario& x) { x.dtype = Dtype::kFloat64; }},
+      {"float64 temperature", [](Scenario& x) { x.scaling.multiplier = 0.9; }},
+      {"float32 again", [](Scenario& x) { x.dtype = Dtype::kFloat32; }},
+      {"float32 temperature", [](Scenario& x) { x.scaling.multiplier = 1.0; }}};
+  for (const auto& [label, change] : steps) {
+    change(s);
+    const Stages& got = engine.Run(s);
+    ExpectSameStages(got, RunScenario(s), label);
+  }
+}
+
 }  // namespace
 }  // namespace attnlab

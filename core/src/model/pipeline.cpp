@@ -138,8 +138,11 @@ MatrixStackOf<S> Written(const MatrixStack& stack) {
 
 // out = a @ b by the run's product order (Numerics::Product); a, b and out are Eigen
 // expressions (blocks, transposes) of the same number type, out sized a.rows() x b.cols().
+// With `packed` (Eigen's product only): b's packing, the first a.cols() rows of an operand of
+// `depth` rows packed by kernels::PackRight.
 template <typename A, typename B, typename Out>
-void MultiplyInto(Numerics::Product order, const A& a, const B& b, Out&& out) {
+void MultiplyInto(Numerics::Product order, const A& a, const B& b, Out&& out,
+                  const typename A::Scalar* packed = nullptr, int64_t depth = 0) {
   if (order == Numerics::Product::kEigen) {  // at the CPU's best instruction set (kernels.h)
     using S = typename A::Scalar;
     auto view = [](const auto& x) {
@@ -148,8 +151,11 @@ void MultiplyInto(Numerics::Product order, const A& a, const B& b, Out&& out) {
                                     static_cast<bool>(X::IsRowMajor)};
     };
     static_assert(std::decay_t<Out>::IsRowMajor, "the products write row-major stages");
-    kernels::Product(view(a), view(b),
-                     kernels::View<S>{out.data(), out.rows(), out.cols(), out.outerStride(), true});
+    const kernels::View<S> to{out.data(), out.rows(), out.cols(), out.outerStride(), true};
+    if (packed)
+      kernels::ProductPacked(view(a), view(b), packed, depth, to);
+    else
+      kernels::Product(view(a), view(b), to);
     return;
   }
   // Reference BLAS (netlib dgemm) and NumPy's own loop: each element summed over the inner
@@ -198,6 +204,16 @@ StageTensors<float>& Engine::Tensors<float>() {
 template <>
 StageTensors<double>& Engine::Tensors<double>() {
   return *f64_;
+}
+
+template <>
+Engine::PackedHeads<float>& Engine::Packed<float>() {
+  return packed_f_;
+}
+
+template <>
+Engine::PackedHeads<double>& Engine::Packed<double>() {
+  return packed_d_;
 }
 
 const Stages& Engine::Run(const Scenario& s) {
@@ -304,6 +320,7 @@ void Engine::RoundFloat64(int from) {
     Round(f.Q, st.Q);
     Round(f.K, st.K);
     Round(f.V, st.V);
+    packed_f_.v_current = false;
     Round(f.Q_rot, st.Q_rot);
     Round(f.K_rot, st.K_rot);
   }
@@ -515,6 +532,7 @@ void Engine::ComputeProjections(const Scenario& s) {
   ApplyRope<S>(s);
   var_k_pending_ = true;  // VarianceOfK, beside ComputeHeads' tasks
   FindFiniteV<S>();
+  Packed<S>().v_current = false;
 }
 
 template <typename S>
@@ -643,6 +661,51 @@ void Engine::BuildMask(const Scenario& s) {
 }
 
 template <typename S>
+void Engine::PackHeads(bool k, bool v) {
+  PackedHeads<S>& packed = Packed<S>();
+  if (numerics_.product != Numerics::Product::kEigen) {  // NumPy's loop and netlib: no packing
+    packed.k.clear(), packed.v.clear(), packed.v_current = false;
+    return;
+  }
+  v = v && !packed.v_current;
+  if (!k && !v) return;
+  const StageTensors<S>& st = Tensors<S>();
+  const Shape& sh = stages_.shape;
+  const size_t count = static_cast<size_t>(sh.B * sh.Kv());
+  // The operand each product reads: K_h^T (d_k x T, the transpose of K's head columns; the
+  // rotated K under RoPE) and V_h (T x d_v of the head).
+  const MatrixStackOf<S>& keys = st.K_rot.empty() ? st.K : st.K_rot;
+  const auto operand = [&](bool of_k, size_t i) {
+    const int64_t b = static_cast<int64_t>(i) / sh.Kv(), kvh = static_cast<int64_t>(i) % sh.Kv();
+    if (of_k)
+      return kernels::View<const S>{keys[b].data() + kvh * sh.dh, sh.dh, sh.T,
+                                    keys[b].outerStride(), false};
+    return kernels::View<const S>{st.V[b].data() + kvh * sh.dh_v, sh.T, sh.dh_v,
+                                  st.V[b].outerStride(), true};
+  };
+  if (k) packed.k.resize(count);
+  if (v) packed.v.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (k) packed.k[i].resize(sh.T * sh.dh);
+    if (v) packed.v[i].resize(sh.T * sh.dh_v);
+  }
+  // Each operand in four slices of its rows (the packing is a copy: any split packs the same).
+  constexpr int64_t kSlices = 4;
+  const int64_t per_operand = static_cast<int64_t>(count) * kSlices;
+  const int64_t tasks = (k ? per_operand : 0) + (v ? per_operand : 0);
+  ParallelFor(tasks, [&](int64_t task) {
+    const bool of_k = k && task < per_operand;
+    const int64_t t = of_k || !k ? task : task - per_operand;
+    const size_t i = static_cast<size_t>(t / kSlices);
+    const int64_t slice = t % kSlices;
+    const kernels::View<const S> b = operand(of_k, i);
+    const int64_t k0 = b.rows * slice / kSlices, k1 = b.rows * (slice + 1) / kSlices;
+    if (k1 > k0) kernels::PackRight(b, k0, k1, (of_k ? packed.k : packed.v)[i].data());
+  });
+  if (v) packed.v_current = true;
+}
+
+template <typename S>
 void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   StageTensors<S>& st = Tensors<S>();
   const Shape& sh = stages_.shape;
@@ -686,6 +749,8 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   const MatrixStackOf<S>& q = st.Q_rot.empty() ? st.Q : st.Q_rot;
   const MatrixStackOf<S>& k = st.K_rot.empty() ? st.K : st.K_rot;
   block_zero_tail_.assign(count * blocks.blocks, 0);
+  PackHeads<S>(do_scores, with_context && !by_columns);
+  const PackedHeads<S>& packed = Packed<S>();
   const auto head_task = [&](int64_t task) {
     const size_t m = blocks.Matrix(task);
     const int64_t r0 = blocks.First(task), rb = blocks.Count(task);
@@ -694,9 +759,11 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
     // shares with its group (repeat_interleave over the K/V heads, GQA), h itself without.
     // Low precision: each stage's rows stored in the dtype once computed (Store).
     if (do_scores) {
+      const size_t kv = static_cast<size_t>(b * sh.Kv() + sh.KvHead(h));
       MultiplyInto(numerics_.product, q[b].block(r0, h * sh.dh, rb, sh.dh),
                    k[b].middleCols(sh.KvHead(h) * sh.dh, sh.dh).transpose(),
-                   st.scores[m].middleRows(r0, rb));
+                   st.scores[m].middleRows(r0, rb),
+                   packed.k.empty() ? nullptr : packed.k[kv].data(), sh.dh);
       Store(st.scores[m].middleRows(r0, rb));
     }
     if (do_logits) {
@@ -748,6 +815,7 @@ void Engine::WeightsByColumns(const Scenario& s, bool with_context) {
     if (s.scaling.softmax_dtype != SoftmaxDtype::kFloat32) Store(st.weights[m]);
   });
   if (!with_context) return;
+  PackHeads<S>(false, true);
   const RowBlocks blocks(T);
   ParallelFor(static_cast<int64_t>(st.weights.size()) * blocks.blocks, [&](int64_t task) {
     ContextRows<S>(st.weights, blocks.Matrix(task), blocks.First(task), blocks.Count(task),
@@ -820,10 +888,14 @@ void Engine::ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int
   const RowBlocks blocks(sh.T);
   const bool lower = mask_kind_ == MaskKind::kCausal && v_finite_[m] &&
                      block_zero_tail_[m * blocks.blocks + block];
+  const PackedHeads<S>& packed = Packed<S>();
+  const S* v_packed =
+      packed.v_current ? packed.v[static_cast<size_t>(b * sh.Kv() + sh.KvHead(h))].data() : nullptr;
   if (lower)
-    MultiplyInto(numerics_.product, w.block(r0, 0, rb, r0 + rb), v.topRows(r0 + rb), out);
+    MultiplyInto(numerics_.product, w.block(r0, 0, rb, r0 + rb), v.topRows(r0 + rb), out,
+                 v_packed, sh.T);
   else
-    MultiplyInto(numerics_.product, w.middleRows(r0, rb), v, out);
+    MultiplyInto(numerics_.product, w.middleRows(r0, rb), v, out, v_packed, sh.T);
   Store(out);
 }
 
@@ -855,6 +927,7 @@ void Engine::ComputeContext() {
   StageTensors<S>& st = Tensors<S>();
   const MatrixStackOf<S>& used = st.weights_dropped.empty() ? st.weights : st.weights_dropped;
   PrepareContext<S>();
+  PackHeads<S>(false, true);
   const RowBlocks blocks(stages_.shape.T);
   ParallelFor(static_cast<int64_t>(used.size()) * blocks.blocks, [&](int64_t task) {
     ContextRows<S>(used, blocks.Matrix(task), blocks.First(task), blocks.Count(task),

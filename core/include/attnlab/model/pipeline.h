@@ -372,6 +372,22 @@ class Engine {
   std::vector<uint8_t> block_zero_tail_;
   std::vector<uint8_t> v_finite_;  // per matrix b * H + h: V's head columns are all finite
                                    // (FindFiniteV, whenever V changes)
+  // Eigen's packing of each K/V head's K^T (the right operand of q @ k^T) and V (of
+  // weights @ v), made once per run instead of once per row block (kernels.h pack_right);
+  // index b * KV + K/V head. Float32 and float64 runs keep their own.
+  template <typename S>
+  struct PackedHeads {
+    std::vector<Eigen::Matrix<S, Eigen::Dynamic, 1>> k, v;
+    bool v_current = false;  // v is the packing of the current V (a temperature drag keeps it)
+  };
+  PackedHeads<float> packed_f_;
+  PackedHeads<double> packed_d_;
+  template <typename S>
+  PackedHeads<S>& Packed();
+  // Packs K (the scores' operand: Q_rot's K_rot under RoPE) when `k`, and V when `v` and it is
+  // not current, on all threads; nothing unless the run multiplies by Eigen's product.
+  template <typename S>
+  void PackHeads(bool k, bool v);
   // K.var() is still to be computed for stages_.var_K (ComputeProjections made a new K): it
   // runs as one more task beside the head tasks of ComputeHeads, which only read K.
   bool var_k_pending_ = false;

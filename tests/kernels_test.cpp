@@ -1,0 +1,126 @@
+// Tests of kernels.h's packed products: a right operand packed once (pack_right, in slices as
+// several threads pack it) gives, at every instruction-set level the CPU has, the very bits of
+// Eigen's own product (product), whose results the goldens check.
+#include "model/kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <type_traits>
+
+namespace attnlab {
+namespace {
+
+template <typename S>
+using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// rows x cols of normal numbers, plus some exact zeros (the causal zeros of the weights).
+template <typename S>
+Mat<S> Random(int64_t rows, int64_t cols, std::mt19937& rng) {
+  std::normal_distribution<double> normal;
+  Mat<S> m(rows, cols);
+  for (int64_t i = 0; i < m.size(); ++i) m.data()[i] = i % 7 == 3 ? S(0) : S(normal(rng));
+  return m;
+}
+
+struct Shape {
+  int64_t rows, inner, cols, depth;  // out rows x cols = a (rows x inner) @ B[0:inner]
+  bool b_transposed;                 // B is the transpose of a row-major matrix (q @ k^T)
+};
+
+template <typename S>
+void ExpectSameBits(const kernels::Table& table, const Shape& sh, std::mt19937& rng,
+                    const std::string& what) {
+  // a is a block of a wider matrix, as a head's columns of Q or a block of the weights.
+  const Mat<S> a_full = Random<S>(sh.rows, sh.inner + 5, rng);
+  const kernels::View<const S> a{a_full.data() + 2, sh.rows, sh.inner, a_full.outerStride(), true};
+  // B: depth x cols, stored row-major or as the transpose of a row-major cols x depth.
+  const Mat<S> b_store = sh.b_transposed ? Random<S>(sh.cols, sh.depth + 3, rng)
+                                         : Random<S>(sh.depth, sh.cols + 3, rng);
+  const kernels::View<const S> whole{b_store.data() + 1, sh.depth, sh.cols, b_store.outerStride(),
+                                     !sh.b_transposed};
+  kernels::View<const S> b = whole;
+  b.rows = sh.inner;
+  Eigen::Matrix<S, Eigen::Dynamic, 1> packed(sh.depth * sh.cols);
+  packed.setConstant(S(-7));
+  // In three slices, as three tasks would pack it.
+  const int64_t cut1 = sh.depth / 3, cut2 = 2 * sh.depth / 3;
+  auto pack = [&](int64_t k0, int64_t k1) {
+    if constexpr (std::is_same_v<S, float>)
+      table.pack_right_f(whole, k0, k1, packed.data());
+    else
+      table.pack_right_d(whole, k0, k1, packed.data());
+  };
+  pack(cut2, sh.depth), pack(0, cut1), pack(cut1, cut2);
+  // Both written into rows wider than the product (a block of the stage), whose layout
+  // Eigen's small and vector products depend on.
+  Mat<S> want(sh.rows, sh.cols + 4), got(sh.rows, sh.cols + 4);
+  want.setConstant(S(3));
+  got.setConstant(S(5));
+  const kernels::View<S> want_view{want.data(), sh.rows, sh.cols, want.outerStride(), true};
+  const kernels::View<S> got_view{got.data(), sh.rows, sh.cols, got.outerStride(), true};
+  if constexpr (std::is_same_v<S, float>) {
+    table.product_f(a, b, want_view);
+    table.product_packed_f(a, b, packed.data(), sh.depth, got_view);
+  } else {
+    table.product_d(a, b, want_view);
+    table.product_packed_d(a, b, packed.data(), sh.depth, got_view);
+  }
+  for (int64_t i = 0; i < sh.rows; ++i) {
+    ASSERT_EQ(std::memcmp(want.row(i).data(), got.row(i).data(), sizeof(S) * sh.cols), 0)
+        << what << " row " << i << ": first entry " << want(i, 0) << " vs " << got(i, 0);
+    for (int64_t j = sh.cols; j < sh.cols + 4; ++j) ASSERT_EQ(got(i, j), S(5)) << what;
+  }
+}
+
+// The engine's shapes: q @ k^T of a row block (b the transpose of K's head columns, depth
+// d_k), weights @ v over the causal prefix (depth T, the first r0 + rb rows used) and over
+// every row, at T = 1024, 300 and the small T of the notebooks; vectors and empty products.
+const Shape kShapes[] = {
+    {64, 64, 1024, 64, true},    {64, 64, 300, 64, true},      {44, 64, 300, 64, true},
+    {64, 1024, 64, 1024, false}, {64, 576, 64, 1024, false},   {64, 64, 64, 1024, false},
+    {44, 300, 64, 300, false},   {64, 257, 32, 300, false},    {6, 6, 6, 6, true},
+    {6, 4, 2, 6, false},         {1, 64, 300, 64, true},       {64, 300, 1, 300, false},
+    {2, 3, 2, 3, false},         {128, 2048, 64, 2048, false}, {128, 64, 2048, 64, true},
+    {17, 8, 29, 8, true},        {64, 16, 64, 16, false},      {3, 200, 3, 200, false}};
+
+TEST(PackedProduct, GivesEigensProductBitForBitAtEveryLevel) {
+  for (CpuLevel level : {CpuLevel::kBaseline, CpuLevel::kAvx2, CpuLevel::kAvx512}) {
+    if (!CpuLevelAvailable(level)) continue;
+    const kernels::Table& table = kernels::Of(level);
+    std::mt19937 rng(7);
+    for (const Shape& sh : kShapes) {
+      const std::string what = std::string(Name(level)) + " " + std::to_string(sh.rows) + "x" +
+                               std::to_string(sh.inner) + "x" + std::to_string(sh.cols) +
+                               " depth " + std::to_string(sh.depth);
+      ExpectSameBits<float>(table, sh, rng, "float " + what);
+      ExpectSameBits<double>(table, sh, rng, "double " + what);
+    }
+  }
+}
+
+// The packing itself: every entry of B lands once, whatever the slices.
+TEST(PackedProduct, SlicesPackTheSameAsOnePass) {
+  std::mt19937 rng(3);
+  const Mat<float> b = Random<float>(300, 64, rng);
+  const kernels::View<const float> view{b.data(), 300, 64, 64, true};
+  Eigen::VectorXf one(300 * 64), sliced(300 * 64);
+  const kernels::Table& table = kernels::Active();
+  table.pack_right_f(view, 0, 300, one.data());
+  for (int64_t k0 = 0; k0 < 300; k0 += 37)
+    table.pack_right_f(view, k0, std::min<int64_t>(k0 + 37, 300), sliced.data());
+  EXPECT_EQ(one, sliced);
+  Eigen::VectorXf sorted_packed = one,
+                  sorted_b = Eigen::Map<const Eigen::VectorXf>(b.data(), b.size());
+  std::sort(sorted_packed.data(), sorted_packed.data() + sorted_packed.size());
+  std::sort(sorted_b.data(), sorted_b.data() + sorted_b.size());
+  EXPECT_EQ(sorted_packed, sorted_b);
+}
+
+}  // namespace
+}  // namespace attnlab
