@@ -660,6 +660,21 @@ void Engine::BuildMask(const Scenario& s) {
   mask_kind_ = s.mask.kind;
 }
 
+namespace {
+
+// The K the scores multiply: the rotated K under RoPE (positions "rope"), else K.
+template <typename S>
+const MatrixStackOf<S>& ScoredKeys(const StageTensors<S>& st) {
+  return st.K_rot.empty() ? st.K : st.K_rot;
+}
+
+// Index of batch entry b's K/V head for query head h (GQA's grouping) among B * KV.
+size_t KvIndex(const Shape& sh, int64_t b, int64_t h) {
+  return static_cast<size_t>(b * sh.Kv() + sh.KvHead(h));
+}
+
+}  // namespace
+
 template <typename S>
 void Engine::PackHeads(bool k, bool v) {
   PackedHeads<S>& packed = Packed<S>();
@@ -674,7 +689,7 @@ void Engine::PackHeads(bool k, bool v) {
   const size_t count = static_cast<size_t>(sh.B * sh.Kv());
   // The operand each product reads: K_h^T (d_k x T, the transpose of K's head columns; the
   // rotated K under RoPE) and V_h (T x d_v of the head).
-  const MatrixStackOf<S>& keys = st.K_rot.empty() ? st.K : st.K_rot;
+  const MatrixStackOf<S>& keys = ScoredKeys(st);
   const auto operand = [&](bool of_k, size_t i) {
     const int64_t b = static_cast<int64_t>(i) / sh.Kv(), kvh = static_cast<int64_t>(i) % sh.Kv();
     if (of_k)
@@ -747,7 +762,7 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   const MaskMatrix& mask = stages_.mask;
   // RoPE: the scores multiply the rotated Q and K.
   const MatrixStackOf<S>& q = st.Q_rot.empty() ? st.Q : st.Q_rot;
-  const MatrixStackOf<S>& k = st.K_rot.empty() ? st.K : st.K_rot;
+  const MatrixStackOf<S>& k = ScoredKeys(st);
   block_zero_tail_.assign(count * blocks.blocks, 0);
   PackHeads<S>(do_scores, with_context && !by_columns);
   const PackedHeads<S>& packed = Packed<S>();
@@ -759,11 +774,10 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
     // shares with its group (repeat_interleave over the K/V heads, GQA), h itself without.
     // Low precision: each stage's rows stored in the dtype once computed (Store).
     if (do_scores) {
-      const size_t kv = static_cast<size_t>(b * sh.Kv() + sh.KvHead(h));
       MultiplyInto(numerics_.product, q[b].block(r0, h * sh.dh, rb, sh.dh),
                    k[b].middleCols(sh.KvHead(h) * sh.dh, sh.dh).transpose(),
                    st.scores[m].middleRows(r0, rb),
-                   packed.k.empty() ? nullptr : packed.k[kv].data(), sh.dh);
+                   packed.k.empty() ? nullptr : packed.k[KvIndex(sh, b, h)].data(), sh.dh);
       Store(st.scores[m].middleRows(r0, rb));
     }
     if (do_logits) {
@@ -889,8 +903,7 @@ void Engine::ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int
   const bool lower = mask_kind_ == MaskKind::kCausal && v_finite_[m] &&
                      block_zero_tail_[m * blocks.blocks + block];
   const PackedHeads<S>& packed = Packed<S>();
-  const S* v_packed =
-      packed.v_current ? packed.v[static_cast<size_t>(b * sh.Kv() + sh.KvHead(h))].data() : nullptr;
+  const S* v_packed = packed.v_current ? packed.v[KvIndex(sh, b, h)].data() : nullptr;
   if (lower)
     MultiplyInto(numerics_.product, w.block(r0, 0, rb, r0 + rb), v.topRows(r0 + rb), out,
                  v_packed, sh.T);
