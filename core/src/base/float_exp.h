@@ -13,6 +13,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace attnlab::detail {
 
@@ -24,13 +25,37 @@ inline constexpr float kExpNormalLow = -87.0f;
 /// whose bits are not smaller comes from an x that needs no fix-up.
 inline constexpr int32_t kExpCheckBits = std::bit_cast<int32_t>(1.8189029e-38f);
 
+/// The largest and the least of z[0..n) in one pass (n = 0: -inf and +inf), for a softmax row:
+/// the max is its shift, the min tells ShiftedExp whether any exp can fall below the normal
+/// range. The max is the value Eigen's maxCoeff gives when z holds no nan; with a nan either
+/// may be nan or a number (the row's softmax is nan throughout either way).
+inline void RowMaxMin(const float* z, int64_t n, float& max, float& min) {
+  using Packet = Eigen::internal::packet_traits<float>::type;
+  constexpr int64_t kSize = Eigen::internal::packet_traits<float>::size;
+  max = -std::numeric_limits<float>::infinity(), min = std::numeric_limits<float>::infinity();
+  int64_t j = 0;
+  if (n >= kSize) {
+    Packet hi = Eigen::internal::ploadu<Packet>(z), lo = hi;
+    for (j = kSize; j + kSize <= n; j += kSize) {
+      const Packet x = Eigen::internal::ploadu<Packet>(z + j);
+      hi = Eigen::internal::pmax(hi, x), lo = Eigen::internal::pmin(lo, x);
+    }
+    max = Eigen::internal::predux_max(hi), min = Eigen::internal::predux_min(lo);
+  }
+  for (; j < n; ++j) max = std::max(max, z[j]), min = std::min(min, z[j]);
+}
+
 /// out[j] = exp(z[j] - shift) for j < n, in float32 (shift = 0 leaves z exact). IEEE results
 /// in the underflow range (exp(-inf) = 0), and nan for nan, on every x86-64 build.
-/// z and out must not overlap: the underflow fix-up reads z after out is written.
-inline void ShiftedExp(const float* z, float shift, float* out, int64_t n) {
+/// z and out must not overlap: the underflow fix-up reads z after out is written. `z_min`, when
+/// the caller knows it (RowMaxMin; nan: not known), is the least z[j]: if even it stays in the
+/// normal range, no output needs the check below.
+inline void ShiftedExp(const float* z, float shift, float* out, int64_t n,
+                       float z_min = std::numeric_limits<float>::quiet_NaN()) {
   const Eigen::Map<const Eigen::ArrayXf> in(z, n);
   Eigen::Map<Eigen::ArrayXf> result(out, n);
   result = (in - shift).exp();
+  if (z_min - shift >= kExpNormalLow) return;  // false for nan
   // The scalar fix-up is needed only when some x is below the normal range. The outputs are
   // >= 0 or nan, so their bits order as int32 as the numbers do, and an int32 minimum (one
   // instruction a packet, unlike a float minimum that must not let a nan hide a small value)

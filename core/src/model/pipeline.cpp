@@ -635,6 +635,10 @@ double RopeShiftLargestChange(const Scenario& s, const Stages& st, int64_t shift
 
 namespace {
 
+// How many rows of logits head_task makes and normalises together inside a row block: 16 KB
+// of them (4 rows of T = 1024 floats), half of a 32 KB first-level data cache; at least one.
+int64_t RowsInL1(int64_t T) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(T, 1)); }
+
 // The matrices of a per-head stage cut into row blocks (RowBlock(T) rows, the last one
 // shorter): task i is block i % blocks of matrix i / blocks, the last block first, as the
 // causal mask makes the last rows the longest.
@@ -759,6 +763,7 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   const bool logit_tails = logits_tail_ != key, weight_tails = weights_tail_ != weight_key;
   const bool by_columns = s.normalization == Normalization::kSoftmaxDimQuery;
   const RowBlocks blocks(T);
+  const int64_t rows_in_l1 = RowsInL1(T);
   const MaskMatrix& mask = stages_.mask;
   // RoPE: the scores multiply the rotated Q and K.
   const MatrixStackOf<S>& q = st.Q_rot.empty() ? st.Q : st.Q_rot;
@@ -780,18 +785,25 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
                    packed.k.empty() ? nullptr : packed.k[KvIndex(sh, b, h)].data(), sh.dh);
       Store(st.scores[m].middleRows(r0, rb));
     }
-    if (do_logits) {
-      kernels::LogitRows<S>(st.scores[m], mask, kind, rules::ForHead(scaling, slopes, h), r0, rb,
-                            logit_tails, st.logits[m]);
-      if (finite_fill) rules::FillMasked(mask, r0, rb, static_cast<S>(fill_value), st.logits[m]);
-      Store(st.logits[m].middleRows(r0, rb));
+    // The logits and the weights a few rows at a time, so that the weights read rows of logits
+    // still in the core's first-level cache (a whole block of them is not).
+    bool zero_tail = true;
+    for (int64_t i0 = r0; i0 < r0 + rb; i0 += rows_in_l1) {
+      const int64_t n = std::min(rows_in_l1, r0 + rb - i0);
+      if (do_logits) {
+        kernels::LogitRows<S>(st.scores[m], mask, kind, rules::ForHead(scaling, slopes, h), i0, n,
+                              logit_tails, st.logits[m]);
+        if (finite_fill) rules::FillMasked(mask, i0, n, static_cast<S>(fill_value), st.logits[m]);
+        Store(st.logits[m].middleRows(i0, n));
+      }
+      if (by_columns) continue;  // softmax over dim=-2 needs every row: done below
+      zero_tail = kernels::WeightRows<S>(s.normalization, numerics_, st.logits[m], mask,
+                                         weight_kind, i0, n, weight_tails, st.weights[m],
+                                         with_sink ? &sinks[static_cast<size_t>(h)] : nullptr,
+                                         with_sink ? &st.sink[m] : nullptr, s.scaling.sink_form) &&
+                  zero_tail;
     }
-    if (by_columns) return;  // softmax over dim=-2 needs every row: done below
-    const bool zero_tail =
-        kernels::WeightRows<S>(s.normalization, numerics_, st.logits[m], mask, weight_kind, r0, rb,
-                               weight_tails, st.weights[m],
-                               with_sink ? &sinks[static_cast<size_t>(h)] : nullptr,
-                               with_sink ? &st.sink[m] : nullptr, s.scaling.sink_form);
+    if (by_columns) return;
     // A finite fill may leave the masked cells a share: the causal skip is off (ContextRows).
     block_zero_tail_[m * blocks.blocks + blocks.Block(task)] = zero_tail && !finite_fill;
     if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(mask, r0, rb, st.weights[m]);

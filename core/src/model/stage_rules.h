@@ -125,11 +125,25 @@ void LogitRows(const MatrixOf<S>& sc, const MaskMatrix& mask, MaskKind kind, Log
 
 // out[j] = exp(z[j] - shift), j < n: float32 vectorised with IEEE underflow (float_exp.h),
 // float64 with libm.
-inline void ShiftedExp(const float* z, float shift, float* out, int64_t n) {
-  detail::ShiftedExp(z, shift, out, n);
+// `z_min`: the least z[j] when known (RowMax), which may spare float32's underflow check.
+inline void ShiftedExp(const float* z, float shift, float* out, int64_t n,
+                       float z_min = std::numeric_limits<float>::quiet_NaN()) {
+  detail::ShiftedExp(z, shift, out, n, z_min);
 }
-inline void ShiftedExp(const double* z, double shift, double* out, int64_t n) {
+inline void ShiftedExp(const double* z, double shift, double* out, int64_t n, double = 0) {
   for (int64_t j = 0; j < n; ++j) out[j] = std::exp(z[j] - shift);
+}
+
+// The max of a row's first n logits (Eigen's maxCoeff when there is no nan), and in *min the
+// least of them where ShiftedExp can use it (float32, one pass: detail::RowMaxMin).
+inline float RowMax(const float* z, int64_t n, float* min) {
+  float max;
+  detail::RowMaxMin(z, n, max, *min);
+  return max;
+}
+inline double RowMax(const double* z, int64_t n, double* min) {
+  *min = std::numeric_limits<double>::quiet_NaN();
+  return Eigen::Map<const Eigen::ArrayXd>(z, n).maxCoeff();
 }
 
 // The sum of a row's first `len` entries x (the other T - len are 0) in `order`.
@@ -185,8 +199,10 @@ S NormalizeRow(Normalization norm, const Numerics& num, const S* logits, const u
         if (sink_weight) *sink_weight = S(1) - gate;
         return fill * gate;
       }
-      const S mx = sink ? std::max(z.maxCoeff(), *sink) : z.maxCoeff();
-      ShiftedExp(logits, mx, weights, len);
+      S lowest;
+      const S row_max = RowMax(logits, len, &lowest);
+      const S mx = sink ? std::max(row_max, *sink) : row_max;
+      ShiftedExp(logits, mx, weights, len, lowest);
       S sum = RowSum(num.softmax_sum, weights, len, T);
       S sink_exp = 0;  // the sink's column comes last, after the masked keys' zeros
       if (sink) sink_exp = std::exp(*sink - mx), sum += sink_exp;  // ShiftedExp of one value
