@@ -715,6 +715,7 @@ double EstimateStageBytes(const Shape& sh, bool with_dropout, bool text_input, b
                   + 4 * d_out                               // their biases
                   + (out_proj ? 2 * d_out * d_out : 0)      // out_proj and its draw
                   + B * T * (d_out + d_k + d_kv_v)          // Q, K, V
+                  + B * T * (d_k + d_kv_v)                  // K and V packed (Engine::PackHeads)
                   + T * T                                   // mask (1 byte, counted as 4)
                   + (with_dropout ? 4 : 3) * B * H * T * T  // scores, logits, weights, dropped
                   + 2 * B * T * d_v;                        // context (and before out_proj)

@@ -291,8 +291,9 @@ void CheckLoopNormalization(const Scenario& s) {
                          Name(s.scaling.sink_form) + "\"; attention-lab decode and tiled compute it");
 }
 
-/// bfloat16 / float16: no loop program yet (the scenario's own program is not written for
-/// them either, codegen.cpp); the message names the loop and what computes it instead.
+/// bfloat16 / float16: no loop program yet (the scenario's own program rounds each stage to
+/// the dtype with stored(), codegen.cpp; the loops' steps do not); the message names the loop
+/// and what computes it instead. Errors: ScenarioError on "dtype".
 void CheckLoopDtype(const Scenario& s, const char* loop, const char* command) {
   if (IsLowPrecision(s.dtype))
     throw ScenarioError("dtype", std::string("the ") + loop + " program is not written for \"" +
