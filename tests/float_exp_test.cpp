@@ -49,19 +49,25 @@ TEST(FloatExp, UnderflowRangeIsIeeeAndTheNormalRangeIsAccurate) {
 
 TEST(FloatExp, NanDoesNotHideAnUnderflow) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (const float first : {nan, -nan}) {  // either sign of nan, ahead of the small value
-    std::vector<float> z = {first, -100.0f, 0.0f};
-    for (int j = 0; j < 30; ++j) z.push_back(-1.0f);  // long enough for whole vectors
-    z.push_back(-std::numeric_limits<float>::infinity());
-    std::vector<float> out(z.size());
-    detail::ShiftedExp(z.data(), 0.0f, out.data(), static_cast<int64_t>(z.size()));
-    EXPECT_TRUE(std::isnan(out[0]));
-    EXPECT_EQ(Bits(out[1]), Bits(std::exp(-100.0f)));  // 3.7e-44, not Eigen's 2.9e-39 or 0
-    EXPECT_GT(out[1], 0.0f);
-    EXPECT_LT(out[1], std::numeric_limits<float>::min());
-    EXPECT_EQ(out[2], 1.0f);
-    EXPECT_EQ(Bits(out.back()), Bits(0.0f));
-  }
+  for (const bool min_known : {false, true})
+    for (const float first : {nan, -nan}) {  // either sign of nan, ahead of the small value
+      SCOPED_TRACE(min_known ? "the row's min given" : "no min");
+      std::vector<float> z = {first, -100.0f, 0.0f};
+      for (int j = 0; j < 30; ++j) z.push_back(-1.0f);  // long enough for whole vectors
+      z.push_back(-std::numeric_limits<float>::infinity());
+      std::vector<float> out(z.size());
+      const int64_t n = static_cast<int64_t>(z.size());
+      float max = 0, min = nan;
+      if (min_known) detail::RowMaxMin(z.data(), n, max, min);
+      EXPECT_TRUE(std::isnan(min)) << "a row with a nan has no known min";
+      detail::ShiftedExp(z.data(), 0.0f, out.data(), n, min);
+      EXPECT_TRUE(std::isnan(out[0]));
+      EXPECT_EQ(Bits(out[1]), Bits(std::exp(-100.0f)));  // 3.7e-44, not Eigen's 2.9e-39 or 0
+      EXPECT_GT(out[1], 0.0f);
+      EXPECT_LT(out[1], std::numeric_limits<float>::min());
+      EXPECT_EQ(out[2], 1.0f);
+      EXPECT_EQ(Bits(out.back()), Bits(0.0f));
+    }
 }
 
 // A row that stays in the normal range: with its min given, the check pass is skipped and the
@@ -85,9 +91,10 @@ TEST(FloatExp, KnownMinSkipsTheCheckOnlyWhereNothingUnderflows) {
   }
 }
 
-// RowMaxMin's max and min are Eigen's maxCoeff and minCoeff for every length around the vector
-// width (whole vectors, a tail, shorter than one vector), with infinities in the row; an empty
-// row gives -inf and +inf.
+// RowMaxMin's max is Eigen's maxCoeff for every length around the vector width (whole vectors,
+// a tail, shorter than one vector), with infinities in the row; its min is minCoeff when the
+// row is finite and nan ("not known") when an inf or a nan is anywhere in it, the tail too; an
+// empty row gives -inf and +inf.
 TEST(FloatExp, RowMaxMinIsEigensMaxAndMinAtEveryLength) {
   std::mt19937 gen(7);
   std::normal_distribution<float> normal(0.0f, 30.0f);
@@ -103,7 +110,13 @@ TEST(FloatExp, RowMaxMinIsEigensMaxAndMinAtEveryLength) {
       float max, min;
       detail::RowMaxMin(z.data(), n, max, min);
       EXPECT_EQ(Bits(max), Bits(row.maxCoeff())) << "n = " << n << ", trial " << trial;
-      EXPECT_EQ(Bits(min), Bits(row.minCoeff())) << "n = " << n << ", trial " << trial;
+      if (trial == 0)
+        EXPECT_EQ(Bits(min), Bits(row.minCoeff())) << "n = " << n;
+      else
+        EXPECT_TRUE(std::isnan(min)) << "n = " << n << ", trial " << trial;
+      z[static_cast<size_t>(n / 2)] = std::numeric_limits<float>::quiet_NaN();
+      detail::RowMaxMin(z.data(), n, max, min);
+      EXPECT_TRUE(std::isnan(min)) << "with a nan, n = " << n << ", trial " << trial;
     }
   }
   float max, min;

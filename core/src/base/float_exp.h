@@ -25,31 +25,38 @@ inline constexpr float kExpNormalLow = -87.0f;
 /// whose bits are not smaller comes from an x that needs no fix-up.
 inline constexpr int32_t kExpCheckBits = std::bit_cast<int32_t>(1.8189029e-38f);
 
-/// The largest and the least of z[0..n) in one pass (n = 0: -inf and +inf), for a softmax row:
-/// the max is its shift, the min tells ShiftedExp whether any exp can fall below the normal
-/// range. The max is the value Eigen's maxCoeff gives when z holds no nan; with a nan either
-/// may be nan or a number (the row's softmax is nan throughout either way).
+/// The largest and the least of z[0..n) in one pass, for a softmax row: the max is its shift,
+/// the min tells ShiftedExp whether any exp can fall below the normal range. The max is the value
+/// Eigen's maxCoeff gives when z holds no nan (-inf for n = 0; with a nan it may be nan or a
+/// number, and the row's softmax is nan throughout either way). The min is the least z when
+/// every z is finite (+inf for n = 0), and nan, "not known", when some z is inf or nan: the lanes
+/// of a vector minimum can drop a value next to a nan, so such rows take ShiftedExp's check.
 inline void RowMaxMin(const float* z, int64_t n, float& max, float& min) {
   using Packet = Eigen::internal::packet_traits<float>::type;
+  using Eigen::internal::padd, Eigen::internal::ploadu, Eigen::internal::psub;
   constexpr int64_t kSize = Eigen::internal::packet_traits<float>::size;
   max = -std::numeric_limits<float>::infinity(), min = std::numeric_limits<float>::infinity();
+  float finite = 0;  // x - x: 0 for a finite x, nan for inf and nan; their sum stays nan
   int64_t j = 0;
   if (n >= kSize) {
-    Packet hi = Eigen::internal::ploadu<Packet>(z), lo = hi;
+    Packet hi = ploadu<Packet>(z), lo = hi, zero = psub(hi, hi);
     for (j = kSize; j + kSize <= n; j += kSize) {
-      const Packet x = Eigen::internal::ploadu<Packet>(z + j);
+      const Packet x = ploadu<Packet>(z + j);
       hi = Eigen::internal::pmax(hi, x), lo = Eigen::internal::pmin(lo, x);
+      zero = padd(zero, psub(x, x));
     }
     max = Eigen::internal::predux_max(hi), min = Eigen::internal::predux_min(lo);
+    finite = Eigen::internal::predux(zero);
   }
-  for (; j < n; ++j) max = std::max(max, z[j]), min = std::min(min, z[j]);
+  for (; j < n; ++j) max = std::max(max, z[j]), min = std::min(min, z[j]), finite += z[j] - z[j];
+  if (finite != 0) min = std::numeric_limits<float>::quiet_NaN();  // true for nan only
 }
 
 /// out[j] = exp(z[j] - shift) for j < n, in float32 (shift = 0 leaves z exact). IEEE results
 /// in the underflow range (exp(-inf) = 0), and nan for nan, on every x86-64 build.
 /// z and out must not overlap: the underflow fix-up reads z after out is written. `z_min`, when
-/// the caller knows it (RowMaxMin; nan: not known), is the least z[j]: if even it stays in the
-/// normal range, no output needs the check below.
+/// the caller knows it (RowMaxMin; nan: not known), must be the least z[j] with every z[j]
+/// finite: if even it stays in the normal range, no output needs the check below.
 inline void ShiftedExp(const float* z, float shift, float* out, int64_t n,
                        float z_min = std::numeric_limits<float>::quiet_NaN()) {
   const Eigen::Map<const Eigen::ArrayXf> in(z, n);
