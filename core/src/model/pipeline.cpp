@@ -635,9 +635,21 @@ double RopeShiftLargestChange(const Scenario& s, const Stages& st, int64_t shift
 
 namespace {
 
-// How many rows of logits head_task makes and normalises together inside a row block: 16 KB
-// of them (4 rows of T = 1024 floats), half of a 32 KB first-level data cache; at least one.
-int64_t RowsInL1(int64_t T) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(T, 1)); }
+// Rows [r0, r0 + rb) of T-wide stages in chunks that stay in the first-level data cache:
+// f(first, count) for each chunk in order. head_task makes and normalises the logits a chunk at
+// a time: 16 KB of them (4 rows of T = 1024 floats), half of a 32 KB cache; at least one row.
+template <typename F>
+void ForRowsInL1(int64_t T, int64_t r0, int64_t rb, const F& f) {
+  const int64_t rows = std::max<int64_t>(1, 4096 / std::max<int64_t>(T, 1));
+  for (int64_t i0 = r0; i0 < r0 + rb; i0 += rows) f(i0, std::min(rows, r0 + rb - i0));
+}
+
+// `count` matrices of T x T (their values left as they are when the sizes already match).
+template <typename S>
+void SizeStack(MatrixStackOf<S>& stack, size_t count, int64_t T) {
+  stack.resize(count);
+  for (MatrixOf<S>& m : stack) m.resize(T, T);
+}
 
 // The matrices of a per-head stage cut into row blocks (RowBlock(T) rows, the last one
 // shorter): task i is block i % blocks of matrix i / blocks, the last block first, as the
@@ -744,14 +756,10 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   // scaling.softmax_dtype "float32": the weights computed and kept in float32 (not stored).
   const bool weights_f32 = s.scaling.softmax_dtype == SoftmaxDtype::kFloat32;
   const bool do_scores = from <= 2, do_logits = from <= 3;
-  auto sized = [&](MatrixStackOf<S>& stack) {
-    stack.resize(count);
-    for (MatrixOf<S>& m : stack) m.resize(T, T);
-  };
-  if (do_scores) ++counts_.scores, sized(st.scores);
-  if (do_logits) ++counts_.logits, sized(st.logits), BuildMask(s);
+  if (do_scores) ++counts_.scores, SizeStack<S>(st.scores, count, T);
+  if (do_logits) ++counts_.logits, SizeStack<S>(st.logits, count, T), BuildMask(s);
   ++counts_.weights;
-  sized(st.weights);
+  SizeStack<S>(st.weights, count, T);
   // gpt-oss's sink: one logit per head (scaling.sink), its share of each row kept in st.sink.
   const bool with_sink = !s.scaling.sink.empty();
   const std::vector<S> sinks = rules::HeadSinks<S>(s, sh.H);
@@ -763,7 +771,6 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   const bool logit_tails = logits_tail_ != key, weight_tails = weights_tail_ != weight_key;
   const bool by_columns = s.normalization == Normalization::kSoftmaxDimQuery;
   const RowBlocks blocks(T);
-  const int64_t rows_in_l1 = RowsInL1(T);
   const MaskMatrix& mask = stages_.mask;
   // RoPE: the scores multiply the rotated Q and K.
   const MatrixStackOf<S>& q = st.Q_rot.empty() ? st.Q : st.Q_rot;
@@ -788,21 +795,20 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
     // The logits and the weights a few rows at a time, so that the weights read rows of logits
     // still in the core's first-level cache (a whole block of them is not).
     bool zero_tail = true;
-    for (int64_t i0 = r0; i0 < r0 + rb; i0 += rows_in_l1) {
-      const int64_t n = std::min(rows_in_l1, r0 + rb - i0);
+    ForRowsInL1(T, r0, rb, [&](int64_t i0, int64_t n) {
       if (do_logits) {
         kernels::LogitRows<S>(st.scores[m], mask, kind, rules::ForHead(scaling, slopes, h), i0, n,
                               logit_tails, st.logits[m]);
         if (finite_fill) rules::FillMasked(mask, i0, n, static_cast<S>(fill_value), st.logits[m]);
         Store(st.logits[m].middleRows(i0, n));
       }
-      if (by_columns) continue;  // softmax over dim=-2 needs every row: done below
+      if (by_columns) return;  // softmax over dim=-2 needs every row: done below
       zero_tail = kernels::WeightRows<S>(s.normalization, numerics_, st.logits[m], mask,
                                          weight_kind, i0, n, weight_tails, st.weights[m],
                                          with_sink ? &sinks[static_cast<size_t>(h)] : nullptr,
                                          with_sink ? &st.sink[m] : nullptr, s.scaling.sink_form) &&
                   zero_tail;
-    }
+    });
     if (by_columns) return;
     // A finite fill may leave the masked cells a share: the causal skip is off (ContextRows).
     block_zero_tail_[m * blocks.blocks + blocks.Block(task)] = zero_tail && !finite_fill;
