@@ -59,22 +59,34 @@ void ExpectSameBits(const kernels::Table& table, const Shape& sh, std::mt19937& 
   pack(cut2, sh.depth), pack(0, cut1), pack(cut1, cut2);
   // Both written into rows wider than the product (a block of the stage), whose layout
   // Eigen's small and vector products depend on.
-  Mat<S> want(sh.rows, sh.cols + 4), got(sh.rows, sh.cols + 4);
+  // `added`: out_zero, the destination all +0 already (the engine's ScoresScratch).
+  Mat<S> want(sh.rows, sh.cols + 4), got(sh.rows, sh.cols + 4), added(sh.rows, sh.cols + 4);
   want.setConstant(S(3));
   got.setConstant(S(5));
-  const kernels::View<S> want_view{want.data(), sh.rows, sh.cols, want.outerStride(), true};
-  const kernels::View<S> got_view{got.data(), sh.rows, sh.cols, got.outerStride(), true};
+  added.setConstant(S(5));
+  added.leftCols(sh.cols).setZero();
+  const auto view_of = [&](Mat<S>& m) {
+    return kernels::View<S>{m.data(), sh.rows, sh.cols, m.outerStride(), true};
+  };
   if constexpr (std::is_same_v<S, float>) {
-    table.product_f(a, b, want_view);
-    table.product_packed_f(a, b, packed.data(), sh.depth, got_view);
+    table.product_f(a, b, view_of(want));
+    table.product_packed_f(a, b, packed.data(), sh.depth, view_of(got), false);
+    table.product_packed_f(a, b, packed.data(), sh.depth, view_of(added), true);
   } else {
-    table.product_d(a, b, want_view);
-    table.product_packed_d(a, b, packed.data(), sh.depth, got_view);
+    table.product_d(a, b, view_of(want));
+    table.product_packed_d(a, b, packed.data(), sh.depth, view_of(got), false);
+    table.product_packed_d(a, b, packed.data(), sh.depth, view_of(added), true);
   }
   for (int64_t i = 0; i < sh.rows; ++i) {
     ASSERT_EQ(std::memcmp(want.row(i).data(), got.row(i).data(), sizeof(S) * sh.cols), 0)
         << what << " row " << i << ": first entry " << want(i, 0) << " vs " << got(i, 0);
-    for (int64_t j = sh.cols; j < sh.cols + 4; ++j) ASSERT_EQ(got(i, j), S(5)) << what;
+    ASSERT_EQ(std::memcmp(want.row(i).data(), added.row(i).data(), sizeof(S) * sh.cols), 0)
+        << what << " out_zero, row " << i << ": first entry " << want(i, 0) << " vs "
+        << added(i, 0);
+    for (int64_t j = sh.cols; j < sh.cols + 4; ++j) {
+      ASSERT_EQ(got(i, j), S(5)) << what;
+      ASSERT_EQ(added(i, j), S(5)) << what;
+    }
   }
 }
 

@@ -224,6 +224,28 @@ TEST(ParallelEngine, EveryStageIsBitIdenticalAt1And2And8Threads) {
   }
 }
 
+// Each thread makes a block's scores in a buffer of its own that it reuses in every run and
+// clears after reading (ScoresScratch, pipeline.cpp): a thread that ran other scenarios before
+// (other inputs, another T, softmax over dim=-2) gives the bits of a thread that ran none.
+TEST(ParallelEngine, ScoresDoNotDependOnWhatTheThreadRanBefore) {
+  ThreadCountGuard guard;
+  SetThreadCount(1);  // every block on the calling thread, with that thread's buffer
+  Scenario s = Randn300(0.0);
+  Stages first;
+  std::thread([&] { first = RunScenario(s); }).join();  // a thread that ran nothing before
+  Scenario other = s;
+  other.input.seed = 5;
+  RunScenario(other);
+  other.input.length = 200;
+  RunScenario(other);
+  other.input.length = 300;
+  other.normalization = Normalization::kSoftmaxDimQuery;
+  RunScenario(other);
+  ExpectSameStages(first, RunScenario(s), "after other scenarios on this thread");
+  SetThreadCount(2);
+  ExpectSameStages(first, RunScenario(s), "on two threads after them");
+}
+
 // The partial recomputes (temperature, normalization, dropout) on 8 threads land on the same
 // bits as a fresh run on one thread.
 TEST(ParallelEngine, PartialRecomputesMatchAFreshSingleThreadRun) {

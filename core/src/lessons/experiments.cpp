@@ -117,7 +117,7 @@ RowVectorD SoftmaxRowAt(const RowVector& scores, const std::vector<uint8_t>& all
                                       r.alibi_slope.value_or(0), r.query};
   const MatrixD sc = scores.cast<double>();
   MatrixD z(1, T);
-  rules::LogitRows(sc, ok, MaskKind::kCustom, f, 0, 1, true, z);
+  rules::LogitRows(sc.data(), ok, MaskKind::kCustom, f, 0, 1, true, z);
   RowVectorD w(T);
   // The float64 softmax of a NumPy program: max subtracted, exp, sum left to right, exp / sum.
   const Numerics divide{Numerics::Sum::kLeftToRight, Numerics::Sum::kLeftToRight,

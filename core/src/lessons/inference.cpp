@@ -168,8 +168,8 @@ MatrixOf<S> StepWeights(const Scenario& s, const StageTensors<S>& ts, const Shap
     for (int64_t c = 0; c < kv; ++c)
       sc(r, c) = Dot(&Q(step.first + r, h * sh.dh), &K(step.keys[c], sh.KvHead(h) * sh.dh), sh.dh, 1);
   StoreIn(s.dtype, sc);
-  rules::LogitRows<S>(sc, step.allowed, rule.kind, rule.At(h, step.first, step.keys.front()), 0, q,
-                      true, lg);
+  rules::LogitRows<S>(sc.data(), step.allowed, rule.kind, rule.At(h, step.first, step.keys.front()),
+                      0, q, true, lg);
   StoreIn(s.dtype, lg);
   rules::WeightRows<S>(s.normalization, num, lg, step.allowed, rule.kind, 0, q, true, w,
                        rule.Sink(h), &sink_w, s.scaling.sink_form);
@@ -318,7 +318,8 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
             for (int64_t r = 0; r < rows; ++r)
               for (int64_t c = 0; c < keys; ++c)
                 sc(r, c) = Dot(&Q(i0 + r, h * sh.dh), &K(j0 + c, sh.KvHead(h) * sh.dh), sh.dh, 1);
-            rules::LogitRows<S>(sc, allowed, MaskKind::kCustom, rule.At(h, i0, j0), 0, rows, true, lg);
+            rules::LogitRows<S>(sc.data(), allowed, MaskKind::kCustom, rule.At(h, i0, j0), 0, rows,
+                                true, lg);
             for (int64_t r = 0; r < rows; ++r) {
               const size_t ri = static_cast<size_t>(r);
               const S m_new = std::max(m[ri], lg.row(r).maxCoeff());

@@ -40,15 +40,18 @@ struct View {
 ///   kernel and order of additions), with b's packing read from `packed`: the whole of
 ///   pack_right's operand B (`depth` = B.rows), of which b is the first a.cols rows. Shapes
 ///   Eigen does not multiply by its blocked kernel (small, vector, empty) go to `product`.
+///   `out_zero`: out holds +0 in every cell already, and the blocked kernel adds into it
+///   without clearing it first (Eigen's product clears its destination, then adds into it:
+///   the same bits either way).
 struct Table {
   void (*product_f)(View<const float> a, View<const float> b, View<float> out);
   void (*product_d)(View<const double> a, View<const double> b, View<double> out);
   void (*pack_right_f)(View<const float> b, int64_t k0, int64_t k1, float* packed);
   void (*pack_right_d)(View<const double> b, int64_t k0, int64_t k1, double* packed);
   void (*product_packed_f)(View<const float> a, View<const float> b, const float* packed,
-                           int64_t depth, View<float> out);
+                           int64_t depth, View<float> out, bool out_zero);
   void (*product_packed_d)(View<const double> a, View<const double> b, const double* packed,
-                           int64_t depth, View<double> out);
+                           int64_t depth, View<double> out, bool out_zero);
   decltype(&rules::LogitRows<float>) logit_rows_f;
   decltype(&rules::LogitRows<double>) logit_rows_d;
   decltype(&rules::WeightRows<float>) weight_rows_f;
@@ -78,12 +81,12 @@ inline void PackRight(View<const double> b, int64_t k0, int64_t k1, double* pack
 }
 /// Table::product_packed at the active level.
 inline void ProductPacked(View<const float> a, View<const float> b, const float* packed,
-                          int64_t depth, View<float> out) {
-  Active().product_packed_f(a, b, packed, depth, out);
+                          int64_t depth, View<float> out, bool out_zero = false) {
+  Active().product_packed_f(a, b, packed, depth, out, out_zero);
 }
 inline void ProductPacked(View<const double> a, View<const double> b, const double* packed,
-                          int64_t depth, View<double> out) {
-  Active().product_packed_d(a, b, packed, depth, out);
+                          int64_t depth, View<double> out, bool out_zero = false) {
+  Active().product_packed_d(a, b, packed, depth, out, out_zero);
 }
 /// rules::LogitRows at the active level.
 template <typename S, typename... Args>

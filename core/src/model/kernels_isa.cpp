@@ -76,8 +76,8 @@ void PackRight(View<const S> b, int64_t k0, int64_t k1, S* packed) {
 // `packed` (strideA = depth, offsetA = k2: gebp_kernel reads a depth slice of full panels)
 // instead of made again. `OrderA`: a^T's storage order (the right operand of the transpose).
 template <typename S, int OrderA>
-void ProductPackedAs(View<const S> a, View<const S> b, const S* packed, int64_t depth,
-                     View<S> out) {
+void ProductPackedAs(View<const S> a, View<const S> b, const S* packed, int64_t depth, View<S> out,
+                     bool out_zero) {
   using Eigen::Index;
   using Traits = Eigen::internal::gebp_traits<S, S>;
   using RightMapper = Eigen::internal::const_blas_data_mapper<S, Index, OrderA>;
@@ -93,7 +93,8 @@ void ProductPackedAs(View<const S> a, View<const S> b, const S* packed, int64_t 
   // panels only when mc is a whole number of them.
   // (Product<S>: this level's own, not kernels.h's Product, which takes the active level's.)
   if (mc < rows && mc % Traits::mr != 0) return Product<S>(a, b, out);
-  for (Index i = 0; i < out.rows; ++i) std::fill_n(out.data + i * out.stride, out.cols, S(0));
+  if (!out_zero)  // Eigen's clearing of the destination (evalTo: dst.setZero())
+    for (Index i = 0; i < out.rows; ++i) std::fill_n(out.data + i * out.stride, out.cols, S(0));
   Eigen::internal::gemm_pack_rhs<S, Index, RightMapper, Traits::nr, OrderA> pack_rhs;
   Eigen::internal::gebp_kernel<S, S, Index, ResMapper, Traits::mr, Traits::nr, false, false> gebp;
   const RightMapper right(a.data, a.stride);
@@ -117,17 +118,17 @@ void ProductPackedAs(View<const S> a, View<const S> b, const S* packed, int64_t 
 }
 
 template <typename S>
-void ProductPacked(View<const S> a, View<const S> b, const S* packed, int64_t depth,
-                   View<S> out) {
+void ProductPacked(View<const S> a, View<const S> b, const S* packed, int64_t depth, View<S> out,
+                   bool out_zero) {
   // Where Eigen's product does not take its blocked kernel (evalTo: the coefficient-based
   // product below EIGEN_GEMM_TO_COEFFBASED_THRESHOLD; scaleAndAddTo: empty, GEMV).
   if (a.cols + out.rows + out.cols < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD || a.cols == 0 ||
       out.rows <= 1 || out.cols <= 1)
     return Product<S>(a, b, out);
   if (a.row_major)
-    ProductPackedAs<S, Eigen::ColMajor>(a, b, packed, depth, out);
+    ProductPackedAs<S, Eigen::ColMajor>(a, b, packed, depth, out, out_zero);
   else
-    ProductPackedAs<S, Eigen::RowMajor>(a, b, packed, depth, out);
+    ProductPackedAs<S, Eigen::RowMajor>(a, b, packed, depth, out, out_zero);
 }
 
 const Table kTable{&Product<float>,           &Product<double>,

@@ -7,6 +7,8 @@
 // [SECTION] dropout and context
 #include "attnlab/model/pipeline.h"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -16,11 +18,11 @@
 #include <type_traits>
 #include <utility>
 
+#include "attnlab/base/parallel.h"
+#include "attnlab/base/text.h"
+#include "attnlab/model/variance.h"
 #include "model/kernels.h"
 #include "model/stage_rules.h"
-#include "attnlab/base/parallel.h"
-#include "attnlab/model/variance.h"
-#include "attnlab/base/text.h"
 
 namespace attnlab {
 
@@ -139,10 +141,12 @@ MatrixStackOf<S> Written(const MatrixStack& stack) {
 // out = a @ b by the run's product order (Numerics::Product); a, b and out are Eigen
 // expressions (blocks, transposes) of the same number type, out sized a.rows() x b.cols().
 // With `packed` (Eigen's product only): b's packing, the first a.cols() rows of an operand of
-// `depth` rows packed by kernels::PackRight.
+// `depth` rows packed by kernels::PackRight; `out_zero` then says out is all +0 already (it is
+// not cleared again: kernels::Table::product_packed).
 template <typename A, typename B, typename Out>
 void MultiplyInto(Numerics::Product order, const A& a, const B& b, Out&& out,
-                  const typename A::Scalar* packed = nullptr, int64_t depth = 0) {
+                  const typename A::Scalar* packed = nullptr, int64_t depth = 0,
+                  bool out_zero = false) {
   if (order == Numerics::Product::kEigen) {  // at the CPU's best instruction set (kernels.h)
     using S = typename A::Scalar;
     auto view = [](const auto& x) {
@@ -153,7 +157,7 @@ void MultiplyInto(Numerics::Product order, const A& a, const B& b, Out&& out,
     static_assert(std::decay_t<Out>::IsRowMajor, "the products write row-major stages");
     const kernels::View<S> to{out.data(), out.rows(), out.cols(), out.outerStride(), true};
     if (packed)
-      kernels::ProductPacked(view(a), view(b), packed, depth, to);
+      kernels::ProductPacked(view(a), view(b), packed, depth, to, out_zero);
     else
       kernels::Product(view(a), view(b), to);
     return;
@@ -644,6 +648,43 @@ void ForRowsInL1(int64_t T, int64_t r0, int64_t rb, const F& f) {
   for (int64_t i0 = r0; i0 < r0 + rb; i0 += rows) f(i0, std::min(rows, r0 + rb - i0));
 }
 
+// This thread's buffer for the scores of one row block (RowBlock(T) x T, 256 KB at T = 1024).
+// The products of a block add into it (Eigen's kernel adds into its destination), so it is
+// all +0 between blocks: the logits pass clears the rows it has read while they are still in
+// the first-level cache, instead of a pass over cold lines before the next product. `clean`
+// is false from a product until its rows are cleared (a block cut short by an exception leaves
+// it false, and the next block clears the whole buffer).
+template <typename S>
+struct ScoresScratch {
+  MatrixOf<S> rows;
+  bool clean = false;
+  // The buffer for T (all +0).
+  static ScoresScratch& ForThisThread(int64_t T) {
+    thread_local ScoresScratch scratch;
+    if (scratch.rows.cols() != T || !scratch.clean) scratch.rows.setZero(RowBlock(T), T);
+    scratch.clean = false;  // the caller's product writes into it
+    return scratch;
+  }
+};
+
+// to[0, n) = from[0, n) with non-temporal stores: the lines go to memory without being read
+// into the cache first (the scores stage is not read again in the run that writes it). Ends
+// with a store fence, so that the stores are ordered before the task reports itself done.
+template <typename S>
+void StreamCopy(const S* from, S* to, int64_t n) {
+  constexpr int64_t kLanes = 16 / static_cast<int64_t>(sizeof(S));
+  int64_t i = 0;
+  for (; i < n && reinterpret_cast<uintptr_t>(to + i) % 16 != 0; ++i) to[i] = from[i];
+  for (; i + kLanes <= n; i += kLanes) {
+    if constexpr (std::is_same_v<S, float>)
+      _mm_stream_ps(to + i, _mm_loadu_ps(from + i));
+    else
+      _mm_stream_pd(to + i, _mm_loadu_pd(from + i));
+  }
+  for (; i < n; ++i) to[i] = from[i];
+  _mm_sfence();
+}
+
 // `count` matrices of T x T (their values left as they are when the sizes already match).
 template <typename S>
 void SizeStack(MatrixStackOf<S>& stack, size_t count, int64_t T) {
@@ -772,36 +813,27 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   const bool by_columns = s.normalization == Normalization::kSoftmaxDimQuery;
   const RowBlocks blocks(T);
   const MaskMatrix& mask = stages_.mask;
-  // RoPE: the scores multiply the rotated Q and K.
-  const MatrixStackOf<S>& q = st.Q_rot.empty() ? st.Q : st.Q_rot;
-  const MatrixStackOf<S>& k = ScoredKeys(st);
   block_zero_tail_.assign(count * blocks.blocks, 0);
   PackHeads<S>(do_scores, with_context && !by_columns);
-  const PackedHeads<S>& packed = Packed<S>();
   const auto head_task = [&](int64_t task) {
     const size_t m = blocks.Matrix(task);
     const int64_t r0 = blocks.First(task), rb = blocks.Count(task);
-    const int64_t b = static_cast<int64_t>(m) / sh.H, h = static_cast<int64_t>(m) % sh.H;
-    // scores = q @ k.transpose(-2, -1) for head h's columns; K's head is the one query head h
-    // shares with its group (repeat_interleave over the K/V heads, GQA), h itself without.
-    // Low precision: each stage's rows stored in the dtype once computed (Store).
-    if (do_scores) {
-      MultiplyInto(numerics_.product, q[b].block(r0, h * sh.dh, rb, sh.dh),
-                   k[b].middleCols(sh.KvHead(h) * sh.dh, sh.dh).transpose(),
-                   st.scores[m].middleRows(r0, rb),
-                   packed.k.empty() ? nullptr : packed.k[KvIndex(sh, b, h)].data(), sh.dh);
-      Store(st.scores[m].middleRows(r0, rb));
-    }
+    const int64_t h = static_cast<int64_t>(m) % sh.H;
+    // New scores are read from this thread's ScoresScratch, where ScoreRows made them.
+    ScoresScratch<S>* scratch = do_scores ? &ScoresScratch<S>::ForThisThread(T) : nullptr;
+    if (scratch) ScoreRows<S>(m, r0, rb, scratch->rows.data());
+    const S* scores_rows = scratch ? scratch->rows.data() : st.scores[m].data() + r0 * T;
     // The logits and the weights a few rows at a time, so that the weights read rows of logits
     // still in the core's first-level cache (a whole block of them is not).
     bool zero_tail = true;
     ForRowsInL1(T, r0, rb, [&](int64_t i0, int64_t n) {
       if (do_logits) {
-        kernels::LogitRows<S>(st.scores[m], mask, kind, rules::ForHead(scaling, slopes, h), i0, n,
-                              logit_tails, st.logits[m]);
+        kernels::LogitRows<S>(scores_rows + (i0 - r0) * T, mask, kind,
+                              rules::ForHead(scaling, slopes, h), i0, n, logit_tails, st.logits[m]);
         if (finite_fill) rules::FillMasked(mask, i0, n, static_cast<S>(fill_value), st.logits[m]);
         Store(st.logits[m].middleRows(i0, n));
       }
+      if (scratch) scratch->rows.middleRows(i0 - r0, n).setZero();  // read: cleared in L1
       if (by_columns) return;  // softmax over dim=-2 needs every row: done below
       zero_tail = kernels::WeightRows<S>(s.normalization, numerics_, st.logits[m], mask,
                                          weight_kind, i0, n, weight_tails, st.weights[m],
@@ -809,6 +841,7 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
                                          with_sink ? &st.sink[m] : nullptr, s.scaling.sink_form) &&
                   zero_tail;
     });
+    if (scratch) scratch->clean = true;
     if (by_columns) return;
     // A finite fill may leave the masked cells a share: the causal skip is off (ContextRows).
     block_zero_tail_[m * blocks.blocks + blocks.Block(task)] = zero_tail && !finite_fill;
@@ -831,6 +864,27 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
                                       [](uint8_t z) { return z != 0; });
   weights_tail_ = zero_tails ? std::optional<TailKey>(weight_key) : std::nullopt;
   if (with_context) FinishContext<S>();
+}
+
+template <typename S>
+void Engine::ScoreRows(size_t m, int64_t r0, int64_t rb, S* into) {
+  StageTensors<S>& st = Tensors<S>();
+  const Shape& sh = stages_.shape;
+  const int64_t T = sh.T;
+  const int64_t b = static_cast<int64_t>(m) / sh.H, h = static_cast<int64_t>(m) % sh.H;
+  // scores = q @ k.transpose(-2, -1) for head h's columns; K's head is the one query head h
+  // shares with its group (repeat_interleave over the K/V heads, GQA), h itself without.
+  // RoPE: the rotated Q and K. Low precision: the rows stored in the dtype (Store).
+  const MatrixStackOf<S>& q = st.Q_rot.empty() ? st.Q : st.Q_rot;
+  const MatrixStackOf<S>& k = ScoredKeys(st);
+  const PackedHeads<S>& packed = Packed<S>();
+  Eigen::Map<MatrixOf<S>> out(into, rb, T);
+  MultiplyInto(numerics_.product, q[b].block(r0, h * sh.dh, rb, sh.dh),
+               k[b].middleCols(sh.KvHead(h) * sh.dh, sh.dh).transpose(), out,
+               packed.k.empty() ? nullptr : packed.k[KvIndex(sh, b, h)].data(), sh.dh, true);
+  Store(out);
+  // Non-temporal stores: the stage's lines are not read into the cache before they are written.
+  StreamCopy(into, st.scores[m].data() + r0 * T, rb * T);
 }
 
 // softmax_dim_query (bug-softmax-dim): every matrix's weights column by column once all its

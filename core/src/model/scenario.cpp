@@ -720,6 +720,8 @@ double EstimateStageBytes(const Shape& sh, bool with_dropout, bool text_input, b
                   + (with_dropout ? 4 : 3) * B * H * T * T  // scores, logits, weights, dropped
                   + 2 * B * T * d_v;                        // context (and before out_proj)
   if (text_input) floats += static_cast<double>(sh.vocab) * d_in;  // the embedding table
+  // Not counted: per-thread buffers (each thread's ScoresScratch, RowBlock(T) <= 128 rows of
+  // T; Eigen's packing blocks), a few hundredths of the T x T stages wherever they matter.
   return floats * 4.0;
 }
 

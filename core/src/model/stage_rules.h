@@ -87,15 +87,17 @@ LogitScaling<S> ForHead(LogitScaling<S> f, const std::vector<S>& slopes, int64_t
   return f;
 }
 
-// Rows [r0, r0 + rb) of logits from the same rows of scores. `tails` says whether the -inf
-// beyond each row's active length must be written (not already there from an earlier run).
+// Rows [r0, r0 + rb) of logits from the same rows of scores: `sc` holds those rb rows of scores,
+// T = lg.cols() apart, the first of them row r0's (`data() + r0 * T` of a whole T x T stage).
+// `tails` says whether the -inf beyond each row's active length must be written (not already
+// there from an earlier run).
 template <typename S>
-void LogitRows(const MatrixOf<S>& sc, const MaskMatrix& mask, MaskKind kind, LogitScaling<S> f,
-               int64_t r0, int64_t rb, bool tails, MatrixOf<S>& lg) {
-  const int64_t T = sc.cols();
+void LogitRows(const S* sc, const MaskMatrix& mask, MaskKind kind, LogitScaling<S> f, int64_t r0,
+               int64_t rb, bool tails, MatrixOf<S>& lg) {
+  const int64_t T = lg.cols();
   const S neg_inf = -std::numeric_limits<S>::infinity();
   for (int64_t i = r0; i < r0 + rb; ++i) {
-    const S* in = sc.data() + i * T;
+    const S* in = sc + (i - r0) * T;
     S* out = lg.data() + i * T;
     const int64_t len = ActiveLength(kind, i, T);
     // Two roundings, as PyTorch and NumPy do (x * 1 is exact, so a multiplier of 1 is skipped).

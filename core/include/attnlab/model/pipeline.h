@@ -319,6 +319,11 @@ class Engine {
   // row block by row block on all threads (parallel.h).
   template <typename S>
   void ComputeHeads(const Scenario& s, int from, bool with_context);
+  // Scores rows [r0, r0 + rb) of matrix m = b * H + h, made in `into` (rb x T, all +0 before:
+  // the product adds into it; a thread's buffer in cache) and streamed from there into the
+  // scores stage.
+  template <typename S>
+  void ScoreRows(size_t m, int64_t r0, int64_t rb, S* into);
   // softmax_dim_query: the weights of every matrix column by column (then the context when
   // with_context), after ComputeHeads has made all the logits.
   template <typename S>
