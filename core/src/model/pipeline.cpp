@@ -650,10 +650,10 @@ void ForRowsInL1(int64_t T, int64_t r0, int64_t rb, const F& f) {
 
 // This thread's buffer for the scores of one row block (RowBlock(T) x T, 256 KB at T = 1024).
 // The products of a block add into it (Eigen's kernel adds into its destination), so it is
-// all +0 between blocks: the logits pass clears the rows it has read while they are still in
-// the first-level cache, instead of a pass over cold lines before the next product. `clean`
-// is false from a product until its rows are cleared (a block cut short by an exception leaves
-// it false, and the next block clears the whole buffer).
+// all +0 between blocks: the logits pass clears each chunk of rows right after reading it
+// (lines just read, or just copied into the stage: in cache), instead of a pass over cold
+// lines before the next product. `clean` is false from a product until its rows are cleared (a
+// block cut short by an exception leaves it false, and the next block clears the whole buffer).
 template <typename S>
 struct ScoresScratch {
   MatrixOf<S> rows;
@@ -833,7 +833,7 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
         if (finite_fill) rules::FillMasked(mask, i0, n, static_cast<S>(fill_value), st.logits[m]);
         Store(st.logits[m].middleRows(i0, n));
       }
-      if (scratch) scratch->rows.middleRows(i0 - r0, n).setZero();  // read: cleared in L1
+      if (scratch) scratch->rows.middleRows(i0 - r0, n).setZero();  // read: cleared in cache
       if (by_columns) return;  // softmax over dim=-2 needs every row: done below
       zero_tail = kernels::WeightRows<S>(s.normalization, numerics_, st.logits[m], mask,
                                          weight_kind, i0, n, weight_tails, st.weights[m],
