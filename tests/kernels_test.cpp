@@ -48,15 +48,21 @@ void ExpectSameBits(const kernels::Table& table, const Shape& sh, std::mt19937& 
   b.rows = sh.inner;
   Eigen::Matrix<S, Eigen::Dynamic, 1> packed(sh.depth * sh.cols);
   packed.setConstant(S(-7));
-  // In three slices, as three tasks would pack it.
-  const int64_t cut1 = sh.depth / 3, cut2 = 2 * sh.depth / 3;
-  auto pack = [&](int64_t k0, int64_t k1) {
+  // In slices, as several tasks would pack it: three of the depth (as the engine packs V),
+  // or, for the transposed B (K^T), three of the columns at cuts that are not whole panels.
+  auto pack = [&](int64_t k0, int64_t k1, int64_t j0, int64_t j1) {
     if constexpr (std::is_same_v<S, float>)
-      table.pack_right_f(whole, k0, k1, packed.data());
+      table.pack_right_f(whole, k0, k1, j0, j1, packed.data());
     else
-      table.pack_right_d(whole, k0, k1, packed.data());
+      table.pack_right_d(whole, k0, k1, j0, j1, packed.data());
   };
-  pack(cut2, sh.depth), pack(0, cut1), pack(cut1, cut2);
+  if (sh.b_transposed) {
+    const int64_t cut1 = sh.cols / 3, cut2 = 2 * sh.cols / 3 + 1;
+    pack(0, sh.depth, cut2, sh.cols), pack(0, sh.depth, 0, cut1), pack(0, sh.depth, cut1, cut2);
+  } else {
+    const int64_t cut1 = sh.depth / 3, cut2 = 2 * sh.depth / 3;
+    pack(cut2, sh.depth, 0, sh.cols), pack(0, cut1, 0, sh.cols), pack(cut1, cut2, 0, sh.cols);
+  }
   // Both written into rows wider than the product (a block of the stage), whose layout
   // Eigen's small and vector products depend on.
   // `added`: out_zero, the destination all +0 already (the engine's ScoresScratch).
@@ -116,17 +122,45 @@ TEST(PackedProduct, GivesEigensProductBitForBitAtEveryLevel) {
   }
 }
 
-// The packing itself: every entry of B lands once, whatever the slices.
+// The packing itself: every entry of B lands once, whatever the slices: of the depth (rows), of
+// the columns (cut anywhere: each slice starts on its first column's panel), or of both.
 TEST(PackedProduct, SlicesPackTheSameAsOnePass) {
   std::mt19937 rng(3);
   const Mat<float> b = Random<float>(300, 64, rng);
   const kernels::View<const float> view{b.data(), 300, 64, 64, true};
-  Eigen::VectorXf one(300 * 64), sliced(300 * 64);
+  // K^T as the engine packs it: d_k x T, the transpose of a row-major T x d_k.
+  const Mat<float> k = Random<float>(1000, 64, rng);
+  const kernels::View<const float> k_t{k.data(), 64, 1000, 64, false};
+  for (CpuLevel level : {CpuLevel::kBaseline, CpuLevel::kAvx2, CpuLevel::kAvx512}) {
+    if (!CpuLevelAvailable(level)) continue;
+    const kernels::Table& table = kernels::Of(level);
+    Eigen::VectorXf one(300 * 64), sliced(300 * 64);
+    sliced.setConstant(-7.0f);
+    table.pack_right_f(view, 0, 300, 0, 64, one.data());
+    for (int64_t k0 = 0; k0 < 300; k0 += 37)
+      table.pack_right_f(view, k0, std::min<int64_t>(k0 + 37, 300), 0, 64, sliced.data());
+    EXPECT_EQ(one, sliced) << Name(level);
+    Eigen::VectorXf k_one(64 * 1000), k_sliced(64 * 1000), k_both(64 * 1000);
+    k_sliced.setConstant(-7.0f);
+    k_both.setConstant(-7.0f);
+    table.pack_right_f(k_t, 0, 64, 0, 1000, k_one.data());
+    for (int64_t j0 = 0; j0 < 1000; j0 += 250)  // the engine's four slices of T
+      table.pack_right_f(k_t, 0, 64, j0, j0 + 250, k_sliced.data());
+    EXPECT_EQ(k_one, k_sliced) << Name(level);
+    for (int64_t j0 = 0; j0 < 1000; j0 += 97)
+      for (int64_t k0 = 0; k0 < 64; k0 += 20)
+        table.pack_right_f(k_t, k0, std::min<int64_t>(k0 + 20, 64), j0,
+                           std::min<int64_t>(j0 + 97, 1000), k_both.data());
+    EXPECT_EQ(k_one, k_both) << Name(level);
+    // A slice inside one panel packs nothing: its panel belongs to the slice that holds its
+    // first column.
+    Eigen::VectorXf untouched = Eigen::VectorXf::Constant(64 * 1000, -7.0f), before = untouched;
+    table.pack_right_f(k_t, 0, 64, 1, 2, untouched.data());
+    EXPECT_EQ(untouched, before) << Name(level);
+  }
   const kernels::Table& table = kernels::Active();
-  table.pack_right_f(view, 0, 300, one.data());
-  for (int64_t k0 = 0; k0 < 300; k0 += 37)
-    table.pack_right_f(view, k0, std::min<int64_t>(k0 + 37, 300), sliced.data());
-  EXPECT_EQ(one, sliced);
+  Eigen::VectorXf one(300 * 64);
+  table.pack_right_f(view, 0, 300, 0, 64, one.data());
   Eigen::VectorXf sorted_packed = one,
                   sorted_b = Eigen::Map<const Eigen::VectorXf>(b.data(), b.size());
   std::sort(sorted_packed.data(), sorted_packed.data() + sorted_packed.size());

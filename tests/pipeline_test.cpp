@@ -401,6 +401,27 @@ TEST(Engine, ATemperatureDragKeepsWhatTheEngineKnowsOfAnInfValue) {
   EXPECT_TRUE(std::isnan(engine.stages().context[0](0, 0)));
 }
 
+TEST(Engine, AnInfValueSpoilsOnlyItsOwnBatchEntry) {
+  // Project checks V for inf part by part (parts of 256 rows); a part of the second batch
+  // entry that holds an inf spoils that entry's causal fast path, and only that one's.
+  Scenario s = Causal300(Normalization::kSoftmax, 1.0);
+  s.input.source = InputSource::kMatrix;
+  const Matrix x = Matrix::Constant(600, 2, 0.5f);
+  Matrix with_inf = x;
+  with_inf(300, 0) = 3e38f;  // the second part of 256 rows
+  s.input.values = {x, with_inf};
+  s.projections.init = ProjectionInit::kMatrix;
+  s.projections.W = {Matrix::Identity(2, 2), Matrix::Identity(2, 2) * 1e-38f,
+                     Matrix::Identity(2, 2) * 2.0f};
+  const Stages st = RunScenario(s);
+  ASSERT_EQ(st.V.size(), 2u);
+  ASSERT_TRUE(std::isinf(st.V[1](300, 0)));
+  EXPECT_EQ(st.context[0](0, 0), 1.0f);  // V's first row, 0.5 * 2: no inf in this entry
+  EXPECT_TRUE(st.context[0].allFinite());
+  EXPECT_TRUE(std::isnan(st.context[1](0, 0)));  // 0 * inf, as in PyTorch's full product
+  EXPECT_EQ(st.context[1](0, 1), 1.0f);          // the finite column
+}
+
 TEST(Engine, AFiniteRunAfterANanRowClearsTheMaskedCells) {
   // The causal fast path keeps the +0 above the diagonal between runs; a run that filled some
   // of them with nan must not leave them behind.

@@ -32,10 +32,13 @@ struct View {
 /// One level's kernels, with these and the stage rules' (stage_rules.h) signatures:
 /// - product: out = a @ b by Eigen's product (out row-major, sized a.rows x b.cols, not
 ///   overlapping a or b).
-/// - pack_right: rows [k0, k1) of a right operand `b` (depth b.rows x b.cols) into `packed`
-///   (b.rows * b.cols entries, aligned as Eigen's matrices are) in the form Eigen's product
-///   packs it (gemm_pack_lhs of b^T: Eigen computes a row-major product as its transpose), so
-///   that products by it need not pack it again. Slices may be packed by different threads.
+/// - pack_right: rows [k0, k1) and columns [j0, j1) of a right operand `b` (depth b.rows x
+///   b.cols) into `packed` (b.rows * b.cols entries, aligned as Eigen's matrices are) in the
+///   form Eigen's product packs it (gemm_pack_lhs of b^T: Eigen computes a row-major product
+///   as its transpose), so that products by it need not pack it again. Eigen packs columns in
+///   panels: a column slice starts and ends on the panel that holds j0 and j1 (j1 = b.cols
+///   ends at the end). Slices that tile b (in rows, in columns, or both) pack the whole, and
+///   may be packed by different threads.
 /// - product_packed: out = a @ b, as `product` computes it, bit for bit (the same blocking,
 ///   kernel and order of additions), with b's packing read from `packed`: the whole of
 ///   pack_right's operand B (`depth` = B.rows), of which b is the first a.cols rows. Shapes
@@ -46,8 +49,10 @@ struct View {
 struct Table {
   void (*product_f)(View<const float> a, View<const float> b, View<float> out);
   void (*product_d)(View<const double> a, View<const double> b, View<double> out);
-  void (*pack_right_f)(View<const float> b, int64_t k0, int64_t k1, float* packed);
-  void (*pack_right_d)(View<const double> b, int64_t k0, int64_t k1, double* packed);
+  void (*pack_right_f)(View<const float> b, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
+                       float* packed);
+  void (*pack_right_d)(View<const double> b, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
+                       double* packed);
   void (*product_packed_f)(View<const float> a, View<const float> b, const float* packed,
                            int64_t depth, View<float> out, bool out_zero);
   void (*product_packed_d)(View<const double> a, View<const double> b, const double* packed,
@@ -73,11 +78,13 @@ inline void Product(View<const double> a, View<const double> b, View<double> out
 }
 
 /// Table::pack_right at the active level.
-inline void PackRight(View<const float> b, int64_t k0, int64_t k1, float* packed) {
-  Active().pack_right_f(b, k0, k1, packed);
+inline void PackRight(View<const float> b, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
+                      float* packed) {
+  Active().pack_right_f(b, k0, k1, j0, j1, packed);
 }
-inline void PackRight(View<const double> b, int64_t k0, int64_t k1, double* packed) {
-  Active().pack_right_d(b, k0, k1, packed);
+inline void PackRight(View<const double> b, int64_t k0, int64_t k1, int64_t j0, int64_t j1,
+                      double* packed) {
+  Active().pack_right_d(b, k0, k1, j0, j1, packed);
 }
 /// Table::product_packed at the active level.
 inline void ProductPacked(View<const float> a, View<const float> b, const float* packed,

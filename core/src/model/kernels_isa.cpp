@@ -52,23 +52,29 @@ template <typename S, int Order>
 using LeftMapper = Eigen::internal::const_blas_data_mapper<S, Eigen::Index, Order>;
 
 template <typename S, int Order>
-void PackRightAs(View<const S> b, int64_t k0, int64_t k1, S* packed) {
+void PackRightAs(View<const S> b, int64_t k0, int64_t k1, int64_t j0, int64_t j1, S* packed) {
   using Traits = Eigen::internal::gebp_traits<S, S>;
+  // Eigen packs b^T's rows (b's columns) from the first in panels of Traits::mr, the largest,
+  // then smaller ones at the end: a slice starting on a whole number of mr columns packs the
+  // same panels as the whole. Each slice starts on the panel that holds its first column.
+  const auto panel_start = [&](int64_t j) { return j >= b.cols ? b.cols : j - j % Traits::mr; };
+  const int64_t p0 = panel_start(j0), p1 = panel_start(j1);
+  if (p1 <= p0 || k1 <= k0) return;
   // Panel mode: each panel keeps room for every row of b (stride b.rows), this slice at k0.
   Eigen::internal::gemm_pack_lhs<S, Eigen::Index, LeftMapper<S, Order>, Traits::mr,
                                  Traits::LhsProgress, typename Traits::LhsPacket4Packing, Order,
                                  false, true>
       pack;
   const LeftMapper<S, Order> left(b.data, b.stride);
-  pack(packed, left.getSubMapper(0, k0), k1 - k0, b.cols, b.rows, k0);
+  pack(packed + p0 * b.rows, left.getSubMapper(p0, k0), k1 - k0, p1 - p0, b.rows, k0);
 }
 
 template <typename S>
-void PackRight(View<const S> b, int64_t k0, int64_t k1, S* packed) {
+void PackRight(View<const S> b, int64_t k0, int64_t k1, int64_t j0, int64_t j1, S* packed) {
   if (b.row_major)
-    PackRightAs<S, Eigen::ColMajor>(b, k0, k1, packed);
+    PackRightAs<S, Eigen::ColMajor>(b, k0, k1, j0, j1, packed);
   else
-    PackRightAs<S, Eigen::RowMajor>(b, k0, k1, packed);
+    PackRightAs<S, Eigen::RowMajor>(b, k0, k1, j0, j1, packed);
 }
 
 // Eigen's sequential blocked product (GeneralMatrixMatrix.h: generic_product_impl::evalTo,

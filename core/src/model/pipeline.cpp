@@ -458,6 +458,15 @@ void Engine::InputQkv(const InputSpec& in, DrawSource& gen) {
 
 namespace {
 
+// Whether every value of m is finite: x * 0 is +-0 for a finite x and nan for an inf or a nan,
+// so the sum is 0 exactly when every x is finite, in one vectorised pass (Eigen's allFinite
+// compares cell by cell).
+template <typename M>
+bool AllFinite(const M& m) {
+  using S = typename M::Scalar;
+  return (m.array() * S(0)).sum() == S(0);
+}
+
 // One draw of ProjectionDraws: a d_in x cols tensor from `init` into columns [first_col,
 // first_col + cols) of W (and, for nn.Linear with bias, of `bias`; both already d_out wide).
 template <typename S>
@@ -526,7 +535,8 @@ void Engine::ComputeProjections(const Scenario& s) {
   for (int w = 0; w < 3; ++w) Store(st.W[w]), Store(st.bias[w]);
   Store(st.out_proj_W);
   Store(st.out_proj_bias);
-  if (!qkv) Project<S>(p.init == ProjectionInit::kIdentity);
+  const std::vector<uint8_t> v_batch_finite =
+      qkv ? std::vector<uint8_t>() : Project<S>(p.init == ProjectionInit::kIdentity);
   // projections.head_split: Q, K and V as their heads read them (the heads side by side).
   if (!qkv && sh.H > 1 && p.head_split != HeadSplit::kTranspose) {
     SplitStack(p.head_split, sh.dh, st.Q, false);
@@ -535,7 +545,7 @@ void Engine::ComputeProjections(const Scenario& s) {
   }
   ApplyRope<S>(s);
   var_k_pending_ = true;  // VarianceOfK, beside ComputeHeads' tasks
-  FindFiniteV<S>();
+  FindFiniteV<S>(v_batch_finite);
   Packed<S>().v_current = false;
 }
 
@@ -551,13 +561,13 @@ void Engine::VarianceOfK(const Scenario& s) {
 }
 
 template <typename S>
-void Engine::Project(bool identity) {
+std::vector<uint8_t> Engine::Project(bool identity) {
   StageTensors<S>& st = Tensors<S>();
   const Shape& sh = stages_.shape;
   MatrixStackOf<S>* outs[3] = {&st.Q, &st.K, &st.V};
   if (identity) {  // Q, K, V = X, X, X: the program multiplies by nothing
     for (MatrixStackOf<S>* out : outs) *out = st.X;
-    return;
+    return {};
   }
   // Q = X @ W_query (+ b_query), and so on: the product first, then the bias, as
   // torch_scenario.py computes them (two roundings, not one addmm). Row blocks on all threads.
@@ -569,6 +579,7 @@ void Engine::Project(bool identity) {
   // the product. The parts depend on T only, so no thread count changes a sum.
   const int64_t rows = std::max<int64_t>(RowBlock(sh.T), 256);
   const int64_t blocks = (sh.T + rows - 1) / rows;
+  std::vector<uint8_t> v_block_finite(static_cast<size_t>(sh.B * blocks), 0);
   ParallelFor(3 * sh.B * blocks, [&](int64_t task) {
     const int w = static_cast<int>(task / (sh.B * blocks));
     const int64_t b = task / blocks % sh.B, r0 = task % blocks * rows;
@@ -577,7 +588,12 @@ void Engine::Project(bool identity) {
     MultiplyInto(numerics_.product, st.X[b].middleRows(r0, rb), st.W[w], y);
     Store(y);  // X @ W stored, then + bias stored again: two operations, as in PyTorch
     if (st.bias[w].size() > 0) y.rowwise() += st.bias[w], Store(y);
+    if (w == 2) v_block_finite[static_cast<size_t>(task % (sh.B * blocks))] = AllFinite(y);
   });
+  std::vector<uint8_t> batch_finite(static_cast<size_t>(sh.B), 1);
+  for (int64_t i = 0; i < sh.B * blocks; ++i)
+    if (!v_block_finite[static_cast<size_t>(i)]) batch_finite[static_cast<size_t>(i / blocks)] = 0;
+  return batch_finite;
 }
 
 template <typename S>
@@ -761,7 +777,9 @@ void Engine::PackHeads(bool k, bool v) {
     if (k) packed.k[i].resize(sh.T * sh.dh);
     if (v) packed.v[i].resize(sh.T * sh.dh_v);
   }
-  // Each operand in four slices of its rows (the packing is a copy: any split packs the same).
+  // Each operand in four slices of T (the packing is a copy: any split packs the same): K^T's
+  // columns, V's rows. A slice then reads the rows of K or V that one projection task made
+  // (Project's parts of 256 rows, at T = 1024), dealt to the same thread in every run.
   constexpr int64_t kSlices = 4;
   const int64_t per_operand = static_cast<int64_t>(count) * kSlices;
   const int64_t tasks = (k ? per_operand : 0) + (v ? per_operand : 0);
@@ -771,8 +789,12 @@ void Engine::PackHeads(bool k, bool v) {
     const size_t i = static_cast<size_t>(t / kSlices);
     const int64_t slice = t % kSlices;
     const kernels::View<const S> b = operand(of_k, i);
-    const int64_t k0 = b.rows * slice / kSlices, k1 = b.rows * (slice + 1) / kSlices;
-    if (k1 > k0) kernels::PackRight(b, k0, k1, (of_k ? packed.k : packed.v)[i].data());
+    S* into = (of_k ? packed.k : packed.v)[i].data();
+    const int64_t t0 = sh.T * slice / kSlices, t1 = sh.T * (slice + 1) / kSlices;
+    if (of_k)
+      kernels::PackRight(b, 0, b.rows, t0, t1, into);
+    else
+      kernels::PackRight(b, t0, t1, 0, b.cols, into);
   });
   if (v) packed.v_current = true;
 }
@@ -945,17 +967,19 @@ void Engine::PrepareContext() {
 }
 
 template <typename S>
-void Engine::FindFiniteV() {
+void Engine::FindFiniteV(const std::vector<uint8_t>& batch_finite) {
   const StageTensors<S>& st = Tensors<S>();
   const Shape& sh = stages_.shape;
   // 0 * inf is nan in PyTorch's full product: V must be finite for the causal skip to be exact.
-  // x * 0 is +-0 for a finite x and nan for inf or nan, so the sum is 0 exactly when every x
-  // is finite: one vectorised pass (Eigen's allFinite compares cell by cell).
+  // A batch entry whose V is all finite (Project checked it) has every head finite.
   v_finite_.resize(sh.B * sh.H);
-  for (int64_t b = 0; b < sh.B; ++b)
+  for (int64_t b = 0; b < sh.B; ++b) {
+    const bool known =
+        static_cast<size_t>(b) < batch_finite.size() && batch_finite[static_cast<size_t>(b)] != 0;
     for (int64_t h = 0; h < sh.H; ++h)
       v_finite_[b * sh.H + h] =
-          (st.V[b].middleCols(sh.KvHead(h) * sh.dh_v, sh.dh_v).array() * S(0)).sum() == S(0);
+          known || AllFinite(st.V[b].middleCols(sh.KvHead(h) * sh.dh_v, sh.dh_v));
+  }
 }
 
 template <typename S>

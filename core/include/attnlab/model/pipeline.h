@@ -309,9 +309,11 @@ class Engine {
   void InputQkv(const InputSpec& in, DrawSource& gen);
   template <typename S>
   void ComputeProjections(const Scenario& s);
-  // Q, K, V = X @ W (+ bias), or X itself for the identity init.
+  // Q, K, V = X @ W (+ bias), or X itself for the identity init. Returns, per batch entry b,
+  // 1 when every value of the V it made is finite (checked by the tasks that made it, while
+  // the rows are in cache), else 0; empty for the identity init (V is X: nothing made).
   template <typename S>
-  void Project(bool identity);
+  std::vector<uint8_t> Project(bool identity);
   // positions "rope": Q_rot and K_rot from Q and K (empty otherwise).
   template <typename S>
   void ApplyRope(const Scenario& s);
@@ -334,8 +336,10 @@ class Engine {
   template <typename S>
   void PrepareContext();
   // v_finite_ from V, once V is made (ComputeProjections): a temperature drag does not rescan it.
+  // batch_finite: Project's answer (per batch entry, 1 = all of its V finite; empty = unknown);
+  // only the batch entries not known to be finite are scanned, head by head.
   template <typename S>
-  void FindFiniteV();
+  void FindFiniteV(const std::vector<uint8_t>& batch_finite);
   // stages_.var_K: K.var() as the scenario's library computes it (variance.h).
   template <typename S>
   void VarianceOfK(const Scenario& s);
