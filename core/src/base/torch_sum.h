@@ -101,6 +101,9 @@ float TorchSum(int64_t n, const At& at) {
 /// is added to +0, as the output starts at 0 (so a sum of -0 entries is +0).
 /// Units: those of x. Errors: none (inf and nan propagate as in PyTorch).
 inline float TorchRowSum(const float* x, int64_t len, int64_t n) {
+  // A whole row is loaded as it is: the test of every index kept the compiler from loading
+  // whole vectors (a sum of 65536 floats took 58 µs instead of 4).
+  if (len >= n) return TorchSum(n, [&](int64_t j) { return x[j]; });
   return TorchSum(n, [&](int64_t j) { return j < len ? x[j] : 0.0f; });
 }
 
