@@ -63,5 +63,23 @@ TEST(Mt19937, ReseedingAndCopiesRestartTheSameStream) {
   EXPECT_EQ(g(), copied[0]);
 }
 
+TEST(Mt19937, DiscardStepsAsStdMt19937sDiscard) {
+  // Steps that end before, at and after a refill, from the middle of a state and from its end,
+  // then words drawn: the words std::mt19937 gives after the same discards.
+  const int64_t steps[] = {0, 1, 226, 227, 623, 624, 625, 1247, 1248, 16384, 65536, -5};
+  for (uint32_t seed : {0u, 123u, 0xFFFFFFFFu}) {
+    std::mt19937 reference(seed);
+    Mt19937 ours(seed);
+    for (int64_t n : steps) {
+      ours.Discard(n);
+      if (n > 0) reference.discard(static_cast<unsigned long long>(n));
+      uint32_t words[3];
+      ours.Words(words, 3);
+      for (uint32_t w : words)
+        ASSERT_EQ(w, static_cast<uint32_t>(reference())) << "seed " << seed << ", after " << n;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attnlab

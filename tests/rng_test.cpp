@@ -100,16 +100,25 @@ TEST(TorchGenerator, GenericKernelsMatchPyTorchWithoutAvx2) {
 }
 
 // Draws of 65536 to a million values (rng_large.json, tools/make_rng_large_goldens.py with
-// Debian's torch): past 65536 values the Box-Muller blocks are transformed on every thread,
-// so each draw is checked at 1, 2 and 8 threads against the hash of all PyTorch's values.
+// Debian's torch): from 65536 values on, the uniforms are drawn and the Box-Muller blocks
+// transformed part by part on every thread, so each draw is checked at 1, 2 and 8 threads
+// against the hash of all PyTorch's values, and the words after it against one thread's.
 TEST(TorchGenerator, LargeDrawsMatchPyTorchAtAnyThreadCount) {
   const json golden = test::LoadGolden("rng_large.json");
   ASSERT_EQ(golden["cases"].size(), 4u);
+  std::vector<uint32_t> next_words;  // each case's word after its draw, on one thread
   for (const int threads : {1, 2, 8}) {
     SetThreadCount(threads);
-    for (const json& c : golden["cases"]) {
+    for (size_t i = 0; i < golden["cases"].size(); ++i) {
+      const json& c = golden["cases"][i];
       TorchGenerator g(c["seed"].get<uint64_t>(), NormalKernel::kAvx2);
       const std::vector<uint32_t> bits = Bits(g.Normal(c["n"].get<int64_t>()));
+      const uint32_t next = g.NextWord();
+      if (threads == 1)
+        next_words.push_back(next);
+      else
+        EXPECT_EQ(next, next_words[i])
+            << "the word after seed " << c["seed"] << "'s draw, " << threads << " threads";
       const std::vector<int64_t> positions = c["positions"];
       for (size_t k = 0; k < positions.size(); ++k)
         ASSERT_EQ(bits[static_cast<size_t>(positions[k])], c["bits"][k].get<uint32_t>())

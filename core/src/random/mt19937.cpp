@@ -6,9 +6,12 @@
 
 // The batch path of mt_words_isa.cpp, one copy per instruction-set level.
 extern "C" void attnlab_mt_words_default(uint32_t*, int32_t*, uint32_t*, int64_t);
+extern "C" void attnlab_mt_discard_default(uint32_t*, int32_t*, int64_t);
 #ifdef ATTNLAB_CPU_DISPATCH
 extern "C" void attnlab_mt_words_avx2(uint32_t*, int32_t*, uint32_t*, int64_t);
 extern "C" void attnlab_mt_words_avx512(uint32_t*, int32_t*, uint32_t*, int64_t);
+extern "C" void attnlab_mt_discard_avx2(uint32_t*, int32_t*, int64_t);
+extern "C" void attnlab_mt_discard_avx512(uint32_t*, int32_t*, int64_t);
 #endif
 
 namespace attnlab {
@@ -25,16 +28,35 @@ uint32_t Mt19937::operator()() {
   return mt::Temper(state_[next_++]);
 }
 
-void Mt19937::Words(uint32_t* out, int64_t n) {
-  using WordsFn = void (*)(uint32_t*, int32_t*, uint32_t*, int64_t);
-  static const WordsFn words = [] {
+namespace {
+
+// The batch paths of the CPU's best instruction-set level (ActiveCpuLevel), chosen once.
+struct LevelKernels {
+  void (*words)(uint32_t*, int32_t*, uint32_t*, int64_t);
+  void (*discard)(uint32_t*, int32_t*, int64_t);
+};
+
+const LevelKernels& Kernels() {
+  static const LevelKernels kernels = [] {
 #ifdef ATTNLAB_CPU_DISPATCH
-    if (ActiveCpuLevel() == CpuLevel::kAvx512) return &attnlab_mt_words_avx512;
-    if (ActiveCpuLevel() == CpuLevel::kAvx2) return &attnlab_mt_words_avx2;
+    if (ActiveCpuLevel() == CpuLevel::kAvx512)
+      return LevelKernels{&attnlab_mt_words_avx512, &attnlab_mt_discard_avx512};
+    if (ActiveCpuLevel() == CpuLevel::kAvx2)
+      return LevelKernels{&attnlab_mt_words_avx2, &attnlab_mt_discard_avx2};
 #endif
-    return &attnlab_mt_words_default;
+    return LevelKernels{&attnlab_mt_words_default, &attnlab_mt_discard_default};
   }();
-  if (n > 0) words(state_, &next_, out, n);
+  return kernels;
+}
+
+}  // namespace
+
+void Mt19937::Words(uint32_t* out, int64_t n) {
+  if (n > 0) Kernels().words(state_, &next_, out, n);
+}
+
+void Mt19937::Discard(int64_t n) {
+  if (n > 0) Kernels().discard(state_, &next_, n);
 }
 
 }  // namespace attnlab

@@ -54,4 +54,15 @@ inline void Words(uint32_t* x, int32_t* next, uint32_t* out, int64_t n) {
   }
 }
 
+// Advances state x at position *next by n words without drawing them: Words' refills without
+// its output.
+inline void Discard(uint32_t* x, int32_t* next, int64_t n) {
+  while (n > 0) {
+    if (*next >= kN) Refill(x), *next = 0;
+    const int64_t run = std::min<int64_t>(n, kN - *next);
+    *next += static_cast<int32_t>(run);
+    n -= run;
+  }
+}
+
 }  // namespace attnlab::mt

@@ -1,6 +1,7 @@
 // mt_words_isa.cpp: a batch of MT19937 words (mt19937.h) for one instruction-set level.
 // Compiled once per level (cmake/CpuDispatch.cmake) with ATTNLAB_CPU_LEVEL the level's name and
-// its -m flags; only attnlab_mt_words_<level> stays global in the level's object. The
+// its -m flags; only attnlab_mt_words_<level> and
+// attnlab_mt_discard_<level> stay global in the level's object. The
 // generator is integer arithmetic only, so every level gives the same words; what a level
 // changes is how many words one instruction refills and tempers (mt19937_rule.h's loops
 // vectorize).
@@ -18,4 +19,10 @@
 extern "C" void ATTNLAB_JOIN(attnlab_mt_words_, ATTNLAB_CPU_LEVEL)(uint32_t* state, int32_t* next,
                                                                     uint32_t* out, int64_t n) {
   attnlab::mt::Words(state, next, out, n);
+}
+
+/// The state (state, *next) advanced by n words, as Mt19937::Discard steps it.
+extern "C" void ATTNLAB_JOIN(attnlab_mt_discard_, ATTNLAB_CPU_LEVEL)(uint32_t* state, int32_t* next,
+                                                                     int64_t n) {
+  attnlab::mt::Discard(state, next, n);
 }

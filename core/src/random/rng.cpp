@@ -79,6 +79,26 @@ double U53Of(uint32_t first, uint32_t second) {
   const uint64_t w = (uint64_t{first} << 32) | second;
   return static_cast<double>(w & kMask53) * (1.0 / 9007199254740992.0);
 }
+
+// d[i] = the unit uniform of dtype T (U24 for float, U53 for double) of engine's next words,
+// for i in [0, n), in order; the words taken in batches (Mt19937::Words).
+template <typename T>
+void UnitUniformsFrom(Mt19937& engine, T* d, int64_t n) {
+  constexpr int64_t kWords = 2048;  // words per batch (8 KiB on the stack)
+  constexpr int64_t kPer = std::is_same_v<T, float> ? 1 : 2;
+  uint32_t words[kWords];
+  for (int64_t i = 0; i < n;) {
+    const int64_t m = std::min(kWords / kPer, n - i);
+    engine.Words(words, m * kPer);
+    for (int64_t k = 0; k < m; ++k) {
+      if constexpr (std::is_same_v<T, float>)
+        d[i + k] = U24Of(words[k]);
+      else
+        d[i + k] = U53Of(words[2 * k], words[2 * k + 1]);
+    }
+    i += m;
+  }
+}
 }  // namespace
 
 float TorchGenerator::U24() { return U24Of(NextWord()); }
@@ -90,20 +110,7 @@ double TorchGenerator::U53() {
 
 template <typename T>
 void TorchGenerator::UnitUniformsInto(T* d, int64_t n) {
-  constexpr int64_t kWords = 2048;  // words per batch (8 KiB on the stack)
-  constexpr int64_t kPer = std::is_same_v<T, float> ? 1 : 2;
-  uint32_t words[kWords];
-  for (int64_t i = 0; i < n;) {
-    const int64_t m = std::min(kWords / kPer, n - i);
-    NextWords(words, m * kPer);
-    for (int64_t k = 0; k < m; ++k) {
-      if constexpr (std::is_same_v<T, float>)
-        d[i + k] = U24Of(words[k]);
-      else
-        d[i + k] = U53Of(words[2 * k], words[2 * k + 1]);
-    }
-    i += m;
-  }
+  UnitUniformsFrom(engine_, d, n);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -388,16 +395,35 @@ void TorchGenerator::NormalIntoOf(T* d, int64_t n, double mean, double std) {
     return;
   }
   const T mean_t = static_cast<T>(mean), std_t = static_cast<T>(std);
-  UnitUniformsInto(d, n);
   const int64_t blocks = n / 16;
   if constexpr (std::is_same_v<T, float>) {
-    // Every block of 16 is transformed on its own: large draws use all threads.
+    // Every block of 16 is transformed on its own: large draws use all threads. Each task also
+    // draws its blocks' uniforms, from a copy of the generator stepped to its first word
+    // (Mt19937::Discard: the refills only), so the words are made, converted and transformed
+    // by the thread that writes them; one thread drawing all n for the others made them read
+    // half of the draw from its cache (70 µs instead of 46 for T x d = 1024 x 64 on two
+    // threads). The last task draws to n: the tail below overwrites what is past its blocks.
+    // On one thread the copies would only cost their refills: the draws stay in order there.
     const int64_t chunk = blocks < 4096 ? blocks : 1024;  // blocks per task: one below 4096
-    ParallelFor((blocks + chunk - 1) / chunk, [&](int64_t task) {
-      const int64_t b0 = task * chunk;
-      BlocksOf16(d + b0 * 16, std::min(chunk, blocks - b0), mean_t, std_t);
-    });
+    const int64_t tasks = (blocks + chunk - 1) / chunk;
+    if (tasks == 1 || ThreadCount() == 1) {
+      UnitUniformsFrom(engine_, d, n);
+      BlocksOf16(d, blocks, mean_t, std_t);
+    } else {
+      std::vector<Mt19937> from;  // the generator at each task's first word
+      for (int64_t task = 0; task < tasks; ++task) {
+        from.push_back(engine_);
+        engine_.Discard(task + 1 < tasks ? chunk * 16 : n - task * chunk * 16);
+      }
+      ParallelFor(tasks, [&](int64_t task) {
+        const int64_t b0 = task * chunk;
+        UnitUniformsFrom(from[static_cast<size_t>(task)], d + b0 * 16,
+                         task + 1 < tasks ? chunk * 16 : n - b0 * 16);
+        BlocksOf16(d + b0 * 16, std::min(chunk, blocks - b0), mean_t, std_t);
+      });
+    }
   } else {
+    UnitUniformsInto(d, n);
     BlocksOf16(d, blocks, mean_t, std_t);
   }
   if (n % 16 != 0) {

@@ -37,6 +37,11 @@ class Mt19937 {
   /// level). n <= 0 draws nothing. Errors: none.
   void Words(uint32_t* out, int64_t n);
 
+  /// The state advanced by n words, as n calls of operator() whose words are not used
+  /// (std::mersenne_twister_engine::discard): only the refills are computed, at the CPU's best
+  /// level. n <= 0 leaves the state as it is. Errors: none.
+  void Discard(int64_t n);
+
  private:
   uint32_t state_[kStateWords];
   int32_t next_;  // the index of the next word of state_; kStateWords: refill first
