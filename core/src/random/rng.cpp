@@ -20,6 +20,10 @@
 #include <string_view>
 #include <type_traits>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace attnlab {
 
 // ---------------------------------------------------------------------------------------------
@@ -36,6 +40,28 @@ bool CpuHasAvx2AndFma() {
 #else
   return false;
 #endif
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// v[i] = std::fma(v[i], width, lo) for i in [0, n) compiled for AVX2 and FMA, where the compiler
+// makes it 8 or 4 lanes per instruction, each lane the one rounding of std::fma (the baseline
+// build has no FMA instruction: it called libm's fma for every value). Only called when the
+// CPU has AVX2 and FMA.
+template <typename T>
+__attribute__((target("avx2,fma"))) void FusedScaleAvx2(T* v, int64_t n, T width, T lo) {
+  for (int64_t i = 0; i < n; ++i) v[i] = std::fma(v[i], width, lo);
+}
+#endif
+
+// v[i] = std::fma(v[i], width, lo) for i in [0, n): uniform_'s x * width + lo as PyTorch's AVX2
+// kernel contracts it.
+template <typename T>
+void FusedScale(T* v, int64_t n, T width, T lo) {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool cpu_has_avx2 = CpuHasAvx2AndFma();
+  if (cpu_has_avx2) return FusedScaleAvx2(v, n, width, lo);
+#endif
+  for (int64_t i = 0; i < n; ++i) v[i] = std::fma(v[i], width, lo);
 }
 
 NormalKernel ChooseNormalKernel() {
@@ -127,7 +153,7 @@ std::vector<T> TorchGenerator::UniformOf(int64_t n, double low, double high) {
   std::vector<T> out(static_cast<size_t>(n));
   UnitUniformsInto(out.data(), n);
   if (kernel_ == NormalKernel::kAvx2) {
-    for (T& v : out) v = std::fma(v, width, lo);
+    FusedScale(out.data(), n, width, lo);
   } else {
     for (T& v : out) v = v * width + lo;  // not fused: -ffp-contract=off
   }
@@ -257,7 +283,6 @@ void AvxSinCos8(const float* in, float* sin_out, float* cos_out) {
 
 #if defined(__x86_64__) || defined(__i386__)
 #define ATTNLAB_HAVE_AVX2_PATH 1
-#include <immintrin.h>
 
 // The same arithmetic as AvxLog8, AvxSinCos8 and the kAvx2 branch of Block16, written with
 // AVX2 intrinsics (the loops above do not vectorise: GCC keeps their selects and conversions
@@ -412,8 +437,8 @@ void TorchGenerator::NormalIntoOf(T* d, int64_t n, double mean, double std) {
     } else {
       std::vector<Mt19937> from;  // the generator at each task's first word
       for (int64_t task = 0; task < tasks; ++task) {
+        if (task > 0) engine_.Discard(chunk * 16);
         from.push_back(engine_);
-        engine_.Discard(task + 1 < tasks ? chunk * 16 : n - task * chunk * 16);
       }
       ParallelFor(tasks, [&](int64_t task) {
         const int64_t b0 = task * chunk;
@@ -421,6 +446,7 @@ void TorchGenerator::NormalIntoOf(T* d, int64_t n, double mean, double std) {
                          task + 1 < tasks ? chunk * 16 : n - b0 * 16);
         BlocksOf16(d + b0 * 16, std::min(chunk, blocks - b0), mean_t, std_t);
       });
+      engine_ = from.back();  // the last task's copy has drawn up to n
     }
   } else {
     UnitUniformsInto(d, n);
