@@ -1,10 +1,9 @@
-// mt_words_isa.cpp: a batch of MT19937 words (mt19937.h) for one instruction-set level.
-// Compiled once per level (cmake/CpuDispatch.cmake) with ATTNLAB_CPU_LEVEL the level's name and
-// its -m flags; only attnlab_mt_words_<level> and
-// attnlab_mt_discard_<level> stay global in the level's object. The
-// generator is integer arithmetic only, so every level gives the same words; what a level
-// changes is how many words one instruction refills and tempers (mt19937_rule.h's loops
-// vectorize).
+// mt_words_isa.cpp: a batch of MT19937 words, and a step over words (mt19937.h), for one
+// instruction-set level. Compiled once per level (cmake/CpuDispatch.cmake) with
+// ATTNLAB_CPU_LEVEL the level's name and its -m flags; only attnlab_mt_words_<level> and
+// attnlab_mt_discard_<level> stay global in the level's object. The generator is integer
+// arithmetic only, so every level gives the same words; what a level changes is how many words
+// one instruction refills and tempers (mt19937_rule.h's loops vectorize).
 #include <cstdint>
 
 #include "random/mt19937_rule.h"
