@@ -40,29 +40,30 @@ inline void Seed(uint32_t* x, uint32_t seed) {
   for (int i = 1; i < kN; ++i) x[i] = 1812433253u * (x[i - 1] ^ (x[i - 1] >> 30)) + uint32_t(i);
 }
 
-// out[0..n) = the next n words of state x at position *next (kN: refill first): whole runs of
-// tempered state words, a refill between them.
-inline void Words(uint32_t* x, int32_t* next, uint32_t* out, int64_t n) {
+// Steps state x at position *next (kN: refill first) over its next n words: run(from, count)
+// for each whole run of untempered state words, a refill between them.
+template <typename Run>
+inline void Step(uint32_t* x, int32_t* next, int64_t n, const Run& run) {
   while (n > 0) {
     if (*next >= kN) Refill(x), *next = 0;
-    const int64_t run = std::min<int64_t>(n, kN - *next);
-    const uint32_t* from = x + *next;
-    for (int64_t i = 0; i < run; ++i) out[i] = Temper(from[i]);
-    *next += static_cast<int32_t>(run);
-    out += run;
-    n -= run;
+    const int64_t count = std::min<int64_t>(n, kN - *next);
+    run(x + *next, count);
+    *next += static_cast<int32_t>(count);
+    n -= count;
   }
 }
 
-// Advances state x at position *next by n words without drawing them: Words' refills without
-// its output.
+// out[0..n) = the next n words of state x at position *next: the tempered runs of Step.
+inline void Words(uint32_t* x, int32_t* next, uint32_t* out, int64_t n) {
+  Step(x, next, n, [&out](const uint32_t* from, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) out[i] = Temper(from[i]);
+    out += count;
+  });
+}
+
+// Advances state x at position *next by n words without drawing them: Step's refills only.
 inline void Discard(uint32_t* x, int32_t* next, int64_t n) {
-  while (n > 0) {
-    if (*next >= kN) Refill(x), *next = 0;
-    const int64_t run = std::min<int64_t>(n, kN - *next);
-    *next += static_cast<int32_t>(run);
-    n -= run;
-  }
+  Step(x, next, n, [](const uint32_t*, int64_t) {});
 }
 
 }  // namespace attnlab::mt

@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
+#define ATTNLAB_HAVE_AVX2_PATH 1  // code compiled for AVX2 + FMA, run where the CPU has them
 #include <immintrin.h>
 #endif
 
@@ -42,7 +43,14 @@ bool CpuHasAvx2AndFma() {
 #endif
 }
 
-#if defined(__x86_64__) || defined(__i386__)
+#ifdef ATTNLAB_HAVE_AVX2_PATH
+// Whether this CPU can run the AVX2 + FMA code below (kernel kAvx2 on another CPU, in the
+// tests, runs the portable loops instead). Asked once.
+bool CpuRunsAvx2Code() {
+  static const bool runs = CpuHasAvx2AndFma();
+  return runs;
+}
+
 // v[i] = std::fma(v[i], width, lo) for i in [0, n) compiled for AVX2 and FMA, where the compiler
 // makes it 8 or 4 lanes per instruction, each lane the one rounding of std::fma (the baseline
 // build has no FMA instruction: it called libm's fma for every value). Only called when the
@@ -57,9 +65,8 @@ __attribute__((target("avx2,fma"))) void FusedScaleAvx2(T* v, int64_t n, T width
 // kernel contracts it.
 template <typename T>
 void FusedScale(T* v, int64_t n, T width, T lo) {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool cpu_has_avx2 = CpuHasAvx2AndFma();
-  if (cpu_has_avx2) return FusedScaleAvx2(v, n, width, lo);
+#ifdef ATTNLAB_HAVE_AVX2_PATH
+  if (CpuRunsAvx2Code()) return FusedScaleAvx2(v, n, width, lo);
 #endif
   for (int64_t i = 0; i < n; ++i) v[i] = std::fma(v[i], width, lo);
 }
@@ -280,10 +287,7 @@ void AvxSinCos8(const float* in, float* sin_out, float* cos_out) {
   }
 }
 
-
-#if defined(__x86_64__) || defined(__i386__)
-#define ATTNLAB_HAVE_AVX2_PATH 1
-
+#ifdef ATTNLAB_HAVE_AVX2_PATH
 // The same arithmetic as AvxLog8, AvxSinCos8 and the kAvx2 branch of Block16, written with
 // AVX2 intrinsics (the loops above do not vectorise: GCC keeps their selects and conversions
 // scalar). Every operation is the one the scalar code performs, in the same order, so the
@@ -386,9 +390,7 @@ void TorchGenerator::Block16(float* d, float mean, float std) const {
 
 void TorchGenerator::BlocksOf16(float* d, int64_t blocks, float mean, float std) const {
 #ifdef ATTNLAB_HAVE_AVX2_PATH
-  // The intrinsics need the instructions; kernel kAvx2 on another CPU (tests) runs the loops.
-  static const bool cpu_has_avx2 = CpuHasAvx2AndFma();
-  if (kernel_ == NormalKernel::kAvx2 && cpu_has_avx2) return Block16Avx2(d, blocks, mean, std);
+  if (kernel_ == NormalKernel::kAvx2 && CpuRunsAvx2Code()) return Block16Avx2(d, blocks, mean, std);
 #endif
   for (int64_t k = 0; k < blocks; ++k) Block16(d + 16 * k, mean, std);
 }
