@@ -67,6 +67,13 @@ std::string TestName() {
 
 bool HaveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
 
+/// "xvfb-run ... " for a screen of `screen` (W x H). -noreset: Xvfb otherwise resets when its
+/// last client leaves, and a client connecting meanwhile (the app, while a test's xprop has just
+/// disconnected) fails to open the display (seen under ctest -j2, about one start in ten).
+std::string XvfbRun(const std::string& screen = "1280x800") {
+  return "xvfb-run -a -s '-screen 0 " + screen + "x24 -noreset' ";
+}
+
 /// A fresh folder per test, also used as XDG_CONFIG_HOME so no test touches a real session.
 class Gui;
 void ExpectOverviewPrintsEveryNumber(const Gui& gui, const std::string& screen);
@@ -125,7 +132,7 @@ class Gui : public ::testing::Test {
     for (int attempt = 0; attempt < 4; ++attempt) {
       const std::string err_path = Path("stderr.txt");
       std::string cmd = "XDG_CONFIG_HOME=" + Path("config") + " ";
-      if (gui) cmd += "xvfb-run -a -s '-screen 0 " + screen + "x24' ";
+      if (gui) cmd += XvfbRun(screen);
       const bool sized = !gui || args.find("--size") != std::string::npos ||
                          IsSubcommandLine(args);
       cmd += std::string(ATTNLAB_APP) + " " + args + (sized ? "" : " --size " + screen) +
@@ -838,8 +845,8 @@ TEST_F(Gui, SessionSurvivesSignals) {
                              " ] && break; sleep 0.1; done; sleep 2; pkill -" + sig + " -f '^" +
                              ATTNLAB_APP + " .*" + script + "'; wait";
     const std::string cmd = "XDG_CONFIG_HOME=" + Path("config") + " ATTNLAB_AUTOSAVE_SECONDS=1 " +
-                            "xvfb-run -a -s '-screen 0 1280x800x24' " + ATTNLAB_APP +
-                            " --preset karpathy-trick --script " + script + " 2>/dev/null" + kill;
+                            XvfbRun() + ATTNLAB_APP + " --preset karpathy-trick --script " +
+                            script + " 2>/dev/null" + kill;
     ASSERT_GE(std::system(cmd.c_str()), 0);
     const std::string session = Path("config/attention-lab/last-session.json");
     ASSERT_TRUE(fs::exists(session)) << sig;
@@ -939,23 +946,25 @@ TEST_F(Gui, TokensInEveryScriptAreDrawn) {
 
 // The window's identity on the desktop: WM_CLASS "attention-lab", "attention-lab" (the desktop
 // entry's StartupWMClass) and an icon in the three embedded sizes, read by xprop from the
-// running window (once its icon is set, just after it is created).
+// running window (once its icon is set, just after it is created). The app's stderr is kept
+// for the failure message.
 TEST_F(Gui, WindowHasTheDesktopEntrysClassAndIcon) {
   if (std::system("command -v xprop >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "xprop is not installed (Debian package x11-utils)";
   const std::string out = Path("xprop.txt");
   const std::string inner =
       "XDG_CONFIG_HOME=" + Path("config") + " " + ATTNLAB_APP +
-      " --preset raschka-journey --frames 1000000 --no-autosave 2>/dev/null & app=$!; "
+      " --preset raschka-journey --frames 1000000 --no-autosave 2>" + Path("app-stderr.txt") +
+      " & app=$!; "
       "icon() { xprop -name 'Attention Lab' -notype -f _NET_WM_ICON 32c _NET_WM_ICON; }; "
       "for i in $(seq 300); do icon 2>/dev/null | grep -q '^_NET_WM_ICON =' && break; "
-      "sleep 0.1; done; xprop -name 'Attention Lab' -notype WM_CLASS > " + out +
-      "; icon | cut -c1-40 >> " + out + "; icon | tr ',' '\\n' | wc -l >> " + out +
+      "kill -0 $app 2>/dev/null || break; sleep 0.1; done; xprop -name 'Attention Lab' -notype "
+      "WM_CLASS > " +
+      out + "; icon | cut -c1-40 >> " + out + "; icon | tr ',' '\\n' | wc -l >> " + out +
       "; kill $app; wait";
-  const std::string cmd =
-      "xvfb-run -a -s '-screen 0 1280x800x24' sh " + Write("identity.sh", inner + "\n");
+  const std::string cmd = XvfbRun() + "sh " + Write("identity.sh", inner + "\n");
   ASSERT_GE(std::system(cmd.c_str()), 0);
-  const std::string text = ReadFile(out);
+  const std::string text = ReadFile(out) + "\napp: " + ReadFile(Path("app-stderr.txt"));
   EXPECT_NE(text.find("WM_CLASS = \"attention-lab\", \"attention-lab\""), std::string::npos)
       << text;
   EXPECT_NE(text.find("_NET_WM_ICON = 32, 32, "), std::string::npos) << text;
@@ -1460,10 +1469,10 @@ TEST_F(Gui, ZenityPicksTheFileWithoutBlockingTheWindow) {
   fs::permissions(zenity, fs::perms::owner_all);
   const std::string script = Write("pick.script", "dialog open\nwait 80\nsave " +
                                                       Path("after.json") + "\ntemperature 2\ndialog save\nwait 80\n");
-  const std::string cmd = "PATH=" + Path("bin") + ":$PATH ATTNLAB_FILE_DIALOG=zenity XDG_CONFIG_HOME=" +
-                          Path("config") + " xvfb-run -a -s '-screen 0 1280x800x24' " +
-                          ATTNLAB_APP + " --preset raschka-journey --script " + script +
-                          " --frame-stats --no-autosave 2>" + Path("err.txt");
+  const std::string cmd = "PATH=" + Path("bin") +
+                          ":$PATH ATTNLAB_FILE_DIALOG=zenity XDG_CONFIG_HOME=" + Path("config") +
+                          " " + XvfbRun() + ATTNLAB_APP + " --preset raschka-journey --script " +
+                          script + " --frame-stats --no-autosave 2>" + Path("err.txt");
   ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadFile(Path("err.txt"));
   EXPECT_EQ(ParseScenario(ReadFile(Path("after.json"))), LoadPreset("scaling-demo"));
   const std::string args = ReadFile(Path("args.txt"));
@@ -2239,12 +2248,11 @@ TEST_F(Gui, AStartKilledBeforeDrawingIsNotRepeated) {
   Write("config/attention-lab/last-session.json", session);
   const std::string marker = dir + "/last-session.opening";
   const std::string shot = Path("killed.png");  // makes the command line the test's own
-  const std::string cmd =
-      "XDG_CONFIG_HOME=" + Path("config") + " xvfb-run -a -s '-screen 0 1280x800x24' " +
-      ATTNLAB_APP + " --size 1280x800 --frames 5 --screenshot " + shot +
-      " 2>/dev/null & for i in $(seq 6000); do [ -e " + marker +
-      " ] && break; sleep 0.01; done; pkill -KILL -f '^" + ATTNLAB_APP + " .*" + shot +
-      "'; wait";
+  const std::string cmd = "XDG_CONFIG_HOME=" + Path("config") + " " + XvfbRun() + ATTNLAB_APP +
+                          " --size 1280x800 --frames 5 --screenshot " + shot +
+                          " 2>/dev/null & for i in $(seq 6000); do [ -e " + marker +
+                          " ] && break; sleep 0.01; done; pkill -KILL -f '^" + ATTNLAB_APP + " .*" +
+                          shot + "'; wait";
   ASSERT_GE(std::system(cmd.c_str()), 0);
   ASSERT_TRUE(fs::exists(marker)) << "killed after the first frame: nothing tested";
   EXPECT_FALSE(fs::exists(shot));
