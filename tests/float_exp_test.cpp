@@ -2,7 +2,8 @@
 // range, where Eigen's vectorised expf is not IEEE's: every x below -87 gets std::exp's value
 // (subnormal or 0, exp(-inf) = 0), the normal range stays Eigen's, and a nan anywhere in the row
 // neither hides a small value from the fix-up nor is changed by it; with the row's least value
-// known (RowMaxMin, one pass with the max) the check is skipped only where nothing can underflow.
+// known (RowMaxMin, one pass with the max) the check is skipped only where nothing can underflow;
+// and each x gets the same value wherever it sits in a row.
 #include "../core/src/base/float_exp.h"
 
 #include <gtest/gtest.h>
@@ -89,6 +90,34 @@ TEST(FloatExp, KnownMinSkipsTheCheckOnlyWhereNothingUnderflows) {
     for (size_t j = 0; j < z.size(); ++j) EXPECT_EQ(Bits(skipped[j]), Bits(checked[j])) << j;
     EXPECT_EQ(Bits(skipped[20]), Bits(std::exp(low))) << "the cell at the edge";
   }
+}
+
+// Every x of a row gets the vector kernel's value wherever it sits: in a whole packet, in the
+// row's last partial packet, at any alignment. Eigen's own loop sent the ends of a row (before
+// an aligned address, after the last whole packet) to std::exp, whose value differs from the
+// kernel's in the last bit for some x, so a softmax weight depended on its column and on T.
+TEST(FloatExp, EveryPositionOfARowGetsTheKernelsValue) {
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> logits(-20.0f, 3.0f);
+  std::vector<float> z(4096);
+  for (float& v : z) v = logits(gen);
+  const float shift = 1.5f;
+  std::vector<float> whole(z.size());  // one long row: whole packets
+  detail::ShiftedExp(z.data(), shift, whole.data(), static_cast<int64_t>(z.size()));
+  int libm_differs = 0;
+  for (size_t j = 0; j < z.size(); ++j)
+    libm_differs += Bits(whole[j]) != Bits(std::exp(z[j] - shift));
+  EXPECT_GT(libm_differs, 0) << "no x tells the kernel from std::exp: the test would not fail";
+  std::vector<float> out(64);
+  for (int64_t offset = 0; offset < 17; ++offset)
+    for (int64_t n = 1; n <= 40; ++n) {
+      std::fill(out.begin(), out.end(), -1.0f);
+      detail::ShiftedExp(z.data() + offset * 41, shift, out.data() + offset % 5, n);
+      for (int64_t j = 0; j < n; ++j)
+        ASSERT_EQ(Bits(out[offset % 5 + j]), Bits(whole[offset * 41 + j]))
+            << "length " << n << ", offset " << offset << ", column " << j;
+      EXPECT_EQ(out[offset % 5 + n], -1.0f) << "written past the row";
+    }
 }
 
 // RowMaxMin's max is Eigen's maxCoeff for every length around the vector width (whole vectors,

@@ -3,8 +3,6 @@
 // (stage_rules.h) on the step's own rows, its mask read from AllowedCells (scenario.h).
 #include "attnlab/lessons/inference.h"
 
-#include "model/stage_rules.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,6 +11,9 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+
+#include "model/kernels.h"
+#include "model/stage_rules.h"
 
 namespace attnlab {
 namespace {
@@ -153,6 +154,8 @@ HeadRule<S> RuleOf(const Scenario& s, const Shape& sh) {
 /// the step's keys, logits by the head's rule at the queries' and keys' absolute positions
 /// (the keys are contiguous: step.keys.front() onwards), each row's softmax over its keys plus
 /// the sink column when there is one (WeightRows); the scores and weights recorded in `step`.
+/// The logit and weight rules run as the engine runs them (kernels.h, at the active level), so
+/// that a step's row equals the pipeline's bit for bit where they see the same keys.
 /// bfloat16 / float16: the scores, the logits and the weights (and the sink's share) each
 /// stored in the dtype once computed, as the pipeline stores them (the weights stay float32
 /// with scaling.softmax_dtype "float32").
@@ -168,11 +171,11 @@ MatrixOf<S> StepWeights(const Scenario& s, const StageTensors<S>& ts, const Shap
     for (int64_t c = 0; c < kv; ++c)
       sc(r, c) = Dot(&Q(step.first + r, h * sh.dh), &K(step.keys[c], sh.KvHead(h) * sh.dh), sh.dh, 1);
   StoreIn(s.dtype, sc);
-  rules::LogitRows<S>(sc.data(), step.allowed, rule.kind, rule.At(h, step.first, step.keys.front()),
-                      0, q, true, lg);
+  kernels::LogitRows<S>(sc.data(), step.allowed, rule.kind,
+                        rule.At(h, step.first, step.keys.front()), 0, q, true, lg);
   StoreIn(s.dtype, lg);
-  rules::WeightRows<S>(s.normalization, num, lg, step.allowed, rule.kind, 0, q, true, w,
-                       rule.Sink(h), &sink_w, s.scaling.sink_form);
+  kernels::WeightRows<S>(s.normalization, num, lg, step.allowed, rule.kind, 0, q, true, w,
+                         rule.Sink(h), &sink_w, s.scaling.sink_form);
   if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(step.allowed, 0, q, w);
   if (s.scaling.softmax_dtype != SoftmaxDtype::kFloat32) StoreIn(s.dtype, w), StoreIn(s.dtype, sink_w);
   step.scores.push_back(sc.template cast<double>());
