@@ -6,7 +6,7 @@
 #    points: the linker cannot hand its AVX copy of an inline function to anyone else;
 #  - in every other object, no global or weak function uses an AVX register (ymm, zmm) or an
 #    AVX-512 mask register: what uses them there is local, behind its own CPUID test (rng.cpp's
-#    AVX2 Box-Muller), so the baseline code runs on any x86-64.
+#    AVX2 uniform_ scaling), so the baseline code runs on any x86-64.
 # Prints what it checked, and each offence; exits 1 if there is one. Needs binutils.
 set -euo pipefail
 [ $# -gt 0 ] || { echo "usage: $0 ARCHIVE_OR_OBJECT..." >&2; exit 2; }
@@ -39,7 +39,7 @@ for input in "$@"; do
     else
       others=$((others + 1))
       # The functions using AVX registers; each must be local to its object (a function with
-      # its own target attribute and CPUID test, as rng.cpp's AVX2 Box-Muller), never a
+      # its own target attribute and CPUID test, as rng.cpp's AVX2 uniform_ scaling), never a
       # global or weak one the linker could hand to another caller.
       objdump -d --no-show-raw-insn "$obj" |
         awk '/^[0-9a-f]+ <.*>:$/ { f = substr($2, 2, length($2) - 3) }

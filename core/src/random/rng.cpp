@@ -6,11 +6,10 @@
 // [SECTION] engine and uniform primitives
 // [SECTION] uniform_, randint, bernoulli, dropout
 // [SECTION] normal_: scalar path (§5A)
-// [SECTION] normal_: block path, AVX2 Cephes log / sincos (§5B-1) and libm variant (§5B-2)
+// [SECTION] normal_: block path, AVX2 Cephes log / sincos (§5B-1, box_muller_rule.h) and libm
+//            variant (§5B-2)
 // [SECTION] nn.Linear and nn.Embedding initialisers
 #include "attnlab/random/rng.h"
-
-#include "attnlab/base/parallel.h"
 
 #include <algorithm>
 #include <bit>
@@ -20,9 +19,18 @@
 #include <string_view>
 #include <type_traits>
 
+#include "attnlab/base/cpu_level.h"
+#include "attnlab/base/parallel.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #define ATTNLAB_HAVE_AVX2_PATH 1  // code compiled for AVX2 + FMA, run where the CPU has them
-#include <immintrin.h>
+#endif
+
+// PyTorch's AVX2 normal_ blocks, one copy per instruction-set level (normal_isa.cpp).
+extern "C" void attnlab_normal_blocks_default(float*, int64_t, float, float);
+#ifdef ATTNLAB_CPU_DISPATCH
+extern "C" void attnlab_normal_blocks_avx2(float*, int64_t, float, float);
+extern "C" void attnlab_normal_blocks_avx512(float*, int64_t, float, float);
 #endif
 
 namespace attnlab {
@@ -229,156 +237,25 @@ double TorchGenerator::NormalDoubleScalar() {
 // ---------------------------------------------------------------------------------------------
 namespace {
 
-// The AVX2 kernel works on 8 lanes at once; these loops over the 8 lanes are written without
-// branches so that the compiler turns each into vector instructions, as PyTorch's kernel is.
-
-// Cephes-style natural logarithm of avx_mathfun.h on 8 lanes, with the FMAs GCC 12 contracts.
-void AvxLog8(const float* in, float* out) {
-  static constexpr float kP[9] = {7.0376836292E-2f,  -1.1514610310E-1f, 1.1676998740E-1f,
-                                  -1.2420140846E-1f, 1.4249322787E-1f,  -1.6668057665E-1f,
-                                  2.0000714765E-1f,  -2.4999993993E-1f, 3.3333331174E-1f};
-  for (int l = 0; l < 8; ++l) {
-    const uint32_t xb = std::bit_cast<uint32_t>(std::max(in[l], std::bit_cast<float>(0x00800000u)));
-    const int k = static_cast<int>(xb >> 23) - 127;
-    const float m = std::bit_cast<float>((xb & 0x807FFFFFu) | 0x3F000000u);  // in [0.5, 1)
-    const bool small = m < std::bit_cast<float>(0x3F3504F3u);                // sqrt(1/2)
-    const float e = static_cast<float>(k) + 1.0f - (small ? 1.0f : 0.0f);
-    const float x = (m - 1.0f) + (small ? m : 0.0f);
-    const float z = x * x;
-    float y = kP[0];
-    for (int i = 1; i < 9; ++i) y = std::fma(y, x, kP[i]);
-    y = y * x;
-    y = std::fma(y, z, e * -2.12194440e-4f);
-    y = y - z * 0.5f;
-    out[l] = (x + y) + e * 0.693359375f;
-  }
-}
-
-// Cephes sin/cos pair of avx_mathfun.h on 8 lanes (inputs >= 0), with GCC 12's FMAs.
-void AvxSinCos8(const float* in, float* sin_out, float* cos_out) {
-  for (int l = 0; l < 8; ++l) {
-    int j = static_cast<int>(in[l] * 1.27323954473516f);  // 4/pi, truncated as cvttps
-    j = (j + 1) & ~1;
-    const float y = static_cast<float>(j);
-    float r = std::fma(y, -0.78515625f, in[l]);
-    r = std::fma(y, -2.4187564849853515625e-4f, r);
-    r = std::fma(y, -3.77489497744594108e-8f, r);
-    const float z = r * r;
-
-    float c = std::fma(2.443315711809948E-5f, z, -1.388731625493765E-3f);
-    c = std::fma(c, z, 4.166664568298827E-2f);
-    c = c * z;
-    c = std::fma(c, z, -(z * 0.5f));
-    c = c + 1.0f;
-
-    float q = std::fma(-1.9515295891E-4f, z, 8.3321608736E-3f);
-    q = std::fma(q, z, -1.6666654611E-1f);
-    q = q * z;
-    q = std::fma(q, r, r);
-
-    // Octants with (j & 2) take the sine from the cosine polynomial and vice versa.
-    const bool swap = (j & 2) != 0;
-    const uint32_t s_bits =
-        std::bit_cast<uint32_t>(swap ? c : q) ^ (static_cast<uint32_t>(j & 4) << 29);
-    const uint32_t c_bits =
-        std::bit_cast<uint32_t>(swap ? q : c) ^ (static_cast<uint32_t>(~(j - 2) & 4) << 29);
-    sin_out[l] = std::bit_cast<float>(s_bits);
-    cos_out[l] = std::bit_cast<float>(c_bits);
-  }
-}
-
-#ifdef ATTNLAB_HAVE_AVX2_PATH
-// The same arithmetic as AvxLog8, AvxSinCos8 and the kAvx2 branch of Block16, written with
-// AVX2 intrinsics (the loops above do not vectorise: GCC keeps their selects and conversions
-// scalar). Every operation is the one the scalar code performs, in the same order, so the
-// results are bit-identical; only called when the CPU has AVX2 and FMA (kernel kAvx2).
-__attribute__((target("avx2,fma"))) void Block16Avx2(float* d, int64_t blocks, float mean,
-                                                     float std_dev) {
-  const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
-  const __m256 min_norm = _mm256_castsi256_ps(_mm256_set1_epi32(0x00800000));
-  const __m256 sqrt_half = _mm256_castsi256_ps(_mm256_set1_epi32(0x3F3504F3));
-  const __m256i mant_mask = _mm256_set1_epi32(static_cast<int>(0x807FFFFFu));
-  const __m256i half_bits = _mm256_set1_epi32(0x3F000000);
-  const __m256 mean_v = _mm256_set1_ps(mean), std_v = _mm256_set1_ps(std_dev);
-  static constexpr float kP[9] = {7.0376836292E-2f,  -1.1514610310E-1f, 1.1676998740E-1f,
-                                  -1.2420140846E-1f, 1.4249322787E-1f,  -1.6668057665E-1f,
-                                  2.0000714765E-1f,  -2.4999993993E-1f, 3.3333331174E-1f};
-  for (int64_t blk = 0; blk < blocks; ++blk, d += 16) {
-    // log(1 - u) of the first half (AvxLog8).
-    const __m256 a = _mm256_max_ps(_mm256_sub_ps(one, _mm256_loadu_ps(d)), min_norm);
-    const __m256i xb = _mm256_castps_si256(a);
-    const __m256i k = _mm256_sub_epi32(_mm256_srli_epi32(xb, 23), _mm256_set1_epi32(127));
-    const __m256 m =
-        _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(xb, mant_mask), half_bits));
-    const __m256 small = _mm256_cmp_ps(m, sqrt_half, _CMP_LT_OQ);
-    const __m256 e =
-        _mm256_sub_ps(_mm256_add_ps(_mm256_cvtepi32_ps(k), one), _mm256_and_ps(small, one));
-    const __m256 x = _mm256_add_ps(_mm256_sub_ps(m, one), _mm256_and_ps(small, m));
-    const __m256 z = _mm256_mul_ps(x, x);
-    __m256 y = _mm256_set1_ps(kP[0]);
-    for (int i = 1; i < 9; ++i) y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(kP[i]));
-    y = _mm256_mul_ps(y, x);
-    y = _mm256_fmadd_ps(y, z, _mm256_mul_ps(e, _mm256_set1_ps(-2.12194440e-4f)));
-    y = _mm256_sub_ps(y, _mm256_mul_ps(z, half));
-    const __m256 lg = _mm256_add_ps(_mm256_add_ps(x, y),
-                                    _mm256_mul_ps(e, _mm256_set1_ps(0.693359375f)));
-    // sin and cos of 2 pi u of the second half (AvxSinCos8).
-    const __m256 th = _mm256_mul_ps(_mm256_set1_ps(6.2831855f), _mm256_loadu_ps(d + 8));
-    __m256i j = _mm256_cvttps_epi32(_mm256_mul_ps(th, _mm256_set1_ps(1.27323954473516f)));
-    j = _mm256_and_si256(_mm256_add_epi32(j, _mm256_set1_epi32(1)), _mm256_set1_epi32(~1));
-    const __m256 yj = _mm256_cvtepi32_ps(j);
-    __m256 r = _mm256_fmadd_ps(yj, _mm256_set1_ps(-0.78515625f), th);
-    r = _mm256_fmadd_ps(yj, _mm256_set1_ps(-2.4187564849853515625e-4f), r);
-    r = _mm256_fmadd_ps(yj, _mm256_set1_ps(-3.77489497744594108e-8f), r);
-    const __m256 zz = _mm256_mul_ps(r, r);
-    __m256 c = _mm256_fmadd_ps(_mm256_set1_ps(2.443315711809948E-5f), zz,
-                               _mm256_set1_ps(-1.388731625493765E-3f));
-    c = _mm256_fmadd_ps(c, zz, _mm256_set1_ps(4.166664568298827E-2f));
-    c = _mm256_mul_ps(c, zz);
-    c = _mm256_fmadd_ps(c, zz, _mm256_xor_ps(_mm256_mul_ps(zz, half), _mm256_set1_ps(-0.0f)));
-    c = _mm256_add_ps(c, one);
-    __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(-1.9515295891E-4f), zz,
-                               _mm256_set1_ps(8.3321608736E-3f));
-    q = _mm256_fmadd_ps(q, zz, _mm256_set1_ps(-1.6666654611E-1f));
-    q = _mm256_mul_ps(q, zz);
-    q = _mm256_fmadd_ps(q, r, r);
-    const __m256 swap = _mm256_castsi256_ps(
-        _mm256_cmpeq_epi32(_mm256_and_si256(j, _mm256_set1_epi32(2)), _mm256_set1_epi32(2)));
-    const __m256 sin_sign = _mm256_castsi256_ps(
-        _mm256_slli_epi32(_mm256_and_si256(j, _mm256_set1_epi32(4)), 29));
-    const __m256 cos_sign = _mm256_castsi256_ps(_mm256_slli_epi32(
-        _mm256_andnot_si256(_mm256_sub_epi32(j, _mm256_set1_epi32(2)), _mm256_set1_epi32(4)),
-        29));
-    const __m256 sn = _mm256_xor_ps(_mm256_blendv_ps(q, c, swap), sin_sign);
-    const __m256 cs = _mm256_xor_ps(_mm256_blendv_ps(c, q, swap), cos_sign);
-    // The radius and the two outputs (Block16).
-    const __m256 rad = _mm256_sqrt_ps(_mm256_mul_ps(_mm256_set1_ps(-2.0f), lg));
-    _mm256_storeu_ps(d, _mm256_fmadd_ps(_mm256_mul_ps(rad, cs), std_v, mean_v));
-    _mm256_storeu_ps(d + 8, _mm256_fmadd_ps(_mm256_mul_ps(rad, sn), std_v, mean_v));
-  }
-}
+// PyTorch's AVX2 normal_ blocks (normal_isa.cpp, box_muller_rule.h) at the CPU's best
+// instruction-set level (ActiveCpuLevel), chosen once: the same bits at every level.
+using NormalBlocksFn = void (*)(float*, int64_t, float, float);
+NormalBlocksFn Avx2NormalBlocks() {
+  static const NormalBlocksFn blocks = [] {
+#ifdef ATTNLAB_CPU_DISPATCH
+    if (ActiveCpuLevel() == CpuLevel::kAvx512) return &attnlab_normal_blocks_avx512;
+    if (ActiveCpuLevel() == CpuLevel::kAvx2) return &attnlab_normal_blocks_avx2;
 #endif
+    return &attnlab_normal_blocks_default;
+  }();
+  return blocks;
+}
 
 }  // namespace
 
 void TorchGenerator::Block16(float* d, float mean, float std) const {
-  // Element j (first half) feeds the radius, element j + 8 the angle; j gets the cosine output
-  // and j + 8 the sine output.
-  if (kernel_ == NormalKernel::kAvx2) {
-    float a[8], th[8], lg[8], s[8], c[8];
-    for (int j = 0; j < 8; ++j) {
-      a[j] = 1.0f - d[j];
-      th[j] = 6.2831855f * d[j + 8];  // fl(2*pi) * b, in float
-    }
-    AvxLog8(a, lg);
-    AvxSinCos8(th, s, c);
-    for (int j = 0; j < 8; ++j) {
-      const float rad = std::sqrt(-2.0f * lg[j]);
-      d[j] = std::fma(rad * c[j], std, mean);
-      d[j + 8] = std::fma(rad * s[j], std, mean);
-    }
-    return;
-  }
+  // The generic kernel (§5B-2): element j (first half) feeds the radius, element j + 8 the
+  // angle; j gets the cosine output and j + 8 the sine output, in libm.
   for (int j = 0; j < 8; ++j) {
     const float rad = std::sqrt(-2.0f * std::log(1.0f - d[j]));
     const float th = static_cast<float>(2.0 * M_PI * static_cast<double>(d[j + 8]));
@@ -389,9 +266,7 @@ void TorchGenerator::Block16(float* d, float mean, float std) const {
 }
 
 void TorchGenerator::BlocksOf16(float* d, int64_t blocks, float mean, float std) const {
-#ifdef ATTNLAB_HAVE_AVX2_PATH
-  if (kernel_ == NormalKernel::kAvx2 && CpuRunsAvx2Code()) return Block16Avx2(d, blocks, mean, std);
-#endif
+  if (kernel_ == NormalKernel::kAvx2) return Avx2NormalBlocks()(d, blocks, mean, std);
   for (int64_t k = 0; k < blocks; ++k) Block16(d + 16 * k, mean, std);
 }
 

@@ -153,9 +153,10 @@ class TorchGenerator {
   // The uniform in [0, 1) the block path of dtype T starts from: U24 for float, U53 for double.
   float UnitUniform(float) { return U24(); }
   double UnitUniform(double) { return U53(); }
-  void Block16(float* d, float mean, float std) const;  // §5B: in place on d[0..15]
-  // Block16 on `blocks` consecutive blocks of 16 (AVX2 intrinsics for kernel kAvx2, all
-  // threads for large draws); for double the generic kernel's blocks in libm double (§9).
+  void Block16(float* d, float mean, float std) const;  // §5B-2: the generic kernel's block
+  // `blocks` consecutive blocks of 16 in place: kernel kAvx2's at the CPU's instruction-set
+  // level (box_muller_rule.h, the same bits at every level), kScalar's by Block16; for double
+  // the generic kernel's blocks in libm double (§9).
   void BlocksOf16(float* d, int64_t blocks, float mean, float std) const;
   void BlocksOf16(double* d, int64_t blocks, double mean, double std) const;
 
