@@ -33,7 +33,9 @@ inline constexpr int32_t kExpCheckBits = std::bit_cast<int32_t>(1.8189029e-38f);
 /// of a vector minimum can drop a value next to a nan, so such rows take ShiftedExp's check.
 inline void RowMaxMin(const float* z, int64_t n, float& max, float& min) {
   using Packet = Eigen::internal::packet_traits<float>::type;
-  using Eigen::internal::padd, Eigen::internal::ploadu, Eigen::internal::psub;
+  using Eigen::internal::padd, Eigen::internal::pmax, Eigen::internal::pmin,
+      Eigen::internal::ploadu, Eigen::internal::predux, Eigen::internal::predux_max,
+      Eigen::internal::predux_min, Eigen::internal::psub;
   constexpr int64_t kSize = Eigen::internal::packet_traits<float>::size;
   max = -std::numeric_limits<float>::infinity(), min = std::numeric_limits<float>::infinity();
   float finite = 0;  // x - x: 0 for a finite x, nan for inf and nan; their sum stays nan
@@ -42,11 +44,11 @@ inline void RowMaxMin(const float* z, int64_t n, float& max, float& min) {
     Packet hi = ploadu<Packet>(z), lo = hi, zero = psub(hi, hi);
     for (j = kSize; j + kSize <= n; j += kSize) {
       const Packet x = ploadu<Packet>(z + j);
-      hi = Eigen::internal::pmax(hi, x), lo = Eigen::internal::pmin(lo, x);
+      hi = pmax(hi, x), lo = pmin(lo, x);
       zero = padd(zero, psub(x, x));
     }
-    max = Eigen::internal::predux_max(hi), min = Eigen::internal::predux_min(lo);
-    finite = Eigen::internal::predux(zero);
+    max = predux_max(hi), min = predux_min(lo);
+    finite = predux(zero);
   }
   for (; j < n; ++j) max = std::max(max, z[j]), min = std::min(min, z[j]), finite += z[j] - z[j];
   if (finite != 0) min = std::numeric_limits<float>::quiet_NaN();  // true for nan only
@@ -65,17 +67,17 @@ inline void ShiftedExp(const float* z, float shift, float* out, int64_t n,
   // ends of each row (the lanes before an aligned address and after the last whole packet)
   // to std::exp one call at a time, about 3% of a one-thread temperature drag at T = 1024.
   using Packet = Eigen::internal::packet_traits<float>::type;
-  using Eigen::internal::pexp, Eigen::internal::ploadu, Eigen::internal::pstoreu;
+  using Eigen::internal::pexp, Eigen::internal::ploadu, Eigen::internal::pset1,
+      Eigen::internal::psub, Eigen::internal::pstoreu;
   constexpr int64_t kSize = Eigen::internal::packet_traits<float>::size;
-  const Packet s = Eigen::internal::pset1<Packet>(shift);
+  const Packet s = pset1<Packet>(shift);
   int64_t j = 0;
-  for (; j + kSize <= n; j += kSize)
-    pstoreu(out + j, pexp(Eigen::internal::psub(ploadu<Packet>(z + j), s)));
+  for (; j + kSize <= n; j += kSize) pstoreu(out + j, pexp(psub(ploadu<Packet>(z + j), s)));
   if (j < n) {
     float last[kSize];
     std::fill_n(last, kSize, shift);
     std::copy(z + j, z + n, last);
-    pstoreu(last, pexp(Eigen::internal::psub(ploadu<Packet>(last), s)));
+    pstoreu(last, pexp(psub(ploadu<Packet>(last), s)));
     std::copy(last, last + (n - j), out + j);
   }
   if (z_min - shift >= kExpNormalLow) return;  // false for nan

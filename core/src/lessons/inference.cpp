@@ -321,8 +321,8 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
             for (int64_t r = 0; r < rows; ++r)
               for (int64_t c = 0; c < keys; ++c)
                 sc(r, c) = Dot(&Q(i0 + r, h * sh.dh), &K(j0 + c, sh.KvHead(h) * sh.dh), sh.dh, 1);
-            rules::LogitRows<S>(sc.data(), allowed, MaskKind::kCustom, rule.At(h, i0, j0), 0, rows,
-                                true, lg);
+            kernels::LogitRows<S>(sc.data(), allowed, MaskKind::kCustom, rule.At(h, i0, j0), 0,
+                                  rows, true, lg);
             for (int64_t r = 0; r < rows; ++r) {
               const size_t ri = static_cast<size_t>(r);
               const S m_new = std::max(m[ri], lg.row(r).maxCoeff());

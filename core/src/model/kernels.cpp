@@ -1,15 +1,12 @@
 // kernels.cpp: the table of the active instruction-set level (kernels.h).
 #include "model/kernels.h"
 
+#include "base/level_copies.h"
+
 namespace attnlab::kernels {
 
 const Table& Of(CpuLevel level) {
-#ifdef ATTNLAB_CPU_DISPATCH
-  if (level == CpuLevel::kAvx512) return *attnlab_kernels_avx512();
-  if (level == CpuLevel::kAvx2) return *attnlab_kernels_avx2();
-#endif
-  (void)level;
-  return *attnlab_kernels_default();
+  return *CopyForLevel(level, ATTNLAB_LEVEL_COPIES(attnlab_kernels))();
 }
 
 const Table& Active() {

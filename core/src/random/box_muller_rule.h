@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__FMA__)
+#if defined(__AVX__)
 #include <immintrin.h>
 #endif
 
@@ -37,7 +37,7 @@ inline F8 Fma(F8 a, F8 b, F8 c) {
 }
 
 inline F8 Sqrt(F8 x) {
-#if defined(__FMA__)  // an AVX level
+#if defined(__AVX__)
   return _mm256_sqrt_ps(x);
 #else
   F8 r;

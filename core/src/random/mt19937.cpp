@@ -2,6 +2,7 @@
 #include "attnlab/random/mt19937.h"
 
 #include "attnlab/base/cpu_level.h"
+#include "base/level_copies.h"
 #include "random/mt19937_rule.h"
 
 // The batch path of mt_words_isa.cpp, one copy per instruction-set level.
@@ -37,15 +38,9 @@ struct LevelKernels {
 };
 
 const LevelKernels& Kernels() {
-  static const LevelKernels kernels = [] {
-#ifdef ATTNLAB_CPU_DISPATCH
-    if (ActiveCpuLevel() == CpuLevel::kAvx512)
-      return LevelKernels{&attnlab_mt_words_avx512, &attnlab_mt_discard_avx512};
-    if (ActiveCpuLevel() == CpuLevel::kAvx2)
-      return LevelKernels{&attnlab_mt_words_avx2, &attnlab_mt_discard_avx2};
-#endif
-    return LevelKernels{&attnlab_mt_words_default, &attnlab_mt_discard_default};
-  }();
+  static const LevelKernels kernels{
+      CopyForLevel(ActiveCpuLevel(), ATTNLAB_LEVEL_COPIES(attnlab_mt_words)),
+      CopyForLevel(ActiveCpuLevel(), ATTNLAB_LEVEL_COPIES(attnlab_mt_discard))};
   return kernels;
 }
 

@@ -21,16 +21,20 @@
 
 #include "attnlab/base/cpu_level.h"
 #include "attnlab/base/parallel.h"
+#include "base/level_copies.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#define ATTNLAB_HAVE_AVX2_PATH 1  // code compiled for AVX2 + FMA, run where the CPU has them
-#endif
-
-// PyTorch's AVX2 normal_ blocks, one copy per instruction-set level (normal_isa.cpp).
+// PyTorch's AVX2 normal_ blocks and uniform_'s fused scaling, one copy per instruction-set
+// level (normal_isa.cpp).
 extern "C" void attnlab_normal_blocks_default(float*, int64_t, float, float);
+extern "C" void attnlab_fused_scale_f32_default(float*, int64_t, float, float);
+extern "C" void attnlab_fused_scale_f64_default(double*, int64_t, double, double);
 #ifdef ATTNLAB_CPU_DISPATCH
 extern "C" void attnlab_normal_blocks_avx2(float*, int64_t, float, float);
 extern "C" void attnlab_normal_blocks_avx512(float*, int64_t, float, float);
+extern "C" void attnlab_fused_scale_f32_avx2(float*, int64_t, float, float);
+extern "C" void attnlab_fused_scale_f32_avx512(float*, int64_t, float, float);
+extern "C" void attnlab_fused_scale_f64_avx2(double*, int64_t, double, double);
+extern "C" void attnlab_fused_scale_f64_avx512(double*, int64_t, double, double);
 #endif
 
 namespace attnlab {
@@ -51,32 +55,17 @@ bool CpuHasAvx2AndFma() {
 #endif
 }
 
-#ifdef ATTNLAB_HAVE_AVX2_PATH
-// Whether this CPU can run the AVX2 + FMA code below (kernel kAvx2 on another CPU, in the
-// tests, runs the portable loops instead). Asked once.
-bool CpuRunsAvx2Code() {
-  static const bool runs = CpuHasAvx2AndFma();
-  return runs;
-}
-
-// v[i] = std::fma(v[i], width, lo) for i in [0, n) compiled for AVX2 and FMA, where the compiler
-// makes it 8 or 4 lanes per instruction, each lane the one rounding of std::fma (the baseline
-// build has no FMA instruction: it called libm's fma for every value). Only called when the
-// CPU has AVX2 and FMA.
-template <typename T>
-__attribute__((target("avx2,fma"))) void FusedScaleAvx2(T* v, int64_t n, T width, T lo) {
-  for (int64_t i = 0; i < n; ++i) v[i] = std::fma(v[i], width, lo);
-}
-#endif
-
 // v[i] = std::fma(v[i], width, lo) for i in [0, n): uniform_'s x * width + lo as PyTorch's AVX2
-// kernel contracts it.
-template <typename T>
-void FusedScale(T* v, int64_t n, T width, T lo) {
-#ifdef ATTNLAB_HAVE_AVX2_PATH
-  if (CpuRunsAvx2Code()) return FusedScaleAvx2(v, n, width, lo);
-#endif
-  for (int64_t i = 0; i < n; ++i) v[i] = std::fma(v[i], width, lo);
+// kernel contracts it, at the active level (normal_isa.cpp); the same bits at every level.
+void FusedScale(float* v, int64_t n, float width, float lo) {
+  static const auto scale =
+      CopyForLevel(ActiveCpuLevel(), ATTNLAB_LEVEL_COPIES(attnlab_fused_scale_f32));
+  scale(v, n, width, lo);
+}
+void FusedScale(double* v, int64_t n, double width, double lo) {
+  static const auto scale =
+      CopyForLevel(ActiveCpuLevel(), ATTNLAB_LEVEL_COPIES(attnlab_fused_scale_f64));
+  scale(v, n, width, lo);
 }
 
 NormalKernel ChooseNormalKernel() {
@@ -239,16 +228,10 @@ namespace {
 
 // PyTorch's AVX2 normal_ blocks (normal_isa.cpp, box_muller_rule.h) at the CPU's best
 // instruction-set level (ActiveCpuLevel), chosen once: the same bits at every level.
-using NormalBlocksFn = void (*)(float*, int64_t, float, float);
-NormalBlocksFn Avx2NormalBlocks() {
-  static const NormalBlocksFn blocks = [] {
-#ifdef ATTNLAB_CPU_DISPATCH
-    if (ActiveCpuLevel() == CpuLevel::kAvx512) return &attnlab_normal_blocks_avx512;
-    if (ActiveCpuLevel() == CpuLevel::kAvx2) return &attnlab_normal_blocks_avx2;
-#endif
-    return &attnlab_normal_blocks_default;
-  }();
-  return blocks;
+void Avx2NormalBlocks(float* d, int64_t blocks, float mean, float std_dev) {
+  static const auto run =
+      CopyForLevel(ActiveCpuLevel(), ATTNLAB_LEVEL_COPIES(attnlab_normal_blocks));
+  run(d, blocks, mean, std_dev);
 }
 
 }  // namespace
@@ -266,7 +249,7 @@ void TorchGenerator::Block16(float* d, float mean, float std) const {
 }
 
 void TorchGenerator::BlocksOf16(float* d, int64_t blocks, float mean, float std) const {
-  if (kernel_ == NormalKernel::kAvx2) return Avx2NormalBlocks()(d, blocks, mean, std);
+  if (kernel_ == NormalKernel::kAvx2) return Avx2NormalBlocks(d, blocks, mean, std);
   for (int64_t k = 0; k < blocks; ++k) Block16(d + 16 * k, mean, std);
 }
 
