@@ -102,12 +102,7 @@ BENCHMARK(BM_MultiplierChange)
 using DenseRowsFn = void (*)(const float*, const float*, const float*, int64_t, int64_t, int64_t,
                              int64_t, float*, float*);
 DenseRowsFn DenseRowsAt(CpuLevel level) {
-#ifdef ATTNLAB_CPU_DISPATCH
-  if (level == CpuLevel::kAvx512) return &attnlab_dense_rows_avx512;
-  if (level == CpuLevel::kAvx2) return &attnlab_dense_rows_avx2;
-#endif
-  (void)level;
-  return &attnlab_dense_rows_default;
+  return CopyForLevel(level, ATTNLAB_LEVEL_COPIES(attnlab_dense_rows));
 }
 
 void BM_DenseFloor(benchmark::State& state) {

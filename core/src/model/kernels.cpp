@@ -1,8 +1,6 @@
 // kernels.cpp: the table of the active instruction-set level (kernels.h).
 #include "model/kernels.h"
 
-#include "base/level_copies.h"
-
 namespace attnlab::kernels {
 
 const Table& Of(CpuLevel level) {

@@ -2,7 +2,6 @@
 #include "attnlab/random/mt19937.h"
 
 #include "attnlab/base/cpu_level.h"
-#include "base/level_copies.h"
 #include "random/mt19937_rule.h"
 
 // The batch path of mt_words_isa.cpp, one copy per instruction-set level.

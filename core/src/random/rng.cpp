@@ -21,7 +21,6 @@
 
 #include "attnlab/base/cpu_level.h"
 #include "attnlab/base/parallel.h"
-#include "base/level_copies.h"
 
 // PyTorch's AVX2 normal_ blocks and uniform_'s fused scaling, one copy per instruction-set
 // level (normal_isa.cpp).
