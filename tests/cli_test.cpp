@@ -228,8 +228,8 @@ TEST_F(Cli, DecodeAndTiledWriteEveryStepAsPyTorchsLoops) {
 
 // bfloat16: decode and tiled run it (the JSON names the dtype and the tolerance; the values are
 // PyTorch's loops', tools/make_decode_goldens.py: the decode's stored stages within one
-// bfloat16 ulp, the tiles' FlashAttention-2 rounding of P), and code --loop refuses it, naming
-// the dtype and what computes it.
+// bfloat16 ulp, the tiles' FlashAttention-2 rounding of P), and code --loop writes both loops
+// with the program's stored() where the loops store.
 TEST_F(Cli, DecodeAndTiledInBfloat16) {
   const nlohmann::json g = test::LoadGolden("decode/lowp-bfloat16-journey-causal-p2.json");
   const std::string scenario = Write("bf16.json", g["scenario"].dump());
@@ -250,15 +250,24 @@ TEST_F(Cli, DecodeAndTiledInBfloat16) {
   EXPECT_TRUE(test::MatrixNear("bfloat16 tiled context", test::JsonMatrix(j["context"][0]),
                                test::JsonMatrix(g["tiled"]["expected"]["context"][0]), 0.0, 0x1p-7));
   EXPECT_LE(j["max_abs_diff"].get<double>(), j["tolerance"].get<double>());
+  // The loop programs store what the loops store (tools/check_loop_codegen.py runs them).
   r = RunCli("code " + scenario + " --loop decode --prefill 2");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("dtype: the decode loop's program is not written for \"bfloat16\" yet; "
-                       "attention-lab decode computes it"),
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("    step_logits = stored(step_logits)  # the whole rule"),
             std::string::npos)
-      << r.err;
+      << r.out;
+  EXPECT_NE(r.out.find("    step_weights = stored(step_weights)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    step_context = stored((step_weights @ cache_v"), std::string::npos)
+      << r.out;
   r = RunCli("code " + scenario + " --loop tiled --block-q 2 --block-k 2");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("the tiled loop's program is not written for \"bfloat16\""), std::string::npos) << r.err;
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("                    p = stored(p)  # P stored in the dtype before P @ V"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("= stored(out)  # O / l made in float32, stored"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("step_scores = stored("),
+            std::string::npos);  // the tiles keep float32 logits
 }
 
 /// The numbers of a CSV export's rows (each line's fields after the row label; the header

@@ -142,10 +142,9 @@ bool LowLinear(const Ctx& c) {
                    c.s.projections.out_proj);
 }
 
-// Low precision: `layer(x)` as the engine computes nn.Linear (x @ W stored, then + bias stored
-// again); layer(x) otherwise.
+// codegen_parts::LinearCall for the program's dtype.
 std::string LinearCall(const Ctx& c, const std::string& layer, const std::string& x) {
-  return c.low ? "linear(" + layer + ", " + x + ")" : layer + "(" + x + ")";
+  return codegen_parts::LinearCall(c.low, layer, x);
 }
 
 // Low precision: `layer` (a new nn.Linear expression) with its float32 draws stored.
@@ -1209,6 +1208,10 @@ std::vector<NotebookOutput> PrintedOutputs(const Stages& stages) {
 namespace codegen_parts {
 
 std::string PythonFloat(double v) { return PyFloat(v); }
+
+std::string LinearCall(bool low, const std::string& layer, const std::string& x) {
+  return low ? "linear(" + layer + ", " + x + ")" : layer + "(" + x + ")";
+}
 
 std::string AllowedCellsLines(const Scenario& s, const Shape& sh, bool numpy) {
   std::ostringstream py;

@@ -21,7 +21,26 @@ struct LoopCtx {
   const Scenario& s;
   Shape sh;
   bool numpy;
+  // dtype bfloat16 / float16: the scenario program's stored() rounds what the engine stores
+  // (codegen.cpp); the loops store the same values, float32 in between.
+  bool low = IsLowPrecision(s.dtype);
 };
+
+/// `expr` stored in the dtype (the program's stored()) in low precision; `expr` otherwise.
+std::string Stored(const LoopCtx& c, const std::string& expr) {
+  return c.low ? "stored(" + expr + ")" : expr;
+}
+
+/// out_proj applied to `x` as the scenario program applies it (codegen_parts::LinearCall).
+std::string OutProj(const LoopCtx& c, const std::string& x) {
+  return codegen_parts::LinearCall(c.low, "out_proj", x);
+}
+
+/// A line `indent var = stored(var)  # comment` in low precision; "" otherwise.
+std::string StoreLine(const LoopCtx& c, const std::string& indent, const std::string& var,
+                      const std::string& comment) {
+  return c.low ? indent + var + " = stored(" + var + ")  # " + comment + "\n" : "";
+}
 
 /// `text` with every @NAME@ of `fields` replaced by its value.
 std::string Fill(std::string text, const std::vector<std::pair<std::string, std::string>>& fields) {
@@ -91,17 +110,35 @@ std::string ModifierLines(const LoopCtx& c, const std::string& indent, const std
 }
 
 /// A decode step's softmax: over the keys, or with a sink over the keys and the head's sink
-/// column, which is dropped before weights @ V (gpt-oss's reference sdpa).
+/// column, which is dropped before weights @ V (gpt-oss's reference sdpa). Low precision: the
+/// weights (and the sink's share) stored, unless scaling.softmax_dtype "float32" keeps them.
 std::string StepSoftmax(const LoopCtx& c) {
+  const bool store = c.s.scaling.softmax_dtype != SoftmaxDtype::kFloat32;
+  const std::string kept =
+      store ? "" : "    # softmax_dtype float32: the weights stay float32, not stored\n";
   if (c.s.scaling.sink.empty())
-    return c.numpy ? "    step_weights = softmax_rows(step_logits)  # (B, heads, n, keys)\n"
-                   : "    step_weights = torch.softmax(step_logits, dim=-1)  # (B, heads, n, keys)\n";
-  return std::string(c.numpy ? "    sink_column = np.broadcast_to(sink_logits.reshape(1, heads, 1, 1), (B, heads, n, 1))\n"
-                               "    with_sink = softmax_rows(np.concatenate([step_logits, sink_column], axis=-1))\n"
-                             : "    sink_column = sink_logits.view(1, heads, 1, 1).expand(B, heads, n, 1)\n"
-                               "    with_sink = torch.softmax(torch.cat([step_logits, sink_column], dim=-1), dim=-1)\n") +
-         "    step_weights = with_sink[..., :-1]  # (B, heads, n, keys): the sink's column dropped\n"
-         "    step_sink = with_sink[..., -1:]  # (B, heads, n, 1): what the sink took of each new row\n";
+    return (c.numpy ? "    step_weights = softmax_rows(step_logits)  # (B, heads, n, keys)\n"
+                    : "    step_weights = torch.softmax(step_logits, dim=-1)  # (B, heads, n, "
+                      "keys)\n") +
+           (store   ? StoreLine(c, "    ", "step_weights", "computed in float32, stored")
+            : c.low ? kept
+                    : "");
+  return std::string(
+             c.numpy ? "    sink_column = np.broadcast_to(sink_logits.reshape(1, heads, 1, 1), (B, "
+                       "heads, n, 1))\n"
+                       "    with_sink = softmax_rows(np.concatenate([step_logits, sink_column], "
+                       "axis=-1))\n"
+                     : "    sink_column = sink_logits.view(1, heads, 1, 1).expand(B, heads, n, 1)\n"
+                       "    with_sink = torch.softmax(torch.cat([step_logits, sink_column], "
+                       "dim=-1), dim=-1)\n") +
+         "    step_weights = with_sink[..., :-1]  # (B, heads, n, keys): the sink's column "
+         "dropped\n"
+         "    step_sink = with_sink[..., -1:]  # (B, heads, n, 1): what the sink took of each new "
+         "row\n" +
+         (!c.low  ? ""
+          : store ? "    step_weights, step_sink = stored(step_weights), stored(step_sink)  # "
+                    "computed in float32, stored\n"
+                  : kept);
 }
 
 /// A query block's running maximum and sum: m = -inf, l = 0, or with a sink m = sink, l = 1
@@ -191,30 +228,33 @@ for first, n in plan:
 @SINKREC@)";
 
 // A decode step in PyTorch: the new rows appended, the step's scores, logits, weights, context.
-const char* kDecodeStepTorch = R"(    cache_k = torch.cat([cache_k, k_heads[:, :, first:first + n]], dim=2)  # the new tokens' rows
+const char* kDecodeStepTorch =
+    R"(    cache_k = torch.cat([cache_k, k_heads[:, :, first:first + n]], dim=2)  # the new tokens' rows
     cache_v = torch.cat([cache_v, v_heads[:, :, first:first + n]], dim=2)
     cache_pos = cache_pos + list(range(first, first + n))
     top = @TOP@
     step_allowed = allowed_full[top:top + n][:, cache_pos]  # (n, keys)
-    step_scores = q_heads[:, :, first:first + n] @ cache_k.repeat_interleave(group, dim=1).transpose(-2, -1)
+    step_scores = @SCORES@
     step_logits = step_scores@SCALE@
 @MODIFY@    step_logits = step_logits.masked_fill(~step_allowed, float('-inf'))
-@SOFTMAX@@ZERO@    step_context = (step_weights @ cache_v.repeat_interleave(group, dim=1)).transpose(1, 2).reshape(B, n, -1)
+@STORELOGITS@@SOFTMAX@@ZERO@    step_context = @CONTEXT@
 @OUTPROJ@)";
 
 // The same step in NumPy.
-const char* kDecodeStepNumpy = R"(    cache_k = np.concatenate([cache_k, k_heads[:, :, first:first + n]], axis=2)  # the new rows
+const char* kDecodeStepNumpy =
+    R"(    cache_k = np.concatenate([cache_k, k_heads[:, :, first:first + n]], axis=2)  # the new rows
     cache_v = np.concatenate([cache_v, v_heads[:, :, first:first + n]], axis=2)
     cache_pos = cache_pos + list(range(first, first + n))
     top = @TOP@
     step_allowed = allowed_full[top:top + n][:, cache_pos]  # (n, keys)
-    step_scores = np.matmul(q_heads[:, :, first:first + n], np.repeat(cache_k, group, axis=1).swapaxes(-2, -1))
+    step_scores = @SCORES@
     step_logits = step_scores@SCALE@
 @MODIFY@    step_logits = np.where(step_allowed, step_logits, -np.inf)
-@SOFTMAX@@ZERO@    step_context = np.matmul(step_weights, np.repeat(cache_v, group, axis=1)).transpose(0, 2, 1, 3).reshape(B, n, -1)
+@STORELOGITS@@SOFTMAX@@ZERO@    step_context = @CONTEXT@
 )";
 
-const char* kTiled = R"(# FlashAttention's forward pass: Q in blocks of Br rows, K and V in blocks of Bc keys. Per row
+const char* kTiled =
+    R"(# FlashAttention's forward pass: Q in blocks of Br rows, K and V in blocks of Bc keys. Per row
 # a running maximum m, a running sum l of exp(logit - m) and an unnormalised output O; when m
 # grows, l and O are rescaled by exp(m_old - m_new). Tiles the mask forbids are skipped.
 Br, Bc = @BR@, @BC@
@@ -236,13 +276,14 @@ tile_steps, skipped_tiles = [], 0
 @UPDATE@                tile_steps.append({"batch": b, "head": h, "rows": [i0, i1], "keys": [j0, j1],
                                    "skipped": skipped, "m": m.@COPY@(), "l": l.@COPY@(),
                                    "rescale": rescale, "O": O.@COPY@()})
-@SINKREC@@DIVIDE@@ZERO@            tiled_context[b, i0:i1, h * head_size_v:(h + 1) * head_size_v] = out
+@SINKREC@@DIVIDE@@ZERO@            tiled_context[b, i0:i1, h * head_size_v:(h + 1) * head_size_v] = @OUT@
 @OUTPROJ@)";
 
 // A query block's state and a tile's update in PyTorch.
 const char* kTiledInitTorch = R"(@MLINIT@            O = torch.zeros(i1 - i0, head_size_v@DT@)  # unnormalised output
 )";
-const char* kTiledUpdateTorch = R"(                    s = (q_heads[b, h, i0:i1] @ k_heads[b, kv, j0:j1].T)@SCALE@
+const char* kTiledUpdateTorch =
+    R"(                    s = (q_heads[b, h, i0:i1] @ k_heads[b, kv, j0:j1].T)@SCALE@
 @MODIFY@                    s = s.masked_fill(~tile, float('-inf'))
                     m_new = torch.maximum(m, s.max(dim=-1).values)
                     live = m_new != float('-inf')  # rows with an allowed key so far
@@ -250,14 +291,15 @@ const char* kTiledUpdateTorch = R"(                    s = (q_heads[b, h, i0:i1]
                     rescale = torch.where(live, torch.exp(m - shift), torch.ones_like(m))  # exp(m_old - m_new)
                     p = torch.exp(s - shift[:, None])
                     l = rescale * l + p.sum(dim=-1)
-                    O = rescale[:, None] * O + p @ v_heads[b, kv, j0:j1]
+@STOREP@                    O = rescale[:, None] * O + p @ v_heads[b, kv, j0:j1]
                     m = torch.where(live, m_new, m)
 )";
 
 // The same in NumPy.
 const char* kTiledInitNumpy = R"(@MLINIT@            O = np.zeros((i1 - i0, head_size_v))  # unnormalised output
 )";
-const char* kTiledUpdateNumpy = R"(                    s = np.matmul(q_heads[b, h, i0:i1], k_heads[b, kv, j0:j1].T)@SCALE@
+const char* kTiledUpdateNumpy =
+    R"(                    s = np.matmul(q_heads[b, h, i0:i1], k_heads[b, kv, j0:j1].T)@SCALE@
 @MODIFY@                    s = np.where(tile, s, -np.inf)
                     m_new = np.maximum(m, s.max(axis=-1))
                     live = m_new != -np.inf  # rows with an allowed key so far
@@ -265,7 +307,7 @@ const char* kTiledUpdateNumpy = R"(                    s = np.matmul(q_heads[b, 
                     rescale = np.where(live, np.exp(m - shift), 1.0)  # exp(m_old - m_new)
                     p = np.exp(s - shift[:, None])
                     l = rescale * l + p.sum(axis=-1)
-                    O = rescale[:, None] * O + np.matmul(p, v_heads[b, kv, j0:j1])
+@STOREP@                    O = rescale[:, None] * O + np.matmul(p, v_heads[b, kv, j0:j1])
                     m = np.where(live, m_new, m)
 )";
 
@@ -291,20 +333,9 @@ void CheckLoopNormalization(const Scenario& s) {
                          Name(s.scaling.sink_form) + "\"; attention-lab decode and tiled compute it");
 }
 
-/// bfloat16 / float16: no loop program yet (the scenario's own program rounds each stage to
-/// the dtype with stored(), codegen.cpp; the loops' steps do not); the message names the loop
-/// and what computes it instead. Errors: ScenarioError on "dtype".
-void CheckLoopDtype(const Scenario& s, const char* loop, const char* command) {
-  if (IsLowPrecision(s.dtype))
-    throw ScenarioError("dtype", std::string("the ") + loop + " program is not written for \"" +
-                                     Name(s.dtype) + "\" yet; attention-lab " + command +
-                                     " computes it (JSON of every step), or switch to float32 for the code");
-}
-
 }  // namespace
 
 std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
-  CheckLoopDtype(s, "decode loop's", "decode");
   const std::string program = GeneratePyTorchCode(s);
   const LoopCtx c{s, ValidateScenario(s), s.input.generator == Generator::kNumpy};
   CheckDecode(s, c.sh.T, opt);
@@ -316,14 +347,28 @@ std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
                    ? "first  # mask.align \"bottom_right\": query r sits at position first + r"
                    : "cache_pos[0]  # mask.align \"top_left\": query r as if at the cache's "
                      "first position + r"},
+       {"SCORES", Stored(c, c.numpy ? "np.matmul(q_heads[:, :, first:first + n], "
+                                      "np.repeat(cache_k, group, axis=1).swapaxes(-2, -1))"
+                                    : "q_heads[:, :, first:first + n] @ "
+                                      "cache_k.repeat_interleave(group, dim=1).transpose(-2, -1)")},
        {"SCALE", Scale(c)},
-       {"MODIFY", ModifierLines(c, "    ", "step_logits",
-                                c.numpy ? "alibi_slopes.reshape(1, heads, 1, 1)" : "alibi_slopes.view(1, heads, 1, 1)",
-                                c.numpy ? "np.arange(first, first + n)[:, None]" : "torch.arange(first, first + n)[:, None]",
-                                c.numpy ? "np.array(cache_pos)[None, :]" : "torch.tensor(cache_pos)[None, :]")},
+       {"STORELOGITS", StoreLine(c, "    ", "step_logits",
+                                 "the whole rule (scaling, mask) in float32, stored once")},
+       {"CONTEXT", Stored(c, c.numpy ? "np.matmul(step_weights, np.repeat(cache_v, group, "
+                                       "axis=1)).transpose(0, 2, 1, 3).reshape(B, n, -1)"
+                                     : "(step_weights @ cache_v.repeat_interleave(group, "
+                                       "dim=1)).transpose(1, 2).reshape(B, n, -1)")},
+       {"MODIFY",
+        ModifierLines(
+            c, "    ", "step_logits",
+            c.numpy ? "alibi_slopes.reshape(1, heads, 1, 1)" : "alibi_slopes.view(1, heads, 1, 1)",
+            c.numpy ? "np.arange(first, first + n)[:, None]"
+                    : "torch.arange(first, first + n)[:, None]",
+            c.numpy ? "np.array(cache_pos)[None, :]" : "torch.tensor(cache_pos)[None, :]")},
        {"SOFTMAX", StepSoftmax(c)},
        {"ZERO", ZeroRows(c, "    ", "step_allowed", "step_weights")},
-       {"OUTPROJ", s.projections.out_proj ? "    step_context = out_proj(step_context)\n" : ""}});
+       {"OUTPROJ",
+        s.projections.out_proj ? "    step_context = " + OutProj(c, "step_context") + "\n" : ""}});
   return program + "\n" + HeadsAndMask(c) +
          Fill(kDecode, {{"P", std::to_string(opt.prefill)},
                         {"C", std::to_string(opt.chunk)},
@@ -336,7 +381,6 @@ std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
 }
 
 std::string GenerateTiledCode(const Scenario& s, int64_t block_q, int64_t block_k) {
-  CheckLoopDtype(s, "tiled loop's", "tiled");
   const std::string program = GeneratePyTorchCode(s);
   const LoopCtx c{s, ValidateScenario(s), s.input.generator == Generator::kNumpy};
   CheckTiled(s, block_q, block_k);
@@ -348,25 +392,44 @@ std::string GenerateTiledCode(const Scenario& s, int64_t block_q, int64_t block_
                {"BC", std::to_string(block_k)},
                {"ZEROS", c.numpy ? "np.zeros((B, T, heads * head_size_v))"
                                  : "torch.zeros(B, T, heads * head_size_v" + dt + ")"},
-               {"INIT", Fill(c.numpy ? kTiledInitNumpy : kTiledInitTorch, {{"MLINIT", TileStart(c)}, {"DT", dt}})},
+               {"INIT", Fill(c.numpy ? kTiledInitNumpy : kTiledInitTorch,
+                             {{"MLINIT", TileStart(c)}, {"DT", dt}})},
                {"ONES", c.numpy ? "np.ones(i1 - i0)" : "torch.ones(i1 - i0" + dt + ")"},
-               {"UPDATE", Fill(c.numpy ? kTiledUpdateNumpy : kTiledUpdateTorch,
-                               {{"SCALE", Scale(c)},
-                                {"MODIFY", ModifierLines(c, "                    ", "s", "alibi_slopes[h]",
-                                                         c.numpy ? "np.arange(i0, i1)[:, None]" : "torch.arange(i0, i1)[:, None]",
-                                                         c.numpy ? "np.arange(j0, j1)[None, :]" : "torch.arange(j0, j1)[None, :]")}})},
+               {"UPDATE",
+                Fill(c.numpy ? kTiledUpdateNumpy : kTiledUpdateTorch,
+                     {{"SCALE", Scale(c)},
+                      {"STOREP", StoreLine(c, "                    ", "p",
+                                           "P stored in the dtype before P @ V; l summed the "
+                                           "float32 P (FlashAttention-2)")},
+                      {"MODIFY", ModifierLines(c, "                    ", "s", "alibi_slopes[h]",
+                                               c.numpy ? "np.arange(i0, i1)[:, None]"
+                                                       : "torch.arange(i0, i1)[:, None]",
+                                               c.numpy ? "np.arange(j0, j1)[None, :]"
+                                                       : "torch.arange(j0, j1)[None, :]")}})},
                {"COPY", c.numpy ? "copy" : "clone"},
-               {"SINKINIT", s.scaling.sink.empty() ? ""
-                            : c.numpy ? "tiled_sink = np.zeros((B, heads, T, 1))  # what the sink took of each row\n"
-                                      : "tiled_sink = torch.zeros(B, heads, T, 1" + dt + ")  # what the sink took of each row\n"},
-               {"SINKREC", s.scaling.sink.empty() ? ""
-                           : std::string("            tiled_sink[b, h, i0:i1, 0] = ") + (c.numpy ? "np" : "torch") +
-                                 ".exp(sink_logits[h] - m) / l  # the sink's column, exp(sink - m), over l\n"},
-               {"DIVIDE", c.numpy ? "            with np.errstate(invalid=\"ignore\", divide=\"ignore\"):\n"
-                                    "                out = O / l[:, None]  # the softmax's division, once at the end\n"
-                                  : "            out = O / l[:, None]  # the softmax's division, once per row at the end\n"},
+               {"SINKINIT",
+                s.scaling.sink.empty() ? ""
+                : c.numpy
+                    ? "tiled_sink = np.zeros((B, heads, T, 1))  # what the sink took of each row\n"
+                    : "tiled_sink = torch.zeros(B, heads, T, 1" + dt +
+                          ")  # what the sink took of each row\n"},
+               {"SINKREC", s.scaling.sink.empty()
+                               ? ""
+                               : std::string("            tiled_sink[b, h, i0:i1, 0] = ") +
+                                     (c.numpy ? "np" : "torch") +
+                                     ".exp(sink_logits[h] - m) / l  # the sink's column, exp(sink "
+                                     "- m), over l\n"},
+               {"DIVIDE",
+                c.numpy ? "            with np.errstate(invalid=\"ignore\", divide=\"ignore\"):\n"
+                          "                out = O / l[:, None]  # the softmax's division, once at "
+                          "the end\n"
+                        : "            out = O / l[:, None]  # the softmax's division, once per "
+                          "row at the end\n"},
                {"ZERO", ZeroRows(c, "            ", "allowed_full[i0:i1]", "out")},
-               {"OUTPROJ", !c.numpy && s.projections.out_proj ? "tiled_context = out_proj(tiled_context)\n" : ""}}) +
+               {"OUT", c.low ? "stored(out)  # O / l made in float32, stored" : "out"},
+               {"OUTPROJ", !c.numpy && s.projections.out_proj
+                               ? "tiled_context = " + OutProj(c, "tiled_context") + "\n"
+                               : ""}}) +
          PrintDifference(c, "tiled_context", "tiled");
 }
 

@@ -19,4 +19,9 @@ std::string PythonFloat(double v);
 /// Errors: none.
 std::string AllowedCellsLines(const Scenario& s, const Shape& sh, bool numpy);
 
+/// `layer(x)` as the scenario program applies an nn.Linear: `layer(x)`, or with `low`
+/// (bfloat16 / float16) `linear(layer, x)`, the program's function that stores x @ W and then
+/// + bias in the dtype (two operations, as the engine). Errors: none.
+std::string LinearCall(bool low, const std::string& layer, const std::string& x);
+
 }  // namespace attnlab::codegen_parts
