@@ -661,24 +661,29 @@ TEST(SinkForm, TheGradientsAreTheConcatFormsWhereTheRowSeesAKey) {
   }
 }
 
-TEST(SinkForm, TheLoopProgramsRefuseTheSigmoidFormNamingTheField) {
+// The loop programs write the sigmoid form as the engine's loops run it (inference.cpp): a
+// decode step rescales its plain softmax by sigmoid(lse - sink); the tiles keep the online
+// softmax without a sink column and multiply O / l by sigmoid(m + log l - sink) after the last
+// tile (tools/check_loop_codegen.py runs both against the JSON).
+TEST(SinkForm, TheLoopProgramsWriteTheSigmoidForm) {
   const Scenario s = LoadPreset("bug-sink-sigmoid");
-  const std::string why = "scaling.sink_form: the generated loop writes the sink as one more "
-                          "softmax column (\"concat\"), not \"sigmoid\"; attention-lab decode "
-                          "and tiled compute it";
-  try {
-    GenerateDecodeCode(s, {2, 0});
-    ADD_FAILURE() << "no error";
-  } catch (const InferenceError& e) {
-    EXPECT_EQ(std::string(e.what()), why);
-  }
-  try {
-    GenerateTiledCode(s, 2, 2);
-    ADD_FAILURE() << "no error";
-  } catch (const InferenceError& e) {
-    EXPECT_EQ(std::string(e.what()), why);
-  }
-  EXPECT_NO_THROW(GenerateTiledCode(BugFix("bug-sink-sigmoid", s), 2, 2));
+  const std::string decode = GenerateDecodeCode(s, {2, 0});
+  EXPECT_NE(decode.find("    gate = torch.sigmoid(lse - sink_logits.view(1, heads, 1, 1))"),
+            std::string::npos)
+      << decode;
+  EXPECT_NE(decode.find("    step_weights = torch.softmax(step_logits, dim=-1) * gate"),
+            std::string::npos);
+  EXPECT_EQ(decode.find("with_sink"), std::string::npos);  // no sink column
+  const std::string tiled = GenerateTiledCode(s, 2, 2);
+  EXPECT_NE(tiled.find("            gate = torch.sigmoid((m + torch.log(l)) - sink_logits[h])"),
+            std::string::npos)
+      << tiled;
+  EXPECT_NE(tiled.find("            out = O / l[:, None] * gate[:, None]"), std::string::npos);
+  EXPECT_NE(tiled.find("m = torch.full((i1 - i0,), float('-inf'))"), std::string::npos);
+  // The concat form (the bug's fix) keeps the sink's column in the online softmax.
+  const std::string fixed = GenerateTiledCode(BugFix("bug-sink-sigmoid", s), 2, 2);
+  EXPECT_NE(fixed.find("m = sink_logits[h].repeat(i1 - i0)"), std::string::npos) << fixed;
+  EXPECT_EQ(fixed.find("gate"), std::string::npos);
 }
 
 }  // namespace

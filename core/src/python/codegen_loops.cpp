@@ -109,9 +109,39 @@ std::string ModifierLines(const LoopCtx& c, const std::string& indent, const std
   return py;
 }
 
+/// Whether the scenario's sink rescales attention's output (scaling.sink_form "sigmoid",
+/// torchtitan's rescale) instead of being one more softmax column.
+bool SigmoidSink(const LoopCtx& c) {
+  return !c.s.scaling.sink.empty() && c.s.scaling.sink_form == SinkForm::kSigmoid;
+}
+
+/// A decode step's sigmoid sink (the scenario program's WriteSinkSigmoid on the step's rows):
+/// the plain softmax of the keys times gate = sigmoid(lse - sink), the sink's share 1 - gate.
+std::string StepSigmoidSink(const LoopCtx& c) {
+  if (c.numpy)
+    return "    mx = step_logits.max(axis=-1, keepdims=True)\n"
+           "    mx = np.where(np.isinf(mx), 0.0, mx)  # as torch.logsumexp: a row of -inf gives "
+           "-inf\n"
+           "    with np.errstate(divide=\"ignore\"):  # log(0) = -inf: a row that sees no key\n"
+           "        lse = np.log(np.exp(step_logits - mx).sum(axis=-1, keepdims=True)) + mx\n"
+           "    gate = 1 / (1 + np.exp(-(lse - sink_logits.reshape(1, heads, 1, 1))))  # the keys' "
+           "share\n"
+           "    step_weights = softmax_rows(step_logits) * gate  # a row that sees no key: nan * 0 "
+           "= nan\n"
+           "    step_sink = 1 - gate  # (B, heads, n, 1): what the sink took of each new row\n";
+  return "    lse = torch.logsumexp(step_logits, dim=-1, keepdim=True)  # -inf for a row that sees "
+         "no key\n"
+         "    gate = torch.sigmoid(lse - sink_logits.view(1, heads, 1, 1))  # the keys' share "
+         "(torchtitan)\n"
+         "    step_weights = torch.softmax(step_logits, dim=-1) * gate  # a row that sees no key: "
+         "nan * 0 = nan\n"
+         "    step_sink = 1 - gate  # (B, heads, n, 1): what the sink took of each new row\n";
+}
+
 /// A decode step's softmax: over the keys, or with a sink over the keys and the head's sink
-/// column, which is dropped before weights @ V (gpt-oss's reference sdpa). Low precision: the
-/// weights (and the sink's share) stored, unless scaling.softmax_dtype "float32" keeps them.
+/// column, which is dropped before weights @ V (gpt-oss's reference sdpa), or with a sigmoid
+/// sink StepSigmoidSink. Low precision: the weights (and the sink's share) stored, unless
+/// scaling.softmax_dtype "float32" keeps them.
 std::string StepSoftmax(const LoopCtx& c) {
   const bool store = c.s.scaling.softmax_dtype != SoftmaxDtype::kFloat32;
   const std::string kept =
@@ -123,6 +153,12 @@ std::string StepSoftmax(const LoopCtx& c) {
            (store   ? StoreLine(c, "    ", "step_weights", "computed in float32, stored")
             : c.low ? kept
                     : "");
+  const std::string store_sink =
+      !c.low  ? ""
+      : store ? "    step_weights, step_sink = stored(step_weights), stored(step_sink)  # "
+                "computed in float32, stored\n"
+              : kept;
+  if (SigmoidSink(c)) return StepSigmoidSink(c) + store_sink;
   return std::string(
              c.numpy ? "    sink_column = np.broadcast_to(sink_logits.reshape(1, heads, 1, 1), (B, "
                        "heads, n, 1))\n"
@@ -135,17 +171,15 @@ std::string StepSoftmax(const LoopCtx& c) {
          "dropped\n"
          "    step_sink = with_sink[..., -1:]  # (B, heads, n, 1): what the sink took of each new "
          "row\n" +
-         (!c.low  ? ""
-          : store ? "    step_weights, step_sink = stored(step_weights), stored(step_sink)  # "
-                    "computed in float32, stored\n"
-                  : kept);
+         store_sink;
 }
 
-/// A query block's running maximum and sum: m = -inf, l = 0, or with a sink m = sink, l = 1
-/// (the sink's column, exp(sink - m) = 1, rescaled like the rest and never multiplied with V).
+/// A query block's running maximum and sum: m = -inf, l = 0, or with a sink column m = sink,
+/// l = 1 (the sink's column, exp(sink - m) = 1, rescaled like the rest and never multiplied
+/// with V; a sigmoid sink leaves the online softmax alone).
 std::string TileStart(const LoopCtx& c) {
   const std::string dt = TensorDtype(c), in = "            ";
-  const bool sink = !c.s.scaling.sink.empty();
+  const bool sink = !c.s.scaling.sink.empty() && !SigmoidSink(c);
   if (c.numpy)
     return sink ? in + "m = np.full(i1 - i0, sink_logits[h])  # running maximum per row: the sink's logit\n" +
                       in + "l = np.ones(i1 - i0)  # running sum of exp(logit - m): the sink's exp(0)\n"
@@ -321,16 +355,30 @@ std::string ZeroRows(const LoopCtx& c, const std::string& indent, const std::str
          "  # masked_rows \"zero\"\n";
 }
 
-/// The loop programs take softmax only (softmax_then_mask equals it over the allowed keys),
-/// with a sink as one more column (scaling.sink_form "concat").
+/// The loop programs take softmax only (softmax_then_mask equals it over the allowed keys).
 void CheckLoopNormalization(const Scenario& s) {
   if (!IsSoftmaxOverAllowedKeys(s.normalization))
     throw InferenceError(std::string("normalization: the generated loop writes softmax, not \"") +
                          Name(s.normalization) + "\" (softmax or softmax_then_mask)");
-  if (s.scaling.sink_form != SinkForm::kConcat)
-    throw InferenceError(std::string("scaling.sink_form: the generated loop writes the sink as "
-                                     "one more softmax column (\"concat\"), not \"") +
-                         Name(s.scaling.sink_form) + "\"; attention-lab decode and tiled compute it");
+}
+
+/// After a query block's last tile: what the sink took of each row (tiled_sink) and, for a
+/// sigmoid sink, the gate O / l is multiplied by (inference.cpp's RecordSink, SigmoidGates).
+std::string TileSinkLines(const LoopCtx& c) {
+  if (c.s.scaling.sink.empty()) return "";
+  const std::string in = "            ", lib = c.numpy ? "np" : "torch";
+  if (!SigmoidSink(c))
+    return in + "tiled_sink[b, h, i0:i1, 0] = " + lib +
+           ".exp(sink_logits[h] - m) / l  # the sink's column, exp(sink - m), over l\n";
+  const std::string gate =
+      c.numpy
+          ? in + "with np.errstate(divide=\"ignore\"):  # log(0) = -inf: a row that saw no key\n" +
+                in +
+                "    gate = 1 / (1 + np.exp(-((m + np.log(l)) - sink_logits[h])))  # sigmoid(lse - "
+                "sink)\n"
+          : in + "gate = torch.sigmoid((m + torch.log(l)) - sink_logits[h])  # lse = m + log l "
+                 "(torchtitan)\n";
+  return gate + in + "tiled_sink[b, h, i0:i1, 0] = 1 - gate  # what the sink took of each row\n";
 }
 
 }  // namespace
@@ -413,18 +461,14 @@ std::string GenerateTiledCode(const Scenario& s, int64_t block_q, int64_t block_
                     ? "tiled_sink = np.zeros((B, heads, T, 1))  # what the sink took of each row\n"
                     : "tiled_sink = torch.zeros(B, heads, T, 1" + dt +
                           ")  # what the sink took of each row\n"},
-               {"SINKREC", s.scaling.sink.empty()
-                               ? ""
-                               : std::string("            tiled_sink[b, h, i0:i1, 0] = ") +
-                                     (c.numpy ? "np" : "torch") +
-                                     ".exp(sink_logits[h] - m) / l  # the sink's column, exp(sink "
-                                     "- m), over l\n"},
+               {"SINKREC", TileSinkLines(c)},
                {"DIVIDE",
-                c.numpy ? "            with np.errstate(invalid=\"ignore\", divide=\"ignore\"):\n"
-                          "                out = O / l[:, None]  # the softmax's division, once at "
-                          "the end\n"
-                        : "            out = O / l[:, None]  # the softmax's division, once per "
-                          "row at the end\n"},
+                (c.numpy ? "            with np.errstate(invalid=\"ignore\", divide=\"ignore\"):\n"
+                           "                out = O / l[:, None]"
+                         : "            out = O / l[:, None]") +
+                    std::string(SigmoidSink(c)
+                                    ? " * gate[:, None]  # the division, then the sink's gate\n"
+                                    : "  # the softmax's division, once per row at the end\n")},
                {"ZERO", ZeroRows(c, "            ", "allowed_full[i0:i1]", "out")},
                {"OUT", c.low ? "stored(out)  # O / l made in float32, stored" : "out"},
                {"OUTPROJ", !c.numpy && s.projections.out_proj
