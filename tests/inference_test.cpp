@@ -21,11 +21,14 @@
 // store the same float32 values as ours, so the numbers agree to one ulp of the dtype (a float32
 // sum in another order may cross a rounding boundary), rtol 2^-7 / 2^-10; the decode and the
 // tiles against the full computation within AgreementTolerance (inference.h).
+#include "attnlab/lessons/inference.h"
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "attnlab/figures/inference_views.h"
-#include "attnlab/lessons/inference.h"
+#include "attnlab/model/bugs.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/python/codegen.h"
@@ -201,6 +204,42 @@ TEST(Tiled, CausalSkipsTheTilesAboveTheDiagonal) {
   EXPECT_EQ(run.skipped_tiles, 3);  // (0, 1), (0, 2), (1, 2)
   EXPECT_TRUE(run.steps[1].skipped);
   EXPECT_LE(run.max_abs_diff, 1e-6);
+}
+
+// A query block's output after its last tile is its columns of the run's context (no out_proj
+// here): with the sigmoid sink that is O / l times the gate, which moves every value of the
+// bug-sink-sigmoid preset's rows by more than display precision; with the concat sink (the
+// bug's fix) O / l itself.
+TEST(Tiled, BlockOutputIsTheContextWithTheSigmoidSinksGate) {
+  for (const bool fixed : {false, true}) {
+    const Scenario bug = LoadPreset("bug-sink-sigmoid");
+    const Scenario s = fixed ? BugFix("bug-sink-sigmoid", bug) : bug;
+    ASSERT_FALSE(s.projections.out_proj);
+    const Stages st = RunScenario(s);
+    const TiledRun run = RunTiled(s, st, 2, 2);
+    double moved = 0;
+    int blocks = 0;
+    for (const TileStep& t : run.steps) {
+      if (t.key0 + t.keys < st.shape.T) continue;  // not the block's last tile
+      ++blocks;
+      const MatrixD out = TileBlockOutput(s, run, t, st.shape.H);
+      for (int64_t r = 0; r < t.rows; ++r)
+        for (int64_t d = 0; d < st.shape.dh_v; ++d) {
+          const double want = run.context[t.batch](t.row0 + r, t.head * st.shape.dh_v + d);
+          if (std::isnan(want)) {  // the row no key is allowed for: nan in both (gate 0 x 0 / 0)
+            EXPECT_TRUE(std::isnan(out(r, d))) << fixed << " " << t.row0 + r << "," << d;
+            continue;
+          }
+          EXPECT_NEAR(out(r, d), want, 1e-6) << fixed << " " << t.row0 + r << "," << d;
+          moved = std::max(moved, std::abs(t.O(r, d) / t.l[r] - want));
+        }
+    }
+    EXPECT_EQ(blocks, 2 * 4);  // 2 heads x 4 query blocks of T = 7
+    if (fixed)
+      EXPECT_LE(moved, 1e-6);  // the concat sink: O / l is the context
+    else
+      EXPECT_GT(moved, 0.1);  // the gate: the rows the old panel showed were this far off
+  }
 }
 
 // float64 (numpy-masked: NumPy's float64, causal): both loops run in double and agree with

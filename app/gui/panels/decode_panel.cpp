@@ -102,14 +102,19 @@ void DrawRowComparison(const AppState& state, const Stages& st, const DecodeRun&
 }
 
 /// Step `s`'s weights of head `bh` (b * H + h): q_len x keys, masked cells as dots; with a
-/// sink (gpt-oss) one more column, what the sink took of each row (the row's keys share the rest).
+/// sink (gpt-oss) one more column, what the sink took of each row (the row's keys share the
+/// rest; `form` says how it took it: one more softmax column, or the sigmoid rescale).
 void DrawStepWeights(const DecodeStep& s, int64_t bh, const std::vector<std::string>& rows,
-                     std::vector<std::string> cols) {
+                     std::vector<std::string> cols, SinkForm form) {
   const MatrixD& w = s.weights[static_cast<size_t>(bh)];
   const bool sink = !s.sink.empty();
+  const bool sigmoid = sink && form == SinkForm::kSigmoid;
   ImGui::Spacing();
   ImGui::Text("weights (%lld \u00D7 %zu): softmax of q\u00B7k over the cached keys%s",
-              static_cast<long long>(w.rows()), s.keys.size(), sink ? " and the sink" : "");
+              static_cast<long long>(w.rows()), s.keys.size(),
+              sigmoid ? ", times \u03C3(lse \u2212 sink)"
+              : sink  ? " and the sink"
+                      : "");
   MatrixD shown(w.rows(), w.cols() + (sink ? 1 : 0));
   shown.leftCols(w.cols()) = w;
   if (sink) {
@@ -175,7 +180,8 @@ void DrawDecodePanel(AppState& state) {
 
   DrawCacheTables(*st, s, b, h, labels);
 
-  DrawStepWeights(s, b * sh.H + h, Labels(labels, news), Labels(labels, s.keys));
+  DrawStepWeights(s, b * sh.H + h, Labels(labels, news), Labels(labels, s.keys),
+                  state.shown.scaling.sink_form);
 
   DrawRowComparison(state, *st, run, s, b);
   if (run.unreachable_cells > 0)

@@ -106,22 +106,24 @@ void DrawTiledPanel(AppState& state) {
   if (!note.empty()) TextWrappedAtSpaces(note.c_str());
   if (t.key0 + t.keys >= sh.T) {  // the row block is done: O / l is its context
     // With a sink (gpt-oss) one more column: what the sink took of each row, exp(sink - m) / l
-    // after the last tile, beside the full computation's sink column.
+    // after the last tile, beside the full computation's sink column. The sigmoid form
+    // (scaling.sink_form) multiplies O / l by g = sigmoid(m + log l - sink), the keys' share;
+    // the sink's is 1 - g.
     const bool sink = !run.sink.empty();
+    const bool sigmoid = sink && state.shown.scaling.sink_form == SinkForm::kSigmoid;
     const size_t bh = static_cast<size_t>(t.batch * sh.H + t.head);
-    ImGui::Text("rows done: O / l beside ordinary attention (head %lld's columns%s)",
+    const char* done = sigmoid ? "O / l \u00B7 g" : "O / l";
+    ImGui::Text("rows done: %s beside ordinary attention (head %lld's columns%s)", done,
                 static_cast<long long>(t.head), sink ? ", then the sink's share" : "");
     MatrixD both(2 * t.rows, sh.dh_v + (sink ? 1 : 0));
     std::vector<std::string> rl, dl = NumberedLabels("d", sh.dh_v);
     if (sink) dl.push_back("sink");
     const bool f64 = st->f64 != nullptr;
+    const MatrixD output = TileBlockOutput(state.shown, run, t, sh.H);  // O / l (times g)
     for (int64_t r = 0; r < t.rows; ++r) {
       const int64_t i = t.row0 + r;
       for (int64_t d = 0; d < sh.dh_v; ++d) {
-        // O / l as the run's context holds it: stored in the dtype (StoreAs: bfloat16 / float16
-        // rounded, float32 as it is; a float64 run keeps its double).
-        const double ratio = t.O(r, d) / t.l[r];
-        both(2 * r, d) = f64 ? ratio : StoreAs(state.shown.dtype, static_cast<float>(ratio));
+        both(2 * r, d) = output(r, d);
         const int64_t col = t.head * sh.dh_v + d;
         both(2 * r + 1, d) = f64 ? st->f64->context[t.batch](i, col) : st->context[t.batch](i, col);
       }
@@ -129,21 +131,28 @@ void DrawTiledPanel(AppState& state) {
         both(2 * r, sh.dh_v) = run.sink[bh](i, 0);
         both(2 * r + 1, sh.dh_v) = f64 ? st->f64->sink[bh](i, 0) : st->sink[bh](i, 0);
       }
-      rl.push_back(rows[r] + " O / l");
+      rl.push_back(rows[r] + " " + done);
       rl.push_back(rows[r] + " full");
     }
     if (state.shown.projections.out_proj)
       ImGui::TextDisabled("(the full context is after out_proj: compare the run's max below)");
     ValuesTable("done", rl, dl, both);
-    if (sink)
+    if (sigmoid)
+      TextWrappedAtSpaces(
+          "sink (sigmoid form): the online softmax ran without it; after the last "
+          "tile, g = \u03C3(m + log l \u2212 sink) is the keys' share of each row "
+          "(m + log l = log \u03A3 exp(logits), the row's lse), O / l is multiplied "
+          "by g, and the sink takes 1 \u2212 g.");
+    else if (sink)
       TextWrappedAtSpaces("sink: the share of each row the sink's logit took, exp(sink \u2212 m) / l: "
                           "the sink started each row at m = sink, l = 1 and was rescaled with the "
                           "keys, never multiplied with V.");
   }
   bool equal = false;
   const std::string verdict = AgreementText(state.shown, run.max_abs_diff, run.tolerance, true, &equal);
-  std::snprintf(buf, sizeof buf, "whole run: max |O / l \u2212 softmax(QK\u1D40)V| = %.3g",
-                run.max_abs_diff);
+  const bool gated = !run.sink.empty() && state.shown.scaling.sink_form == SinkForm::kSigmoid;
+  std::snprintf(buf, sizeof buf, "whole run: max |O / l%s \u2212 the full context| = %.3g",
+                gated ? " \u00B7 g" : "", run.max_abs_diff);
   TextWrappedAtSpaces((buf + verdict).c_str(), equal ? &kEqual : &kDiffer);
 }
 

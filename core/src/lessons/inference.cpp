@@ -504,6 +504,20 @@ void CheckTiled(const Scenario& s, int64_t block_q, int64_t block_k) {
   CheckNoDropout(s, "FlashAttention's forward pass");
 }
 
+MatrixD TileBlockOutput(const Scenario& s, const TiledRun& run, const TileStep& t, int64_t H) {
+  const bool sigmoid = !run.sink.empty() && s.scaling.sink_form == SinkForm::kSigmoid;
+  const size_t bh = static_cast<size_t>(t.batch * H + t.head);
+  MatrixD out(t.rows, t.O.cols());
+  for (int64_t r = 0; r < t.rows; ++r) {
+    const double gate = sigmoid ? 1.0 - run.sink[bh](t.row0 + r, 0) : 1.0;
+    for (int64_t d = 0; d < t.O.cols(); ++d) {
+      const double v = t.O(r, d) / t.l[static_cast<size_t>(r)] * gate;
+      out(r, d) = s.dtype == Dtype::kFloat64 ? v : StoreAs(s.dtype, static_cast<float>(v));
+    }
+  }
+  return out;
+}
+
 TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k) {
   CheckTiled(s, block_q, block_k);
   TiledRun run = s.dtype == Dtype::kFloat64 ? Tiled<double>(s, st, block_q, block_k)

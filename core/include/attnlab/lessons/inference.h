@@ -167,12 +167,21 @@ struct TiledRun {
 /// (the sink's column, rescaled like the rest and never multiplied with V), so such a row ends
 /// at O / l = 0. With scaling.sink_form "sigmoid" (torchtitan) the online softmax runs without
 /// the sink and O / l is multiplied by sigmoid(m + log l - sink) after the last tile (a row
-/// with no allowed key stays nan: 0 / 0 times 0), the sink's share 1 minus that. Errors: InferenceError for Br or Bc < 1, a normalization other than softmax
+/// with no allowed key stays nan: 0 / 0 times 0), the sink's share 1 minus that. Errors:
+/// InferenceError for Br or Bc < 1, a normalization other than softmax
 /// (the online softmax computes softmax: softmax_then_mask equals it and is accepted), dropout
 /// p > 0, projections.head_split "view_no_transpose" (as RunDecode). RoPE: the tiles read Q_rot
 /// and K_rot. bfloat16 / float16: FlashAttention-2's rule (float32 state, P stored in the dtype
 /// before P·V, O / l stored; see the header comment).
 TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t block_k);
+
+/// What a query block's rows come to after its last tile `t` (a step of `run`, RunTiled of `s`,
+/// H query heads): rows x dh_v of O / l, times g = 1 - run.sink's share with scaling.sink_form
+/// "sigmoid" (the gate sigmoid(m + log l - sink)), each value stored in s.dtype as the run's
+/// context holds it (bfloat16 / float16 rounded, float32 and float64 as they are): the block's
+/// columns of run.context before out_proj, computed in double from the step's O and l (within a
+/// float32 rounding of the run's own). Errors: none (t must be a block's last tile of `run`).
+MatrixD TileBlockOutput(const Scenario& s, const TiledRun& run, const TileStep& t, int64_t H);
 
 /// RunTiled's checks of `s`, Br and Bc alone (as CheckDecode). Errors: InferenceError as RunTiled.
 void CheckTiled(const Scenario& s, int64_t block_q, int64_t block_k);
