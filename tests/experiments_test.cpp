@@ -2,6 +2,7 @@
 // tolerance 1e-5: float32 dot products summed in a different order) and the peaking statistics.
 #include "attnlab/lessons/experiments.h"
 
+#include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "test_util.h"
 
@@ -65,8 +66,33 @@ TEST(PeakStats, OneHotAndUniformRows) {
   const RowVector nan_row = RowVector::Constant(3, NAN);
   EXPECT_EQ(RowPeakStats(part).sum, 0.5);
   EXPECT_TRUE(std::isnan(RowPeakStats(nan_row).sum));
-  EXPECT_TRUE(RowsSumToOne({a, u, RowPeakStats(nan_row)}));
-  EXPECT_FALSE(RowsSumToOne({a, RowPeakStats(part)}));
+  EXPECT_TRUE(RowsAreDistributions({a, u, RowPeakStats(nan_row)}, 1e-3));
+  EXPECT_FALSE(RowsAreDistributions({a, RowPeakStats(part)}, 1e-3));
+  // z / sum(z) of signed logits sums to 1 but is no distribution.
+  RowVector signed_row(3);
+  signed_row << 1.5f, -0.75f, 0.25f;
+  EXPECT_EQ(RowPeakStats(signed_row).sum, 1.0);
+  EXPECT_EQ(RowPeakStats(signed_row).min_weight, -0.75);
+  EXPECT_FALSE(IsDistribution(RowPeakStats(signed_row), 1e-3));
+  EXPECT_FALSE(IsDistribution(RowPeakStats(nan_row), 1e-3));
+}
+
+// A softmax row stored in bfloat16 sums to 1 only within the dtype's rounding: the alibi
+// preset's last query row of head 0 sums to 1 - 0.0012 (each of its ten weights rounded to 8
+// significant bits). The window's peaking panel said "not a distribution" of it; at the
+// dtype's tolerance it is one, and at float32's it is not.
+TEST(PeakStats, ABfloat16SoftmaxRowIsADistributionAtItsDtypesTolerance) {
+  Scenario s = LoadPreset("alibi");
+  s.dtype = Dtype::kBfloat16;
+  const Stages st = RunScenario(s);
+  const Matrix w = st.Head(st.weights, 0, 0);
+  const PeakStats row = RowPeakStats(w.row(w.rows() - 1));
+  EXPECT_GT(std::fabs(row.sum - 1.0), 1e-3);
+  EXPECT_FALSE(IsDistribution(row, DistributionTolerance(Dtype::kFloat32)));
+  EXPECT_TRUE(IsDistribution(row, DistributionTolerance(Dtype::kBfloat16)));
+  EXPECT_EQ(DistributionTolerance(Dtype::kBfloat16), 0x1p-7);
+  EXPECT_EQ(DistributionTolerance(Dtype::kFloat16), 0x1p-10);
+  EXPECT_TRUE(RowsAreDistributions(RowsPeakStats(w), DistributionTolerance(Dtype::kBfloat16)));
 }
 
 TEST(PeakingCurve, SoftmaxPeaksAsTheMultiplierGrows) {

@@ -262,6 +262,8 @@ struct CompareState {
   std::string name_a, name_b;
   std::optional<StageView> view_a, view_b, diff;
   std::vector<PeakStats> rows_a, rows_b;   ///< RowsPeakStats of A's and B's weights
+  bool distributions_a = true;             ///< A's rows are distributions (RowsAreDistributions
+  bool distributions_b = true;             ///< at the side's DistributionTolerance), and B's
   std::string error;                       ///< why there is no comparison
   std::string decoded_note;                ///< with `decoded`: how the rows were decoded
   std::array<HeatmapSlot, 3> maps;         ///< A, B, A - B

@@ -297,6 +297,8 @@ void RefreshCompare(AppState& state, bool now) {
     c.diff = std::move(v.diff);
     c.rows_a = RowsPeakStats(sa->Head(sa->weights, ba, ha));
     c.rows_b = RowsPeakStats(sb->Head(sb->weights, bb, hb));
+    c.distributions_a = RowsAreDistributions(c.rows_a, DistributionTolerance(sa->dtype));
+    c.distributions_b = RowsAreDistributions(c.rows_b, DistributionTolerance(sb->dtype));
   } catch (const std::exception& e) {
     c.error = e.what();
   }
@@ -335,21 +337,22 @@ std::string ViewsJson(AppState& state) {
   nlohmann::json entropy_a = nlohmann::json::array(), entropy_b = nlohmann::json::array();
   for (const PeakStats& p : c.rows_a) entropy_a.push_back(p.entropy);
   for (const PeakStats& p : c.rows_b) entropy_b.push_back(p.entropy);
-  j["compare"] = {{"mode", CompareModeName(c.mode)},
-                  {"stage", StageName(c.stage)},
-                  {"decoded", c.decoded},
-                  {"name_a", c.name_a},
-                  {"name_b", c.name_b},
-                  {"title", c.diff ? c.diff->title : ""},
-                  {"multiplier_b", c.multiplier_b},
-                  {"error", c.error},
-                  {"entropy_a", entropy_a},
-                  {"entropy_b", entropy_b},
-                  {"rows_sum_to_one_a", RowsSumToOne(c.rows_a)},
-                  {"rows_sum_to_one_b", RowsSumToOne(c.rows_b)},
-                  {"bug", c.bug_id},
-                  {"bug_wrong_lines", c.bug_id.empty() ? std::vector<std::string>() : c.bug_diff.wrong},
-                  {"bug_right_lines", c.bug_id.empty() ? std::vector<std::string>() : c.bug_diff.right}};
+  j["compare"] = {
+      {"mode", CompareModeName(c.mode)},
+      {"stage", StageName(c.stage)},
+      {"decoded", c.decoded},
+      {"name_a", c.name_a},
+      {"name_b", c.name_b},
+      {"title", c.diff ? c.diff->title : ""},
+      {"multiplier_b", c.multiplier_b},
+      {"error", c.error},
+      {"entropy_a", entropy_a},
+      {"entropy_b", entropy_b},
+      {"rows_sum_to_one_a", c.distributions_a},
+      {"rows_sum_to_one_b", c.distributions_b},
+      {"bug", c.bug_id},
+      {"bug_wrong_lines", c.bug_id.empty() ? std::vector<std::string>() : c.bug_diff.wrong},
+      {"bug_right_lines", c.bug_id.empty() ? std::vector<std::string>() : c.bug_diff.right}};
   j["code"] = {{"chars", state.code.text.size()}, {"error", state.code.error}};
   j["gradients"] = nlohmann::json::parse(GradientsJson(state));
   j["training"] = nlohmann::json::parse(TrainViewJson(state));

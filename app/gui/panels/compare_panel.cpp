@@ -354,7 +354,7 @@ void DrawEntropies(AppState& state, ImVec2 size) {
   const size_t T = std::min(c.rows_a.size(), c.rows_b.size());
   // Entropy describes a distribution: a side whose rows do not sum to 1 (softmax over the
   // queries, a mask after the softmax without renormalising, a sink's share) is not plotted.
-  const bool dist_a = RowsSumToOne(c.rows_a), dist_b = RowsSumToOne(c.rows_b);
+  const bool dist_a = c.distributions_a, dist_b = c.distributions_b;
   std::vector<double> x, ea, eb;
   // The means are over the rows that are numbers: a nan row (0 / 0, a padding query in
   // bug-fp16-mask-fill) is counted and said apart instead of turning the mean into nan.

@@ -75,8 +75,9 @@ void DrawRowSummary(const AppState& state, const RowVector& w, const PeakStats& 
             : "Every key of this row is masked, or the weights sum to zero: 0 / 0 is NaN.");
     return;
   }
-  const bool distribution = w.minCoeff() >= 0 && std::fabs(w.sum() - 1.0f) < 1e-3f;
-  if (!distribution && !s.scaling.sink.empty() && w.minCoeff() >= 0 && w.sum() <= 1.0f + 1e-3f) {
+  const double tol = DistributionTolerance(s.dtype);  // a bfloat16 row sums to 1 within 2^-7
+  const bool distribution = IsDistribution(stats, tol);
+  if (!distribution && !s.scaling.sink.empty() && stats.min_weight >= 0 && stats.sum <= 1.0 + tol) {
     // gpt-oss's sink: the softmax ran over the keys and the sink column, which was then dropped.
     char took[96];
     std::snprintf(took, sizeof took, "the sink took %.4f: the keys' weights sum to %.4f",

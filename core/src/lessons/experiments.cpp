@@ -1,17 +1,16 @@
 // experiments.cpp: see experiments.h.
 #include "attnlab/lessons/experiments.h"
 
-#include "attnlab/base/text.h"
-
 #include <cmath>
 #include <limits>
 #include <string>
 
+#include "attnlab/base/text.h"
+#include "attnlab/model/pipeline.h"
 #include "attnlab/random/rng.h"
 #include "base/float_exp.h"
-
-#include "model/stage_rules.h"
 #include "base/torch_sum.h"
+#include "model/stage_rules.h"
 
 namespace attnlab {
 
@@ -64,9 +63,10 @@ PeakStats RowPeakStats(const RowVector& w) {
     const double x = w[j];
     if (std::isnan(x)) {
       const double nan = std::numeric_limits<double>::quiet_NaN();
-      return PeakStats{nan, -1, nan, nan, nan};
+      return PeakStats{nan, -1, nan, nan, nan, nan};
     }
     s.sum += x;
+    s.min_weight = j == 0 ? x : std::min(s.min_weight, x);
     if (s.argmax < 0 || x > s.max_weight) {
       s.max_weight = x;
       s.argmax = j;
@@ -78,9 +78,17 @@ PeakStats RowPeakStats(const RowVector& w) {
   return s;
 }
 
-bool RowsSumToOne(const std::vector<PeakStats>& rows, double tol) {
+double DistributionTolerance(Dtype dtype) {
+  return IsLowPrecision(dtype) ? DtypeEpsilon(dtype) : 1e-3;
+}
+
+bool IsDistribution(const PeakStats& row, double tol) {
+  return row.min_weight >= 0 && std::fabs(row.sum - 1.0) <= tol;
+}
+
+bool RowsAreDistributions(const std::vector<PeakStats>& rows, double tol) {
   for (const PeakStats& p : rows)
-    if (!std::isnan(p.sum) && std::fabs(p.sum - 1.0) > tol) return false;
+    if (!std::isnan(p.sum) && !IsDistribution(p, tol)) return false;
   return true;
 }
 

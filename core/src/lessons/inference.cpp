@@ -393,7 +393,7 @@ double ToleranceOf(const Scenario& s, const Stages& st) {
   // by the full computation, not by the tiles: up to eps |logit| per logit, so 2 eps Zmax
   // relative over a softmax row) reaches the rows through V (largest |V|) and out_proj (its
   // largest column sum of |W|, G).
-  const double eps = s.dtype == Dtype::kBfloat16 ? 0x1p-7 : 0x1p-10;
+  const double eps = DtypeEpsilon(s.dtype);
   double Z = LargestFinite(ts.logits);
   for (double sink : rules::HeadSinks<double>(s, st.shape.H)) Z = std::max(Z, std::abs(sink));
   const double G = ts.out_proj_W.size() == 0

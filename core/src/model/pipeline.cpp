@@ -81,6 +81,19 @@ float StoreAs(Dtype dtype, float v) {
   return v;
 }
 
+double DtypeEpsilon(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::kFloat64:
+      return 0x1p-52;
+    case Dtype::kBfloat16:
+      return 0x1p-7;
+    case Dtype::kFloat16:
+      return 0x1p-10;
+    default:
+      return 0x1p-23;
+  }
+}
+
 double MaskFillValue(MaskFill fill, Dtype dtype) {
   switch (fill) {
     case MaskFill::kNegInf:

@@ -46,13 +46,25 @@ struct PeakStats {
   double entropy = 0.0;           ///< -sum w log w, in nats (0 for one-hot, log n for uniform)
   double effective_tokens = 0.0;  ///< exp(entropy): how many keys the row effectively averages
   double sum = 0.0;  ///< the row's sum: 1 for a distribution (nan for a row holding nan)
+  double min_weight = 0.0;  ///< smallest weight (negative for z / sum(z) of signed logits)
 };
 
+/// How far from 1 the sum of a row of weights stored in `dtype` may be and the row still be a
+/// distribution: 1e-3 (float32 and float64 sums of a softmax), or the dtype's eps for bfloat16
+/// (2^-7) and float16 (2^-10), whose stored weights each moved by up to eps / 2 of
+/// themselves, so the row's sum by up to eps / 2 (DtypeEpsilon). Errors: none.
+double DistributionTolerance(Dtype dtype);
+
+/// Whether one row (RowPeakStats) is a distribution, so that its entropy means something: no
+/// weight negative and the sum within `tol` of 1 (DistributionTolerance). A nan row is not.
+/// Errors: none.
+bool IsDistribution(const PeakStats& row, double tol);
+
 /// Whether every row of `rows` (RowsPeakStats) is a distribution, so that its entropy means
-/// what the compare view says: each row that holds no nan sums to 1 within `tol` (a softmax
-/// over the queries, a mask after the softmax without renormalising, or a sink's share break
-/// it). Errors: none.
-bool RowsSumToOne(const std::vector<PeakStats>& rows, double tol = 1e-3);
+/// what the compare view says: each row that holds no nan is one (IsDistribution; a softmax over
+/// the queries, a mask after the softmax without renormalising, a sink's share or signed
+/// weights break it). Errors: none.
+bool RowsAreDistributions(const std::vector<PeakStats>& rows, double tol);
 
 /// Statistics of one row of weights (1 x T); zero weights add nothing to the entropy. A row
 /// holding nan gives nan statistics and argmax -1.

@@ -268,6 +268,11 @@ struct RecomputeCounts {
 /// PyTorch's tensor.to(torch.bfloat16) / .to(torch.float16). Errors: none.
 float StoreAs(Dtype dtype, float v);
 
+/// The spacing of `dtype`'s numbers at 1, torch.finfo(dtype).eps: float64 2^-52, float32
+/// 2^-23, bfloat16 2^-7, float16 2^-10 (a rounding to the dtype moves a value by at most half
+/// of it, relative). Errors: none.
+double DtypeEpsilon(Dtype dtype);
+
 /// The value mask.fill writes into masked logits in `dtype`, as masked_fill(~allowed, value)
 /// stores it: -inf; torch.finfo(dtype).min (float32 -3.4028235e38, float64 -1.797e308,
 /// bfloat16 -3.3895314e38, float16 -65504); -1e9 (float16: -inf, beyond its range; bfloat16
