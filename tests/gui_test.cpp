@@ -2029,6 +2029,46 @@ save-views )" + Path("compare.json") + "\n");
   EXPECT_GT(c["compare_norm_a"].get<double>(), 4 * scaled_norm);  // 40.0 against 8.08
 }
 
+// The gradients view at 1280 x 800 on raschka-3.5-causal (T = 6, d_k = 2): every map under the
+// Jacobian prints each cell as grad.h has it, d L / d logits and d L / d scores too (row 5 is
+// the weights minus the one-hot of key 0, -0.81 first). With four equal widths the two T x T
+// maps printed no number; the T x d_k maps now lend them their spare room.
+TEST_F(Gui, GradientsViewPrintsEveryMapsNumbersAt1280x800) {
+  const std::string script = Write("grad.script", R"(preset raschka-3.5-causal
+view gradients
+row 5
+loss-key 0
+wait 3
+save-layout )" + Path("layout.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario sc = LoadPreset("raschka-3.5-causal");
+  const Gradients want = LossGradients(sc, RunScenario(sc), 5, 0);
+  const std::map<std::string, const Matrix*> maps = {{"grad_logits", &want.grad_logits[0]},
+                                                     {"grad_scores", &want.grad_scores[0]},
+                                                     {"grad_Q", &want.grad_Q[0]},
+                                                     {"grad_K", &want.grad_K[0]}};
+  const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path("layout.json")));
+  std::set<std::string> seen;
+  for (const nlohmann::json& m : layout["views"]) {
+    const auto it = maps.find(m["name"].get<std::string>());
+    if (it == maps.end()) continue;
+    seen.insert(it->first);
+    const Matrix& values = *it->second;
+    const std::vector<std::string> printed = m["printed"];
+    ASSERT_EQ(printed.size(), static_cast<size_t>(values.size())) << it->first;
+    EXPECT_LE(m["x1"].get<double>(), 1280.0) << it->first;
+    for (Eigen::Index i = 0; i < values.rows(); ++i)
+      for (Eigen::Index j = 0; j < values.cols(); ++j) {
+        const std::string& t = printed[static_cast<size_t>(i * values.cols() + j)];
+        EXPECT_EQ(WrongCellText(t, Stage::kScores, values(i, j), false), "")
+            << it->first << " " << i << "," << j;
+      }
+    if (it->first == "grad_logits") EXPECT_EQ(printed[5 * 6], "-0.81");
+  }
+  EXPECT_EQ(seen.size(), maps.size());
+}
+
 }  // namespace
 }  // namespace attnlab
 

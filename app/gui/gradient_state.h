@@ -24,7 +24,11 @@ struct GradientState {
   std::string error;               ///< why there is none (a masked key, ...)
   Matrix jacobian;                 ///< RowJacobian of the shown batch, head and row
   std::vector<double> multipliers, norms;  ///< JacobianNormCurve of that row
-  /// Heatmaps: jacobian, grad_logits, grad_scores, grad_Q, grad_K (incomplete type here).
+  /// The heatmaps' ids, in the order of `maps` (also their names in --layout's "views").
+  static constexpr int kMapCount = 5;
+  static constexpr const char* kMapIds[kMapCount] = {"grad_jacobian", "grad_logits", "grad_scores",
+                                                     "grad_Q", "grad_K"};
+  /// Heatmaps: kMapIds' maps (incomplete type here); null until the view is first drawn.
   std::unique_ptr<HeatmapSlot[]> maps;
   bool upload = true;
   // The compare view's readout: ||dL/dW_query|| of A and of B for (row, key).

@@ -125,6 +125,9 @@ void ForgetRects(AppState& state) {
   for (HeatmapSlot& s : state.trick.weight_maps) s.image_min = s.image_max = ImVec2(0, 0);
   for (HeatmapSlot& s : state.trick.result_maps) s.image_min = s.image_max = ImVec2(0, 0);
   for (HeatmapSlot& s : state.compare.maps) s.image_min = s.image_max = ImVec2(0, 0);
+  if (state.gradients.maps)
+    for (int k = 0; k < GradientState::kMapCount; ++k)
+      state.gradients.maps[k].image_min = state.gradients.maps[k].image_max = ImVec2(0, 0);
   for (ScreenRect& r : state.heatmap_cells) r = ScreenRect{};
   state.toolbar_items.clear();
   state.peaking_rect = state.variance_rect = state.heatmap_canvas = ScreenRect{};
@@ -154,6 +157,9 @@ std::string HeatmapLayoutJson(const AppState& state) {
   add("compare_a", state.compare.maps[0]);
   add("compare_b", state.compare.maps[1]);
   add("compare_diff", state.compare.maps[2]);
+  if (state.gradients.maps)
+    for (int k = 0; k < GradientState::kMapCount; ++k)
+      add(GradientState::kMapIds[k], state.gradients.maps[k]);
   nlohmann::json j = {{"heatmaps", maps}, {"views", extra}};
   j["view"] = views[static_cast<int>(state.central)];
   j["focus"] = state.focus ? nlohmann::json(StageName(*state.focus)) : nlohmann::json();

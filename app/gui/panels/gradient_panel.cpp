@@ -5,6 +5,7 @@
 // whose gradients through logits, scores, Q and K are heatmaps with the chain explained on
 // hover. Numbers from grad.h (equal to torch.autograd's); this file caches and draws.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@ namespace {
 
 constexpr double kLowMultiplier = 0.01, kHighMultiplier = 100.0;  // as the peaking panel
 enum Map { kJacobian, kGradLogits, kGradScores, kGradQ, kGradK, kMapCount };
+static_assert(kMapCount == GradientState::kMapCount);
 
 int64_t ShownRow(const AppState& state) {
   return std::clamp<int64_t>(state.row, 0, ShownShape(state).T - 1);
@@ -197,17 +199,60 @@ void DrawNormCurves(AppState& state, ImVec2 size) {
 
 /// Heatmap k into the rectangle (origin, size); clicking a key of the Jacobian or of
 /// d L / d logits makes it the loss key.
-void DrawMap(AppState& state, int k, ImVec2 origin, ImVec2 size) {
-  constexpr const char* ids[kMapCount] = {"grad_jacobian", "grad_logits", "grad_scores", "grad_Q",
-                                       "grad_K"};
-  GradientState& g = state.gradients;
+/// How map k is drawn (DrawHeatmapView's spec); `row_labels` false: the map left of it in the
+/// same row shows the same tokens.
+HeatmapViewSpec MapSpec(const AppState& state, int k, bool row_labels = true) {
   HeatmapViewSpec spec;
-  spec.id = ids[k];
+  spec.id = GradientState::kMapIds[k];
   spec.values = MapValues(state, k);
-  spec.empty_text = g.error.empty() ? "(no gradient)" : "(no loss: see above)";
+  spec.empty_text = state.gradients.error.empty() ? "(no gradient)" : "(no loss: see above)";
   spec.labels_key = static_cast<int64_t>(state.shown_version);
   spec.marked_row = k <= kGradScores || k == kGradQ ? ShownRow(state) : -1;
   if (k == kJacobian || k == kGradLogits) spec.heading_note = "click a key";
+  spec.row_labels = row_labels;
+  return spec;
+}
+
+/// The bottom maps (d L / d logits, scores, Q, K) side by side in `width`: their widths, the
+/// gap between them, and whether the maps right of the first drop their row labels (the same
+/// tokens). When every map fits with its numbers printed (2 decimals at least,
+/// NumberCellWidths) beside the first one's labels, half a `gap` apart, each gets that width and
+/// the rest is shared out in proportion; otherwise (large T, numbers off, no gradient) equal
+/// shares, each labelled, `gap` apart, as before. At T = 6 the T x T maps get the room the
+/// narrow T x d_k maps do not need.
+struct BottomLayout {
+  std::array<float, kMapCount> w{};
+  float gap = 0;
+  bool shared_labels = false;
+};
+BottomLayout BottomWidths(AppState& state, float width, float gap) {
+  BottomLayout layout;
+  constexpr int kMaps = kMapCount - kGradLogits;
+  const float free = width - (kMaps - 1) * gap / 2;
+  float need_sum = 0;
+  bool numbered = state.view.values != ValuesMode::kOff;
+  for (int k = kGradLogits; k < kMapCount && numbered; ++k) {
+    const Matrix* m = MapValues(state, k);
+    numbered = m && AutoPrintsValues(m->rows(), m->cols());  // else no numbers there
+    if (!numbered) break;
+    const float cell = NumberCellWidths(state, Stage::kScores, CellSource{m}, nullptr).min;
+    const int rows = static_cast<int>(m->rows()), cols = static_cast<int>(m->cols());
+    const HeatmapFrame f = MeasureHeatmapFrame(
+        state, state.gradients.maps[k], MapSpec(state, k, k == kGradLogits), rows, cols, cell);
+    layout.w[k] = f.left + f.right + cols * cell;
+    need_sum += layout.w[k];
+  }
+  layout.shared_labels = numbered && need_sum <= free;
+  layout.gap = layout.shared_labels ? gap / 2 : gap;
+  for (int k = kGradLogits; k < kMapCount; ++k)
+    layout.w[k] =
+        layout.shared_labels ? layout.w[k] * free / need_sum : (width - (kMaps - 1) * gap) / kMaps;
+  return layout;
+}
+
+void DrawMap(AppState& state, int k, ImVec2 origin, ImVec2 size, bool row_labels = true) {
+  GradientState& g = state.gradients;
+  const HeatmapViewSpec spec = MapSpec(state, k, row_labels);
   const HeatmapViewHover h = DrawHeatmapView(state, g.maps[k], spec, origin, size);
   if (!h.active) return;
   CellTip(state, k, h.row, h.col);
@@ -311,13 +356,16 @@ void DrawGradientPanel(AppState& state) {
   DrawMap(state, kJacobian, origin, ImVec2(jac_w, top_h));
   ImGui::SetCursorScreenPos(ImVec2(origin.x + jac_w + gap, origin.y));
   DrawNormCurves(state, ImVec2(avail.x - jac_w - 2 * gap, top_h));
-  const float cell_w = (avail.x - 3 * gap) / 4;
+  const BottomLayout bottom = BottomWidths(state, avail.x, gap);
+  float x = origin.x;
   for (int k = kGradLogits; k < kMapCount; ++k) {
     // The T x T maps as tall as they are wide (square cells: the labels above take about what
     // the colorbar takes at the side); Q and K (T x d_out) keep the whole height.
-    const float h = k <= kGradScores ? std::min(bottom_h, cell_w) : bottom_h;
-    DrawMap(state, k, ImVec2(origin.x + (k - kGradLogits) * (cell_w + gap), origin.y + top_h + gap),
-            ImVec2(cell_w, h));
+    const float w = bottom.w[k];
+    const float h = k <= kGradScores ? std::min(bottom_h, w) : bottom_h;
+    DrawMap(state, k, ImVec2(x, origin.y + top_h + gap), ImVec2(w, h),
+            k == kGradLogits || !bottom.shared_labels);
+    x += w + bottom.gap;
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + avail.y));
   ImGui::Dummy(ImVec2(0, 0));

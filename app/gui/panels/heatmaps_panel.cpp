@@ -598,7 +598,7 @@ std::vector<NumberedMap> NumberedMaps(AppState& state, const std::vector<Stage>&
   for (Stage stage : stages) {
     const auto [rows, cols] = ShownSize(state, stage);
     if (rows == 0 || cols == 0) continue;
-    if (rows > 12 || cols > 12) return {};
+    if (!AutoPrintsValues(rows, cols)) return {};
     NumberedMap m{stage, static_cast<int>(rows), static_cast<int>(cols)};
     const NumberCells cells = StageNumberCells(state, stage);
     m.cell_min = cells.min;

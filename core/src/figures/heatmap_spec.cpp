@@ -506,9 +506,8 @@ HeatmapSpec MakeHeatmapSpec(const HeatmapContent& content, int64_t rows, int64_t
     s.legends.push_back({LegendKind::kNote, "colours: log\u2081\u2080"});
   else if (mode == RangeMode::kData)
     s.legends.push_back({LegendKind::kNote, "colours: 0 \u2013 largest"});
-  s.values_wanted =
-      (options.values == ValuesMode::kOn ||
-                         (options.values == ValuesMode::kAuto && rows <= 12 && cols <= 12));
+  s.values_wanted = (options.values == ValuesMode::kOn ||
+                     (options.values == ValuesMode::kAuto && AutoPrintsValues(rows, cols)));
   return s;
 }
 

@@ -149,6 +149,10 @@ struct HeatmapSpec : HeatmapContent {
 /// "weights_dropped", "context", "sink".
 const char* StageName(Stage stage);
 
+/// Whether ValuesMode::kAuto prints the numbers of a rows x cols map (if they fit): at most 12
+/// rows and 12 columns, a size a learner reads cell by cell. Errors: none.
+inline bool AutoPrintsValues(int64_t rows, int64_t cols) { return rows <= 12 && cols <= 12; }
+
 /// Stages with one matrix per head: Q, K, V, Q_rot, K_rot (the head's d_k columns), scores,
 /// logits, weights, weights_dropped, sink.
 bool StageIsPerHead(Stage stage);
