@@ -2064,7 +2064,9 @@ save-layout )" + Path("layout.json") + "\n");
         EXPECT_EQ(WrongCellText(t, Stage::kScores, values(i, j), false), "")
             << it->first << " " << i << "," << j;
       }
-    if (it->first == "grad_logits") EXPECT_EQ(printed[5 * 6], "-0.81");
+    if (it->first == "grad_logits") {
+      EXPECT_EQ(printed[5 * 6], "-0.81");
+    }
   }
   EXPECT_EQ(seen.size(), maps.size());
 }

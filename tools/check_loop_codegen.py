@@ -81,6 +81,7 @@ def check_loop(cli, scenario, loop, opt):
         """compare(), or for bfloat16 / float16 compare_low (`stored`: the app stores it)."""
         return compare_low(name, got, want, dtype, stored) if low else compare(name, got, want, tol)
 
+    stored = loop == "decode" and not softmax_float32(scenario)  # the decode's weights are stored
     bad = []
     diff = compare_as("context", as_numpy(env[loop + "_context"]), array(app["context"]), True)
     if diff:
@@ -99,7 +100,6 @@ def check_loop(cli, scenario, loop, opt):
             if plain(got[key]) != want[key]:
                 bad.append(f"step {n} {key}: {plain(got[key])}, app {want[key]}")
         for key in NUMBERS[loop] + (("sink",) if "sink" in want else ()):
-            stored = loop == "decode" and not softmax_float32(scenario)  # the decode's weights
             diff = compare_as(f"step {n} {key}", as_numpy(got[key]), array(want[key]), stored)
             if diff:
                 bad.append(diff)

@@ -49,6 +49,75 @@ void DrawTileGrid(const Stages& st, const TiledRun& run, size_t current, float s
   ImGui::Dummy(ImVec2(side, side));
 }
 
+/// The current tile's state per row (m, l, rescale, O) beside the grid; returns the rows'
+/// labels (the tokens).
+std::vector<std::string> DrawTileState(const TileStep& t, const std::vector<std::string>& labels) {
+  ImGui::BeginGroup();
+  ImGui::TextDisabled("per row after the tile: m = running max of the logits, l = running sum");
+  ImGui::TextDisabled("of exp(logit \u2212 m); O and l were multiplied by exp(m_old \u2212 m_new)");
+  MatrixD table(t.rows, 3 + t.O.cols());
+  std::vector<std::string> rows, cols = {"m", "l", "rescale"};
+  for (int64_t d = 0; d < t.O.cols(); ++d) cols.push_back("O" + std::to_string(d));
+  for (int64_t r = 0; r < t.rows; ++r) {
+    table(r, 0) = t.m[r];
+    table(r, 1) = t.l[r];
+    table(r, 2) = t.rescale[r];
+    table.row(r).tail(t.O.cols()) = t.O.row(r);
+    const int64_t p = t.row0 + r;
+    rows.push_back(p < static_cast<int64_t>(labels.size()) ? labels[p] : std::to_string(p));
+  }
+  ValuesTable("tile", rows, cols, table);
+  ImGui::EndGroup();
+  return rows;
+}
+
+/// A finished row block (`t` its last tile): O / l (times the sigmoid sink's gate g) beside the
+/// full computation's context, with a sink also each row's share the sink took beside the full
+/// computation's, and what that share is.
+void DrawFinishedRows(const AppState& state, const Stages& st, const TiledRun& run,
+                      const TileStep& t, const std::vector<std::string>& rows) {
+  const Shape& sh = st.shape;
+  const bool sink = !run.sink.empty();
+  const bool sigmoid = sink && state.shown.scaling.SigmoidSink();
+  const size_t bh = static_cast<size_t>(t.batch * sh.H + t.head);
+  const char* done = sigmoid ? "O / l \u00B7 g" : "O / l";
+  ImGui::Text("rows done: %s beside ordinary attention (head %lld's columns%s)", done,
+              static_cast<long long>(t.head), sink ? ", then the sink's share" : "");
+  MatrixD both(2 * t.rows, sh.dh_v + (sink ? 1 : 0));
+  std::vector<std::string> rl, dl = NumberedLabels("d", sh.dh_v);
+  if (sink) dl.push_back("sink");
+  const bool f64 = st.f64 != nullptr;
+  const MatrixD output = TileBlockOutput(state.shown, run, t, sh.H);  // O / l (times g)
+  for (int64_t r = 0; r < t.rows; ++r) {
+    const int64_t i = t.row0 + r;
+    for (int64_t d = 0; d < sh.dh_v; ++d) {
+      both(2 * r, d) = output(r, d);
+      const int64_t col = t.head * sh.dh_v + d;
+      both(2 * r + 1, d) = f64 ? st.f64->context[t.batch](i, col) : st.context[t.batch](i, col);
+    }
+    if (sink) {
+      both(2 * r, sh.dh_v) = run.sink[bh](i, 0);
+      both(2 * r + 1, sh.dh_v) = f64 ? st.f64->sink[bh](i, 0) : st.sink[bh](i, 0);
+    }
+    rl.push_back(rows[r] + " " + done);
+    rl.push_back(rows[r] + " full");
+  }
+  if (state.shown.projections.out_proj)
+    ImGui::TextDisabled("(the full context is after out_proj: compare the run's max below)");
+  ValuesTable("done", rl, dl, both);
+  if (sigmoid)
+    TextWrappedAtSpaces(
+        "sink (sigmoid form): the online softmax ran without it; after the last "
+        "tile, g = \u03C3(m + log l \u2212 sink) is the keys' share of each row "
+        "(m + log l = log \u03A3 exp(logits), the row's lse), O / l is multiplied "
+        "by g, and the sink takes 1 \u2212 g.");
+  else if (sink)
+    TextWrappedAtSpaces(
+        "sink: the share of each row the sink's logit took, exp(sink \u2212 m) / l: "
+        "the sink started each row at m = sink, l = 1 and was rescaled with the "
+        "keys, never multiplied with V.");
+}
+
 }  // namespace
 
 void DrawTiledPanel(AppState& state) {
@@ -81,22 +150,7 @@ void DrawTiledPanel(AppState& state) {
   const float side = std::min(ImGui::GetFontSize() * 14, ImGui::GetContentRegionAvail().x * 0.3f);
   DrawTileGrid(*st, run, current, side);
   ImGui::SameLine();
-  ImGui::BeginGroup();
-  ImGui::TextDisabled("per row after the tile: m = running max of the logits, l = running sum");
-  ImGui::TextDisabled("of exp(logit \u2212 m); O and l were multiplied by exp(m_old \u2212 m_new)");
-  MatrixD table(t.rows, 3 + t.O.cols());
-  std::vector<std::string> rows, cols = {"m", "l", "rescale"};
-  for (int64_t d = 0; d < t.O.cols(); ++d) cols.push_back("O" + std::to_string(d));
-  for (int64_t r = 0; r < t.rows; ++r) {
-    table(r, 0) = t.m[r];
-    table(r, 1) = t.l[r];
-    table(r, 2) = t.rescale[r];
-    table.row(r).tail(t.O.cols()) = t.O.row(r);
-    const int64_t p = t.row0 + r;
-    rows.push_back(p < static_cast<int64_t>(labels.size()) ? labels[p] : std::to_string(p));
-  }
-  ValuesTable("tile", rows, cols, table);
-  ImGui::EndGroup();
+  const std::vector<std::string> rows = DrawTileState(t, labels);
 
   char buf[256];
   std::snprintf(buf, sizeof buf, "%lld of %zu tiles skipped by the mask.",
@@ -104,53 +158,11 @@ void DrawTiledPanel(AppState& state) {
   ImGui::TextUnformatted(buf);
   const std::string note = DtypeNote(state.shown, true);
   if (!note.empty()) TextWrappedAtSpaces(note.c_str());
-  if (t.key0 + t.keys >= sh.T) {  // the row block is done: O / l is its context
-    // With a sink (gpt-oss) one more column: what the sink took of each row, exp(sink - m) / l
-    // after the last tile, beside the full computation's sink column. The sigmoid form
-    // (scaling.sink_form) multiplies O / l by g = sigmoid(m + log l - sink), the keys' share;
-    // the sink's is 1 - g.
-    const bool sink = !run.sink.empty();
-    const bool sigmoid = sink && state.shown.scaling.sink_form == SinkForm::kSigmoid;
-    const size_t bh = static_cast<size_t>(t.batch * sh.H + t.head);
-    const char* done = sigmoid ? "O / l \u00B7 g" : "O / l";
-    ImGui::Text("rows done: %s beside ordinary attention (head %lld's columns%s)", done,
-                static_cast<long long>(t.head), sink ? ", then the sink's share" : "");
-    MatrixD both(2 * t.rows, sh.dh_v + (sink ? 1 : 0));
-    std::vector<std::string> rl, dl = NumberedLabels("d", sh.dh_v);
-    if (sink) dl.push_back("sink");
-    const bool f64 = st->f64 != nullptr;
-    const MatrixD output = TileBlockOutput(state.shown, run, t, sh.H);  // O / l (times g)
-    for (int64_t r = 0; r < t.rows; ++r) {
-      const int64_t i = t.row0 + r;
-      for (int64_t d = 0; d < sh.dh_v; ++d) {
-        both(2 * r, d) = output(r, d);
-        const int64_t col = t.head * sh.dh_v + d;
-        both(2 * r + 1, d) = f64 ? st->f64->context[t.batch](i, col) : st->context[t.batch](i, col);
-      }
-      if (sink) {
-        both(2 * r, sh.dh_v) = run.sink[bh](i, 0);
-        both(2 * r + 1, sh.dh_v) = f64 ? st->f64->sink[bh](i, 0) : st->sink[bh](i, 0);
-      }
-      rl.push_back(rows[r] + " " + done);
-      rl.push_back(rows[r] + " full");
-    }
-    if (state.shown.projections.out_proj)
-      ImGui::TextDisabled("(the full context is after out_proj: compare the run's max below)");
-    ValuesTable("done", rl, dl, both);
-    if (sigmoid)
-      TextWrappedAtSpaces(
-          "sink (sigmoid form): the online softmax ran without it; after the last "
-          "tile, g = \u03C3(m + log l \u2212 sink) is the keys' share of each row "
-          "(m + log l = log \u03A3 exp(logits), the row's lse), O / l is multiplied "
-          "by g, and the sink takes 1 \u2212 g.");
-    else if (sink)
-      TextWrappedAtSpaces("sink: the share of each row the sink's logit took, exp(sink \u2212 m) / l: "
-                          "the sink started each row at m = sink, l = 1 and was rescaled with the "
-                          "keys, never multiplied with V.");
-  }
+  // The row block is done: O / l (times g) is its context.
+  if (t.key0 + t.keys >= sh.T) DrawFinishedRows(state, *st, run, t, rows);
   bool equal = false;
   const std::string verdict = AgreementText(state.shown, run.max_abs_diff, run.tolerance, true, &equal);
-  const bool gated = !run.sink.empty() && state.shown.scaling.sink_form == SinkForm::kSigmoid;
+  const bool gated = !run.sink.empty() && state.shown.scaling.SigmoidSink();
   std::snprintf(buf, sizeof buf, "whole run: max |O / l%s \u2212 the full context| = %.3g",
                 gated ? " \u00B7 g" : "", run.max_abs_diff);
   TextWrappedAtSpaces((buf + verdict).c_str(), equal ? &kEqual : &kDiffer);

@@ -505,7 +505,7 @@ void CheckTiled(const Scenario& s, int64_t block_q, int64_t block_k) {
 }
 
 MatrixD TileBlockOutput(const Scenario& s, const TiledRun& run, const TileStep& t, int64_t H) {
-  const bool sigmoid = !run.sink.empty() && s.scaling.sink_form == SinkForm::kSigmoid;
+  const bool sigmoid = !run.sink.empty() && s.scaling.SigmoidSink();
   const size_t bh = static_cast<size_t>(t.batch * H + t.head);
   MatrixD out(t.rows, t.O.cols());
   for (int64_t r = 0; r < t.rows; ++r) {

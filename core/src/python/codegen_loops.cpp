@@ -109,12 +109,6 @@ std::string ModifierLines(const LoopCtx& c, const std::string& indent, const std
   return py;
 }
 
-/// Whether the scenario's sink rescales attention's output (scaling.sink_form "sigmoid",
-/// torchtitan's rescale) instead of being one more softmax column.
-bool SigmoidSink(const LoopCtx& c) {
-  return !c.s.scaling.sink.empty() && c.s.scaling.sink_form == SinkForm::kSigmoid;
-}
-
 /// A decode step's sigmoid sink (the scenario program's WriteSinkSigmoid on the step's rows):
 /// the plain softmax of the keys times gate = sigmoid(lse - sink), the sink's share 1 - gate.
 std::string StepSigmoidSink(const LoopCtx& c) {
@@ -158,7 +152,7 @@ std::string StepSoftmax(const LoopCtx& c) {
       : store ? "    step_weights, step_sink = stored(step_weights), stored(step_sink)  # "
                 "computed in float32, stored\n"
               : kept;
-  if (SigmoidSink(c)) return StepSigmoidSink(c) + store_sink;
+  if (c.s.scaling.SigmoidSink()) return StepSigmoidSink(c) + store_sink;
   return std::string(
              c.numpy ? "    sink_column = np.broadcast_to(sink_logits.reshape(1, heads, 1, 1), (B, "
                        "heads, n, 1))\n"
@@ -179,7 +173,7 @@ std::string StepSoftmax(const LoopCtx& c) {
 /// with V; a sigmoid sink leaves the online softmax alone).
 std::string TileStart(const LoopCtx& c) {
   const std::string dt = TensorDtype(c), in = "            ";
-  const bool sink = !c.s.scaling.sink.empty() && !SigmoidSink(c);
+  const bool sink = !c.s.scaling.sink.empty() && !c.s.scaling.SigmoidSink();
   if (c.numpy)
     return sink ? in + "m = np.full(i1 - i0, sink_logits[h])  # running maximum per row: the sink's logit\n" +
                       in + "l = np.ones(i1 - i0)  # running sum of exp(logit - m): the sink's exp(0)\n"
@@ -367,7 +361,7 @@ void CheckLoopNormalization(const Scenario& s) {
 std::string TileSinkLines(const LoopCtx& c) {
   if (c.s.scaling.sink.empty()) return "";
   const std::string in = "            ", lib = c.numpy ? "np" : "torch";
-  if (!SigmoidSink(c))
+  if (!c.s.scaling.SigmoidSink())
     return in + "tiled_sink[b, h, i0:i1, 0] = " + lib +
            ".exp(sink_logits[h] - m) / l  # the sink's column, exp(sink - m), over l\n";
   const std::string gate =
@@ -466,7 +460,7 @@ std::string GenerateTiledCode(const Scenario& s, int64_t block_q, int64_t block_
                 (c.numpy ? "            with np.errstate(invalid=\"ignore\", divide=\"ignore\"):\n"
                            "                out = O / l[:, None]"
                          : "            out = O / l[:, None]") +
-                    std::string(SigmoidSink(c)
+                    std::string(c.s.scaling.SigmoidSink()
                                     ? " * gate[:, None]  # the division, then the sink's gate\n"
                                     : "  # the softmax's division, once per row at the end\n")},
                {"ZERO", ZeroRows(c, "            ", "allowed_full[i0:i1]", "out")},

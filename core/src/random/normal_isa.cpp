@@ -21,15 +21,23 @@ extern "C" void ATTNLAB_JOIN(attnlab_normal_blocks_, ATTNLAB_CPU_LEVEL)(float* d
   attnlab::box_muller::Blocks16(d, blocks, mean, std_dev);
 }
 
-/// v[i] = std::fma(v[i], width, lo) for i in [0, n): uniform_'s x * width + lo as PyTorch's
-/// AVX2 kernel contracts it (one rounding per value).
-extern "C" void ATTNLAB_JOIN(attnlab_fused_scale_f32_, ATTNLAB_CPU_LEVEL)(float* v, int64_t n,
-                                                                          float width, float lo) {
+namespace {
+// v[i] = std::fma(v[i], width, lo) for i in [0, n): uniform_'s x * width + lo as PyTorch's AVX2
+// kernel contracts it (one rounding per value).
+template <typename T>
+void FusedScale(T* v, int64_t n, T width, T lo) {
   for (int64_t i = 0; i < n; ++i) v[i] = std::fma(v[i], width, lo);
 }
+}  // namespace
 
-/// As attnlab_fused_scale_f32_<level>, in double.
+/// FusedScale in float.
+extern "C" void ATTNLAB_JOIN(attnlab_fused_scale_f32_, ATTNLAB_CPU_LEVEL)(float* v, int64_t n,
+                                                                          float width, float lo) {
+  FusedScale(v, n, width, lo);
+}
+
+/// FusedScale in double.
 extern "C" void ATTNLAB_JOIN(attnlab_fused_scale_f64_, ATTNLAB_CPU_LEVEL)(double* v, int64_t n,
                                                                           double width, double lo) {
-  for (int64_t i = 0; i < n; ++i) v[i] = std::fma(v[i], width, lo);
+  FusedScale(v, n, width, lo);
 }

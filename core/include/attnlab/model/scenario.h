@@ -328,6 +328,9 @@ struct ScalingSpec {
   SinkForm sink_form = SinkForm::kConcat;
   /// The sink logit of head h (empty sink: none). Needs a validated scenario.
   double SinkOf(int64_t h) const { return sink.size() == 1 ? sink[0] : sink[static_cast<size_t>(h)]; }
+  /// Whether a sink rescales the softmax by sigmoid(lse - sink) (sink_form "sigmoid",
+  /// torchtitan) instead of being one more softmax column.
+  bool SigmoidSink() const { return !sink.empty() && sink_form == SinkForm::kSigmoid; }
 };
 
 /// "mask": which keys each query may attend to (AllowedCells builds the T x T matrix).
