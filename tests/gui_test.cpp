@@ -2039,6 +2039,7 @@ view gradients
 row 5
 loss-key 0
 wait 3
+save-views )" + Path("views.json") + R"(
 save-layout )" + Path("layout.json") + "\n");
   const Result r = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -2069,6 +2070,58 @@ save-layout )" + Path("layout.json") + "\n");
     }
   }
   EXPECT_EQ(seen.size(), maps.size());
+  // Every map prints its numbers: no table of the loss row under them.
+  const nlohmann::json views = nlohmann::json::parse(ReadFile(Path("views.json")));
+  EXPECT_FALSE(views["gradients"]["loss_row"]["shown"].get<bool>());
+}
+
+// karpathy-head at 1280 x 800 (T = 8, d_k = 16): the 8 x 8 maps under the Jacobian are too
+// narrow for numbers, so the loss row is printed under them: row 7's weights, d L / d logits
+// (w - onehot(0): -0.9790 first, as grad.h and torch.autograd have it) and d L / d scores, to
+// 4 decimals, inside the window. Scaled by 1 / sqrt(16), d L / d scores is a quarter of it.
+TEST_F(Gui, GradientsViewPrintsTheLossRowWhereItsMapsCannot) {
+  const std::string script = Write("grad.script", R"(preset karpathy-head
+view gradients
+row 7
+loss-key 0
+wait 3
+save-views )" + Path("plain.json") + R"(
+scaling on
+wait 3
+save-views )" + Path("scaled.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto four = [](double v) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.4f", v);
+    return std::string(t);
+  };
+  for (const bool scaled : {false, true}) {
+    Scenario sc = LoadPreset("karpathy-head");
+    sc.scaling.sqrt_dk = scaled;
+    const Stages st = RunScenario(sc);
+    const Gradients want = LossGradients(sc, st, 7, 0);
+    const nlohmann::json row = nlohmann::json::parse(
+        ReadFile(Path(scaled ? "scaled.json" : "plain.json")))["gradients"]["loss_row"];
+    ASSERT_TRUE(row["shown"].get<bool>()) << scaled;
+    EXPECT_LE(row["y1"].get<double>(), 800.0 - 20) << "above the status bar";
+    const std::vector<std::string> w = row["weights"], logits = row["grad_logits"],
+                                   scores = row["grad_scores"];
+    ASSERT_EQ(logits.size(), 8u);
+    ASSERT_EQ(w.size(), 8u);
+    ASSERT_EQ(scores.size(), 8u);
+    const Matrix& weights = st.Head(st.weights, 0, 0);
+    for (int k = 0; k < 8; ++k) {
+      EXPECT_EQ(w[k], four(weights(7, k))) << k;
+      EXPECT_EQ(logits[k], four(weights(7, k) - (k == 0 ? 1.0 : 0.0))) << k;
+      EXPECT_EQ(logits[k], four(want.grad_logits[0](7, k))) << k;
+      EXPECT_EQ(scores[k], four(want.grad_scores[0](7, k))) << k;
+      EXPECT_EQ(scores[k], four(want.grad_logits[0](7, k) / (scaled ? 4.0 : 1.0))) << k;
+    }
+    if (!scaled) {
+      EXPECT_EQ(logits[0], "-0.9790");
+    }
+  }
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ struct AppState;
 struct HeatmapSlot;  // app_state.h
 
 struct GradientState {
-  int64_t key = 0;  ///< J, the key the query row should attend to (clamped to the row's keys)
+  int64_t key = 0;       ///< J, the key the query row should attend to (clamped to the row's keys)
   std::string made_for;  ///< what the caches below were made from
   std::optional<Gradients> grads;  ///< of the shown run for (row, key); none when error is set
   std::string error;               ///< why there is none (a masked key, ...)
@@ -31,6 +31,10 @@ struct GradientState {
   /// Heatmaps: kMapIds' maps (incomplete type here); null until the view is first drawn.
   std::unique_ptr<HeatmapSlot[]> maps;
   bool upload = true;
+  /// Whether the last frame drew the loss row's table under the maps (they printed no numbers),
+  /// and where it ended (screen y, pixels): save-views reports both.
+  bool loss_row_shown = false;
+  float loss_row_y1 = 0;
   // The compare view's readout: ||dL/dW_query|| of A and of B for (row, key).
   std::string compare_for;
   double norm_a = 0, norm_b = 0;
@@ -43,7 +47,9 @@ void RefreshGradients(AppState& state);
 /// Frees the view's GPU textures (at exit, while the GL context is still current).
 void ReleaseGradientTextures(AppState& state);
 
-/// The view's numbers as JSON text (the script's save-views): row, key, loss, norms, error.
+/// The view's numbers as JSON text (the script's save-views): row, key, loss, norms, error, and
+/// "loss_row": the loss row's table (shown, y1, and the text of its weights, grad_logits and
+/// grad_scores rows, as printed).
 std::string GradientsJson(AppState& state);
 
 /// One line under the compare view's maps: "gradient reaching W_query: ||dL/dW_q||" of A and B

@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <string>
 #include <random>
+#include <string>
 
 #include "attnlab/base/text.h"
 
@@ -214,12 +214,11 @@ void MatrixEditor(const char* id, const Matrix& m, float height, const MatrixEdi
   // Row labels give up width (down to "x000") before the table needs a horizontal scrollbar.
   const float pad = ImGui::GetStyle().CellPadding.x * 2 + 1;
   const float label_min = ImGui::CalcTextSize("x000").x;
-  const float label_w =
-      cb.edit_row_label
-          ? std::clamp(ImGui::GetContentRegionAvail().x - static_cast<float>(shown) * (cell_w + pad) -
-                           pad,
-                       label_min, ImGui::CalcTextSize("journey__").x)
-          : label_min;
+  const float label_w = cb.edit_row_label
+                            ? std::clamp(ImGui::GetContentRegionAvail().x -
+                                             static_cast<float>(shown) * (cell_w + pad) - pad,
+                                         label_min, ImGui::CalcTextSize("journey__").x)
+                            : label_min;
   const ImGuiTableFlags flags = ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_SizingFixedFit;
@@ -294,7 +293,8 @@ bool StepControls(const char* id, int64_t* step, int64_t count, bool* playing) {
   Tip("Take a step every 0.7 s until the last.");
   ImGui::SameLine();
   int shown = static_cast<int>(*step) + 1;
-  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::GetContentRegionAvail().x * 0.4f));
+  ImGui::SetNextItemWidth(
+      std::max(ImGui::GetFontSize() * 8, ImGui::GetContentRegionAvail().x * 0.4f));
   if (ImGui::SliderInt("##scrub", &shown, 1, static_cast<int>(std::max<int64_t>(count, 1)),
                        "step %d")) {
     *step = shown - 1;
@@ -308,27 +308,56 @@ bool StepControls(const char* id, int64_t* step, int64_t count, bool* playing) {
   return *step != before || *playing != was_playing;
 }
 
+std::string ValuesTableCell(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char text[48];
+  std::snprintf(text, sizeof text, "%.4f", v);
+  return text;
+}
+
+namespace {
+/// ValuesTable's natural width (labels and every column at "-0.0000") and its row height.
+struct ValuesTableMetrics {
+  float natural_w, row_h;
+};
+ValuesTableMetrics MeasureValuesTable(const std::vector<std::string>& row_labels, int cols) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float label_w = 0;
+  for (const std::string& l : row_labels)
+    label_w = std::max(label_w, ImGui::CalcTextSize(l.c_str()).x);
+  const float cell_w = ImGui::CalcTextSize("-0.0000").x + 2 * style.CellPadding.x + 1;
+  return {label_w + 2 * style.CellPadding.x + cols * cell_w,
+          ImGui::GetTextLineHeight() + 2 * style.CellPadding.y};
+}
+int TableColumns(Eigen::Index cols) {
+  return static_cast<int>(std::min<Eigen::Index>(cols, IMGUI_TABLE_MAX_COLUMNS - 1));
+}
+}  // namespace
+
+float ValuesTableHeight(const std::vector<std::string>& row_labels, Eigen::Index rows,
+                        Eigen::Index cols, float width) {
+  const ValuesTableMetrics m = MeasureValuesTable(row_labels, TableColumns(cols));
+  const float table_h = (rows + 1) * m.row_h;
+  return m.natural_w > width ? table_h + ImGui::GetStyle().ScrollbarSize + 2 : table_h;
+}
+
 void ValuesTable(const char* id, const std::vector<std::string>& row_labels,
                  const std::vector<std::string>& col_labels, const MatrixD& values,
                  const std::function<bool(int64_t, int64_t)>& shown, int64_t highlight_row) {
-  const int cols = static_cast<int>(std::min<Eigen::Index>(values.cols(), IMGUI_TABLE_MAX_COLUMNS - 1));
+  const int cols = TableColumns(values.cols());
   if (cols <= 0 || values.rows() == 0) return;
   // A table wider than the space left scrolls sideways with its labels frozen, instead of
   // squeezing the last columns until their numbers vanish.
-  const ImGuiStyle& style = ImGui::GetStyle();
-  float label_w = 0;
-  for (const std::string& l : row_labels) label_w = std::max(label_w, ImGui::CalcTextSize(l.c_str()).x);
-  const float cell_w = ImGui::CalcTextSize("-0.0000").x + 2 * style.CellPadding.x + 1;
-  const float natural_w = label_w + 2 * style.CellPadding.x + cols * cell_w;
+  const ValuesTableMetrics m = MeasureValuesTable(row_labels, cols);
   const float avail_w = ImGui::GetContentRegionAvail().x;
-  const bool scroll = natural_w > avail_w;
-  ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit |
-                          ImGuiTableFlags_NoHostExtendX;
+  const bool scroll = m.natural_w > avail_w;
+  ImGuiTableFlags flags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX;
   ImVec2 outer(0, 0);
   if (scroll) {
     flags |= ImGuiTableFlags_ScrollX;
-    const float row_h = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
-    outer = ImVec2(avail_w, (values.rows() + 1) * row_h + style.ScrollbarSize + 2);
+    outer = ImVec2(avail_w, ValuesTableHeight(row_labels, values.rows(), cols, avail_w));
   }
   if (!ImGui::BeginTable(id, cols + 1, flags, outer)) return;
   if (scroll) ImGui::TableSetupScrollFreeze(1, 0);
@@ -342,20 +371,15 @@ void ValuesTable(const char* id, const std::vector<std::string>& row_labels,
     ImGui::TableNextColumn();
     const bool hl = r == highlight_row;
     if (hl) ImGui::PushStyleColor(ImGuiCol_Text, lit);
-    ImGui::TextUnformatted(r < static_cast<Eigen::Index>(row_labels.size()) ? row_labels[r].c_str() : "");
+    ImGui::TextUnformatted(r < static_cast<Eigen::Index>(row_labels.size()) ? row_labels[r].c_str()
+                                                                            : "");
     for (int c = 0; c < cols; ++c) {
       ImGui::TableNextColumn();
       if (shown && !shown(r, c)) {
         ImGui::TextDisabled("\u00B7");
         continue;
       }
-      const double v = values(r, c);
-      if (std::isnan(v))
-        ImGui::TextUnformatted("nan");
-      else if (std::isinf(v))
-        ImGui::TextUnformatted(v > 0 ? "inf" : "-inf");
-      else
-        ImGui::Text("%.4f", v);
+      ImGui::TextUnformatted(ValuesTableCell(values(r, c)).c_str());
     }
     if (hl) ImGui::PopStyleColor();
   }

@@ -70,7 +70,16 @@ void MatrixEditor(const char* id, const Matrix& m, float height,
 /// scrub; `count` steps, `*step` from 0. Returns true when *step or *playing changed.
 bool StepControls(const char* id, int64_t* step, int64_t count, bool* playing);
 
-/// A read-only table of numbers (4 decimals, "nan", "inf"): rows labelled by row_labels, columns
+/// The text of one cell of ValuesTable: 4 decimals ("%.4f", torch's print of these values),
+/// "nan", "inf", "-inf".
+std::string ValuesTableCell(double v);
+
+/// The height ValuesTable takes for `rows` rows of `cols` numbers (and its header) at `width`
+/// pixels: one more for the sideways scroll bar when the table is wider.
+float ValuesTableHeight(const std::vector<std::string>& row_labels, Eigen::Index rows,
+                        Eigen::Index cols, float width);
+
+/// A read-only table of numbers (ValuesTableCell's text): rows labelled by row_labels, columns
 /// by col_labels; cells where `shown` is given and 0 print "\u00B7" (masked). `highlight_row`
 /// (-1: none) is drawn in the highlight colour.
 void ValuesTable(const char* id, const std::vector<std::string>& row_labels,

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "attnlab/base/text.h"
 #include "gui/app_state.h"
@@ -47,7 +48,8 @@ HeatmapContent MapContent(const AppState& state, int k) {
   if (k != kJacobian) c.subtitle = "loss: \"" + i + "\" \xE2\x86\x92 \"" + j + "\"";
   switch (k) {
     case kJacobian:
-      c.title = "\xE2\x88\x82w/\xE2\x88\x82z of row \"" + i + "\" = diag(w) \xE2\x88\x92 w w\xE1\xB5\x80";
+      c.title =
+          "\xE2\x88\x82w/\xE2\x88\x82z of row \"" + i + "\" = diag(w) \xE2\x88\x92 w w\xE1\xB5\x80";
       c.help = "How each weight of the row (down) moves when one logit (across) moves.";
       c.row_axis = "weight";
       c.col_axis = "logit";
@@ -58,20 +60,24 @@ HeatmapContent MapContent(const AppState& state, int k) {
       break;
     case kGradScores:
       c.title = "\xE2\x88\x82L/\xE2\x88\x82scores";
-      c.help = "\xE2\x88\x82L/\xE2\x88\x82logits \xC3\x97 multiplier / \xE2\x88\x9A" "d_k; 0 where masked.";
+      c.help =
+          "\xE2\x88\x82L/\xE2\x88\x82logits \xC3\x97 multiplier / \xE2\x88\x9A"
+          "d_k; 0 where masked.";
       break;
     default: {
       const bool q = k == kGradQ;
       c.title = q ? "\xE2\x88\x82L/\xE2\x88\x82Q" : "\xE2\x88\x82L/\xE2\x88\x82K";
       c.help = q ? "\xE2\x88\x82L/\xE2\x88\x82scores \xC2\xB7 K: only query i's row moves."
-                 : "\xE2\x88\x82L/\xE2\x88\x82scores\xE1\xB5\x80 \xC2\xB7 Q: every key row i sees moves.";
+                 : "\xE2\x88\x82L/\xE2\x88\x82scores\xE1\xB5\x80 \xC2\xB7 Q: every key row i sees "
+                   "moves.";
       c.col_labels.clear();
       // dL/dK is KV * d_k wide with grouped K/V heads: each K/V head sums its query heads'.
       const int64_t width = q ? st.shape.d_out : st.shape.KWidth();
       for (int64_t d = 0; d < width; ++d) c.col_labels.push_back("d" + std::to_string(d));
       if (!q && GroupsKv(st.shape))
-        c.help += " Grouped K/V heads: each K/V head's columns sum the gradients of the query "
-                  "heads that share it.";
+        c.help +=
+            " Grouped K/V heads: each K/V head's columns sum the gradients of the query "
+            "heads that share it.";
       c.col_axis = "dimension";
       c.row_axis = "token";
     }
@@ -118,24 +124,96 @@ void CellTip(const AppState& state, int k, int64_t r, int64_t c) {
     case kGradLogits:
       if (r == i)
         ImGui::Text("w[%lld] %s = %s %s", static_cast<long long>(c), c == J ? "\xE2\x88\x92 1" : "",
-                    Num(w[c]).c_str(),
-                    c == J ? "(raise the logit of j)" : "(lower the others)");
+                    Num(w[c]).c_str(), c == J ? "(raise the logit of j)" : "(lower the others)");
       else
         ImGui::TextUnformatted("0: the loss reads row i only");
       ImGui::TextDisabled("click: make key %lld the loss key j", static_cast<long long>(c));
       break;
     case kGradScores:
-      ImGui::TextUnformatted(st.mask.rows() == st.shape.T && !st.mask(r, c)
-                                 ? "masked: the gradient stops here"
-                                 : "\xE2\x88\x82L/\xE2\x88\x82logits \xC3\x97 multiplier / \xE2\x88\x9A" "d_k");
+      ImGui::TextUnformatted(
+          st.mask.rows() == st.shape.T && !st.mask(r, c)
+              ? "masked: the gradient stops here"
+              : "\xE2\x88\x82L/\xE2\x88\x82logits \xC3\x97 multiplier / \xE2\x88\x9A"
+                "d_k");
       break;
     default:
-      ImGui::TextUnformatted(k == kGradQ ? "row i: \xCE\xA3_k \xE2\x88\x82L/\xE2\x88\x82score[i,k] K[k]"
-                                         : "\xE2\x88\x82L/\xE2\x88\x82score[i,k] Q[i] for key k");
+      ImGui::TextUnformatted(k == kGradQ
+                                 ? "row i: \xCE\xA3_k \xE2\x88\x82L/\xE2\x88\x82score[i,k] K[k]"
+                                 : "\xE2\x88\x82L/\xE2\x88\x82score[i,k] Q[i] for key k");
   }
   ImGui::EndTooltip();
 }
 
+/// Whether the normalization is a softmax (stable or naive, any sink form): then the Jacobian is
+/// diag(w) - w w^T and d L / d logits is w - onehot(j) (grad.h).
+bool IsSoftmaxRow(const AppState& state) {
+  const Normalization n = state.shown.normalization;
+  return IsSoftmaxOverAllowedKeys(n) || n == Normalization::kSoftmaxNaive;
+}
+
+/// The loss row's numbers, for when the T x T maps under the Jacobian are too narrow to print
+/// theirs (karpathy-head's 8 x 8 maps at 1280 px): row i of the weights, of d L / d logits and
+/// of d L / d scores for the shown batch and head, a column per key (up to kLossRowMaxKeys).
+/// With softmax the second row is the first minus the one-hot of key j, digit by digit.
+constexpr int64_t kLossRowMaxKeys = 32;
+struct LossRow {
+  std::vector<std::string> rows, keys;
+  MatrixD values;                ///< 3 x T: w, d L / d logits, d L / d scores of row i
+  std::vector<uint8_t> allowed;  ///< the mask's row i (masked keys print a dot)
+};
+std::optional<LossRow> LossRowOf(const AppState& state) {
+  const GradientState& g = state.gradients;
+  const Stages& st = ShownStages(state);
+  const int64_t T = st.shape.T;
+  if (!g.grads || T > kLossRowMaxKeys) return std::nullopt;
+  const int64_t i = ShownRow(state);
+  const int64_t b = std::min(state.batch, st.shape.B - 1), h = std::min(state.head, st.shape.H - 1);
+  LossRow r;
+  r.keys = TokenLabels(st.tokens);
+  r.rows = {"w[\"" + r.keys[static_cast<size_t>(i)] + "\"]",
+            IsSoftmaxRow(state) ? "\xE2\x88\x82L/\xE2\x88\x82logits = w \xE2\x88\x92 onehot(j)"
+                                : "\xE2\x88\x82L/\xE2\x88\x82logits",
+            "\xE2\x88\x82L/\xE2\x88\x82scores"};
+  const size_t hb = static_cast<size_t>(b * st.shape.H + h);
+  r.values.resize(3, T);
+  r.values.row(0) = st.Head(st.weights, b, h).row(i).cast<double>();
+  r.values.row(1) = g.grads->grad_logits[hb].row(i).cast<double>();
+  r.values.row(2) = g.grads->grad_scores[hb].row(i).cast<double>();
+  r.allowed.assign(static_cast<size_t>(T), 1);
+  if (st.mask.rows() == T)
+    for (int64_t k = 0; k < T; ++k) r.allowed[static_cast<size_t>(k)] = st.mask(i, k);
+  return r;
+}
+
+/// The height the loss row's table takes: a line of title, the header and three rows (and a
+/// scroll bar when it is wider than `width`).
+float LossRowHeight(const LossRow& r, float width) {
+  return ImGui::GetTextLineHeightWithSpacing() +
+         ValuesTableHeight(r.rows, r.values.rows(), r.values.cols(), width) +
+         2 * ImGui::GetStyle().ItemSpacing.y;
+}
+
+/// The loss row's table at the cursor; masked keys print a dot, the loss key's column is named.
+void DrawLossRow(AppState& state, const LossRow& r) {
+  const int64_t i = ShownRow(state), J = state.gradients.key;
+  ImGui::TextDisabled(
+      "row \"%s\" of the maps above, printed (they are too small for numbers); "
+      "the loss key j = \"%s\"",
+      r.keys[static_cast<size_t>(i)].c_str(), r.keys[static_cast<size_t>(J)].c_str());
+  std::vector<std::string> cols = r.keys;
+  cols[static_cast<size_t>(J)] += " (j)";
+  ValuesTable(
+      "loss_row", r.rows, cols, r.values,
+      [&](int64_t, int64_t c) { return r.allowed[static_cast<size_t>(c)] != 0; }, 1);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "The loss's row of d L / d logits and d L / d scores (only row i is not 0). "
+        "With softmax, d L / d logits = w \xE2\x88\x92 onehot(j): every key gives "
+        "back its weight, key j gains 1 \xE2\x88\x92 w_j. d L / d scores is that "
+        "times multiplier / \xE2\x88\x9A"
+        "d_k when scaled.");
+  state.gradients.loss_row_y1 = ImGui::GetItemRectMax().y;
+}
 
 /// The Jacobian's norm and the entropy of the row against the multiplier, the current one marked.
 void DrawNormCurves(AppState& state, ImVec2 size) {
@@ -160,15 +238,15 @@ void DrawNormCurves(AppState& state, ImVec2 size) {
   spec.y_label = "\xE2\x80\x96\xE2\x88\x82w/\xE2\x88\x82z\xE2\x80\x96 (Frobenius)";
   const PlotAxes axes = BeginPlot(spec);
   PlotLine(axes, g.multipliers, g.norms, IM_COL32(240, 130, 80, 255), 2.0f);
-  const bool softmax = IsSoftmaxOverAllowedKeys(state.shown.normalization) ||
-                       state.shown.normalization == Normalization::kSoftmaxNaive;
+  const bool softmax = IsSoftmaxRow(state);
   if (softmax) PlotPoint(axes, m, g.jacobian.cast<double>().norm(), IM_COL32(255, 200, 60, 255));
   PlotVLine(axes, m, IM_COL32(255, 200, 60, 160), softmax ? "now" : "now (not softmax)", true);
   if (axes.hovered) {
     const double at = axes.XAt(ImGui::GetIO().MousePos.x);
-    ImGui::SetTooltip("multiplier %.3g\nThe softmax passes back at most this much gradient: it "
-                      "falls to 0 as the row becomes one-hot.",
-                      at);
+    ImGui::SetTooltip(
+        "multiplier %.3g\nThe softmax passes back at most this much gradient: it "
+        "falls to 0 as the row becomes one-hot.",
+        at);
   }
   ImGui::SameLine(0, gap);
   std::vector<double> xs, ys;
@@ -186,14 +264,16 @@ void DrawNormCurves(AppState& state, ImVec2 size) {
   PlotLine(eaxes, xs, ys, IM_COL32(90, 150, 230, 255), 2.0f);
   PlotVLine(eaxes, m, IM_COL32(255, 200, 60, 160), "now", true);
   if (eaxes.hovered)
-    ImGui::SetTooltip("The same row's entropy (the peaking panel's curve): where it reaches 0 the "
-                      "Jacobian's norm does too.");
+    ImGui::SetTooltip(
+        "The same row's entropy (the peaking panel's curve): where it reaches 0 the "
+        "Jacobian's norm does too.");
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + half.y + 2));
   ImGui::PushTextWrapPos(origin.x + size.x - ImGui::GetWindowPos().x);  // window coordinates
-  ImGui::TextDisabled("Why the norm rises before it collapses: at uniform weights every w is "
-                      "small, and so is every w(1\u2212w); as the row concentrates on a few keys "
-                      "their w(1\u2212w) grow towards 1/4, until the row turns one-hot and all "
-                      "fall to 0.");
+  ImGui::TextDisabled(
+      "Why the norm rises before it collapses: at uniform weights every w is "
+      "small, and so is every w(1\u2212w); as the row concentrates on a few keys "
+      "their w(1\u2212w) grow towards 1/4, until the row turns one-hot and all "
+      "fall to 0.");
   ImGui::PopTextWrapPos();
 }
 
@@ -274,9 +354,9 @@ void RefreshGradients(AppState& state) {
   const Stages& st = *readable;
   g.key = std::clamp<int64_t>(g.key, 0, st.shape.T - 1);
   const int64_t i = ShownRow(state);
-  const std::string key = std::to_string(state.shown_version) + "/" +
-                          std::to_string(state.batch) + "/" + std::to_string(state.head) + "/" +
-                          std::to_string(i) + "/" + std::to_string(g.key);
+  const std::string key = std::to_string(state.shown_version) + "/" + std::to_string(state.batch) +
+                          "/" + std::to_string(state.head) + "/" + std::to_string(i) + "/" +
+                          std::to_string(g.key);
   if (key == g.made_for) return;
   g.made_for = key;
   g.upload = true;
@@ -308,6 +388,19 @@ std::string GradientsJson(AppState& state) {
     j["norm_Q"] = StackNorm(g.grads->grad_Q);
   }
   j["jacobian_norm"] = g.jacobian.size() ? g.jacobian.cast<double>().norm() : 0.0;
+  nlohmann::json row = {{"shown", g.loss_row_shown}, {"y1", g.loss_row_y1}};
+  // The table's text reads the weights: not while a background run rewrites them.
+  if (const std::optional<LossRow> r = ReadableStages(state) ? LossRowOf(state) : std::nullopt) {
+    const char* names[] = {"weights", "grad_logits", "grad_scores"};
+    for (int k = 0; k < 3; ++k) {
+      std::vector<std::string> text;
+      for (Eigen::Index c = 0; c < r->values.cols(); ++c)
+        text.push_back(r->allowed[static_cast<size_t>(c)] ? ValuesTableCell(r->values(k, c))
+                                                          : "\u00B7");
+      row[names[k]] = text;
+    }
+  }
+  j["loss_row"] = row;
   j["compare_norm_a"] = g.norm_a;
   j["compare_norm_b"] = g.norm_b;
   return j.dump();
@@ -328,20 +421,23 @@ void DrawGradientPanel(AppState& state) {
   const Stages& st = ShownStages(state);
   const int64_t i = ShownRow(state);
   const std::vector<std::string> labels = TokenLabels(st.tokens);
-  ImGui::Text("Loss: query \"%s\" (row %lld) should attend to key \"%s\" (%lld):  L = "
-              "\xE2\x88\x92\xCE\xA3 log w[b, h, i, j]",
-              labels[i].c_str(), static_cast<long long>(i), labels[g.key].c_str(),
-              static_cast<long long>(g.key));
+  ImGui::Text(
+      "Loss: query \"%s\" (row %lld) should attend to key \"%s\" (%lld):  L = "
+      "\xE2\x88\x92\xCE\xA3 log w[b, h, i, j]",
+      labels[i].c_str(), static_cast<long long>(i), labels[g.key].c_str(),
+      static_cast<long long>(g.key));
   Tip("Cross-entropy of row i of every head against key j, as a training step would use it. "
       "Pick the row in the peaking panel's picker (or hover a heatmap), the key by clicking "
       "the Jacobian or \xE2\x88\x82L/\xE2\x88\x82logits. Same numbers as torch.autograd.");
   if (!g.error.empty()) {
     ErrorText(g.error);
   } else if (g.grads) {
-    ImGui::Text("L = %s   gradient reaching W_query: \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W_q\xE2\x80\x96 = %s",
-                Num(g.grads->loss).c_str(),
-                g.grads->grad_W_query.size() ? Num(g.grads->grad_W_query.norm()).c_str()
-                                             : "(qkv input: no W)");
+    ImGui::Text(
+        "L = %s   gradient reaching W_query: \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W_q\xE2\x80\x96 "
+        "= %s",
+        Num(g.grads->loss).c_str(),
+        g.grads->grad_W_query.size() ? Num(g.grads->grad_W_query.norm()).c_str()
+                                     : "(qkv input: no W)");
   }
   if (g.upload) {
     for (int k = 0; k < kMapCount; ++k)
@@ -351,12 +447,17 @@ void DrawGradientPanel(AppState& state) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetFontSize();
-  const float top_h = avail.y * 0.45f, bottom_h = avail.y - top_h - gap;
+  const float top_h = avail.y * 0.45f;
+  const BottomLayout bottom = BottomWidths(state, avail.x, gap);
+  // The maps print no numbers (T x T too narrow): the loss row's table goes under them.
+  std::optional<LossRow> loss_row;
+  if (!bottom.shared_labels && state.view.values != ValuesMode::kOff) loss_row = LossRowOf(state);
+  const float row_h = loss_row ? LossRowHeight(*loss_row, avail.x) : 0;
+  const float bottom_h = avail.y - top_h - gap - row_h;
   const float jac_w = std::min(avail.x * 0.4f, top_h * 1.3f);
   DrawMap(state, kJacobian, origin, ImVec2(jac_w, top_h));
   ImGui::SetCursorScreenPos(ImVec2(origin.x + jac_w + gap, origin.y));
   DrawNormCurves(state, ImVec2(avail.x - jac_w - 2 * gap, top_h));
-  const BottomLayout bottom = BottomWidths(state, avail.x, gap);
   float x = origin.x;
   for (int k = kGradLogits; k < kMapCount; ++k) {
     // The T x T maps as tall as they are wide (square cells: the labels above take about what
@@ -366,6 +467,12 @@ void DrawGradientPanel(AppState& state) {
     DrawMap(state, k, ImVec2(x, origin.y + top_h + gap), ImVec2(w, h),
             k == kGradLogits || !bottom.shared_labels);
     x += w + bottom.gap;
+  }
+  g.loss_row_shown = loss_row.has_value();
+  if (loss_row) {
+    ImGui::SetCursorScreenPos(
+        ImVec2(origin.x, origin.y + top_h + gap + bottom_h + ImGui::GetStyle().ItemSpacing.y));
+    DrawLossRow(state, *loss_row);
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + avail.y));
   ImGui::Dummy(ImVec2(0, 0));
@@ -383,7 +490,8 @@ void DrawCompareGradientReadout(AppState& state) {
   // stands in for it (a left-padded sentence forbids key 0 to every row).
   const int64_t picked = j;
   if (i < a.mask.rows() && !a.mask(i, j)) {
-    const Matrix& w = a.Head(a.weights, std::min(state.batch, a.shape.B - 1), std::min(state.head, a.shape.H - 1));
+    const Matrix& w = a.Head(a.weights, std::min(state.batch, a.shape.B - 1),
+                             std::min(state.head, a.shape.H - 1));
     for (int64_t k = 0; k < a.shape.T; ++k)
       if (a.mask(i, k) && (j == picked || w(i, k) > w(i, j))) j = k;
   }
@@ -428,17 +536,21 @@ void DrawCompareGradientReadout(AppState& state) {
   // In parts that wrap whole: at 1024 pixels the line does not hold B's number.
   char instead[96] = "";
   if (j != picked)
-    std::snprintf(instead, sizeof instead, " (key %lld is masked for this row: its most attended key)",
+    std::snprintf(instead, sizeof instead,
+                  " (key %lld is masked for this row: its most attended key)",
                   static_cast<long long>(picked));
   char head[260];
-  std::snprintf(head, sizeof head,
-                "gradient reaching W_query%s, \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W_q\xE2\x80\x96 "
-                "for row %lld \xE2\x86\x92 key %lld%s:",
-                heads ? " (each head's own d_k columns)" : "", static_cast<long long>(i),
-                static_cast<long long>(j), instead);
+  std::snprintf(
+      head, sizeof head,
+      "gradient reaching W_query%s, \xE2\x80\x96\xE2\x88\x82L/\xE2\x88\x82W_q\xE2\x80\x96 "
+      "for row %lld \xE2\x86\x92 key %lld%s:",
+      heads ? " (each head's own d_k columns)" : "", static_cast<long long>(i),
+      static_cast<long long>(j), instead);
   WrappedParts({head, "A " + Num(g.norm_a), "B " + Num(g.norm_b)});
-  Tip("L = \xE2\x88\x92\xCE\xA3 log w[b, h, i, j] (the Gradients view; click a key there to pick j). "
-      "Without 1/\xE2\x88\x9A" "d_k the logits are larger, rows peak, and the softmax passes "
+  Tip("L = \xE2\x88\x92\xCE\xA3 log w[b, h, i, j] (the Gradients view; click a key there to pick "
+      "j). "
+      "Without 1/\xE2\x88\x9A"
+      "d_k the logits are larger, rows peak, and the softmax passes "
       "back less gradient: or, when the row peaks on the wrong key, much more.");
 }
 
