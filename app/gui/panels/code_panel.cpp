@@ -11,11 +11,12 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <string>
 
 #include "attnlab/lessons/train.h"
 #include "gui/app_state.h"
-#include "gui/training.h"
 #include "gui/panels/panels.h"
+#include "gui/training.h"
 #include "gui/views.h"
 #include "gui/widgets.h"
 
@@ -85,7 +86,8 @@ void DrawProgramChoice(AppState& state) {
 void DrawBugDiff(const AppState& state) {
   const CompareState& c = state.compare;
   if (state.code.training || c.mode != CompareMode::kPinned || c.bug_id.empty()) return;
-  ImGui::TextUnformatted(("The bug (" + c.bug_id + ", the compare view's B) against its fix (A):").c_str());
+  ImGui::TextUnformatted(
+      ("The bug (" + c.bug_id + ", the compare view's B) against its fix (A):").c_str());
   if (state.fonts.mono) ImGui::PushFont(state.fonts.mono);
   for (const std::string& line : c.bug_diff.wrong)
     ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "- %s", line.c_str());
@@ -104,7 +106,9 @@ void DrawCodePanel(AppState& state) {
   RefreshCode(state);  // the choice may have changed this frame
   ImGui::AlignTextToFramePadding();
   const bool numpy = code.text.find("import numpy as np") != std::string::npos;
-  ImGui::TextUnformatted(code.training ? "PyTorch training loop" : numpy ? "NumPy code" : "PyTorch code");
+  ImGui::TextUnformatted(code.training ? "PyTorch training loop"
+                         : numpy       ? "NumPy code"
+                                       : "PyTorch code");
   ImGui::SameLine(0, ImGui::GetFontSize());
   ImGui::BeginDisabled(code.text.empty());
   if (ImGui::Button("Copy")) Emit(state, CopyCode{});
@@ -119,13 +123,16 @@ void DrawCodePanel(AppState& state) {
       "the course's notebook. Asks before replacing a file.");
   ImGui::SameLine(0, ImGui::GetFontSize());
   const auto lines = std::count(code.text.begin(), code.text.end(), '\n');
-  if (code.training)
-    ImGui::TextDisabled("Run with PyTorch, its `losses` follow the Training view's curve.  (%lld lines)",
-                        static_cast<long long>(lines));
-  else
-    ImGui::TextDisabled(
-        "Pasted into Python with %s installed, it prints the numbers the app shows.  (%lld lines)",
-        numpy ? "NumPy" : "PyTorch", static_cast<long long>(lines));
+  // Wrapped beside the buttons: at 1280 px the line ran past the window's edge.
+  const std::string count = " (" + std::to_string(lines) + "\xC2\xA0lines)";  // one word
+  const std::string note =
+      code.training ? "Run with PyTorch, its `losses` follow the Training view's curve." + count
+                    : std::string("Pasted into Python with ") + (numpy ? "NumPy" : "PyTorch") +
+                          " installed, it prints the numbers the app shows." + count;
+  const ImVec4 dim = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+  ImGui::BeginGroup();
+  TextWrappedAtSpaces(note.c_str(), &dim);
+  ImGui::EndGroup();
   if (code.training)
     Tip("Step 0's loss is the same to every digit. PyTorch sums the matrix products in another "
         "order, so float32 rounding differs by about 1e-7 and Adam carries it on: the losses "
