@@ -1076,6 +1076,56 @@ wait 2
   ExpectViewMaps(png, layout, "trick_", 8);
 }
 
+// The trick view prints every cell of its maps, negatives too, at 1280 x 800 (2 decimals) and
+// at 1920 x 1080, where the code leaves room for 4: v3's weights are then what the
+// self-attention-from-scratch notebook prints of its `wei` (In [7]), digit for digit. At 1920 x
+// 1080 the canvas's last pixel once brought a scroll bar the layout had not counted, and xbow's
+// negative cells printed "..."; the maps also kept 2 decimals beside a half-empty code column.
+TEST_F(Gui, TrickViewPrintsTheNotebooksDigitsWhenThereIsRoom) {
+  const std::string wei[8] = {"1.0000 0.0000 0.0000 0.0000 0.0000 0.0000 0.0000 0.0000",
+                              "0.5000 0.5000 0.0000 0.0000 0.0000 0.0000 0.0000 0.0000",
+                              "0.3333 0.3333 0.3333 0.0000 0.0000 0.0000 0.0000 0.0000",
+                              "0.2500 0.2500 0.2500 0.2500 0.0000 0.0000 0.0000 0.0000",
+                              "0.2000 0.2000 0.2000 0.2000 0.2000 0.0000 0.0000 0.0000",
+                              "0.1667 0.1667 0.1667 0.1667 0.1667 0.1667 0.0000 0.0000",
+                              "0.1429 0.1429 0.1429 0.1429 0.1429 0.1429 0.1429 0.0000",
+                              "0.1250 0.1250 0.1250 0.1250 0.1250 0.1250 0.1250 0.1250"};
+  const std::string script = Write("trick.script", "view trick\nwait 3\n");
+  for (const std::string size : {"1280x800", "1920x1080"}) {
+    const Result r = RunApp("--preset karpathy-trick --script " + script + " --layout " +
+                                Path(size + ".json") + " --no-autosave",
+                            true, size);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path(size + ".json")));
+    int maps = 0;
+    for (const nlohmann::json& m : layout["views"]) {
+      const std::string name = m["name"];
+      if (name.rfind("trick_", 0) != 0) continue;
+      ++maps;
+      const std::vector<std::string> printed = m["printed"];
+      ASSERT_EQ(printed.size(), static_cast<size_t>(m["rows"].get<int>() * m["cols"].get<int>()))
+          << size << " " << name;
+      for (const std::string& t : printed) EXPECT_EQ(t.find("\u2026"), std::string::npos) << size << " " << name;
+      if (name == "trick_v3_weights") {
+        std::string rows;
+        for (size_t k = 0; k < printed.size(); ++k) rows += printed[k] + (k % 8 == 7 ? "\n" : " ");
+        std::string want;
+        for (const std::string& line : wei)
+          want += size == "1920x1080" ? line + "\n" : "";
+        if (size == "1920x1080") {
+          EXPECT_EQ(rows, want);
+        } else {
+          EXPECT_EQ(printed[7 * 8], "0.12");  // 2 decimals: the code needs its width here
+        }
+      }
+      if (name == "trick_v1_result") {
+        EXPECT_EQ(printed[1], size == "1920x1080" ? "-0.0700" : "-0.07");
+      }
+    }
+    EXPECT_EQ(maps, 8) << size;
+  }
+}
+
 // The Decode and Tiled views step, scrub and undo as the core's runs say (inference.h): the
 // wrong alignment's step differs from the full row, the right one equals it, and a tile's m and
 // l are the core's.

@@ -63,13 +63,15 @@ void Badge(const std::string& text, ImVec4 color) {
   dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y), ImGui::GetColorU32(color), text.c_str());
 }
 
+constexpr float kCodePadX = 6, kCodePadY = 4;  ///< CodeBox's padding around its lines
+
 /// The notebook's lines in the mono font on a dark box.
 void CodeBox(const AppState& state, const std::string& code, float width) {
   ImFont* mono = state.fonts.mono ? state.fonts.mono : ImGui::GetFont();
   ImGui::PushFont(mono);
   const ImVec2 ts = ImGui::CalcTextSize(code.c_str());
   const ImVec2 p = ImGui::GetCursorScreenPos();
-  const ImVec2 pad(6, 4);
+  const ImVec2 pad(kCodePadX, kCodePadY);
   ImGui::GetWindowDrawList()->AddRectFilled(
       p, ImVec2(p.x + std::max(width, ts.x + 2 * pad.x), p.y + ts.y + 2 * pad.y),
       IM_COL32(16, 16, 20, 255), 4.0f);
@@ -80,47 +82,64 @@ void CodeBox(const AppState& state, const std::string& code, float width) {
   ImGui::PopFont();
 }
 
+/// The text column's least width: the widest step's code box (CodeBox) and the gap after it.
+float CodeColumnWidth(const AppState& state) {
+  ImGui::PushFont(state.fonts.mono ? state.fonts.mono : ImGui::GetFont());
+  float w = 0;
+  for (const TrickStep& step : state.trick.steps)
+    w = std::max(w, ImGui::CalcTextSize(step.code.c_str()).x);
+  ImGui::PopFont();
+  return w + 2 * kCodePadX + ImGui::GetFontSize();
+}
+
 /// How the steps share the view: the text column's width, the weights map's width, each
-/// step's height; sized so that every number of the maps prints (as in the overview) when they
-/// are notebook-sized, else the halves and quarters of the view.
+/// step's height. When the maps are notebook-sized (at most 12 x 12) they get the width their
+/// numbers need, with 4 decimals (the notebooks' print: 0.1250) when the code still fits beside
+/// them, else 2; otherwise (or with no room even for 2) the halves and quarters of the view.
 struct TrickLayout {
   float text_w = 0, weights_w = 0, row_h = 0;
 };
-
 TrickLayout LayOutTrick(AppState& state, ImVec2 avail) {
   TrickState& t = state.trick;
   const float gap = 6;
   TrickLayout out;
   out.text_w = std::floor((avail.x - 12) * 0.5f);
-  out.row_h = (avail.y - 3 * gap) / 4;
+  // The canvas ends one pixel below the last step (DrawTrickPanel): four quarters and that
+  // pixel fit the view, so no scroll bar takes the maps' width.
+  out.row_h = std::floor((avail.y - 3 * gap - 1) / 4);
   out.weights_w = 0;  // DrawStep's default share
   if (state.view.values == ValuesMode::kOff) return out;
-  float weights = 0, result = 0, height = 0;
-  for (int i = 0; i < 4; ++i) {
-    const TrickStep& step = t.steps[static_cast<size_t>(i)];
-    const Matrix* maps[2] = {&step.weights, &step.result};
-    for (int k = 0; k < 2; ++k) {
-      const Matrix& m = *maps[k];
-      if (m.rows() > 12 || m.cols() > 12) return out;
-      const Stage stage = k == 0 ? Stage::kWeights : Stage::kContext;
-      const NumberCells nc = NumberCellWidths(state, stage, CellSource{&m, nullptr}, nullptr);
-      HeatmapViewSpec probe;
-      probe.id = "trick";
-      probe.labels_key = static_cast<int64_t>(t.version);
-      HeatmapSlot& slot = k == 0 ? t.weight_maps[i] : t.result_maps[i];
-      const HeatmapFrame f = MeasureHeatmapFrame(state, slot, probe, static_cast<int>(m.rows()),
-                                                 static_cast<int>(m.cols()), nc.min);
-      float& w = k == 0 ? weights : result;
-      w = std::max(w, f.left + f.right + m.cols() * nc.min);
-      height = std::max(height, f.top + std::max(m.rows() * f.cell_h, f.min_image_h) + 8);
+  const float least_text = std::max(CodeColumnWidth(state), (avail.x - 12) * 0.36f);
+  for (const bool four : {true, false}) {
+    float weights = 0, result = 0, height = 0;
+    for (int i = 0; i < 4; ++i) {
+      const TrickStep& step = t.steps[static_cast<size_t>(i)];
+      const Matrix* maps[2] = {&step.weights, &step.result};
+      for (int k = 0; k < 2; ++k) {
+        const Matrix& m = *maps[k];
+        if (m.rows() > 12 || m.cols() > 12) return out;
+        const Stage stage = k == 0 ? Stage::kWeights : Stage::kContext;
+        const NumberCells nc = NumberCellWidths(state, stage, CellSource{&m, nullptr}, nullptr);
+        const float cell = four ? nc.max : nc.min;
+        HeatmapViewSpec probe;
+        probe.id = "trick";
+        probe.labels_key = static_cast<int64_t>(t.version);
+        HeatmapSlot& slot = k == 0 ? t.weight_maps[i] : t.result_maps[i];
+        const HeatmapFrame f = MeasureHeatmapFrame(state, slot, probe, static_cast<int>(m.rows()),
+                                                   static_cast<int>(m.cols()), cell);
+        float& w = k == 0 ? weights : result;
+        w = std::max(w, f.left + f.right + m.cols() * cell);
+        height = std::max(height, f.top + std::max(m.rows() * f.cell_h, f.min_image_h) + 8);
+      }
     }
+    const float maps_w = weights + result + ImGui::GetFontSize() * 0.5f;
+    const float text_w = avail.x - 12 - maps_w;
+    if (text_w < least_text) continue;  // no room at this width: fewer decimals, or the shares
+    out.text_w = std::floor(text_w);
+    out.weights_w = std::ceil(weights);
+    out.row_h = std::max(out.row_h, height + 8);
+    return out;
   }
-  const float maps_w = weights + result + ImGui::GetFontSize() * 0.5f;
-  const float text_w = avail.x - 12 - maps_w;
-  if (text_w < (avail.x - 12) * 0.36f) return out;  // no room: the default shares
-  out.text_w = std::floor(text_w);
-  out.weights_w = std::ceil(weights);
-  out.row_h = std::max(out.row_h, height + 8);
   return out;
 }
 
@@ -142,8 +161,7 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size, const TrickLay
   // The badge beside the name when it fits the text column, else under it (never under the
   // maps' headings).
   const float badge_w = ImGui::CalcTextSize(verdict.c_str()).x + 12;
-  if (ImGui::GetItemRectMax().x + gap + badge_w <= origin.x + text_w - gap)
-    ImGui::SameLine(0, gap);
+  if (ImGui::GetItemRectMax().x + gap + badge_w <= origin.x + text_w - gap) ImGui::SameLine(0, gap);
   if (i == 0)
     ImGui::TextDisabled("%s", verdict.c_str());
   else
@@ -260,7 +278,7 @@ void DrawTrickPanel(AppState& state) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = 6;
   TrickLayout lay = LayOutTrick(state, avail);
-  if (4 * lay.row_h + 3 * gap > avail.y)  // room for the scrollbar
+  if (4 * lay.row_h + 3 * gap + 1 > avail.y)  // the canvas scrolls: room for its scroll bar
     lay = LayOutTrick(state, ImVec2(avail.x - ImGui::GetStyle().ScrollbarSize, avail.y));
   ImGui::BeginChild("trick_canvas", avail, false, ImGuiWindowFlags_NoBackground);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
