@@ -1707,6 +1707,41 @@ TEST_F(Gui, OverviewPrintsEveryNumberOfNotebookSizedScenariosOnASmallScreen) {
   ExpectOverviewPrintsEveryNumber(*this, "1024x700");
 }
 
+// Few tokens but wide maps (karpathy-head: d_in = 32, d_k = 16; gqa-8-query-2-kv: d_in = 16
+// and 8 heads' context): the maps of more than 12 columns are compact and print nothing, and
+// every other map prints every number as the engine has it. One wide map used to send the whole
+// overview to the shared layout, where Karpathy's head printed none of its scores, logits and
+// weights at 1280 x 800 and the GQA preset's logits lost their negative cells at 1920 x 1080.
+TEST_F(Gui, OverviewPrintsTheTokenMapsOfWideScenarios) {
+  for (const std::string screen : {"1280x800", "1024x700", "1920x1080"})
+    for (const std::string id : {"karpathy-head", "gqa-8-query-2-kv"}) {
+      const std::string layout = Path("layout.json");
+      const Result r = RunApp("--preset " + id + " --script " + Write("w.script", "wait 3\n") +
+                                  " --layout " + layout + " --no-autosave",
+                              true, screen);
+      ASSERT_EQ(r.status, 0) << r.err;
+      nlohmann::json l = nlohmann::json::parse(ReadFile(layout));
+      nlohmann::json narrow = nlohmann::json::array();
+      int compact = 0;
+      for (const nlohmann::json& m : l["heatmaps"]) {
+        if (m["thumbnail"].get<bool>() || m["cols"].get<int>() <= 12) {
+          narrow.push_back(m);
+          continue;
+        }
+        ++compact;
+        EXPECT_TRUE(m["printed"].empty()) << screen << " " << id << " " << m["stage"];
+        EXPECT_LE(m["x1"].get<double>(), l["window"]["width"].get<double>())
+            << screen << " " << id << " " << m["stage"];
+      }
+      EXPECT_GE(compact, 2) << screen << " " << id;  // X and the context at least
+      l["heatmaps"] = narrow;
+      const std::set<std::string> checked =
+          ExpectEveryNumber(l, LoadPreset(id), 0, screen + " " + id);
+      for (const std::string stage : {"scores", "mask", "logits", "weights"})
+        EXPECT_TRUE(checked.count(stage)) << screen << " " << id << ": no map of " << stage;
+    }
+}
+
 // "every head": the heatmaps view is the head grid, every head's weights at once (T x T each,
 // named by their head) in place of the stages' maps; with 20 heads it shows the page of 16
 // that holds the head selected.
@@ -1965,8 +2000,7 @@ TEST_F(Gui, UndoRestoresThePresetName) {
 }
 
 // On a small screen (1024 x 700), a large one (1920 x 1200) and at 130% zoom, every heatmap
-// and every toolbar item lies inside the window (toolbars wrap); the large screen gives the
-// weights a larger map than the small one.
+// and every toolbar item lies inside the window (toolbars wrap).
 TEST_F(Gui, NoScreenSizeClipsAnything) {
   struct Screen {
     int w, h;
@@ -1997,15 +2031,9 @@ TEST_F(Gui, NoScreenSizeClipsAnything) {
       for (const nlohmann::json& t : l["toolbar"])
         EXPECT_TRUE(inside(t)) << id << " " << size << " " << t["name"];
     }
-  // karpathy-head (drawn last; its maps share the view): a larger screen, larger maps.
-  auto weights_width = [&](const std::string& size) {
-    const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path(size + ".json")));
-    for (const nlohmann::json& m : layout["heatmaps"])
-      if (m.is_object() && m["stage"] == "weights")
-        return m["x1"].get<double>() - m["x0"].get<double>();
-    return 0.0;
-  };
-  EXPECT_GT(weights_width("1920x1200"), 1.5 * weights_width("1024x700"));
+  // Both presets' T x T maps are sized for their numbers at every size (karpathy-head's too:
+  // OverviewPrintsTheTokenMapsOfWideScenarios), so a larger screen gives them more decimals,
+  // not a proportionally larger map.
 }
 
 // T = 512 under a causal mask: by default the weights are coloured so that structure shows

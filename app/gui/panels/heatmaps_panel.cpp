@@ -16,8 +16,8 @@
 #include <future>
 #include <vector>
 
-#include "attnlab/figures/cell_explanation.h"
 #include "attnlab/base/text.h"
+#include "attnlab/figures/cell_explanation.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
 #include "gui/heatmap_view.h"
@@ -96,8 +96,10 @@ void UploadDirty(AppState& state) {
     const bool helper = cells > (1 << 20);
     if (helper) pending = std::async(std::launch::async, scan_all);
     for (const auto& [i, m] : jobs) {
-      if (m.floats) state.heatmaps[i].gpu.UploadValues(*m.floats);
-      else state.heatmaps[i].gpu.UploadValues(*m.bytes);
+      if (m.floats)
+        state.heatmaps[i].gpu.UploadValues(*m.floats);
+      else
+        state.heatmaps[i].gpu.UploadValues(*m.bytes);
     }
     const std::vector<ValueScan> scans = helper ? pending.get() : scan_all();
     for (size_t k = 0; k < jobs.size(); ++k) state.heatmaps[jobs[k].first].scan = scans[k];
@@ -218,8 +220,8 @@ void DrawToolbar(AppState& state) {
   RecordToolbarItem(state, "numbers");
   Tip("Print each cell's value: auto does it when the grid is at most 12 x 12 and the "
       "numbers fit (in a focused stage, wherever they fit).");
-  BeginToolbarItem(false, ImGui::CalcTextSize("Export...").x +
-                              ImGui::GetStyle().FramePadding.x * 2);
+  BeginToolbarItem(false,
+                   ImGui::CalcTextSize("Export...").x + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Button("Export...")) ImGui::OpenPopup("export_menu");
   RecordToolbarItem(state, "Export...");
   Tip("Save a heatmap (or all of them) as a PNG figure, the same file `attention-lab export` "
@@ -258,8 +260,7 @@ void DrawCellTooltip(const AppState& state, Stage stage, int64_t i, int64_t j) {
                     j,
                     m.at(i, j),
                     RowLabel(state, i),
-                    StageIsTokenByToken(stage) ? RowLabel(state, j)
-                                               : ColumnLabel(state, stage, j)};
+                    StageIsTokenByToken(stage) ? RowLabel(state, j) : ColumnLabel(state, stage, j)};
   const CellExplanation e = ExplainCell(*readable, state.shown, ref);
   ImGui::BeginTooltip();
   // Wide enough that a formula with its numbers stays on one line.
@@ -312,8 +313,7 @@ void PairSinkWithWeights(const AppState& state, HeatmapSlot& weights, HeatmapVie
 /// followed from X to its context vector); the hovered dimension stays marked where it was.
 void HighlightHovered(const HoverCell& hv, Stage stage, HeatmapViewSpec& spec) {
   if (!hv.active) return;
-  const bool on_keys =
-      hv.stage == Stage::kK || hv.stage == Stage::kV || hv.stage == Stage::kKRot;
+  const bool on_keys = hv.stage == Stage::kK || hv.stage == Stage::kV || hv.stage == Stage::kKRot;
   const bool on_square = !on_keys && hv.stage != Stage::kX && hv.stage != Stage::kQ &&
                          hv.stage != Stage::kQRot && hv.stage != Stage::kContext &&
                          hv.stage != Stage::kSink;
@@ -343,9 +343,8 @@ void HeatmapInteraction(AppState& state, Stage stage, const Stages* readable, co
   const int cols = static_cast<int>(readable ? m.cols() : slot.gpu.cols());
   ImGui::PushID(StageIndex(stage));
   const bool square = rows == sh.T && cols == sh.T && StageIsTokenByToken(stage);
-  const bool painting_allowed = readable && square &&
-                                state.scenario.mask.kind == MaskKind::kCustom &&
-                                state.error.empty();
+  const bool painting_allowed =
+      readable && square && state.scenario.mask.kind == MaskKind::kCustom && state.error.empty();
   if (hover.active) {
     const int64_t i = hover.row, j = hover.col;
     state.hover_next = HoverCell{true, stage, i, j};
@@ -570,6 +569,7 @@ struct NumberedMap {
   Stage stage;
   int rows = 0, cols = 0;
   float cell_min = 0, cell_max = 0;
+  bool compact = false;  ///< no numbers (more than 12 columns): small square cells
   HeatmapFrame frame;
   bool row_labels = true;
   float x = 0, w = 0;  // in its row, from the canvas's left
@@ -579,30 +579,46 @@ struct NumberedMap {
 NumberCells StageNumberCells(const AppState& state, Stage stage) {
   const CellSource m = StageCells(state, stage);
   const Stages* st = ReadableStages(state);
-  const MaskMatrix* mask = st && st->mask.rows() == m.rows() && st->mask.cols() == m.cols()
-                               ? &st->mask
-                               : nullptr;
+  const MaskMatrix* mask =
+      st && st->mask.rows() == m.rows() && st->mask.cols() == m.cols() ? &st->mask : nullptr;
   const bool hatched = stage == Stage::kMask || stage == Stage::kLogits ||
                        stage == Stage::kWeights || stage == Stage::kWeightsDropped;
-  return NumberCellWidths(state, stage, m, [&](int64_t i, int64_t j) {
-    return hatched && mask && !(*mask)(i, j);
-  });
+  return NumberCellWidths(state, stage, m,
+                          [&](int64_t i, int64_t j) { return hatched && mask && !(*mask)(i, j); });
 }
 
-/// The stages in pipeline order, sized for their numbers; empty when a map is too large for
-/// every number to be printed (more than 12 rows or columns, as the values' auto rule says) or
+/// The stages in pipeline order, sized for their numbers (the values' auto rule: at most 12
+/// rows and columns). A map with more than 12 columns (X with d_in = 16, the context of 8
+/// heads) gets compact square cells instead, all such maps' columns together at most half of
+/// `width`, so that the others still print every number. Empty when the tokens are more than 12 or
 /// the learner turned the numbers off: then the maps share the view as before.
-std::vector<NumberedMap> NumberedMaps(AppState& state, const std::vector<Stage>& stages) {
+std::vector<NumberedMap> NumberedMaps(AppState& state, const std::vector<Stage>& stages,
+                                      float width) {
   std::vector<NumberedMap> maps;
   if (state.view.values == ValuesMode::kOff || !ReadableStages(state)) return {};
+  const int64_t T = ShownShape(state).T;
+  if (!AutoPrintsValues(T, T)) return {};
+  // The compact maps' cells: small squares, their columns together at most half the width.
+  float compact_cols = 0;
+  for (Stage stage : stages) {
+    const auto [rows, cols] = ShownSize(state, stage);
+    if (!AutoPrintsValues(rows, cols)) compact_cols += static_cast<float>(cols);
+  }
+  const float compact_cell = std::max(
+      1.0f, std::min(ImGui::GetFontSize() * 0.45f, width * 0.5f / std::max(compact_cols, 1.0f)));
   for (Stage stage : stages) {
     const auto [rows, cols] = ShownSize(state, stage);
     if (rows == 0 || cols == 0) continue;
-    if (!AutoPrintsValues(rows, cols)) return {};
+    if (!AutoPrintsValues(rows, 1)) return {};
     NumberedMap m{stage, static_cast<int>(rows), static_cast<int>(cols)};
-    const NumberCells cells = StageNumberCells(state, stage);
-    m.cell_min = cells.min;
-    m.cell_max = cells.max;
+    if (AutoPrintsValues(rows, cols)) {
+      const NumberCells cells = StageNumberCells(state, stage);
+      m.cell_min = cells.min;
+      m.cell_max = cells.max;
+    } else {
+      m.compact = true;
+      m.cell_min = m.cell_max = compact_cell;
+    }
     maps.push_back(m);
   }
   return maps;
@@ -620,8 +636,9 @@ std::vector<std::vector<NumberedMap>> PackRows(AppState& state, std::vector<Numb
     view.labels_key = state.shown_counts.input;
     view.row_labels = row_labels;
     m.row_labels = row_labels;
-    m.frame = MeasureHeatmapFrame(state, state.heatmaps[StageIndex(m.stage)], view, m.rows,
-                                  m.cols, m.cell_min);
+    m.frame = MeasureHeatmapFrame(state, state.heatmaps[StageIndex(m.stage)], view, m.rows, m.cols,
+                                  m.cell_min);
+    if (m.compact) m.frame.cell_h = m.cell_min;  // square: a row of them stays short
     m.w = m.frame.left + m.frame.right + m.cols * m.cell_min;
   };
   // A map beside another drops its row labels when they are the same tokens; a head's pieces
@@ -644,16 +661,30 @@ std::vector<std::vector<NumberedMap>> PackRows(AppState& state, std::vector<Numb
     m.x = 0;
     rows.push_back({m});
   }
-  // Share each row's leftover width among its cells, up to 4 decimals.
+  // Share each row's leftover width among the cells that can grow, up to 4 decimals: what a
+  // map cannot take (it reached 4 decimals, or its cells are compact) goes to the others.
   for (std::vector<NumberedMap>& row : rows) {
-    float used = row.back().x + row.back().w, cells = 0;
-    for (const NumberedMap& m : row) cells += m.cols;
-    const float per_cell = cells > 0 ? std::max(0.0f, width - used) / cells : 0;
+    float left = std::max(0.0f, width - (row.back().x + row.back().w));
+    std::vector<float> cell(row.size());
+    for (size_t k = 0; k < row.size(); ++k) cell[k] = row[k].cell_min;
+    for (size_t round = 0; round < row.size() && left > 0.5f; ++round) {
+      float cells = 0;
+      for (size_t k = 0; k < row.size(); ++k)
+        if (cell[k] < row[k].cell_max) cells += row[k].cols;
+      if (cells == 0) break;
+      const float per_cell = left / cells;
+      for (size_t k = 0; k < row.size(); ++k) {
+        const float grow = std::min(per_cell, row[k].cell_max - cell[k]);
+        if (grow <= 0) continue;
+        cell[k] += grow;
+        left -= grow * row[k].cols;
+      }
+    }
     float shift = 0;
-    for (NumberedMap& m : row) {
-      const float grow = std::min(per_cell, m.cell_max - m.cell_min) * m.cols;
-      m.x += shift;
-      m.w += grow;
+    for (size_t k = 0; k < row.size(); ++k) {
+      const float grow = (cell[k] - row[k].cell_min) * row[k].cols;
+      row[k].x += shift;
+      row[k].w += grow;
       shift += grow;
     }
   }
@@ -669,9 +700,8 @@ int HeadGridFirst(const AppState& state, int64_t heads) {
 /// Uploads the weights of heads [first, first + count) (of the batch shown) into the head
 /// grid's slots when the run, the batch or the page changed.
 void UploadHeadMaps(AppState& state, const Stages& st, int first, int count) {
-  const std::string key = std::to_string(state.shown_version) + "/" +
-                          std::to_string(state.batch) + "/" + std::to_string(first) + "/" +
-                          std::to_string(count);
+  const std::string key = std::to_string(state.shown_version) + "/" + std::to_string(state.batch) +
+                          "/" + std::to_string(first) + "/" + std::to_string(count);
   if (key == state.head_maps_key) return;
   state.head_maps_key = key;
   state.head_maps_first = first;
@@ -740,10 +770,11 @@ void DrawHeadMap(AppState& state, const Stages& st, int h, int k, bool row_label
     const HeatmapViewHover sh = DrawHeatmapView(state, state.head_sinks[static_cast<size_t>(k)], sv,
                                                 ImVec2(o.x + size.x, o.y), ImVec2(sink_w, size.y));
     if (sh.active)
-      ImGui::SetTooltip("head %d: query %lld (\"%s\"): the sink took %s of the row; its keys' "
-                        "weights sum to %s",
-                        h, static_cast<long long>(sh.row), RowLabel(state, sh.row).c_str(),
-                        Num(sink(sh.row, 0)).c_str(), Num(1.0f - sink(sh.row, 0)).c_str());
+      ImGui::SetTooltip(
+          "head %d: query %lld (\"%s\"): the sink took %s of the row; its keys' "
+          "weights sum to %s",
+          h, static_cast<long long>(sh.row), RowLabel(state, sh.row).c_str(),
+          Num(sink(sh.row, 0)).c_str(), Num(1.0f - sink(sh.row, 0)).c_str());
   }
   HeatmapViewSpec& spec = views.weights;
   spec.id = id.c_str();
@@ -760,8 +791,8 @@ void DrawHeadMap(AppState& state, const Stages& st, int h, int k, bool row_label
     spec.highlight_row = state.hover.row;
     spec.highlight_col = state.hover.col;
   }
-  const HeatmapViewHover hv = DrawHeatmapView(state, state.head_maps[static_cast<size_t>(k)],
-                                              spec, o, size);
+  const HeatmapViewHover hv =
+      DrawHeatmapView(state, state.head_maps[static_cast<size_t>(k)], spec, o, size);
   if (hv.title_clicked) {
     Emit(state, SelectHead{h});
     if (state.view.every_head) Emit(state, SetEveryHead{false});
@@ -798,9 +829,10 @@ float DrawHeadGridHeading(AppState& state, const Shape& sh, int first, int count
     ImGui::SameLine();
   }
   if (GroupsKv(sh))
-    ImGui::TextDisabled("each head has its own d_k columns of Q; K and V have %lld heads, each "
-                        "shared by %lld query heads in a row",
-                        static_cast<long long>(sh.Kv()), static_cast<long long>(sh.H / sh.Kv()));
+    ImGui::TextDisabled(
+        "each head has its own d_k columns of Q; K and V have %lld heads, each "
+        "shared by %lld query heads in a row",
+        static_cast<long long>(sh.Kv()), static_cast<long long>(sh.H / sh.Kv()));
   else
     ImGui::TextDisabled("each head attends with its own d_k columns of Q and K");
   return ImGui::GetFrameHeightWithSpacing() + 2;
@@ -815,7 +847,8 @@ struct HeadPage {
 HeadPage PrepareHeadGrid(AppState& state, const Stages* st) {
   if (!st || st->shape.H <= 1 || !state.renderer) return {};
   const int first = HeadGridFirst(state, st->shape.H);
-  const int count = static_cast<int>(std::min<int64_t>(st->shape.H - first, AppState::kHeadGridMax));
+  const int count =
+      static_cast<int>(std::min<int64_t>(st->shape.H - first, AppState::kHeadGridMax));
   UploadHeadMaps(state, *st, first, count);
   return {first, count};
 }
@@ -829,11 +862,11 @@ float DrawHeadGrid(AppState& state, ImVec2 at, float width) {
   const int T = static_cast<int>(st->shape.T);
   float cell = 0;
   for (int h = page.first; h < page.first + page.count; ++h)
-    cell = std::max(cell, NumberCellWidths(state, Stage::kWeights,
-                                           CellSource{&st->Head(st->weights, state.batch, h)},
-                                           [&](int64_t i, int64_t j) {
-                                             return st->mask.rows() == T && !st->mask(i, j);
-                                           }).min);
+    cell = std::max(
+        cell, NumberCellWidths(
+                  state, Stage::kWeights, CellSource{&st->Head(st->weights, state.batch, h)},
+                  [&](int64_t i, int64_t j) { return st->mask.rows() == T && !st->mask(i, j); })
+                  .min);
   const float gap = ImGui::GetFontSize();
   float x = 0, y = at.y + DrawHeadGridHeading(state, st->shape, page.first, page.count, at);
   float row_h = 0;
@@ -866,10 +899,11 @@ void DrawEveryHead(AppState& state, ImVec2 origin, ImVec2 avail) {
   const float top = DrawHeadGridHeading(state, st->shape, page.first, page.count, origin);
   const float gap = ImGui::GetFontSize() * 0.75f;
   const float T = static_cast<float>(st->shape.T);
-  const HeatmapFrame labelled =
-      MeasureHeatmapFrame(state, state.head_maps[0], HeadMapViews(state, *st, 0, true).weights, 1, 1, 1);
+  const HeatmapFrame labelled = MeasureHeatmapFrame(
+      state, state.head_maps[0], HeadMapViews(state, *st, 0, true).weights, 1, 1, 1);
   const HeadViews plain_views = HeadMapViews(state, *st, 0, false);
-  const HeatmapFrame plain = MeasureHeatmapFrame(state, state.head_maps[0], plain_views.weights, 1, 1, 1);
+  const HeatmapFrame plain =
+      MeasureHeatmapFrame(state, state.head_maps[0], plain_views.weights, 1, 1, 1);
   // With a sink, each head's sink column (one cell wide) and its frame beside the weights.
   const float sink_frame = SinkColumnWidth(state, plain_views, 0, 1, 0);
   const float sink_cells = plain_views.with_sink ? 1.0f : 0.0f;
@@ -937,8 +971,8 @@ void DrawNumberedRows(AppState& state, const std::vector<std::vector<NumberedMap
     // Room left over makes the cells taller, up to square-ish.
     float square = need[r];
     for (const NumberedMap& m : rows[r])
-      square = std::max(square, m.frame.top + m.rows * (m.w - m.frame.left - m.frame.right) /
-                                                  m.cols + 6);
+      square = std::max(square,
+                        m.frame.top + m.rows * (m.w - m.frame.left - m.frame.right) / m.cols + 6);
     const float h = std::min(need[r] + spare, square);
     std::vector<Stage> row_stages;
     for (const NumberedMap& m : rows[r]) row_stages.push_back(m.stage);
@@ -969,15 +1003,14 @@ void DrawPipeline(AppState& state, ImVec2 origin, ImVec2 avail) {
   };
   const std::vector<Stage> top = shown(
       {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot, Stage::kScores});
-  const std::vector<Stage> bottom = shown(
-      {Stage::kMask, Stage::kLogits, Stage::kWeights, Stage::kSink, Stage::kWeightsDropped,
-       Stage::kContext});
+  const std::vector<Stage> bottom = shown({Stage::kMask, Stage::kLogits, Stage::kWeights,
+                                           Stage::kSink, Stage::kWeightsDropped, Stage::kContext});
   // Notebook-sized: every number on screen, the maps in rows sized for them.
   std::vector<Stage> all = top;
   all.insert(all.end(), bottom.begin(), bottom.end());
-  const std::vector<NumberedMap> numbered = NumberedMaps(state, all);
+  const float scrollbar = ImGui::GetStyle().ScrollbarSize;
+  const std::vector<NumberedMap> numbered = NumberedMaps(state, all, avail.x - scrollbar);
   if (!numbered.empty()) {
-    const float scrollbar = ImGui::GetStyle().ScrollbarSize;
     DrawNumberedRows(state, PackRows(state, numbered, avail.x - scrollbar), avail);
     return;
   }

@@ -112,13 +112,14 @@ std::string StageTitle(const Scenario& s, Stage stage) {
       return s.positions.kind == PositionKind::kRope ? "scores = Q_rot K_rot\u1D40"
                                                      : "scores = Q K\u1D40";
     case Stage::kMask:
-      return s.mask.kind == MaskKind::kNone ? "mask: none (all allowed)" : "mask: " + MaskName(s.mask);
+      return s.mask.kind == MaskKind::kNone ? "mask: none (all allowed)"
+                                            : "mask: " + MaskName(s.mask);
     case Stage::kLogits: {
       std::string h = "scores";
       if (s.scaling.multiplier != 1.0) h += " \u00D7 m";
       if (s.scaling.sqrt_dk) h += " / \u221Ad_k";
       if (s.positions.kind == PositionKind::kAlibi) h += " \u2212 m\u2095(i \u2212 j)";  // ALiBi
-      if (s.scaling.softcap) return "logits = c tanh(" + h + " / c)";  // Gemma 2
+      if (s.scaling.softcap) return "logits = c tanh(" + h + " / c)";                    // Gemma 2
       return "logits = " + h;
     }
     case Stage::kWeights:
@@ -170,10 +171,10 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
     // K and V with grouped heads: the columns of the K/V head this query head shares.
     const bool grouped = GroupsKv(sh) && StageIsKeySide(stage);
     const int64_t col_head = StageColumnHead(stage, sh, head);
-    parts.push_back(sh.H > 1 ? name + std::to_string(w) + " columns (" +
-                                   std::to_string(col_head * w) + ".." +
-                                   std::to_string((col_head + 1) * w - 1) + ")"
-                             : name + std::to_string(w));
+    parts.push_back(sh.H > 1
+                        ? name + std::to_string(w) + " columns (" + std::to_string(col_head * w) +
+                              ".." + std::to_string((col_head + 1) * w - 1) + ")"
+                        : name + std::to_string(w));
     if (grouped) parts.push_back(KvGroupLegend(sh, col_head));
     if (sh.H > 1 && s.projections.head_split != HeadSplit::kTranspose &&
         s.input.source != InputSource::kQkv)
@@ -185,7 +186,8 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
   } else if (stage == Stage::kSink) {
     if (!s.scaling.sink.empty())
       parts.push_back("sink logit " + Num(s.scaling.SinkOf(std::min(head, sh.H - 1))));
-    if (s.scaling.sink_form == SinkForm::kSigmoid) parts.push_back("sink = 1 \u2212 \u03C3(lse \u2212 s)");
+    if (s.scaling.sink_form == SinkForm::kSigmoid)
+      parts.push_back("sink = 1 \u2212 \u03C3(lse \u2212 s)");
     parts.push_back("each row's weights + sink = 1");
   } else if (stage == Stage::kContext && sh.H > 1 &&
              s.projections.head_split != HeadSplit::kTranspose) {
@@ -198,8 +200,9 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
     parts.push_back(s.scaling.sqrt_dk ? "scaled by 1/\u221Ad_k" : "unscaled");
     parts.push_back("multiplier " + Num(s.scaling.multiplier));
     if (s.positions.kind == PositionKind::kAlibi)
-      parts.push_back("ALiBi slope " + Num(AlibiSlopes(sh.H)[static_cast<size_t>(
-                                           std::clamp<int64_t>(head, 0, sh.H - 1))]));
+      parts.push_back(
+          "ALiBi slope " +
+          Num(AlibiSlopes(sh.H)[static_cast<size_t>(std::clamp<int64_t>(head, 0, sh.H - 1))]));
     if (s.scaling.softcap) parts.push_back("soft-cap c = " + Num(*s.scaling.softcap));
     if (stage == Stage::kWeights || stage == Stage::kWeightsDropped) {
       parts.push_back(Name(s.normalization));
@@ -315,9 +318,7 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
   c.help = StageHelp(stage);
   c.row_labels = token_labels;
   if (stage == Stage::kX || StageIsProjected(stage) || stage == Stage::kContext) {
-    c.row_axis = stage == Stage::kX                                                 ? "token"
-                 : StageIsKeySide(stage) ? "key"
-                                         : "query";
+    c.row_axis = stage == Stage::kX ? "token" : StageIsKeySide(stage) ? "key" : "query";
     c.col_axis = "dimension";
     const Shape& sh = st.shape;
     const int64_t n = stage == Stage::kX         ? sh.d_in
@@ -329,8 +330,8 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
                               : StageColumnHead(stage, sh, head) * n;  // K/V: the head it shares
     // With several heads a column says whose it is: "h1·d2" (column 2 of Q, K, V or the
     // context, written by head 1); after out_proj the context's columns mix the heads.
-    const bool per_head = sh.H > 1 && stage != Stage::kX &&
-                          !(stage == Stage::kContext && sc.projections.out_proj);
+    const bool per_head =
+        sh.H > 1 && stage != Stage::kX && !(stage == Stage::kContext && sc.projections.out_proj);
     for (int64_t j = 0; j < n; ++j) {
       const int64_t owner = stage == Stage::kContext ? j / std::max<int64_t>(sh.dh_v, 1)
                                                      : StageColumnHead(stage, sh, head);
@@ -405,7 +406,7 @@ RangeMode ResolveRangeMode(Stage stage, bool diverging, int64_t cols, const Valu
   if (!IsWeights(stage) || diverging) return RangeMode::kFixed;
   if (mode == RangeMode::kAuto)
     mode = cols > 32 && !scan.row_max.empty() && MedianRowMax(scan) < 0.25f ? RangeMode::kLog
-                                                                           : RangeMode::kFixed;
+                                                                            : RangeMode::kFixed;
   if (mode != RangeMode::kFixed && scan.row_max.empty()) return RangeMode::kFixed;
   return mode;
 }
@@ -486,9 +487,9 @@ HeatmapSpec MakeHeatmapSpec(const HeatmapContent& content, int64_t rows, int64_t
   if (mode == RangeMode::kLog) {
     s.scaling = ColorScaling::kLog;
     for (int e = static_cast<int>(s.range.lo); e <= 0; ++e)
-      s.ticks.push_back({static_cast<double>(e), e >= -2 ? FormatNumber(std::pow(10.0, e),
-                                                                        NumberStyle::kTick)
-                                                         : "1e" + std::to_string(e)});
+      s.ticks.push_back(
+          {static_cast<double>(e), e >= -2 ? FormatNumber(std::pow(10.0, e), NumberStyle::kTick)
+                                           : "1e" + std::to_string(e)});
   } else {
     for (double t : NiceTicks(s.range.lo, s.range.hi, 4))
       s.ticks.push_back({t, FormatNumber(t, NumberStyle::kTick)});
@@ -506,8 +507,7 @@ HeatmapSpec MakeHeatmapSpec(const HeatmapContent& content, int64_t rows, int64_t
     s.legends.push_back({LegendKind::kNote, "colours: log\u2081\u2080"});
   else if (mode == RangeMode::kData)
     s.legends.push_back({LegendKind::kNote, "colours: 0 \u2013 largest"});
-  s.values_wanted = (options.values == ValuesMode::kOn ||
-                     (options.values == ValuesMode::kAuto && AutoPrintsValues(rows, cols)));
+  s.values_wanted = ValuesWanted(options.values, rows, cols);
   return s;
 }
 
@@ -527,8 +527,9 @@ float ScalePosition(const HeatmapSpec& spec, float v, int64_t row) {
       break;
     }
     case ColorScaling::kLog:
-      t = v <= 0 ? 0.0 : (std::log10(static_cast<double>(v)) - spec.range.lo) /
-                             (static_cast<double>(spec.range.hi) - spec.range.lo);
+      t = v <= 0 ? 0.0
+                 : (std::log10(static_cast<double>(v)) - spec.range.lo) /
+                       (static_cast<double>(spec.range.hi) - spec.range.lo);
       break;
   }
   return static_cast<float>(std::lround(std::clamp(t, 0.0, 1.0) * 255.0) / 255.0);

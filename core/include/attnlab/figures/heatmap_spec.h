@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "attnlab/figures/colormap.h"
 #include "attnlab/base/enum_names.h"
+#include "attnlab/figures/colormap.h"
 #include "attnlab/model/pipeline.h"
 
 namespace attnlab {
@@ -137,9 +137,9 @@ struct HeatmapSpec : HeatmapContent {
   const Colormap* colormap = nullptr;  ///< never null after MakeHeatmapSpec
   ValueRange range;                    ///< the colorbar's ends (kLog: in decades, e.g. -3..0)
   ColorScaling scaling = ColorScaling::kLinear;
-  std::vector<float> row_scale;  ///< kPerRow: each row's largest weight (the row's "1")
-  std::vector<ColorbarTick> ticks;     ///< nice round values inside range, low to high
-  bool mask_legend = false;  ///< the mask: a two-entry legend (allowed, masked), no colorbar
+  std::vector<float> row_scale;     ///< kPerRow: each row's largest weight (the row's "1")
+  std::vector<ColorbarTick> ticks;  ///< nice round values inside range, low to high
+  bool mask_legend = false;         ///< the mask: a two-entry legend (allowed, masked), no colorbar
   std::vector<LegendEntry> legends;  ///< shown under the colorbar (or as the mask's legend)
   bool values_wanted = false;  ///< ValuesMode says print (auto: rows, cols <= 12), if they fit
   int64_t rows = 0, cols = 0;
@@ -152,6 +152,12 @@ const char* StageName(Stage stage);
 /// Whether ValuesMode::kAuto prints the numbers of a rows x cols map (if they fit): at most 12
 /// rows and 12 columns, a size a learner reads cell by cell. Errors: none.
 inline bool AutoPrintsValues(int64_t rows, int64_t cols) { return rows <= 12 && cols <= 12; }
+
+/// Whether a rows x cols map prints its numbers (where they fit) under `mode`: always with
+/// kOn, never with kOff, AutoPrintsValues with kAuto. HeatmapSpec::values_wanted. Errors: none.
+inline bool ValuesWanted(ValuesMode mode, int64_t rows, int64_t cols) {
+  return mode == ValuesMode::kOn || (mode == ValuesMode::kAuto && AutoPrintsValues(rows, cols));
+}
 
 /// Stages with one matrix per head: Q, K, V, Q_rot, K_rot (the head's d_k columns), scores,
 /// logits, weights, weights_dropped, sink.
