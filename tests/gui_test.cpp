@@ -2200,6 +2200,21 @@ save-views )" + Path("scaled.json") + "\n");
       EXPECT_EQ(logits[0], "-0.9790");
     }
   }
+  // At 1920 x 1080 the same maps print their numbers (2 decimals): no table under them.
+  const std::string wide = Write("wide.script", "preset karpathy-head\nview gradients\nrow 7\n"
+                                                "wait 3\nsave-views " + Path("wide.json") +
+                                                    "\nsave-layout " + Path("wide-layout.json") +
+                                                    "\n");
+  const Result w = RunApp("--script " + wide + " --no-autosave", true, "1920x1080");
+  ASSERT_EQ(w.status, 0) << w.err;
+  const nlohmann::json views = nlohmann::json::parse(ReadFile(Path("wide.json")));
+  EXPECT_FALSE(views["gradients"]["loss_row"]["shown"].get<bool>());
+  const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path("wide-layout.json")));
+  int printing = 0;
+  for (const nlohmann::json& m : layout["views"])
+    if ((m["name"] == "grad_logits" || m["name"] == "grad_scores") && m["printed"].size() == 64)
+      ++printing;
+  EXPECT_EQ(printing, 2);
 }
 
 }  // namespace

@@ -294,12 +294,12 @@ bool PaintHeading(const HeatmapSpec& spec, const HeatmapViewSpec& view, ImVec2 o
           : view.heading_note + (spec.subtitle.empty() ? "" : "; ") + spec.subtitle;
   // The subtitle only when it fits whole (the tooltip always has it): a clipped "d_k =" says
   // less than nothing.
-  const float left = origin.x + size.x - ImGui::GetItemRectMax().x - ImGui::GetStyle().ItemSpacing.x;
+  const float left =
+      origin.x + size.x - ImGui::GetItemRectMax().x - ImGui::GetStyle().ItemSpacing.x;
   // note_first: heading_note alone when the whole note does not fit.
-  const std::string shown_note =
-      ImGui::CalcTextSize(note.c_str()).x <= left ? note
-      : view.note_first                          ? view.heading_note
-                                                 : std::string();
+  const std::string shown_note = ImGui::CalcTextSize(note.c_str()).x <= left ? note
+                                 : view.note_first                           ? view.heading_note
+                                                                             : std::string();
   if (!shown_note.empty() && !view.thumbnail && ImGui::CalcTextSize(shown_note.c_str()).x <= left) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", shown_note.c_str());
@@ -351,58 +351,66 @@ void PaintImage(const AppState& state, HeatmapSlot& slot, const HeatmapViewSpec&
 }
 
 /// Each cell's text as MapCellTexts prints it (masked logits -inf, masked weights 0, "…" where
-/// not even 2 decimals fit), in its ink colour. False when the spec wants values but the cells
-/// are too small for any. `printed`: each cell's text, row by row, or empty when nothing is
-/// printed (for --layout).
-bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const CellSource& m,
-                 const LabelFont& small, const ViewLayout& L, std::vector<std::string>& printed) {
+/// not even 2 decimals fit), row by row, into `printed`; `masks` each cell's hatching. False
+/// (and `printed` empty) when the spec wants values but the cells are too small for any.
+bool CellTexts(const HeatmapSpec& spec, const HeatmapViewSpec& view, const CellSource& m,
+               const LabelFont& small, const ViewLayout& L, std::vector<std::string>& printed,
+               std::vector<uint8_t>& masks) {
   printed.clear();
+  masks.clear();
   if (!spec.values_wanted) return true;
   const CellWindow& w = L.win;
   if (L.ch < small.size || w.rows * w.cols > 4096) return false;
-  printed.assign(static_cast<size_t>(w.rows) * w.cols, "");
-  ImDrawList* dl = ImGui::GetWindowDrawList();
   const MeasureText measure = small.Measurer();
   // The texts first: a map whose cells all come out "…" prints none (its note says how to
   // see them), an ellipsis is for the odd value that does not fit among numbers that do.
   const std::string ellipsis = "…";
-  bool any = false;
   const MaskMatrix* allowed = view.allowed;
   const bool check_mask =
       spec.hatch_masked && allowed && allowed->rows() == L.rows && allowed->cols() == L.cols;
   const MaskMatrix* own = view.masked;
   const bool check_own =
       spec.hatch_masked && !check_mask && own && own->rows() == L.rows && own->cols() == L.cols;
-  std::vector<float> values(printed.size());
-  std::vector<uint8_t> masks(printed.size());
+  std::vector<float> values(static_cast<size_t>(w.rows) * w.cols);
+  masks.assign(values.size(), 0);
   for (int i = 0; i < w.rows; ++i)
     for (int j = 0; j < w.cols; ++j) {
       const int r = w.row0 + i, c = w.col0 + j;
       const size_t k = static_cast<size_t>(i) * w.cols + j;
       values[k] = m.at(r, c);
-      masks[k] = DrawnHatched((check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c)),
-                              values[k]);
+      masks[k] =
+          DrawnHatched((check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c)), values[k]);
     }
   printed = MapCellTexts(spec.stage, values, masks, L.cw - 2, measure);
+  bool any = false;
   for (size_t k = 0; k < printed.size(); ++k)  // a number, not -inf or 0
     any = any || (!masks[k] && !printed[k].empty() && printed[k] != ellipsis);
-  if (!any) {
-    printed.clear();
-    return false;
-  }
+  if (!any) printed.clear();
+  return any;
+}
+
+/// Each cell's text (CellTexts) in its ink colour. False when the spec wants values but the
+/// cells are too small for any. `printed`: each cell's text, row by row, or empty when nothing
+/// is printed (for --layout).
+bool PaintValues(const HeatmapSpec& spec, const HeatmapViewSpec& view, const CellSource& m,
+                 const LabelFont& small, const ViewLayout& L, std::vector<std::string>& printed) {
+  std::vector<uint8_t> masks;
+  if (!CellTexts(spec, view, m, small, L, printed, masks)) return false;
+  if (printed.empty()) return true;  // the spec wants no values
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const CellWindow& w = L.win;
   for (int i = 0; i < w.rows; ++i)
     for (int j = 0; j < w.cols; ++j) {
-      const int r = w.row0 + i, c = w.col0 + j;
-      const std::string& t = printed[static_cast<size_t>(i) * w.cols + j];
+      const size_t k = static_cast<size_t>(i) * w.cols + j;
+      const std::string& t = printed[k];
       if (t.empty()) continue;
-      const float v = m.at(r, c);
-      const bool masked =
-          DrawnHatched((check_mask && !(*allowed)(r, c)) || (check_own && (*own)(r, c)), v);
+      const int r = w.row0 + i;
+      const float v = m.at(r, w.col0 + j);
       const ImVec2 ts = small.Measure(t);
       dl->AddText(small.font, small.size,
                   ImVec2(L.p0.x + L.cw * (j + 0.5f) - ts.x * 0.5f,
                          L.p0.y + L.ch * (i + 0.5f) - ts.y * 0.5f),
-                  ToU32(CellInk(masked ? kMaskedLight : CellColor(spec, v, r))), t.c_str());
+                  ToU32(CellInk(masks[k] ? kMaskedLight : CellColor(spec, v, r))), t.c_str());
     }
   return true;
 }
@@ -501,8 +509,8 @@ void PaintHighlights(const HeatmapViewSpec& view, const ViewLayout& L) {
   if (has_row) {
     dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(0, 0, 0, 200), 0, 0,
                 3.0f);
-    dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(255, 255, 255, 255),
-                0, 0, 1.5f);
+    dl->AddRect(ImVec2(p0.x - 2, y0 - 1), ImVec2(p1.x + 2, y1 + 1), IM_COL32(255, 255, 255, 255), 0,
+                0, 1.5f);
   }
   if (has_col)
     dl->AddRect(ImVec2(x0 - 1, p0.y - 1), ImVec2(x1 + 1, p1.y + 1),
@@ -628,7 +636,8 @@ void PaintZoomNote(const HeatmapSlot& slot, const HeatmapViewSpec& view, const L
                    const ViewLayout& L, bool printed, float right, float bottom) {
   char text[96];
   if (slot.zoom.factor > 1.0f)
-    std::snprintf(text, sizeof text, "zoom \xC3\x97%.1f \xC2\xB7 drag to pan \xC2\xB7 double-click: all",
+    std::snprintf(text, sizeof text,
+                  "zoom \xC3\x97%.1f \xC2\xB7 drag to pan \xC2\xB7 double-click: all",
                   slot.zoom.factor);
   else if (!printed && view.title_tip && !view.force_values)
     std::snprintf(text, sizeof text, "numbers: click the title, or zoom in (wheel)");
@@ -656,8 +665,10 @@ HeatmapViewHover TrackHover(const HeatmapViewSpec& view, const ViewLayout& L) {
   if (ImGui::IsItemHovered() || (view.track_outside && ImGui::IsMouseHoveringRect(L.p0, L.p1))) {
     const ImVec2 mp = ImGui::GetIO().MousePos;
     hover.active = true;
-    hover.col = L.win.col0 + std::clamp(static_cast<int>((mp.x - L.p0.x) / L.cw), 0, L.win.cols - 1);
-    hover.row = L.win.row0 + std::clamp(static_cast<int>((mp.y - L.p0.y) / L.ch), 0, L.win.rows - 1);
+    hover.col =
+        L.win.col0 + std::clamp(static_cast<int>((mp.x - L.p0.x) / L.cw), 0, L.win.cols - 1);
+    hover.row =
+        L.win.row0 + std::clamp(static_cast<int>((mp.y - L.p0.y) / L.ch), 0, L.win.rows - 1);
   }
   return hover;
 }
@@ -707,6 +718,24 @@ NumberCells NumberCellWidths(const AppState& state, Stage stage, const CellSourc
   return {std::ceil(two + 8), std::ceil(std::max(two, four) + 12)};
 }
 
+bool HeatmapPrintsValues(const AppState& state, HeatmapSlot& slot, const HeatmapViewSpec& view,
+                         ImVec2 size) {
+  EnsureSpec(slot, ViewPresentation(state, slot, view));
+  const CellSource m = view.cells();
+  if (m.empty() || !slot.spec.values_wanted) return false;
+  const LabelFont small = SmallFont(state);
+  const float line = ImGui::GetTextLineHeight();
+  ViewLayout L;
+  L.rows = static_cast<int>(m.rows());
+  L.cols = static_cast<int>(m.cols());
+  L.win = VisibleCells(slot.zoom, L.rows, L.cols);
+  MeasureLabels(slot, view, small, L.rows, L.cols);
+  if (!LayOutView(slot, view, small, ImVec2(0, 0), size, line + 4, L)) return false;
+  std::vector<std::string> printed;
+  std::vector<uint8_t> masks;
+  return CellTexts(slot.spec, view, m, small, L, printed, masks);
+}
+
 HeatmapFrame MeasureHeatmapFrame(const AppState& state, HeatmapSlot& slot,
                                  const HeatmapViewSpec& view, int rows, int cols, float cell_w) {
   EnsureSpec(slot, ViewPresentation(state, slot, view));
@@ -721,9 +750,9 @@ HeatmapFrame MeasureHeatmapFrame(const AppState& state, HeatmapSlot& slot,
   const float legend_h = LegendHeight(BarSpec(slot, view), small);
   // The legends under a colorbar at least 60 pixels tall must fit beside the image.
   const HeatmapSpec* bar = BarSpec(slot, view);
-  f.min_image_h = !bar                ? 0.0f
+  f.min_image_h = !bar               ? 0.0f
                   : bar->mask_legend ? legend_h
-                                      : std::min(60.0f, rows * f.cell_h) + legend_h;
+                                     : std::min(60.0f, rows * f.cell_h) + legend_h;
   return f;
 }
 

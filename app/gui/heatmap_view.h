@@ -31,18 +31,18 @@ struct HeatmapViewSpec {
   const MaskMatrix* allowed = nullptr;  ///< 1 where allowed, for cell values; nullptr: all
   /// Instead of allowed: 1 where masked (a view's own mask, as StageView has it).
   const MaskMatrix* masked = nullptr;
-  std::string heading_note;             ///< drawn after the title (e.g. "click to paint")
+  std::string heading_note;  ///< drawn after the title (e.g. "click to paint")
   /// A heading too narrow for the title and heading_note cuts the title, not the note (the
   /// head grid's "selected").
   bool note_first = false;
-  int64_t marked_row = -1;              ///< an orange triangle at this row (the peaking row)
+  int64_t marked_row = -1;  ///< an orange triangle at this row (the peaking row)
   int64_t highlight_row = -1, highlight_col = -1;  ///< last frame's hovered cell
   bool track_outside = false;  ///< report the cell under the mouse while another item is held
   bool thumbnail = false;  ///< title and image only (no labels, colorbar or values): a strip item
   bool force_values = false;  ///< print values wherever they fit (unless the learner chose off)
-  bool row_labels = true;  ///< false: the map left of it in the same row shows the tokens
+  bool row_labels = true;     ///< false: the map left of it in the same row shows the tokens
   const char* title_tip = nullptr;  ///< the title is clickable, with this tooltip line
-  bool pan_with_left = true;  ///< a left drag pans a zoomed map (false where it paints)
+  bool pan_with_left = true;        ///< a left drag pans a zoomed map (false where it paints)
   /// > 0: a dividing line after every col_group columns (the context: which head wrote which).
   int64_t col_group = 0;
   /// Right of the image: the map's own colorbar and legends (true, colorbar_of null), another
@@ -71,6 +71,12 @@ struct HeatmapViewHover {
 /// the caller).
 HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
                                  const HeatmapViewSpec& view, ImVec2 origin, ImVec2 size);
+
+/// Whether DrawHeatmapView would print numbers in the slot's heatmap drawn `size` pixels large
+/// (the same layout and the same rule for each cell's text), without drawing. Makes the slot's
+/// spec first. False when the spec wants no values or not even one number fits.
+bool HeatmapPrintsValues(const AppState& state, HeatmapSlot& slot, const HeatmapViewSpec& view,
+                         ImVec2 size);
 
 /// The room a heatmap takes around its cells, for a layout that sizes the cells itself: row
 /// labels (left), colorbar and legends (right), heading and column labels (top) when the cells

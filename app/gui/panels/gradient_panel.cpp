@@ -305,6 +305,7 @@ struct BottomLayout {
   float gap = 0;
   bool shared_labels = false;
 };
+
 BottomLayout BottomWidths(AppState& state, float width, float gap) {
   BottomLayout layout;
   constexpr int kMaps = kMapCount - kGradLogits;
@@ -449,11 +450,19 @@ void DrawGradientPanel(AppState& state) {
   const float gap = ImGui::GetFontSize();
   const float top_h = avail.y * 0.45f;
   const BottomLayout bottom = BottomWidths(state, avail.x, gap);
-  // The maps print no numbers (T x T too narrow): the loss row's table goes under them.
+  // d L / d logits or d L / d scores print no numbers (too narrow): the loss row's table goes
+  // under the maps, which then leave it its height (less height prints no more numbers).
+  const float full_h = avail.y - top_h - gap;
+  const auto prints = [&](int k) {
+    const float w = bottom.w[static_cast<size_t>(k)];
+    return HeatmapPrintsValues(state, g.maps[k],
+                               MapSpec(state, k, k == kGradLogits || !bottom.shared_labels),
+                               ImVec2(w, std::min(full_h, w)));
+  };
   std::optional<LossRow> loss_row;
-  if (!bottom.shared_labels && state.view.values != ValuesMode::kOff) loss_row = LossRowOf(state);
-  const float row_h = loss_row ? LossRowHeight(*loss_row, avail.x) : 0;
-  const float bottom_h = avail.y - top_h - gap - row_h;
+  if (state.view.values != ValuesMode::kOff && !(prints(kGradLogits) && prints(kGradScores)))
+    loss_row = LossRowOf(state);
+  const float bottom_h = full_h - (loss_row ? LossRowHeight(*loss_row, avail.x) : 0);
   const float jac_w = std::min(avail.x * 0.4f, top_h * 1.3f);
   DrawMap(state, kJacobian, origin, ImVec2(jac_w, top_h));
   ImGui::SetCursorScreenPos(ImVec2(origin.x + jac_w + gap, origin.y));
