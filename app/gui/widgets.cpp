@@ -376,7 +376,7 @@ void ValuesTable(const char* id, const std::vector<std::string>& row_labels,
     for (int c = 0; c < cols; ++c) {
       ImGui::TableNextColumn();
       if (shown && !shown(r, c)) {
-        ImGui::TextDisabled("\u00B7");
+        ImGui::TextDisabled("%s", kValuesTableHidden);
         continue;
       }
       ImGui::TextUnformatted(ValuesTableCell(values(r, c)).c_str());

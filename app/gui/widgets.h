@@ -73,6 +73,8 @@ bool StepControls(const char* id, int64_t* step, int64_t count, bool* playing);
 /// The text of one cell of ValuesTable: 4 decimals ("%.4f", torch's print of these values),
 /// "nan", "inf", "-inf".
 std::string ValuesTableCell(double v);
+/// What ValuesTable prints (dimmed) in a cell its `shown` hides: a masked key.
+inline constexpr const char* kValuesTableHidden = "\u00B7";
 
 /// The height ValuesTable takes for `rows` rows of `cols` numbers (and its header) at `width`
 /// pixels: one more for the sideways scroll bar when the table is wider.

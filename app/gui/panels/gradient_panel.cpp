@@ -397,7 +397,7 @@ std::string GradientsJson(AppState& state) {
       std::vector<std::string> text;
       for (Eigen::Index c = 0; c < r->values.cols(); ++c)
         text.push_back(r->allowed[static_cast<size_t>(c)] ? ValuesTableCell(r->values(k, c))
-                                                          : "\u00B7");
+                                                          : kValuesTableHidden);
       row[names[k]] = text;
     }
   }
