@@ -1076,8 +1076,9 @@ wait 2
   ExpectViewMaps(png, layout, "trick_", 8);
 }
 
-// The trick view prints every cell of its maps, negatives too, at 1280 x 800 (2 decimals) and
-// at 1920 x 1080, where the code leaves room for 4: v3's weights are then what the
+// The trick view prints every cell of its maps, negatives too, at 1024 x 700 (each step's maps
+// under its code), 1280 x 800 (2 decimals, beside it) and at 1920 x 1080, where the code leaves
+// room for 4: v3's weights are then what the
 // self-attention-from-scratch notebook prints of its `wei` (In [7]), digit for digit. At 1920 x
 // 1080 the canvas's last pixel once brought a scroll bar the layout had not counted, and xbow's
 // negative cells printed "..."; the maps also kept 2 decimals beside a half-empty code column.
@@ -1091,7 +1092,7 @@ TEST_F(Gui, TrickViewPrintsTheNotebooksDigitsWhenThereIsRoom) {
                               "0.1429 0.1429 0.1429 0.1429 0.1429 0.1429 0.1429 0.0000",
                               "0.1250 0.1250 0.1250 0.1250 0.1250 0.1250 0.1250 0.1250"};
   const std::string script = Write("trick.script", "view trick\nwait 3\n");
-  for (const std::string size : {"1280x800", "1920x1080"}) {
+  for (const std::string size : {"1024x700", "1280x800", "1920x1080"}) {
     const Result r = RunApp("--preset karpathy-trick --script " + script + " --layout " +
                                 Path(size + ".json") + " --no-autosave",
                             true, size);
@@ -1106,6 +1107,7 @@ TEST_F(Gui, TrickViewPrintsTheNotebooksDigitsWhenThereIsRoom) {
       ASSERT_EQ(printed.size(), static_cast<size_t>(m["rows"].get<int>() * m["cols"].get<int>()))
           << size << " " << name;
       for (const std::string& t : printed) EXPECT_EQ(t.find("\u2026"), std::string::npos) << size << " " << name;
+      EXPECT_LE(m["x1"].get<double>(), layout["window"]["width"].get<double>()) << size << " " << name;
       if (name == "trick_v3_weights") {
         std::string rows;
         for (size_t k = 0; k < printed.size(); ++k) rows += printed[k] + (k % 8 == 7 ? "\n" : " ");

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <string>
 
 #include "attnlab/base/text.h"
 #include "gui/app_state.h"
@@ -92,15 +94,51 @@ float CodeColumnWidth(const AppState& state) {
   return w + 2 * kCodePadX + ImGui::GetFontSize();
 }
 
-/// How the steps share the view: the text column's width, the weights map's width, each
-/// step's height. When the maps are notebook-sized (at most 12 x 12) they get the width their
-/// numbers need, with 4 decimals (the notebooks' print: 0.1250) when the code still fits beside
-/// them, else 2; otherwise (or with no room even for 2) the halves and quarters of the view.
+/// How the steps share the view. Side by side (text left, maps right): the text column's
+/// width, the weights map's width, each step's height. When the maps are notebook-sized (at
+/// most 12 x 12) they get the width their numbers need, with 4 decimals (the notebooks' print:
+/// 0.1250) when the code still fits beside them, else 2. When even 2 decimals leave the code no
+/// room (a narrow window), `stacked`: the maps go under each step's text, as wide as their
+/// numbers need, `maps_h` tall, and the canvas scrolls. Otherwise (maps beyond 12 x 12, or no
+/// room even stacked) the halves and quarters of the view.
 struct TrickLayout {
   float text_w = 0, weights_w = 0, row_h = 0;
+  bool stacked = false;
+  float result_w = 0, maps_h = 0;  ///< stacked: the result map's width, the maps' height
 };
-TrickLayout LayOutTrick(AppState& state, ImVec2 avail) {
+
+/// The widths the trick's weights and result maps need for their numbers (4 decimals, or 2)
+/// and the height of the taller; none when a map is beyond 12 x 12.
+struct TrickMapsSize {
+  float weights = 0, result = 0, height = 0;
+};
+std::optional<TrickMapsSize> MeasureTrickMaps(AppState& state, bool four) {
   TrickState& t = state.trick;
+  TrickMapsSize out;
+  for (int i = 0; i < 4; ++i) {
+    const TrickStep& step = t.steps[static_cast<size_t>(i)];
+    const Matrix* maps[2] = {&step.weights, &step.result};
+    for (int k = 0; k < 2; ++k) {
+      const Matrix& m = *maps[k];
+      if (m.rows() > 12 || m.cols() > 12) return std::nullopt;
+      const Stage stage = k == 0 ? Stage::kWeights : Stage::kContext;
+      const NumberCells nc = NumberCellWidths(state, stage, CellSource{&m, nullptr}, nullptr);
+      const float cell = four ? nc.max : nc.min;
+      HeatmapViewSpec probe;
+      probe.id = "trick";
+      probe.labels_key = static_cast<int64_t>(t.version);
+      HeatmapSlot& slot = k == 0 ? t.weight_maps[i] : t.result_maps[i];
+      const HeatmapFrame f = MeasureHeatmapFrame(state, slot, probe, static_cast<int>(m.rows()),
+                                                 static_cast<int>(m.cols()), cell);
+      float& w = k == 0 ? out.weights : out.result;
+      w = std::max(w, f.left + f.right + m.cols() * cell);
+      out.height = std::max(out.height, f.top + std::max(m.rows() * f.cell_h, f.min_image_h) + 8);
+    }
+  }
+  return out;
+}
+
+TrickLayout LayOutTrick(AppState& state, ImVec2 avail) {
   const float gap = 6;
   TrickLayout out;
   out.text_w = std::floor((avail.x - 12) * 0.5f);
@@ -110,41 +148,34 @@ TrickLayout LayOutTrick(AppState& state, ImVec2 avail) {
   out.weights_w = 0;  // DrawStep's default share
   if (state.view.values == ValuesMode::kOff) return out;
   const float least_text = std::max(CodeColumnWidth(state), (avail.x - 12) * 0.36f);
+  const float map_gap = ImGui::GetFontSize() * 0.5f;
   for (const bool four : {true, false}) {
-    float weights = 0, result = 0, height = 0;
-    for (int i = 0; i < 4; ++i) {
-      const TrickStep& step = t.steps[static_cast<size_t>(i)];
-      const Matrix* maps[2] = {&step.weights, &step.result};
-      for (int k = 0; k < 2; ++k) {
-        const Matrix& m = *maps[k];
-        if (m.rows() > 12 || m.cols() > 12) return out;
-        const Stage stage = k == 0 ? Stage::kWeights : Stage::kContext;
-        const NumberCells nc = NumberCellWidths(state, stage, CellSource{&m, nullptr}, nullptr);
-        const float cell = four ? nc.max : nc.min;
-        HeatmapViewSpec probe;
-        probe.id = "trick";
-        probe.labels_key = static_cast<int64_t>(t.version);
-        HeatmapSlot& slot = k == 0 ? t.weight_maps[i] : t.result_maps[i];
-        const HeatmapFrame f = MeasureHeatmapFrame(state, slot, probe, static_cast<int>(m.rows()),
-                                                   static_cast<int>(m.cols()), cell);
-        float& w = k == 0 ? weights : result;
-        w = std::max(w, f.left + f.right + m.cols() * cell);
-        height = std::max(height, f.top + std::max(m.rows() * f.cell_h, f.min_image_h) + 8);
-      }
-    }
-    const float maps_w = weights + result + ImGui::GetFontSize() * 0.5f;
-    const float text_w = avail.x - 12 - maps_w;
-    if (text_w < least_text) continue;  // no room at this width: fewer decimals, or the shares
+    const std::optional<TrickMapsSize> m = MeasureTrickMaps(state, four);
+    if (!m) return out;
+    const float text_w = avail.x - 12 - (m->weights + m->result + map_gap);
+    if (text_w < least_text) continue;  // no room at this width: fewer decimals, or stacked
     out.text_w = std::floor(text_w);
-    out.weights_w = std::ceil(weights);
-    out.row_h = std::max(out.row_h, height + 8);
+    out.weights_w = std::ceil(m->weights);
+    out.row_h = std::max(out.row_h, m->height + 8);
+    return out;
+  }
+  for (const bool four : {true, false}) {
+    const std::optional<TrickMapsSize> m = MeasureTrickMaps(state, four);
+    if (!m || m->weights + m->result + map_gap > avail.x - 12) continue;
+    out.stacked = true;
+    out.text_w = avail.x - 12;
+    out.weights_w = std::ceil(m->weights);
+    out.result_w = std::ceil(m->result);
+    out.maps_h = m->height;
     return out;
   }
   return out;
 }
 
-/// One step: text on the left, its weights and its result on the right.
-void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size, const TrickLayout& lay) {
+/// One step: text on the left, its weights and its result on the right (stacked: under the
+/// text, `size.y` unused). Returns the bottom of what it drew (screen y), the text's if it is
+/// taller than `size`.
+float DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size, const TrickLayout& lay) {
   TrickState& t = state.trick;
   const TrickStep& step = t.steps[static_cast<size_t>(i)];
   const float text_w = lay.text_w;
@@ -191,11 +222,16 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size, const TrickLay
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
 
-  // -- right: the weights (T x T) and the result (T x C)
+  const float text_bottom = ImGui::GetItemRectMax().y;
+  // -- right (stacked: below): the weights (T x T) and the result (T x C)
   const Matrix& w = step.weights;
   const Matrix& r = step.result;
-  const float maps_x = origin.x + text_w;
-  const float maps_w = size.x - text_w;
+  const float maps_x = lay.stacked ? origin.x : origin.x + text_w;
+  const float maps_w = lay.stacked ? lay.weights_w + lay.result_w + gap * 0.5f : size.x - text_w;
+  if (lay.stacked) {
+    origin.y = text_bottom + 4;
+    size.y = lay.maps_h;
+  }
   const float weights_w = lay.weights_w > 0
                               ? lay.weights_w
                               : std::min(maps_w * 0.45f, size.y + ImGui::GetFontSize() * 4.0f);
@@ -232,14 +268,15 @@ void DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size, const TrickLay
   if (hv.active) rs.highlight_row = hv.row;
   HeatmapSlot& rslot = t.result_maps[static_cast<size_t>(i)];
   const float rx = maps_x + weights_w + gap * 0.5f;
-  const HeatmapViewHover rh = DrawHeatmapView(state, rslot, rs, ImVec2(rx, origin.y),
-                                              ImVec2(origin.x + size.x - rx, size.y));
+  const HeatmapViewHover rh =
+      DrawHeatmapView(state, rslot, rs, ImVec2(rx, origin.y), ImVec2(maps_x + maps_w - rx, size.y));
   if (rh.active) {
     t.hover_next = HeatmapViewHoverCell{true, rh.row, rh.col, false};
     ImGui::SetTooltip("%s[%lld, %lld] = %s", TrickResultName(i), static_cast<long long>(rh.row),
                       static_cast<long long>(rh.col),
                       FormatNumber(r(rh.row, rh.col), NumberStyle::kShortest).c_str());
   }
+  return std::max(text_bottom, origin.y + size.y);
 }
 
 }  // namespace
@@ -254,9 +291,14 @@ void DrawTrickPanel(AppState& state) {
       "is a matrix product with a normalised lower triangle (v2), which is a softmax over a "
       "masked matrix of zeros (v3). Replace the zeros by q\xC2\xB7k and you have a head (v4).");
   ImGui::SameLine(0, ImGui::GetFontSize());
-  ImGui::TextDisabled("x = batch %lld of the input: T = %lld, C = %lld",
-                      static_cast<long long>(std::min<int64_t>(state.batch, sh.B - 1)),
-                      static_cast<long long>(sh.T), static_cast<long long>(sh.d_in));
+  // Wrapped beside the title: at 1024 px it ran past the window's edge.
+  const std::string x_is = "x = batch " + std::to_string(std::min<int64_t>(state.batch, sh.B - 1)) +
+                           " of the input: T\xC2\xA0=\xC2\xA0" + std::to_string(sh.T) +
+                           ", C\xC2\xA0=\xC2\xA0" + std::to_string(sh.d_in);  // no break in "T = 8"
+  const ImVec4 dim = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+  ImGui::BeginGroup();
+  TextWrappedAtSpaces(x_is.c_str(), &dim);
+  ImGui::EndGroup();
   Tip("v1 to v3 average the input x itself. v4 is head 0 of the current projections, with "
       "their scaling and multiplier and a causal mask. The batch selector of the heatmaps view "
       "picks the sequence.");
@@ -278,19 +320,30 @@ void DrawTrickPanel(AppState& state) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = 6;
   TrickLayout lay = LayOutTrick(state, avail);
-  if (4 * lay.row_h + 3 * gap + 1 > avail.y)  // the canvas scrolls: room for its scroll bar
+  // The canvas scrolls (stacked steps always do): room for its scroll bar.
+  if (lay.stacked || 4 * lay.row_h + 3 * gap + 1 > avail.y)
     lay = LayOutTrick(state, ImVec2(avail.x - ImGui::GetStyle().ScrollbarSize, avail.y));
   ImGui::BeginChild("trick_canvas", avail, false, ImGuiWindowFlags_NoBackground);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float width = ImGui::GetContentRegionAvail().x;
   ImDrawList* dl = ImGui::GetWindowDrawList();
+  // Each step's band behind it, drawn once its height is known (channel 0, under the step).
+  ImDrawListSplitter layers;
+  layers.Split(dl, 2);
+  float y = origin.y;
   for (int i = 0; i < 4; ++i) {
-    const ImVec2 a(origin.x, origin.y + i * (lay.row_h + gap));
-    const ImVec2 b(a.x + width, a.y + lay.row_h);
-    dl->AddRectFilled(a, b, IM_COL32(255, 255, 255, i % 2 ? 6 : 12), 4.0f);
-    DrawStep(state, i, ImVec2(a.x + 6, a.y + 4), ImVec2(width - 12, lay.row_h - 8), lay);
+    layers.SetCurrentChannel(dl, 1);
+    const float bottom =
+        DrawStep(state, i, ImVec2(origin.x + 6, y + 4), ImVec2(width - 12, lay.row_h - 8), lay);
+    // A text taller than its band (a narrow text column) makes the band taller.
+    const float h = std::max(lay.stacked ? 0.0f : lay.row_h, bottom + 4 - y);
+    layers.SetCurrentChannel(dl, 0);
+    dl->AddRectFilled(ImVec2(origin.x, y), ImVec2(origin.x + width, y + h),
+                      IM_COL32(255, 255, 255, i % 2 ? 6 : 12), 4.0f);
+    y += h + (i < 3 ? gap : 0);
   }
-  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + 4 * lay.row_h + 3 * gap));
+  layers.Merge(dl);
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, y));
   ImGui::Dummy(ImVec2(1, 1));
   ImGui::EndChild();
   t.hover = t.hover_next;
