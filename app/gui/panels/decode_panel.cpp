@@ -29,9 +29,11 @@ std::string Tokens(const std::vector<std::string>& labels, const std::vector<int
   return out.empty() ? "\u2014" : out;
 }
 
-std::vector<std::string> Labels(const std::vector<std::string>& labels, const std::vector<int64_t>& pos) {
+std::vector<std::string> Labels(const std::vector<std::string>& labels,
+                                const std::vector<int64_t>& pos) {
   std::vector<std::string> out;
-  for (int64_t p : pos) out.push_back(p < static_cast<int64_t>(labels.size()) ? labels[p] : std::to_string(p));
+  for (int64_t p : pos)
+    out.push_back(p < static_cast<int64_t>(labels.size()) ? labels[p] : std::to_string(p));
   return out;
 }
 
@@ -41,21 +43,25 @@ void DrawCacheTables(const Stages& st, const DecodeStep& s, int64_t b, int64_t h
                      const std::vector<std::string>& labels) {
   const Shape& sh = st.shape;
   ImGui::Spacing();
-  MatrixD kc(static_cast<Eigen::Index>(s.keys.size()), sh.dh), vc(static_cast<Eigen::Index>(s.keys.size()), sh.dh_v);
+  MatrixD kc(static_cast<Eigen::Index>(s.keys.size()), sh.dh),
+      vc(static_cast<Eigen::Index>(s.keys.size()), sh.dh_v);
   const bool f64 = st.f64 != nullptr;
   const int64_t g = sh.KvHead(h);  // the K/V head query head h reads (h unless grouped)
   for (size_t k = 0; k < s.keys.size(); ++k) {
     for (int64_t d = 0; d < sh.dh; ++d)
       kc(k, d) = f64 ? st.f64->K[b](s.keys[k], g * sh.dh + d) : st.K[b](s.keys[k], g * sh.dh + d);
     for (int64_t d = 0; d < sh.dh_v; ++d)
-      vc(k, d) = f64 ? st.f64->V[b](s.keys[k], g * sh.dh_v + d) : st.V[b](s.keys[k], g * sh.dh_v + d);
+      vc(k, d) =
+          f64 ? st.f64->V[b](s.keys[k], g * sh.dh_v + d) : st.V[b](s.keys[k], g * sh.dh_v + d);
   }
   const std::vector<std::string> key_labels = Labels(labels, s.keys);
   ImGui::BeginGroup();
-  if (g == h)
+  if (!GroupsKv(sh))
     ImGui::Text("K cache (head %lld)", static_cast<long long>(h));
-  else  // grouped K/V heads: the cache is the shared K/V head's, read by query head h
-    ImGui::Text("K cache (K/V head %lld, read by query head %lld)", static_cast<long long>(g),
+  else  // grouped K/V heads: the cache is the shared K/V head's, read by query head h (head 0
+        // of the GQA preset reads K/V head 0 too, and that cache is shared all the same)
+    ImGui::Text("K cache (K/V head %lld of %lld, read by query head %lld)",
+                static_cast<long long>(g), static_cast<long long>(sh.Kv()),
                 static_cast<long long>(h));
   ValuesTable("kcache", key_labels, NumberedLabels("k", sh.dh), kc, nullptr,
               static_cast<int64_t>(s.keys.size()) - 1);
@@ -84,21 +90,25 @@ void DrawRowComparison(const AppState& state, const Stages& st, const DecodeRun&
     both.row(2 * r) = mine.row(r);
     for (int64_t d = 0; d < sh.d_v; ++d)
       both(2 * r + 1, d) = f64 ? st.f64->context[b](s.first + r, d) : st.context[b](s.first + r, d);
-    const std::string tok = labels.size() > static_cast<size_t>(s.first + r) ? labels[s.first + r] : "";
+    const std::string tok =
+        labels.size() > static_cast<size_t>(s.first + r) ? labels[s.first + r] : "";
     row_labels.push_back(tok + " decoded");
     row_labels.push_back(tok + " full");
   }
   ValuesTable("context", row_labels, NumberedLabels("d", sh.d_v), both);
   char buf[128];
   bool equal = false;
-  const std::string verdict = AgreementText(state.shown, s.max_abs_diff, run.tolerance, false, &equal);
+  const std::string verdict =
+      AgreementText(state.shown, s.max_abs_diff, run.tolerance, false, &equal);
   std::snprintf(buf, sizeof buf, "max |decoded \u2212 full| = %.3g this step, %.3g over the run",
                 s.max_abs_diff, run.max_abs_diff);
   TextWrappedAtSpaces((buf + verdict).c_str(), equal ? &kEqual : &kDiffer);
   if (!equal && state.shown.mask.align == MaskAlign::kTopLeft)
-    TextWrappedAtSpaces("top_left alignment: the step's one query is masked as if it were the "
-                        "first token, so it sees only the first key (the classic KV-cache bug). "
-                        "Untick top-left alignment (mask.align bottom_right) to fix it.", &kDiffer);
+    TextWrappedAtSpaces(
+        "top_left alignment: the step's one query is masked as if it were the "
+        "first token, so it sees only the first key (the classic KV-cache bug). "
+        "Untick top-left alignment (mask.align bottom_right) to fix it.",
+        &kDiffer);
 }
 
 /// Step `s`'s weights of head `bh` (b * H + h): q_len x keys, masked cells as dots; with a
@@ -125,8 +135,9 @@ void DrawStepWeights(const DecodeStep& s, int64_t bh, const std::vector<std::str
   ValuesTable("weights", rows, cols, shown,
               [&](int64_t r, int64_t c) { return c >= allowed.cols() || allowed(r, c) != 0; });
   if (sink)
-    TextWrappedAtSpaces("sink: the share of each new row the sink's logit took (gpt-oss); the "
-                        "cached keys' weights sum to 1 minus it and only they multiply V.");
+    TextWrappedAtSpaces(
+        "sink: the share of each new row the sink's logit took (gpt-oss); the "
+        "cached keys' weights sum to 1 minus it and only they multiply V.");
 }
 
 }  // namespace
@@ -139,23 +150,24 @@ void DrawDecodePanel(AppState& state) {
   const std::vector<std::string>& labels = state.token_labels;
 
   const int64_t count = v.decode ? static_cast<int64_t>(v.decode->steps.size()) : 0;
-  DrawInferenceToolbar(
-      state,
-      {{"prefill P", SetInference::Field::kPrefill, v.prefill, 0, sh.T,
-        "Tokens run at once before decoding (0..T)."},
-       {"chunk C", SetInference::Field::kChunk, v.chunk, 0, sh.T,
-        "The prefill in chunks of C tokens (0: one chunk)."}},
-      SetInference::Field::kDecodeStep, v.decode_step, count);
+  DrawInferenceToolbar(state,
+                       {{"prefill P", SetInference::Field::kPrefill, v.prefill, 0, sh.T,
+                         "Tokens run at once before decoding (0..T)."},
+                        {"chunk C", SetInference::Field::kChunk, v.chunk, 0, sh.T,
+                         "The prefill in chunks of C tokens (0: one chunk)."}},
+                       SetInference::Field::kDecodeStep, v.decode_step, count);
   bool top_left = state.shown.mask.align == MaskAlign::kTopLeft;
   if (ImGui::Checkbox("top-left alignment", &top_left))
     Emit(state, EditScenario{"mask align", [top_left](Scenario& x) {
-                               x.mask.align = top_left ? MaskAlign::kTopLeft : MaskAlign::kBottomRight;
+                               x.mask.align =
+                                   top_left ? MaskAlign::kTopLeft : MaskAlign::kBottomRight;
                              }});
   ImGui::SameLine();
   ImGui::TextDisabled("mask: %s", MaskName(state.shown.mask).c_str());
-  HelpMarker("mask.align in the scenario: bottom_right puts a step's last query at its last key "
-             "(what decoding needs); top_left is PyTorch's is_causal (torch.ones(L, S).tril()): "
-             "a decoded token then sees only the first key.");
+  HelpMarker(
+      "mask.align in the scenario: bottom_right puts a step's last query at its last key "
+      "(what decoding needs); top_left is PyTorch's is_causal (torch.ones(L, S).tril()): "
+      "a decoded token then sees only the first key.");
 
   if (!v.decode) {
     ErrorText("No decode: " + v.decode_error);
@@ -164,17 +176,27 @@ void DrawDecodePanel(AppState& state) {
   const DecodeRun& run = *v.decode;
   const int64_t step = v.decode_step;
   if (run.steps.empty()) return;
-  const DecodeStep& s = run.steps[static_cast<size_t>(std::min<int64_t>(step, run.steps.size() - 1))];
+  const DecodeStep& s =
+      run.steps[static_cast<size_t>(std::min<int64_t>(step, run.steps.size() - 1))];
   const int64_t b = std::clamp<int64_t>(state.batch, 0, sh.B - 1);
   const int64_t h = std::clamp<int64_t>(state.head, 0, sh.H - 1);
 
   std::vector<int64_t> news;
   for (int64_t p = s.first; p < s.t; ++p) news.push_back(p);
-  ImGui::Text("%s: %s", s.first < v.prefill ? "prefill" : "decoded token", Tokens(labels, news).c_str());
+  ImGui::Text("%s: %s", s.first < v.prefill ? "prefill" : "decoded token",
+              Tokens(labels, news).c_str());
   ImGui::Text("t = %lld tokens so far; attends over %zu keys: %s", static_cast<long long>(s.t),
               s.keys.size(), Tokens(labels, s.keys).c_str());
-  ImGui::Text("cache after the step: %lld keys per head; evicted: %s",
-              static_cast<long long>(s.cache_len), Tokens(labels, s.evicted).c_str());
+  // Wrapped: with grouped K/V heads, or a long eviction list, the line outgrows 1024 px.
+  const std::string cache =
+      "cache after the step: " + std::to_string(s.cache_len) +
+      (GroupsKv(sh)  // the lesson of grouped K/V heads: fewer caches than query heads
+           ? " keys per K/V head, " + std::to_string(sh.Kv()) + " K/V heads for " +
+                 std::to_string(sh.H) + " query heads (" + std::to_string(sh.H / sh.Kv()) +
+                 "\xC3\x97 smaller)"
+           : std::string(" keys per head")) +
+      "; evicted: " + Tokens(labels, s.evicted);
+  TextWrappedAtSpaces(cache.c_str());
   const std::string note = DtypeNote(state.shown, false);
   if (!note.empty()) TextWrappedAtSpaces(note.c_str());
 
@@ -185,8 +207,10 @@ void DrawDecodePanel(AppState& state) {
 
   DrawRowComparison(state, *st, run, s, b);
   if (run.unreachable_cells > 0)
-    TextWrappedAtSpaces("This mask lets queries see later keys, which a decode does not hold yet: "
-                        "it cannot equal the full computation.", &kDiffer);
+    TextWrappedAtSpaces(
+        "This mask lets queries see later keys, which a decode does not hold yet: "
+        "it cannot equal the full computation.",
+        &kDiffer);
 }
 
 }  // namespace attnlab::gui
