@@ -1212,6 +1212,41 @@ std::string CoreComparePng(const Scenario& a, const Scenario& b, const std::stri
   return EncodePng(RenderFigure(which == 0 ? v.a : which == 1 ? v.b : v.diff, FigureOptions{}));
 }
 
+// Compare at 1024 x 700 (A and B side by side, the difference under them): the difference
+// takes the whole width and prints every cell of scaled - unscaled with 4 decimals (0.0067, not
+// "0.01" as when it had half the width), as the core's DifferenceView has it.
+TEST_F(Gui, CompareDifferencePrintsFourDecimalsOnASmallScreen) {
+  const std::string script =
+      Write("compare.script", "preset raschka-journey\nview compare\ncompare scaled\nwait 3\n");
+  const Result r = RunApp("--script " + script + " --layout " + Path("layout.json") +
+                              " --no-autosave",
+                          true, "1024x700");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario a = LoadPreset("raschka-journey");
+  Scenario b = a;
+  b.scaling.sqrt_dk = false;
+  const StageView diff =
+      CompareViews(ExtractStage(RunScenario(a), a, Stage::kWeights, 0, 0),
+                   ExtractStage(RunScenario(b), b, Stage::kWeights, 0, 0), "scaled", "unscaled")
+          .diff;
+  const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path("layout.json")));
+  int seen = 0;
+  for (const nlohmann::json& m : layout["views"]) {
+    if (m["name"] != "compare_diff") continue;
+    ++seen;
+    EXPECT_LE(m["x1"].get<double>(), 1024.0);
+    const std::vector<std::string> printed = m["printed"];
+    ASSERT_EQ(printed.size(), static_cast<size_t>(diff.values.size()));
+    for (Eigen::Index i = 0; i < diff.values.rows(); ++i)
+      for (Eigen::Index j = 0; j < diff.values.cols(); ++j)
+        EXPECT_EQ(printed[static_cast<size_t>(i * diff.values.cols() + j)],
+                  FormatNumber(diff.values(i, j), NumberStyle::kFixed, 4))
+            << i << "," << j;
+    EXPECT_EQ(printed[0], "0.0067");
+  }
+  EXPECT_EQ(seen, 1);
+}
+
 // Compare exports are the very figures the core renders for A, B and A - B; the row entropies
 // are the core's; B follows each one-click variant.
 TEST_F(Gui, CompareExportsAreTheCoreFigures) {

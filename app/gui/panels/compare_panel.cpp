@@ -50,7 +50,8 @@ bool OptionButton(const char* label, bool selected, bool enabled = true) {
 /// SameLine when a button labelled `label` fits the rest of the line, else a new line (a cut
 /// "pin current a" says nothing).
 void SameLineIfFits(const char* label, float gap) {
-  const float w = ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
+  const float w =
+      ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   if (ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine(0, gap);
 }
@@ -215,7 +216,8 @@ void CellTooltip(const AppState& state, int64_t i, int64_t j) {
 }
 
 /// Where A, B and the difference go: side by side when their numbers fit so (each cell wide
-/// enough for 2 decimals, as in the overview), else A and B over the difference.
+/// enough for 2 decimals, as in the overview), else A and B over the difference (as wide as
+/// both), else one above the other.
 std::array<ImRect, 3> MapBoxes(AppState& state, const std::optional<StageView>* const* views,
                                const char* const* ids, ImVec2 origin, ImVec2 size) {
   const float gap = ImGui::GetFontSize();
@@ -230,9 +232,9 @@ std::array<ImRect, 3> MapBoxes(AppState& state, const std::optional<StageView>* 
     HeatmapViewSpec spec;
     spec.id = ids[k];
     spec.labels_key = static_cast<int64_t>(state.shown_version * 8 + state.compare.pin_version);
-    const HeatmapFrame f = MeasureHeatmapFrame(state, state.compare.maps[k], spec,
-                                               static_cast<int>(v->values.rows()),
-                                               static_cast<int>(v->values.cols()), nc.min);
+    const HeatmapFrame f =
+        MeasureHeatmapFrame(state, state.compare.maps[k], spec, static_cast<int>(v->values.rows()),
+                            static_cast<int>(v->values.cols()), nc.min);
     need = std::max(need, f.left + f.right + v->values.cols() * nc.min);
   }
   std::array<ImRect, 3> out;
@@ -253,10 +255,12 @@ std::array<ImRect, 3> MapBoxes(AppState& state, const std::optional<StageView>* 
     }
     return out;
   }
+  // A and B side by side, the difference under them across the whole width: its small values
+  // (0.0067) get the room for 4 decimals instead of "0.01".
   const float w2 = (size.x - gap) / 2, h2 = (size.y - gap) / 2;
   for (int k = 0; k < 3; ++k) {
     const ImVec2 a(origin.x + (k % 2) * (w2 + gap), origin.y + (k / 2) * (h2 + gap));
-    out[k] = ImRect(a, ImVec2(a.x + w2, a.y + h2));
+    out[k] = ImRect(a, ImVec2(a.x + (k == 2 ? size.x : w2), a.y + h2));
   }
   return out;
 }
@@ -315,8 +319,7 @@ void DrawEntropyHeadline(const EntropySums& a, const EntropySums& b, size_t T) {
     std::snprintf(buf, sizeof buf, k < 100 ? "%.1f" : "%.0f", k);
     return std::string(buf);
   };
-  const char* kNotDistribution =
-      "%s: rows do not sum to 1 (not distributions), no entropy";
+  const char* kNotDistribution = "%s: rows do not sum to 1 (not distributions), no entropy";
   // "A: mean 1.33 nats = 4.6 keys", with "over 6 rows; 2 rows nan" when some rows are nan.
   auto headline = [&](const char* side, double sum, double k, int rows) {
     char buf[160];
@@ -442,11 +445,13 @@ void DrawComparePanel(AppState& state) {
   // The maps on a canvas that scrolls when they are stacked (a narrow window).
   const std::optional<StageView>* views[] = {&c.view_a, &c.view_b, &c.diff};
   const char* ids[] = {"compare_a", "compare_b", "compare_diff"};
-  const std::array<ImRect, 3> probe = MapBoxes(state, views, ids, ImVec2(0, 0), ImVec2(avail.x, maps_h));
+  const std::array<ImRect, 3> probe =
+      MapBoxes(state, views, ids, ImVec2(0, 0), ImVec2(avail.x, maps_h));
   const bool stacked = probe[1].Min.y > probe[0].Min.y + 1;  // B under A: one column
-  ImGui::BeginChild("compare_maps", ImVec2(avail.x, maps_h), false,
-                    ImGuiWindowFlags_NoBackground |
-                        (stacked ? 0 : ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse));
+  ImGui::BeginChild(
+      "compare_maps", ImVec2(avail.x, maps_h), false,
+      ImGuiWindowFlags_NoBackground |
+          (stacked ? 0 : ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse));
   const ImVec2 maps_origin = ImGui::GetCursorScreenPos();
   const ImVec2 maps_avail = ImGui::GetContentRegionAvail();
   DrawMaps(state, maps_origin, maps_avail);
