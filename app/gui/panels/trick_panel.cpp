@@ -172,16 +172,11 @@ TrickLayout LayOutTrick(AppState& state, ImVec2 avail) {
   return out;
 }
 
-/// One step: text on the left, its weights and its result on the right (stacked: under the
-/// text, `size.y` unused). Returns the bottom of what it drew (screen y), the text's if it is
-/// taller than `size`.
-float DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size, const TrickLayout& lay) {
-  TrickState& t = state.trick;
-  const TrickStep& step = t.steps[static_cast<size_t>(i)];
-  const float text_w = lay.text_w;
+/// Step i's text in a column `text_w` wide at `origin`: title and verdict, the notebook's code,
+/// how far it is from v1 (and for v4, why). Returns the text's bottom (screen y).
+float DrawStepText(AppState& state, int i, ImVec2 origin, float text_w) {
+  const TrickStep& step = state.trick.steps[static_cast<size_t>(i)];
   const float gap = ImGui::GetFontSize();
-
-  // -- left: title and verdict, code, how far from v1 (and for v4, why)
   ImGui::SetCursorScreenPos(origin);
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + text_w - gap);
@@ -222,7 +217,18 @@ float DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size, const TrickLa
   ImGui::PopTextWrapPos();
   ImGui::EndGroup();
 
-  const float text_bottom = ImGui::GetItemRectMax().y;
+  return ImGui::GetItemRectMax().y;
+}
+
+/// One step: text on the left, its weights and its result on the right (stacked: under the
+/// text, `size.y` unused). Returns the bottom of what it drew (screen y), the text's if it is
+/// taller than `size`.
+float DrawStep(AppState& state, int i, ImVec2 origin, ImVec2 size, const TrickLayout& lay) {
+  TrickState& t = state.trick;
+  const TrickStep& step = t.steps[static_cast<size_t>(i)];
+  const float text_w = lay.text_w;
+  const float gap = ImGui::GetFontSize();
+  const float text_bottom = DrawStepText(state, i, origin, text_w);
   // -- right (stacked: below): the weights (T x T) and the result (T x C)
   const Matrix& w = step.weights;
   const Matrix& r = step.result;
