@@ -1750,11 +1750,19 @@ TEST_F(Gui, OverviewPrintsEveryNumberOfNotebookSizedScenariosOnASmallScreen) {
 // overview to the shared layout, where Karpathy's head printed none of its scores, logits and
 // weights at 1280 x 800 and the GQA preset's logits lost their negative cells at 1920 x 1080.
 TEST_F(Gui, OverviewPrintsTheTokenMapsOfWideScenarios) {
+  // karpathy-head at d_out = 1024 too: Q, K, V and the context far wider than the window, in
+  // cells narrower than a pixel (they ran past the window's edge at one pixel a column).
+  struct Case {
+    std::string id, script;
+  };
   for (const std::string screen : {"1280x800", "1024x700", "1920x1080"})
-    for (const std::string id : {"karpathy-head", "gqa-8-query-2-kv"}) {
+    for (const Case& c : {Case{"karpathy-head", ""}, Case{"gqa-8-query-2-kv", ""},
+                          Case{"karpathy-head", "d_out 1024\n"}}) {
+      const std::string& id = c.id;
       const std::string layout = Path("layout.json");
-      const Result r = RunApp("--preset " + id + " --script " + Write("w.script", "wait 3\n") +
-                                  " --layout " + layout + " --no-autosave",
+      const Result r = RunApp("--preset " + id + " --script " +
+                                  Write("w.script", c.script + "wait 3\n") + " --layout " +
+                                  layout + " --no-autosave",
                               true, screen);
       ASSERT_EQ(r.status, 0) << r.err;
       nlohmann::json l = nlohmann::json::parse(ReadFile(layout));
@@ -1772,8 +1780,9 @@ TEST_F(Gui, OverviewPrintsTheTokenMapsOfWideScenarios) {
       }
       EXPECT_GE(compact, 2) << screen << " " << id;  // X and the context at least
       l["heatmaps"] = narrow;
-      const std::set<std::string> checked =
-          ExpectEveryNumber(l, LoadPreset(id), 0, screen + " " + id);
+      Scenario sc = LoadPreset(id);
+      if (!c.script.empty()) sc.projections.d_out = 1024;
+      const std::set<std::string> checked = ExpectEveryNumber(l, sc, 0, screen + " " + id);
       for (const std::string stage : {"scores", "mask", "logits", "weights"})
         EXPECT_TRUE(checked.count(stage)) << screen << " " << id << ": no map of " << stage;
     }

@@ -604,8 +604,10 @@ std::vector<NumberedMap> NumberedMaps(AppState& state, const std::vector<Stage>&
     const auto [rows, cols] = ShownSize(state, stage);
     if (!AutoPrintsValues(rows, cols)) compact_cols += static_cast<float>(cols);
   }
-  const float compact_cell = std::max(
-      1.0f, std::min(ImGui::GetFontSize() * 0.45f, width * 0.5f / std::max(compact_cols, 1.0f)));
+  // Cells may be narrower than a pixel (d_out = 1024: the map is its texture, downsampled), so
+  // that a wide map never runs past the window.
+  const float compact_cell =
+      std::min(ImGui::GetFontSize() * 0.45f, width * 0.5f / std::max(compact_cols, 1.0f));
   for (Stage stage : stages) {
     const auto [rows, cols] = ShownSize(state, stage);
     if (rows == 0 || cols == 0) continue;
@@ -616,8 +618,8 @@ std::vector<NumberedMap> NumberedMaps(AppState& state, const std::vector<Stage>&
       m.cell_min = cells.min;
       m.cell_max = cells.max;
     } else {
-      m.compact = true;
-      m.cell_min = m.cell_max = compact_cell;
+      m.compact = true;  // at least 24 pixels across, as a heatmap needs to be drawn at all
+      m.cell_min = m.cell_max = std::max(compact_cell, 24.0f / static_cast<float>(cols));
     }
     maps.push_back(m);
   }
