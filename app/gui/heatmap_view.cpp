@@ -254,6 +254,18 @@ bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const Labe
   return true;
 }
 
+/// The layout of the slot's map drawn in (origin, size) under its one-line heading: the cells
+/// shown (the zoom), the labels measured, then LayOutView. A frozen view keeps the texture's
+/// shape. False when there is no room for the image. DrawHeatmapView and HeatmapPrintsValues.
+bool LayOutSlot(HeatmapSlot& slot, const HeatmapViewSpec& view, const CellSource& m,
+                const LabelFont& small, ImVec2 origin, ImVec2 size, ViewLayout& L) {
+  L.rows = static_cast<int>(view.frozen ? slot.gpu.rows() : m.rows());
+  L.cols = static_cast<int>(view.frozen ? slot.gpu.cols() : m.cols());
+  L.win = VisibleCells(slot.zoom, L.rows, L.cols);
+  MeasureLabels(slot, view, small, L.rows, L.cols);
+  return LayOutView(slot, view, small, origin, size, origin.y + ImGui::GetTextLineHeight() + 4, L);
+}
+
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Painting: heading, image, values, labels, colorbar, legends, highlights
 
@@ -724,13 +736,8 @@ bool HeatmapPrintsValues(const AppState& state, HeatmapSlot& slot, const Heatmap
   const CellSource m = view.cells();
   if (m.empty() || !slot.spec.values_wanted) return false;
   const LabelFont small = SmallFont(state);
-  const float line = ImGui::GetTextLineHeight();
   ViewLayout L;
-  L.rows = static_cast<int>(m.rows());
-  L.cols = static_cast<int>(m.cols());
-  L.win = VisibleCells(slot.zoom, L.rows, L.cols);
-  MeasureLabels(slot, view, small, L.rows, L.cols);
-  if (!LayOutView(slot, view, small, ImVec2(0, 0), size, line + 4, L)) return false;
+  if (!LayOutSlot(slot, view, m, small, ImVec2(0, 0), size, L)) return false;
   std::vector<std::string> printed;
   std::vector<uint8_t> masks;
   return CellTexts(slot.spec, view, m, small, L, printed, masks);
@@ -775,11 +782,7 @@ HeatmapViewHover DrawHeatmapView(const AppState& state, HeatmapSlot& slot,
     return hover;
   }
   ViewLayout L;
-  L.rows = static_cast<int>(view.frozen ? slot.gpu.rows() : m.rows());
-  L.cols = static_cast<int>(view.frozen ? slot.gpu.cols() : m.cols());
-  L.win = VisibleCells(slot.zoom, L.rows, L.cols);
-  MeasureLabels(slot, view, small, L.rows, L.cols);
-  if (!LayOutView(slot, view, small, origin, size, origin.y + line + 4, L)) {
+  if (!LayOutSlot(slot, view, m, small, origin, size, L)) {
     slot.image_min = slot.image_max = ImVec2(0, 0);
     return hover;
   }

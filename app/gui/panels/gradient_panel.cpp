@@ -304,6 +304,8 @@ struct BottomLayout {
   std::array<float, kMapCount> w{};
   float gap = 0;
   bool shared_labels = false;
+  /// Whether map k labels its rows: the first always, the others unless the labels are shared.
+  bool RowLabels(int k) const { return k == kGradLogits || !shared_labels; }
 };
 
 BottomLayout BottomWidths(AppState& state, float width, float gap) {
@@ -455,8 +457,7 @@ void DrawGradientPanel(AppState& state) {
   const float full_h = avail.y - top_h - gap;
   const auto prints = [&](int k) {
     const float w = bottom.w[static_cast<size_t>(k)];
-    return HeatmapPrintsValues(state, g.maps[k],
-                               MapSpec(state, k, k == kGradLogits || !bottom.shared_labels),
+    return HeatmapPrintsValues(state, g.maps[k], MapSpec(state, k, bottom.RowLabels(k)),
                                ImVec2(w, std::min(full_h, w)));
   };
   std::optional<LossRow> loss_row;
@@ -473,8 +474,7 @@ void DrawGradientPanel(AppState& state) {
     // the colorbar takes at the side); Q and K (T x d_out) keep the whole height.
     const float w = bottom.w[k];
     const float h = k <= kGradScores ? std::min(bottom_h, w) : bottom_h;
-    DrawMap(state, k, ImVec2(x, origin.y + top_h + gap), ImVec2(w, h),
-            k == kGradLogits || !bottom.shared_labels);
+    DrawMap(state, k, ImVec2(x, origin.y + top_h + gap), ImVec2(w, h), bottom.RowLabels(k));
     x += w + bottom.gap;
   }
   g.loss_row_shown = loss_row.has_value();

@@ -149,9 +149,11 @@ TrickLayout LayOutTrick(AppState& state, ImVec2 avail) {
   if (state.view.values == ValuesMode::kOff) return out;
   const float least_text = std::max(CodeColumnWidth(state), (avail.x - 12) * 0.36f);
   const float map_gap = ImGui::GetFontSize() * 0.5f;
-  for (const bool four : {true, false}) {
-    const std::optional<TrickMapsSize> m = MeasureTrickMaps(state, four);
-    if (!m) return out;
+  // Measured once for each number of decimals: side by side first, then stacked.
+  const std::optional<TrickMapsSize> sizes[2] = {MeasureTrickMaps(state, true),
+                                                 MeasureTrickMaps(state, false)};
+  if (!sizes[0]) return out;  // a map beyond 12 x 12 (the same for both)
+  for (const std::optional<TrickMapsSize>& m : sizes) {
     const float text_w = avail.x - 12 - (m->weights + m->result + map_gap);
     if (text_w < least_text) continue;  // no room at this width: fewer decimals, or stacked
     out.text_w = std::floor(text_w);
@@ -159,9 +161,8 @@ TrickLayout LayOutTrick(AppState& state, ImVec2 avail) {
     out.row_h = std::max(out.row_h, m->height + 8);
     return out;
   }
-  for (const bool four : {true, false}) {
-    const std::optional<TrickMapsSize> m = MeasureTrickMaps(state, four);
-    if (!m || m->weights + m->result + map_gap > avail.x - 12) continue;
+  for (const std::optional<TrickMapsSize>& m : sizes) {
+    if (m->weights + m->result + map_gap > avail.x - 12) continue;
     out.stacked = true;
     out.text_w = avail.x - 12;
     out.weights_w = std::ceil(m->weights);
