@@ -8,8 +8,8 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -22,7 +22,6 @@
 #include "attnlab/base/text.h"
 #include "cli/cli.h"
 #include "gui/actions.h"
-#include "gui/training.h"
 #include "gui/app_state.h"
 #include "gui/gfx/gl.h"
 #include "gui/gfx/keep_loaded.h"
@@ -35,6 +34,7 @@
 #include "gui/script.h"
 #include "gui/session.h"
 #include "gui/test_hooks.h"
+#include "gui/training.h"
 #include "gui/window.h"
 
 namespace {
@@ -307,8 +307,8 @@ void InitImGui(GLFWwindow* window) {
 
 /// Frames until the window closes, a quit is asked, a stop signal arrives or the test hooks
 /// end the run: events, the script's actions, the widgets, the actions applied, the render.
-void RunMainLoop(GLFWwindow* window, attnlab::gui::AppState& state,
-                 attnlab::gui::TestHooks& hooks, StartMarkerGuard& start_marker) {
+void RunMainLoop(GLFWwindow* window, attnlab::gui::AppState& state, attnlab::gui::TestHooks& hooks,
+                 StartMarkerGuard& start_marker) {
   namespace gui = attnlab::gui;
   using Clock = std::chrono::steady_clock;
   ImGuiIO& io = ImGui::GetIO();

@@ -21,21 +21,21 @@
 #include <cmath>
 
 #include "attnlab/base/cpu_level.h"
+#include "attnlab/base/parallel.h"
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
-#include "attnlab/base/parallel.h"
-#include "attnlab/model/pipeline.h"
-#include "attnlab/random/rng.h"
-#include "attnlab/model/scenario.h"
 #include "attnlab/lessons/train.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/scenario.h"
+#include "attnlab/random/rng.h"
 
 extern "C" {  // dense_floor.cpp, one per instruction-set level
-void attnlab_dense_rows_default(const float*, const float*, const float*, int64_t, int64_t,
-                                int64_t, int64_t, float*, float*);
+void attnlab_dense_rows_default(const float*, const float*, const float*, int64_t, int64_t, int64_t,
+                                int64_t, float*, float*);
 void attnlab_dense_rows_avx2(const float*, const float*, const float*, int64_t, int64_t, int64_t,
                              int64_t, float*, float*);
-void attnlab_dense_rows_avx512(const float*, const float*, const float*, int64_t, int64_t,
-                               int64_t, int64_t, float*, float*);
+void attnlab_dense_rows_avx512(const float*, const float*, const float*, int64_t, int64_t, int64_t,
+                               int64_t, float*, float*);
 }
 
 namespace attnlab {

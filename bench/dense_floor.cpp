@@ -19,9 +19,10 @@ using ConstMap = Eigen::Map<const RowMajor>;
 
 // Dense attention on rows [r0, r0 + rows) of T x d row-major Q, K, V: S = Q K^T (T x T), the
 // stable softmax row by row (scaled by 1 / sqrt(d)), C = S V (T x d).
-extern "C" void ATTNLAB_JOIN(attnlab_dense_rows_, ATTNLAB_CPU_LEVEL)(
-    const float* q, const float* k, const float* v, int64_t T, int64_t d, int64_t r0,
-    int64_t rows, float* s_out, float* c_out) {
+extern "C" void ATTNLAB_JOIN(attnlab_dense_rows_,
+                             ATTNLAB_CPU_LEVEL)(const float* q, const float* k, const float* v,
+                                                int64_t T, int64_t d, int64_t r0, int64_t rows,
+                                                float* s_out, float* c_out) {
   const ConstMap Q(q, T, d), K(k, T, d), V(v, T, d);
   Map S(s_out, T, T), C(c_out, T, d);
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));

@@ -6,11 +6,11 @@
 
 #include <cmath>
 
-#include "attnlab/model/pipeline.h"
-#include "attnlab/model/presets.h"
 #include "attnlab/lessons/experiments.h"
 #include "attnlab/lessons/grad.h"
 #include "attnlab/lessons/inference.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/presets.h"
 #include "attnlab/python/codegen.h"
 #include "test_util.h"
 
@@ -23,7 +23,8 @@ Scenario GoldenScenario(const std::string& name) {
 
 // Row i of batch 0, head 0 of a golden's weights (B x T x T, or B x H x T x T).
 std::vector<float> GoldenWeightsRow(const std::string& name, size_t i) {
-  const nlohmann::json w = test::LoadGolden("scenarios/" + name + ".json")["expected"]["weights"][0];
+  const nlohmann::json w =
+      test::LoadGolden("scenarios/" + name + ".json")["expected"]["weights"][0];
   const nlohmann::json& m = w[0][0].is_array() ? w[0] : w;
   std::vector<float> row;
   for (const auto& v : m[i]) row.push_back(test::JsonFloat(v));
@@ -112,7 +113,8 @@ TEST(BugGallery, SoftmaxOverTheQueriesMakesTheColumnsSumToOneAsPyTorchComputesIt
   // The context is those weights times V, as torch's weights @ V.
   const Matrix ctx = w * bug.V[0];
   for (int i = 0; i < 6; ++i)
-    for (int d = 0; d < 2; ++d) EXPECT_NEAR(bug.context[0](i, d), ctx(i, d), 1e-6f) << i << "," << d;
+    for (int d = 0; d < 2; ++d)
+      EXPECT_NEAR(bug.context[0](i, d), ctx(i, d), 1e-6f) << i << "," << d;
 }
 
 TEST(BugGallery, MaskAfterSoftmaxLosesTheMaskedShareAsPyTorchComputesIt) {
@@ -148,13 +150,14 @@ TEST(BugGallery, ScalingByTheEmbeddingWidthFlattensEveryRow) {
 TEST(BugGallery, TheWindowOffByOneLetsEachQuerySeeOneKeyTooMany) {
   // Row 3 ("on"): the bug gives key 0 ("the") 0.14198880; the fix masks it (W = 3: keys 1..3).
   const BugRun r = RunBug("bug-window-off-by-one");
-  ExpectWeights(r, {{3, 0, 0.14198879897594452f, 0.0f},
-                    {3, 1, 0.3395311236381531f, 0.3957187235355377f}});
+  ExpectWeights(
+      r, {{3, 0, 0.14198879897594452f, 0.0f}, {3, 1, 0.3395311236381531f, 0.3957187235355377f}});
   const Stages& bug = r.bug;
   const Stages& fix = r.fix;
   int64_t bug_cells = 0, fix_cells = 0;
-  for (int64_t i = 0; i < bug.mask.rows(); ++i) bug_cells += bug.mask.row(i).cast<int64_t>().sum(),
-                                                 fix_cells += fix.mask.row(i).cast<int64_t>().sum();
+  for (int64_t i = 0; i < bug.mask.rows(); ++i)
+    bug_cells += bug.mask.row(i).cast<int64_t>().sum(),
+        fix_cells += fix.mask.row(i).cast<int64_t>().sum();
   // T = 8 tokens: 1 + 2 + 6 * 3 = 21 cells for W = 3, 1 + 2 + 3 + 5 * 4 = 26 for W = 4.
   EXPECT_EQ(fix_cells, 21);
   EXPECT_EQ(bug_cells, 26);
@@ -169,8 +172,10 @@ TEST(BugGallery, RopeOnTheWrongPairsChangesEveryRowAsPyTorchComputesIt) {
                     {3, 2, 0.23118019104003906f, 0.28915584087371826f},
                     {8, 8, 0.1119677722454071f, 0.10393000394105911f}});
   for (int64_t i = 0; i < 9; ++i) {
-    const std::vector<float> want = GoldenWeightsRow("preset-bug-rope-pairs", static_cast<size_t>(i));
-    for (int64_t j = 0; j <= i; ++j) EXPECT_FLOAT_EQ(r.bug.weights[0](i, j), want[j]) << i << "," << j;
+    const std::vector<float> want =
+        GoldenWeightsRow("preset-bug-rope-pairs", static_cast<size_t>(i));
+    for (int64_t j = 0; j <= i; ++j)
+      EXPECT_FLOAT_EQ(r.bug.weights[0](i, j), want[j]) << i << "," << j;
   }
   // Both are rotations: q and k keep their lengths, only the pairs that turn together differ.
   for (int64_t i = 0; i < 9; ++i)
@@ -299,16 +304,18 @@ TEST(HeadSplit, TheWeightsGradientsFollowTheBugsSplitAsFiniteDifferencesDo) {
       for (int64_t j = 0; j < 4; ++j) {
         const double numeric = (loss(w, i, j, eps) - loss(w, i, j, -eps)) / (2 * eps);
         const double analytic = w == 0 ? g.grad_W_query(i, j) : g.grad_W_key(i, j);
-        EXPECT_NEAR(analytic, numeric, 2e-3 + 2e-3 * std::fabs(numeric)) << w << ": " << i << "," << j;
+        EXPECT_NEAR(analytic, numeric, 2e-3 + 2e-3 * std::fabs(numeric))
+            << w << ": " << i << "," << j;
       }
 }
 
 TEST(HeadSplit, DecodeAndTilesRefuseTheBugNamingTheField) {
   const Scenario s = LoadPreset("bug-view-no-transpose");
   const Stages st = RunScenario(s);
-  const std::string why = "projections.head_split: a decode reads each token's own row of Q, K "
-                          "and V; \"view_no_transpose\" gives a head's row r pieces of other "
-                          "tokens' rows";
+  const std::string why =
+      "projections.head_split: a decode reads each token's own row of Q, K "
+      "and V; \"view_no_transpose\" gives a head's row r pieces of other "
+      "tokens' rows";
   try {
     RunDecode(s, st, {2, 0});
     ADD_FAILURE() << "no error";
@@ -324,7 +331,8 @@ TEST(HeadSplit, DecodeAndTilesRefuseTheBugNamingTheField) {
   }
 }
 
-TEST(BugGallery, MinusOneBillionInFloat16IsMinusInfinityAndThePaddingRowsAreNanAsPyTorchComputesThem) {
+TEST(BugGallery,
+     MinusOneBillionInFloat16IsMinusInfinityAndThePaddingRowsAreNanAsPyTorchComputesThem) {
   // A left-padded sentence: queries 0 and 1 (<pad>) see no key. In float16 -1e9 is stored as
   // -inf, so their rows are 0 / 0 = nan; finfo(float16).min (-65504) gives each key 1 / 8.
   const BugRun r = RunBug("bug-fp16-mask-fill");
@@ -340,8 +348,10 @@ TEST(BugGallery, MinusOneBillionInFloat16IsMinusInfinityAndThePaddingRowsAreNanA
   EXPECT_TRUE(std::isfinite(r.fix.context[0](0, 0)));
   // The rows that see a key: the same numbers in the bug and the fix, PyTorch's.
   for (int64_t i = 2; i < 8; ++i) {
-    const std::vector<float> bug = GoldenWeightsRow("preset-bug-fp16-mask-fill", static_cast<size_t>(i)),
-                             fix = GoldenWeightsRow("preset-bug-fp16-mask-fill-fixed", static_cast<size_t>(i));
+    const std::vector<float> bug = GoldenWeightsRow("preset-bug-fp16-mask-fill",
+                                                    static_cast<size_t>(i)),
+                             fix = GoldenWeightsRow("preset-bug-fp16-mask-fill-fixed",
+                                                    static_cast<size_t>(i));
     for (int64_t j = 0; j < 8; ++j) {
       EXPECT_EQ(r.bug.weights[0](i, j), bug[j]) << i << "," << j;
       EXPECT_EQ(r.fix.weights[0](i, j), fix[j]) << i << "," << j;
@@ -353,22 +363,31 @@ TEST(BugGallery, MinusOneBillionInFloat16IsMinusInfinityAndThePaddingRowsAreNanA
 }
 
 TEST(BugGallery, TheProgramsDifferInTheWrongLineAndTheRightLine) {
-  auto diff = [](const char* id) { return DiffPrograms(BugFix(id, LoadPreset(id)), LoadPreset(id)); };
+  auto diff = [](const char* id) {
+    return DiffPrograms(BugFix(id, LoadPreset(id)), LoadPreset(id));
+  };
   const ProgramDiff dim = diff("bug-softmax-dim");
-  EXPECT_EQ(dim.wrong, std::vector<std::string>(
-                           {"weights = torch.softmax(logits, dim=-2)  # over the queries (down each column)"}));
+  EXPECT_EQ(
+      dim.wrong,
+      std::vector<std::string>(
+          {"weights = torch.softmax(logits, dim=-2)  # over the queries (down each column)"}));
   EXPECT_EQ(dim.right, std::vector<std::string>({"weights = torch.softmax(logits, dim=-1)"}));
   const ProgramDiff mask = diff("bug-mask-after-softmax");
-  EXPECT_EQ(mask.wrong, std::vector<std::string>(
-                            {"weights = weights * mask  # 0 where not allowed, and no renormalisation"}));
-  EXPECT_EQ(mask.right, std::vector<std::string>(
-                            {"masked = weights * mask  # 0 where attention is not allowed",
-                             "weights = masked / masked.sum(dim=-1, keepdim=True)  # rows sum to 1 again"}));
+  EXPECT_EQ(mask.wrong,
+            std::vector<std::string>(
+                {"weights = weights * mask  # 0 where not allowed, and no renormalisation"}));
+  EXPECT_EQ(mask.right,
+            std::vector<std::string>(
+                {"masked = weights * mask  # 0 where attention is not allowed",
+                 "weights = masked / masked.sum(dim=-1, keepdim=True)  # rows sum to 1 again"}));
   const ProgramDiff scale = diff("bug-scale-d-model");
-  EXPECT_EQ(scale.wrong, std::vector<std::string>(
-                             {"logits = scores * 32**-0.5  # 1 / sqrt(C), C = d_in the embedding width"}));
-  EXPECT_EQ(scale.right, std::vector<std::string>(
-                             {"logits = scores * 16**-0.5  # 1 / sqrt(head_size): q.k keeps a variance near 1"}));
+  EXPECT_EQ(scale.wrong,
+            std::vector<std::string>(
+                {"logits = scores * 32**-0.5  # 1 / sqrt(C), C = d_in the embedding width"}));
+  EXPECT_EQ(
+      scale.right,
+      std::vector<std::string>(
+          {"logits = scores * 16**-0.5  # 1 / sqrt(head_size): q.k keeps a variance near 1"}));
   const ProgramDiff window = diff("bug-window-off-by-one");
   ASSERT_EQ(window.wrong.size(), window.right.size());
   ASSERT_FALSE(window.wrong.empty());
@@ -414,20 +433,24 @@ TEST(BugGallery, TheProgramsDifferInTheWrongLineAndTheRightLine) {
   EXPECT_EQ(fill.right, std::vector<std::string>(
                             {"logits = logits.masked_fill(mask == 0, torch.finfo(dtype).min)"}));
   const ProgramDiff sink = diff("bug-sink-sigmoid");
-  EXPECT_EQ(sink.wrong,
-            std::vector<std::string>(
-                {"# gpt-oss's attention sink applied after attention (torchtitan's FlexAttention "
-                 "rescale): sigmoid(lse - sink_logit)",
-                 "lse = torch.logsumexp(logits, dim=-1, keepdim=True)  # -inf for a row that sees no key",
-                 "gate = torch.sigmoid(lse - sink_logit)",
-                 "weights = torch.softmax(logits, dim=-1) * gate  # a row that sees no key: nan * 0 = nan",
-                 "sink = 1 - gate  # what the sink took of each row"}));
-  EXPECT_EQ(sink.right,
-            std::vector<std::string>(
-                {"# gpt-oss's attention sink: one more column with a fixed logit in every row's softmax",
-                 "full = torch.softmax(torch.cat([logits, sink_logit], dim=-1), dim=-1)  # T keys + the sink",
-                 "weights = full[..., :-1]  # the sink's column dropped: rows sum to 1 minus its share",
-                 "sink = full[..., -1:]  # what the sink took of each row"}));
+  EXPECT_EQ(
+      sink.wrong,
+      std::vector<std::string>(
+          {"# gpt-oss's attention sink applied after attention (torchtitan's FlexAttention "
+           "rescale): sigmoid(lse - sink_logit)",
+           "lse = torch.logsumexp(logits, dim=-1, keepdim=True)  # -inf for a row that sees no key",
+           "gate = torch.sigmoid(lse - sink_logit)",
+           "weights = torch.softmax(logits, dim=-1) * gate  # a row that sees no key: nan * 0 = "
+           "nan",
+           "sink = 1 - gate  # what the sink took of each row"}));
+  EXPECT_EQ(
+      sink.right,
+      std::vector<std::string>(
+          {"# gpt-oss's attention sink: one more column with a fixed logit in every row's softmax",
+           "full = torch.softmax(torch.cat([logits, sink_logit], dim=-1), dim=-1)  # T keys + the "
+           "sink",
+           "weights = full[..., :-1]  # the sink's column dropped: rows sum to 1 minus its share",
+           "sink = full[..., -1:]  # what the sink took of each row"}));
 }
 
 TEST(BugGallery, ATopLeftDecodeStepSeesOnlyTheFirstKeyAsPyTorchDecodesIt) {
@@ -440,7 +463,8 @@ TEST(BugGallery, ATopLeftDecodeStepSeesOnlyTheFirstKeyAsPyTorchDecodesIt) {
   const DecodeOptions p2{2, 0};
   const Stages bug = DecodedStages(r.bug, RunDecode(LoadPreset(id), r.bug, p2));
   const Stages fix = DecodedStages(r.fix, RunDecode(BugFix(id, LoadPreset(id)), r.fix, p2));
-  const nlohmann::json golden = test::LoadGolden("decode/journey-top-left-p2.json")["decode"]["expected"];
+  const nlohmann::json golden =
+      test::LoadGolden("decode/journey-top-left-p2.json")["decode"]["expected"];
   for (const auto& step : golden["steps"]) {
     const auto& keys = step["keys"];
     const auto& w = step["weights"][0][0];  // batch 0, head 0: q_len x keys
@@ -460,7 +484,8 @@ TEST(BugGallery, ATopLeftDecodeStepSeesOnlyTheFirstKeyAsPyTorchDecodesIt) {
   // The fix decodes to the full computation's rows; its mask is the causal mask.
   EXPECT_EQ(fix.mask, r.fix.mask);
   for (int64_t i = 0; i < 6; ++i)
-    for (int64_t j = 0; j < 6; ++j) EXPECT_NEAR(fix.weights[0](i, j), r.fix.weights[0](i, j), 1e-6) << i;
+    for (int64_t j = 0; j < 6; ++j)
+      EXPECT_NEAR(fix.weights[0](i, j), r.fix.weights[0](i, j), 1e-6) << i;
   // Keys a step did not hold (later tokens) have score 0 and logit -inf.
   EXPECT_EQ(bug.scores[0](2, 3), 0.0f);
   EXPECT_EQ(bug.logits[0](2, 3), -INFINITY);
@@ -519,9 +544,10 @@ TEST(BugGallery, TheNoRenormNormalizationRoundTripsThroughTheFileFormat) {
 }
 
 // One cell of a golden's B x H x T x (T or 1) stage.
-float GoldenCell(const nlohmann::json& expected, const char* stage, int64_t h, int64_t i, int64_t j) {
-  return test::JsonFloat(expected[stage][0][static_cast<size_t>(h)][static_cast<size_t>(i)]
-                                 [static_cast<size_t>(j)]);
+float GoldenCell(const nlohmann::json& expected, const char* stage, int64_t h, int64_t i,
+                 int64_t j) {
+  return test::JsonFloat(
+      expected[stage][0][static_cast<size_t>(h)][static_cast<size_t>(i)][static_cast<size_t>(j)]);
 }
 
 TEST(BugGallery, TheSinkAsASigmoidIsNanInThePaddingRowAndTheConcatFormWhereARowSeesAKey) {
@@ -531,7 +557,8 @@ TEST(BugGallery, TheSinkAsASigmoidIsNanInThePaddingRowAndTheConcatFormWhereARowS
   // rounding, and both are PyTorch's numbers.
   const BugRun r = RunBug("bug-sink-sigmoid");
   const nlohmann::json bug = test::LoadGolden("scenarios/preset-bug-sink-sigmoid.json")["expected"],
-                       fix = test::LoadGolden("scenarios/preset-bug-sink-sigmoid-fixed.json")["expected"];
+                       fix = test::LoadGolden(
+                           "scenarios/preset-bug-sink-sigmoid-fixed.json")["expected"];
   const int64_t T = 7;
   for (int64_t h = 0; h < 2; ++h) {
     const Matrix wb = r.bug.Head(r.bug.weights, 0, h), wf = r.fix.Head(r.fix.weights, 0, h);
@@ -552,8 +579,10 @@ TEST(BugGallery, TheSinkAsASigmoidIsNanInThePaddingRowAndTheConcatFormWhereARowS
       EXPECT_NEAR(sb(i, 0), sf(i, 0), 3e-7f) << h << ": " << i;
       EXPECT_GT(sb(i, 0), 0.01f) << h << ": " << i;  // the sink takes a real share
       for (int64_t j = 0; j < T; ++j) {
-        EXPECT_NEAR(wb(i, j), GoldenCell(bug, "weights", h, i, j), 3e-7f) << h << ": " << i << "," << j;
-        EXPECT_NEAR(wf(i, j), GoldenCell(fix, "weights", h, i, j), 3e-7f) << h << ": " << i << "," << j;
+        EXPECT_NEAR(wb(i, j), GoldenCell(bug, "weights", h, i, j), 3e-7f)
+            << h << ": " << i << "," << j;
+        EXPECT_NEAR(wf(i, j), GoldenCell(fix, "weights", h, i, j), 3e-7f)
+            << h << ": " << i << "," << j;
         EXPECT_NEAR(wb(i, j), wf(i, j), 3e-7f) << h << ": " << i << "," << j;
       }
     }
@@ -598,7 +627,8 @@ TEST(SinkForm, TheSigmoidFormIsTheConcatFormToRoundingWhenEveryRowSeesAKey) {
   Scenario concat = sigmoid;
   concat.scaling.sink_form = SinkForm::kConcat;
   const Stages a = RunScenario(sigmoid), b = RunScenario(concat);
-  const nlohmann::json golden = test::LoadGolden("scenarios/sink-sigmoid-per-head-causal.json")["expected"];
+  const nlohmann::json golden =
+      test::LoadGolden("scenarios/sink-sigmoid-per-head-causal.json")["expected"];
   float worst = 0;
   for (int64_t h = 0; h < 2; ++h)
     for (int64_t i = 0; i < 8; ++i) {
@@ -606,7 +636,8 @@ TEST(SinkForm, TheSigmoidFormIsTheConcatFormToRoundingWhenEveryRowSeesAKey) {
       worst = std::max(worst, std::fabs(a.Head(a.sink, 0, h)(i, 0) - b.Head(b.sink, 0, h)(i, 0)));
       for (int64_t j = 0; j < 8; ++j) {
         EXPECT_NEAR(a.Head(a.weights, 0, h)(i, j), GoldenCell(golden, "weights", h, i, j), 3e-7f);
-        worst = std::max(worst, std::fabs(a.Head(a.weights, 0, h)(i, j) - b.Head(b.weights, 0, h)(i, j)));
+        worst = std::max(worst,
+                         std::fabs(a.Head(a.weights, 0, h)(i, j) - b.Head(b.weights, 0, h)(i, j)));
       }
     }
   EXPECT_LT(worst, 3e-7f);
@@ -627,7 +658,8 @@ TEST(SinkForm, DecodeAndTilesFollowTheSigmoidForm) {
   for (int64_t h = 0; h < 2; ++h) {
     EXPECT_EQ(tiled.sink[static_cast<size_t>(h)](0, 0), 1.0);
     for (int64_t i = 1; i < 7; ++i)
-      EXPECT_NEAR(tiled.sink[static_cast<size_t>(h)](i, 0), st.Head(st.sink, 0, h)(i, 0), 1e-6) << h << ": " << i;
+      EXPECT_NEAR(tiled.sink[static_cast<size_t>(h)](i, 0), st.Head(st.sink, 0, h)(i, 0), 1e-6)
+          << h << ": " << i;
   }
   EXPECT_NEAR(tiled.context[0](4, 2), st.context[0](4, 2), 1e-6);
 }
@@ -653,7 +685,8 @@ TEST(SinkForm, TheGradientsAreTheConcatFormsWhereTheRowSeesAKey) {
     Scenario x = sigmoid;
     x.projections.W[0](i, j) += eps;
     const Stages y = RunScenario(x);
-    return -std::log(double(y.Head(y.weights, 0, 0)(4, 2))) - std::log(double(y.Head(y.weights, 0, 1)(4, 2)));
+    return -std::log(double(y.Head(y.weights, 0, 0)(4, 2))) -
+           std::log(double(y.Head(y.weights, 0, 1)(4, 2)));
   };
   for (int64_t i = 0; i < 4; ++i) {
     const double numeric = (loss(i, 1, 1e-2f) - loss(i, 1, -1e-2f)) / 2e-2;

@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "attnlab/base/text.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/scenario.h"
-#include "attnlab/base/text.h"
 
 namespace attnlab {
 namespace {
@@ -61,10 +61,12 @@ TEST(ExplainCell, SoftmaxWeightShowsScoreLogitAndNormaliser) {
 // float32 gives 0.24825509.
 TEST(ExplainCell, LowPrecisionShowsTheFloat32ValueAndTheRoundingError) {
   const CellExplanation e = Explain(Small(R"(, "dtype": "bfloat16")"), Stage::kWeights, 2, 0);
-  EXPECT_EQ(e.value, "value: 0.24804688 (bfloat16);  float32: 0.24825509,  rounding error "
-                     "-0.00020821393");
+  EXPECT_EQ(e.value,
+            "value: 0.24804688 (bfloat16);  float32: 0.24825509,  rounding error "
+            "-0.00020821393");
   const CellExplanation logit = Explain(Small(R"(, "dtype": "float16")"), Stage::kLogits, 2, 2);
-  EXPECT_EQ(logit.value.rfind("value: 1.4140625 (float16);  float32: 1.4142135,  rounding error -0.000", 0),
+  EXPECT_EQ(logit.value.rfind(
+                "value: 1.4140625 (float16);  float32: 1.4142135,  rounding error -0.000", 0),
             0u)
       << logit.value;
   EXPECT_EQ(Explain(Small(""), Stage::kWeights, 2, 0).value, "value: 0.24825509");
@@ -85,8 +87,9 @@ TEST(ExplainCell, SoftcapAndSinkShowTheirTerms) {
       Texts(Explain(Small(R"(, "scaling": {"sink": 0})"), Stage::kWeights, 2, 0));
   ASSERT_EQ(sunk.size(), 7u);
   EXPECT_EQ(sunk[4], "       = exp(0.70710677 - 1.4142135) / 2.2292542 = 0.221181");
-  EXPECT_EQ(sunk[5], "(note) \u03A3 = sum of exp(z - max) over the 3 allowed keys and the sink "
-                     "(logit 0); max includes the sink");
+  EXPECT_EQ(sunk[5],
+            "(note) \u03A3 = sum of exp(z - max) over the 3 allowed keys and the sink "
+            "(logit 0); max includes the sink");
   EXPECT_EQ(sunk[6], "(note) the sink took 0.10905743 of this row: its weights sum to 0.8909426");
 }
 
@@ -99,18 +102,22 @@ TEST(ExplainCell, TheSigmoidSinkFormShowsItsGate) {
   ASSERT_EQ(gated.size(), 7u);
   EXPECT_EQ(gated[3], "weight = exp(z - max) / \u03A3 \u00B7 \u03C3(lse \u2212 s)");
   // The concat form's 0.221181 and 0.10905743 (SoftcapAndSinkShowTheirTerms), to rounding.
-  EXPECT_EQ(gated[4], "       = exp(0.70710677 - 1.4142135) / 1.9861374 \u00B7 0.8909425 = 0.22118102");
-  EXPECT_EQ(gated[5].rfind("(note) \u03C3(lse \u2212 s) = \u03C3(2.1004052 \u2212 0) = 0.8909426: ", 0), 0u)
+  EXPECT_EQ(gated[4],
+            "       = exp(0.70710677 - 1.4142135) / 1.9861374 \u00B7 0.8909425 = 0.22118102");
+  EXPECT_EQ(
+      gated[5].rfind("(note) \u03C3(lse \u2212 s) = \u03C3(2.1004052 \u2212 0) = 0.8909426: ", 0),
+      0u)
       << gated[5];
   EXPECT_EQ(gated[6], "(note) the sink took 0.109057486 of this row: its weights sum to 0.8909425");
-  const std::vector<std::string> empty = Texts(Explain(
-      Small(R"(, "scaling": {"sink": 0, "sink_form": "sigmoid"}, "mask": {"kind": "custom",
+  const std::vector<std::string> empty = Texts(
+      Explain(Small(R"(, "scaling": {"sink": 0, "sink_form": "sigmoid"}, "mask": {"kind": "custom",
             "allowed": [[1, 0, 0], [0, 0, 0], [1, 1, 1]]})"),
-      Stage::kWeights, 1, 0));
+              Stage::kWeights, 1, 0));
   ASSERT_EQ(empty.size(), 5u);
   EXPECT_EQ(empty[3], "weight = softmax \u00B7 \u03C3(lse \u2212 s) = nan \u00B7 0 = nan");
-  EXPECT_EQ(empty[4], "(note) row 1 sees no key: its softmax is 0 / 0 = nan and lse = \u2212inf, so "
-                      "\u03C3(\u2212inf) = 0 cannot undo it (the concat form gives 0 and the sink 1)");
+  EXPECT_EQ(empty[4],
+            "(note) row 1 sees no key: its softmax is 0 / 0 = nan and lse = \u2212inf, so "
+            "\u03C3(\u2212inf) = 0 cannot undo it (the concat form gives 0 and the sink 1)");
 }
 
 TEST(ExplainCell, MaskedCellsSayWhy) {
@@ -147,12 +154,12 @@ TEST(ExplainCell, MaskKindsSayWhyByTheirRule) {
             "masked: key 0 is in document 7, the query in document 8: nothing across");
   const Scenario empty = Small(R"(, "mask": {"kind": "custom", "allowed": [[1, 0, 0], [0, 0, 0],
       [1, 1, 1]], "masked_rows": "zero"})");
-  EXPECT_EQ(Texts(Explain(empty, Stage::kMask, 1, 0)),
-            (std::vector<std::string>{
-                "masked: the logit becomes -inf, the weight 0",
-                "(note) no key allowed in this row: 0 weights (PyTorch >= 2.5's "
-                "scaled_dot_product_attention)",
-                "(note) click to toggle, drag to paint"}));
+  EXPECT_EQ(
+      Texts(Explain(empty, Stage::kMask, 1, 0)),
+      (std::vector<std::string>{"masked: the logit becomes -inf, the weight 0",
+                                "(note) no key allowed in this row: 0 weights (PyTorch >= 2.5's "
+                                "scaled_dot_product_attention)",
+                                "(note) click to toggle, drag to paint"}));
   EXPECT_EQ(RunScenario(empty).weights[0](1, 0), 0.0f);
 }
 

@@ -12,19 +12,19 @@
 #include <filesystem>
 #include <fstream>
 
-#include "attnlab/python/codegen.h"
-#include "attnlab/base/text.h"
-#include "attnlab/figures/stage_view.h"
-#include "attnlab/figures/png.h"
-#include "attnlab/figures/figure.h"
-#include "attnlab/python/torch_print.h"
-#include "attnlab/figures/figure_meta.h"
 #include "attnlab/base/file_io.h"
-#include "attnlab/lessons/grad.h"
+#include "attnlab/base/text.h"
+#include "attnlab/figures/figure.h"
+#include "attnlab/figures/figure_meta.h"
 #include "attnlab/figures/loss_plot.h"
+#include "attnlab/figures/png.h"
+#include "attnlab/figures/stage_view.h"
+#include "attnlab/lessons/grad.h"
+#include "attnlab/lessons/train.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
-#include "attnlab/lessons/train.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/python/torch_print.h"
 #include "test_util.h"
 
 namespace attnlab {
@@ -61,9 +61,9 @@ TEST(GradCli, DumpAddsTheGradients) {
     EXPECT_TRUE(test::GradNear(key, JsonMatrix(dump[key]), ex[key]));
   // The stream keeps the dump's byte order: context < grad_K < ... < jacobian_row < logits.
   size_t at = out.find("\"context\":");
-  for (const char* key : {"\"grad_K\":", "\"grad_Q\":", "\"grad_W_key\":", "\"grad_W_query\":",
-                          "\"grad_logits\":", "\"grad_scores\":", "\"jacobian_row\":",
-                          "\"logits\":"}) {
+  for (const char* key :
+       {"\"grad_K\":", "\"grad_Q\":", "\"grad_W_key\":", "\"grad_W_query\":", "\"grad_logits\":",
+        "\"grad_scores\":", "\"jacobian_row\":", "\"logits\":"}) {
     const size_t next = out.find(key);
     ASSERT_NE(next, std::string::npos) << key;
     EXPECT_GT(next, at) << key;
@@ -88,8 +88,9 @@ TEST(GradCli, DumpRefusesBadLossIndices) {
       {"--loss-row 8 --loss-key 0", "attention-lab: error: --loss-row 8 is outside 0..7\n"},
       {"--loss-row 2 --loss-key -1", "attention-lab: error: --loss-key -1 is outside 0..7\n"},
       {"--loss-row x --loss-key 0", "attention-lab: error: --loss-row \"x\" is not an integer\n"},
-      {"--loss-row 2", "attention-lab: error: --loss-row and --loss-key go together (the loss "
-                       "is -log weights[:, :, I, J])\n"},
+      {"--loss-row 2",
+       "attention-lab: error: --loss-row and --loss-key go together (the loss "
+       "is -log weights[:, :, I, J])\n"},
       {"--loss-row 2 --loss-key 5",
        "attention-lab: error: loss key 5 is masked for query row 2 (mask.kind causal): its "
        "weight is 0 and -log 0 is infinite; pick a key the row may see\n"}};
@@ -107,9 +108,9 @@ TEST(FigureCli, PipelineFigureDumpsAsItsScenarioAndHasEveryPanel) {
   const std::string cli = ATTNLAB_CLI;
   const fs::path pdf = TempPath(".pdf"), png = TempPath(".png");
   ASSERT_EQ(Shell(cli + " export karpathy-head --stage pipeline -o " + pdf.string()).first, 0);
-  ASSERT_EQ(Shell(cli + " export karpathy-head --stage scores,weights --head 0 -o " + png.string())
-                .first,
-            0);
+  ASSERT_EQ(
+      Shell(cli + " export karpathy-head --stage scores,weights --head 0 -o " + png.string()).first,
+      0);
   const std::string want = Shell(cli + " dump karpathy-head -o -").second;
   ASSERT_GT(want.size(), 1000u);
   EXPECT_EQ(Shell(cli + " dump " + pdf.string() + " -o -").second, want);
@@ -138,9 +139,8 @@ TEST(FigureCli, ATruncatedFigureIsRefusedInOneLineNamingIt) {
   EXPECT_EQ(err, "attention-lab: error: " + cut.string() +
                      ": this SVG carries no Attention Lab scenario (only figures exported by "
                      "Attention Lab do)\n");
-  const auto [csv_status, csv_err] =
-      Shell(cli + " export dog-attacks-cat --stage scores,weights -o " + cut.string() +
-            ".csv 2>&1");
+  const auto [csv_status, csv_err] = Shell(
+      cli + " export dog-attacks-cat --stage scores,weights -o " + cut.string() + ".csv 2>&1");
   EXPECT_EQ(csv_status, 2);
   EXPECT_NE(csv_err.find("several stages make one figure"), std::string::npos) << csv_err;
   fs::remove(svg);
@@ -196,7 +196,8 @@ TEST(ProgramAsNotebook, SavedNotebookCarriesPrintedTensorsAndTheHeatmap) {
   const std::string id = "raschka-3.5-causal";
   const std::string a = (dir / "a.ipynb").string(), b = (dir / "b.ipynb").string();
   for (const std::string& path : {a, b}) {
-    const auto [status, out] = test::RunShell(std::string(ATTNLAB_CLI) + " code " + id + " -o " + path);
+    const auto [status, out] =
+        test::RunShell(std::string(ATTNLAB_CLI) + " code " + id + " -o " + path);
     ASSERT_EQ(status, 0) << out;
   }
   const std::string text = ReadFile(a);
@@ -211,8 +212,10 @@ TEST(ProgramAsNotebook, SavedNotebookCarriesPrintedTensorsAndTheHeatmap) {
     for (const json& l : lines) t += l.get<std::string>();
     return t;
   };
-  EXPECT_EQ(joined(outputs[0]["data"]["text/plain"]), "weights:\n" + PrintStage(st, "weights")->text);
-  EXPECT_EQ(joined(outputs[1]["data"]["text/plain"]), "context:\n" + PrintStage(st, "context")->text);
+  EXPECT_EQ(joined(outputs[0]["data"]["text/plain"]),
+            "weights:\n" + PrintStage(st, "weights")->text);
+  EXPECT_EQ(joined(outputs[1]["data"]["text/plain"]),
+            "context:\n" + PrintStage(st, "context")->text);
   EXPECT_EQ(PrintStage(st, "weights")->text.rfind("tensor([[1.0000, 0.0000,", 0), 0u);
   const StageView view = ExtractStage(st, sc, Stage::kWeights, 0, 0);
   EXPECT_EQ(outputs[2]["data"]["image/png"], Base64Encode(EncodePng(RenderFigure(view, {}))));
@@ -220,7 +223,8 @@ TEST(ProgramAsNotebook, SavedNotebookCarriesPrintedTensorsAndTheHeatmap) {
   if (std::system("/usr/bin/python3 -c 'import nbformat' >/dev/null 2>&1") == 0) {
     const auto [status, out] = test::RunShell(
         "/usr/bin/python3 -c 'import sys, nbformat\nnbformat.validate(nbformat.read(sys.argv[1], "
-        "as_version=4))\nprint(\"valid\")' " + a + " 2>&1");
+        "as_version=4))\nprint(\"valid\")' " +
+        a + " 2>&1");
     EXPECT_EQ(status, 0) << out;
     EXPECT_EQ(out, "valid\n");
   } else {
@@ -265,14 +269,15 @@ TEST(ParallelEngine, DumpIsByteIdenticalWithAttnlabThreads1And2And8) {
 TEST(TrainCli, WritesLossesWeightsAndAScenario) {
   const std::string dir = ::testing::TempDir();
   const std::string cli = ATTNLAB_CLI;
-  auto [rc, out] = test::RunShell(cli + " train karpathy-head --task copy-first --steps 12 --d-k 8 -o " +
-                                  dir + "run.json --save-scenario " + dir + "head.json");
+  auto [rc, out] =
+      test::RunShell(cli + " train karpathy-head --task copy-first --steps 12 --d-k 8 -o " + dir +
+                     "run.json --save-scenario " + dir + "head.json");
   ASSERT_EQ(rc, 0) << out;
   std::ifstream in(dir + "run.json");
   const nlohmann::json run = nlohmann::json::parse(in);
   EXPECT_EQ(run["loss"].size(), 12u);
-  EXPECT_EQ(run["W_query"].size(), 32u);     // d_in
-  EXPECT_EQ(run["W_query"][0].size(), 8u);   // d_k
+  EXPECT_EQ(run["W_query"].size(), 32u);    // d_in
+  EXPECT_EQ(run["W_query"][0].size(), 8u);  // d_k
   std::ifstream sin(dir + "head.json");
   const std::string text((std::istreambuf_iterator<char>(sin)), std::istreambuf_iterator<char>());
   const Scenario saved = ParseScenario(text);
@@ -281,10 +286,12 @@ TEST(TrainCli, WritesLossesWeightsAndAScenario) {
   std::tie(rc, out) = test::RunShell(cli + " train karpathy-head --steps 3 -o " + dir + "run.csv");
   EXPECT_EQ(rc, 0);
   EXPECT_EQ(test::RunShell("head -1 " + dir + "run.csv").second, "step,loss\n");
-  std::tie(rc, out) = test::RunShell(cli + " train karpathy-head --task copy -o " + dir + "x.json 2>&1");
+  std::tie(rc, out) =
+      test::RunShell(cli + " train karpathy-head --task copy -o " + dir + "x.json 2>&1");
   EXPECT_EQ(WEXITSTATUS(rc), 2);
   EXPECT_NE(out.find("--task \"copy\" is not a task"), std::string::npos) << out;
-  std::tie(rc, out) = test::RunShell(cli + " code karpathy-head --train --task copy-first --steps 7");
+  std::tie(rc, out) =
+      test::RunShell(cli + " code karpathy-head --train --task copy-first --steps 7");
   EXPECT_EQ(rc, 0);
   EXPECT_NE(out.find("batch, steps, lr = 16, 16, 7, 0.01"), std::string::npos) << out;
 }
@@ -294,8 +301,9 @@ TEST(TrainCli, WritesLossesWeightsAndAScenario) {
 TEST(TrainCli, PlotsBothRunsAsPngAndCodeNeedsTrain) {
   const std::string dir = ::testing::TempDir();
   const std::string cli = ATTNLAB_CLI;
-  auto [rc, out] = test::RunShell(cli + " train karpathy-head --task copy-first --steps 20 --d-k 64 -o " +
-                                  dir + "run.png 2>&1");
+  auto [rc, out] =
+      test::RunShell(cli + " train karpathy-head --task copy-first --steps 20 --d-k 64 -o " + dir +
+                     "run.png 2>&1");
   ASSERT_EQ(rc, 0) << out;
   TrainOptions o;
   o.task = TrainTask::kCopyFirst;
@@ -306,7 +314,8 @@ TEST(TrainCli, PlotsBothRunsAsPngAndCodeNeedsTrain) {
   const std::string png((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(png, LossCurvesPng({&scaled, &unscaled}, {"scaled by 1/\u221Ad_k", "unscaled"},
                                LossPlotTitle(scaled)));
-  std::tie(rc, out) = test::RunShell(cli + " train karpathy-head --no-scale -o " + dir + "x.png 2>&1");
+  std::tie(rc, out) =
+      test::RunShell(cli + " train karpathy-head --no-scale -o " + dir + "x.png 2>&1");
   EXPECT_EQ(WEXITSTATUS(rc), 2);
   EXPECT_NE(out.find("drop --no-scale"), std::string::npos) << out;
   std::tie(rc, out) = test::RunShell(cli + " code karpathy-head --task copy-first --steps 7 2>&1");

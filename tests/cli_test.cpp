@@ -14,11 +14,11 @@
 #include <sstream>
 #include <thread>
 
+#include "attnlab/base/cpu_level.h"
+#include "attnlab/base/file_io.h"
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/figure_meta.h"
-#include "attnlab/base/cpu_level.h"
-#include "attnlab/base/file_io.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/random/rng.h"
@@ -131,10 +131,9 @@ TEST_F(Cli, ExportWritesThePngTheLibraryRenders) {
 // `-o -` is standard output for export too (it used to write a file named "-"): the bytes are
 // those of the file the same command writes, for one stage and for a multi-panel figure.
 TEST_F(Cli, ExportToStandardOutputIsTheFileItWouldWrite) {
-  for (const std::string args :
-       {"export dog-attacks-cat --stage weights --scale 2",
-        "export raschka-journey --stage context --format csv",
-        "export karpathy-head --stage scores,weights --format svg"}) {
+  for (const std::string args : {"export dog-attacks-cat --stage weights --scale 2",
+                                 "export raschka-journey --stage context --format csv",
+                                 "export karpathy-head --stage scores,weights --format svg"}) {
     const std::string ext = args.find("csv") != std::string::npos   ? ".csv"
                             : args.find("svg") != std::string::npos ? ".svg"
                                                                     : ".png";
@@ -168,8 +167,8 @@ TEST_F(Cli, ExportFormatFollowsTheNameAndRefusesAContradiction) {
   EXPECT_FALSE(fs::exists(Path("x.svg")));
   ASSERT_EQ(RunCli("export dog-attacks-cat --stage weights -o " + Path("up.SVG")).status, 0);
   EXPECT_EQ(ReadFile(Path("up.SVG")).substr(0, 5), "<?xml");
-  ASSERT_EQ(RunCli("export dog-attacks-cat --stage weights --format pdf -o " + Path("plain"))
-                .status, 0);
+  ASSERT_EQ(
+      RunCli("export dog-attacks-cat --stage weights --format pdf -o " + Path("plain")).status, 0);
   EXPECT_EQ(ReadFile(Path("plain")).substr(0, 5), "%PDF-");
   ASSERT_EQ(RunCli("export dog-attacks-cat --stage weights -o " + Path("noext")).status, 0);
   EXPECT_EQ(ReadFile(Path("noext")).substr(1, 3), "PNG");
@@ -214,12 +213,14 @@ TEST_F(Cli, DecodeAndTiledWriteEveryStepAsPyTorchsLoops) {
   EXPECT_EQ(j["steps"][4]["rows"], nlohmann::json({2, 4}));
   EXPECT_EQ(j["steps"][4]["keys"], nlohmann::json({2, 4}));
   EXPECT_TRUE(test::MatrixNear("tiled context", test::JsonMatrix(j["context"][0]),
-                               test::JsonMatrix(causal["tiled"]["expected"]["context"][0]), 2e-6, 1e-5));
+                               test::JsonMatrix(causal["tiled"]["expected"]["context"][0]), 2e-6,
+                               1e-5));
   EXPECT_LE(j["max_abs_diff"].get<double>(), 1e-6);
 
   r = RunCli("decode raschka-journey --prefill 9 -o " + Path("d.json"));
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "attention-lab: error: --prefill: 9 is outside 0..6 (the scenario has T = 6 tokens)\n");
+  EXPECT_EQ(r.err,
+            "attention-lab: error: --prefill: 9 is outside 0..6 (the scenario has T = 6 tokens)\n");
   EXPECT_FALSE(fs::exists(Path("d.json")));
   r = RunCli("tiled raschka-journey --block-q 0 --block-k 2 -o " + Path("d.json"));
   EXPECT_EQ(r.status, 2);
@@ -240,7 +241,8 @@ TEST_F(Cli, DecodeAndTiledInBfloat16) {
   EXPECT_GT(j["tolerance"].get<double>(), 0.0);
   EXPECT_LE(j["max_abs_diff"].get<double>(), j["tolerance"].get<double>());
   EXPECT_TRUE(test::MatrixNear("bfloat16 decode context", test::JsonMatrix(j["context"][0]),
-                               test::JsonMatrix(g["decode"]["expected"]["context"][0]), 0.0, 0x1p-7));
+                               test::JsonMatrix(g["decode"]["expected"]["context"][0]), 0.0,
+                               0x1p-7));
   for (const auto& row : j["context"][0])
     for (const auto& v : row) EXPECT_EQ(v.get<float>(), StoreAs(Dtype::kBfloat16, v.get<float>()));
   r = RunCli("tiled " + scenario + " --block-q 2 --block-k 2 -o -");
@@ -248,7 +250,8 @@ TEST_F(Cli, DecodeAndTiledInBfloat16) {
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["dtype"], "bfloat16");
   EXPECT_TRUE(test::MatrixNear("bfloat16 tiled context", test::JsonMatrix(j["context"][0]),
-                               test::JsonMatrix(g["tiled"]["expected"]["context"][0]), 0.0, 0x1p-7));
+                               test::JsonMatrix(g["tiled"]["expected"]["context"][0]), 0.0,
+                               0x1p-7));
   EXPECT_LE(j["max_abs_diff"].get<double>(), j["tolerance"].get<double>());
   // The loop programs store what the loops store (tools/check_loop_codegen.py runs them).
   r = RunCli("code " + scenario + " --loop decode --prefill 2");
@@ -279,7 +282,8 @@ std::vector<std::vector<double>> CsvNumbers(const std::string& csv) {
   std::getline(in, line);  // the header: the axis and the column labels
   while (std::getline(in, line)) {
     std::vector<double> row;
-    std::istringstream fields(line.substr(line.rfind('"') == std::string::npos ? 0 : line.rfind('"')));
+    std::istringstream fields(
+        line.substr(line.rfind('"') == std::string::npos ? 0 : line.rfind('"')));
     std::string field;
     std::getline(fields, field, ',');  // the row label
     while (std::getline(fields, field, ',')) row.push_back(std::stod(field));
@@ -331,7 +335,8 @@ TEST_F(Cli, DecodeAndTiledExportOneStep) {
   }
   r = RunCli("tiled flash-journey --block-q 2 --block-k 2 --step 9 -o " + Path("t.csv"));
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "attention-lab: error: step 9 is out of range: the tiled run has 9 steps (0..8)\n");
+  EXPECT_EQ(r.err,
+            "attention-lab: error: step 9 is out of range: the tiled run has 9 steps (0..8)\n");
   r = RunCli("decode gpt-oss-sink --prefill 3 --step 1 -o " + Path("x.json"));
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--step, --head and --batch choose the figure"), std::string::npos) << r.err;
@@ -356,7 +361,8 @@ TEST_F(Cli, CodeLoop) {
   EXPECT_EQ(r.err, "attention-lab: error: --prefill is required with --loop decode\n");
   r = RunCli("code raschka-journey --loop decode --prefill 7");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "attention-lab: error: --prefill: 7 is outside 0..6 (the scenario has T = 6 tokens)\n");
+  EXPECT_EQ(r.err,
+            "attention-lab: error: --prefill: 7 is outside 0..6 (the scenario has T = 6 tokens)\n");
   r = RunCli("code raschka-journey --block-q 2");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--block-q requires --loop"), std::string::npos) << r.err;
@@ -417,8 +423,7 @@ TEST_F(Cli, ShowSaysWhichDrawIsUnseeded) {
             std::string::npos)
       << t.out;
   EXPECT_NE(t.out.find("\ncontext: "), std::string::npos);
-  EXPECT_NE(t.out.find("tensor([[2.4652, 3.2246],\n        [2.4822, 3.2441]])"),
-            std::string::npos)
+  EXPECT_NE(t.out.find("tensor([[2.4652, 3.2246],\n        [2.4822, 3.2441]])"), std::string::npos)
       << t.out;
   const std::string numpy = Write("n.json", R"({"format": "attention-lab/scenario@1",
       "input": {"source": "matrix", "generator": "numpy", "values": [[1, 2], [3, 4]]},
@@ -490,8 +495,8 @@ TEST_F(Cli, ShowPrintsTheNotebooksVariances) {
                                        {"k.var()", "k.var()"},
                                        {"scores.var()", "np.matmul(q, k.T).var()"},
                                        {"scaled.var() (before the mask)", "scaled.var()"}}) {
-    const std::string line = std::string("\n") + ours + ": " +
-                             repr[notebook].get<std::string>() + "\n";
+    const std::string line =
+        std::string("\n") + ours + ": " + repr[notebook].get<std::string>() + "\n";
     EXPECT_NE(n.out.find(line), std::string::npos) << line << n.out;
   }
 }
@@ -548,7 +553,8 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
        "--scale 4294967297 is outside 1..8"},
       {"frobnicate", "frobnicate"},
       {"export raschka-journey --stage attention -o " + png,
-       "--stage \"attention\" is not a stage (X, Q, K, V, Q_rot, K_rot, scores, mask, logits, weights, "
+       "--stage \"attention\" is not a stage (X, Q, K, V, Q_rot, K_rot, scores, mask, logits, "
+       "weights, "
        "sink, weights_dropped, context, or pipeline)"},
       {"export raschka-journey --stage weights --head 2 -o " + png,
        "head 2 is out of range: the scenario has 1 head (0)"},
@@ -607,16 +613,18 @@ TEST_F(Cli, CommandsRefuseWhatWouldPassTheMemoryLimitBeforeAllocating) {
     "projections": {"init": "identity"}, "mask": {"kind": "causal"}})");
   Result r = RunCli("export " + plain + " --stage weights -o " + Path("w.png"));
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "attention-lab: error: the PNG export needs about 5.89 GiB (the stages 1.8 GiB "
-                   "+ 4.09 GiB of its own), more than the 2 GiB limit\n");
+  EXPECT_EQ(r.err,
+            "attention-lab: error: the PNG export needs about 5.89 GiB (the stages 1.8 GiB "
+            "+ 4.09 GiB of its own), more than the 2 GiB limit\n");
   EXPECT_FALSE(fs::exists(Path("w.png")));
   r = RunCli("export " + plain + " --stage scores,weights -o " + Path("w.svg"));  // two panels
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("the SVG export needs about 9.98 GiB"), std::string::npos) << r.err;
   r = RunCli("show " + causal);
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "attention-lab: error: show needs about 2.25 GiB (the stages 1.8 GiB + "
-                   "0.451 GiB of its own), more than the 2 GiB limit\n");
+  EXPECT_EQ(r.err,
+            "attention-lab: error: show needs about 2.25 GiB (the stages 1.8 GiB + "
+            "0.451 GiB of its own), more than the 2 GiB limit\n");
   EXPECT_EQ(r.out, "");
   r = RunCli("dump " + plain + " --loss-row 3 --loss-key 1 -o " + Path("d.json"));
   EXPECT_EQ(r.status, 2);
@@ -724,12 +732,14 @@ TEST_F(Cli, VersionIsTheProjectVersion) {
   // The second line names the kernels' level: the best this CPU runs, unless forced lower.
   const std::string best = Name(BestCpuLevel());
   EXPECT_NE(r.out.find("\nkernels: " + best + " (the best this CPU runs: " + best + ";"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   ASSERT_EQ(setenv("ATTNLAB_CPU_CAPABILITY", "default", 1), 0);
   const Result forced = RunCli("--version");
   unsetenv("ATTNLAB_CPU_CAPABILITY");
   EXPECT_NE(forced.out.find("\nkernels: default (the best this CPU runs: " + best + ";"),
-            std::string::npos) << forced.out;
+            std::string::npos)
+      << forced.out;
 }
 
 // Ctrl+C (SIGINT) or SIGTERM during a long `train` stops it after the step under way: exit
@@ -754,8 +764,10 @@ TEST_F(Cli, TrainStopsOnCtrlCAndWritesNothing) {
     ASSERT_TRUE(WIFEXITED(status)) << "killed instead of stopping: signal " << WTERMSIG(status);
     EXPECT_EQ(WEXITSTATUS(status), 128 + signal);
     const std::string text = ReadFile(err);
-    EXPECT_NE(text.find(signal == SIGINT ? "stopped by Ctrl+C after " : "stopped by SIGTERM after "),
-              std::string::npos) << text;
+    EXPECT_NE(
+        text.find(signal == SIGINT ? "stopped by Ctrl+C after " : "stopped by SIGTERM after "),
+        std::string::npos)
+        << text;
     EXPECT_NE(text.find("of 100000 steps; nothing written"), std::string::npos) << text;
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
     fs::remove(err);
@@ -824,9 +836,9 @@ TEST_F(Cli, DeepOrUnclosedJsonIsRefusedAtOnce) {
   const std::string deep =
       Write("deep.json", head + std::string(150000, '[') + std::string(150000, ']') + "}");
   const std::string unclosed = Write("unclosed.json", std::string(1000000, '['));
-  for (const std::string& cmd : {"show " + deep, "dump " + deep + " -o " + Path("d.json"),
-                                 "export " + deep + " --stage weights -o " + Path("w.png"),
-                                 "code " + deep}) {
+  for (const std::string& cmd :
+       {"show " + deep, "dump " + deep + " -o " + Path("d.json"),
+        "export " + deep + " --stage weights -o " + Path("w.png"), "code " + deep}) {
     const Result r = RunCli(cmd);
     EXPECT_EQ(r.status, 2) << cmd;
     EXPECT_EQ(r.err, "attention-lab: error: " + deep +
@@ -861,8 +873,8 @@ namespace {
 // temporary (.attnlab-PID-XXXXXX, up to gigabytes) forever. The writer now removes it, leaves
 // the old file as it was (or none), says so and exits 128 + the signal.
 TEST_F(Cli, ASignalDuringAWriteLeavesTheOldFileAndNoTemporary) {
-  const std::string scenario = Write(
-      "big.json", R"({"format": "attention-lab/scenario@1", "input": {"source": "randn",
+  const std::string scenario =
+      Write("big.json", R"({"format": "attention-lab/scenario@1", "input": {"source": "randn",
       "length": 2048, "d_in": 64, "seed": 8}, "projections": {"init": "randn", "d_out": 64,
       "seed": 1}})");
   for (const int sig : {SIGTERM, SIGINT}) {
@@ -909,8 +921,8 @@ TEST_F(Cli, ASignalDuringAWriteLeavesTheOldFileAndNoTemporary) {
 
 // A signal when nothing is being written ends the command at once, as it always did.
 TEST_F(Cli, ASignalBeforeAnyWriteEndsTheCommandAtOnce) {
-  const std::string scenario = Write(
-      "big.json", R"({"format": "attention-lab/scenario@1", "input": {"source": "randn",
+  const std::string scenario =
+      Write("big.json", R"({"format": "attention-lab/scenario@1", "input": {"source": "randn",
       "length": 4096, "d_in": 64, "seed": 8}, "projections": {"init": "randn", "d_out": 64,
       "seed": 1}})");
   const pid_t pid = fork();

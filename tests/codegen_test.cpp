@@ -107,8 +107,8 @@ TEST(GeneratePyTorchCode, UsesTheNotebooksIdioms) {
 // such programs twice in fresh interpreters against the app's numbers).
 TEST(GeneratePyTorchCode, PinsTheDefaultSeedBeforeAnUnseededDraw) {
   const auto code = [](const std::string& input, const std::string& rest) {
-    return GeneratePyTorchCode(ParseScenario(
-        R"({"format": "attention-lab/scenario@1", "input": )" + input + ", " + rest + "}"));
+    return GeneratePyTorchCode(ParseScenario(R"({"format": "attention-lab/scenario@1", "input": )" +
+                                             input + ", " + rest + "}"));
   };
   const std::string matrix = R"({"source": "matrix", "values": [[1, 2], [3, 4]]})";
   const std::string torch = code(matrix, R"("projections": {"init": "torch_rand", "d_out": 2})");

@@ -8,20 +8,20 @@
 // numbers written in the scenario are compared bit for bit; the other stages to float64
 // summation order (1e-13 + 1e-12 |e|); NumPy's var of drawn q and k bit for bit (pairwise sums).
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
-#include "attnlab/python/codegen.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/stage_view.h"
-#include "attnlab/python/numpy_print.h"
 #include "attnlab/model/pipeline.h"
-#include "attnlab/model/scenario.h"
 #include "attnlab/model/presets.h"
-#include "attnlab/python/stages_json.h"
+#include "attnlab/model/scenario.h"
 #include "attnlab/model/stats.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/python/numpy_print.h"
+#include "attnlab/python/stages_json.h"
 #include "attnlab/python/torch_print.h"
 #include "test_util.h"
 
@@ -59,8 +59,8 @@ MatrixStackD GoldenStackD(const json& j, bool per_head) {
 ::testing::AssertionResult StackNear(const std::string& what, const MatrixStackD& got,
                                      const MatrixStackD& want, double atol, double rtol) {
   if (got.size() != want.size())
-    return ::testing::AssertionFailure() << what << ": " << got.size() << " matrices, expected "
-                                         << want.size();
+    return ::testing::AssertionFailure()
+           << what << ": " << got.size() << " matrices, expected " << want.size();
   for (size_t m = 0; m < got.size(); ++m) {
     if (got[m].rows() != want[m].rows() || got[m].cols() != want[m].cols())
       return ::testing::AssertionFailure() << what << "[" << m << "]: shape differs";
@@ -201,9 +201,9 @@ TEST(F64Kernels, LinearWeightsDifferInTheBoundsLastPlaceAndTheEngineFollowsEach)
 TEST(F64Goldens, CoverBothGeneratorsDrawsDropoutAndLinear) {
   const std::vector<std::string> names = F64Goldens();
   EXPECT_GE(names.size(), 10u);
-  for (const char* n : {"numpy-odd-counts", "torch-qkv-small", "torch-randn-tail",
-                        "torch-linear-dropout", "torch-qkv-given", "numpy-dv-heads",
-                        "torch-qkv-dv-heads", "torch-qkv-given-dv"})
+  for (const char* n :
+       {"numpy-odd-counts", "torch-qkv-small", "torch-randn-tail", "torch-linear-dropout",
+        "torch-qkv-given", "numpy-dv-heads", "torch-qkv-dv-heads", "torch-qkv-given-dv"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   // Issue 26's settings in float64 (tools/make_goldens.py FLOAT64_VARIANTS): RoPE, ALiBi,
   // soft-capping, sinks, grouped K/V heads, a sliding window.
@@ -223,12 +223,11 @@ TEST(F64Goldens, DumpOfOwnValueWidthEqualsNumpy) {
   const json dump = StagesToJson(st);
   EXPECT_EQ(dump["dtype"], "float64");
   EXPECT_EQ(dump["shape"]["d_v"], 6);
-  EXPECT_TRUE(StackNear("dump V", GoldenStackD(dump["V"], false), GoldenStackD(ex["V"], false),
-                        0, 0));
+  EXPECT_TRUE(
+      StackNear("dump V", GoldenStackD(dump["V"], false), GoldenStackD(ex["V"], false), 0, 0));
   const MatrixStackD context = GoldenStackD(dump["context"], false);
   ASSERT_EQ(context[0].cols(), 6);
-  EXPECT_TRUE(StackNear("dump context", context, GoldenStackD(ex["context"], false), 1e-13,
-                        1e-12));
+  EXPECT_TRUE(StackNear("dump context", context, GoldenStackD(ex["context"], false), 1e-13, 1e-12));
 }
 
 TEST(NumpyArrayRepr, MatchesNumpyAndTorchFloat64Print) {
@@ -334,8 +333,9 @@ TEST(Dtype, NumpyMaskedDumpShowAndCodeAreFloat64) {
               nb["np.matmul(q, k.T).var()"].get<double>(), 1e-13);
   const auto q = PrintStage(st, "Q");
   ASSERT_TRUE(q);
-  EXPECT_EQ(q->text.rfind("array([[ 1.76405235,  0.40015721,  0.97873798,  2.2408932 ,  1.86755799,", 0),
-            0u);
+  EXPECT_EQ(
+      q->text.rfind("array([[ 1.76405235,  0.40015721,  0.97873798,  2.2408932 ,  1.86755799,", 0),
+      0u);
   const auto mask = PrintStage(st, "mask");
   EXPECT_EQ(mask->text,
             "array([[  0., -inf, -inf, -inf],\n       [  0.,   0., -inf, -inf],\n"
@@ -409,11 +409,11 @@ template <typename Tol>
       for (Eigen::Index j = 0; j < want[m].cols(); ++j) {
         const double g = got[m](i, j), e = want[m](i, j);
         const bool same_kind = std::isnan(g) == std::isnan(e) && std::isinf(g) == std::isinf(e);
-        if (!same_kind || (std::isfinite(e) ? std::fabs(g - e) > tol(m, i, j)
-                                              : std::isinf(e) && g != e))
+        if (!same_kind ||
+            (std::isfinite(e) ? std::fabs(g - e) > tol(m, i, j) : std::isinf(e) && g != e))
           return ::testing::AssertionFailure()
-                 << what << "[" << m << "](" << i << ", " << j << "): float32 " << g
-                 << ", float64 " << e << ", tolerance " << tol(m, i, j);
+                 << what << "[" << m << "](" << i << ", " << j << "): float32 " << g << ", float64 "
+                 << e << ", tolerance " << tol(m, i, j);
       }
   return ::testing::AssertionSuccess();
 }
@@ -437,7 +437,7 @@ void CheckAgreement(const std::string& name, const Scenario& s, AgreementCounts&
   q.input.source = InputSource::kQkv;
   q.input.generator = s.input.generator;
   q.input.Q = base.Q, q.input.K = base.K, q.input.V = base.V;
-  if (GroupsKv(base.shape)) {  // qkv input has no K/V groups: each K/V head repeated per query
+  if (GroupsKv(base.shape)) {     // qkv input has no K/V groups: each K/V head repeated per query
     const Shape& g = base.shape;  // head that reads it, as repeat_interleave does
     for (int64_t bb = 0; bb < g.B; ++bb) {
       Matrix k(g.T, g.d_out), v(g.T, g.d_v);
@@ -529,9 +529,10 @@ TEST(OneEngine, Float32AndFloat64AgreeOnEveryGoldenScenario) {
   EXPECT_GE(n.compared, n.scenarios * 3 / 5)
       << n.skipped_sum << " sum, " << n.skipped_overflow << " overflow, " << n.skipped_input
       << " non-finite input skipped";
-  std::printf("[agreement] %d scenarios: %d compared to the context, %d \"sum\" (weights "
-              "skipped), %d float32 overflow, %d non-finite Q/K/V (skipped)\n",
-              n.scenarios, n.compared, n.skipped_sum, n.skipped_overflow, n.skipped_input);
+  std::printf(
+      "[agreement] %d scenarios: %d compared to the context, %d \"sum\" (weights "
+      "skipped), %d float32 overflow, %d non-finite Q/K/V (skipped)\n",
+      n.scenarios, n.compared, n.skipped_sum, n.skipped_overflow, n.skipped_input);
 }
 
 // A temperature drag on a float64 scenario recomputes only the logits onward, in double, and
@@ -559,11 +560,12 @@ TEST(OneEngine, Float64RecomputesIncrementally) {
   EXPECT_TRUE(StackNear("dropped", after.f64->weights_dropped, fresh.f64->weights_dropped, 0, 0));
   EXPECT_TRUE(StackNear("context", after.f64->context, fresh.f64->context, 0, 0));
   for (size_t m = 0; m < fresh.weights.size(); ++m)
-    EXPECT_EQ(after.weights[m], fresh.weights[m]);  // the float fields: the doubles rounded
+    EXPECT_EQ(after.weights[m], fresh.weights[m]);         // the float fields: the doubles rounded
   EXPECT_NE(before.f64->logits[0], after.f64->logits[0]);  // the copy kept its own values
-  EXPECT_EQ(before.f64->logits[0], RunScenario(ParseScenario(test::LoadGolden(
-                                       "f64/torch-linear-dropout.json")["scenario"].dump()))
-                                       .f64->logits[0]);
+  EXPECT_EQ(before.f64->logits[0],
+            RunScenario(
+                ParseScenario(test::LoadGolden("f64/torch-linear-dropout.json")["scenario"].dump()))
+                .f64->logits[0]);
 }
 
 }  // namespace

@@ -11,8 +11,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "attnlab/figures/export.h"
 #include "attnlab/base/file_io.h"
+#include "attnlab/figures/export.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "test_util.h"
@@ -275,7 +275,8 @@ TEST(ExportAll, WritesTheSinkColumnOfEachHead) {
   const Scenario s = LoadPreset("gpt-oss-sink");  // T = 8, H = 2, sinks 1.5 and -1
   const Stages st = RunScenario(s);
   const std::vector<std::string> files = ExportAll(st, s, {}, ExportFormat::kNpy, dir.string());
-  const nlohmann::json want = test::LoadGolden("scenarios/preset-gpt-oss-sink.json")["expected"]["sink"];
+  const nlohmann::json want =
+      test::LoadGolden("scenarios/preset-gpt-oss-sink.json")["expected"]["sink"];
   for (int h = 0; h < 2; ++h) {
     const fs::path path = dir / ("sink_h" + std::to_string(h) + ".npy");
     ASSERT_NE(std::find(files.begin(), files.end(), path.string()), files.end()) << path;
@@ -456,7 +457,14 @@ TEST(ExportAll, WritesEveryFileOrNone) {
   EXPECT_EQ(left, std::vector<std::string>{"weights.csv"});  // not scores.csv, no temporaries
   // A folder the failing call created is removed again.
   const fs::path fresh = dir / "fresh";
-  EXPECT_THROW(ExportAll(RunScenario(s), s, [] { FigureOptions o; o.colormap = "jet"; return o; }(), ExportFormat::kPng, fresh),
+  EXPECT_THROW(ExportAll(
+                   RunScenario(s), s,
+                   [] {
+                     FigureOptions o;
+                     o.colormap = "jet";
+                     return o;
+                   }(),
+                   ExportFormat::kPng, fresh),
                std::invalid_argument);
   EXPECT_FALSE(fs::exists(fresh));
   fs::remove_all(dir);
@@ -532,16 +540,18 @@ TEST(MultiPanelFigure, ColorbarIsSharedWhenTheScalesAgreeOrWhenAsked) {
   const Scenario s = LoadPreset("karpathy-head");
   const Stages run = RunScenario(s);
   std::vector<FigureLayout> lay;
-  RenderFigure({ExtractStage(run, s, Stage::kWeights, 0, 0), ExtractStage(run, s, Stage::kWeights, 0, 1)},
-               "t", {}, &lay);
+  RenderFigure(
+      {ExtractStage(run, s, Stage::kWeights, 0, 0), ExtractStage(run, s, Stage::kWeights, 0, 1)},
+      "t", {}, &lay);
   ASSERT_EQ(lay.size(), 2u);
   EXPECT_EQ(lay[0].bar_w, 0);  // one colorbar, right of the last panel
   EXPECT_GT(lay[1].bar_w, 0);
   FigureOptions per_panel;
   per_panel.colorbar = ColorbarMode::kPerPanel;
   lay.clear();
-  RenderFigure({ExtractStage(run, s, Stage::kWeights, 0, 0), ExtractStage(run, s, Stage::kWeights, 0, 1)},
-               "t", per_panel, &lay);
+  RenderFigure(
+      {ExtractStage(run, s, Stage::kWeights, 0, 0), ExtractStage(run, s, Stage::kWeights, 0, 1)},
+      "t", per_panel, &lay);
   EXPECT_GT(lay[0].bar_w, 0);
 
   std::vector<StageView> qkv;
@@ -566,8 +576,9 @@ TEST(MultiPanelFigure, ColorbarIsSharedWhenTheScalesAgreeOrWhenAsked) {
               cmap.lut[LutIndex(qkv[p].values(0, 0), ValueRange{-a, a})]);
 
   try {
-    RenderFigure({ExtractStage(run, s, Stage::kScores, 0, 0), ExtractStage(run, s, Stage::kWeights, 0, 0)},
-                 "t", shared);
+    RenderFigure(
+        {ExtractStage(run, s, Stage::kScores, 0, 0), ExtractStage(run, s, Stage::kWeights, 0, 0)},
+        "t", shared);
     ADD_FAILURE() << "scores and weights shared a colorbar";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()),

@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "attnlab/base/file_io.h"
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/figure_meta.h"
-#include "attnlab/base/file_io.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/python/stages_json.h"
 #include "test_util.h"
@@ -52,7 +52,8 @@ size_t Count(const std::string& text, const std::string& what) {
 
 std::string XmlText(const std::string& s) {
   std::string out;
-  for (char c : s) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  for (char c : s)
+    out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
   return out;
 }
 
@@ -79,7 +80,7 @@ TEST(SvgFigure, LargeGridsAreOnePictureNotOneRectanglePerCell) {
   const StageView v = View(RandnScenario(100), Stage::kWeights);
   ASSERT_GT(v.values.size(), 4096);
   const std::string svg = FigureFile({v}, "", {}, FigureFormat::kSvg);
-  EXPECT_EQ(Count(svg, "<image"), 2u);     // the grid and the colorbar
+  EXPECT_EQ(Count(svg, "<image"), 2u);   // the grid and the colorbar
   EXPECT_LT(Count(svg, "<rect"), 200u);  // background, ticks: not 10000 cells
 }
 
@@ -191,7 +192,9 @@ TEST(MultiPanelFigure, EachPanelIsTheSingleFigureWithItsOwnColorbar) {
         for (int x = 0; x < w; ++x)
           for (int k = 0; k < 3; ++k) {
             const size_t a = ((size_t(l.grid_y - one.grid_y + y0 + y)) * all.width +
-                              (l.grid_x - one.grid_x + x0 + x)) * 3 + k;
+                              (l.grid_x - one.grid_x + x0 + x)) *
+                                 3 +
+                             k;
             const size_t b = (size_t(y0 + y) * single.width + x0 + x) * 3 + k;
             if (all.rgb[a] != single.rgb[b]) return false;
           }
@@ -206,9 +209,8 @@ TEST(MultiPanelFigure, EachPanelIsTheSingleFigureWithItsOwnColorbar) {
     const std::string bytes = FigureFile(views, "the title", {}, f);
     const fs::path path = TempPath(std::string(".") + FigureFormatName(f));
     WriteFileAtomic(path.string(), bytes);
-    const std::string text = f == FigureFormat::kPdf
-                                 ? Shell("pdftotext " + path.string() + " - 2>&1").second
-                                 : bytes;
+    const std::string text =
+        f == FigureFormat::kPdf ? Shell("pdftotext " + path.string() + " - 2>&1").second : bytes;
     for (const char* want : {"the title", "scores = ", "weights = ", "context = "})
       EXPECT_NE(text.find(want), std::string::npos) << FigureFormatName(f) << ": " << want;
     fs::remove(path);
@@ -239,8 +241,7 @@ TEST(PdfFigure, UnicodeTokensAreShapedText) {
   s.input.tokens = {"caf\u00e9", "cafe\u0301", "\u0645\u0631\u062d\u0628\u0627", "\U0001F600"};
   ValidateScenario(s);
   const fs::path pdf = TempPath(".pdf");
-  WriteFileAtomic(pdf.string(),
-                  FigureFile({View(s, Stage::kWeights)}, "", {}, FigureFormat::kPdf));
+  WriteFileAtomic(pdf.string(), FigureFile({View(s, Stage::kWeights)}, "", {}, FigureFormat::kPdf));
   const std::string text = Shell("pdftotext " + pdf.string() + " -").second;
   EXPECT_NE(text.find("caf\u00e9"), std::string::npos) << text;
   EXPECT_NE(text.find("e\u0301"), std::string::npos) << text;

@@ -7,11 +7,12 @@
 // |got - want| <= 1e-6 + 2e-5 |want| + 4 float32 ulps of the stage's largest magnitude (the
 // largest difference measured is 1 ulp + 4e-6 relative, on a Jacobian entry of 4e-6).
 // Non-finite values must match exactly (nan with nan, inf with inf of the same sign).
+#include "attnlab/lessons/grad.h"
+
 #include <sys/wait.h>
 
 #include <algorithm>
 
-#include "attnlab/lessons/grad.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "gqa_util.h"

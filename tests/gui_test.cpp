@@ -20,29 +20,29 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <nlohmann/json.hpp>
-#include "cli/cli.h"  // kSubcommands: the command lines that open no window
-#include "cli/notebook.h"  // the notebook the window saves
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
-#include "attnlab/python/codegen.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/base/text.h"
 #include "attnlab/figures/colormap.h"
-#include "attnlab/lessons/experiments.h"
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/inference_views.h"
-#include "attnlab/base/file_io.h"
+#include "attnlab/figures/loss_plot.h"
+#include "attnlab/lessons/experiments.h"
 #include "attnlab/lessons/grad.h"
 #include "attnlab/lessons/inference.h"
-#include "attnlab/figures/loss_plot.h"
-#include "attnlab/model/pipeline.h"
+#include "attnlab/lessons/train.h"
 #include "attnlab/model/bugs.h"
+#include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/model/scenario.h"
-#include "attnlab/base/text.h"
-#include "attnlab/lessons/train.h"
+#include "attnlab/python/codegen.h"
+#include "cli/cli.h"       // kSubcommands: the command lines that open no window
+#include "cli/notebook.h"  // the notebook the window saves
 
 namespace attnlab {
 namespace {
@@ -100,9 +100,9 @@ class Gui : public ::testing::Test {
   void ExpectFixUndoes(const std::string& id, const std::string& command,
                        const std::function<void(Scenario&)>& fix, const std::string& bad,
                        const std::vector<std::string>& choices) const {
-    const std::string script =
-        Write("fix.script", "preset " + id + "\n" + command + "\nwait 2\nsave " + Path("fixed.json") +
-                                "\nundo\nwait 2\nsave " + Path("bug.json") + "\n");
+    const std::string script = Write(
+        "fix.script", "preset " + id + "\n" + command + "\nwait 2\nsave " + Path("fixed.json") +
+                          "\nundo\nwait 2\nsave " + Path("bug.json") + "\n");
     const Result r = RunApp("--script " + script + " --no-autosave");
     ASSERT_EQ(r.status, 0) << r.err;
     const Scenario bug = LoadPreset(id);
@@ -133,10 +133,9 @@ class Gui : public ::testing::Test {
       const std::string err_path = Path("stderr.txt");
       std::string cmd = "XDG_CONFIG_HOME=" + Path("config") + " ";
       if (gui) cmd += XvfbRun(screen);
-      const bool sized = !gui || args.find("--size") != std::string::npos ||
-                         IsSubcommandLine(args);
-      cmd += std::string(ATTNLAB_APP) + " " + args + (sized ? "" : " --size " + screen) +
-             " 2>" + err_path;
+      const bool sized = !gui || args.find("--size") != std::string::npos || IsSubcommandLine(args);
+      cmd += std::string(ATTNLAB_APP) + " " + args + (sized ? "" : " --size " + screen) + " 2>" +
+             err_path;
       FILE* p = popen(cmd.c_str(), "r");
       r = Result{};
       char buf[4096];
@@ -423,8 +422,8 @@ TEST_F(Gui, LargeMapsHoldOnlyTheCellsUnderTheirPixels) {
           EXPECT_TRUE(got == kMaskedLight || got == kMaskedStripe) << i << "," << j;
         } else {
           const Rgb want = viridis.lut[LutIndex(w(i, j), ValueRange{0.0f, 1.0f})];
-          EXPECT_TRUE(got == want) << "pixel " << tx << "," << ty << " = weights[" << i << ", "
-                                   << j << "] = " << w(i, j);
+          EXPECT_TRUE(got == want) << "pixel " << tx << "," << ty << " = weights[" << i << ", " << j
+                                   << "] = " << w(i, j);
         }
         ++checked;
       }
@@ -479,9 +478,9 @@ TEST_F(Gui, LargeDragsRecomputeInTheBackgroundAndEndOnTheLastValue) {
 TEST_F(Gui, ExportDialogNameFollowsTheChoices) {
   std::string names[2];
   for (int k = 0; k < 2; ++k) {
-    const std::string script = Write(
-        "name.script", std::string("preset raschka-journey\ndialog export\nwait 2\n") +
-                           (k ? "export-option stages pipeline\nwait 2\n" : ""));
+    const std::string script =
+        Write("name.script", std::string("preset raschka-journey\ndialog export\nwait 2\n") +
+                                 (k ? "export-option stages pipeline\nwait 2\n" : ""));
     const Result r =
         RunApp("--script " + script + " --layout " + Path("name.json") + " --no-autosave");
     ASSERT_EQ(r.status, 0) << r.err;
@@ -496,7 +495,8 @@ TEST_F(Gui, ExportDialogNameFollowsTheChoices) {
 // Save As proposes the scenario file type's own extension (*.attn.json, the MIME type's glob),
 // named after the preset on screen.
 TEST_F(Gui, SaveDialogProposesTheScenarioExtension) {
-  const std::string script = Write("save-name.script", "preset raschka-journey\ndialog save\nwait 2\n");
+  const std::string script =
+      Write("save-name.script", "preset raschka-journey\ndialog save\nwait 2\n");
   const Result r =
       RunApp("--script " + script + " --layout " + Path("save-name.json") + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -654,9 +654,11 @@ TEST_F(Gui, SinkFormEditAndUndo) {
   ExpectFixUndoes("bug-sink-sigmoid", "sink-form concat",
                   [](Scenario& s) { s.scaling.sink_form = SinkForm::kConcat; }, "sink-form softmax",
                   {"concat", "sigmoid"});
-  const std::string script = Write("sinkoff.script", "preset bug-sink-sigmoid\nsink off\nwait 2\nsave " +
-                                   Path("off.json") + "\nsink-form sigmoid\nexpect-error "
-                                   "scaling.sink_form: \"sigmoid\" needs an attention sink (scaling.sink)\n");
+  const std::string script =
+      Write("sinkoff.script",
+            "preset bug-sink-sigmoid\nsink off\nwait 2\nsave " + Path("off.json") +
+                "\nsink-form sigmoid\nexpect-error "
+                "scaling.sink_form: \"sigmoid\" needs an attention sink (scaling.sink)\n");
   const Result r = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   const Scenario off = ParseScenario(ReadFile(Path("off.json")));
@@ -680,10 +682,10 @@ export weights )" + Path("fixed.png") + "\n");
       false);
   ASSERT_EQ(data.status, 0) << data.err;
   // The figures carry the view options: the window's "fixed" is the command line's --range fixed.
-  const Result fixed = RunApp(
-      "export dog-attacks-cat --stage weights --values off --range fixed -o " +
-          Path("cli-fixed.png"),
-      false);
+  const Result fixed =
+      RunApp("export dog-attacks-cat --stage weights --values off --range fixed -o " +
+                 Path("cli-fixed.png"),
+             false);
   ASSERT_EQ(fixed.status, 0) << fixed.err;
   EXPECT_EQ(ReadFile(Path("data.png")), ReadFile(Path("cli-data.png")));
   EXPECT_EQ(ReadFile(Path("fixed.png")), ReadFile(Path("cli-fixed.png")));
@@ -693,13 +695,14 @@ export weights )" + Path("fixed.png") + "\n");
 // A figure opens as the scenario and the view that made it: the window's export of it is the
 // command line's figure, byte for byte (scenario, batch, weights range and values included).
 TEST_F(Gui, AFigureOpensAsItsScenarioAndView) {
-  const Result cli = RunApp("export karpathy-head --stage weights --batch 2 --range log "
-                            "--values on -o " + Path("cli.png"),
-                            false);
+  const Result cli = RunApp(
+      "export karpathy-head --stage weights --batch 2 --range log "
+      "--values on -o " +
+          Path("cli.png"),
+      false);
   ASSERT_EQ(cli.status, 0) << cli.err;
-  const std::string script =
-      Write("fig.script", "export weights " + Path("window.png") + "\nsave " +
-                              Path("saved.json") + "\n");
+  const std::string script = Write(
+      "fig.script", "export weights " + Path("window.png") + "\nsave " + Path("saved.json") + "\n");
   const Result r = RunApp(Path("cli.png") + " --script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(ReadFile(Path("window.png")) == ReadFile(Path("cli.png")));
@@ -895,8 +898,8 @@ TEST_F(Gui, AFileThatCannotBeOpenedExits2WithoutADisplay) {
 TEST_F(Gui, ANonScenarioFileOpensTheWindowWithTheReason) {
   const std::string other = Write("package.json", R"({"name": "not a scenario"})");
   const std::string script =
-      Write("check.script", "expect-status Cannot open " + other +
-                                ": not an Attention Lab scenario\nexpect-ok\n");
+      Write("check.script",
+            "expect-status Cannot open " + other + ": not an Attention Lab scenario\nexpect-ok\n");
   const Result r = RunApp(other + " --script " + script + " --no-autosave");
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_EQ(r.err.find("check.script"), std::string::npos) << r.err;  // the script held
@@ -1106,14 +1109,15 @@ TEST_F(Gui, TrickViewPrintsTheNotebooksDigitsWhenThereIsRoom) {
       const std::vector<std::string> printed = m["printed"];
       ASSERT_EQ(printed.size(), static_cast<size_t>(m["rows"].get<int>() * m["cols"].get<int>()))
           << size << " " << name;
-      for (const std::string& t : printed) EXPECT_EQ(t.find("\u2026"), std::string::npos) << size << " " << name;
-      EXPECT_LE(m["x1"].get<double>(), layout["window"]["width"].get<double>()) << size << " " << name;
+      for (const std::string& t : printed)
+        EXPECT_EQ(t.find("\u2026"), std::string::npos) << size << " " << name;
+      EXPECT_LE(m["x1"].get<double>(), layout["window"]["width"].get<double>())
+          << size << " " << name;
       if (name == "trick_v3_weights") {
         std::string rows;
         for (size_t k = 0; k < printed.size(); ++k) rows += printed[k] + (k % 8 == 7 ? "\n" : " ");
         std::string want;
-        for (const std::string& line : wei)
-          want += size == "1920x1080" ? line + "\n" : "";
+        for (const std::string& line : wei) want += size == "1920x1080" ? line + "\n" : "";
         if (size == "1920x1080") {
           EXPECT_EQ(rows, want);
         } else {
@@ -1154,7 +1158,8 @@ save-views )" + Path("tiled.json") + R"(
 export-step )" + Path("tile.csv") + R"(
 export-step )" + Path("tile.png") + R"(
 )");
-  const Result r = RunApp("--script " + script + " --screenshot " + Path("shot.png") + " --no-autosave");
+  const Result r =
+      RunApp("--script " + script + " --screenshot " + Path("shot.png") + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json top = nlohmann::json::parse(ReadFile(Path("top-left.json")));
   EXPECT_EQ(top["view"], "decode");
@@ -1169,15 +1174,18 @@ export-step )" + Path("tile.png") + R"(
   // Export step...: the step on screen as the core's view of it (CSV: its numbers).
   const Scenario wrong = LoadPreset("bug-decode-top-left");
   const Stages wrong_st = RunScenario(wrong);
-  const StageView wrong_view = DecodeStepView(wrong_st, wrong, RunDecode(wrong, wrong_st, {2, 0}), 1, 0, 0);
+  const StageView wrong_view =
+      DecodeStepView(wrong_st, wrong, RunDecode(wrong, wrong_st, {2, 0}), 1, 0, 0);
   EXPECT_EQ(ReadFile(Path("step.csv")), StageCsv(wrong_view));
   // Its figure is the command line's (StepFigureOptions), whatever the window's values mode
   // and weights range: `decode ... --step 1 -o step.png` writes these bytes.
-  EXPECT_EQ(ReadFile(Path("step.png")), ExportBytes(wrong_view, StepFigureOptions(), ExportFormat::kPng, &wrong));
+  EXPECT_EQ(ReadFile(Path("step.png")),
+            ExportBytes(wrong_view, StepFigureOptions(), ExportFormat::kPng, &wrong));
   FigureOptions screen;
   screen.values = ValuesMode::kOff;
   screen.range = RangeMode::kLog;
-  EXPECT_NE(ReadFile(Path("step.png")), ExportBytes(wrong_view, screen, ExportFormat::kPng, &wrong));
+  EXPECT_NE(ReadFile(Path("step.png")),
+            ExportBytes(wrong_view, screen, ExportFormat::kPng, &wrong));
 
   const nlohmann::json tiled = nlohmann::json::parse(ReadFile(Path("tiled.json")));
   const Scenario s = LoadPreset("flash-journey");
@@ -1197,8 +1205,8 @@ export-step )" + Path("tile.png") + R"(
   shown.mask.align = MaskAlign::kBottomRight;
   const Stages shown_st = RunScenario(shown);
   EXPECT_EQ(ReadFile(Path("tile.png")),
-            ExportBytes(TileStateView(shown_st, shown, RunTiled(shown, shown_st, 2, 2), 4), StepFigureOptions(),
-                        ExportFormat::kPng, &shown));
+            ExportBytes(TileStateView(shown_st, shown, RunTiled(shown, shown_st, 2, 2), 4),
+                        StepFigureOptions(), ExportFormat::kPng, &shown));
   const Png png = LoadPng(Path("shot.png"));
   EXPECT_EQ(png.w, 1280);
 }
@@ -1218,9 +1226,9 @@ std::string CoreComparePng(const Scenario& a, const Scenario& b, const std::stri
 TEST_F(Gui, CompareDifferencePrintsFourDecimalsOnASmallScreen) {
   const std::string script =
       Write("compare.script", "preset raschka-journey\nview compare\ncompare scaled\nwait 3\n");
-  const Result r = RunApp("--script " + script + " --layout " + Path("layout.json") +
-                              " --no-autosave",
-                          true, "1024x700");
+  const Result r =
+      RunApp("--script " + script + " --layout " + Path("layout.json") + " --no-autosave", true,
+             "1024x700");
   ASSERT_EQ(r.status, 0) << r.err;
   const Scenario a = LoadPreset("raschka-journey");
   Scenario b = a;
@@ -1356,7 +1364,8 @@ wait 2
   EXPECT_TRUE(c["rows_sum_to_one_a"].get<bool>());
   EXPECT_FALSE(c["rows_sum_to_one_b"].get<bool>());
   const nlohmann::json before = nlohmann::json::parse(ReadFile(Path("before.json")));
-  EXPECT_EQ(views["history"]["undo"], before["history"]["undo"].get<int>() + 1);  // the fix: one step
+  EXPECT_EQ(views["history"]["undo"],
+            before["history"]["undo"].get<int>() + 1);  // the fix: one step
 }
 
 // The decode bug: the full computations of bug and fix are the same, so the gallery shows both
@@ -1475,9 +1484,9 @@ std::string PresetFile(const std::string& id, const std::string& path) {
 
 TEST_F(Gui, SaveAsAsksBeforeReplacingAFile) {
   const std::string old = Write("old.json", "keep me\n");
-  const std::string keep = Write("keep.script", "preset karpathy-trick\nchoose save " + old +
-                                                     "\nreplace no\nchoose save " +
-                                                     Path("new.json") + "\n");
+  const std::string keep =
+      Write("keep.script", "preset karpathy-trick\nchoose save " + old +
+                               "\nreplace no\nchoose save " + Path("new.json") + "\n");
   const Result a = RunApp("--script " + keep + " --no-autosave");
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_EQ(ReadFile(old), "keep me\n");  // "Replace?" answered no: untouched
@@ -1493,17 +1502,17 @@ TEST_F(Gui, SaveAsAsksBeforeReplacingAFile) {
 // As (asks before replacing; answering no leaves the file as it was).
 TEST_F(Gui, SaveAsNotebookWritesTheProgramAndAsksBeforeReplacing) {
   const std::string old = Write("old.ipynb", "keep me\n");
-  const std::string script = Write(
-      "nb.script", "preset numpy-masked\nview code\nchoose notebook " + old +
-                       "\nreplace no\nchoose notebook " + Path("new.ipynb") + "\n");
+  const std::string script =
+      Write("nb.script", "preset numpy-masked\nview code\nchoose notebook " + old +
+                             "\nreplace no\nchoose notebook " + Path("new.ipynb") + "\n");
   const Result a = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_EQ(ReadFile(old), "keep me\n");
   const std::string expected = attnlab::cli::ScenarioNotebook(LoadPreset("numpy-masked"));
   EXPECT_EQ(ReadFile(Path("new.ipynb")), expected);
   EXPECT_EQ(nlohmann::json::parse(expected)["nbformat"], 4);
-  const std::string replace = Write(
-      "nb-replace.script", "preset numpy-masked\nchoose notebook " + old + "\nreplace yes\n");
+  const std::string replace =
+      Write("nb-replace.script", "preset numpy-masked\nchoose notebook " + old + "\nreplace yes\n");
   const Result b = RunApp("--script " + replace + " --no-autosave");
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_EQ(ReadFile(old), expected);
@@ -1511,9 +1520,9 @@ TEST_F(Gui, SaveAsNotebookWritesTheProgramAndAsksBeforeReplacing) {
 
 TEST_F(Gui, ADroppedScenarioOpens) {
   const std::string scenario = desktop::PresetFile("dog-attacks-cat", Path("dropped.json"));
-  const std::string script = Write("drop.script", "preset raschka-journey\ndrop " +
-                                                      Path("notes.txt") + " " + scenario +
-                                                      "\nsave " + Path("after.json") + "\n");
+  const std::string script =
+      Write("drop.script", "preset raschka-journey\ndrop " + Path("notes.txt") + " " + scenario +
+                               "\nsave " + Path("after.json") + "\n");
   const Result r = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(ParseScenario(ReadFile(Path("after.json"))), LoadPreset("dog-attacks-cat"));
@@ -1526,8 +1535,8 @@ TEST_F(Gui, ADroppedScenarioOpens) {
 
 TEST_F(Gui, OpenRecentRemembersOpenedAndSavedFiles) {
   const std::string a = desktop::PresetFile("karpathy-trick", Path("a.json"));
-  const std::string first = Write("first.script", "open " + a + "\npreset raschka-journey\nsave " +
-                                                      Path("b.json") + "\n");
+  const std::string first = Write(
+      "first.script", "open " + a + "\npreset raschka-journey\nsave " + Path("b.json") + "\n");
   ASSERT_EQ(RunApp("--script " + first + " --no-autosave").status, 0);
   const nlohmann::json recent =
       nlohmann::json::parse(ReadFile(Path("config/attention-lab/recent.json")));
@@ -1554,8 +1563,9 @@ TEST_F(Gui, ZenityPicksTheFileWithoutBlockingTheWindow) {
   const std::string zenity = Write("bin/zenity", "#!/bin/sh\necho \"$@\" >> " + Path("args.txt") +
                                                      "\nsleep 0.3\necho " + scenario + "\n");
   fs::permissions(zenity, fs::perms::owner_all);
-  const std::string script = Write("pick.script", "dialog open\nwait 80\nsave " +
-                                                      Path("after.json") + "\ntemperature 2\ndialog save\nwait 80\n");
+  const std::string script =
+      Write("pick.script", "dialog open\nwait 80\nsave " + Path("after.json") +
+                               "\ntemperature 2\ndialog save\nwait 80\n");
   const std::string cmd = "PATH=" + Path("bin") +
                           ":$PATH ATTNLAB_FILE_DIALOG=zenity XDG_CONFIG_HOME=" + Path("config") +
                           " " + XvfbRun() + ATTNLAB_APP + " --preset raschka-journey --script " +
@@ -1671,8 +1681,7 @@ TEST_P(GuiPreset, FocusPrintsTheEngineNumbers) {
         }
         ++shown;
         const size_t dot = t.find('.');
-        ASSERT_NE(dot, std::string::npos) << id << " " << name << " " << i << "," << j << ": "
-                                          << t;
+        ASSERT_NE(dot, std::string::npos) << id << " " << name << " " << i << "," << j << ": " << t;
         const int decimals = static_cast<int>(t.size() - dot - 1);
         EXPECT_GE(decimals, 2) << t;
         four += decimals == 4;
@@ -1694,15 +1703,19 @@ void ExpectOverviewPrintsEveryNumber(const Gui& gui, const std::string& screen) 
   const std::string two_heads =
       std::string(ATTNLAB_TEST_SCENARIOS) + "/raschka-two-heads-causal-dropout.json";
   const std::vector<Case> cases = {
-      {"--preset raschka-journey", "", {"X", "Q", "K", "V", "scores", "logits", "weights",
-                                        "context"}},
-      {"--preset raschka-journey", "mask causal\ndropout 0.5\n",
+      {"--preset raschka-journey",
+       "",
+       {"X", "Q", "K", "V", "scores", "logits", "weights", "context"}},
+      {"--preset raschka-journey",
+       "mask causal\ndropout 0.5\n",
        {"mask", "logits", "weights", "weights_dropped", "context"}},
       {"--preset karpathy-trick", "", {"X", "Q", "K", "V", "scores", "mask", "weights"}},
       {"--preset dog-attacks-cat", "", {"X", "scores", "weights", "context"}},
       {"--preset karpathy-a-at-b", "", {"X", "mask", "weights", "context"}},
-      {two_heads, "", {"X", "Q", "K", "V", "scores", "mask", "logits", "weights",
-                       "weights_dropped", "context", "head_weights_0", "head_weights_1"}},
+      {two_heads,
+       "",
+       {"X", "Q", "K", "V", "scores", "mask", "logits", "weights", "weights_dropped", "context",
+        "head_weights_0", "head_weights_1"}},
       // The book's chapter 3, as the tour shows it.
       {"--preset raschka-3.3-simple", "", {"X", "scores", "weights", "context"}},
       {"--preset raschka-3.4-v2", "", {"X", "Q", "K", "V", "scores", "weights", "context"}},
@@ -1710,7 +1723,8 @@ void ExpectOverviewPrintsEveryNumber(const Gui& gui, const std::string& screen) 
       {"--preset raschka-3.5-masked-simple", "", {"mask", "logits", "weights", "context"}},
       {"--preset raschka-3.5-dropout", "", {"mask", "weights", "weights_dropped", "context"}},
       {"--preset raschka-3.5-causal-batch", "", {"mask", "logits", "weights", "context"}},
-      {"--preset raschka-3.6-wrapper", "",
+      {"--preset raschka-3.6-wrapper",
+       "",
        {"weights", "context", "head_weights_0", "head_weights_1"}},
       {"--preset raschka-3.6-mha", "", {"weights", "context", "head_weights_0", "head_weights_1"}},
       // gpt-oss's sink: its column beside the weights, what it took of each row.
@@ -1719,9 +1733,8 @@ void ExpectOverviewPrintsEveryNumber(const Gui& gui, const std::string& screen) 
   for (const Case& c : cases) {
     const std::string layout = gui.Path("layout.json");
     const std::string script = gui.Write("numbers.script", c.script + "wait 3\n");
-    const Result r = gui.RunApp(c.args + " --script " + script + " --layout " + layout +
-                                    " --no-autosave",
-                                true, screen);
+    const Result r = gui.RunApp(
+        c.args + " --script " + script + " --layout " + layout + " --no-autosave", true, screen);
     ASSERT_EQ(r.status, 0) << r.err;
     Scenario sc = c.args.rfind("--preset ", 0) == 0 ? LoadPreset(c.args.substr(9))
                                                     : ParseScenario(ReadFile(c.args));
@@ -1760,10 +1773,10 @@ TEST_F(Gui, OverviewPrintsTheTokenMapsOfWideScenarios) {
                           Case{"karpathy-head", "d_out 1024\n"}}) {
       const std::string& id = c.id;
       const std::string layout = Path("layout.json");
-      const Result r = RunApp("--preset " + id + " --script " +
-                                  Write("w.script", c.script + "wait 3\n") + " --layout " +
-                                  layout + " --no-autosave",
-                              true, screen);
+      const Result r =
+          RunApp("--preset " + id + " --script " + Write("w.script", c.script + "wait 3\n") +
+                     " --layout " + layout + " --no-autosave",
+                 true, screen);
       ASSERT_EQ(r.status, 0) << r.err;
       nlohmann::json l = nlohmann::json::parse(ReadFile(layout));
       nlohmann::json narrow = nlohmann::json::array();
@@ -1792,10 +1805,11 @@ TEST_F(Gui, OverviewPrintsTheTokenMapsOfWideScenarios) {
 // named by their head) in place of the stages' maps; with 20 heads it shows the page of 16
 // that holds the head selected.
 TEST_F(Gui, EveryHeadShowsTheHeadGridPageOfTheSelectedHead) {
-  const std::string script = Write(
-      "heads.script", "every-head on\nwait 3\nsave-layout " + Path("a.json") +
-                          "\npreset karpathy-head\nd_out 40\nheads 20\nlength 48\nhead 17\n"
-                          "wait 3\nsave-layout " + Path("b.json") + "\n");
+  const std::string script =
+      Write("heads.script", "every-head on\nwait 3\nsave-layout " + Path("a.json") +
+                                "\npreset karpathy-head\nd_out 40\nheads 20\nlength 48\nhead 17\n"
+                                "wait 3\nsave-layout " +
+                                Path("b.json") + "\n");
   const Result r = RunApp("--preset gqa-8-query-2-kv --script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   auto maps = [&](const std::string& file, int64_t T) {
@@ -1821,10 +1835,12 @@ TEST_F(Gui, EveryHeadShowsTheHeadGridPageOfTheSelectedHead) {
 // Mouse-wheel zoom around the cell under the mouse and a left drag that pans: at T = 256 the
 // focused weights print the engine's numbers for exactly the cells the layout says are shown.
 TEST_F(Gui, WheelZoomAndDragPanShowTheEngineNumbers) {
-  const std::string script = Write(
-      "zoom.script", "preset karpathy-head\nlength 256\nfocus weights\nwait 2\n"
-                     "wheel weights 200 100 14\nwait 2\nsave-layout " + Path("a.json") +
-                     "\npan weights 200 100 197 98\nwait 2\nsave-layout " + Path("b.json") + "\n");
+  const std::string script =
+      Write("zoom.script",
+            "preset karpathy-head\nlength 256\nfocus weights\nwait 2\n"
+            "wheel weights 200 100 14\nwait 2\nsave-layout " +
+                Path("a.json") + "\npan weights 200 100 197 98\nwait 2\nsave-layout " +
+                Path("b.json") + "\n");
   const Result r = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   Scenario sc = LoadPreset("karpathy-head");
@@ -1881,9 +1897,7 @@ TEST_F(Gui, TourAsksAndNoticesWhenDone) {
                        "\ntemperature 20\nwait 2\nsave-layout " + Path("6.json") + "\n";
   const Result r = RunApp("--script " + Write("tour.script", script) + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
-  auto tour = [&](const char* name) {
-    return nlohmann::json::parse(ReadFile(Path(name)))["tour"];
-  };
+  auto tour = [&](const char* name) { return nlohmann::json::parse(ReadFile(Path(name)))["tour"]; };
   EXPECT_EQ(tour("1.json")["step"], 1);
   EXPECT_FALSE(tour("1.json")["task_done"].get<bool>());
   EXPECT_FALSE(tour("2.json")["task_done"].get<bool>());  // the transposed cell is not it
@@ -1908,8 +1922,8 @@ TEST_F(Gui, PerHeadModulesToggleAndUndo) {
   split.projections.per_head = false;
   EXPECT_TRUE(ParseScenario(ReadFile(Path("split.json"))) == split);
   EXPECT_TRUE(ParseScenario(ReadFile(Path("wrapper.json"))) == LoadPreset("raschka-3.6-wrapper"));
-  const Result bad = RunApp("--script " + Write("bad.script", "per-head maybe\n") +
-                                " --no-autosave", false);
+  const Result bad =
+      RunApp("--script " + Write("bad.script", "per-head maybe\n") + " --no-autosave", false);
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("on or off"), std::string::npos) << bad.err;
 }
@@ -1918,10 +1932,10 @@ TEST_F(Gui, PerHeadModulesToggleAndUndo) {
 // head per query head is plain multi-head attention (kv_heads left out), 1 is multi-query, and
 // undo brings the 2 K/V heads back; a count that does not divide heads is refused by name.
 TEST_F(Gui, KvHeadsEditAndUndo) {
-  const std::string script = Write(
-      "kv.script", "preset gqa-8-query-2-kv\nkv-heads 8\nwait 2\nsave " + Path("mha.json") +
-                       "\nkv-heads 1\nwait 2\nsave " + Path("mqa.json") + "\nundo\nundo\nwait 2\nsave " +
-                       Path("gqa.json") + "\n");
+  const std::string script =
+      Write("kv.script", "preset gqa-8-query-2-kv\nkv-heads 8\nwait 2\nsave " + Path("mha.json") +
+                             "\nkv-heads 1\nwait 2\nsave " + Path("mqa.json") +
+                             "\nundo\nundo\nwait 2\nsave " + Path("gqa.json") + "\n");
   const Result r = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   const Scenario gqa = LoadPreset("gqa-8-query-2-kv");
@@ -1959,8 +1973,8 @@ TEST_F(Gui, TourFollowsRaschkaChapter3) {
   }
   const Result r = RunApp("--script " + Write("tour.script", script) + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
-  const char* presets[] = {"raschka-3.3-simple", "raschka-3.3-simple", "raschka-journey",
-                           "raschka-journey",    "scaling-demo",       "raschka-3.5-causal",
+  const char* presets[] = {"raschka-3.3-simple",  "raschka-3.3-simple",  "raschka-journey",
+                           "raschka-journey",     "scaling-demo",        "raschka-3.5-causal",
                            "raschka-3.5-dropout", "raschka-3.6-wrapper", "raschka-3.6-mha"};
   for (int step = 0; step <= 8; ++step) {
     const std::string file = "s" + std::to_string(step) + ".json";
@@ -1978,10 +1992,10 @@ TEST_F(Gui, TourFollowsRaschkaChapter3) {
 // The Input section switches any scenario to float64 and back: the saved scenario says so, and
 // the stages run in double (the float64 copy is there), as the NumPy preset already does.
 TEST_F(Gui, DtypeSwitchesTheWholePipeline) {
-  const std::string script = Write(
-      "dtype.script", "preset raschka-journey\ndtype float64\nwait 2\nexpect-ok\nsave " +
-                          Path("f64.json") + "\ndtype float32\nwait 2\nsave " +
-                          Path("f32.json") + "\n");
+  const std::string script =
+      Write("dtype.script", "preset raschka-journey\ndtype float64\nwait 2\nexpect-ok\nsave " +
+                                Path("f64.json") + "\ndtype float32\nwait 2\nsave " +
+                                Path("f32.json") + "\n");
   const Result r = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   const Scenario f64 = ParseScenario(ReadFile(Path("f64.json")));
@@ -1999,12 +2013,18 @@ TEST_F(Gui, DtypeSwitchesTheWholePipeline) {
 // and tokens), nn.Linear its W matrices (karpathy-head); given Q, K, V keep their values. Back
 // to torch, only the generator changes.
 TEST_F(Gui, GeneratorSwitchesAnyScenarioKeepingItsNumbers) {
-  const std::string script = Write(
-      "gen.script", "preset dog-attacks-cat\ngenerator numpy\nwait 2\nexpect-ok\nsave " +
-                        Path("text.json") + "\npreset karpathy-head\ngenerator numpy\nwait 2\n"
-                        "expect-ok\nsave " + Path("linear.json") + "\ngenerator torch\nwait 2\n"
-                        "expect-ok\nsave " + Path("back.json") + "\npreset scaling-demo\n"
-                        "generator numpy\nwait 2\nexpect-ok\nsave " + Path("given.json") + "\n");
+  const std::string script =
+      Write("gen.script", "preset dog-attacks-cat\ngenerator numpy\nwait 2\nexpect-ok\nsave " +
+                              Path("text.json") +
+                              "\npreset karpathy-head\ngenerator numpy\nwait 2\n"
+                              "expect-ok\nsave " +
+                              Path("linear.json") +
+                              "\ngenerator torch\nwait 2\n"
+                              "expect-ok\nsave " +
+                              Path("back.json") +
+                              "\npreset scaling-demo\n"
+                              "generator numpy\nwait 2\nexpect-ok\nsave " +
+                              Path("given.json") + "\n");
   const Result r = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   const Stages dog = RunScenario(LoadPreset("dog-attacks-cat"));
@@ -2028,10 +2048,13 @@ TEST_F(Gui, GeneratorSwitchesAnyScenarioKeepingItsNumbers) {
 
 // Undoing a preset switch names the earlier preset again (with its edits), and redo the later.
 TEST_F(Gui, UndoRestoresThePresetName) {
-  const std::string script = Write("undo.script", "preset raschka-journey\ntemperature 2\n"
-                                   "preset karpathy-head\nundo\nsave-views " + Path("a.json") +
-                                   "\nundo\nsave-views " + Path("b.json") + "\nredo\nredo\n"
-                                   "save-views " + Path("c.json") + "\n");
+  const std::string script = Write("undo.script",
+                                   "preset raschka-journey\ntemperature 2\n"
+                                   "preset karpathy-head\nundo\nsave-views " +
+                                       Path("a.json") + "\nundo\nsave-views " + Path("b.json") +
+                                       "\nredo\nredo\n"
+                                       "save-views " +
+                                       Path("c.json") + "\n");
   const Result r = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json a = nlohmann::json::parse(ReadFile(Path("a.json")))["preset"];
@@ -2052,7 +2075,8 @@ TEST_F(Gui, NoScreenSizeClipsAnything) {
     int w, h;
     const char* zoom;
   };
-  for (const Screen sc : {Screen{1024, 700, "1"}, Screen{1920, 1200, "1"}, Screen{1280, 800, "1.3"}})
+  for (const Screen sc :
+       {Screen{1024, 700, "1"}, Screen{1920, 1200, "1"}, Screen{1280, 800, "1.3"}})
     for (const std::string id : {"dog-attacks-cat", "karpathy-head"}) {
       const std::string size = std::to_string(sc.w) + "x" + std::to_string(sc.h);
       const std::string script =
@@ -2090,12 +2114,11 @@ TEST_F(Gui, LargeCausalWeightsUseAWideRangeOfColours) {
   for (int k = 0; k < 256; ++k) viridis[Key(FindColormap("viridis").lut[k])] = k;
   double dark[2] = {0, 0};
   for (int k = 0; k < 2; ++k) {
-    const std::string script = Write("t512.script", std::string("length 512\nfocus weights\n") +
-                                                        (k ? "weights-range fixed\n" : "") +
-                                                        "wait 3\n");
+    const std::string script =
+        Write("t512.script", std::string("length 512\nfocus weights\n") +
+                                 (k ? "weights-range fixed\n" : "") + "wait 3\n");
     const Result r = RunApp("--preset karpathy-head --script " + script + " --screenshot " +
-                            Path("t512.png") + " --layout " + Path("t512.json") +
-                            " --no-autosave");
+                            Path("t512.png") + " --layout " + Path("t512.json") + " --no-autosave");
     ASSERT_EQ(r.status, 0) << r.err;
     const Png png = LoadPng(Path("t512.png"));
     const nlohmann::json layout = nlohmann::json::parse(ReadFile(Path("t512.json")));
@@ -2133,8 +2156,8 @@ save-views )" + Path("grad.json") + R"(
 view compare
 wait 3
 save-views )" + Path("compare.json") + "\n");
-  const Result r = RunApp("--script " + script + " --screenshot " + Path("shot.png") +
-                          " --no-autosave");
+  const Result r =
+      RunApp("--script " + script + " --screenshot " + Path("shot.png") + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json g = nlohmann::json::parse(ReadFile(Path("grad.json")))["gradients"];
   EXPECT_EQ(g["key"], 2);
@@ -2247,10 +2270,11 @@ save-views )" + Path("scaled.json") + "\n");
     }
   }
   // At 1920 x 1080 the same maps print their numbers (2 decimals): no table under them.
-  const std::string wide = Write("wide.script", "preset karpathy-head\nview gradients\nrow 7\n"
-                                                "wait 3\nsave-views " + Path("wide.json") +
-                                                    "\nsave-layout " + Path("wide-layout.json") +
-                                                    "\n");
+  const std::string wide =
+      Write("wide.script",
+            "preset karpathy-head\nview gradients\nrow 7\n"
+            "wait 3\nsave-views " +
+                Path("wide.json") + "\nsave-layout " + Path("wide-layout.json") + "\n");
   const Result w = RunApp("--script " + wide + " --no-autosave", true, "1920x1080");
   ASSERT_EQ(w.status, 0) << w.err;
   const nlohmann::json views = nlohmann::json::parse(ReadFile(Path("wide.json")));
@@ -2272,9 +2296,11 @@ namespace {
 // File > Open and a drop of a figure apply its view (batch, weights range, values) as the
 // command line's FIGURE does: the window's export is then the command line's figure.
 TEST_F(Gui, OpenAndDropOfAFigureApplyItsView) {
-  const Result cli = RunApp("export karpathy-head --stage weights --batch 2 --range log "
-                            "--values on -o " + Path("cli.png"),
-                            false);
+  const Result cli = RunApp(
+      "export karpathy-head --stage weights --batch 2 --range log "
+      "--values on -o " +
+          Path("cli.png"),
+      false);
   ASSERT_EQ(cli.status, 0) << cli.err;
   const std::string script =
       Write("open.script", "preset raschka-journey\nopen " + Path("cli.png") + "\nexport weights " +
@@ -2295,12 +2321,15 @@ namespace {
 // The export dialog's choices (format, stages, width, dpi, colorbars) give the command line's
 // bytes: Q, K, V on one shared colorbar as an 12 cm PNG, and the whole pipeline as an SVG.
 TEST_F(Gui, ExportDialogWritesTheCommandLinesFigure) {
-  const Result png = RunApp("export raschka-journey --stage Q,K,V --colorbar shared --width 12cm "
-                            "-o " + Path("cli.png"),
-                            false);
+  const Result png = RunApp(
+      "export raschka-journey --stage Q,K,V --colorbar shared --width 12cm "
+      "-o " +
+          Path("cli.png"),
+      false);
   ASSERT_EQ(png.status, 0) << png.err;
-  const Result svg = RunApp(
-      "export raschka-journey --stage pipeline --format svg --dpi 300 -o " + Path("cli.svg"), false);
+  const Result svg =
+      RunApp("export raschka-journey --stage pipeline --format svg --dpi 300 -o " + Path("cli.svg"),
+             false);
   ASSERT_EQ(svg.status, 0) << svg.err;
   const std::string script = Write(
       "dialog.script",
@@ -2309,13 +2338,14 @@ TEST_F(Gui, ExportDialogWritesTheCommandLinesFigure) {
           Path("window.png") +
           "\ndialog export\nexport-option format svg\nexport-option stages pipeline\n"
           "export-option colorbar auto\nexport-option width 0\nexport-option dpi 300\nwait 2\n"
-          "choose export " + Path("window.svg") + "\n");
+          "choose export " +
+          Path("window.svg") + "\n");
   const Result r = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(ReadFile(Path("window.png")) == ReadFile(Path("cli.png")));
   EXPECT_TRUE(ReadFile(Path("window.svg")) == ReadFile(Path("cli.svg")));
-  const Result bad = RunApp("--script " + Write("bad.script", "export-option colorbar both\n") +
-                            " --no-autosave");
+  const Result bad =
+      RunApp("--script " + Write("bad.script", "export-option colorbar both\n") + " --no-autosave");
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("colorbar: auto, shared or per-panel"), std::string::npos) << bad.err;
 }
@@ -2329,11 +2359,15 @@ namespace {
 // The Training view (train_panel.cpp): a background run scaled and unscaled, scrubbed, its
 // curves and trained head exported; the numbers are the core's (train.h) for the same scenario.
 TEST_F(Gui, TrainingViewTrainsBothWaysAndExports) {
-  const std::string script = Write("train.txt", "preset train-scaling\nview training\n"
-                                                "train-run associative-recall 60 256\n"
-                                                "train-wait\ntrain-step 30\nwait 3\n"
-                                                "train-export-csv " + Path("curves.csv") + "\n"
-                                                "train-save-scenario unscaled " + Path("head.json") + "\n");
+  const std::string script = Write("train.txt",
+                                   "preset train-scaling\nview training\n"
+                                   "train-run associative-recall 60 256\n"
+                                   "train-wait\ntrain-step 30\nwait 3\n"
+                                   "train-export-csv " +
+                                       Path("curves.csv") +
+                                       "\n"
+                                       "train-save-scenario unscaled " +
+                                       Path("head.json") + "\n");
   const std::string shot = Path("train.png");
   const Result r = RunApp("--script " + script + " --screenshot " + shot + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -2363,11 +2397,13 @@ TEST_F(Gui, TrainingViewTrainsBothWaysAndExports) {
 // While the worker trains, the view already has the losses of the steps done (the core's, step
 // for step) and can be scrubbed; the unscaled run has not started. Cancel stops it.
 TEST_F(Gui, TrainingViewShowsTheCurvesWhileTraining) {
-  const std::string script = Write("live.txt", "preset train-scaling\nview training\n"
-                                               "train-run associative-recall 100000 64\n"
-                                               "train-wait-steps 1000\nwait 2\ntrain-step 500\n"
-                                               "hover train_scaled 2 3\nwait 2\n"
-                                               "save-views " + Path("live.json") + "\ntrain-cancel\n");
+  const std::string script = Write("live.txt",
+                                   "preset train-scaling\nview training\n"
+                                   "train-run associative-recall 100000 64\n"
+                                   "train-wait-steps 1000\nwait 2\ntrain-step 500\n"
+                                   "hover train_scaled 2 3\nwait 2\n"
+                                   "save-views " +
+                                       Path("live.json") + "\ntrain-cancel\n");
   const Result r = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json t = nlohmann::json::parse(ReadFile(Path("live.json")))["training"];
@@ -2389,17 +2425,28 @@ TEST_F(Gui, TrainingViewShowsTheCurvesWhileTraining) {
 // The Code view's "Training loop" is `attention-lab code --train` of the Training view's settings
 // (task, steps, d_k, scaled or not); Copy and Save as notebook take it too; PNG curves export.
 TEST_F(Gui, CodeViewShowsTheTrainingLoopAndCurvesExportAsPng) {
-  const std::string script = Write("loop.txt", "preset train-scaling\nview training\n"
-                                               "train-run copy-first 40 8\ntrain-wait\n"
-                                               "train-export-curves " + Path("curves.png") + "\n"
-                                               "view code\ntrain-code unscaled\nwait 2\n"
-                                               "save-code " + Path("loop.py") + "\ncopy-code\n"
-                                               "save-clipboard " + Path("clip.py") + "\n"
-                                               "choose notebook " + Path("loop.ipynb") + "\n"
-                                               "train-code off\nsave-code " + Path("scenario.py") + "\n");
+  const std::string script = Write("loop.txt",
+                                   "preset train-scaling\nview training\n"
+                                   "train-run copy-first 40 8\ntrain-wait\n"
+                                   "train-export-curves " +
+                                       Path("curves.png") +
+                                       "\n"
+                                       "view code\ntrain-code unscaled\nwait 2\n"
+                                       "save-code " +
+                                       Path("loop.py") +
+                                       "\ncopy-code\n"
+                                       "save-clipboard " +
+                                       Path("clip.py") +
+                                       "\n"
+                                       "choose notebook " +
+                                       Path("loop.ipynb") +
+                                       "\n"
+                                       "train-code off\nsave-code " +
+                                       Path("scenario.py") + "\n");
   const Result r = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
-  const Result cli = RunApp("code train-scaling --train --task copy-first --steps 40 --d-k 8 --no-scale", false);
+  const Result cli =
+      RunApp("code train-scaling --train --task copy-first --steps 40 --d-k 8 --no-scale", false);
   ASSERT_EQ(cli.status, 0) << cli.err;
   EXPECT_NE(cli.out.find("scale = False"), std::string::npos);
   EXPECT_EQ(ReadFile(Path("loop.py")), cli.out);
@@ -2446,12 +2493,11 @@ TEST_F(Gui, MatricesWiderThanATableOpenEditAndSave) {
   for (const int cols : {63, 64, 65, 300}) {
     const std::string name = "wide" + std::to_string(cols);
     const std::string file = Write(name + ".json", WideMatrixScenario(3, cols));
-    const std::string script =
-        Write(name + ".script", "input-cell 2 " + std::to_string(cols - 1) +
-                                    " 5.5\nwait 2\nexpect-ok\nsave " + Path(name + "-out.json") +
-                                    "\n");
-    const Result r = RunApp(file + " --script " + script + " --screenshot " +
-                            Path(name + ".png") + " --no-autosave");
+    const std::string script = Write(name + ".script", "input-cell 2 " + std::to_string(cols - 1) +
+                                                           " 5.5\nwait 2\nexpect-ok\nsave " +
+                                                           Path(name + "-out.json") + "\n");
+    const Result r = RunApp(file + " --script " + script + " --screenshot " + Path(name + ".png") +
+                            " --no-autosave");
     ASSERT_EQ(r.status, 0) << cols << ": " << r.err;
     const Scenario s = ParseScenario(ReadFile(Path(name + "-out.json")));
     ASSERT_EQ(s.input.values[0].cols(), cols);
@@ -2495,8 +2541,10 @@ TEST_F(Gui, AStartKilledBeforeDrawingIsNotRepeated) {
   const Result r = RunApp("--script " + script + " --screenshot " + Path("after.png"));
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string kept = dir + "/last-session.failed.json";
-  EXPECT_EQ(r.err, "attention-lab: opened raschka-journey: the previous start stopped before "
-                   "showing the last session, now kept as " + kept + "\n");
+  EXPECT_EQ(r.err,
+            "attention-lab: opened raschka-journey: the previous start stopped before "
+            "showing the last session, now kept as " +
+                kept + "\n");
   EXPECT_EQ(ReadFile(kept), session);  // kept byte for byte
   EXPECT_EQ(ParseScenario(ReadFile(Path("after.json"))), LoadPreset("raschka-journey"));
   EXPECT_FALSE(fs::exists(marker));

@@ -6,11 +6,11 @@
 
 #include <cmath>
 
+#include "attnlab/base/text.h"
 #include "attnlab/figures/figure.h"
+#include "attnlab/figures/stage_view.h"
 #include "attnlab/model/bugs.h"
 #include "attnlab/model/presets.h"
-#include "attnlab/figures/stage_view.h"
-#include "attnlab/base/text.h"
 
 namespace attnlab {
 namespace {
@@ -49,9 +49,9 @@ TEST(HeatmapSpec, TheBuggyHeadSplitLabelsEachRowWithTheTokenPieceItReads) {
   auto rows = [&](Stage stage, int64_t head) {
     return FigureSpec(ExtractStage(st, sc, stage, head, 0), {}).row_labels;
   };
-  const std::vector<std::string> h0 = {"Your[0:2]",    "Your[2:4]",    "journey[0:2]",
+  const std::vector<std::string> h0 = {"Your[0:2]",    "Your[2:4]",   "journey[0:2]",
                                        "journey[2:4]", "starts[0:2]", "starts[2:4]"};
-  const std::vector<std::string> h1 = {"with[0:2]", "with[2:4]",  "one[0:2]",
+  const std::vector<std::string> h1 = {"with[0:2]", "with[2:4]", "one[0:2]",
                                        "one[2:4]",  "step[0:2]", "step[2:4]"};
   EXPECT_EQ(rows(Stage::kQ, 0), h0);
   EXPECT_EQ(rows(Stage::kV, 1), h1);
@@ -151,7 +151,7 @@ TEST(HeatmapSpec, CellTextInkFitAndThinning) {
   EXPECT_EQ(FittedCellValue(0.43f, 35, seven), "0.430");
   EXPECT_EQ(FittedCellValue(-0.43f, 35, seven), "-0.43");
   EXPECT_EQ(FittedCellValue(-0.43f, 34, seven), "\u2026");  // never fewer than 2 decimals
-  EXPECT_EQ(FittedCellValue(-0.43f, 6, seven), "");          // not even the ellipsis
+  EXPECT_EQ(FittedCellValue(-0.43f, 6, seven), "");         // not even the ellipsis
   EXPECT_EQ(CellText(Stage::kLogits, -INFINITY, true, 28, seven), "-inf");
   EXPECT_EQ(CellText(Stage::kWeights, 0.0f, true, 28, seven), "0");
   EXPECT_EQ(CellText(Stage::kWeightsDropped, 0.0f, true, 28, seven), "0");
@@ -160,9 +160,11 @@ TEST(HeatmapSpec, CellTextInkFitAndThinning) {
   EXPECT_EQ(CellText(Stage::kLogits, -INFINITY, true, 20, seven), "\u2026");
   // A masked cell holding something else prints it: a row that sees no key is nan (NaN is
   // never hatched), a finite fill its number, and that row's 1 / T.
-  EXPECT_EQ(CellText(Stage::kWeights, NAN, true, 28, seven), CellText(Stage::kWeights, NAN, false, 28, seven));
+  EXPECT_EQ(CellText(Stage::kWeights, NAN, true, 28, seven),
+            CellText(Stage::kWeights, NAN, false, 28, seven));
   EXPECT_NE(CellText(Stage::kWeights, NAN, true, 28, seven), "0");
-  EXPECT_EQ(CellText(Stage::kLogits, -65504.0f, true, 140, seven), FittedCellValue(-65504.0f, 140, seven));
+  EXPECT_EQ(CellText(Stage::kLogits, -65504.0f, true, 140, seven),
+            FittedCellValue(-65504.0f, 140, seven));
   EXPECT_EQ(CellText(Stage::kWeights, 0.125f, true, 42, seven), "0.1250");
   EXPECT_TRUE(DrawnHatched(true, 0.0f));
   EXPECT_FALSE(DrawnHatched(true, NAN));

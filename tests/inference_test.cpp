@@ -8,8 +8,9 @@
 // m_new) each time the maximum grows. float32 rounding then differs in the last bits:
 // |got - want| <= 2e-6 + 1e-5 |want| for float32 (a few ulps of values of order 1; measured
 // against PyTorch's loops: contexts 3.2e-7, weights 1.5e-7, an online-softmax l of about 8
-// 1.2e-6 = 2 ulps; against the full computation 1.8e-7), 1e-12 + 1e-12 |want| for float64. m (a maximum of logits) and the
-// cache's bookkeeping (t, cache_len, evicted, skipped tiles) are compared exactly.
+// 1.2e-6 = 2 ulps; against the full computation 1.8e-7), 1e-12 + 1e-12 |want| for float64. m (a
+// maximum of logits) and the cache's bookkeeping (t, cache_len, evicted, skipped tiles) are
+// compared exactly.
 //
 // float64. The f64-* goldens run the loops with torch's default dtype float64 (the oracle's
 // rule for a float64 scenario): the engine's loops equal them to 1e-12 + 1e-12 |want| (summation
@@ -72,7 +73,8 @@ TEST_P(DecodeGolden, DecodeAndTiledEqualPyTorchsLoops) {
   const double atol = Atol(s), rtol = Rtol(s);
 
   const json& dec = g["decode"];
-  const DecodeRun run = RunDecode(s, st, {dec["prefill"].get<int64_t>(), dec["chunk"].get<int64_t>()});
+  const DecodeRun run =
+      RunDecode(s, st, {dec["prefill"].get<int64_t>(), dec["chunk"].get<int64_t>()});
   const json& want_steps = dec["expected"]["steps"];
   ASSERT_EQ(run.steps.size(), want_steps.size());
   for (size_t i = 0; i < run.steps.size(); ++i) {
@@ -85,21 +87,24 @@ TEST_P(DecodeGolden, DecodeAndTiledEqualPyTorchsLoops) {
     EXPECT_EQ(step.keys, w["keys"].get<std::vector<int64_t>>()) << at;
     for (int64_t b = 0; b < st.shape.B; ++b)
       for (int64_t h = 0; h < st.shape.H; ++h)
-        EXPECT_TRUE(test::MatrixNear(at + " weights b" + std::to_string(b) + " h" + std::to_string(h),
-                               (step.weights[b * st.shape.H + h]), test::JsonMatrixDouble(w["weights"][b][h]),
-                               atol, rtol));
+        EXPECT_TRUE(
+            test::MatrixNear(at + " weights b" + std::to_string(b) + " h" + std::to_string(h),
+                             (step.weights[b * st.shape.H + h]),
+                             test::JsonMatrixDouble(w["weights"][b][h]), atol, rtol));
   }
   for (int64_t b = 0; b < st.shape.B; ++b)
     EXPECT_TRUE(test::MatrixNear("decode context b" + std::to_string(b), (run.context[b]),
-                           test::JsonMatrixDouble(dec["expected"]["context"][b]), atol, rtol));
+                                 test::JsonMatrixDouble(dec["expected"]["context"][b]), atol,
+                                 rtol));
   EXPECT_EQ(run.unreachable_cells, 0);
   // The agreement with the full computation: PyTorch's loop against PyTorch's ordinary
   // attention, and ours against the engine's (top_left alignment is the bug: they differ).
   const bool aligned = s.mask.align == MaskAlign::kBottomRight;
   for (int64_t b = 0; b < st.shape.B; ++b)
-    EXPECT_EQ(static_cast<bool>(test::MatrixNear("torch decode vs full b" + std::to_string(b),
-                         test::JsonMatrixDouble(dec["expected"]["context"][b]), test::JsonMatrixDouble(g["full_context"][b]),
-                         atol, rtol)),
+    EXPECT_EQ(static_cast<bool>(
+                  test::MatrixNear("torch decode vs full b" + std::to_string(b),
+                                   test::JsonMatrixDouble(dec["expected"]["context"][b]),
+                                   test::JsonMatrixDouble(g["full_context"][b]), atol, rtol)),
               aligned);
   if (aligned && IsLowPrecision(s.dtype))  // the same stores of the same values: measured 0
     EXPECT_EQ(run.max_abs_diff, 0.0) << "decode against the full computation";
@@ -126,22 +131,25 @@ TEST_P(DecodeGolden, DecodeAndTiledEqualPyTorchsLoops) {
   }
   for (int64_t b = 0; b < st.shape.B; ++b)
     EXPECT_TRUE(test::MatrixNear("tiled context b" + std::to_string(b), (tr.context[b]),
-                           test::JsonMatrixDouble(til["expected"]["context"][b]), atol, rtol));
+                                 test::JsonMatrixDouble(til["expected"]["context"][b]), atol,
+                                 rtol));
   // bfloat16 / float16: the tiles keep the logits in float32 and store P, the full computation
   // stores its scores, logits and weights: they differ by the dtype's rounding, which
   // AgreementTolerance bounds (PyTorch's loop against PyTorch's full computation too).
   const bool low = IsLowPrecision(s.dtype);
-  EXPECT_LE(tr.max_abs_diff, low ? tr.tolerance : atol + rtol * 4) << "tiled against the full computation";
+  EXPECT_LE(tr.max_abs_diff, low ? tr.tolerance : atol + rtol * 4)
+      << "tiled against the full computation";
   for (int64_t b = 0; b < st.shape.B; ++b)
     EXPECT_TRUE(test::MatrixNear("torch tiled vs full b" + std::to_string(b),
-                           test::JsonMatrixDouble(til["expected"]["context"][b]), test::JsonMatrixDouble(g["full_context"][b]),
-                           low ? tr.tolerance : atol, low ? 0.0 : rtol));
+                                 test::JsonMatrixDouble(til["expected"]["context"][b]),
+                                 test::JsonMatrixDouble(g["full_context"][b]),
+                                 low ? tr.tolerance : atol, low ? 0.0 : rtol));
   // The engine's full computation is the oracle's (its goldens: tests/golden/scenarios/lowp-*).
   for (int64_t b = 0; b < st.shape.B; ++b)
-    EXPECT_TRUE(test::MatrixNear("engine vs torch full b" + std::to_string(b),
-                                 st.f64 ? st.f64->context[b] : MatrixD(st.context[b].cast<double>()),
-                                 test::JsonMatrixDouble(g["full_context"][b]), atol, rtol));
-
+    EXPECT_TRUE(
+        test::MatrixNear("engine vs torch full b" + std::to_string(b),
+                         st.f64 ? st.f64->context[b] : MatrixD(st.context[b].cast<double>()),
+                         test::JsonMatrixDouble(g["full_context"][b]), atol, rtol));
 }
 
 INSTANTIATE_TEST_SUITE_P(Goldens, DecodeGolden, ::testing::ValuesIn(test::GoldenNames("decode")),
@@ -193,7 +201,8 @@ TEST(Decode, SlidingWindowEvictsIntoARingBuffer) {
 TEST(Decode, MaskNoneCannotBeDecodedAndSaysSo) {
   const Scenario s = Journey(R"({"kind": "none"})");
   const DecodeRun run = RunDecode(s, RunScenario(s), {3, 0});
-  EXPECT_EQ(run.unreachable_cells, 3 + 2 * 3 + 1 * 3 + 0);  // rows 0-2 miss 3 keys, 3 misses 2, 4 one
+  EXPECT_EQ(run.unreachable_cells,
+            3 + 2 * 3 + 1 * 3 + 0);  // rows 0-2 miss 3 keys, 3 misses 2, 4 one
   EXPECT_GT(run.max_abs_diff, 0.0);
 }
 
@@ -278,7 +287,8 @@ TEST(Inference, GroupedKvHeadsReadTheirSharedHead) {
 TEST(Inference, RopeDecodesFromTheRotatedCache) {
   for (const Scenario& s :
        {LoadPreset("rope-shift"),
-        ParseScenario(test::LoadGolden("scenarios/rope-gqa-h4-kv2-causal.json")["scenario"].dump())}) {
+        ParseScenario(
+            test::LoadGolden("scenarios/rope-gqa-h4-kv2-causal.json")["scenario"].dump())}) {
     SCOPED_TRACE(s.title);
     ASSERT_EQ(s.positions.kind, PositionKind::kRope);
     const Stages st = RunScenario(s);
@@ -309,7 +319,9 @@ TEST(Inference, RefusalsNameTheCulprit) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message([&] { RunDecode(s, st, {7, 0}); }),
+  EXPECT_EQ(message([&] {
+              RunDecode(s, st, {7, 0});
+            }),
             "--prefill: 7 is outside 0..6 (the scenario has T = 6 tokens)");
   EXPECT_EQ(message([&] { RunTiled(s, st, 0, 2); }), "--block-q: 0 is less than 1 row");
   Scenario mean = s;
@@ -320,7 +332,8 @@ TEST(Inference, RefusalsNameTheCulprit) {
   // The generated loops take what the app's loops take: a sink and ALiBi are written out.
   Scenario sink = s;
   sink.scaling.sink = {0.5};
-  EXPECT_NE(GenerateDecodeCode(sink, {2, 0}).find("sink_logits = torch.tensor([0.5])"), std::string::npos);
+  EXPECT_NE(GenerateDecodeCode(sink, {2, 0}).find("sink_logits = torch.tensor([0.5])"),
+            std::string::npos);
   Scenario alibi = s;
   alibi.positions.kind = PositionKind::kAlibi;
   EXPECT_NE(GenerateTiledCode(alibi, 2, 2).find("s = s - alibi_slopes[h] * (torch.arange(i0, i1)"),
@@ -343,7 +356,8 @@ TEST(Inference, LogitModifiersEqualTheFullComputation) {
       }
       for (const auto& [Br, Bc] : {std::pair<int64_t, int64_t>{1, 1}, {2, 3}, {4, 4}, {T, T}}) {
         const TiledRun run = RunTiled(s, st, Br, Bc);
-        EXPECT_LE(run.max_abs_diff, Atol(s) + Rtol(s) * 4) << preset << " Br " << Br << " Bc " << Bc;
+        EXPECT_LE(run.max_abs_diff, Atol(s) + Rtol(s) * 4)
+            << preset << " Br " << Br << " Bc " << Bc;
       }
     }
 }
@@ -354,10 +368,12 @@ TEST(Inference, LogitModifiersEqualTheFullComputation) {
 // could differ only where a float32 sum in another order crossed a rounding boundary. The
 // tiles follow FlashAttention-2 (float32 state, P stored before P·V) and stay within
 // AgreementTolerance of the full rows (measured: one ulp of the dtype at most, 0.0039 to 0.0078
-// in bfloat16, 0.00012 to 0.00049 in float16, against tolerances 10 to 60 times larger). The values the runs
-// hold are the dtype's (the tiles' m, l and O are float32 state, their context the dtype's).
+// in bfloat16, 0.00012 to 0.00049 in float16, against tolerances 10 to 60 times larger). The values
+// the runs hold are the dtype's (the tiles' m, l and O are float32 state, their context the
+// dtype's).
 TEST(Inference, LowPrecisionDecodeEqualsAndTilesWithinTheTolerance) {
-  for (const char* preset : {"flash-journey", "gpt-oss-sink", "alibi", "softcap", "gqa-8-query-2-kv"})
+  for (const char* preset :
+       {"flash-journey", "gpt-oss-sink", "alibi", "softcap", "gqa-8-query-2-kv"})
     for (const Dtype dtype : {Dtype::kBfloat16, Dtype::kFloat16}) {
       Scenario s = LoadPreset(preset);
       s.dtype = dtype;
@@ -371,14 +387,16 @@ TEST(Inference, LowPrecisionDecodeEqualsAndTilesWithinTheTolerance) {
         for (const DecodeStep& step : run.steps)
           for (const MatrixD& w : step.weights)
             for (Eigen::Index i = 0; i < w.size(); ++i)
-              ASSERT_EQ(static_cast<float>(w.data()[i]), StoreAs(dtype, static_cast<float>(w.data()[i])));
+              ASSERT_EQ(static_cast<float>(w.data()[i]),
+                        StoreAs(dtype, static_cast<float>(w.data()[i])));
       }
       for (const auto& [Br, Bc] : {std::pair<int64_t, int64_t>{1, 1}, {2, 3}, {4, 4}, {T, T}}) {
         const TiledRun run = RunTiled(s, st, Br, Bc);
         EXPECT_LE(run.max_abs_diff, run.tolerance) << "Br " << Br << " Bc " << Bc;
         for (const MatrixD& ctx : run.context)
           for (Eigen::Index i = 0; i < ctx.size(); ++i)
-            ASSERT_EQ(static_cast<float>(ctx.data()[i]), StoreAs(dtype, static_cast<float>(ctx.data()[i])));
+            ASSERT_EQ(static_cast<float>(ctx.data()[i]),
+                      StoreAs(dtype, static_cast<float>(ctx.data()[i])));
       }
     }
 }
@@ -393,7 +411,8 @@ TEST(Inference, SinkAndAlibiWithASlidingWindow) {
   const Stages st = RunScenario(s);
   const DecodeRun dec = RunDecode(s, st, {4, 2});
   EXPECT_LE(dec.max_abs_diff, Atol(s) + Rtol(s) * 4);
-  EXPECT_EQ(dec.steps.back().keys, (std::vector<int64_t>{st.shape.T - 3, st.shape.T - 2, st.shape.T - 1}));
+  EXPECT_EQ(dec.steps.back().keys,
+            (std::vector<int64_t>{st.shape.T - 3, st.shape.T - 2, st.shape.T - 1}));
   // The sink takes a share: the last step's weights of head 2 (sink 2.0) sum to less than 1.
   EXPECT_LT(dec.steps.back().weights[2].sum(), 0.95);
   EXPECT_LE(RunTiled(s, st, 3, 2).max_abs_diff, Atol(s) + Rtol(s) * 4);
@@ -409,21 +428,24 @@ TEST(Inference, SinkShareEqualsTheFullComputations) {
     const Stages st = RunScenario(s);
     const Shape& sh = st.shape;
     auto full = [&](size_t bh, int64_t i) {
-      return dtype == Dtype::kFloat64 ? st.f64->sink[bh](i, 0) : static_cast<double>(st.sink[bh](i, 0));
+      return dtype == Dtype::kFloat64 ? st.f64->sink[bh](i, 0)
+                                      : static_cast<double>(st.sink[bh](i, 0));
     };
     const DecodeRun dec = RunDecode(s, st, {3, 2});
     for (const DecodeStep& step : dec.steps) {
       ASSERT_EQ(step.sink.size(), static_cast<size_t>(sh.B * sh.H));
       for (size_t bh = 0; bh < step.sink.size(); ++bh)
         for (int64_t r = 0; r < step.t - step.first; ++r)
-          EXPECT_NEAR(step.sink[bh](r, 0), full(bh, step.first + r), Atol(s) + Rtol(s) * full(bh, step.first + r))
+          EXPECT_NEAR(step.sink[bh](r, 0), full(bh, step.first + r),
+                      Atol(s) + Rtol(s) * full(bh, step.first + r))
               << "step at " << step.first << " head " << bh;
     }
     const TiledRun tiled = RunTiled(s, st, 2, 3);
     ASSERT_EQ(tiled.sink.size(), static_cast<size_t>(sh.B * sh.H));
     for (size_t bh = 0; bh < tiled.sink.size(); ++bh)
       for (int64_t i = 0; i < sh.T; ++i)
-        EXPECT_NEAR(tiled.sink[bh](i, 0), full(bh, i), Atol(s) + Rtol(s) * full(bh, i)) << bh << " " << i;
+        EXPECT_NEAR(tiled.sink[bh](i, 0), full(bh, i), Atol(s) + Rtol(s) * full(bh, i))
+            << bh << " " << i;
     EXPECT_GT(tiled.sink[0](0, 0), 0.7);  // head 0's sink (1.5) against row 0's single key
   }
   const Scenario plain = LoadPreset("flash-journey");
@@ -450,7 +472,8 @@ TEST(Inference, StepViewsHoldTheStepsNumbers) {
   const DecodeStep& k = dec.steps[1];
   const StageView v = DecodeStepView(st, s, dec, 1, 1, 0);
   ASSERT_EQ(v.values.cols(), 4);
-  for (int c = 0; c < 3; ++c) EXPECT_EQ(v.values(0, c), static_cast<float>(k.weights[1](0, c))) << c;
+  for (int c = 0; c < 3; ++c)
+    EXPECT_EQ(v.values(0, c), static_cast<float>(k.weights[1](0, c))) << c;
   EXPECT_EQ(v.values(0, 3), static_cast<float>(k.sink[1](0, 0)));
   EXPECT_NEAR(v.values.row(0).sum(), 1.0f, 1e-6f);  // the keys and the sink share the row
   try {

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "attnlab/python/codegen.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
+#include "attnlab/python/codegen.h"
 #include "test_util.h"
 
 namespace attnlab {
@@ -36,8 +36,9 @@ TEST(ProgramAsNotebook, IsNbformat4WithOneMarkdownLineThenTheProgramCellByCell) 
     EXPECT_EQ(cells[0]["cell_type"], "markdown");
     ASSERT_EQ(cells[0]["source"].size(), 1u);
     EXPECT_EQ(Joined(cells[0]["source"]).find('\n'), std::string::npos);
-    EXPECT_NE(Joined(cells[0]["source"]).find(std::string(id) == "numpy-masked" ? "NumPy" : "PyTorch"),
-              std::string::npos);
+    EXPECT_NE(
+        Joined(cells[0]["source"]).find(std::string(id) == "numpy-masked" ? "NumPy" : "PyTorch"),
+        std::string::npos);
     // The code cells, joined at blank lines, are the program without its blank lines.
     std::string joined, expected;
     for (size_t i = 1; i < cells.size(); ++i) {

@@ -24,7 +24,8 @@ Rgb Pixel(const Image& im, int x, int y) {
 bool ColourNear(const Image& im, double x, double y, Rgb c, int r = 2) {
   for (int dy = -r; dy <= r; ++dy)
     for (int dx = -r; dx <= r; ++dx) {
-      const Rgb p = Pixel(im, static_cast<int>(std::lround(x)) + dx, static_cast<int>(std::lround(y)) + dy);
+      const Rgb p =
+          Pixel(im, static_cast<int>(std::lround(x)) + dx, static_cast<int>(std::lround(y)) + dy);
       if (std::abs(p.r - c.r) + std::abs(p.g - c.g) + std::abs(p.b - c.b) < 30) return true;
     }
   return false;
@@ -113,8 +114,8 @@ TEST(LossPlot, ObserverSeesTheLossesAsTheyCome) {
   EXPECT_EQ(snapshots_seen, 4u);  // steps 0, 10, 20, 30; the trained head's comes with the result
   EXPECT_EQ(run.snapshots.size(), 5u);
   EXPECT_EQ(run.loss, TrainAttentionHead(s, o).loss);
-  EXPECT_EQ(LossPlotTitle(run), "copy-first \xC2\xB7 T " + std::to_string(run.T) + " \xC2\xB7 d_k " +
-                                    std::to_string(run.d_k) +
+  EXPECT_EQ(LossPlotTitle(run), "copy-first \xC2\xB7 T " + std::to_string(run.T) +
+                                    " \xC2\xB7 d_k " + std::to_string(run.d_k) +
                                     " \xC2\xB7 40 Adam steps (lr 0.01, batch 16)");
 }
 

@@ -19,7 +19,7 @@ TEST(StoreAs, RoundsToNearestEvenInBfloat16) {
   // bfloat16 keeps 8 significant bits: 1 + 2^-8 is halfway between 1 and 1 + 2^-7, ties to even.
   EXPECT_EQ(StoreAs(Dtype::kBfloat16, 1.0f + 0x1p-8f), 1.0f);
   EXPECT_EQ(StoreAs(Dtype::kBfloat16, 1.0f + 3 * 0x1p-8f), 1.0f + 0x1p-6f);
-  EXPECT_EQ(StoreAs(Dtype::kBfloat16, 0.1f), 0.10009765625f);  // torch.tensor(0.1).bfloat16()
+  EXPECT_EQ(StoreAs(Dtype::kBfloat16, 0.1f), 0.10009765625f);   // torch.tensor(0.1).bfloat16()
   EXPECT_EQ(StoreAs(Dtype::kBfloat16, 3e38f), 3.00405527e38f);  // float32's range (torch's value)
   EXPECT_EQ(StoreAs(Dtype::kBfloat16, -1e9f), -998244352.0f);
   EXPECT_TRUE(std::isnan(StoreAs(Dtype::kBfloat16, std::nanf(""))));
@@ -29,12 +29,12 @@ TEST(StoreAs, RoundsToNearestEvenInBfloat16) {
 TEST(StoreAs, RoundsToNearestEvenAndOverflowsInFloat16) {
   EXPECT_EQ(StoreAs(Dtype::kFloat16, 1.0f + 0x1p-11f), 1.0f);  // 11 bits: a tie, to even
   EXPECT_EQ(StoreAs(Dtype::kFloat16, 0.1f), 0.0999755859375f);
-  EXPECT_EQ(StoreAs(Dtype::kFloat16, 65504.0f), 65504.0f);    // the largest finite half
+  EXPECT_EQ(StoreAs(Dtype::kFloat16, 65504.0f), 65504.0f);  // the largest finite half
   EXPECT_EQ(StoreAs(Dtype::kFloat16, 65519.0f), 65504.0f);
-  EXPECT_EQ(StoreAs(Dtype::kFloat16, 65520.0f), kInf);        // halfway to 65536: overflow
+  EXPECT_EQ(StoreAs(Dtype::kFloat16, 65520.0f), kInf);  // halfway to 65536: overflow
   EXPECT_EQ(StoreAs(Dtype::kFloat16, -1e9f), -kInf);
-  EXPECT_EQ(StoreAs(Dtype::kFloat16, 1e-8f), 0.0f);            // below half the least subnormal
-  EXPECT_EQ(StoreAs(Dtype::kFloat16, 6e-8f), 0x1p-24f);        // the least subnormal, 5.96e-8
+  EXPECT_EQ(StoreAs(Dtype::kFloat16, 1e-8f), 0.0f);      // below half the least subnormal
+  EXPECT_EQ(StoreAs(Dtype::kFloat16, 6e-8f), 0x1p-24f);  // the least subnormal, 5.96e-8
   EXPECT_EQ(StoreAs(Dtype::kFloat32, 0.1f), 0.1f);
 }
 
@@ -93,7 +93,8 @@ TEST(LowPrecisionEngine, StoresEveryStageAndUpcastsTheSoftmax) {
         if (StoreAs(Dtype::kBfloat16, m.data()[i]) != m.data()[i]) return false;
     return true;
   };
-  for (const MatrixStack* stage : {&st.X, &st.Q, &st.K, &st.V, &st.scores, &st.weights, &st.context})
+  for (const MatrixStack* stage :
+       {&st.X, &st.Q, &st.K, &st.V, &st.scores, &st.weights, &st.context})
     EXPECT_TRUE(all_bf16(*stage));
   EXPECT_EQ(st.logits[0](0, 1), -998244352.0f);  // -1e9 stored in bfloat16
   const float row1 = st.weights[0](1, 0) + st.weights[0](1, 1);

@@ -25,8 +25,8 @@ TEST(Mt19937, TenThousandthWordOfTheDefaultSeedIsTheStandards) {
 TEST(Mt19937, WordsAreStdMt19937sInAnyMixOfSingleWordsAndBatches) {
   // Batches that end before, at and after a refill, of one word, of a whole state and of
   // several, mixed with single words, for seeds at both ends of the 32-bit range.
-  const int64_t lengths[] = {1, 2, 15, 16, 17, 227, 396, 397, 398, 623, 624, 625, 1247, 1248,
-                             1249, 5000, 65536};
+  const int64_t lengths[] = {1,   2,   15,  16,   17,   227,  396,  397,  398,
+                             623, 624, 625, 1247, 1248, 1249, 5000, 65536};
   for (uint32_t seed : {0u, 1u, 5489u, 123u, 0x7FFFFFFFu, 0xFFFFFFFFu}) {
     std::mt19937 reference(seed);
     Mt19937 ours(seed);

@@ -5,9 +5,9 @@
 
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
-#include "attnlab/random/rng.h"
-#include "attnlab/python/torch_print.h"
 #include "attnlab/model/stats.h"
+#include "attnlab/python/torch_print.h"
+#include "attnlab/random/rng.h"
 #include "test_util.h"
 
 namespace attnlab {
@@ -252,10 +252,9 @@ TEST(Notebook, NumpyMaskedIsTheNotebookAfterSeedZero) {
   EXPECT_TRUE(test::MatrixNear("v", st.V[0], f64(nb["v"]).cast<float>(), 0, 0));
   EXPECT_TRUE(test::MatrixNear("np.matmul(q, k.T)", st.scores[0], f64(nb["scores"]).cast<float>(),
                                1e-5, 1e-5));
-  EXPECT_TRUE(test::MatrixNear("attention", st.weights[0], f64(nb["attention"]).cast<float>(),
-                               1e-6, 1e-5));
-  EXPECT_TRUE(test::MatrixNear("new_v", st.context[0], f64(nb["new_v"]).cast<float>(), 1e-5,
-                               1e-5));
+  EXPECT_TRUE(
+      test::MatrixNear("attention", st.weights[0], f64(nb["attention"]).cast<float>(), 1e-6, 1e-5));
+  EXPECT_TRUE(test::MatrixNear("new_v", st.context[0], f64(nb["new_v"]).cast<float>(), 1e-5, 1e-5));
   const Eigen::MatrixXd scaled = f64(nb["scaled"]);
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) {

@@ -4,16 +4,17 @@
 // ATTNLAB_THREADS=1, 2 and 8.
 #include "attnlab/base/parallel.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
-#include <mutex>
-#include <set>
-#include <thread>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <stdexcept>
-#include <unistd.h>
+#include <thread>
 
 #include "attnlab/model/pipeline.h"
 #include "test_util.h"
@@ -162,8 +163,7 @@ TEST(ThreadPool, RowBlockDependsOnTOnly) {
 
 void ExpectSameStages(const Stages& a, const Stages& b, const std::string& label) {
   EXPECT_TRUE(SameBits(label + " X", a.X, b.X));
-  for (int w = 0; w < 3; ++w)
-    EXPECT_TRUE(SameBits(label + " W", {a.W[w]}, {b.W[w]}));
+  for (int w = 0; w < 3; ++w) EXPECT_TRUE(SameBits(label + " W", {a.W[w]}, {b.W[w]}));
   EXPECT_TRUE(SameBits(label + " Q", a.Q, b.Q));
   EXPECT_TRUE(SameBits(label + " K", a.K, b.K));
   EXPECT_TRUE(SameBits(label + " V", a.V, b.V));

@@ -224,8 +224,8 @@ TEST(GoldenScenarios, CoverEveryOptionOfTheFormat) {
 // RoPE's shift invariance: the scores depend on i - j only, so moving every position by s
 // changes them by rounding only; without RoPE there is nothing to move (0).
 TEST(RopeShift, ChangesNoScoreBeyondRounding) {
-  const Scenario s = ParseScenario(
-      test::LoadGolden("scenarios/rope-split-halves-t40.json")["scenario"].dump());
+  const Scenario s =
+      ParseScenario(test::LoadGolden("scenarios/rope-split-halves-t40.json")["scenario"].dump());
   const Stages st = RunScenario(s);
   float largest = 0;
   for (const Matrix& m : st.scores) largest = std::max(largest, m.cwiseAbs().maxCoeff());
@@ -485,7 +485,7 @@ TEST(Engine, SwitchingToSoftmaxThenMaskUnmasksTheLogits) {
   s.normalization = Normalization::kSoftmaxThenMask;
   const Stages then_mask = RunScenario(s);
   EXPECT_TRUE(std::isfinite(then_mask.logits[0](0, 1)));  // the future key's logit, unmasked
-  EXPECT_EQ(then_mask.weights[0](0, 1), 0.0f);             // and its weight, masked after
+  EXPECT_EQ(then_mask.weights[0](0, 1), 0.0f);            // and its weight, masked after
   EXPECT_EQ(then_mask.weights[0](0, 0), 1.0f);
 }
 

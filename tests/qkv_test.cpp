@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "attnlab/python/codegen.h"
-#include "attnlab/model/pipeline.h"
 #include "attnlab/figures/stage_view.h"
-#include "attnlab/python/stages_json.h"
+#include "attnlab/model/pipeline.h"
 #include "attnlab/model/stats.h"
+#include "attnlab/python/codegen.h"
+#include "attnlab/python/stages_json.h"
 #include "attnlab/python/torch_print.h"
 #include "test_util.h"
 
@@ -47,8 +47,7 @@ double JsonDouble(const json& j) {
 
 // exact: the variance of the golden's own stage (bit for bit as float32 for torch, 1e-12 for
 // NumPy); otherwise of the app's stage, which differs from PyTorch's in the last bits.
-void ExpectVariance(const char* key, double got, const json& want, VarianceKind kind,
-                    bool exact) {
+void ExpectVariance(const char* key, double got, const json& want, VarianceKind kind, bool exact) {
   const double w = JsonDouble(want);
   if (std::isnan(w)) {
     EXPECT_TRUE(std::isnan(got)) << key << " = " << got << ", expected nan";
@@ -94,9 +93,9 @@ TEST_P(QkvGolden, EveryStageMatchesPyTorchAndNumpy) {
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < H; ++h) {
         const Matrix want = JsonMatrix(ex[key][b][h]);
-        EXPECT_TRUE(MatrixNear(std::string(key) + " b" + std::to_string(b) + " h" +
-                                   std::to_string(h),
-                               got[b * H + h], want, Atol(want), 2e-5));
+        EXPECT_TRUE(
+            MatrixNear(std::string(key) + " b" + std::to_string(b) + " h" + std::to_string(h),
+                       got[b * H + h], want, Atol(want), 2e-5));
       }
   };
   const bool qkv = s.input.source == InputSource::kQkv;
@@ -232,7 +231,8 @@ TEST(ValueWidth, DumpViewsAndCodeUseDvNotDk) {
 }
 
 TEST(HeadVariances, OneBatchAndHeadAsTorchComputesIt) {
-  const Scenario s = ParseScenario(test::LoadGolden("qkv/torch-qkv-kqv-heads.json")["scenario"].dump());
+  const Scenario s =
+      ParseScenario(test::LoadGolden("qkv/torch-qkv-kqv-heads.json")["scenario"].dump());
   const Stages st = RunScenario(s);
   const StageVariances v = HeadVariances(st, 1, 1, VarianceKind::kTorchUnbiased);
   // Q of batch 1, head 1: columns 4..7 of a 5 x 8 matrix, 20 values.
@@ -247,7 +247,8 @@ TEST(HeadVariances, OneBatchAndHeadAsTorchComputesIt) {
 }
 
 TEST(QkvScenario, ProgramsNeverMentionXForQkvAndUseNumpyForNumpy) {
-  const Scenario s = ParseScenario(test::LoadGolden("qkv/numpy-masked-seed0.json")["scenario"].dump());
+  const Scenario s =
+      ParseScenario(test::LoadGolden("qkv/numpy-masked-seed0.json")["scenario"].dump());
   const std::string py = GeneratePyTorchCode(s);
   EXPECT_NE(py.find("np.random.seed(0)\nq = np.random.randn(4, 8)\nk = np.random.randn(4, 8)\n"
                     "v = np.random.randn(4, 8)\n"),

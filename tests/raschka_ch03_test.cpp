@@ -263,12 +263,12 @@ TEST(RaschkaCh03, Section362ScoresPerHead) {
       "V": [[1, 0], [0, 1], [1, 1]]}})");
   const Stages st = RunScenario(s);
   ASSERT_EQ(st.scores.size(), 2u);
-  EXPECT_TRUE(Printed("[38] First head", st.scores[0],
-                      {{1.3208, 1.1631, 1.2879}, {1.1631, 2.2150, 1.8424},
-                       {1.2879, 1.8424, 2.0402}}));
-  EXPECT_TRUE(Printed("[38] Second head", st.scores[1],
-                      {{0.4391, 0.7003, 0.5903}, {0.7003, 1.3737, 1.0620},
-                       {0.5903, 1.0620, 0.9912}}));
+  EXPECT_TRUE(
+      Printed("[38] First head", st.scores[0],
+              {{1.3208, 1.1631, 1.2879}, {1.1631, 2.2150, 1.8424}, {1.2879, 1.8424, 2.0402}}));
+  EXPECT_TRUE(
+      Printed("[38] Second head", st.scores[1],
+              {{0.4391, 0.7003, 0.5903}, {0.7003, 1.3737, 1.0620}, {0.5903, 1.0620, 0.9912}}));
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "attnlab/figures/heatmap_spec.h"
 #include "attnlab/base/parallel.h"
+#include "attnlab/figures/heatmap_spec.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 
@@ -37,7 +37,7 @@ TEST(ScanStage, RowMaxAndMinPositiveOfCausalWeights) {
 
 TEST(ScanStage, NanAndInfAreLeftOut) {
   Matrix m(3, 4);
-  m << 0.5f, NAN, 0.25f, 0.0f,  //
+  m << 0.5f, NAN, 0.25f, 0.0f,          //
       INFINITY, 0.1f, -INFINITY, 0.2f,  //
       NAN, NAN, NAN, NAN;
   ExpectRowMaxAndMinPositive(m);
@@ -52,9 +52,10 @@ TEST(ScanStage, NanAndInfAreLeftOut) {
 TEST(ScanStage, RowBlocksMergeToTheWholeMatrixScan) {
   Matrix m(300, 40);
   for (Eigen::Index i = 0; i < m.rows(); ++i)
-    for (Eigen::Index j = 0; j < m.cols(); ++j) m(i, j) = 0.001f * static_cast<float>((i * 7 + j * 13) % 97);
-  m(5, 3) = -2.5f;     // the minimum, in the first block
-  m(290, 39) = 9.0f;   // the maximum, in the last
+    for (Eigen::Index j = 0; j < m.cols(); ++j)
+      m(i, j) = 0.001f * static_cast<float>((i * 7 + j * 13) % 97);
+  m(5, 3) = -2.5f;    // the minimum, in the first block
+  m(290, 39) = 9.0f;  // the maximum, in the last
   m(250, 1) = NAN;
   m(10, 0) = -INFINITY;
   m(150, 2) = 0.0f;

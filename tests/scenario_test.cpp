@@ -6,11 +6,11 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
-#include <fstream>
-#include <limits>
 
 #include "attnlab/base/file_io.h"
 #include "attnlab/model/presets.h"
@@ -75,8 +75,9 @@ TEST(LowPrecisionScenario, RefusesWhatHasNoMeaning) {
   std::string numpy_fill = With(R"("input": {"source": "matrix",)", numpy_input);
   numpy_fill.replace(numpy_fill.find(R"("scaling")"), 39, R"("scaling": {})");
   numpy_fill.replace(numpy_fill.find("\"bfloat16\""), 10, "\"float32\"");
-  EXPECT_EQ(ErrorOf(numpy_fill), "mask.fill: must be \"-inf\" with input.generator \"numpy\" (the "
-                                 "NumPy programs add a 0 / -inf mask)");
+  EXPECT_EQ(ErrorOf(numpy_fill),
+            "mask.fill: must be \"-inf\" with input.generator \"numpy\" (the "
+            "NumPy programs add a 0 / -inf mask)");
 }
 
 TEST(ParseScenario, ReadsTheDefaults) {
@@ -270,7 +271,8 @@ TEST(ParseScenario, MaskKindsRefuseBadFieldsNamingThem) {
       {R"({"kind": "sliding_window"})", "mask.window: missing required field"},
       {R"({"kind": "sliding_window", "window": 0})",
        "mask.window: must be between 1 and 2147483648, got 0"},
-      {R"({"kind": "sliding_window", "window": 2.5})", "mask.window: must be a whole number, not 2.5"},
+      {R"({"kind": "sliding_window", "window": 2.5})",
+       "mask.window: must be a whole number, not 2.5"},
       {R"({"kind": "causal", "window": 2})",
        "mask.window: is only read when kind is \"sliding_window\", not \"causal\""},
       {R"({"kind": "prefix_lm", "prefix": -1})",
@@ -281,7 +283,8 @@ TEST(ParseScenario, MaskKindsRefuseBadFieldsNamingThem) {
        "mask.doc_ids: must be an array of T integers, not a string"},
       {R"({"kind": "document", "doc_ids": [0, 0.5]})",
        "mask.doc_ids[1]: must be a whole number, not 0.5"},
-      {R"({"kind": "and", "of": []})", "mask.of: must be a non-empty array of masks, not an empty array"},
+      {R"({"kind": "and", "of": []})",
+       "mask.of: must be a non-empty array of masks, not an empty array"},
       {R"({"kind": "or"})", "mask.of: missing required field"},
       {R"({"kind": "or", "of": [{"kind": "causal"}, {"kind": "sliding_window", "window": 0}]})",
        "mask.of[1].window: must be between 1 and 2147483648, got 0"},
@@ -362,7 +365,8 @@ TEST(ParseScenario, PositionsRefuseBadFieldsNamingThem) {
        "positions.kind: unknown value \"yarn\" (expected one of: none, alibi, rope, sinusoidal)"},
       {R"({"kind": "rope", "layout": "halves"})",
        "positions.layout: unknown value \"halves\" (expected one of: split_halves, interleaved)"},
-      {R"({"kind": "rope", "theta": 0})", "positions.theta: must be a finite number above 0, got 0.0"},
+      {R"({"kind": "rope", "theta": 0})",
+       "positions.theta: must be a finite number above 0, got 0.0"},
       {R"({"kind": "rope", "sign": 0})", "positions.sign: must be 1 or -1, got 0"},
       {R"({"kind": "rope", "sign": 2})", "positions.sign: must be between -1 and 1, got 2"},
       {R"({"kind": "sinusoidal", "theta": 5})",
@@ -400,7 +404,8 @@ TEST(AllowedCells, EachKindAsTheReferenceImplementationsCount) {
     const Scenario s = ParseScenario(
         R"({"format": "attention-lab/scenario@1", "input": {"source": "randn", "length": )" +
         std::to_string(T) + R"(, "d_in": 2, "seed": 1}, "projections": {"init": "identity"},
-        "mask": )" + mask + "}");
+        "mask": )" +
+        mask + "}");
     ValidateScenario(s);
     return AllowedCells(s.mask, T);
   };
@@ -424,11 +429,13 @@ TEST(AllowedCells, EachKindAsTheReferenceImplementationsCount) {
   // A window of 1 or the first key (StreamingLLM's sink and window).
   EXPECT_EQ(cells(R"({"kind": "or", "of": [{"kind": "sliding_window", "window": 1},
                       {"kind": "custom", "allowed": [[1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0],
-                                                     [1, 0, 0, 0]]}]})", 4),
+                                                     [1, 0, 0, 0]]}]})",
+                  4),
             rows({{1, 0, 0, 0}, {1, 1, 0, 0}, {1, 0, 1, 0}, {1, 0, 0, 1}}));
   EXPECT_EQ(cells(R"({"kind": "and", "of": [{"kind": "none"},
                       {"kind": "custom", "allowed": [[0, 1, 1], [1, 0, 1], [1, 1, 0]]},
-                      {"kind": "causal"}]})", 3),
+                      {"kind": "causal"}]})",
+                  3),
             rows({{0, 0, 0}, {1, 0, 0}, {1, 1, 0}}));
   MaskSpec window;
   window.kind = MaskKind::kSlidingWindow;
@@ -723,8 +730,8 @@ TEST(ScenarioLimits, SixtyFourLevelsPassAndBracketsInStringsDoNotCount) {
   // 100 brackets inside a string, one with an escaped quote before it: depth 1.
   EXPECT_NO_THROW(CheckJsonLimits("[\"" + std::string(100, '[') + "\\\"[{\"]"));
   // The 64-deep text goes on to the parser, which names what is wrong with it.
-  const std::string why = limits::Refusal(limits::kHead + std::string(63, '[') +
-                                          std::string(63, ']') + "}");
+  const std::string why =
+      limits::Refusal(limits::kHead + std::string(63, '[') + std::string(63, ']') + "}");
   EXPECT_EQ(why.find("nested"), std::string::npos) << why;
   EXPECT_NE(why, "");
 }
@@ -755,11 +762,9 @@ TEST(ScenarioLimits, AMegabyteOfAnyContentIsRefused) {
 }
 
 TEST(ScenarioLimits, AFileAboveTheLimitIsRefusedBeforeReadingNamingItsSize) {
-  const std::string path = testing::TempDir() + "attnlab_too_large_" +
-                           std::to_string(::getpid()) + ".json";
-  {
-    std::ofstream(path) << "{";
-  }
+  const std::string path =
+      testing::TempDir() + "attnlab_too_large_" + std::to_string(::getpid()) + ".json";
+  { std::ofstream(path) << "{"; }
   std::filesystem::resize_file(path, kMaxScenarioFileBytes + 1);  // sparse: no disk used
   std::string why;  // the size check's message: refused by its size, before any read
   try {
@@ -767,8 +772,9 @@ TEST(ScenarioLimits, AFileAboveTheLimitIsRefusedBeforeReadingNamingItsSize) {
   } catch (const FileError& e) {
     why = e.what();
   }
-  EXPECT_EQ(why, path + ": 268435457 bytes, more than the 268435456 (256 MiB) a scenario or "
-                        "figure file may have");
+  EXPECT_EQ(why, path +
+                     ": 268435457 bytes, more than the 268435456 (256 MiB) a scenario or "
+                     "figure file may have");
   std::filesystem::resize_file(path, 1000);
   EXPECT_EQ(ReadScenarioFile(path).size(), 1000u);
   std::filesystem::remove(path);
@@ -786,8 +792,8 @@ TEST(ScenarioError, QuotesTheFilesTextOnOneLine) {
   EXPECT_EQ(limits::Refusal(evil),
             "input.tokenizer: unknown value \"\\u001b[2J\\u001b[31mevil\\nline2\" (expected one "
             "of: words, words_and_spaces, chars)");
-  const std::string key = "{\"format\": \"attention-lab/scenario@1\", \"x\\n" +
-                          std::string(300, 'k') + "\": 1}";
+  const std::string key =
+      "{\"format\": \"attention-lab/scenario@1\", \"x\\n" + std::string(300, 'k') + "\": 1}";
   const std::string why = limits::Refusal(key);
   EXPECT_EQ(why.find('\n'), std::string::npos) << why;
   EXPECT_EQ(why.rfind("x\\n" + std::string(117, 'k') + "\u2026: unknown field", 0), 0u) << why;

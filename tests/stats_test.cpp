@@ -1,4 +1,6 @@
 // stats_test.cpp: ScaledVariance (stats.h) gives the variance of a scaled copy, without the copy.
+#include "attnlab/model/stats.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,7 +8,6 @@
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/random/rng.h"
-#include "attnlab/model/stats.h"
 
 namespace attnlab {
 namespace {
@@ -28,8 +29,7 @@ TEST(ScaledVariance, EqualsTheVarianceOfAScaledCopy) {
       EXPECT_EQ(ScaledVariance(scores, 1.0f, divide, VarianceKind::kTorchUnbiased),
                 StackVariance(MatrixStack{copy}, VarianceKind::kTorchUnbiased));
       const double numpy = StackVariance(MatrixStack{copy}, VarianceKind::kNumpy);
-      EXPECT_NEAR(ScaledVariance(scores, 1.0f, divide, VarianceKind::kNumpy), numpy,
-                  1e-12 * numpy);
+      EXPECT_NEAR(ScaledVariance(scores, 1.0f, divide, VarianceKind::kNumpy), numpy, 1e-12 * numpy);
     }
   }
 }
@@ -45,8 +45,8 @@ TEST(ScaledVariance, LargeMatricesAndBothFactors) {
   EXPECT_EQ(ScaledVariance(m, 2.5f, 8.0f, VarianceKind::kTorchUnbiased), want);
   EXPECT_NEAR(want, 2.5 * 2.5 / 64.0, 0.01);  // randn has variance 1
   EXPECT_TRUE(std::isnan(ScaledVariance(Matrix(0, 0), 1.0f, 1.0f, VarianceKind::kNumpy)));
-  EXPECT_TRUE(std::isnan(ScaledVariance(Matrix::Ones(1, 1), 1.0f, 1.0f,
-                                        VarianceKind::kTorchUnbiased)));
+  EXPECT_TRUE(
+      std::isnan(ScaledVariance(Matrix::Ones(1, 1), 1.0f, 1.0f, VarianceKind::kTorchUnbiased)));
 }
 
 }  // namespace

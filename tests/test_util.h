@@ -3,6 +3,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -15,9 +17,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "attnlab/base/tensor.h"
 
@@ -86,13 +85,14 @@ inline MatrixD JsonMatrixDouble(const nlohmann::json& j) {
   MatrixD m(j.size(), j.empty() ? 0 : j[0].size());
   for (size_t r = 0; r < j.size(); ++r)
     for (size_t c = 0; c < j[r].size(); ++c)
-      m(r, c) = j[r][c].is_string() ? static_cast<double>(JsonFloat(j[r][c])) : j[r][c].get<double>();
+      m(r, c) =
+          j[r][c].is_string() ? static_cast<double>(JsonFloat(j[r][c])) : j[r][c].get<double>();
   return m;
 }
 
-/// Compares actual with expected (float or double matrices): equal non-finite values (inf with inf of the same sign, nan
-/// with nan), and |a - e| <= atol + rtol * |e| for the finite ones. On failure the message
-/// names the stage, the worst element and the largest difference.
+/// Compares actual with expected (float or double matrices): equal non-finite values (inf with inf
+/// of the same sign, nan with nan), and |a - e| <= atol + rtol * |e| for the finite ones. On
+/// failure the message names the stage, the worst element and the largest difference.
 template <typename Actual, typename Expected>
 ::testing::AssertionResult MatrixNear(const std::string& what, const Actual& actual,
                                       const Expected& expected, double atol, double rtol) {

@@ -72,7 +72,9 @@ namespace {
 // Issue 31: a file's text quoted in a message is one line of plain text, cut with "…".
 TEST(Text, MessageTextEscapesControlsAndCuts) {
   EXPECT_EQ(MessageText("\x1b[2J\x1b[31mevil\nline2"), "\\u001b[2J\\u001b[31mevil\\nline2");
-  EXPECT_EQ(MessageText("a\tb\rc\x7f\xc2\x85" "d\xe2\x80\xa8"), "a\\tb\\rc\\u007f\\u0085d\\u2028");
+  EXPECT_EQ(MessageText("a\tb\rc\x7f\xc2\x85"
+                        "d\xe2\x80\xa8"),
+            "a\\tb\\rc\\u007f\\u0085d\\u2028");
   EXPECT_EQ(MessageText("caf\xc3\xa9 \xe2\x90\xa3 \xff"), "caf\xc3\xa9 \xe2\x90\xa3 \xef\xbf\xbd");
   EXPECT_EQ(MessageText(std::string(60, 'x')), std::string(60, 'x'));  // fits: not cut
   EXPECT_EQ(MessageText(std::string(61, 'x')), std::string(59, 'x') + "\xe2\x80\xa6");

@@ -76,8 +76,9 @@ TEST_P(PrintGolden, OracleValuesPrintAsPyTorch) {
     std::vector<float> values;
     Flatten(expected[name], values);
     const auto shape = want["shape"].get<std::vector<int64_t>>();
-    const bool f32 = name == "mask" || (s.scaling.softmax_dtype == SoftmaxDtype::kFloat32 &&
-                                        (name == "weights" || name == "weights_dropped" || name == "sink"));
+    const bool f32 =
+        name == "mask" || (s.scaling.softmax_dtype == SoftmaxDtype::kFloat32 &&
+                           (name == "weights" || name == "weights_dropped" || name == "sink"));
     EXPECT_EQ(TorchTensorStringAs(f32 ? Dtype::kFloat32 : s.dtype, values, shape),
               want["text"].get<std::string>())
         << name;
@@ -134,12 +135,15 @@ TEST_P(PrintGolden, EngineStagesPrintAsPyTorch) {
     ASSERT_EQ(got.numbers.size(), want.numbers.size()) << name;
     // bfloat16 / float16: a stored value may sit one ulp of the dtype away (pipeline_test.cpp's
     // DtypeUlp), relative to itself and to the stage's largest printed number.
-    const double ulp = s.dtype == Dtype::kBfloat16 ? 0x1p-8 : s.dtype == Dtype::kFloat16 ? 0x1p-11 : 0;
+    const double ulp = s.dtype == Dtype::kBfloat16  ? 0x1p-8
+                       : s.dtype == Dtype::kFloat16 ? 0x1p-11
+                                                    : 0;
     double largest = 0;
     for (double v : want.numbers) largest = std::max(largest, std::fabs(v));
     for (size_t i = 0; i < got.numbers.size(); ++i)
       EXPECT_NEAR(got.numbers[i], want.numbers[i],
-                  1.01e-4 + 1e-4 * std::fabs(want.numbers[i]) + ulp * (std::fabs(want.numbers[i]) + largest))
+                  1.01e-4 + 1e-4 * std::fabs(want.numbers[i]) +
+                      ulp * (std::fabs(want.numbers[i]) + largest))
           << name << " number " << i;
     if (s.normalization != Normalization::kSum || name != "weights") {
       EXPECT_EQ(got.neg_zeros, want.neg_zeros) << name;

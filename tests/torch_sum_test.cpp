@@ -2,12 +2,13 @@
 // torch (tests/golden/torch_sum.json, made by tools/make_sum_goldens.py): rows whose partial
 // sums overflow to inf or cancel, signed zeros, infinities, NaN, at every length around the
 // 8-lane vectors, the 4 interleaved sums and the cascade's chunks.
+#include "../core/src/base/torch_sum.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "../core/src/base/torch_sum.h"
 #include "attnlab/model/pipeline.h"
 #include "test_util.h"
 

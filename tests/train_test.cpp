@@ -13,7 +13,6 @@
 // the loss and 1e-3 of the largest |W| on the weights: room for other compilers and
 // instruction sets, yet a wrong formula (a bias correction, one step off, another draw order)
 // is far outside it.
-#include "attnlab/python/codegen.h"
 #include "attnlab/lessons/train.h"
 
 #include <filesystem>
@@ -22,6 +21,7 @@
 #include "attnlab/figures/loss_plot.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
+#include "attnlab/python/codegen.h"
 #include "test_util.h"
 
 namespace attnlab {
@@ -32,7 +32,8 @@ constexpr double kWeightTolerance = 1e-3;  // of the largest |W|
 
 std::vector<std::string> GoldenNames() {
   std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(ATTNLAB_GOLDEN_DIR) + "/train"))
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(ATTNLAB_GOLDEN_DIR) + "/train"))
     names.push_back(e.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
@@ -140,7 +141,8 @@ TEST(Train, SnapshotsAndTheSavedScenarioShowTheSameAttention) {
 }
 
 TEST(Train, BiasesFoldIntoAnInputColumnOfOnes) {
-  Scenario s = ParseScenario(test::LoadGolden("train/copy-first_scaled_dk8_bias.json")["scenario"].dump());
+  Scenario s =
+      ParseScenario(test::LoadGolden("train/copy-first_scaled_dk8_bias.json")["scenario"].dump());
   TrainOptions o;
   o.steps = 5;
   const TrainRun run = TrainAttentionHead(s, o);

@@ -8,17 +8,16 @@
 //   attention-lab show SCENARIO.json|PRESET_ID [--stage S]   stages printed as PyTorch does
 //   attention-lab code SCENARIO.json|PRESET_ID [-o OUT.py|OUT.ipynb]  the program behind it
 //   attention-lab export SCENARIO.json|PRESET_ID --stage S [--head H] [--batch B]
-//                [--colormap NAME] [--scale N] [--values auto|on|off] [--range auto|fixed|data|per-row|log]
-//                [--format png|svg|pdf|csv|npy] [--dpi N] [--width 8cm|80mm|3.5in]   (--stage A,B,C or pipeline: one multi-panel figure)
-//                -o OUT.png    (or --all -o DIR: every stage, head and batch)
+//                [--colormap NAME] [--scale N] [--values auto|on|off] [--range
+//                auto|fixed|data|per-row|log]
+//                [--format png|svg|pdf|csv|npy] [--dpi N] [--width 8cm|80mm|3.5in]   (--stage A,B,C
+//                or pipeline: one multi-panel figure) -o OUT.png    (or --all -o DIR: every stage,
+//                head and batch)
 //   attention-lab decode SCENARIO --prefill P [--chunk C] -o OUT.json   a KV-cache decode
 //   attention-lab tiled SCENARIO --block-q Br --block-k Bc -o OUT.json  FlashAttention's loop
 #include "cli/cli.h"
-#include "cli/notebook.h"
-#include "cli/cli_docs.h"
-#include "cli/cli_inference.h"
-#include "cli/cli_train.h"
-#include "gui/options.h"
+
+#include <stdlib.h>  // mkdtemp
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -29,25 +28,29 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
-#include <optional>
 #include <nlohmann/json.hpp>
-#include <stdlib.h>  // mkdtemp
+#include <optional>
 
-#include "attnlab/python/codegen.h"
-#include "attnlab/lessons/experiments.h"
+#include "attnlab/base/cpu_level.h"
+#include "attnlab/base/file_io.h"
+#include "attnlab/base/text.h"
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/figure_meta.h"
-#include "attnlab/base/cpu_level.h"
-#include "attnlab/base/file_io.h"
+#include "attnlab/lessons/experiments.h"
 #include "attnlab/lessons/grad.h"
 #include "attnlab/model/bugs.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/model/scenario.h"
+#include "attnlab/python/codegen.h"
 #include "attnlab/python/stages_json.h"
-#include "attnlab/base/text.h"
 #include "attnlab/python/torch_print.h"
+#include "cli/cli_docs.h"
+#include "cli/cli_inference.h"
+#include "cli/cli_train.h"
+#include "cli/notebook.h"
+#include "gui/options.h"
 
 namespace attnlab::cli {
 namespace {
@@ -185,7 +188,8 @@ struct ExportArgs {
 
 /// The stages of --stage: one name, several separated by commas (one multi-panel figure), or
 /// "pipeline": X, Q, K, V, scores, mask (unless there is none), logits, weights, sink (with
-/// scaling.sink), weights_dropped (with dropout) and context. Errors: UsageError naming an unknown stage.
+/// scaling.sink), weights_dropped (with dropout) and context. Errors: UsageError naming an unknown
+/// stage.
 std::vector<Stage> ExportStages(const std::string& text, const Scenario& scenario) {
   if (text == "pipeline") return PipelineStages(scenario);
   std::vector<Stage> stages;
@@ -333,16 +337,14 @@ int Export(const ExportArgs& a) {
         std::cout << p << "\n";
     } else if (stages.size() == 1) {
       const StageView view = ExtractStage(run, scenario, stages[0], head, batch);
-      ExportTo(a.out, [&](const std::string& path) {
-        ExportView(view, opt, *format, path, &scenario);
-      });
+      ExportTo(a.out,
+               [&](const std::string& path) { ExportView(view, opt, *format, path, &scenario); });
     } else {
       std::vector<StageView> views;
       for (Stage s : stages)
         views.push_back(ExtractStage(run, scenario, s, StageIsPerHead(s) ? head : 0, batch));
-      ExportTo(a.out, [&](const std::string& path) {
-        ExportPanels(views, scenario, opt, *format, path);
-      });
+      ExportTo(a.out,
+               [&](const std::string& path) { ExportPanels(views, scenario, opt, *format, path); });
     }
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
@@ -481,7 +483,8 @@ int Show(const std::string& input, const std::string& stage) {
     const PrintedStage p = *PrintStage(st, name);
     if (!p.present) {
       if (!stage.empty())
-        std::cout << "\n" << name << ": none ("
+        std::cout << "\n"
+                  << name << ": none ("
                   << (name == "sink"                       ? "no scaling.sink"
                       : name == "Q_rot" || name == "K_rot" ? "positions is not \"rope\""
                                                            : "dropout p is 0")
@@ -503,8 +506,9 @@ int Show(const std::string& input, const std::string& stage) {
 std::string VersionLine() { return "attention-lab " ATTNLAB_VERSION; }
 
 std::string VersionText() {
-  return VersionLine() + "\nkernels: " + Name(ActiveCpuLevel()) + " (the best this CPU runs: " +
-         Name(BestCpuLevel()) + "; ATTNLAB_CPU_CAPABILITY=default|avx2|avx512 chooses)";
+  return VersionLine() + "\nkernels: " + Name(ActiveCpuLevel()) +
+         " (the best this CPU runs: " + Name(BestCpuLevel()) +
+         "; ATTNLAB_CPU_CAPABILITY=default|avx2|avx512 chooses)";
 }
 
 std::string SubcommandList() {
@@ -526,12 +530,14 @@ namespace {
 
 /// The export subcommand and its options, filled into `ex`.
 CLI::App* AddExportCommand(CLI::App& app, ExportArgs& ex) {
-  CLI::App* exp = app.add_subcommand("export", "Render a stage's heatmap to PNG, SVG or PDF (or CSV / NPY)");
+  CLI::App* exp =
+      app.add_subcommand("export", "Render a stage's heatmap to PNG, SVG or PDF (or CSV / NPY)");
   exp->add_option("scenario", ex.input, kScenarioHelp)->required();
-  exp->add_option("--stage", ex.stage,
-                  "X, Q, K, V, Q_rot, K_rot, scores, mask, logits, weights, sink, weights_dropped or "
-                  "context; several "
-                  "separated by commas, or pipeline, for one figure with a panel each");
+  exp->add_option(
+      "--stage", ex.stage,
+      "X, Q, K, V, Q_rot, K_rot, scores, mask, logits, weights, sink, weights_dropped or "
+      "context; several "
+      "separated by commas, or pipeline, for one figure with a panel each");
   exp->add_option("--head", ex.head, "Head (per-head stages), from 0");
   exp->add_option("--batch", ex.batch, "Batch entry, from 0");
   exp->add_option("--colormap", ex.colormap, "viridis, magma, gray, coolwarm or rdbu");
@@ -550,7 +556,8 @@ CLI::App* AddExportCommand(CLI::App& app, ExportArgs& ex) {
                   "extension that says otherwise is refused");
   exp->add_flag("--all", ex.all, "Every stage, head and batch into the folder given by -o");
   exp->add_option("-o,--output", ex.out,
-                  "Output file ('-' for standard output), or folder with --all")->required();
+                  "Output file ('-' for standard output), or folder with --all")
+      ->required();
   exp->add_option("--colorbar", ex.colorbar,
                   "Several stages: shared (one colorbar, the panels on one range), per-panel, or "
                   "auto (default: shared when every panel has the same scale, else per-panel)");
@@ -603,7 +610,8 @@ int Run(int argc, char** argv) {
   CLI::App app{"Attention Lab: self-attention you can play with, PyTorch-exact.", "attention-lab"};
   app.require_subcommand(1);
   app.set_version_flag("--version", VersionText(),
-                       "Print the version (" ATTNLAB_VERSION ") and the kernels' instruction-set level, and exit");
+                       "Print the version (" ATTNLAB_VERSION
+                       ") and the kernels' instruction-set level, and exit");
 
   std::string input, out, stage;
   CLI::App* dump = app.add_subcommand("dump", "Run a scenario and write every stage as JSON");
@@ -635,9 +643,10 @@ int Run(int argc, char** argv) {
   CLI::App* show =
       app.add_subcommand("show", "Print the stages of a scenario as PyTorch prints them");
   show->add_option("scenario", input, kScenarioHelp)->required();
-  show->add_option("--stage", stage,
-                   "Only this stage: X, W_query, W_key, W_value, Q, K, V, scores, logits, mask, "
-                   "weights, weights_dropped, sink or context; or stats, the notebooks' .var() prints");
+  show->add_option(
+      "--stage", stage,
+      "Only this stage: X, W_query, W_key, W_value, Q, K, V, scores, logits, mask, "
+      "weights, weights_dropped, sink or context; or stats, the notebooks' .var() prints");
 
   std::string code_out = "-";
   CLI::App* code = app.add_subcommand("code", "Print the PyTorch program that computes a scenario");
@@ -653,8 +662,8 @@ int Run(int argc, char** argv) {
   inference.Register(app, *code);
 
   // The build's documentation, made from the definitions above and the window's (cli_docs.h).
-  if (const std::string first = argv[1]; argc == 2 && (first == kGenerateMan ||
-                                                       first == kGenerateCompletion))
+  if (const std::string first = argv[1];
+      argc == 2 && (first == kGenerateMan || first == kGenerateCompletion))
     return PrintBuildDocs(app, first == kGenerateMan);
   if (const std::optional<int> status = ParseArguments(app, argc, argv)) return *status;
   try {
@@ -666,7 +675,7 @@ int Run(int argc, char** argv) {
     if (*exp) status = Export(ex);
     const TrainCliIo io{LoadScenarioArg, WriteOutput};
     if (*code)
-      status = train_cli.CodeGiven()  ? train_cli.Code(input, code_out, io)
+      status = train_cli.CodeGiven()   ? train_cli.Code(input, code_out, io)
                : inference.CodeGiven() ? inference.Code(input, code_out, io)
                                        : Code(input, code_out);
     if (train_cli.TrainGiven()) status = train_cli.Train(io);
@@ -681,8 +690,7 @@ int Run(int argc, char** argv) {
   } catch (const std::exception& e) {
     // UsageError, ScenarioError, FontError, FileError, ...: their text quotes paths and
     // arguments, which may hold any byte; the message stays one line of plain text.
-    std::cerr << "attention-lab: error: " << MessageText(e.what(), 16 * kMessageQuoteChars)
-              << "\n";
+    std::cerr << "attention-lab: error: " << MessageText(e.what(), 16 * kMessageQuoteChars) << "\n";
   }
   return 2;
 }

@@ -118,13 +118,17 @@ std::string BashCompletion(const CLI::App& cli, const CLI::App& window,
       "_attention_lab() {\n"
       "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} sub= i\n"
       "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
-      "    case ${COMP_WORDS[i]} in " + [&] {
+      "    case ${COMP_WORDS[i]} in " +
+      [&] {
         std::string alt = subs;
         std::replace(alt.begin(), alt.end(), ' ', '|');
         return alt;
-      }() + ") sub=${COMP_WORDS[i]}; break ;; esac\n"
+      }() +
+      ") sub=${COMP_WORDS[i]}; break ;; esac\n"
       "  done\n"
-      "  local opts values presets='" + preset_ids + "'\n"
+      "  local opts values presets='" +
+      preset_ids +
+      "'\n"
       "  case $sub in\n";
   for (const CLI::App* sub : Subcommands(cli))
     out += "    " + sub->get_name() + ") opts='" + words(*sub) + "'; values='" + valued(*sub) +

@@ -2,8 +2,8 @@
 // `attention-lab tiled SCENARIO --block-q Br --block-k Bc -o OUT.json`: see cli_inference.h.
 #include "cli/cli_inference.h"
 
-#include <nlohmann/json.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 
@@ -35,38 +35,49 @@ std::optional<ExportFormat> FigureFormatOf(const std::string& out) {
 
 void InferenceCli::Register(CLI::App& app, CLI::App& code) {
   decode_ = app.add_subcommand(
-      "decode", "Run a scenario as a KV-cache decode (prefill, then one token per step) and "
-                "compare every row with the full computation, as JSON");
-  decode_->add_option("scenario", input_,
-                      "Scenario file (.json), a figure exported from one, or preset id")
+      "decode",
+      "Run a scenario as a KV-cache decode (prefill, then one token per step) and "
+      "compare every row with the full computation, as JSON");
+  decode_
+      ->add_option("scenario", input_,
+                   "Scenario file (.json), a figure exported from one, or preset id")
       ->required();
   decode_->add_option("--prefill", prefill_, "Tokens of the prefill, 0..T")
       ->option_text("P")
       ->required();
   decode_->add_option("--chunk", chunk_, "The prefill in chunks of C tokens (0: one chunk)")
       ->option_text("C");
-  decode_->add_option("-o,--output", out_,
-                      "Output JSON file ('-' for standard output); .png, .svg, .pdf, .csv or "
-                      ".npy: the heatmap of one step's weights (--step, --head, --batch)")
+  decode_
+      ->add_option("-o,--output", out_,
+                   "Output JSON file ('-' for standard output); .png, .svg, .pdf, .csv or "
+                   ".npy: the heatmap of one step's weights (--step, --head, --batch)")
       ->required();
-  decode_->add_option("--step", step_, "With a figure output: the step drawn, from 0 (default: the last)")
+  decode_
+      ->add_option("--step", step_,
+                   "With a figure output: the step drawn, from 0 (default: the last)")
       ->option_text("K");
-  decode_->add_option("--head", head_, "With a figure output: the head drawn, from 0")->option_text("H");
+  decode_->add_option("--head", head_, "With a figure output: the head drawn, from 0")
+      ->option_text("H");
   decode_->add_option("--batch", batch_, "With a figure output: the batch entry drawn, from 0")
       ->option_text("B");
   tiled_ = app.add_subcommand(
-      "tiled", "Run a scenario through FlashAttention's tiled online softmax and compare O / l "
-               "with the full computation, as JSON");
-  tiled_->add_option("scenario", input_,
-                     "Scenario file (.json), a figure exported from one, or preset id")
+      "tiled",
+      "Run a scenario through FlashAttention's tiled online softmax and compare O / l "
+      "with the full computation, as JSON");
+  tiled_
+      ->add_option("scenario", input_,
+                   "Scenario file (.json), a figure exported from one, or preset id")
       ->required();
   tiled_->add_option("--block-q", block_q_, "Query rows per tile")->option_text("Br")->required();
   tiled_->add_option("--block-k", block_k_, "Keys per tile")->option_text("Bc")->required();
-  tiled_->add_option("-o,--output", out_,
-                     "Output JSON file ('-' for standard output); .png, .svg, .pdf, .csv or "
-                     ".npy: the heatmap of one tile's state per row (--step)")
+  tiled_
+      ->add_option("-o,--output", out_,
+                   "Output JSON file ('-' for standard output); .png, .svg, .pdf, .csv or "
+                   ".npy: the heatmap of one tile's state per row (--step)")
       ->required();
-  tiled_->add_option("--step", step_, "With a figure output: the tile drawn, from 0 (default: the last)")
+  tiled_
+      ->add_option("--step", step_,
+                   "With a figure output: the tile drawn, from 0 (default: the last)")
       ->option_text("K");
   CLI::Option* loop =
       code.add_option("--loop", loop_,
@@ -91,10 +102,10 @@ void InferenceCli::Register(CLI::App& app, CLI::App& code) {
 
 int InferenceCli::Code(const std::string& input, const std::string& out, const TrainCliIo& io) {
   const bool decode = loop_ == "decode";
-  const char* needed = decode ? (prefill_.empty() ? "--prefill" : nullptr)
-                       : block_q_.empty()         ? "--block-q"
-                       : block_k_.empty()         ? "--block-k"
-                                                  : nullptr;
+  const char* needed = decode             ? (prefill_.empty() ? "--prefill" : nullptr)
+                       : block_q_.empty() ? "--block-q"
+                       : block_k_.empty() ? "--block-k"
+                                          : nullptr;
   if (needed)
     throw std::invalid_argument(std::string(needed) + " is required with --loop " + loop_);
   std::string program;
@@ -137,7 +148,8 @@ int InferenceCli::Run(const TrainCliIo& io) {
                                 " is JSON (name a .png, .svg, .pdf, .csv or .npy)");
   const Stages st = RunScenario(s);
   if (figure) {
-    io.write(out_, ExportBytes(decode ? DecodeFigure(s, st, RunDecode(s, st, opt)) : TiledFigure(s, st, RunTiled(s, st, Br, Bc)),
+    io.write(out_, ExportBytes(decode ? DecodeFigure(s, st, RunDecode(s, st, opt))
+                                      : TiledFigure(s, st, RunTiled(s, st, Br, Bc)),
                                StepFigureOptions(), *figure, &s));
     return 0;
   }
@@ -147,16 +159,20 @@ int InferenceCli::Run(const TrainCliIo& io) {
   return 0;
 }
 
-StageView InferenceCli::DecodeFigure(const Scenario& s, const Stages& st, const DecodeRun& run) const {
+StageView InferenceCli::DecodeFigure(const Scenario& s, const Stages& st,
+                                     const DecodeRun& run) const {
   const int64_t last = static_cast<int64_t>(run.steps.size()) - 1;
-  return DecodeStepView(st, s, run, step_.empty() ? last : ParseCount("--step", step_, 0, kMaxCount),
+  return DecodeStepView(st, s, run,
+                        step_.empty() ? last : ParseCount("--step", step_, 0, kMaxCount),
                         head_.empty() ? 0 : ParseCount("--head", head_, 0, kMaxCount),
                         batch_.empty() ? 0 : ParseCount("--batch", batch_, 0, kMaxCount));
 }
 
-StageView InferenceCli::TiledFigure(const Scenario& s, const Stages& st, const TiledRun& run) const {
+StageView InferenceCli::TiledFigure(const Scenario& s, const Stages& st,
+                                    const TiledRun& run) const {
   const int64_t last = static_cast<int64_t>(run.steps.size()) - 1;
-  return TileStateView(st, s, run, step_.empty() ? last : ParseCount("--step", step_, 0, kMaxCount));
+  return TileStateView(st, s, run,
+                       step_.empty() ? last : ParseCount("--step", step_, 0, kMaxCount));
 }
 
 }  // namespace attnlab::cli

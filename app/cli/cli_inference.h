@@ -28,8 +28,8 @@ class InferenceCli {
   bool Given() const { return (decode_ && decode_->parsed()) || (tiled_ && tiled_->parsed()); }
   /// Runs the command given: loads the scenario, runs it, writes the JSON (-o, "-" for
   /// standard output) through `io`, or with -o naming .png, .svg, .pdf, .csv or .npy the
-  /// heatmap of one step (--step, --head, --batch; figures/inference_views.h). Returns 0; errors throw one-line messages (the option or
-  /// field at fault).
+  /// heatmap of one step (--step, --head, --batch; figures/inference_views.h). Returns 0; errors
+  /// throw one-line messages (the option or field at fault).
   int Run(const TrainCliIo& io);
 
  private:

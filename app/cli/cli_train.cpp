@@ -15,9 +15,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attnlab/python/codegen.h"
 #include "attnlab/figures/loss_plot.h"
 #include "attnlab/lessons/train.h"
+#include "attnlab/python/codegen.h"
 
 namespace attnlab::cli {
 namespace {
@@ -99,8 +99,9 @@ class ProgressLine {
 void TrainCli::Register(CLI::App& app, CLI::App& code) {
   train_ = app.add_subcommand(
       "train", "Train one attention head with Adam on a synthetic task (loss per step, weights)");
-  train_->add_option("scenario", input_,
-                     "Scenario file or preset id: its seed draws W_query, W_key, W_value")
+  train_
+      ->add_option("scenario", input_,
+                   "Scenario file or preset id: its seed draws W_query, W_key, W_value")
       ->required();
   const std::string tasks = "Task: " + TaskList();
   auto common = [&](CLI::App& c) {
@@ -111,21 +112,25 @@ void TrainCli::Register(CLI::App& app, CLI::App& code) {
         c.add_option("--d-k", d_k_, "Head size d_k, 1..1024 (default: the scenario's d_out)"),
         c.add_option("--lr", lr_, "Adam's learning rate, in (0, 10] (default 0.01)"),
         c.add_option("--batch", batch_, "Examples per step, 1..256 (default 16)"),
-        c.add_option("--data-seed", data_seed_, "torch.manual_seed of the task's data (default 0)")};
+        c.add_option("--data-seed", data_seed_,
+                     "torch.manual_seed of the task's data (default 0)")};
   };
   common(*train_);
-  train_->add_option("-o,--output", out_,
-                     "run.json (\"loss\" per step and the trained weights), run.csv (step,loss), "
-                     "or run.png (the loss curves of the run with and without 1/sqrt(d_k), "
-                     "trained both ways); '-' for JSON on standard output")
+  train_
+      ->add_option("-o,--output", out_,
+                   "run.json (\"loss\" per step and the trained weights), run.csv (step,loss), "
+                   "or run.png (the loss curves of the run with and without 1/sqrt(d_k), "
+                   "trained both ways); '-' for JSON on standard output")
       ->required();
-  train_->add_option("--save-scenario", save_scenario_,
-                     "Also write the trained head as a scenario (init: matrix) to open in the window");
+  train_->add_option(
+      "--save-scenario", save_scenario_,
+      "Also write the trained head as a scenario (init: matrix) to open in the window");
   train_->footer("Tasks:\n  previous-token      " + std::string(TrainTasks()[0].description) +
                  "\n  copy-first          " + TrainTasks()[1].description +
                  "\n  associative-recall  " + TrainTasks()[2].description);
-  CLI::Option* train_flag = code.add_flag(
-      "--train", code_train_, "The PyTorch training loop of `attention-lab train` instead (leaves `losses`)");
+  CLI::Option* train_flag =
+      code.add_flag("--train", code_train_,
+                    "The PyTorch training loop of `attention-lab train` instead (leaves `losses`)");
   for (CLI::Option* o : common(code)) o->needs(train_flag);  // else they would do nothing
 }
 
@@ -138,7 +143,8 @@ TrainOptions ParseOptions(const std::string& task, const std::string& steps, boo
   const std::optional<TrainTask> t = ParseTrainTask(task);
   if (!t) {
     std::string names;
-    for (const TrainTaskInfo& info : TrainTasks()) names += (names.empty() ? "" : ", ") + std::string(info.name);
+    for (const TrainTaskInfo& info : TrainTasks())
+      names += (names.empty() ? "" : ", ") + std::string(info.name);
     throw std::invalid_argument("--task \"" + task + "\" is not a task (" + names + ")");
   }
   o.task = *t;
@@ -157,8 +163,7 @@ TrainOptions ParseOptions(const std::string& task, const std::string& steps, boo
 }  // namespace
 
 int TrainCli::Train(const TrainCliIo& io) {
-  const TrainOptions o =
-      ParseOptions(task_, steps_, no_scale_, d_k_, lr_, batch_, data_seed_);
+  const TrainOptions o = ParseOptions(task_, steps_, no_scale_, d_k_, lr_, batch_, data_seed_);
   const bool csv = EndsWith(out_, ".csv"), png = EndsWith(out_, ".png");
   if (!csv && !png && out_ != "-" && !EndsWith(out_, ".json"))
     throw std::invalid_argument("-o " + out_ + ": give a .json, .csv or .png file (or '-')");
@@ -184,9 +189,11 @@ int TrainCli::Train(const TrainCliIo& io) {
       both[0] = TrainAttentionHead(s, o, progress);
     if (const int signal = stop.signal(); signal != 0) {
       line.Clear();
-      std::fprintf(stderr, "attention-lab: train: stopped by %s after %lld of %lld steps; nothing "
-                   "written\n", signal == SIGINT ? "Ctrl+C" : "SIGTERM",
-                   static_cast<long long>(done), static_cast<long long>(total));
+      std::fprintf(stderr,
+                   "attention-lab: train: stopped by %s after %lld of %lld steps; nothing "
+                   "written\n",
+                   signal == SIGINT ? "Ctrl+C" : "SIGTERM", static_cast<long long>(done),
+                   static_cast<long long>(total));
       return 128 + signal;
     }
   }
@@ -201,8 +208,7 @@ int TrainCli::Train(const TrainCliIo& io) {
 }
 
 int TrainCli::Code(const std::string& input, const std::string& out, const TrainCliIo& io) {
-  const TrainOptions o =
-      ParseOptions(task_, steps_, no_scale_, d_k_, lr_, batch_, data_seed_);
+  const TrainOptions o = ParseOptions(task_, steps_, no_scale_, d_k_, lr_, batch_, data_seed_);
   const std::string py = GenerateTrainingCode(io.load(input), o);
   io.write(out, EndsWith(out, ".ipynb") ? ProgramAsNotebook(py) : py);
   return 0;

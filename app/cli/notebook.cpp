@@ -26,9 +26,8 @@ std::string ScenarioNotebook(const Scenario& scenario, const Stages& stages) {
   } catch (const std::invalid_argument&) {
     return ProgramAsNotebook(program, outputs);  // the printed values only
   }
-  outputs.push_back(
-      {"attention weights (head 0, batch 0), drawn by Attention Lab's figures",
-       EncodePng(RenderFigure(view, options))});
+  outputs.push_back({"attention weights (head 0, batch 0), drawn by Attention Lab's figures",
+                     EncodePng(RenderFigure(view, options))});
   return ProgramAsNotebook(program, outputs);
 }
 

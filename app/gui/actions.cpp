@@ -8,8 +8,6 @@
 // [SECTION] Desktop: chosen files, replacing, the desktop's dialog, dropped files, recent files
 #include "gui/actions.h"
 
-#include "cli/notebook.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -18,16 +16,17 @@
 #include <type_traits>
 #include <utility>
 
-#include "attnlab/python/codegen.h"
-#include "attnlab/figures/figure_meta.h"
 #include "attnlab/base/file_io.h"
 #include "attnlab/base/parallel.h"
+#include "attnlab/figures/figure_meta.h"
 #include "attnlab/model/bugs.h"
 #include "attnlab/model/presets.h"
+#include "attnlab/python/codegen.h"
+#include "cli/notebook.h"
 #include "gui/app_state.h"
+#include "gui/export.h"
 #include "gui/native_dialog.h"
 #include "gui/recent_files.h"
-#include "gui/export.h"
 #include "gui/session.h"
 #include "gui/stage_info.h"
 #include "gui/tour.h"
@@ -101,9 +100,9 @@ void MarkDirty(AppState& state, Stage stage) { state.heatmaps[StageIndex(stage)]
 
 /// After a head or batch change every per-head view shows another matrix.
 void MarkSelectionDirty(AppState& state) {
-  for (Stage s : {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot,
-                  Stage::kScores, Stage::kLogits,
-                  Stage::kWeights, Stage::kSink, Stage::kWeightsDropped, Stage::kContext}) {
+  for (Stage s :
+       {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot, Stage::kScores,
+        Stage::kLogits, Stage::kWeights, Stage::kSink, Stage::kWeightsDropped, Stage::kContext}) {
     MarkDirty(state, s);
     state.heatmaps[StageIndex(s)].prescan.reset();  // a scan of the other head's matrix
   }
@@ -130,7 +129,8 @@ void MarkRecomputed(AppState& state, const RecomputeCounts& a, const RecomputeCo
   state.recomputed = ran;
   if (a.input != b.input) MarkDirty(state, Stage::kX);
   if (a.projections != b.projections)
-    for (Stage s : {Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot}) MarkDirty(state, s);
+    for (Stage s : {Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot})
+      MarkDirty(state, s);
   if (a.scores != b.scores) MarkDirty(state, Stage::kScores);
   if (a.logits != b.logits) MarkDirty(state, Stage::kLogits);
   if (a.weights != b.weights) MarkDirty(state, Stage::kWeights), MarkDirty(state, Stage::kSink);
@@ -250,7 +250,8 @@ void PinBug(AppState& state, const std::string& id, const Scenario& fix) {
   c.decoded = bug && bug->decode;
   // A decode bug's lines differ only in the decode loop: diff the loops, with the Decode
   // view's prefill (at most T) and chunk.
-  const DecodeOptions decode{std::min(state.inference.prefill, TokenCount(fix)), state.inference.chunk};
+  const DecodeOptions decode{std::min(state.inference.prefill, TokenCount(fix)),
+                             state.inference.chunk};
   try {
     c.bug_diff = DiffPrograms(fix, *c.pinned, c.decoded ? &decode : nullptr);
   } catch (const InferenceError&) {  // a loop the scenario cannot take: the programs' lines
@@ -324,8 +325,8 @@ void AfterRun(AppState& state, const Scenario& ran, const RecomputeCounts& befor
     state.font_codepoints = CodepointsBeyondBase(state.token_labels);  // CJK, emoji, ...
     if (state.font_codepoints != state.fonts.codepoints) state.fonts_dirty = true;
   }
-  const bool mask_changed = !had_result || !SameMask(state.shown.mask, ran.mask) ||
-                            state.mask_rows != st.mask.rows();
+  const bool mask_changed =
+      !had_result || !SameMask(state.shown.mask, ran.mask) || state.mask_rows != st.mask.rows();
   state.shown = ran;
   // Scans a background run made belong to its own stages only (it sets them after this).
   for (HeatmapSlot& slot : state.heatmaps) slot.prescan.reset();
@@ -390,10 +391,9 @@ void StartBackgroundRun(AppState& state) {
     bg.error = RunEngine(engine, bg.scenario);
     if (bg.error.empty()) {
       const RecomputeCounts& after = engine.counts();
-      const bool changed[] = {after.logits != bg.before.logits,
-                              after.weights != bg.before.weights,
-                              after.weights != bg.before.weights ||
-                                  after.dropout != bg.before.dropout};
+      const bool changed[] = {
+          after.logits != bg.before.logits, after.weights != bg.before.weights,
+          after.weights != bg.before.weights || after.dropout != bg.before.dropout};
       const Stage stages[] = {Stage::kLogits, Stage::kWeights, Stage::kWeightsDropped};
       for (int k = 0; k < 3; ++k) {
         const int i = StageIndex(stages[k]);
@@ -581,11 +581,12 @@ bool Do(AppState& state, const OpenDialog& a) {
       d.path = state.scenario_path;
       break;
     case DialogKind::kSaveAs:
-      // The scenario file type's own extension (the MIME type application/x-attention-lab-scenario),
-      // named after the preset on screen.
-      d.path = !state.scenario_path.empty() ? state.scenario_path
-               : (state.preset_id.empty() ? std::string("scenario") : state.preset_id) +
-                     ".attn.json";
+      // The scenario file type's own extension (the MIME type
+      // application/x-attention-lab-scenario), named after the preset on screen.
+      d.path = !state.scenario_path.empty()
+                   ? state.scenario_path
+                   : (state.preset_id.empty() ? std::string("scenario") : state.preset_id) +
+                         ".attn.json";
       break;
     case DialogKind::kExport:  // the dialog keeps the name in step with its choices
       d.path = state.export_choices.stages == ExportStages::kPipeline ? "pipeline.png"
@@ -632,10 +633,9 @@ bool Do(AppState& state, const SaveNotebook& a) {
     // The scenario's program with its outputs (values and heatmap); the training loop's alone.
     // The shown run's stages when no worker writes them (no second run on the UI thread).
     const Stages* stages = HasShownRun(state) ? ReadableStages(state) : nullptr;
-    WriteFileAtomic(ExpandPath(a.path),
-                    state.code.training ? ProgramAsNotebook(state.code.text)
-                    : stages            ? cli::ScenarioNotebook(state.shown, *stages)
-                                        : cli::ScenarioNotebook(state.shown));
+    WriteFileAtomic(ExpandPath(a.path), state.code.training ? ProgramAsNotebook(state.code.text)
+                                        : stages ? cli::ScenarioNotebook(state.shown, *stages)
+                                                 : cli::ScenarioNotebook(state.shown));
     SetStatus(state, "Saved the program as a notebook to " + AbsolutePath(ExpandPath(a.path)),
               false);
   } catch (const std::exception& e) {
@@ -721,7 +721,8 @@ bool Do(AppState& state, const SetZoom& a) {
   state.fonts_dirty = true;
   SaveSettings(Settings{state.tour.seen, state.zoom});
   char text[64];
-  std::snprintf(text, sizeof text, "Zoom %d%% (Ctrl+0 resets it)", static_cast<int>(z * 100 + 0.5f));
+  std::snprintf(text, sizeof text, "Zoom %d%% (Ctrl+0 resets it)",
+                static_cast<int>(z * 100 + 0.5f));
   SetStatus(state, text, false);
   return false;
 }
@@ -930,8 +931,7 @@ void ApplyQueue(AppState& state) {
 
 void ApplyPendingActions(AppState& state) {
   // The scenario edited while the last background run went on (its result is on screen now).
-  if (!state.background.running && std::exchange(state.background.rerun, false))
-    Recompute(state);
+  if (!state.background.running && std::exchange(state.background.rerun, false)) Recompute(state);
   ApplyQueue(state);
   RefreshVisibleViews(state);
 }

@@ -13,17 +13,26 @@
 #include <variant>
 #include <vector>
 
-#include "gui/inference_view.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/model/scenario.h"
 #include "gui/export_choices.h"
+#include "gui/inference_view.h"
 
 namespace attnlab::gui {
 
 struct AppState;
 
 /// What the central area shows (View menu, Ctrl+1..4, the switch in the menu bar).
-enum class CentralView { kHeatmaps, kTrick, kCompare, kCode, kGradients, kTraining, kDecode, kTiled };
+enum class CentralView {
+  kHeatmaps,
+  kTrick,
+  kCompare,
+  kCode,
+  kGradients,
+  kTraining,
+  kDecode,
+  kTiled
+};
 inline constexpr int kCentralViewCount = 8;
 /// Each view's name in scripts (`view NAME`), save-views and the layout, in enum order.
 inline constexpr const char* kCentralViewNames[kCentralViewCount] = {
@@ -151,8 +160,17 @@ struct Quit {};
 /// kReplace: "FILE exists. Replace it?" before Save As writes over a file.
 /// kSaveNotebook: the Code view's program as a Jupyter notebook (.ipynb).
 /// kExportStep: the Decode or Tiled view's shown step as a figure.
-enum class DialogKind { kNone, kOpen, kSaveAs, kExport, kExportAll, kExportCompare, kReplace,
-                        kSaveNotebook, kExportStep };
+enum class DialogKind {
+  kNone,
+  kOpen,
+  kSaveAs,
+  kExport,
+  kExportAll,
+  kExportCompare,
+  kReplace,
+  kSaveNotebook,
+  kExportStep
+};
 /// Opens a dialog with its default path: Open the last file; Save As that file or
 /// "PRESET.attn.json" (the preset on screen, else "scenario.attn.json"); Export
 /// DefaultExportName(stage); Export all "attention-figures"; Export compare
@@ -240,13 +258,14 @@ struct SaveNotebook {
 
 using Action =
     std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization, SetDropout,
-                 LoadPresetAction, OpenScenario, LoadBugAction, EditScenario, Undo, Redo, SaveScenario,
-                 ExportStage, ExportAllStages, SelectHead, SelectBatch, SelectRow, SetColormap,
-                 SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare, SetCompareStage, SetCompareDecoded,
-                 ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode, SetVarianceSeed,
-                 SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile, ConfirmReplace,
-                 NativeDialogEnded, DropFiles, ClearRecentFiles, SetExportChoices, SetLossKey,
-                 SaveNotebook, SetInference, SetEveryHead, ExportStepFigure>;
+                 LoadPresetAction, OpenScenario, LoadBugAction, EditScenario, Undo, Redo,
+                 SaveScenario, ExportStage, ExportAllStages, SelectHead, SelectBatch, SelectRow,
+                 SetColormap, SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare,
+                 SetCompareStage, SetCompareDecoded, ExportCompare, TourCommand, Quit, OpenDialog,
+                 Save, SetValuesMode, SetVarianceSeed, SetVarianceTrials, SetVarianceHistogramDim,
+                 SetFocus, SetZoom, ChooseFile, ConfirmReplace, NativeDialogEnded, DropFiles,
+                 ClearRecentFiles, SetExportChoices, SetLossKey, SaveNotebook, SetInference,
+                 SetEveryHead, ExportStepFigure>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

@@ -16,8 +16,8 @@
 #include <imgui.h>
 
 #include <array>
-#include <cassert>
 #include <atomic>
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -27,14 +27,14 @@
 #include <vector>
 
 #include "attnlab/figures/colormap.h"
-#include "attnlab/lessons/experiments.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/heatmap_spec.h"
+#include "attnlab/lessons/experiments.h"
+#include "attnlab/lessons/train.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/scenario.h"
 #include "attnlab/model/stats.h"
 #include "attnlab/python/codegen.h"
-#include "attnlab/lessons/train.h"
 #include "gui/actions.h"
 #include "gui/gfx/heatmap_gpu.h"
 #include "gui/gfx/script_fonts.h"
@@ -68,8 +68,8 @@ struct HeatmapSlot {
   HeatmapTexture gpu;
   MapZoom zoom;       ///< kept while the matrix keeps its size; reset by a new size
   CellWindow shown;   ///< the cells drawn last frame (all of them unless zoomed)
-  bool dirty = true;                 ///< the stage matrix changed: upload again before drawing
-  ValueScan scan;                    ///< ScanValues of the uploaded matrix
+  bool dirty = true;  ///< the stage matrix changed: upload again before drawing
+  ValueScan scan;     ///< ScanValues of the uploaded matrix
   /// ScanStage of the matrix about to be uploaded, made by a background run on its worker
   /// (UploadDirty uses it instead of scanning the matrix again), else empty.
   std::optional<ValueScan> prescan;
@@ -82,8 +82,8 @@ struct HeatmapSlot {
   bool thumbnail = false;                   ///< drawn last frame as a thumbnail (no labels)
   bool scrolls = false;  ///< drawn last frame on a canvas that scrolls (it may be out of view)
   bool visible = false;  ///< its whole image was inside the window's clip rect last frame
-  std::vector<std::string> printed;  ///< last frame's cell texts, row by row (--layout)
-  float row_label_w = 0, col_label_w = 0;   ///< widest labels, measured once per input run
+  std::vector<std::string> printed;        ///< last frame's cell texts, row by row (--layout)
+  float row_label_w = 0, col_label_w = 0;  ///< widest labels, measured once per input run
   int labels_input_run = -1, labels_rows = 0, labels_cols = 0;
   float labels_font_size = 0;  ///< the zoom changes it: measure again
 };
@@ -144,7 +144,7 @@ struct VarianceState {
   std::string error;
   /// The learner's own run (shown batch and head): q.var(), k.var(), (q @ k.T).var() and the
   /// scaled scores' var() before the mask, as the notebooks print them.
-  std::string own_key;  ///< shown_version/batch/head they were computed for
+  std::string own_key;      ///< shown_version/batch/head they were computed for
   std::string own_pending;  ///< a newer key, waiting for edits to pause (large T)
   double own_pending_since = 0;
   StageVariances own, whole;  ///< the shown batch and head; every batch and head
@@ -173,10 +173,10 @@ struct ExportPreviewState {
 /// Which modal dialog is up.
 struct DialogState {
   DialogKind kind = DialogKind::kNone;
-  bool just_opened = false;                 ///< open the ImGui popup this frame
-  std::string path;                         ///< the path being typed
-  int stage = StageIndex(Stage::kWeights);  ///< kExport: the stage; kExportCompare: CompareMap
-  std::shared_ptr<NativeDialog> native;     ///< the desktop's dialog while it runs (else typed)
+  bool just_opened = false;                    ///< open the ImGui popup this frame
+  std::string path;                            ///< the path being typed
+  int stage = StageIndex(Stage::kWeights);     ///< kExport: the stage; kExportCompare: CompareMap
+  std::shared_ptr<NativeDialog> native;        ///< the desktop's dialog while it runs (else typed)
   DialogKind replacing = DialogKind::kSaveAs;  ///< kReplace: what is written when confirmed
   /// kExport: the file name last proposed for the choices (without extension); the path
   /// follows the choices while its name is still that one.
@@ -214,7 +214,7 @@ struct ScreenRect {
 struct CodeState {
   uint64_t version = 0;  ///< shown_version the text was made for (0: never)
   std::string text;
-  std::string error;  ///< why there is no program ("" when there is)
+  std::string error;      ///< why there is no program ("" when there is)
   bool training = false;  ///< the Training view's loop (codegen_train) instead of the scenario's
   /// "decode" or "tiled": the scenario's program followed by the Decode or Tiled view's loop
   /// with its settings (codegen.h GenerateDecodeCode / GenerateTiledCode); "" otherwise.
@@ -310,8 +310,8 @@ struct TrainState {
   bool follow = true;                // the scrubber follows the newest snapshot while training
   bool playing = false;
   double play_clock = 0;
-  int64_t generation = 0;                 // counts runs started (the maps' labels key)
-  std::array<HeatmapSlot, 2> maps;        // scaled, unscaled attention of the example
+  int64_t generation = 0;                   // counts runs started (the maps' labels key)
+  std::array<HeatmapSlot, 2> maps;          // scaled, unscaled attention of the example
   std::array<int64_t, 2> uploaded{-1, -1};  // generation * 1e6 + snapshot index uploaded
 
   ~TrainState() { Stop(); }
@@ -326,8 +326,8 @@ struct TrainState {
 struct TourState {
   bool active = false;
   int step = 0;
-  bool seen = false;  ///< shown once; remembered in the settings so it does not come back
-  ScreenRect card;    ///< where the card was drawn last frame
+  bool seen = false;       ///< shown once; remembered in the settings so it does not come back
+  ScreenRect card;         ///< where the card was drawn last frame
   int scrolled_step = -1;  ///< the step whose map the overview's canvas was last scrolled to
   bool task_done = false;  ///< the step's "your turn" task was done (reset on entering a step)
 };
@@ -346,11 +346,11 @@ struct BackgroundRun {
   Scenario scenario;              ///< what it runs (state.scenario may move on meanwhile)
   RecomputeCounts before;         ///< engine counts before it ran
   int64_t head = 0, batch = 0;    ///< the selection its scans are of
-  std::array<const Matrix*, kStageCount> scan_of{};            ///< set before the start
-  std::array<std::optional<ValueScan>, kStageCount> scans;     ///< set by the worker
-  std::string error;              ///< why the scenario could not run, else ""
-  int64_t completed = 0;          ///< runs shown so far (--frame-stats reports it)
-  bool rerun = false;             ///< the scenario was edited while it ran: run it next
+  std::array<const Matrix*, kStageCount> scan_of{};         ///< set before the start
+  std::array<std::optional<ValueScan>, kStageCount> scans;  ///< set by the worker
+  std::string error;      ///< why the scenario could not run, else ""
+  int64_t completed = 0;  ///< runs shown so far (--frame-stats reports it)
+  bool rerun = false;     ///< the scenario was edited while it ran: run it next
   BackgroundRun() = default;
   BackgroundRun(const BackgroundRun&) = delete;
   BackgroundRun& operator=(const BackgroundRun&) = delete;
@@ -375,15 +375,15 @@ struct RopeShiftCheck {
 
 struct AppState {
   // -- the scenario and its stages
-  Scenario scenario;            ///< what the learner edits; may be invalid (see error)
-  Scenario shown;               ///< the last scenario that ran: what the heatmaps show
-  Engine engine;                ///< the one engine; engine.stages() belong to `shown`
+  Scenario scenario;  ///< what the learner edits; may be invalid (see error)
+  Scenario shown;     ///< the last scenario that ran: what the heatmaps show
+  Engine engine;      ///< the one engine; engine.stages() belong to `shown`
   /// A run of `engine` on its worker thread (declared after engine: joined before it goes).
   BackgroundRun background;
   /// Every run on the UI thread except a script's drags (scripts check what they set at once).
   bool synchronous_runs = false;
-  Shape shown_shape;            ///< engine.stages().shape of the shown run (ShownShape)
-  RecomputeCounts shown_counts; ///< engine.counts() after the shown run (panels read this copy)
+  Shape shown_shape;             ///< engine.stages().shape of the shown run (ShownShape)
+  RecomputeCounts shown_counts;  ///< engine.counts() after the shown run (panels read this copy)
   /// engine.stages().W of the shown run, copied when the projections are recomputed: the
   /// projection panel's editors show them while a background run goes on (d_in x d_out each).
   std::array<Matrix, 3> shown_W;
@@ -397,7 +397,7 @@ struct AppState {
   /// The shown head's d_k columns of Q, K and V (with several heads; one head shows the
   /// engine's own matrices), refreshed with their heatmaps.
   std::array<Matrix, 5> head_qkv;
-  bool any_masked = false;      ///< stages.mask forbids some cell (legends show the hatch)
+  bool any_masked = false;  ///< stages.mask forbids some cell (legends show the hatch)
   std::vector<std::string> token_labels;  ///< TokenLabels(stages.tokens): both axes' labels
   int64_t token_labels_run = -1;          ///< engine input count they were made for
   std::string contents_key;               ///< what the stage heatmaps' contents were made from
@@ -414,8 +414,8 @@ struct AppState {
   /// The shown tokens' code points beyond the base ranges (CodepointsBeyondBase): when they
   /// differ from fonts.codepoints the fonts are built again, between frames.
   std::vector<ImWchar> font_codepoints;
-  HoverCell hover;                ///< hovered cell of the last frame (highlights are drawn from it)
-  HoverCell hover_next;           ///< filled while drawing this frame
+  HoverCell hover;       ///< hovered cell of the last frame (highlights are drawn from it)
+  HoverCell hover_next;  ///< filled while drawing this frame
   std::array<HeatmapSlot, kStageCount> heatmaps;
   /// The head grid (under the notebook-sized overview, or the whole view with "every head"):
   /// each head's weights side by side (as BertViz's head view), kHeadGridMax heads at a time,
@@ -427,13 +427,13 @@ struct AppState {
   std::array<HeatmapSlot, kHeadGridMax> head_sinks;
   std::string head_maps_key;
   int head_maps_first = 0;  ///< the head in head_maps[0]
-  bool mask_dirty = true;  ///< upload stages.mask again
+  bool mask_dirty = true;   ///< upload stages.mask again
   ViewOptions view;
   VarianceState variance;
   PeakingCache peaking;
   MaskPaint paint;
-  uint64_t shown_version = 0;  ///< bumped whenever `shown` and its stages change
-  RopeShiftCheck rope_shift;   ///< the positions panel's shift check
+  uint64_t shown_version = 0;      ///< bumped whenever `shown` and its stages change
+  RopeShiftCheck rope_shift;       ///< the positions panel's shift check
   uint64_t autosaved_version = 0;  ///< shown_version of the last autosave (AutosaveWhenIdle)
   double autosaved_at = 0.0;       ///< when it was written (steady clock, s)
 
@@ -443,8 +443,8 @@ struct AppState {
   TrickState trick;
   CompareState compare;
   TourState tour;
-  GradientState gradients;  ///< the gradients view (gradient_state.h)
-  TrainState training;      ///< the Training view and its worker
+  GradientState gradients;       ///< the gradients view (gradient_state.h)
+  TrainState training;           ///< the Training view and its worker
   InferenceViewState inference;  ///< the Decode and Tiled views (inference_view.h)
   std::array<ScreenRect, kStageCount> heatmap_cells;  ///< each heatmap's grid cell (labels too)
   std::vector<std::pair<std::string, ScreenRect>> toolbar_items;  ///< drawn this frame
@@ -479,7 +479,9 @@ struct AppState {
 };
 
 /// A zoom kept in 0.6..2.5 (1 for anything that is not a number).
-inline float ClampZoom(float z) { return z >= 0.6f && z <= 2.5f ? z : z > 2.5f ? 2.5f : z >= 0 ? 0.6f : 1.0f; }
+inline float ClampZoom(float z) {
+  return z >= 0.6f && z <= 2.5f ? z : z > 2.5f ? 2.5f : z >= 0 ? 0.6f : 1.0f;
+}
 
 /// The stages on screen (the engine's last good run), for panels: nullptr while a background
 /// run rewrites them in place (BackgroundRun). Panels then draw what they uploaded or cached from

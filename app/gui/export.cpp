@@ -3,15 +3,15 @@
 
 #include <algorithm>
 #include <cctype>
-#include <optional>
-#include <utility>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <utility>
 
 #include "attnlab/figures/inference_views.h"
 #include "gui/app_state.h"
-#include "gui/inference_view.h"
 #include "gui/heatmap_view.h"
+#include "gui/inference_view.h"
 #include "gui/session.h"
 #include "gui/stage_info.h"
 #include "gui/views.h"
@@ -27,7 +27,9 @@ std::string WithPng(const std::string& path) {
 /// The figure format a path's extension names: SVG or PDF for .svg and .pdf, else PNG.
 ExportFormat FigureFormatOf(const std::string& path) {
   const std::string ext = std::filesystem::path(path).extension().string();
-  return ext == ".svg" ? ExportFormat::kSvg : ext == ".pdf" ? ExportFormat::kPdf : ExportFormat::kPng;
+  return ext == ".svg"   ? ExportFormat::kSvg
+         : ext == ".pdf" ? ExportFormat::kPdf
+                         : ExportFormat::kPng;
 }
 
 }  // namespace
@@ -83,7 +85,8 @@ namespace {
 
 /// The shown step's view of the central Decode or Tiled view, with its default file stem;
 /// nullopt with the reason in *why.
-std::optional<std::pair<StageView, std::string>> ShownStepView(const AppState& state, std::string* why) {
+std::optional<std::pair<StageView, std::string>> ShownStepView(const AppState& state,
+                                                               std::string* why) {
   const InferenceViewState& v = state.inference;
   const Stages* st = ReadableStages(state);
   const bool decode = state.central == CentralView::kDecode;
@@ -105,7 +108,8 @@ std::optional<std::pair<StageView, std::string>> ShownStepView(const AppState& s
                               "_b" + std::to_string(batch));
   }
   const int64_t step = std::min<int64_t>(v.tile_step, TileStepCount(state) - 1);
-  return std::make_pair(TileStateView(*st, state.shown, *v.tiled, step), "tile" + std::to_string(step));
+  return std::make_pair(TileStateView(*st, state.shown, *v.tiled, step),
+                        "tile" + std::to_string(step));
 }
 
 }  // namespace
@@ -120,7 +124,8 @@ bool ExportInferenceStep(const AppState& state, const std::string& path, std::st
       return false;
     }
     const std::string ext = std::filesystem::path(file).extension().string();
-    const ExportFormat format = ParseExportFormat(ext.empty() ? "" : ext.substr(1)).value_or(ExportFormat::kPng);
+    const ExportFormat format =
+        ParseExportFormat(ext.empty() ? "" : ext.substr(1)).value_or(ExportFormat::kPng);
     // The command line's options, not the window's colormaps and ranges (inference_views.h).
     ExportView(view->first, StepFigureOptions(), format, file, &state.shown);
     *message = "Saved \"" + view->first.title + "\" to " + AbsolutePath(file);
@@ -190,7 +195,7 @@ bool SetExportOption(ExportChoices& choices, const std::string& key, const std::
     if (!f) return *why = "format: png, svg, pdf, csv or npy", false;
     c.format = *f;
   } else if (key == "stages") {
-    c.stages = value == "this" ? ExportStages::kThis
+    c.stages = value == "this"       ? ExportStages::kThis
                : value == "pipeline" ? ExportStages::kPipeline
                                      : ExportStages::kChosen;
     c.chosen.clear();
@@ -281,8 +286,8 @@ bool ExportWithChoices(const AppState& state, Stage stage, const std::string& pa
     *message = std::string("Not exported: ") + e.what();
     return false;
   }
-  *message = "Saved " + std::to_string(stages.size()) + (stages.size() == 1 ? " stage" : " stages") +
-             " to " + AbsolutePath(path);
+  *message = "Saved " + std::to_string(stages.size()) +
+             (stages.size() == 1 ? " stage" : " stages") + " to " + AbsolutePath(path);
   return true;
 }
 

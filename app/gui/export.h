@@ -59,8 +59,8 @@ Image ExportPreview(const AppState& state, Stage stage, int max_width);
 /// DecodeStepView) or the Tiled view's shown tile (TileStateView), whichever view is central,
 /// as ExportView writes it with StepFigureOptions (format from the extension, PNG when none; the
 /// scenario embedded; the window's colormaps, range and values mode are not used), so the bytes
-/// equal `attention-lab decode|tiled ... --step K [--head H --batch B] -o FILE`'s. Same reporting as
-/// ExportOneStage ("Not exported: ..." outside those views or without a run).
+/// equal `attention-lab decode|tiled ... --step K [--head H --batch B] -o FILE`'s. Same reporting
+/// as ExportOneStage ("Not exported: ..." outside those views or without a run).
 bool ExportInferenceStep(const AppState& state, const std::string& path, std::string* message);
 
 /// A default file name for the shown step: "decode_step3_h0_b0.png" or "tile5.png".

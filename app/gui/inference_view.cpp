@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/base/text.h"
-
 #include "gui/app_state.h"
 #include "gui/widgets.h"
 
@@ -91,17 +90,21 @@ std::vector<std::string> NumberedLabels(const char* prefix, int64_t n) {
   return out;
 }
 
-std::string AgreementText(const Scenario& s, double diff, double tolerance, bool tiled, bool* equal) {
+std::string AgreementText(const Scenario& s, double diff, double tolerance, bool tiled,
+                          bool* equal) {
   *equal = !std::isnan(diff) && diff <= tolerance;
   if (diff == 0) return ": the same rows, bit for bit";
-  if (!*equal) return tiled ? ": beyond the tolerance " + FormatNumber(tolerance, NumberStyle::kGeneral, 3)
-                            : ": they differ (tolerance " + FormatNumber(tolerance, NumberStyle::kGeneral, 3) + ")";
+  if (!*equal)
+    return tiled ? ": beyond the tolerance " + FormatNumber(tolerance, NumberStyle::kGeneral, 3)
+                 : ": they differ (tolerance " + FormatNumber(tolerance, NumberStyle::kGeneral, 3) +
+                       ")";
   const std::string tol = " (tolerance " + FormatNumber(tolerance, NumberStyle::kGeneral, 3) + ")";
   if (!IsLowPrecision(s.dtype))
     return std::string(": the same up to ") + Name(s.dtype) + " summation order" + tol;
   return tiled ? std::string(": the same up to ") + Name(s.dtype) +
                      " rounding: the tiles keep the logits in float32 and round P, the full "
-                     "computation rounds its scores, logits and weights" + tol
+                     "computation rounds its scores, logits and weights" +
+                     tol
                : std::string(": the same up to one ") + Name(s.dtype) +
                      " rounding: a float32 sum in another order crossed a rounding boundary" + tol;
 }
@@ -111,11 +114,14 @@ std::string DtypeNote(const Scenario& s, bool tiled) {
   if (s.dtype == Dtype::kFloat64) return "float64: every step computed in double.";
   if (!IsLowPrecision(s.dtype)) return "";
   if (tiled)
-    return d + " (FlashAttention-2): Q, K, V in " + d + "; each tile's logits and the running m, "
-           "l and O in float32; P rounded to " + d + " before P\u00B7V; O / l rounded to " + d + " at the end.";
+    return d + " (FlashAttention-2): Q, K, V in " + d +
+           "; each tile's logits and the running m, "
+           "l and O in float32; P rounded to " +
+           d + " before P\u00B7V; O / l rounded to " + d + " at the end.";
   return d + ": the cache holds K and V as stored in " + d + "; each step's scores, logits, " +
-         (s.scaling.softmax_dtype == SoftmaxDtype::kFloat32 ? std::string("context (weights float32, the upcast softmax)")
-                                                            : std::string("weights and context")) +
+         (s.scaling.softmax_dtype == SoftmaxDtype::kFloat32
+              ? std::string("context (weights float32, the upcast softmax)")
+              : std::string("weights and context")) +
          " computed in float32 and rounded to " + d + ", as the full computation's.";
 }
 
@@ -163,7 +169,8 @@ void RefreshInference(AppState& state) {
       v.tiled_error = e.what();
     }
   }
-  v.decode_step = std::clamp<int64_t>(v.decode_step, 0, std::max<int64_t>(DecodeStepCount(state) - 1, 0));
+  v.decode_step =
+      std::clamp<int64_t>(v.decode_step, 0, std::max<int64_t>(DecodeStepCount(state) - 1, 0));
   v.tile_step = std::clamp<int64_t>(v.tile_step, 0, std::max<int64_t>(TileStepCount(state) - 1, 0));
   if (v.playing && Seconds() - v.advanced_at >= kPlaySeconds) {
     const bool decode = state.central == CentralView::kDecode;
@@ -179,27 +186,36 @@ void RefreshInference(AppState& state) {
 
 std::string InferenceJson(const AppState& state) {
   const InferenceViewState& v = state.inference;
-  nlohmann::json j = {{"prefill", v.prefill},   {"chunk", v.chunk},
-                      {"block_q", v.block_q},   {"block_k", v.block_k},
+  nlohmann::json j = {{"prefill", v.prefill},         {"chunk", v.chunk},
+                      {"block_q", v.block_q},         {"block_k", v.block_k},
                       {"decode_step", v.decode_step}, {"tile_step", v.tile_step},
-                      {"playing", v.playing},   {"decode_error", v.decode_error},
+                      {"playing", v.playing},         {"decode_error", v.decode_error},
                       {"tiled_error", v.tiled_error}};
   if (v.decode && !v.decode->steps.empty()) {
     const DecodeStep& s = v.decode->steps[static_cast<size_t>(v.decode_step)];
-    j["decode"] = {{"steps", v.decode->steps.size()}, {"max_abs_diff", Num(v.decode->max_abs_diff)},
+    j["decode"] = {{"steps", v.decode->steps.size()},
+                   {"max_abs_diff", Num(v.decode->max_abs_diff)},
                    {"tolerance", Num(v.decode->tolerance)},
-                   {"t", s.t}, {"keys", s.keys}, {"evicted", s.evicted},
-                   {"cache_len", s.cache_len}, {"step_max_abs_diff", Num(s.max_abs_diff)}};
+                   {"t", s.t},
+                   {"keys", s.keys},
+                   {"evicted", s.evicted},
+                   {"cache_len", s.cache_len},
+                   {"step_max_abs_diff", Num(s.max_abs_diff)}};
   }
   if (v.tiled && !v.tiled->steps.empty()) {
     const TileStep& s = v.tiled->steps[static_cast<size_t>(v.tile_step)];
     nlohmann::json m = nlohmann::json::array(), l = nlohmann::json::array();
     for (double x : s.m) m.push_back(Num(x));
     for (double x : s.l) l.push_back(Num(x));
-    j["tiled"] = {{"steps", v.tiled->steps.size()}, {"max_abs_diff", Num(v.tiled->max_abs_diff)},
+    j["tiled"] = {{"steps", v.tiled->steps.size()},
+                  {"max_abs_diff", Num(v.tiled->max_abs_diff)},
                   {"tolerance", Num(v.tiled->tolerance)},
-                  {"skipped_tiles", v.tiled->skipped_tiles}, {"rows", {s.row0, s.row0 + s.rows}},
-                  {"keys", {s.key0, s.key0 + s.keys}}, {"skipped", s.skipped}, {"m", m}, {"l", l}};
+                  {"skipped_tiles", v.tiled->skipped_tiles},
+                  {"rows", {s.row0, s.row0 + s.rows}},
+                  {"keys", {s.key0, s.key0 + s.keys}},
+                  {"skipped", s.skipped},
+                  {"m", m},
+                  {"l", l}};
   }
   return j.dump();
 }

@@ -18,13 +18,13 @@ struct AppState;
 
 /// The two views' settings and their runs.
 struct InferenceViewState {
-  int64_t prefill = 2, chunk = 0;    ///< the decode's P and C (DecodeOptions)
-  int64_t block_q = 2, block_k = 2;  ///< the tiles' Br and Bc
+  int64_t prefill = 2, chunk = 0;          ///< the decode's P and C (DecodeOptions)
+  int64_t block_q = 2, block_k = 2;        ///< the tiles' Br and Bc
   int64_t decode_step = 0, tile_step = 0;  ///< the step shown, from 0
-  bool playing = false;              ///< the shown view's step advances by itself
-  double advanced_at = 0;            ///< when play last advanced (steady clock, s)
+  bool playing = false;                    ///< the shown view's step advances by itself
+  double advanced_at = 0;                  ///< when play last advanced (steady clock, s)
   // -- derived (RefreshInference)
-  std::string made_for;              ///< version and settings the runs were made for
+  std::string made_for;  ///< version and settings the runs were made for
   std::optional<DecodeRun> decode;
   std::optional<TiledRun> tiled;
   std::string decode_error, tiled_error;  ///< why there is no run ("" when there is)
@@ -64,7 +64,8 @@ inline constexpr double kMaxInferenceCells = 4194304.0;
 /// `diff` is 0 (the same rows, bit for bit), within `tolerance` (AgreementTolerance, inference.h:
 /// float32 / float64 summation order, or the rounding of the scenario's bfloat16 / float16) or
 /// beyond it; `tiled` says which loop. Sets *equal to whether diff <= tolerance.
-std::string AgreementText(const Scenario& s, double diff, double tolerance, bool tiled, bool* equal);
+std::string AgreementText(const Scenario& s, double diff, double tolerance, bool tiled,
+                          bool* equal);
 
 /// How the loop computes in the scenario's dtype, one line for the view ("" for float32):
 /// bfloat16 / float16 decode stores each step's stages in it; the tiles keep FlashAttention-2's

@@ -54,7 +54,8 @@ std::vector<std::string> Arguments(const std::string& tool, DialogKind kind,
                                    const std::string& path) {
   const std::string title = TitleFor(kind);
   if (tool == "kdialog") {
-    if (kind == DialogKind::kOpen) return {tool, "--title", title, "--getopenfilename", path, "*.json"};
+    if (kind == DialogKind::kOpen)
+      return {tool, "--title", title, "--getopenfilename", path, "*.json"};
     if (kind == DialogKind::kExportAll)
       return {tool, "--title", title, "--getexistingdirectory", path};
     return {tool, "--title", title, "--getsavefilename", path};

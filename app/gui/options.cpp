@@ -50,8 +50,8 @@ void ParseSize(const std::string& text, int* width, int* height) {
 void DescribeWindowOptions(CLI::App& app, GuiOptions& o, std::string& size, bool& no_autosave) {
   app.description(
       "Attention Lab: self-attention you can play with, PyTorch-exact.\n"
-      "Without a subcommand it opens the window. Subcommands: " + cli::SubcommandList() +
-      " (see attention-lab --help).");
+      "Without a subcommand it opens the window. Subcommands: " +
+      cli::SubcommandList() + " (see attention-lab --help).");
   app.add_option("scenario", o.file, "Scenario file (.json) to open");
   app.add_option("--preset", o.preset, "Open a shipped preset (ids: attention-lab presets)")
       ->option_text("ID");

@@ -5,12 +5,12 @@
 // [SECTION] Series: lines, points, reference lines, bars, histograms, legends
 #include "gui/plot.h"
 
-#include "attnlab/figures/heatmap_spec.h"
-#include "attnlab/base/text.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+
+#include "attnlab/base/text.h"
+#include "attnlab/figures/heatmap_spec.h"
 
 namespace attnlab::gui {
 namespace {
@@ -166,8 +166,8 @@ PlotAxes BeginPlot(const PlotSpec& spec) {
                             ? spec.x_label_short
                             : spec.x_label;
   const ImVec2 xl = ImGui::CalcTextSize(x_label);
-  const float xl_x = std::max(origin.x, std::min((axes.min.x + axes.max.x - xl.x) * 0.5f,
-                                                 origin.x + size.x - xl.x));
+  const float xl_x = std::max(
+      origin.x, std::min((axes.min.x + axes.max.x - xl.x) * 0.5f, origin.x + size.x - xl.x));
   dl->AddText(ImVec2(xl_x, axes.max.y + line + 3), TextColor(), x_label);
   if (*spec.y_label) {
     const float w = ImGui::CalcTextSize(spec.y_label).x;

@@ -14,7 +14,7 @@ struct PlotAxes {
   ImVec2 min, max;  ///< the data area on screen (inside the tick labels)
   double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
   bool log_x = false, log_y = false;
-  bool hovered = false;  ///< the mouse is over the data area
+  bool hovered = false;       ///< the mouse is over the data area
   bool legend_above = false;  ///< PlotLegend goes in a line above the data, not on it
   ImVec2 ToScreen(double x, double y) const;
   double XAt(float screen_x) const;  ///< the data x under a screen x

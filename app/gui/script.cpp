@@ -389,7 +389,10 @@ const CommandSpec kCommands[] = {
        Edit(c, "positions", [kind](Scenario& x) { x.positions.kind = kind; });
      },
      "none|alibi|rope|sinusoidal: positions.kind (the Positions combo)"},
-    {"softcap", 1, [](const Words& w) { if (w[1] != "off" && !(Number(w[1]) > 0)) throw std::invalid_argument("off or C > 0"); },
+    {"softcap", 1,
+     [](const Words& w) {
+       if (w[1] != "off" && !(Number(w[1]) > 0)) throw std::invalid_argument("off or C > 0");
+     },
      [](Call& c) {
        const std::optional<double> cap =
            c.w[1] == "off" ? std::nullopt : std::optional<double>(Number(c.w[1]));
@@ -610,7 +613,9 @@ const CommandSpec kCommands[] = {
      },
      "bottom_right|top_left: mask.align, where a decode step's queries sit against its keys"},
     {"decode-step", 1, Integer1,
-     [](Call& c) { Emit(c.state, SetInference{SetInference::Field::kDecodeStep, Integer(c.w[1])}); },
+     [](Call& c) {
+       Emit(c.state, SetInference{SetInference::Field::kDecodeStep, Integer(c.w[1])});
+     },
      "N: the Decode view shows step N (from 0; clamped to the steps there are)"},
     {"tiled", 2, [](const Words& w) { Integer(w[1]), Integer(w[2]); },
      [](Call& c) {
@@ -619,11 +624,14 @@ const CommandSpec kCommands[] = {
      },
      "BR BC: the Tiled view's tiles of BR query rows by BC keys"},
     {"tiled-step", 1, Integer1,
-     [](Call& c) { Emit(c.state, SetInference{SetInference::Field::kTileStep, Integer(c.w[1])}); },
+     [](Call& c) {
+       Emit(c.state, SetInference{SetInference::Field::kTileStep, Integer(c.w[1])});
+     },
      "N: the Tiled view shows tile N (from 0; clamped to the tiles there are)"},
     {"export-step", 1, nullptr, [](Call& c) { Emit(c.state, ExportStepFigure{c.w[1]}); },
      "FILE.png|svg|pdf|csv|npy: the Decode view's step (its weights over the cache) or the Tiled "
-     "view's tile (m, l, rescale, O per row) on screen as a figure, as decode|tiled --step K -o FILE"},
+     "view's tile (m, l, rescale, O per row) on screen as a figure, as decode|tiled --step K -o "
+     "FILE"},
     {"code-loop", 1,
      [](const Words& w) {
        if (w[1] != "decode" && w[1] != "tiled" && w[1] != "off")

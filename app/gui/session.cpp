@@ -3,13 +3,13 @@
 
 #include <imgui.h>
 
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "attnlab/figures/figure_meta.h"
 #include "attnlab/base/file_io.h"
+#include "attnlab/figures/figure_meta.h"
 #include "attnlab/model/presets.h"
 #include "cli/cli.h"
 #include "gui/app_state.h"
@@ -45,8 +45,8 @@ void ApplyFigureView(AppState& state, const FigureSource& f) {
   const bool one = !f.options.colormap.empty();  // one map for every heatmap
   state.view.sequential_colormap = index(one ? f.options.colormap : f.options.sequential_colormap,
                                          state.view.sequential_colormap);
-  state.view.diverging_colormap = index(one ? f.options.colormap : f.options.diverging_colormap,
-                                        state.view.diverging_colormap);
+  state.view.diverging_colormap =
+      index(one ? f.options.colormap : f.options.diverging_colormap, state.view.diverging_colormap);
   if (f.stages.size() == 1) state.focus = f.stages[0];
 }
 
@@ -69,9 +69,8 @@ StartPoint ChooseStart(const GuiOptions& options) {
     if (!std::filesystem::exists(path, ec)) {
       std::string known;
       for (const PresetInfo& p : Presets()) known += (known.empty() ? "" : ", ") + p.id;
-      throw StartError(options.file +
-                       ": no such file, and not a subcommand (" + cli::SubcommandList() +
-                       "; see --help); presets open with --preset ID (" +
+      throw StartError(options.file + ": no such file, and not a subcommand (" +
+                       cli::SubcommandList() + "; see --help); presets open with --preset ID (" +
                        known + ")");
     }
     std::string text;

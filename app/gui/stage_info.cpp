@@ -83,7 +83,8 @@ void RefreshHeadSlices(AppState& state) {
     // V's heads are dh_v wide (its own d_v for qkv input), Q's and K's dh.
     const int64_t w = k == 2 ? st.shape.dh_v : st.shape.dh;
     // K, V and K_rot: the K/V head this query head reads (itself unless kv_heads groups them).
-    const int64_t h = StageColumnHead(static_cast<Stage>(StageIndex(Stage::kQ) + k), st.shape, state.head);
+    const int64_t h =
+        StageColumnHead(static_cast<Stage>(StageIndex(Stage::kQ) + k), st.shape, state.head);
     if (state.heatmaps[StageIndex(Stage::kQ) + k].dirty &&
         static_cast<size_t>(state.batch) < stacks[k]->size())
       state.head_qkv[k] = (*stacks[k])[state.batch].middleCols(h * w, w);

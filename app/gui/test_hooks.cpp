@@ -80,7 +80,8 @@ void TestHooks::ReportFrameStats(const AppState& state) const {
   std::printf(
       "{\"frames\": %zu, \"median_ms\": %.3f, \"p90_ms\": %.3f, \"T\": %lld, "
       "\"background_runs\": %lld}\n",
-      steady.size(), Median(steady), Percentile90(steady), static_cast<long long>(ShownShape(state).T),
+      steady.size(), Median(steady), Percentile90(steady),
+      static_cast<long long>(ShownShape(state).T),
       static_cast<long long>(state.background.completed));
 }
 

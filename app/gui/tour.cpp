@@ -136,30 +136,31 @@ const std::vector<TourStep>& TourSteps() {
        "Here d_k = 16 and the scaling is off: the logits are large and softmax is almost "
        "one-hot, each query listens to one key. Bottom right, why: var(q\xC2\xB7k) grows like d. "
        "Tick \"divide by \u221Ad_k\" on the left and watch the rows soften.",
-       "scaling-demo", TourTarget::kWeights, TourTarget::kVariance,
-       "tick \"divide by \u221Ad_k\".", ScaledBySqrtDk},
+       "scaling-demo", TourTarget::kWeights, TourTarget::kVariance, "tick \"divide by \u221Ad_k\".",
+       ScaledBySqrtDk},
       {"3.5.1 The causal mask",
        "raschka-3.5-causal: SelfAttention_v2 (nn.Linear, seed 789) with a causal mask. A "
        "decoder must not see the future: the keys after each query are hatched, their logits "
-       "are \xE2\x88\x92inf and their weights 0. Row 1 keeps keys 0 and 1: 0.5517 and 0.4483, as the "
+       "are \xE2\x88\x92inf and their weights 0. Row 1 keeps keys 0 and 1: 0.5517 and 0.4483, as "
+       "the "
        "book prints. Its first try, softmax, then zeroing, then dividing by the row sums, "
        "gives the same numbers.",
        "raschka-3.5-causal", TourTarget::kLogits, TourTarget::kWeights,
-       "set the mask to none: the weights are 3.4's again, every row over all 6 tokens.",
-       MaskOff},
+       "set the mask to none: the weights are 3.4's again, every row over all 6 tokens.", MaskOff},
       {"3.5.2 Dropout",
        "raschka-3.5-dropout: nn.Dropout(0.5) after torch.manual_seed(123), as the book. Each "
        "weight is dropped (0) or kept and doubled (1/(1 \xE2\x88\x92 p)): row 0 is 2.0, row 1 "
        "lost both of its weights, row 2 reads 0.7599 0.6194 0.6206. The context uses these "
        "weights; dropout acts only while training.",
        "raschka-3.5-dropout", TourTarget::kWeightsDropped, TourTarget::kWeights,
-       "set dropout p to 0 (left): the weights after dropout are the weights again.",
-       DropoutOff},
+       "set dropout p to 0 (left): the weights after dropout are the weights again.", DropoutOff},
       {"3.6.1 Heads: one module per head",
        "raschka-3.6-wrapper is MultiHeadAttentionWrapper: two CausalAttention heads on a batch "
        "of two, each head drawing its own weights (\"one module per head\", Projections). "
-       "Context columns 0\xE2\x80\x93" "1 are head 0, which is 3.5.3's CausalAttention "
-       "(-0.4519, 0.2216 in row 0), columns 2\xE2\x80\x93" "3 head 1 (0.4772, 0.1063).",
+       "Context columns 0\xE2\x80\x93"
+       "1 are head 0, which is 3.5.3's CausalAttention "
+       "(-0.4519, 0.2216 in row 0), columns 2\xE2\x80\x93"
+       "3 head 1 (0.4772, 0.1063).",
        "raschka-3.6-wrapper", TourTarget::kContext, TourTarget::kControls,
        "show head 1 (the head selector above the maps): its weights differ from head 0's.",
        ShowsHead1},
@@ -169,10 +170,12 @@ const std::vector<TourStep>& TourSteps() {
        "the context is the book's 0.3190, 0.4858.",
        "raschka-3.6-mha", TourTarget::kContext, TourTarget::kWeights},
       {"Why 1/\u221Ad_k matters for learning",
-       "This preset's head is unscaled. Open View \xE2\x96\xB8 Training (Ctrl+6), keep d_k = 256 and "
+       "This preset's head is unscaled. Open View \xE2\x96\xB8 Training (Ctrl+6), keep d_k = 256 "
+       "and "
        "associative recall, and press Run: the same head is trained from the same seed with "
        "1/\u221Ad_k and without. Unscaled, every softmax row is almost one-hot from the first "
-       "step, its gradient diag(w) \xE2\x88\x92 w w\xE1\xB5\x80 is almost zero and the loss stays near "
+       "step, its gradient diag(w) \xE2\x88\x92 w w\xE1\xB5\x80 is almost zero and the loss stays "
+       "near "
        "log 16; scaled, the head finds the matching key. Gradients (Ctrl+5) shows that Jacobian "
        "for one row.",
        "train-scaling", TourTarget::kViews},

@@ -5,19 +5,19 @@
 // [SECTION] Compare: B's scenario, its run, the views
 // [SECTION] JSON for scripts
 #include "gui/views.h"
-#include "gui/training.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "attnlab/python/codegen.h"
 #include "attnlab/lessons/train.h"
+#include "attnlab/python/codegen.h"
 #include "gui/gradient_state.h"
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
 #include "gui/stage_info.h"
+#include "gui/training.h"
 
 namespace attnlab::gui {
 namespace {
@@ -47,14 +47,16 @@ void RefreshCode(AppState& state) {
   const std::string made_for =
       c.training ? std::string(Name(o.task)) + "/" + std::to_string(o.steps) + "/" +
                        std::to_string(o.d_k) + "/" + (o.scale ? "scaled" : "unscaled")
-      : c.loop == "decode" ? "decode/" + std::to_string(inf.prefill) + "/" + std::to_string(inf.chunk)
-      : c.loop == "tiled"  ? "tiled/" + std::to_string(inf.block_q) + "/" + std::to_string(inf.block_k)
-                           : "";
+      : c.loop == "decode"
+          ? "decode/" + std::to_string(inf.prefill) + "/" + std::to_string(inf.chunk)
+      : c.loop == "tiled"
+          ? "tiled/" + std::to_string(inf.block_q) + "/" + std::to_string(inf.block_k)
+          : "";
   if (c.version == state.shown_version && c.made_for == made_for) return;
   c.version = state.shown_version;
   c.made_for = made_for;
   try {
-    c.text = c.training            ? GenerateTrainingCode(state.shown, o)
+    c.text = c.training           ? GenerateTrainingCode(state.shown, o)
              : c.loop == "decode" ? GenerateDecodeCode(state.shown, {inf.prefill, inf.chunk})
              : c.loop == "tiled"  ? GenerateTiledCode(state.shown, inf.block_q, inf.block_k)
                                   : GeneratePyTorchCode(state.shown);
@@ -224,9 +226,8 @@ void RefreshCompare(AppState& state, bool now) {
                 static_cast<unsigned long long>(state.shown_version), static_cast<int>(c.mode),
                 c.multiplier_b, static_cast<long long>(c.head_a), static_cast<long long>(c.head_b),
                 static_cast<int>(c.stage), static_cast<long long>(state.head),
-                static_cast<long long>(state.batch),
-                static_cast<unsigned long long>(c.pin_version), c.decoded ? 1 : 0,
-                static_cast<long long>(state.inference.prefill),
+                static_cast<long long>(state.batch), static_cast<unsigned long long>(c.pin_version),
+                c.decoded ? 1 : 0, static_cast<long long>(state.inference.prefill),
                 static_cast<long long>(state.inference.chunk));
   if (c.key == key) return;
   if (!now && HoldBack(state, c.refreshed_at)) return;
@@ -258,8 +259,9 @@ void RefreshCompare(AppState& state, bool now) {
     const Shape& sh = sa->shape;
     if (static_cast<double>(sh.B * sh.H) * static_cast<double>(sh.T) * static_cast<double>(sh.T) >
         kMaxInferenceCells) {
-      c.error = "As decoded: B x heads x T x T is too large for the window's decode; use "
-                "`attention-lab decode` (or switch \"as decoded\" off).";
+      c.error =
+          "As decoded: B x heads x T x T is too large for the window's decode; use "
+          "`attention-lab decode` (or switch \"as decoded\" off).";
       return;
     }
     const DecodeOptions opt{std::min(state.inference.prefill, sh.T), state.inference.chunk};
@@ -316,8 +318,9 @@ std::string ViewsJson(AppState& state) {
   nlohmann::json j;
   j["view"] = views[static_cast<int>(state.central)];
   j["history"] = {{"undo", state.history.undo.size()}, {"redo", state.history.redo.size()}};
-  j["preset"] = {{"id", state.preset_id},
-                 {"edited", !state.preset_id.empty() && !(state.scenario == state.preset_scenario)}};
+  j["preset"] = {
+      {"id", state.preset_id},
+      {"edited", !state.preset_id.empty() && !(state.scenario == state.preset_scenario)}};
   j["tour"] = {{"active", state.tour.active}, {"step", state.tour.step}};
   nlohmann::json steps = nlohmann::json::array();
   for (size_t i = 0; i < state.trick.steps.size(); ++i) {

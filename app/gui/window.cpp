@@ -22,8 +22,8 @@
 
 #include "gui/app_state.h"
 #include "gui/export.h"
-#include "gui/gfx/script_fonts.h"
 #include "gui/gfx/gl.h"  // GLFW key codes (ImGui 1.86 indexes keys by the backend's codes)
+#include "gui/gfx/script_fonts.h"
 #include "gui/panels/panels.h"
 #include "gui/tour.h"
 #include "gui/widgets.h"
@@ -206,7 +206,8 @@ void DrawControlsColumn(AppState& state, float left_w, float body_h) {
   if (Section("Attention",
               "From scores to weights: scaling, temperature, mask, normalization, dropout.", true))
     DrawAttentionPanel(state);
-  if (Section("Positions", "How token positions enter attention: none, ALiBi, RoPE, sinusoidal.", true))
+  if (Section("Positions", "How token positions enter attention: none, ALiBi, RoPE, sinusoidal.",
+              true))
     DrawPositionsPanel(state);
   if (Section("Input", "Where the token embeddings X come from.", true)) DrawInputPanel(state);
   if (Section("Projections", "Q = X W_query, K = X W_key, V = X W_value.", false))
@@ -292,7 +293,8 @@ void DrawMainWindow(AppState& state) {
   const float body_h = avail.y - status_h;
   // Pixel sizes grow with the text (zoom and monitor scale): 16 px is the unscaled font.
   const float u = ImGui::GetFontSize() / 16.0f;
-  const float left_w = std::min(std::clamp(avail.x * 0.25f, 300.0f * u, 420.0f * u), avail.x * 0.4f);
+  const float left_w =
+      std::min(std::clamp(avail.x * 0.25f, 300.0f * u, 420.0f * u), avail.x * 0.4f);
   const float right_w = avail.x - left_w - style.ItemSpacing.x;
   // The plots get most of the height when the learner asks (the heatmaps' canvas scrolls).
   const float bottom_h =

@@ -3,8 +3,8 @@
 // PyTorch program and survive WriteScenario -> ParseScenario unchanged (scenario.h's promise).
 #include <string>
 
-#include "attnlab/python/codegen.h"
 #include "attnlab/model/pipeline.h"
+#include "attnlab/python/codegen.h"
 #include "attnlab/python/stages_json.h"
 #include "fuzz_util.h"
 

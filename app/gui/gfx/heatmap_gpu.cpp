@@ -221,8 +221,8 @@ void HeatmapRenderer::Sample(HeatmapTexture& hm, HeatmapTexture::Target& target,
 
 void HeatmapRenderer::Render(HeatmapTexture& hm, HeatmapLook look, const CellSource& values,
                              const MaskMatrix* allowed, bool overview) {
-  if (!hm.has_values() || look.width <= 0 || look.height <= 0 ||
-      values.rows() != hm.rows_ || values.cols() != hm.cols_)
+  if (!hm.has_values() || look.width <= 0 || look.height <= 0 || values.rows() != hm.rows_ ||
+      values.cols() != hm.cols_)
     return;
   look.values_version = hm.version_;
   // Its own mask when it has one (versions of the two kinds kept apart by the top bit).

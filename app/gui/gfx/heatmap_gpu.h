@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "attnlab/base/tensor.h"
 #include "attnlab/figures/colormap.h"
 #include "attnlab/model/scenario.h"
-#include "attnlab/base/tensor.h"
 
 namespace attnlab::gui {
 
@@ -28,9 +28,9 @@ struct HeatmapLook {
   uint64_t mask_version = 0;    ///< the mask's version when masked cells are shown
   bool use_mask = false;        ///< hatch the cells the mask forbids
   ValueRange range;
-  int scaling = 0;  ///< ColorScaling: 0 linear, 1 per row (UploadRowScale), 2 log10
+  int scaling = 0;                 ///< ColorScaling: 0 linear, 1 per row (UploadRowScale), 2 log10
   uint64_t row_scale_version = 0;  ///< bumped by each UploadRowScale
-  int colormap = 0;  ///< index into Colormaps()
+  int colormap = 0;                ///< index into Colormaps()
   int width = 0, height = 0;
   /// The cells drawn (a zoomed map): columns [view_col0, view_col0 + view_cols) and rows
   /// [view_row0, view_row0 + view_rows); view_cols == 0 draws the whole matrix.

@@ -93,7 +93,7 @@ std::vector<FallbackFace> FindFallbackFaces(const std::vector<ImWchar>& codepoin
   FcFontSet* set = SansSerifFallbacks();
   if (!set) return {};
   std::map<std::pair<std::string, int>, std::vector<ImWchar>> by_face;  // sorted: stable order
-  std::vector<std::pair<std::string, int>> order;                      // fontconfig's order
+  std::vector<std::pair<std::string, int>> order;                       // fontconfig's order
   for (ImWchar cp : codepoints) {
     for (int i = 0; i < set->nfont; ++i) {
       FcPattern* font = set->fonts[i];

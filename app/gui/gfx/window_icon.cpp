@@ -21,8 +21,8 @@ void SetWindowIcon(GLFWwindow* window) {
   std::vector<unsigned char*> pixels;
   for (const EmbeddedPng& png : WindowIconPngs()) {
     int w = 0, h = 0, channels = 0;
-    unsigned char* rgba = stbi_load_from_memory(png.data, static_cast<int>(png.size), &w, &h,
-                                                &channels, 4);
+    unsigned char* rgba =
+        stbi_load_from_memory(png.data, static_cast<int>(png.size), &w, &h, &channels, 4);
     if (!rgba) continue;
     pixels.push_back(rgba);
     images.push_back(GLFWimage{w, h, rgba});

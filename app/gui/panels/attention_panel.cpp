@@ -62,7 +62,8 @@ void DrawScaling(AppState& state, const Scenario& s, const Shape& sh) {
 /// How the sink acts (scaling.sink_form): one more softmax column, or torchtitan's sigmoid
 /// rescale (the bug gallery's bug-sink-sigmoid). One undo step per change.
 void DrawSinkForm(AppState& state, const Scenario& s) {
-  const char* shown[] = {"concat + softmax (HF)", "\xCF\x83(lse \xE2\x88\x92 s) rescale (FlexAttention)"};
+  const char* shown[] = {"concat + softmax (HF)",
+                         "\xCF\x83(lse \xE2\x88\x92 s) rescale (FlexAttention)"};
   ImGui::TextUnformatted("sink form");  // above: the FlexAttention choice needs the width
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
   if (ImGui::BeginCombo("##sink form", shown[static_cast<int>(s.scaling.sink_form)])) {
@@ -86,21 +87,24 @@ void DrawSinkForm(AppState& state, const Scenario& s) {
 void DrawScoreModifiers(AppState& state, const Scenario& s, const Shape& sh) {
   bool capped = s.scaling.softcap.has_value();
   if (ImGui::Checkbox("soft-cap the logits", &capped))
-    Emit(state, EditScenario{capped ? "soft-capping on" : "soft-capping off", [capped](Scenario& x) {
-                               x.scaling.softcap = capped ? std::optional<double>(5.0) : std::nullopt;
-                             }});
+    Emit(state,
+         EditScenario{capped ? "soft-capping on" : "soft-capping off", [capped](Scenario& x) {
+                        x.scaling.softcap = capped ? std::optional<double>(5.0) : std::nullopt;
+                      }});
   Tip("Gemma 2's soft-capping: logits = c tanh(logits / c) after the scaling, before the mask. "
       "Every logit lands within (-c, c), so no key can take a whole row however sharp the "
       "scores. Gemma 2 uses c = 50.");
   if (s.scaling.softcap) {
     float c = static_cast<float>(*s.scaling.softcap);
-    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x));
+    ImGui::SetNextItemWidth(
+        std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x));
     if (ImGui::DragFloat("c##softcap", &c, 0.05f, 0.1f, 100.0f, "c = %.3g",
                          ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp) &&
         c > 0)
       Emit(state, EditScenario{"soft-cap c", [c](Scenario& x) { x.scaling.softcap = c; }},
            "scaling.softcap");
-    Tip("The cap c: drag sideways (0.1 .. 100), or double-click to type. Small c flattens the weights; "
+    Tip("The cap c: drag sideways (0.1 .. 100), or double-click to type. Small c flattens the "
+        "weights; "
         "large c changes nothing. A whole drag is one undo step.");
   }
   const bool softmax = s.normalization == Normalization::kSoftmax;
@@ -108,7 +112,8 @@ void DrawScoreModifiers(AppState& state, const Scenario& s, const Shape& sh) {
   ImGui::BeginDisabled(!softmax && !sink);
   if (ImGui::Checkbox("attention sink", &sink))
     Emit(state, EditScenario{sink ? "sink on" : "sink off", [sink](Scenario& x) {
-                               x.scaling.sink = sink ? std::vector<double>{1.0} : std::vector<double>{};
+                               x.scaling.sink =
+                                   sink ? std::vector<double>{1.0} : std::vector<double>{};
                                if (!sink) x.scaling.sink_form = SinkForm::kConcat;  // needs a sink
                              }});
   ImGui::EndDisabled();
@@ -122,9 +127,11 @@ void DrawScoreModifiers(AppState& state, const Scenario& s, const Shape& sh) {
     const bool per_head = s.scaling.sink.size() > 1;
     for (size_t h = 0; h < s.scaling.sink.size(); ++h) {
       float v = static_cast<float>(s.scaling.sink[h]);
-      const std::string label = per_head ? "head " + std::to_string(h) + "##sink" + std::to_string(h)
-                                         : "sink logit##sink";
-      ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x));
+      const std::string label = per_head
+                                    ? "head " + std::to_string(h) + "##sink" + std::to_string(h)
+                                    : "sink logit##sink";
+      ImGui::SetNextItemWidth(
+          std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x));
       if (ImGui::DragFloat(label.c_str(), &v, 0.05f, -20.0f, 20.0f, "s = %.3g",
                            ImGuiSliderFlags_AlwaysClamp))
         Emit(state, EditScenario{"sink logit", [h, v](Scenario& x) { x.scaling.sink[h] = v; }},
@@ -137,8 +144,9 @@ void DrawScoreModifiers(AppState& state, const Scenario& s, const Shape& sh) {
       if (ImGui::SmallButton(per_head ? "one for all heads" : "one per head")) {
         const int64_t H = sh.H;
         Emit(state, EditScenario{"sink per head", [per_head, H](Scenario& x) {
-                                   x.scaling.sink = per_head ? std::vector<double>{x.scaling.sink[0]}
-                                                             : std::vector<double>(H, x.scaling.sink[0]);
+                                   x.scaling.sink = per_head
+                                                        ? std::vector<double>{x.scaling.sink[0]}
+                                                        : std::vector<double>(H, x.scaling.sink[0]);
                                  }});
       }
       Tip("One sink logit shared by every head, or one per head as gpt-oss has.");
@@ -164,9 +172,8 @@ void DrawMaskFill(AppState& state) {
   for (size_t i = 0; i < std::size(kMaskFills); ++i) names[i] = kMaskFills[i].name;
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("finfo_min").x + ImGui::GetFrameHeight() * 2);
   if (ImGui::Combo("masked logits", &current, names, static_cast<int>(std::size(names))))
-    Emit(state, EditScenario{"mask fill", [current](Scenario& x) {
-                               x.mask.fill = kMaskFills[current].value;
-                             }});
+    Emit(state, EditScenario{"mask fill",
+                             [current](Scenario& x) { x.mask.fill = kMaskFills[current].value; }});
   const double v = MaskFillValue(s.mask.fill, s.dtype);
   char value[32];
   std::snprintf(value, sizeof value, "%.8g", v);
@@ -178,8 +185,7 @@ void DrawMaskFill(AppState& state) {
           .c_str());
 }
 
-void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t>& path,
-                    int64_t T);
+void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t>& path, int64_t T);
 
 /// The parts of the and / or mask `m` (at `path`; `id` its widgets' suffix): each part's kind
 /// combo, its remove button (not the last part) and its fields, then "+ mask"; every change
@@ -259,13 +265,15 @@ void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t
     ImGui::TextUnformatted(window ? "W =" : "P =");
     ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
     int v = static_cast<int>(window ? m.window : m.prefix);
-    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 6.0f, ImGui::GetContentRegionAvail().x));
+    ImGui::SetNextItemWidth(
+        std::min(ImGui::GetFontSize() * 6.0f, ImGui::GetContentRegionAvail().x));
     if (ImGui::InputInt((id + (window ? "w" : "p")).c_str(), &v) && v >= (window ? 1 : 0) &&
         v <= std::max<int64_t>(T, 1) + 1)
-      Emit(state, EditScenario{window ? "mask window" : "mask prefix", [path, window, v](Scenario& x) {
-                                 MaskSpec& part = MaskPart(x.mask, path);
-                                 (window ? part.window : part.prefix) = v;
-                               }});
+      Emit(state,
+           EditScenario{window ? "mask window" : "mask prefix", [path, window, v](Scenario& x) {
+                          MaskSpec& part = MaskPart(x.mask, path);
+                          (window ? part.window : part.prefix) = v;
+                        }});
     Tip(window ? "W: how many keys each query sees, its own included (1 .. T)."
                : "P: how many leading keys every query sees (0 .. T).");
     legend();
@@ -278,8 +286,10 @@ void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("doc_ids");
     ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-    ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 14.0f, ImGui::GetContentRegionAvail().x));
-    if (ImGui::InputText((id + "d").c_str(), buf, sizeof buf, ImGuiInputTextFlags_EnterReturnsTrue)) {
+    ImGui::SetNextItemWidth(
+        std::min(ImGui::GetFontSize() * 14.0f, ImGui::GetContentRegionAvail().x));
+    if (ImGui::InputText((id + "d").c_str(), buf, sizeof buf,
+                         ImGuiInputTextFlags_EnterReturnsTrue)) {
       std::vector<int64_t> ids;
       std::istringstream in(buf);
       for (long long v; in >> v;) ids.push_back(v);
@@ -289,7 +299,8 @@ void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t
                                  }});
     }
     Tip(("One document id per token (" + std::to_string(T) +
-         " integers, spaces between), then Enter.").c_str());
+         " integers, spaces between), then Enter.")
+            .c_str());
     legend();
   } else if (m.kind == MaskKind::kAnd || m.kind == MaskKind::kOr) {
     legend();
@@ -325,8 +336,8 @@ void DrawMask(AppState& state, const Scenario& s, const Shape& sh) {
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   for (const auto& mk : masks) {
     // The buttons wrap onto the next line when the panel is narrow.
-    const float width = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x +
-                        ImGui::CalcTextSize(Name(mk.kind)).x;
+    const float width =
+        ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(Name(mk.kind)).x;
     if (ImGui::GetItemRectMax().x + style.ItemSpacing.x + width < right) ImGui::SameLine();
     if (ImGui::RadioButton(Name(mk.kind), s.mask.kind == mk.kind) && s.mask.kind != mk.kind)
       Emit(state, SetMaskKind{mk.kind});

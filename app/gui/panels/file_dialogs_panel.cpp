@@ -133,8 +133,7 @@ std::string ProposedExportStem(const AppState& state, const ExportChoices& c, in
 bool AutoNumberField(const char* label, double* v, double max) {
   char buf[32] = "";
   if (*v > 0) std::snprintf(buf, sizeof buf, "%g", *v);
-  if (!ImGui::InputTextWithHint(label, "auto", buf, sizeof buf,
-                                ImGuiInputTextFlags_CharsDecimal))
+  if (!ImGui::InputTextWithHint(label, "auto", buf, sizeof buf, ImGuiInputTextFlags_CharsDecimal))
     return false;
   const double typed = std::strtod(buf, nullptr);
   *v = std::isfinite(typed) ? std::clamp(typed, 0.0, max) : 0.0;
@@ -191,12 +190,14 @@ void DrawExportChoices(AppState& state) {
   ImGui::SetNextItemWidth(field);
   double dpi = c.dpi;
   if (AutoNumberField("dpi", &dpi, 100000)) c.dpi = static_cast<int>(std::lround(dpi));
-  Tip("Pixels per inch when printed (empty, \"auto\": not said). PNG: its pHYs chunk; SVG and PDF: their "
+  Tip("Pixels per inch when printed (empty, \"auto\": not said). PNG: its pHYs chunk; SVG and PDF: "
+      "their "
       "printed size when no width is given.");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(field);
   AutoNumberField("width", &c.width, 1000.0);
-  Tip("The printed width of the whole figure (empty, \"auto\": its own size). The pixels stay; only the "
+  Tip("The printed width of the whole figure (empty, \"auto\": its own size). The pixels stay; "
+      "only the "
       "printed size changes.");
   ImGui::SameLine();
   int unit = c.width_in_cm ? 0 : 1;
@@ -291,7 +292,10 @@ void DrawFileDialogs(AppState& state) {
     }
   }
   const char* verb =
-      d.kind == DialogKind::kOpen ? "Open" : (d.kind == DialogKind::kSaveAs || d.kind == DialogKind::kSaveNotebook ? "Save" : "Export");
+      d.kind == DialogKind::kOpen
+          ? "Open"
+          : (d.kind == DialogKind::kSaveAs || d.kind == DialogKind::kSaveNotebook ? "Save"
+                                                                                  : "Export");
   const bool confirm = ImGui::Button(verb, ImVec2(ImGui::GetFontSize() * 6, 0)) || enter;
   ImGui::SameLine();
   const bool cancel = ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 6, 0)) || !open;

@@ -2,11 +2,12 @@
 // nn.Embedding, an embedding matrix edited cell by cell, or torch.randn.
 #include <imgui.h>
 #include <imgui_stdlib.h>
+
 #include <iterator>
 
-#include "attnlab/random/numpy_rng.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/model/tokenizer.h"
+#include "attnlab/random/numpy_rng.h"
 #include "gui/app_state.h"
 #include "gui/generator_switch.h"
 #include "gui/panels/panels.h"
@@ -305,13 +306,13 @@ void DrawDtypeChoice(AppState& state) {
 void DrawQkvInput(AppState& state) {
   const InputSpec& in = state.scenario.input;
   if (in.QkvGiven()) {
-    ImGui::TextWrapped("Q, K and V are given as matrices (B = %lld, T = %lld, d_k = %lld, "
-                       "d_v = %lld): no embeddings, no projections. Edit them in the scenario "
-                       "file.",
-                       static_cast<long long>(in.Q.size()),
-                       static_cast<long long>(in.Q[0].rows()),
-                       static_cast<long long>(in.Q[0].cols()),
-                       static_cast<long long>(in.V.empty() ? 0 : in.V[0].cols()));
+    ImGui::TextWrapped(
+        "Q, K and V are given as matrices (B = %lld, T = %lld, d_k = %lld, "
+        "d_v = %lld): no embeddings, no projections. Edit them in the scenario "
+        "file.",
+        static_cast<long long>(in.Q.size()), static_cast<long long>(in.Q[0].rows()),
+        static_cast<long long>(in.Q[0].cols()),
+        static_cast<long long>(in.V.empty() ? 0 : in.V[0].cols()));
     return;
   }
   int64_t d_k = in.d_k, d_v = in.d_v > 0 ? in.d_v : in.d_k;

@@ -1,5 +1,6 @@
-// menu_bar_panel.cpp: File (with Open Recent), Edit, View, Presets and Help (with About) menus of the main window, and the view
-// switch (Heatmaps | Trick | Compare | Code) over the central area, as a workspace bar.
+// menu_bar_panel.cpp: File (with Open Recent), Edit, View, Presets and Help (with About) menus of
+// the main window, and the view switch (Heatmaps | Trick | Compare | Code) over the central area,
+// as a workspace bar.
 #include <algorithm>
 #include <filesystem>
 
@@ -149,8 +150,9 @@ void DrawAboutMenu() {
       "\"as is\", without warranty of any kind. The full text is in LICENSE (in a package: "
       "/usr/share/doc/attention-lab/copyright).");
   ImGui::Separator();
-  ImGui::TextDisabled("The guide, the scenario format and the generator notes: docs/ "
-                      "(/usr/share/doc/attention-lab/ when installed).");
+  ImGui::TextDisabled(
+      "The guide, the scenario format and the generator notes: docs/ "
+      "(/usr/share/doc/attention-lab/ when installed).");
   ImGui::PopTextWrapPos();
   ImGui::EndMenu();
 }
@@ -175,8 +177,10 @@ void DrawMenuBar(AppState& state) {
     if (ImGui::MenuItem("Zoom out", "Ctrl+-")) Emit(state, SetZoom{state.zoom - 0.1f});
     if (ImGui::MenuItem("Actual size", "Ctrl+0", state.zoom == 1.0f)) Emit(state, SetZoom{1.0f});
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Zoom %d%%: fonts and spacing for a projector or a small screen; "
-                        "remembered.", static_cast<int>(state.zoom * 100 + 0.5f));
+      ImGui::SetTooltip(
+          "Zoom %d%%: fonts and spacing for a projector or a small screen; "
+          "remembered.",
+          static_cast<int>(state.zoom * 100 + 0.5f));
     ImGui::Separator();
     if (ImGui::MenuItem("Copy PyTorch code", "Ctrl+Shift+C")) Emit(state, CopyCode{});
     ImGui::EndMenu();

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attnlab/lessons/experiments.h"
 #include "attnlab/base/text.h"
+#include "attnlab/lessons/experiments.h"
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
@@ -29,8 +29,7 @@ void DrawRowPicker(AppState& state, int64_t T) {
     clipper.Begin(static_cast<int>(T));
     while (clipper.Step())
       for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-        std::snprintf(preview, sizeof preview, "%d: %s", i,
-                      HeadAxisLabel(state, i, false).c_str());
+        std::snprintf(preview, sizeof preview, "%d: %s", i, HeadAxisLabel(state, i, false).c_str());
         if (ImGui::Selectable(preview, i == state.row)) Emit(state, SelectRow{i});
       }
     ImGui::EndCombo();
@@ -61,8 +60,7 @@ std::string MaxWeightText(const AppState& state, const PeakStats& stats) {
 
 /// The row's largest weight and its entropy, when the row is a probability distribution;
 /// otherwise why there is no entropy.
-void DrawRowSummary(const AppState& state, const RowVector& w, const PeakStats& stats,
-                    int64_t n) {
+void DrawRowSummary(const AppState& state, const RowVector& w, const PeakStats& stats, int64_t n) {
   const Scenario& s = state.shown;
   if (std::isnan(stats.max_weight) || std::isnan(stats.entropy)) {
     ImGui::TextColored(ImVec4(1.0f, 0.45f, 1.0f, 1.0f), "NaN weights: %s",
@@ -134,8 +132,8 @@ void DrawWeightBars(const AppState& state, const RowVector& w, const PeakStats& 
     PlotLegend(axes, {{"uniform 1/" + std::to_string(n), IM_COL32(200, 200, 200, 180)}});
   }
   if (axes.hovered) {
-    const int j = std::clamp(static_cast<int>(std::lround(axes.XAt(ImGui::GetIO().MousePos.x))),
-                             0, static_cast<int>(T - 1));
+    const int j = std::clamp(static_cast<int>(std::lround(axes.XAt(ImGui::GetIO().MousePos.x))), 0,
+                             static_cast<int>(T - 1));
     ImGui::SetTooltip("key %d \"%s\": weight %s", j, HeadAxisLabel(state, j, true).c_str(),
                       FormatNumber(bars[j], NumberStyle::kShortest).c_str());
   }
@@ -208,7 +206,8 @@ void RefreshPeaking(AppState& state) {
   cache.scores = scores;
   cache.allowed = allowed;
   cache.rules = rules;
-  cache.curve = PeakingCurve(scores, allowed, rules, LogSpace(kLowMultiplier, kHighMultiplier, 121));
+  cache.curve =
+      PeakingCurve(scores, allowed, rules, LogSpace(kLowMultiplier, kHighMultiplier, 121));
 }
 
 /// "▴ larger" gives the two plots under the heatmaps most of the height (the maps' canvas
@@ -218,7 +217,8 @@ void DrawPlotsToggle(AppState& state) {
   BeginToolbarItem(false, ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::SmallButton(label)) state.plots_expanded = !state.plots_expanded;
   Tip(state.plots_expanded ? "Give the heatmaps their room back."
-                           : "Give these two plots (softmax peaking and why 1/\xE2\x88\x9A" "d_k) "
+                           : "Give these two plots (softmax peaking and why 1/\xE2\x88\x9A"
+                             "d_k) "
                              "most of the height; the heatmaps above scroll.");
 }
 

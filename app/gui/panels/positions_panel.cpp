@@ -3,8 +3,8 @@
 // check, which moves every position by s and says how much the scores changed.
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 #include "attnlab/base/text.h"
@@ -54,10 +54,11 @@ void DrawRopeFields(AppState& state, const PositionsSpec& p) {
       "10000 in RoFormer and Llama 2, 500000 in Llama 3. Type a number > 0 and press Enter.");
   ImGui::SameLine();
   bool negative = p.sign < 0;
-  if (ImGui::Checkbox("sign \xE2\x88\x92" "1", &negative))
-    Emit(state, EditScenario{"RoPE sign", [negative](Scenario& x) {
-                               x.positions.sign = negative ? -1 : 1;
-                             }});
+  if (ImGui::Checkbox("sign \xE2\x88\x92"
+                      "1",
+                      &negative))
+    Emit(state, EditScenario{"RoPE sign",
+                             [negative](Scenario& x) { x.positions.sign = negative ? -1 : 1; }});
   Tip("Turn every pair the other way (angle -position x frequency), as nanochat's rotation "
       "does. The scores are those of the other sign with queries and keys swapped in time.");
 }
@@ -111,7 +112,8 @@ void DrawPositionsPanel(AppState& state) {
       {PositionKind::kAlibi, "ALiBi (linear biases)",
        "ALiBi (Press et al., BLOOM, MPT): adds -m_h (i - j) to the logits, a penalty growing "
        "with the distance from the query, one slope per head, no position embeddings. "
-       "Slopes here: " + slopes + "."},
+       "Slopes here: " +
+           slopes + "."},
       {PositionKind::kRope, "RoPE (rotary)",
        "RoPE: each head's q and k turn pair by pair by an angle proportional to the position, "
        "so q_i . k_j depends on i - j only (Llama, Qwen, nanochat)."},

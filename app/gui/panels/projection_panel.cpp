@@ -276,8 +276,9 @@ void DrawWeightEditors(AppState& state) {
 void DrawProjectionPanel(AppState& state) {
   const ProjectionSpec& p = state.scenario.projections;
   if (state.scenario.input.source == InputSource::kQkv) {
-    ImGui::TextWrapped("No projections: Q, K and V come directly from the input (source "
-                       "\"qkv\"), without X or W.");
+    ImGui::TextWrapped(
+        "No projections: Q, K and V come directly from the input (source "
+        "\"qkv\"), without X or W.");
     int64_t heads = p.heads;
     if (IntInput("heads", &heads, 1, 64,
                  "Number of attention heads H. d_k must be divisible by H; head h uses columns "

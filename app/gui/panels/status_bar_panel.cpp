@@ -1,8 +1,8 @@
 // status_bar_panel.cpp: one line at the bottom: the error of the current edit (the heatmaps
 // keep the last good result), else the last message; on the right the sizes on screen and
 // which stages the last edit recomputed.
-#include "attnlab/figures/heatmap_spec.h"  // FitLabel
 #include "attnlab/base/text.h"
+#include "attnlab/figures/heatmap_spec.h"  // FitLabel
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
 #include "gui/widgets.h"
@@ -30,7 +30,7 @@ void DrawStatusBar(AppState& state) {
   // V's own width when it differs (qkv input with d_v): its heads take dh_v columns.
   const std::string d_v = sh.d_v != sh.d_out ? " d_v=" + std::to_string(sh.d_v) : "";
   // A background run (T x T stages of millions of cells) says so until its result is shown.
-  const std::string ran = state.background.running ? "   computing\xE2\x80\xA6"
+  const std::string ran = state.background.running   ? "   computing\xE2\x80\xA6"
                           : state.recomputed.empty() ? ""
                                                      : "   recomputed: " + state.recomputed;
   // Grouped K/V heads (GQA): K and V have kv_heads heads.
@@ -82,7 +82,8 @@ void DrawStatusBar(AppState& state) {
   Tip("What is on screen, the precision it was computed in (the scenario's dtype: float32 as "
       "PyTorch's default tensors, float64 as torch.float64 or NumPy's arrays) and which stage "
       "groups the last edit recomputed: the engine redoes only the stages after the setting "
-      "that changed. With millions of cells it computes beside the window (\"computing\xE2\x80\xA6\"), "
+      "that changed. With millions of cells it computes beside the window "
+      "(\"computing\xE2\x80\xA6\"), "
       "which keeps drawing and shows each result as it is done.");
 }
 

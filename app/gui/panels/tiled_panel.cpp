@@ -128,10 +128,11 @@ void DrawTiledPanel(AppState& state) {
   const std::vector<std::string>& labels = state.token_labels;
 
   const int64_t count = v.tiled ? static_cast<int64_t>(v.tiled->steps.size()) : 0;
-  DrawInferenceToolbar(state,
-                       {{"Br rows", SetInference::Field::kBlockQ, v.block_q, 1, sh.T, "Query rows per tile."},
-                        {"Bc keys", SetInference::Field::kBlockK, v.block_k, 1, sh.T, "Keys per tile."}},
-                       SetInference::Field::kTileStep, v.tile_step, count);
+  DrawInferenceToolbar(
+      state,
+      {{"Br rows", SetInference::Field::kBlockQ, v.block_q, 1, sh.T, "Query rows per tile."},
+       {"Bc keys", SetInference::Field::kBlockK, v.block_k, 1, sh.T, "Keys per tile."}},
+      SetInference::Field::kTileStep, v.tile_step, count);
   if (!v.tiled) {
     ErrorText("No tiled run: " + v.tiled_error);
     return;
@@ -161,7 +162,8 @@ void DrawTiledPanel(AppState& state) {
   // The row block is done: O / l (times g) is its context.
   if (t.key0 + t.keys >= sh.T) DrawFinishedRows(state, *st, run, t, rows);
   bool equal = false;
-  const std::string verdict = AgreementText(state.shown, run.max_abs_diff, run.tolerance, true, &equal);
+  const std::string verdict =
+      AgreementText(state.shown, run.max_abs_diff, run.tolerance, true, &equal);
   const bool gated = !run.sink.empty() && state.shown.scaling.SigmoidSink();
   std::snprintf(buf, sizeof buf, "whole run: max |O / l%s \u2212 the full context| = %.3g",
                 gated ? " \u00B7 g" : "", run.max_abs_diff);

@@ -143,12 +143,12 @@ void DrawTourPanel(AppState& state) {
   const bool docked = state.central == CentralView::kHeatmaps && slot.valid();
   const float width = docked ? std::max(slot.max.x - slot.min.x, ImGui::GetFontSize() * 18.0f)
                              : ImGui::GetFontSize() * 24.0f;
-  const ImVec2 pos = PlaceCard(state, step, docked ? slot.min
-                                                   : ImVec2(vp->WorkPos.x + vp->WorkSize.x -
-                                                                width - 16,
-                                                            vp->WorkPos.y + vp->WorkSize.y -
-                                                                ImGui::GetFontSize() * 16.0f),
-                               width);
+  const ImVec2 pos =
+      PlaceCard(state, step,
+                docked ? slot.min
+                       : ImVec2(vp->WorkPos.x + vp->WorkSize.x - width - 16,
+                                vp->WorkPos.y + vp->WorkSize.y - ImGui::GetFontSize() * 16.0f),
+                width);
   ImGui::SetNextWindowPos(pos);
   ImGui::SetNextWindowSizeConstraints(ImVec2(width, 0), ImVec2(width, FLT_MAX));
   ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.16f, 0.15f, 0.13f, 1.0f));  // opaque

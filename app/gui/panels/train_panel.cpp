@@ -12,6 +12,9 @@
 // through TrainScript* (training.h); the Code view asks for the settings through TrainViewOptions.
 #include <imgui.h>
 #include <imgui_stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -20,24 +23,20 @@
 #include <cmath>
 #include <functional>
 #include <mutex>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <thread>
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include "attnlab/figures/colormap.h"
 #include "attnlab/base/file_io.h"
+#include "attnlab/figures/colormap.h"
 #include "attnlab/figures/loss_plot.h"
-#include "attnlab/model/scenario.h"
 #include "attnlab/lessons/train.h"
+#include "attnlab/model/scenario.h"
 #include "gui/actions.h"
-#include "gui/training.h"
 #include "gui/app_state.h"
 #include "gui/heatmap_view.h"
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
+#include "gui/training.h"
 #include "gui/widgets.h"
 
 namespace attnlab::gui {
@@ -52,8 +51,10 @@ const char* const kLegendNames[2] = {"scaled by 1/\u221Ad_k", "unscaled"};
 void Publish(TrainState& e, int r, const TrainRun& so_far) {
   std::lock_guard<std::mutex> lock(e.mu);
   RunsSoFar& live = e.live;
-  live.loss[r].insert(live.loss[r].end(), so_far.loss.begin() + live.loss[r].size(), so_far.loss.end());
-  live.snapshots[r].insert(live.snapshots[r].end(), so_far.snapshots.begin() + live.snapshots[r].size(),
+  live.loss[r].insert(live.loss[r].end(), so_far.loss.begin() + live.loss[r].size(),
+                      so_far.loss.end());
+  live.snapshots[r].insert(live.snapshots[r].end(),
+                           so_far.snapshots.begin() + live.snapshots[r].size(),
                            so_far.snapshots.end());
   if (live.tokens.empty()) {
     live.tokens = so_far.example_tokens;
@@ -71,11 +72,12 @@ void TrainBothWays(TrainState& e, const Scenario& scenario, const TrainOptions& 
       TrainOptions one = o;
       one.scale = r == 0;
       const int64_t before = e.done;
-      runs.push_back(TrainAttentionHeadObserved(scenario, one, [&e, r, before](const TrainRun& so_far) {
-        Publish(e, r, so_far);
-        e.done = before + static_cast<int64_t>(so_far.loss.size());
-        return !e.cancel.load();
-      }));
+      runs.push_back(
+          TrainAttentionHeadObserved(scenario, one, [&e, r, before](const TrainRun& so_far) {
+            Publish(e, r, so_far);
+            e.done = before + static_cast<int64_t>(so_far.loss.size());
+            return !e.cancel.load();
+          }));
       if (e.cancel) break;
     }
   } catch (const std::exception& ex) {
@@ -118,10 +120,11 @@ void CopyProgress(TrainState& e) {
   std::lock_guard<std::mutex> lock(e.mu);
   for (int r = 0; r < 2; ++r) {
     const auto& from = e.live.loss[r];
-    e.shown.loss[r].insert(e.shown.loss[r].end(), from.begin() + e.shown.loss[r].size(), from.end());
+    e.shown.loss[r].insert(e.shown.loss[r].end(), from.begin() + e.shown.loss[r].size(),
+                           from.end());
     const auto& snaps = e.live.snapshots[r];
-    e.shown.snapshots[r].insert(e.shown.snapshots[r].end(), snaps.begin() + e.shown.snapshots[r].size(),
-                                snaps.end());
+    e.shown.snapshots[r].insert(e.shown.snapshots[r].end(),
+                                snaps.begin() + e.shown.snapshots[r].size(), snaps.end());
   }
   if (e.shown.tokens.empty()) {
     e.shown.tokens = e.live.tokens;
@@ -204,8 +207,8 @@ void DrawSettings(AppState& state, TrainState& e) {
     const float width = ImGui::GetFontSize() * 14.0f;
     same_line_if_fits(width);
     const float f = e.total > 0 ? static_cast<float>(e.done.load()) / e.total : 0.0f;
-    const std::string label = std::to_string(e.done.load()) + " / " + std::to_string(e.total) +
-                              " steps";
+    const std::string label =
+        std::to_string(e.done.load()) + " / " + std::to_string(e.total) + " steps";
     ImGui::ProgressBar(f, ImVec2(width, 0), label.c_str());
   }
   if (!e.message.empty()) {
@@ -280,7 +283,10 @@ HeatmapContent MapContent(const TrainState& e, int r, const TrainSnapshot& snap)
   c.title = std::string("weights, ") + kLegendNames[r];
   c.subtitle = "step " + std::to_string(snap.step) + " of " + std::to_string(e.run_steps) +
                (snap.step == e.run_steps ? " (trained)" : "");
-  c.help = "softmax(Q K\xE1\xB5\x80" + std::string(r == 0 ? " / \xE2\x88\x9A" "d_k" : "") +
+  c.help = "softmax(Q K\xE1\xB5\x80" +
+           std::string(r == 0 ? " / \xE2\x88\x9A"
+                                "d_k"
+                              : "") +
            ") of the example: how much each query (row) takes from each key (column).";
   c.row_labels = e.shown.tokens;
   c.col_labels = e.shown.tokens;
@@ -307,11 +313,12 @@ void DrawRunMap(AppState& state, TrainState& e, int r, ImVec2 origin, ImVec2 siz
   if (!h.active || !has) return;
   const Matrix& w = snaps[e.snapshot].weights;
   const std::vector<std::string>& t = e.shown.tokens;
-  ImGui::SetTooltip("query %lld (%s) attends to key %lld (%s) with weight %.4f\nstep %lld, %s "
-                    "(rows: queries, columns: keys; indices from 0)",
-                    static_cast<long long>(h.row), t[h.row].c_str(), static_cast<long long>(h.col),
-                    t[h.col].c_str(), w(h.row, h.col), static_cast<long long>(snaps[e.snapshot].step),
-                    kLegendNames[r]);
+  ImGui::SetTooltip(
+      "query %lld (%s) attends to key %lld (%s) with weight %.4f\nstep %lld, %s "
+      "(rows: queries, columns: keys; indices from 0)",
+      static_cast<long long>(h.row), t[h.row].c_str(), static_cast<long long>(h.col),
+      t[h.col].c_str(), w(h.row, h.col), static_cast<long long>(snaps[e.snapshot].step),
+      kLegendNames[r]);
 }
 
 // The scrub slider, play/pause, and the two maps of the chosen example at that step.
@@ -337,8 +344,8 @@ void DrawScrub(AppState& state, TrainState& e, ImVec2 size) {
   std::string tokens;
   for (const std::string& t : e.shown.tokens) tokens += t + " ";
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("Example %lld of the first batch: %s", static_cast<long long>(e.shown.example),
-                      tokens.c_str());
+  ImGui::TextDisabled("Example %lld of the first batch: %s",
+                      static_cast<long long>(e.shown.example), tokens.c_str());
   ImGui::PopTextWrapPos();
   Tip("The task's symbols (A..P); associative recall shows key:value pairs and the queried key. "
       "The head sees no mask: every token may attend to every token.");
@@ -368,9 +375,9 @@ void DrawScrub(AppState& state, TrainState& e, ImVec2 size) {
 std::string ExportCurves(const TrainState& e, const std::string& path) {
   const bool png = path.size() >= 4 && path.compare(path.size() - 4, 4, ".png") == 0;
   const std::vector<const TrainRun*> runs = {&e.runs[0], &e.runs[1]};
-  WriteFileAtomic(path, png ? LossCurvesPng(runs, {kLegendNames[0], kLegendNames[1]},
-                                            LossPlotTitle(e.runs[0]))
-                            : LossCurvesCsv(runs, {"scaled", "unscaled"}));
+  WriteFileAtomic(
+      path, png ? LossCurvesPng(runs, {kLegendNames[0], kLegendNames[1]}, LossPlotTitle(e.runs[0]))
+                : LossCurvesCsv(runs, {"scaled", "unscaled"}));
   return "Wrote " + path;
 }
 
@@ -434,7 +441,8 @@ TrainOptions TrainViewOptions(const AppState& state, bool scale) {
 std::string TrainViewJson(AppState& state) {
   TrainState& e = state.training;
   CollectResults(e);
-  nlohmann::json j = {{"running", e.running}, {"finished_runs", e.runs.size()}, {"message", e.message}};
+  nlohmann::json j = {
+      {"running", e.running}, {"finished_runs", e.runs.size()}, {"message", e.message}};
   j["loss"] = {e.shown.loss[0], e.shown.loss[1]};
   j["snapshots"] = {e.shown.snapshots[0].size(), e.shown.snapshots[1].size()};
   j["snapshot_step"] = e.shown.snapshots[0].empty() ? -1 : e.shown.snapshots[0][e.snapshot].step;
@@ -446,7 +454,6 @@ void ReleaseTrainTextures(AppState& state) {
   e.Stop();
   for (HeatmapSlot& slot : e.maps) slot.gpu.Release();
 }
-
 
 void DrawTrainPanel(AppState& state) {
   TrainState& e = state.training;
@@ -464,7 +471,8 @@ void DrawTrainPanel(AppState& state) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float bottom = ImGui::GetFrameHeightWithSpacing() * 2.2f;  // exports, may wrap
   const float curves_h = std::max(120.0f, (avail.y - bottom) * 0.38f);
-  const float maps_h = std::max(120.0f, avail.y - bottom - curves_h - ImGui::GetStyle().ItemSpacing.y);
+  const float maps_h =
+      std::max(120.0f, avail.y - bottom - curves_h - ImGui::GetStyle().ItemSpacing.y);
   ImGui::BeginChild("train_curves", ImVec2(avail.x, curves_h), false, ImGuiWindowFlags_NoScrollbar);
   DrawCurves(e, ImGui::GetContentRegionAvail());
   ImGui::EndChild();

@@ -4,11 +4,11 @@
 // current d_k marked. Right: the histogram of the dot products at one d, unscaled and scaled.
 #include <cmath>
 
+#include "attnlab/base/text.h"
 #include "attnlab/lessons/experiments.h"
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
-#include "attnlab/base/text.h"
 #include "gui/widgets.h"
 
 namespace attnlab::gui {
@@ -54,8 +54,8 @@ void DrawOwnVariances(AppState& state) {
   const Stages* readable = ReadableStages(state);  // null while a background run writes
   if (!HasShownRun(state) || (readable && readable->Q.empty())) return;
   const Shape& sh = ShownShape(state);
-  const std::string key = std::to_string(state.shown_version) + "/" +
-                          std::to_string(state.batch) + "/" + std::to_string(state.head);
+  const std::string key = std::to_string(state.shown_version) + "/" + std::to_string(state.batch) +
+                          "/" + std::to_string(state.head);
   // At large T the variances take most of a second: they wait until the edits pause.
   const bool large = sh.T * sh.T > (1 << 18);
   bool stale = false;
@@ -76,10 +76,9 @@ void DrawOwnVariances(AppState& state) {
     v.whole = WholeVariances(st, kind);
     // The scaled scores before the mask (Karpathy's wei.var() after * head_size**-0.5),
     // scaled on the fly: no copy of the T x T scores.
-    const float divide =
-        state.shown.scaling.sqrt_dk
-            ? static_cast<float>(std::sqrt(static_cast<double>(st.shape.dh)))
-            : 1.0f;
+    const float divide = state.shown.scaling.sqrt_dk
+                             ? static_cast<float>(std::sqrt(static_cast<double>(st.shape.dh)))
+                             : 1.0f;
     v.own_scaled = ScaledVariance(st.Head(st.scores, state.batch, state.head),
                                   static_cast<float>(state.shown.scaling.multiplier), divide, kind);
   }
@@ -94,23 +93,33 @@ void DrawOwnVariances(AppState& state) {
   // The scaled variance says what it was scaled by: the multiplier is in the number too.
   const ScalingSpec& sc = state.shown.scaling;
   if (sc.sqrt_dk && sc.multiplier == 1.0)
-    parts.push_back("scaled by 1/\xE2\x88\x9A" "d_k " + num(v.own_scaled));
+    parts.push_back(
+        "scaled by 1/\xE2\x88\x9A"
+        "d_k " +
+        num(v.own_scaled));
   else if (sc.sqrt_dk)
-    parts.push_back("scaled by " + num(sc.multiplier) + "/\xE2\x88\x9A" "d_k (multiplier " +
+    parts.push_back("scaled by " + num(sc.multiplier) +
+                    "/\xE2\x88\x9A"
+                    "d_k (multiplier " +
                     "included) " + num(v.own_scaled));
   else if (scaled)
-    parts.push_back("\xC3\x97 multiplier " + num(sc.multiplier) + " (no 1/\xE2\x88\x9A" "d_k) " +
+    parts.push_back("\xC3\x97 multiplier " + num(sc.multiplier) +
+                    " (no 1/\xE2\x88\x9A"
+                    "d_k) " +
                     num(v.own_scaled));
   if (stale || v.own_key.empty()) parts.push_back("(updating\xE2\x80\xA6)");
   WrappedParts(parts);
   if (ImGui::IsItemHovered()) {
-    const std::string whole = "Over every batch and head, as a notebook prints q.var(), "
-                              "k.var(), wei.var(): " + num(v.whole.var_q) + ", " +
-                              num(v.whole.var_k) + ", " + num(v.whole.var_scores) + ".";
+    const std::string whole =
+        "Over every batch and head, as a notebook prints q.var(), "
+        "k.var(), wei.var(): " +
+        num(v.whole.var_q) + ", " + num(v.whole.var_k) + ", " + num(v.whole.var_scores) + ".";
     Tip(("The variances of the shown batch and head (PyTorch's unbiased var(), or NumPy's for "
          "a NumPy scenario). With q and k of variance about 1, var(q\xC2\xB7k) is about d_k; "
-         "scaled by 1/\xE2\x88\x9A" "d_k (and the multiplier) it is back near 1: the plot's "
-         "lesson on your own data.\n\n" + whole)
+         "scaled by 1/\xE2\x88\x9A"
+         "d_k (and the multiplier) it is back near 1: the plot's "
+         "lesson on your own data.\n\n" +
+         whole)
             .c_str());
   }
 }

@@ -65,8 +65,7 @@ CpuLevel ActiveCpuLevel() {
     while (level != CpuLevel::kBaseline && !CpuLevelAvailable(level))
       level = static_cast<CpuLevel>(static_cast<int>(level) - 1);
     if (level != asked)
-      std::fprintf(stderr,
-                   "attention-lab: ATTNLAB_CPU_CAPABILITY=%s: %s; using %s\n", env,
+      std::fprintf(stderr, "attention-lab: ATTNLAB_CPU_CAPABILITY=%s: %s; using %s\n", env,
                    CpuRuns(asked) ? "this build has no kernels for it" : "this CPU lacks it",
                    Name(level));
     return level;

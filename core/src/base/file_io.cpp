@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <climits>
+#include <csignal>
 #include <cstring>
 #include <mutex>
 #include <ostream>
@@ -224,8 +224,8 @@ std::string ReadFile(const std::string& path, uint64_t max_bytes, const std::str
   auto too_large = [&](uint64_t size) {
     ::close(fd);
     throw FileError(path + ": " + std::to_string(size) + " bytes, more than the " +
-                    std::to_string(max_bytes) + " (" + std::to_string(max_bytes >> 20) +
-                    " MiB) " + what + " may have");
+                    std::to_string(max_bytes) + " (" + std::to_string(max_bytes >> 20) + " MiB) " +
+                    what + " may have");
   };
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size > max_bytes) too_large(size);  // refused before a byte is read

@@ -25,7 +25,8 @@ int DefaultThreadCount() {
     if (const char* env = std::getenv("ATTNLAB_THREADS")) {
       char* end = nullptr;
       const long n = std::strtol(env, &end, 10);
-      if (end != env && *end == '\0' && n > 0) return static_cast<int>(std::min<long>(n, kMaxThreads));
+      if (end != env && *end == '\0' && n > 0)
+        return static_cast<int>(std::min<long>(n, kMaxThreads));
     }
     const unsigned hw = std::thread::hardware_concurrency();
     return hw == 0 ? 1 : static_cast<int>(std::min<unsigned>(hw, kMaxThreads));
@@ -157,7 +158,7 @@ class Pool {
   std::vector<std::thread> workers_;
   const std::function<void(int64_t)>* task_ = nullptr;
   int64_t n_ = 0;
-  int slots_ = 1;  // the job's threads: the caller and helpers_ workers
+  int slots_ = 1;               // the job's threads: the caller and helpers_ workers
   struct alignas(64) Counter {  // one cache line each: a slot's owner takes from it alone
     std::atomic<int64_t> value{0};
   };

@@ -15,9 +15,9 @@
 
 namespace attnlab::detail {
 
-inline constexpr int kLanes = 8;     // Vectorized<float>::size() of the AVX2 and default kernels
+inline constexpr int kLanes = 8;       // Vectorized<float>::size() of the AVX2 and default kernels
 inline constexpr int kInterleave = 4;  // row_sum's ilp_factor: partial sums kept side by side
-inline constexpr int kLevels = 4;    // multi_row_sum's cascade levels
+inline constexpr int kLevels = 4;      // multi_row_sum's cascade levels
 using Lanes = std::array<float, kLanes>;
 
 inline void Add(float& a, float b) { a += b; }

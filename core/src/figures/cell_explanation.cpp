@@ -37,8 +37,8 @@ void ScoreLines(const Cell& c) {
   const bool rope = c.s.positions.kind == PositionKind::kRope;
   const std::string q = rope ? "Q_rot" : "Q", k = rope ? "K_rot" : "K";
   if (!GroupsKv(sh)) {
-    c.Note("dot product over d_k = " + Int(sh.dh) + " dims (columns " + Int(h0) + ".." +
-           Int(h1) + " of " + q + " and " + k + ")");
+    c.Note("dot product over d_k = " + Int(sh.dh) + " dims (columns " + Int(h0) + ".." + Int(h1) +
+           " of " + q + " and " + k + ")");
   } else {
     const int64_t g = sh.KvHead(c.ref.head), k0 = g * sh.dh;
     c.Note("dot product over d_k = " + Int(sh.dh) + " dims (columns " + Int(h0) + ".." + Int(h1) +
@@ -62,7 +62,8 @@ void LogitLine(const Cell& c) {
   if (c.s.scaling.multiplier == 1.0 && !c.s.scaling.sqrt_dk) how += " (no scaling)";
   if (c.s.positions.kind == PositionKind::kAlibi) {
     const double slope = AlibiSlopes(c.st.shape.H)[static_cast<size_t>(c.ref.head)];
-    how += " \xE2\x88\x92 " + Num(slope) + " \xC2\xB7 (" + Int(c.i) + " \xE2\x88\x92 " + Int(c.j) + ")";
+    how += " \xE2\x88\x92 " + Num(slope) + " \xC2\xB7 (" + Int(c.i) + " \xE2\x88\x92 " + Int(c.j) +
+           ")";
   }
   if (c.s.scaling.softcap) {
     // The scaled score before the cap, recomputed as the engine computes it (float32).
@@ -81,7 +82,8 @@ void LogitLine(const Cell& c) {
   how += " = " + Num(c.logits(c.i, c.j));
   c.Text(how);
   if (c.s.positions.kind == PositionKind::kAlibi)
-    c.Note("ALiBi: head " + Int(c.ref.head) + "'s slope times the distance i \xE2\x88\x92 j, "
+    c.Note("ALiBi: head " + Int(c.ref.head) +
+           "'s slope times the distance i \xE2\x88\x92 j, "
            "subtracted (far keys lose more)");
 }
 
@@ -150,7 +152,8 @@ void SigmoidGateLines(const Cell& c) {
   const double g = 1 / (1 + std::exp(-(lse - sink)));
   c.Note("\xCF\x83(lse \xE2\x88\x92 s) = \xCF\x83(" + Num(lse) + " \xE2\x88\x92 " + Num(sink) +
          ") = " + Num(g) + ": lse = log \xCE\xA3 exp(z) over the allowed keys, s = head " +
-         Int(c.ref.head) + "'s sink logit (torchtitan's rescale, the keys' share of a softmax "
+         Int(c.ref.head) +
+         "'s sink logit (torchtitan's rescale, the keys' share of a softmax "
          "with the sink as one more column)");
 }
 
@@ -176,8 +179,10 @@ void SinkLines(const Cell& c) {
 void MaskedWeightLines(const Cell& c) {
   if (std::isnan(c.weights(c.i, c.j)) && c.s.scaling.sink_form == SinkForm::kSigmoid) {
     c.Text("weight = softmax \xC2\xB7 \xCF\x83(lse \xE2\x88\x92 s) = nan \xC2\xB7 0 = nan");
-    c.Note("row " + Int(c.i) + " sees no key: its softmax is 0 / 0 = nan and lse = \xE2\x88\x92inf, "
-           "so \xCF\x83(\xE2\x88\x92inf) = 0 cannot undo it (the concat form gives 0 and the sink 1)");
+    c.Note(
+        "row " + Int(c.i) +
+        " sees no key: its softmax is 0 / 0 = nan and lse = \xE2\x88\x92inf, "
+        "so \xCF\x83(\xE2\x88\x92inf) = 0 cannot undo it (the concat form gives 0 and the sink 1)");
     return;
   }
   c.Text(MaskAppliesToLogits(c.s.normalization)
@@ -304,8 +309,8 @@ void RopeLines(const Cell& c) {
          (first ? "\xE2\x88\x92 " : "+ ") + v + "_" + i + "[d" + o + "] sin a");
   const double inv = 1.0 / std::pow(p.theta, 2.0 * static_cast<double>(pair) / sh.dh);
   c.Note("a = " + std::string(p.sign < 0 ? "\xE2\x88\x92" : "") + "position " + i + " \xC3\x97 " +
-         Num(p.theta) + "^(\xE2\x88\x92" + Int(2 * pair) + "/" + Int(sh.dh) + ") = " +
-         Num(p.sign * static_cast<double>(c.i) * inv) + " rad (pair " + Int(pair) + ": d" +
+         Num(p.theta) + "^(\xE2\x88\x92" + Int(2 * pair) + "/" + Int(sh.dh) +
+         ") = " + Num(p.sign * static_cast<double>(c.i) * inv) + " rad (pair " + Int(pair) + ": d" +
          Int(std::min(c.j, partner)) + " with d" + Int(std::max(c.j, partner)) + ")");
 }
 
@@ -333,7 +338,8 @@ void ProjectionLines(const Cell& c) {
     const StageCell from =
         HeadSplitSource(c.s.projections.head_split, sh.T, width, hw, c.i, col_head * hw + c.j);
     c.Text(letter + "_" + Int(c.i) + "[d" + d + "] = x_" + Int(from.row) + " \xC2\xB7 W_" + role +
-           "[:, " + Int(from.col) + "]: token " + Int(from.row) + "'s, not token " + Int(c.i) + "'s");
+           "[:, " + Int(from.col) + "]: token " + Int(from.row) + "'s, not token " + Int(c.i) +
+           "'s");
     c.Note("split with view(B, heads, T, d_k), no transpose: head " + Int(col_head) + "'s row " +
            Int(c.i) + " is the d_k numbers at " + Int(from.row) + ", " +
            Int(from.col - from.col % hw) + ".." + Int(from.col - from.col % hw + hw - 1) +
@@ -373,8 +379,8 @@ void MaskLines(const Cell& c) {
     if (m.kind == MaskKind::kPrefixLm && c.j < m.prefix)
       c.Text("allowed: key " + Int(c.j) + " is in the prefix, which every query sees");
     else if (m.kind == MaskKind::kSlidingWindow)
-      c.Text("allowed: key " + Int(c.j) + " is " + Int(c.i - c.j) +
-             " back, inside the window of " + MaskLegend(m));
+      c.Text("allowed: key " + Int(c.j) + " is " + Int(c.i - c.j) + " back, inside the window of " +
+             MaskLegend(m));
     else
       c.Text("allowed: the query may attend to this key");
   } else if (future && causal_family) {
@@ -433,8 +439,8 @@ void StageLines(const Cell& c) {
     case Stage::kContext: {
       const Shape& sh = c.st.shape;
       // The heads' cell this context cell holds: itself, or where the buggy merge put it.
-      const StageCell from = sh.dh_v > 0 ? HeadSplitTarget(c.s.projections.head_split, sh.T,
-                                                           sh.d_v, sh.dh_v, {c.i, c.j})
+      const StageCell from = sh.dh_v > 0 ? HeadSplitTarget(c.s.projections.head_split, sh.T, sh.d_v,
+                                                           sh.dh_v, {c.i, c.j})
                                          : StageCell{c.i, c.j};
       const int64_t h = sh.dh_v > 0 ? from.col / sh.dh_v : 0;  // dh_v per head
       c.Text("= \xCE\xA3_k weight[" + Int(from.row) + ", k] \xC2\xB7 v_k[d" + Int(from.col) +
@@ -461,9 +467,7 @@ CellExplanation ExplainCell(const Stages& st, const Scenario& s, const CellRef& 
     out.heading = "query " + Int(i) + " (\"" + ref.row_label + "\")  \xE2\x86\x92  the sink";
   else if (!StageIsTokenByToken(ref.stage))
     out.heading = std::string(StageName(ref.stage)) + "[" + Int(i) + ", " + ref.col_label + "]  (" +
-                  (StageIsKeySide(ref.stage) ? "key" : "token") +
-                  " \"" +
-                  ref.row_label + "\")";
+                  (StageIsKeySide(ref.stage) ? "key" : "token") + " \"" + ref.row_label + "\")";
   else
     out.heading = "query " + Int(i) + " (\"" + ref.row_label + "\")  \xE2\x86\x92  key " + Int(j) +
                   " (\"" + ref.col_label + "\")";

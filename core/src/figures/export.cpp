@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "attnlab/figures/figure_meta.h"
 #include "attnlab/base/file_io.h"
 #include "attnlab/base/text.h"
+#include "attnlab/figures/figure_meta.h"
 
 namespace attnlab {
 
@@ -66,9 +66,8 @@ std::string StageCsv(const StageView& v) {
 void WriteStageNpy(std::ostream& out, const StageView& v) {
   const bool f64 = v.values64.size() > 0;  // a float64 scenario: '<f8', as NumPy saves it
   std::string header = std::string("{'descr': '") + (f64 ? "<f8" : "<f4") +
-                       "', 'fortran_order': False, 'shape': (" +
-                       std::to_string(v.values.rows()) + ", " + std::to_string(v.values.cols()) +
-                       "), }";
+                       "', 'fortran_order': False, 'shape': (" + std::to_string(v.values.rows()) +
+                       ", " + std::to_string(v.values.cols()) + "), }";
   // Magic (6) + version (2) + length (2) + header, padded with spaces to a multiple of 64 and
   // ended by a newline (format version 1.0).
   const size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
@@ -159,8 +158,8 @@ void CheckExportMemory(const Scenario& scenario,
                        const FigureOptions& options, bool one_file_each) {
   double extra = 0;
   for (const auto& [rows, cols] : sizes) {
-    const double e = EstimateExportBytes(rows, cols, format, options,
-                                         scenario.dtype == Dtype::kFloat64);
+    const double e =
+        EstimateExportBytes(rows, cols, format, options, scenario.dtype == Dtype::kFloat64);
     extra = one_file_each ? std::max(extra, e) : extra + e;
   }
   std::string name = std::string(ExportExtension(format)).substr(1);  // "png"

@@ -102,7 +102,6 @@ Geometry LayOut(const HeatmapSpec& spec, int scale, bool colorbar) {
   return g;
 }
 
-
 Label MakeLabel(const std::string& text, float px) {
   const raster::TextBox box = raster::MeasureLine(text, px);
   return Label{text, px, box.width, box.height, box.baseline};
@@ -125,7 +124,8 @@ Image GridPicture(const HeatmapSpec& spec, const StageView& view, const Geometry
   Canvas cv(im);
   for (int r = 0; r < g.rows; ++r)
     for (int c = 0; c < g.cols; ++c) {
-      const bool masked = DrawnHatched(view.masked.size() > 0 && view.masked(r, c), view.values(r, c));
+      const bool masked =
+          DrawnHatched(view.masked.size() > 0 && view.masked(r, c), view.values(r, c));
       const Rgb col = CellColor(spec, view.values(r, c), r);
       const int x0 = c * g.cell, y0 = r * g.cell;
       for (int y = y0; y < y0 + g.cell; ++y)
@@ -280,7 +280,6 @@ bool Draw(Painter& p, const HeatmapSpec& spec, const StageView& view, const Geom
   PaintLegends(p, spec, g);
   return values_shown;
 }
-
 
 namespace {
 

@@ -101,12 +101,15 @@ class CairoPainter : public Painter {
     cairo_surface_flush(target);
     unsigned char* data = cairo_image_surface_get_data(target);
     const int stride = cairo_image_surface_get_stride(target);
-    const int x0 = std::max(0, x), x1 = std::min(cairo_image_surface_get_width(target), x + image.width);
-    const int y0 = std::max(0, y), y1 = std::min(cairo_image_surface_get_height(target), y + image.height);
+    const int x0 = std::max(0, x),
+              x1 = std::min(cairo_image_surface_get_width(target), x + image.width);
+    const int y0 = std::max(0, y),
+              y1 = std::min(cairo_image_surface_get_height(target), y + image.height);
     for (int py = y0; py < y1; ++py) {
       const uint8_t* q = &image.rgb[(static_cast<size_t>(py - y) * image.width + (x0 - x)) * 3];
       auto* d = reinterpret_cast<uint32_t*>(data + static_cast<size_t>(py) * stride);
-      for (int px = x0; px < x1; ++px, q += 3) d[px] = uint32_t{q[0]} << 16 | uint32_t{q[1]} << 8 | q[2];
+      for (int px = x0; px < x1; ++px, q += 3)
+        d[px] = uint32_t{q[0]} << 16 | uint32_t{q[1]} << 8 | q[2];
     }
     if (x1 > x0 && y1 > y0) cairo_surface_mark_dirty_rectangle(target, x0, y0, x1 - x0, y1 - y0);
   }

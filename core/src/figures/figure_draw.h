@@ -1,8 +1,8 @@
 // figure_draw.h (internal to the core): the one drawing of a figure, in pixels, through a Painter
 // that a backend implements: cairo (figure_cairo.cpp: PNG on an image surface, PDF on
 // figure_pdf.cpp's surface, text shaped by pango) and SVG (figure_svg.cpp, written as XML so the
-// tokens are <text>). Layout and every drawing decision live in figure.cpp; backends only put rectangles,
-// hatches, pictures and text where they are told.
+// tokens are <text>). Layout and every drawing decision live in figure.cpp; backends only put
+// rectangles, hatches, pictures and text where they are told.
 //
 // Legend: T tokens.
 #pragma once
@@ -13,12 +13,11 @@
 #include <string_view>
 #include <vector>
 
+#include "attnlab/base/text.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/heatmap_spec.h"
 #include "attnlab/figures/stage_view.h"
 #include "raster.h"
-
-#include "attnlab/base/text.h"
 
 namespace attnlab::figure {
 

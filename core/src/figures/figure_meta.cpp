@@ -89,31 +89,30 @@ std::optional<std::string> Base64Decode(std::string_view text) {
 
 }  // namespace figure
 
-std::string FigureMetadata(const Scenario& scenario, const std::vector<Stage>& stages,
-                           int64_t head, int64_t batch, const FigureOptions& options) {
+std::string FigureMetadata(const Scenario& scenario, const std::vector<Stage>& stages, int64_t head,
+                           int64_t batch, const FigureOptions& options) {
   nlohmann::json stage_names = nlohmann::json::array();
   for (Stage s : stages) stage_names.push_back(StageName(s));
-  const nlohmann::json j = {
-      {"format", "attention-lab-figure"},
-      {"version", 1},
-      {"stages", stage_names},
-      {"head", head},
-      {"batch", batch},
-      {"colormap", options.colormap},
-      {"sequential_colormap", options.sequential_colormap},
-      {"diverging_colormap", options.diverging_colormap},
-      {"range", RangeModeName(options.range)},
-      {"values", Name(options.values)},
-      {"scale", options.scale},
-      {"width_inches", options.width_inches},
-      {"dpi", options.dpi},
-      {"scenario", WriteScenario(scenario)}};
+  const nlohmann::json j = {{"format", "attention-lab-figure"},
+                            {"version", 1},
+                            {"stages", stage_names},
+                            {"head", head},
+                            {"batch", batch},
+                            {"colormap", options.colormap},
+                            {"sequential_colormap", options.sequential_colormap},
+                            {"diverging_colormap", options.diverging_colormap},
+                            {"range", RangeModeName(options.range)},
+                            {"values", Name(options.values)},
+                            {"scale", options.scale},
+                            {"width_inches", options.width_inches},
+                            {"dpi", options.dpi},
+                            {"scenario", WriteScenario(scenario)}};
   return j.dump(1);
 }
 
 bool LooksLikeFigure(std::string_view bytes) {
-  return IsPng(bytes) || bytes.substr(0, 5) == "%PDF-" ||
-         bytes.substr(0, 5) == "<?xml" || bytes.substr(0, 4) == "<svg";
+  return IsPng(bytes) || bytes.substr(0, 5) == "%PDF-" || bytes.substr(0, 5) == "<?xml" ||
+         bytes.substr(0, 4) == "<svg";
 }
 
 namespace {
@@ -138,8 +137,8 @@ void ReadViewOptions(const nlohmann::json& j, FigureSource& f) {
   f.options.scale = std::clamp(j.at("scale").get<int>(), 1, 8);
   f.options.width_inches = std::clamp(j.value("width_inches", 0.0), 0.0, 1000.0);
   f.options.dpi = std::clamp(j.value("dpi", 0.0), 0.0, 100000.0);
-  for (const std::string* name : {&f.options.colormap, &f.options.sequential_colormap,
-                                  &f.options.diverging_colormap})
+  for (const std::string* name :
+       {&f.options.colormap, &f.options.sequential_colormap, &f.options.diverging_colormap})
     if (!name->empty()) FindColormap(*name);  // throws for an unknown one
 }
 

@@ -30,12 +30,13 @@ std::string PdfFigure(const Composition& c, const std::string& metadata, double 
                                                                          cairo_surface_destroy);
   cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, "Attention Lab");
   if (!c.views.empty())
-    cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_TITLE,
-                                   c.views.size() > 1 ? c.title.text.c_str()
-                                                      : c.specs[0].title.c_str());
+    cairo_pdf_surface_set_metadata(
+        surface, CAIRO_PDF_METADATA_TITLE,
+        c.views.size() > 1 ? c.title.text.c_str() : c.specs[0].title.c_str());
   if (!metadata.empty())
-    cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_KEYWORDS,
-                                   (std::string(kPdfMetadataPrefix) + Base64Encode(metadata)).c_str());
+    cairo_pdf_surface_set_metadata(
+        surface, CAIRO_PDF_METADATA_KEYWORDS,
+        (std::string(kPdfMetadataPrefix) + Base64Encode(metadata)).c_str());
   cairo_t* cr = cairo_create(surface);
   cairo_scale(cr, points_per_pixel, points_per_pixel);
   cairo_set_source_rgb(cr, 1, 1, 1);

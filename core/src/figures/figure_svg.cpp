@@ -27,8 +27,7 @@ std::string XmlEscape(std::string_view s) {
         out += "&quot;";
         break;
       default:  // XML 1.0 has no other control characters than tab and newlines
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r')
-          out += c;
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r') out += c;
     }
   return out;
 }
@@ -59,11 +58,10 @@ class SvgPainter : public Painter {
     const std::string base = std::to_string(t.baseline);
     out_ += "<text font-size=\"" + std::string(size) + "\" fill=\"" + Hex(c) + "\" ";
     if (vertical)
-      out_ += "transform=\"translate(" + std::to_string(x) + " " +
-              std::to_string(y + t.width()) + ") rotate(-90)\" x=\"1\" y=\"" + base + "\"";
+      out_ += "transform=\"translate(" + std::to_string(x) + " " + std::to_string(y + t.width()) +
+              ") rotate(-90)\" x=\"1\" y=\"" + base + "\"";
     else
-      out_ += "x=\"" + std::to_string(x + 1) + "\" y=\"" + std::to_string(y + t.baseline) +
-              "\"";
+      out_ += "x=\"" + std::to_string(x + 1) + "\" y=\"" + std::to_string(y + t.baseline) + "\"";
     out_ += ">" + XmlEscape(t.text) + "</text>\n";
   }
   const std::string& family() const { return family_; }
@@ -71,8 +69,7 @@ class SvgPainter : public Painter {
  private:
   void Rect(int x, int y, int w, int h, const std::string& fill) {
     out_ += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" +
-            std::to_string(w) + "\" height=\"" + std::to_string(h) + "\" fill=\"" + fill +
-            "\"/>\n";
+            std::to_string(w) + "\" height=\"" + std::to_string(h) + "\" fill=\"" + fill + "\"/>\n";
   }
   std::string& out_;
   std::string family_;
@@ -80,7 +77,8 @@ class SvgPainter : public Painter {
 
 // The masked cells' stripes as a pattern in figure pixels: (x + y) mod 8 < 3 is the stripe.
 std::string MaskedPattern() {
-  const std::string stripe = Hex(MaskedColorAt(0, 0)), light = Hex(MaskedColorAt(kMaskedPeriod / 2, 0));
+  const std::string stripe = Hex(MaskedColorAt(0, 0)),
+                    light = Hex(MaskedColorAt(kMaskedPeriod / 2, 0));
   const std::string p = std::to_string(kMaskedPeriod), w = std::to_string(kMaskedStripeWidth);
   const std::string q = std::to_string(kMaskedPeriod - kMaskedStripeWidth);
   return "<pattern id=\"masked\" patternUnits=\"userSpaceOnUse\" width=\"" + p + "\" height=\"" +
@@ -97,8 +95,10 @@ std::string SvgFigure(const Composition& c, const std::string& metadata, double 
   std::snprintf(size, sizeof size, "width=\"%.4fin\" height=\"%.4fin\"", inches,
                 inches * c.height / c.width);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" "
-         "version=\"1.1\" " + std::string(size) + " viewBox=\"0 0 " + w + " " + h + "\">\n";
+  out +=
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" "
+      "version=\"1.1\" " +
+      std::string(size) + " viewBox=\"0 0 " + w + " " + h + "\">\n";
   if (!metadata.empty())
     out += "<metadata><attnlab:figure xmlns:attnlab=\"https://attention-lab.invalid/figure\">" +
            XmlEscape(metadata) + "</attnlab:figure></metadata>\n";

@@ -85,13 +85,16 @@ StageView DecodeStepView(const Stages& st, const Scenario& s, const DecodeRun& r
   if (sh.B > 1) parts.push_back("batch " + std::to_string(batch));
   parts.push_back("t = " + std::to_string(d.t) + ", cache " + std::to_string(d.cache_len) +
                   " keys, evicted " + Positions(d.evicted));
-  parts.push_back("max |decoded \u2212 full| " + FormatNumber(d.max_abs_diff, NumberStyle::kGeneral, 3));
+  parts.push_back("max |decoded \u2212 full| " +
+                  FormatNumber(d.max_abs_diff, NumberStyle::kGeneral, 3));
   if (s.dtype != Dtype::kFloat32)
-    parts.push_back(s.scaling.softmax_dtype == SoftmaxDtype::kFloat32 ? std::string(Name(s.dtype)) + ", weights float32"
-                                                                      : std::string(Name(s.dtype)));
+    parts.push_back(s.scaling.softmax_dtype == SoftmaxDtype::kFloat32
+                        ? std::string(Name(s.dtype)) + ", weights float32"
+                        : std::string(Name(s.dtype)));
   v.subtitle = Dotted(parts);
-  v.help = "The step's queries against the keys the cache holds: each row is the same row of the "
-           "full computation's weights, restricted to the kept keys.";
+  v.help =
+      "The step's queries against the keys the cache holds: each row is the same row of the "
+      "full computation's weights, restricted to the kept keys.";
   return v;
 }
 
@@ -112,7 +115,8 @@ StageView TileStateView(const Stages& st, const Scenario& s, const TiledRun& run
   v.batch = t.batch;
   SetValues(v, cells, s);
   const std::vector<std::string> labels = TokenLabels(st.tokens);
-  for (int64_t p = t.row0; p < t.row0 + t.rows; ++p) v.row_labels.push_back(PositionLabel(labels, p));
+  for (int64_t p = t.row0; p < t.row0 + t.rows; ++p)
+    v.row_labels.push_back(PositionLabel(labels, p));
   v.col_labels = {"m", "l", "rescale"};
   for (int64_t d = 0; d < t.O.cols(); ++d) v.col_labels.push_back("O" + std::to_string(d));
   v.row_axis = "query";
@@ -124,18 +128,21 @@ StageView TileStateView(const Stages& st, const Scenario& s, const TiledRun& run
   if (st.shape.B > 1) parts.push_back("batch " + std::to_string(t.batch));
   if (st.shape.H > 1) parts.push_back("head " + std::to_string(t.head));
   parts.push_back("rows " + std::to_string(t.row0) + ".." + std::to_string(t.row0 + t.rows - 1) +
-                  " \u00D7 keys " + std::to_string(t.key0) + ".." + std::to_string(t.key0 + t.keys - 1) +
+                  " \u00D7 keys " + std::to_string(t.key0) + ".." +
+                  std::to_string(t.key0 + t.keys - 1) +
                   (t.skipped ? " (skipped: all masked)" : ""));
-  parts.push_back(std::to_string(run.block_q) + " \u00D7 " + std::to_string(run.block_k) + " tiles, " +
-                  std::to_string(run.skipped_tiles) + " of " + std::to_string(run.steps.size()) + " skipped");
+  parts.push_back(std::to_string(run.block_q) + " \u00D7 " + std::to_string(run.block_k) +
+                  " tiles, " + std::to_string(run.skipped_tiles) + " of " +
+                  std::to_string(run.steps.size()) + " skipped");
   // bfloat16 / float16: Q, K, V in the dtype, the state (m, l, O) in float32 (FlashAttention-2).
   if (IsLowPrecision(s.dtype))
     parts.push_back(std::string(Name(s.dtype)) + " Q, K, V, P; float32 state");
   else if (s.dtype == Dtype::kFloat64)
     parts.push_back(Name(Dtype::kFloat64));
   v.subtitle = Dotted(parts);
-  v.help = "m: the running maximum of each row's logits; l: the running sum of exp(logit \u2212 m); "
-           "rescale: exp(m_old \u2212 m_new), which multiplied l and O; O: the unnormalised output.";
+  v.help =
+      "m: the running maximum of each row's logits; l: the running sum of exp(logit \u2212 m); "
+      "rescale: exp(m_old \u2212 m_new), which multiplied l and O; O: the unnormalised output.";
   return v;
 }
 

@@ -11,9 +11,9 @@
 #include <memory>
 #include <stdexcept>
 
-#include "attnlab/figures/png.h"
-#include "attnlab/figures/heatmap_spec.h"
 #include "attnlab/base/text.h"
+#include "attnlab/figures/heatmap_spec.h"
+#include "attnlab/figures/png.h"
 #include "figure_draw.h"
 
 namespace attnlab {
@@ -22,15 +22,16 @@ namespace {
 constexpr Rgb kInk{40, 40, 40}, kGrid{228, 228, 228};
 constexpr float kTickPx = 15, kAxisPx = 17, kTitlePx = 19;
 
-void SetSource(cairo_t* cr, Rgb c) { cairo_set_source_rgb(cr, c.r / 255.0, c.g / 255.0, c.b / 255.0); }
+void SetSource(cairo_t* cr, Rgb c) {
+  cairo_set_source_rgb(cr, c.r / 255.0, c.g / 255.0, c.b / 255.0);
+}
 
 std::string Tick(double v) { return FormatNumber(v, NumberStyle::kShortest); }
 
 void CheckPlot(const std::vector<const TrainRun*>& runs, const std::vector<std::string>& names,
                int width, int height) {
   if (runs.empty()) throw std::invalid_argument("loss plot: no run to plot");
-  if (names.size() != runs.size())
-    throw std::invalid_argument("loss plot: give one name per run");
+  if (names.size() != runs.size()) throw std::invalid_argument("loss plot: give one name per run");
   for (const TrainRun* r : runs)
     if (!r || r->loss.empty()) throw std::invalid_argument("loss plot: a run has no steps");
   if (width < 320 || width > 4096 || height < 240 || height > 4096)
@@ -51,7 +52,8 @@ LossPlotLayout LayOutPlot(const std::vector<const TrainRun*>& runs, int width, i
   l.x_max = std::max<double>(1, static_cast<double>(steps - 1));
   l.y_max = hi > 0 ? hi * 1.05 : 1.0;
   int widest = 0;
-  for (double t : NiceTicks(0, l.y_max, 6)) widest = std::max(widest, raster::MeasureText(Tick(t), kTickPx));
+  for (double t : NiceTicks(0, l.y_max, 6))
+    widest = std::max(widest, raster::MeasureText(Tick(t), kTickPx));
   const int line = raster::MeasureLine("Ag", kAxisPx).height;
   l.left = 12 + line + 8 + widest + 6;
   l.top = 16 + raster::MeasureLine("Ag", kTitlePx).height + 10;
@@ -60,8 +62,12 @@ LossPlotLayout LayOutPlot(const std::vector<const TrainRun*>& runs, int width, i
   return l;
 }
 
-double X(const LossPlotLayout& l, double step) { return l.left + step / l.x_max * (l.right - l.left); }
-double Y(const LossPlotLayout& l, double loss) { return l.bottom - loss / l.y_max * (l.bottom - l.top); }
+double X(const LossPlotLayout& l, double step) {
+  return l.left + step / l.x_max * (l.right - l.left);
+}
+double Y(const LossPlotLayout& l, double loss) {
+  return l.bottom - loss / l.y_max * (l.bottom - l.top);
+}
 
 // Grid lines, axes, ticks and their numbers, the axis labels and the title.
 void DrawAxes(cairo_t* cr, figure::Painter& p, const LossPlotLayout& l, const std::string& title,
@@ -107,7 +113,10 @@ void DrawCurves(cairo_t* cr, const std::vector<const TrainRun*>& runs, const Los
         continue;
       }
       const double x = X(l, static_cast<double>(s)), y = Y(l, loss[s]);
-      if (pen_down) cairo_line_to(cr, x, y); else cairo_move_to(cr, x, y);
+      if (pen_down)
+        cairo_line_to(cr, x, y);
+      else
+        cairo_move_to(cr, x, y);
       pen_down = true;
     }
     if (loss.size() == 1) cairo_rel_line_to(cr, 0.01, 0);
@@ -124,7 +133,8 @@ void DrawLegend(figure::Painter& p, const std::vector<const TrainRun*>& runs,
   int w = 0, h = 0;
   for (size_t k = 0; k < runs.size(); ++k) {
     char last[48];
-    std::snprintf(last, sizeof last, ": %.4f at step %zu", runs[k]->loss.back(), runs[k]->loss.size() - 1);
+    std::snprintf(last, sizeof last, ": %.4f at step %zu", runs[k]->loss.back(),
+                  runs[k]->loss.size() - 1);
     labels.push_back(figure::MakeLabel(names[k] + last, kTickPx));
     w = std::max(w, labels.back().width());
     h += labels.back().height() + 4;
@@ -182,7 +192,8 @@ Image LossCurvesImage(const std::vector<const TrainRun*>& runs,
     DrawLegend(p, runs, names, l);
   });
   if (const cairo_status_t status = cairo_status(cr.get()); status != CAIRO_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("loss plot: cairo failed: ") + cairo_status_to_string(status));
+    throw std::runtime_error(std::string("loss plot: cairo failed: ") +
+                             cairo_status_to_string(status));
   if (layout) *layout = l;
   return SurfacePixels(surface.get(), width, height);
 }

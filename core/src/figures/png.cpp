@@ -131,7 +131,8 @@ std::optional<std::string> PngText(const std::string& png, const std::string& ke
     const std::string_view type = b.substr(at + 4, 4), data = b.substr(at + 8, len);
     if (type == "IEND") return std::nullopt;
     if (type == "iTXt" && data.size() > keyword.size() + 2 &&
-        data.substr(0, keyword.size() + 1) == std::string_view(keyword.c_str(), keyword.size() + 1)) {
+        data.substr(0, keyword.size() + 1) ==
+            std::string_view(keyword.c_str(), keyword.size() + 1)) {
       std::string_view rest = data.substr(keyword.size() + 1);
       if (rest[0] != 0) return std::nullopt;  // compressed: never written by Attention Lab
       rest.remove_prefix(2);

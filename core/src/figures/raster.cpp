@@ -61,8 +61,9 @@ FigureFont FindFont() {
   } else if (HasFamily("DejaVu Sans")) {
     f.family = "DejaVu Sans";
   } else {
-    f.error = "no DejaVu Sans font for figure text; install Debian's fonts-dejavu-core or set "
-              "ATTNLAB_FONT to a .ttf file";
+    f.error =
+        "no DejaVu Sans font for figure text; install Debian's fonts-dejavu-core or set "
+        "ATTNLAB_FONT to a .ttf file";
   }
   if (!f.error.empty()) return f;
   // Pixel height = ascent + descent (as the figures were designed with stb_truetype).
@@ -135,8 +136,8 @@ class Shaper {
     const double base = double(pango_layout_get_baseline(l)) / PANGO_SCALE;
     TextBox box;
     box.baseline = static_cast<int>(std::ceil(base));
-    box.height = box.baseline +
-                 static_cast<int>(std::ceil(double(logical.height) / PANGO_SCALE - base)) + 1;
+    box.height =
+        box.baseline + static_cast<int>(std::ceil(double(logical.height) / PANGO_SCALE - base)) + 1;
     box.width = static_cast<int>(std::ceil(double(logical.width) / PANGO_SCALE)) + 2;
     if (boxes_.size() > 100000) boxes_.clear();
     boxes_.emplace(std::move(key), box);

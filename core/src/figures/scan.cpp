@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "attnlab/base/parallel.h"
 #include "attnlab/figures/colormap.h"
 #include "attnlab/figures/heatmap_spec.h"
-#include "attnlab/base/parallel.h"
 
 namespace attnlab {
 namespace {

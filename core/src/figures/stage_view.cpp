@@ -3,16 +3,17 @@
 
 #include <cmath>
 
-#include "attnlab/model/pipeline.h"
 #include "attnlab/base/text.h"
+#include "attnlab/model/pipeline.h"
 
 namespace attnlab {
 
 const std::vector<Stage>& AllStages() {
-  static const std::vector<Stage> all = {
-      Stage::kX,      Stage::kQ,      Stage::kK,       Stage::kV,
-      Stage::kQRot,   Stage::kKRot,   Stage::kScores,  Stage::kMask,
-      Stage::kLogits, Stage::kWeights, Stage::kSink, Stage::kWeightsDropped, Stage::kContext};
+  static const std::vector<Stage> all = {Stage::kX,       Stage::kQ,    Stage::kK,
+                                         Stage::kV,       Stage::kQRot, Stage::kKRot,
+                                         Stage::kScores,  Stage::kMask, Stage::kLogits,
+                                         Stage::kWeights, Stage::kSink, Stage::kWeightsDropped,
+                                         Stage::kContext};
   return all;
 }
 
@@ -89,9 +90,7 @@ MatrixOf<S> CellsOf(const StageTensors<S>& f, Stage stage, const Shape& sh, int6
   using MatrixS = MatrixOf<S>;
   using StackS = MatrixStackOf<S>;
   const size_t m = static_cast<size_t>(batch * sh.H + head), b = static_cast<size_t>(batch);
-  auto at = [](const StackS& stack, size_t i) {
-    return i < stack.size() ? stack[i] : MatrixS();
-  };
+  auto at = [](const StackS& stack, size_t i) { return i < stack.size() ? stack[i] : MatrixS(); };
   switch (stage) {
     case Stage::kX:
       return at(f.X, b);
@@ -101,10 +100,10 @@ MatrixOf<S> CellsOf(const StageTensors<S>& f, Stage stage, const Shape& sh, int6
     case Stage::kQRot:
     case Stage::kKRot: {  // a head's columns; the key side's K/V head (StageColumnHead)
       const StackS& m = stage == Stage::kQ      ? f.Q
-                              : stage == Stage::kK    ? f.K
-                              : stage == Stage::kV    ? f.V
-                              : stage == Stage::kQRot ? f.Q_rot
-                                                      : f.K_rot;
+                        : stage == Stage::kK    ? f.K
+                        : stage == Stage::kV    ? f.V
+                        : stage == Stage::kQRot ? f.Q_rot
+                                                : f.K_rot;
       const int64_t w = StageSize(stage, sh).second;
       return b < m.size() ? MatrixS(m[b].middleCols(StageColumnHead(stage, sh, head) * w, w))
                           : MatrixS();
@@ -158,8 +157,9 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
     v.values = st.Head(*stack, batch, head);
   else if (const MatrixStack* qkv = ProjectedStack(st, stage))  // V: its own dh_v columns
     // K and V: the K/V head query head `head` reads (itself unless kv_heads groups them).
-    v.values = (*qkv)[batch].middleCols(StageColumnHead(stage, sh, head) * StageSize(stage, sh).second,
-                                        StageSize(stage, sh).second);
+    v.values =
+        (*qkv)[batch].middleCols(StageColumnHead(stage, sh, head) * StageSize(stage, sh).second,
+                                 StageSize(stage, sh).second);
   else if (stage == Stage::kX)
     v.values = st.X[batch];
   else if (stage == Stage::kMask)

@@ -99,8 +99,8 @@ std::vector<PeakStats> RowsPeakStats(const Matrix& weights) {
 }
 
 CurveRules CurveRulesOf(const Scenario& s, const Shape& sh, int64_t head, int64_t query) {
-  const rules::LogitScaling<double> f = rules::ForHead(
-      rules::LogitScalingOf<double>(s, sh.dh), rules::HeadSlopes<double>(s, sh.H), head);
+  const rules::LogitScaling<double> f = rules::ForHead(rules::LogitScalingOf<double>(s, sh.dh),
+                                                       rules::HeadSlopes<double>(s, sh.H), head);
   CurveRules r;
   r.divisor = f.scale ? f.div : 1.0;
   if (f.softcap) r.softcap = f.cap;
@@ -119,10 +119,14 @@ RowVectorD SoftmaxRowAt(const RowVector& scores, const std::vector<uint8_t>& all
   if (!allowed.empty())
     for (int64_t j = 0; j < T; ++j) ok(0, j) = allowed[static_cast<size_t>(j)] ? 1 : 0;
   // The row's logits by the pipeline's rule: the row as a 1 x T matrix whose row 0 is query i.
-  const rules::LogitScaling<double> f{multiplier,           r.divisor,
-                                      r.divisor != 1.0,     r.softcap.has_value(),
-                                      r.softcap.value_or(1), r.alibi_slope.has_value(),
-                                      r.alibi_slope.value_or(0), r.query};
+  const rules::LogitScaling<double> f{multiplier,
+                                      r.divisor,
+                                      r.divisor != 1.0,
+                                      r.softcap.has_value(),
+                                      r.softcap.value_or(1),
+                                      r.alibi_slope.has_value(),
+                                      r.alibi_slope.value_or(0),
+                                      r.query};
   const MatrixD sc = scores.cast<double>();
   MatrixD z(1, T);
   rules::LogitRows(sc.data(), ok, MaskKind::kCustom, f, 0, 1, true, z);
@@ -156,7 +160,6 @@ std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vecto
 }
 
 namespace {
-
 
 // torch.mean(x[:n], dim=0)[c] for a row-major T x C float32 x: the sum as cascade_sum orders it
 // for this shape (32-byte vectors of 8 floats, as the AVX2 and default kernels), then / n.

@@ -3,12 +3,12 @@
 // * multiplier, read backwards), so each float32 rounding is PyTorch's where it can be.
 #include "attnlab/lessons/grad.h"
 
-#include "attnlab/lessons/experiments.h"
-#include "model/stage_rules.h"
-
 #include <algorithm>
 #include <cmath>
 #include <string>
+
+#include "attnlab/lessons/experiments.h"
+#include "model/stage_rules.h"
 
 namespace attnlab {
 namespace {
@@ -68,9 +68,10 @@ void HeadSliceGrads(const Scenario& s, const Stages& st, Gradients& g) {
     }
 }
 
-/// grad_W_query (d_in x d_out), grad_W_key (d_in x KV * dh) = sum_b X_b^T grad_Q[b] (grad_K[b]); Q = X W_query.
-/// projections.head_split "view_no_transpose": grad_Q and grad_K are laid out as the heads read
-/// Q and K; each cell goes back to the projection's cell it was read from (HeadSplitSource).
+/// grad_W_query (d_in x d_out), grad_W_key (d_in x KV * dh) = sum_b X_b^T grad_Q[b] (grad_K[b]); Q
+/// = X W_query. projections.head_split "view_no_transpose": grad_Q and grad_K are laid out as the
+/// heads read Q and K; each cell goes back to the projection's cell it was read from
+/// (HeadSplitSource).
 void ProjectionGrads(const Scenario& s, const Stages& st, Gradients& g) {
   if (st.X.empty()) return;  // qkv input: no W
   const Shape& sh = st.shape;
@@ -78,8 +79,8 @@ void ProjectionGrads(const Scenario& s, const Stages& st, Gradients& g) {
   g.grad_W_key = Matrix::Zero(sh.d_in, sh.KWidth());
   if (sh.H > 1 && s.projections.head_split != HeadSplit::kTranspose) {
     for (int64_t b = 0; b < sh.B; ++b)
-      for (auto [grad, W] : {std::pair{&g.grad_Q[b], &g.grad_W_query},
-                             std::pair{&g.grad_K[b], &g.grad_W_key}}) {
+      for (auto [grad, W] :
+           {std::pair{&g.grad_Q[b], &g.grad_W_query}, std::pair{&g.grad_K[b], &g.grad_W_key}}) {
         Matrix back = Matrix::Zero(grad->rows(), grad->cols());
         for (int64_t r = 0; r < grad->rows(); ++r)
           for (int64_t c = 0; c < grad->cols(); ++c) {
@@ -107,7 +108,7 @@ double JacobianNormOf(const std::vector<double>& e, double sum) {
     s3 += p * p * p;
   }
   const double v = s2 - 2.0 * s3 + s2 * s2;  // rounding may leave it just below 0
-  return std::sqrt(v < 0.0 ? 0.0 : v);         // nan stays nan
+  return std::sqrt(v < 0.0 ? 0.0 : v);       // nan stays nan
 }
 
 }  // namespace

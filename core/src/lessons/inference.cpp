@@ -76,7 +76,8 @@ const StageTensors<S>& TensorsOf(const Stages& st) {
   if constexpr (std::is_same_v<S, float>) {
     return st;
   } else {
-    if (!st.f64) throw InferenceError("dtype: the stages hold no float64 values (run the scenario first)");
+    if (!st.f64)
+      throw InferenceError("dtype: the stages hold no float64 values (run the scenario first)");
     return *st.f64;
   }
 }
@@ -115,7 +116,8 @@ MatrixOf<S> ContextRows(const StageTensors<S>& ts, const Shape& sh, Dtype dtype,
     for (int64_t r = 0; r < n; ++r)
       for (int64_t c = 0; c < sh.dh_v; ++c) {
         S sum = 0;
-        for (size_t k = 0; k < keys.size(); ++k) sum += w(r, static_cast<Eigen::Index>(k)) * V(keys[k], sh.KvHead(h) * sh.dh_v + c);
+        for (size_t k = 0; k < keys.size(); ++k)
+          sum += w(r, static_cast<Eigen::Index>(k)) * V(keys[k], sh.KvHead(h) * sh.dh_v + c);
         out(r, h * sh.dh_v + c) = sum;
       }
   }
@@ -139,14 +141,17 @@ struct HeadRule {
     return f;
   }
   /// Head h's sink logit, nullptr without a sink.
-  const S* Sink(int64_t h) const { return sinks.empty() ? nullptr : &sinks[static_cast<size_t>(h)]; }
+  const S* Sink(int64_t h) const {
+    return sinks.empty() ? nullptr : &sinks[static_cast<size_t>(h)];
+  }
 };
 
 /// The HeadRule of scenario `s` with the stages' shape `sh`, built by the pipeline's own
 /// helpers (LogitScalingOf, HeadSlopes, HeadSinks: stage_rules.h).
 template <typename S>
 HeadRule<S> RuleOf(const Scenario& s, const Shape& sh) {
-  return {rules::LogitScalingOf<S>(s, sh.dh), rules::HeadSlopes<S>(s, sh.H), rules::HeadSinks<S>(s, sh.H),
+  return {rules::LogitScalingOf<S>(s, sh.dh), rules::HeadSlopes<S>(s, sh.H),
+          rules::HeadSinks<S>(s, sh.H),
           MaskAppliesToLogits(s.normalization) ? MaskKind::kCustom : MaskKind::kNone};
 }
 
@@ -169,7 +174,8 @@ MatrixOf<S> StepWeights(const Scenario& s, const StageTensors<S>& ts, const Shap
   MatrixOf<S> sc(q, kv), lg(q, kv), w(q, kv), sink_w(q, 1);
   for (int64_t r = 0; r < q; ++r)
     for (int64_t c = 0; c < kv; ++c)
-      sc(r, c) = Dot(&Q(step.first + r, h * sh.dh), &K(step.keys[c], sh.KvHead(h) * sh.dh), sh.dh, 1);
+      sc(r, c) =
+          Dot(&Q(step.first + r, h * sh.dh), &K(step.keys[c], sh.KvHead(h) * sh.dh), sh.dh, 1);
   StoreIn(s.dtype, sc);
   kernels::LogitRows<S>(sc.data(), step.allowed, rule.kind,
                         rule.At(h, step.first, step.keys.front()), 0, q, true, lg);
@@ -177,7 +183,8 @@ MatrixOf<S> StepWeights(const Scenario& s, const StageTensors<S>& ts, const Shap
   kernels::WeightRows<S>(s.normalization, num, lg, step.allowed, rule.kind, 0, q, true, w,
                          rule.Sink(h), &sink_w, s.scaling.sink_form);
   if (s.mask.masked_rows == MaskedRows::kZero) rules::ZeroMaskedRows(step.allowed, 0, q, w);
-  if (s.scaling.softmax_dtype != SoftmaxDtype::kFloat32) StoreIn(s.dtype, w), StoreIn(s.dtype, sink_w);
+  if (s.scaling.softmax_dtype != SoftmaxDtype::kFloat32)
+    StoreIn(s.dtype, w), StoreIn(s.dtype, sink_w);
   step.scores.push_back(sc.template cast<double>());
   step.logits.push_back(lg.template cast<double>());
   step.weights.push_back(w.template cast<double>());
@@ -260,8 +267,10 @@ DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) 
 /// sigmoid rescale (`gate`: SigmoidGates).
 template <typename S>
 void RecordSink(S sink, SinkForm form, const std::vector<S>& m, const std::vector<S>& l,
-                const std::vector<S>& gate, int64_t bh, int64_t row0, int64_t T, MatrixStackD& out) {
-  if (static_cast<int64_t>(out.size()) <= bh) out.resize(static_cast<size_t>(bh) + 1, MatrixD::Zero(T, 1));
+                const std::vector<S>& gate, int64_t bh, int64_t row0, int64_t T,
+                MatrixStackD& out) {
+  if (static_cast<int64_t>(out.size()) <= bh)
+    out.resize(static_cast<size_t>(bh) + 1, MatrixD::Zero(T, 1));
   for (size_t r = 0; r < m.size(); ++r)
     out[static_cast<size_t>(bh)](row0 + static_cast<int64_t>(r), 0) = static_cast<double>(
         form == SinkForm::kSigmoid ? S(1) - gate[r] : std::exp(sink - m[r]) / l[r]);
@@ -330,7 +339,8 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
               rescale[ri] = m[ri] == neg_inf ? S(0) : std::exp(m[ri] - m_new);
               S sum = 0;
               std::vector<S> p(static_cast<size_t>(keys));
-              for (int64_t c = 0; c < keys; ++c) sum += p[static_cast<size_t>(c)] = std::exp(lg(r, c) - m_new);
+              for (int64_t c = 0; c < keys; ++c)
+                sum += p[static_cast<size_t>(c)] = std::exp(lg(r, c) - m_new);
               l[ri] = rescale[ri] * l[ri] + sum;
               // Low precision (FlashAttention-2): l sums the float32 P, P·V reads P stored in the
               // dtype (the tensor cores multiply dtype operands into a float32 accumulator).
@@ -376,7 +386,8 @@ double LargestFinite(const MatrixStackOf<S>& stack) {
   double out = 0.0;
   for (const MatrixOf<S>& m : stack)
     for (Eigen::Index i = 0; i < m.size(); ++i)
-      if (std::isfinite(m.data()[i])) out = std::max(out, std::abs(static_cast<double>(m.data()[i])));
+      if (std::isfinite(m.data()[i]))
+        out = std::max(out, std::abs(static_cast<double>(m.data()[i])));
   return out;
 }
 
@@ -405,7 +416,8 @@ double ToleranceOf(const Scenario& s, const Stages& st) {
 }  // namespace
 
 double AgreementTolerance(const Scenario& s, const Stages& st) {
-  return s.dtype == Dtype::kFloat64 && st.f64 ? ToleranceOf<double>(s, st) : ToleranceOf<float>(s, st);
+  return s.dtype == Dtype::kFloat64 && st.f64 ? ToleranceOf<double>(s, st)
+                                              : ToleranceOf<float>(s, st);
 }
 
 namespace {
@@ -446,7 +458,8 @@ Stages DecodedStages(const Stages& full, const DecodeRun& run) {
                                 std::to_string(sh.T) + ", B = " + std::to_string(sh.B) + ")");
   for (const DecodeStep& step : run.steps)
     if (step.scores.size() != heads)
-      throw std::invalid_argument("DecodedStages: a step has " + std::to_string(step.scores.size()) +
+      throw std::invalid_argument("DecodedStages: a step has " +
+                                  std::to_string(step.scores.size()) +
                                   " head matrices, the stages " + std::to_string(heads));
   Stages out = full;
   out.weights_dropped.clear();
@@ -481,23 +494,28 @@ void CheckDecode(const Scenario& s, int64_t T, const DecodeOptions& opt) {
                          std::to_string(T) + " (the scenario has T = " + std::to_string(T) +
                          " tokens)");
   if (opt.chunk < 0)
-    throw InferenceError("--chunk: " + std::to_string(opt.chunk) + " is negative (0: the prefill in one step)");
+    throw InferenceError("--chunk: " + std::to_string(opt.chunk) +
+                         " is negative (0: the prefill in one step)");
   if (s.normalization == Normalization::kSoftmaxDimQuery)
-    throw InferenceError("normalization: a decode step normalises each new query's row; "
-                         "\"softmax_dim_query\" normalises over queries that do not exist yet");
+    throw InferenceError(
+        "normalization: a decode step normalises each new query's row; "
+        "\"softmax_dim_query\" normalises over queries that do not exist yet");
   CheckNoDropout(s, "a decode");
 }
 
 DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt) {
   CheckDecode(s, st.shape.T, opt);
-  DecodeRun run = s.dtype == Dtype::kFloat64 ? Decode<double>(s, st, opt) : Decode<float>(s, st, opt);
+  DecodeRun run =
+      s.dtype == Dtype::kFloat64 ? Decode<double>(s, st, opt) : Decode<float>(s, st, opt);
   run.tolerance = AgreementTolerance(s, st);
   return run;
 }
 
 void CheckTiled(const Scenario& s, int64_t block_q, int64_t block_k) {
-  if (block_q < 1) throw InferenceError("--block-q: " + std::to_string(block_q) + " is less than 1 row");
-  if (block_k < 1) throw InferenceError("--block-k: " + std::to_string(block_k) + " is less than 1 key");
+  if (block_q < 1)
+    throw InferenceError("--block-q: " + std::to_string(block_q) + " is less than 1 row");
+  if (block_k < 1)
+    throw InferenceError("--block-k: " + std::to_string(block_k) + " is less than 1 key");
   if (!IsSoftmaxOverAllowedKeys(s.normalization))
     throw InferenceError(std::string("normalization: the online softmax computes softmax, not \"") +
                          Name(s.normalization) + "\" (softmax or softmax_then_mask)");

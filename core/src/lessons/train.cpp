@@ -58,8 +58,7 @@ struct TaskTables {
   Matrix R;    // d_k x vocab: the fixed readout
 };
 
-TaskTables DrawTables(TorchGenerator& gen, TrainTask task, int64_t T, int64_t d_in,
-                      int64_t d_k) {
+TaskTables DrawTables(TorchGenerator& gen, TrainTask task, int64_t T, int64_t d_in, int64_t d_k) {
   TaskTables t;
   t.E = MatrixFromFlat(gen.Normal(kTrainVocab * d_in), kTrainVocab, d_in);
   const int64_t rows = task == TrainTask::kAssociativeRecall ? T - 1 : T;
@@ -78,8 +77,8 @@ struct Batch {
   std::vector<std::string> labels;  // B*T token labels
 };
 
-void DrawSymbolBatch(TorchGenerator& gen, const TaskTables& t, TrainTask task, int64_t B,
-                     int64_t T, Batch& b) {
+void DrawSymbolBatch(TorchGenerator& gen, const TaskTables& t, TrainTask task, int64_t B, int64_t T,
+                     Batch& b) {
   const std::vector<int64_t> ids = gen.Randint(0, kTrainVocab, B * T);
   b.X.resize(B * T, t.E.cols());
   for (int64_t r = 0; r < B * T; ++r) {
@@ -105,7 +104,8 @@ void DrawRecallBatch(TorchGenerator& gen, const TaskTables& t, int64_t B, int64_
     // argsort(dim=1, stable=True): a random permutation of the key symbols.
     std::iota(keys.begin(), keys.end(), 0);
     const float* ue = u.data() + e * pairs;
-    std::stable_sort(keys.begin(), keys.end(), [ue](int64_t a, int64_t c) { return ue[a] < ue[c]; });
+    std::stable_sort(keys.begin(), keys.end(),
+                     [ue](int64_t a, int64_t c) { return ue[a] < ue[c]; });
     for (int64_t i = 0; i < pairs; ++i) {
       const int64_t v = values[e * pairs + i];
       b.X.row(e * T + i) = t.Pos.row(keys[i]) + t.E.row(v);
@@ -196,8 +196,8 @@ float LossAndGrad(Forward& f, const Batch& batch, const Matrix& R, Matrix& dC) {
 }
 
 // Gradients of the parameters from d loss / d context.
-void HeadBackward(const HeadParams& p, const Matrix& X, Forward& f, const Matrix& dC,
-                  int64_t B, int64_t T, bool scale, HeadParams& grad) {
+void HeadBackward(const HeadParams& p, const Matrix& X, Forward& f, const Matrix& dC, int64_t B,
+                  int64_t T, bool scale, HeadParams& grad) {
   const int64_t d_k = p.W[0].cols();
   const float div = static_cast<float>(std::sqrt(static_cast<double>(d_k)));
   std::array<Matrix, 3>& dQKV = f.dQKV;
@@ -283,8 +283,10 @@ struct AdamState {
 
 void CheckOptions(const TrainOptions& o) {
   auto bad = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (o.steps < 1 || o.steps > 100000) bad("--steps " + std::to_string(o.steps) + " is outside 1..100000");
-  if (o.batch < 1 || o.batch > 256) bad("--batch " + std::to_string(o.batch) + " is outside 1..256");
+  if (o.steps < 1 || o.steps > 100000)
+    bad("--steps " + std::to_string(o.steps) + " is outside 1..100000");
+  if (o.batch < 1 || o.batch > 256)
+    bad("--batch " + std::to_string(o.batch) + " is outside 1..256");
   if (o.d_k < 0 || o.d_k > 1024) bad("--d-k " + std::to_string(o.d_k) + " is outside 1..1024");
   if (!(o.lr > 0 && o.lr <= 10)) bad("--lr must be in (0, 10]");
   if (o.example < 0 || o.example >= o.batch) bad("--example must be in [0, batch)");
@@ -301,9 +303,9 @@ HeadParams InitialHead(const Scenario& s, const Shape& shape, int64_t d_k) {
   h.dropout = DropoutSpec{};
   if (d_k != shape.d_out) {
     if (!ProjectionInitDraws(s.projections.init))
-      throw ScenarioError("projections.init",
-                          std::string("init ") + Name(s.projections.init) + " fixes d_out = " +
-                              std::to_string(shape.d_out) + "; --d-k cannot change it");
+      throw ScenarioError("projections.init", std::string("init ") + Name(s.projections.init) +
+                                                  " fixes d_out = " + std::to_string(shape.d_out) +
+                                                  "; --d-k cannot change it");
     h.projections.d_out = d_k;
   }
   const Stages st = RunScenario(h);
@@ -347,8 +349,7 @@ double EstimateTrainBytes(int64_t T, int64_t d_in, const TrainOptions& options, 
   const double din = static_cast<double>(d_in), dk = static_cast<double>(d_k);
   const double tt = static_cast<double>(T) * static_cast<double>(T);
   const double floats = 2 * BT * din + 12 * BT * dk + 3 * BT * static_cast<double>(T) +
-                        20 * din * dk + (kTrainVocab + T) * din + 2 * dk * kTrainVocab +
-                        201 * tt;
+                        20 * din * dk + (kTrainVocab + T) * din + 2 * dk * kTrainVocab + 201 * tt;
   return 4.0 * floats;
 }
 
@@ -359,8 +360,8 @@ TrainRun TrainAttentionHeadObserved(const Scenario& scenario, const TrainOptions
   if (scenario.input.source == InputSource::kQkv)
     throw ScenarioError("input.source", "qkv input has no W_query, W_key, W_value to train");
   if (shape.T < 3 || shape.T > 128)
-    throw ScenarioError("input", "training needs 3..128 tokens, the scenario has " +
-                                     std::to_string(shape.T));
+    throw ScenarioError(
+        "input", "training needs 3..128 tokens, the scenario has " + std::to_string(shape.T));
   TrainRun run;
   run.options = options;
   run.T = shape.T;
@@ -375,8 +376,9 @@ TrainRun TrainAttentionHeadObserved(const Scenario& scenario, const TrainOptions
   TorchGenerator gen(options.data_seed);
   const TaskTables tables = DrawTables(gen, options.task, run.T, run.d_in, run.d_k);
   const int64_t B = options.batch, T = run.T;
-  const int64_t every =
-      options.snapshot_every > 0 ? options.snapshot_every : std::max<int64_t>(1, (options.steps + 199) / 200);
+  const int64_t every = options.snapshot_every > 0
+                            ? options.snapshot_every
+                            : std::max<int64_t>(1, (options.steps + 199) / 200);
   Forward f, probe;
   Matrix dC;
   auto snapshot = [&](int64_t step) {
@@ -439,7 +441,8 @@ std::string TrainRunJson(const TrainRun& run) {
   for (int w = 0; w < 3; ++w)
     if (run.trained.b[w].size() > 0) {
       const RowVector& b = run.trained.b[w];
-      j[std::string("b_") + kProjectionNames[w]] = std::vector<float>(b.data(), b.data() + b.size());
+      j[std::string("b_") + kProjectionNames[w]] =
+          std::vector<float>(b.data(), b.data() + b.size());
     }
   // One line per field: the loss list and each weight matrix stay compact.
   std::string out = "{";

@@ -17,16 +17,18 @@ const std::vector<BugInfo>& Bugs() {
        "shared out, so early queries get almost no context",
        "Raschka, LLMs from scratch 3.5.1 (masked_simple without masked_simple_norm)",
        "softmax, the mask, then each row divided by its sum: rows sum to 1 again"},
-      {"bug-scale-d-model", "scaled by \xE2\x88\x9A" "C (d_model), not \xE2\x88\x9Ahead_size",
+      {"bug-scale-d-model",
+       "scaled by \xE2\x88\x9A"
+       "C (d_model), not \xE2\x88\x9Ahead_size",
        "logits too small by \xE2\x88\x9A(C / head_size): every row is flatter (higher entropy) "
        "than the fix, so each query blurs over more keys",
        "karpathy/ng-video-lecture PR #6 (wei = q @ k.T * C**-0.5)",
-       "scaled by head_size**-0.5 (1 / \xE2\x88\x9A" "d_k)"},
+       "scaled by head_size**-0.5 (1 / \xE2\x88\x9A"
+       "d_k)"},
       {"bug-window-off-by-one", "sliding window W + 1 instead of W",
        "each query sees one key too many: the diagonal band is one cell wider than the window "
        "W the model was trained with",
-       "ml-explore/mlx-lm PR #390",
-       "the sliding window of W keys the model was trained with"},
+       "ml-explore/mlx-lm PR #390", "the sliding window of W keys the model was trained with"},
       {"bug-rope-pairs", "RoPE pairs (p, p + dh/2), not the model's (2p, 2p + 1)",
        "each frequency turns the wrong pair of q and k features: the scores still depend only "
        "on the distance, but not the way the weights were laid out for, so every row shifts",
@@ -34,7 +36,8 @@ const std::vector<BugInfo>& Bugs() {
        "RoPE on the model's own pairs (2p, 2p + 1)"},
       {"bug-view-no-transpose", "heads split with view(B, heads, T, d_k), no transpose",
        "the heads split the sequence instead of the features: head h reads only tokens "
-       "h\xC2\xB7T/heads .. (h+1)\xC2\xB7T/heads \xE2\x88\x92 1, each cut into heads pieces of d_k, "
+       "h\xC2\xB7T/heads .. (h+1)\xC2\xB7T/heads \xE2\x88\x92 1, each cut into heads pieces of "
+       "d_k, "
        "so the later heads never see the first tokens",
        "harvardnlp/annotated-transformer #118, bentrevett/pytorch-seq2seq #148",
        "heads split by features: view(B, T, heads, d_k).transpose(1, 2)"},
@@ -57,8 +60,11 @@ const std::vector<BugInfo>& Bugs() {
        "bottom-right alignment: query r of a step sits at its own position and sees every cached "
        "key before it",
        true},
-      {"bug-sink-sigmoid", "attention sink as softmax \xC3\x97 \xCF\x83(lse \xE2\x88\x92 sink), not one more softmax column",
-       "the same weights wherever a row sees a key (\xCF\x83(lse \xE2\x88\x92 s) is exactly the keys' "
+      {"bug-sink-sigmoid",
+       "attention sink as softmax \xC3\x97 \xCF\x83(lse \xE2\x88\x92 sink), not one more softmax "
+       "column",
+       "the same weights wherever a row sees a key (\xCF\x83(lse \xE2\x88\x92 s) is exactly the "
+       "keys' "
        "share of the softmax over [logits, s]), but a row that sees no key (a padding query) "
        "is nan: its softmax over all \xE2\x88\x92inf is 0 / 0 and \xCF\x83(\xE2\x88\x92inf) = 0 "
        "cannot undo it, where the sink should take the whole row",
@@ -87,11 +93,13 @@ Scenario BugFix(const std::string& id, const Scenario& bug) {
     fix.normalization = Normalization::kSoftmax;
   } else if (id == "bug-mask-after-softmax") {
     if (bug.normalization != Normalization::kSoftmaxThenMaskNoRenorm)
-      throw ScenarioError("normalization", "the " + id + " fix needs \"softmax_then_mask_no_renorm\"");
+      throw ScenarioError("normalization",
+                          "the " + id + " fix needs \"softmax_then_mask_no_renorm\"");
     fix.normalization = Normalization::kSoftmaxThenMask;
   } else if (id == "bug-scale-d-model") {
     if (bug.scaling.sqrt_dk)
-      throw ScenarioError("scaling.sqrt_dk", "the " + id + " fix needs false (the scale is the multiplier)");
+      throw ScenarioError("scaling.sqrt_dk",
+                          "the " + id + " fix needs false (the scale is the multiplier)");
     fix.scaling.multiplier = std::pow(static_cast<double>(sh.dh), -0.5);  // head_size**-0.5
   } else if (id == "bug-window-off-by-one") {
     if (bug.mask.kind != MaskKind::kSlidingWindow || bug.mask.window < 2)

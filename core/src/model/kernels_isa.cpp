@@ -17,10 +17,12 @@ namespace attnlab::kernels {
 namespace {
 
 // A View as an Eigen matrix of storage order Order (const M for a read-only one).
-template <typename S, int Order, typename M = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Order>>
+template <typename S, int Order,
+          typename M = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Order>>
 using Strided = Eigen::Map<M, 0, Eigen::OuterStride<>>;
 template <typename S, int Order>
-using ConstStrided = Strided<S, Order, const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Order>>;
+using ConstStrided =
+    Strided<S, Order, const Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Order>>;
 
 template <typename S, int Order>
 ConstStrided<S, Order> MapOf(View<const S> v) {
@@ -116,8 +118,8 @@ void ProductPackedAs(View<const S> a, View<const S> b, const S* packed, int64_t 
         const Index actual_nc = std::min(j2 + nc, cols) - j2;
         if (!pack_rhs_once || i2 == 0)
           pack_rhs(blockB, right.getSubMapper(k2, j2), actual_kc, actual_nc);
-        gebp(res.getSubMapper(i2, j2), packed + i2 * depth, blockB, actual_mc, actual_kc,
-             actual_nc, S(1), depth, -1, k2, 0);
+        gebp(res.getSubMapper(i2, j2), packed + i2 * depth, blockB, actual_mc, actual_kc, actual_nc,
+             S(1), depth, -1, k2, 0);
       }
     }
   }
@@ -137,11 +139,10 @@ void ProductPacked(View<const S> a, View<const S> b, const S* packed, int64_t de
     ProductPackedAs<S, Eigen::RowMajor>(a, b, packed, depth, out, out_zero);
 }
 
-const Table kTable{&Product<float>,           &Product<double>,
-                   &PackRight<float>,         &PackRight<double>,
-                   &ProductPacked<float>,     &ProductPacked<double>,
-                   &rules::LogitRows<float>,  &rules::LogitRows<double>,
-                   &rules::WeightRows<float>, &rules::WeightRows<double>};
+const Table kTable{&Product<float>,           &Product<double>,          &PackRight<float>,
+                   &PackRight<double>,        &ProductPacked<float>,     &ProductPacked<double>,
+                   &rules::LogitRows<float>,  &rules::LogitRows<double>, &rules::WeightRows<float>,
+                   &rules::WeightRows<double>};
 
 }  // namespace
 }  // namespace attnlab::kernels

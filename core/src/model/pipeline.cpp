@@ -100,8 +100,10 @@ double MaskFillValue(MaskFill fill, Dtype dtype) {
       return -std::numeric_limits<double>::infinity();
     case MaskFill::kFinfoMin:  // torch.finfo(dtype).min: the most negative finite value
       if (dtype == Dtype::kFloat64) return std::numeric_limits<double>::lowest();
-      if (dtype == Dtype::kBfloat16) return static_cast<float>(Eigen::NumTraits<Eigen::bfloat16>::lowest());
-      if (dtype == Dtype::kFloat16) return static_cast<float>(Eigen::NumTraits<Eigen::half>::lowest());
+      if (dtype == Dtype::kBfloat16)
+        return static_cast<float>(Eigen::NumTraits<Eigen::bfloat16>::lowest());
+      if (dtype == Dtype::kFloat16)
+        return static_cast<float>(Eigen::NumTraits<Eigen::half>::lowest());
       return std::numeric_limits<float>::lowest();
     case MaskFill::kMinus1e9:
       return dtype == Dtype::kFloat64 ? -1e9 : StoreAs(dtype, -1e9f);
@@ -241,7 +243,8 @@ const Stages& Engine::Run(const Scenario& s) {
     from = 7;
     if (s.dropout.p != last_.dropout.p || s.dropout.seed != last_.dropout.seed) from = 5;
     if (s.normalization != last_.normalization)  // softmax_then_mask leaves the logits unmasked
-      from = MaskAppliesToLogits(s.normalization) == MaskAppliesToLogits(last_.normalization) ? 4 : 3;
+      from =
+          MaskAppliesToLogits(s.normalization) == MaskAppliesToLogits(last_.normalization) ? 4 : 3;
     if (s.scaling.sink != last_.scaling.sink || s.scaling.sink_form != last_.scaling.sink_form ||
         s.scaling.softmax_dtype != last_.scaling.softmax_dtype)
       from = std::min(from, 4);
@@ -647,7 +650,8 @@ double ShiftChange(const PositionsSpec& p, const Shape& sh, const StageTensors<S
   double largest = 0;
   for (int64_t b = 0; b < sh.B; ++b)
     for (int64_t h = 0; h < sh.H; ++h) {
-      const MatrixOf<S> d = ShiftedScores(p, sh, t, moved, b, h) - ShiftedScores(p, sh, t, at0, b, h);
+      const MatrixOf<S> d =
+          ShiftedScores(p, sh, t, moved, b, h) - ShiftedScores(p, sh, t, at0, b, h);
       for (Eigen::Index i = 0; i < d.size(); ++i)  // a nan (inf - inf) is not a change
         if (std::isfinite(d.data()[i])) largest = std::max(largest, std::fabs(double(d.data()[i])));
     }
@@ -1014,8 +1018,8 @@ void Engine::ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int
   const PackedHeads<S>& packed = Packed<S>();
   const S* v_packed = packed.v_current ? packed.v[KvIndex(sh, b, h)].data() : nullptr;
   if (lower)
-    MultiplyInto(numerics_.product, w.block(r0, 0, rb, r0 + rb), v.topRows(r0 + rb), out,
-                 v_packed, sh.T);
+    MultiplyInto(numerics_.product, w.block(r0, 0, rb, r0 + rb), v.topRows(r0 + rb), out, v_packed,
+                 sh.T);
   else
     MultiplyInto(numerics_.product, w.middleRows(r0, rb), v, out, v_packed, sh.T);
   Store(out);

@@ -8,8 +8,6 @@
 // [SECTION] comparisons
 #include "attnlab/model/scenario.h"
 
-#include "attnlab/base/file_io.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -20,9 +18,10 @@
 #include <set>
 #include <sstream>
 
+#include "attnlab/base/file_io.h"
+#include "attnlab/base/text.h"
 #include "attnlab/random/numpy_rng.h"
 #include "attnlab/random/rng.h"
-#include "attnlab/base/text.h"
 #include "base/json_matrix.h"
 
 namespace attnlab {
@@ -272,8 +271,8 @@ template <NamedEnum Enum>
 Enum Choice(const json& j, const std::string& path) {
   const std::string s = String(j, path);
   if (const std::optional<Enum> e = ParseName<Enum>(s)) return *e;
-  Fail(path, "unknown value \"" + MessageText(s) + "\" (expected one of: " + NameList<Enum>() +
-                 ")");
+  Fail(path,
+       "unknown value \"" + MessageText(s) + "\" (expected one of: " + NameList<Enum>() + ")");
 }
 
 std::vector<std::string> StringList(const json& j, const std::string& path) {
@@ -326,8 +325,8 @@ MatrixStack NumberStack(const json& v, const std::string& path, const char* shap
     for (size_t b = 0; b < v.size(); ++b) {
       out.push_back(NumberMatrix(v[b], Index(path, b)));
       if (out.back().rows() != out[0].rows() || out.back().cols() != out[0].cols())
-        Fail(Index(path, b), std::string("batch entries must all have the same ") + shape +
-                                 " shape");
+        Fail(Index(path, b),
+             std::string("batch entries must all have the same ") + shape + " shape");
     }
   } else {
     out.push_back(NumberMatrix(v, path));
@@ -357,8 +356,8 @@ int64_t Size(const json& j, const std::string& path) {
 void ParseQkvInput(const json& j, InputSpec& in) {
   const std::string path = "input";
   CheckKeys(j, path,
-            {"source", "generator", "seed", "batch", "length", "d_k", "d_v", "order", "heads",
-             "Q", "K", "V", "tokens"});
+            {"source", "generator", "seed", "batch", "length", "d_k", "d_v", "order", "heads", "Q",
+             "K", "V", "tokens"});
   if (j.contains("Q") || j.contains("K") || j.contains("V")) {
     // "generator" stays: it picks the program's library (NumPy or PyTorch) and its prints.
     for (const char* drawn : {"seed", "batch", "length", "d_k", "d_v", "order"})
@@ -388,8 +387,7 @@ InputSpec ParseInput(const json& j) {
   Object(j, path);
   InputSpec in;
   in.source = Choice<InputSource>(Require(j, path, "source"), "input.source");
-  if (j.contains("generator"))
-    in.generator = Choice<Generator>(j["generator"], "input.generator");
+  if (j.contains("generator")) in.generator = Choice<Generator>(j["generator"], "input.generator");
   switch (in.source) {
     case InputSource::kMatrix: {
       CheckKeys(j, path, {"source", "generator", "values", "tokens"});
@@ -469,8 +467,9 @@ ProjectionSpec ParseProjections(const json& j) {
 MaskSpec ParseMask(const json& j, const std::string& path, bool top) {
   const json& m = Object(j, path);
   if (top)
-    CheckKeys(m, path, {"kind", "allowed", "window", "prefix", "doc_ids", "of", "masked_rows", "align",
-                        "fill"});
+    CheckKeys(
+        m, path,
+        {"kind", "allowed", "window", "prefix", "doc_ids", "of", "masked_rows", "align", "fill"});
   else
     CheckKeys(m, path, {"kind", "allowed", "window", "prefix", "doc_ids", "of"});
   MaskSpec mask;
@@ -526,7 +525,8 @@ MaskSpec ParseMask(const json& j, const std::string& path, bool top) {
       if (!of.is_array() || of.empty())
         Fail(field, std::string("must be a non-empty array of masks, not ") +
                         (of.is_array() ? "an empty array" : TypeName(of)));
-      for (size_t i = 0; i < of.size(); ++i) mask.of.push_back(ParseMask(of[i], Index(field, i), false));
+      for (size_t i = 0; i < of.size(); ++i)
+        mask.of.push_back(ParseMask(of[i], Index(field, i), false));
       break;
     }
     default:
@@ -634,14 +634,13 @@ Scenario ParseScenario(const std::string& json_text) {
     ~Scope() { t_big_integers = nullptr; }
   } scope(&sax.big_integers_);
   Object(j, "(scenario)");
-  CheckKeys(
-      j, "",
-      {"format", "title", "input", "projections", "scaling", "mask", "normalization", "dropout",
-       "dtype", "positions"});
+  CheckKeys(j, "",
+            {"format", "title", "input", "projections", "scaling", "mask", "normalization",
+             "dropout", "dtype", "positions"});
   const std::string format = String(Require(j, "", "format"), "format");
   if (format != kScenarioFormat)
-    Fail("format", "must be \"" + std::string(kScenarioFormat) + "\", got \"" +
-                       MessageText(format) + "\"");
+    Fail("format",
+         "must be \"" + std::string(kScenarioFormat) + "\", got \"" + MessageText(format) + "\"");
   Scenario s;
   if (j.contains("title")) s.title = String(j["title"], "title");
   s.input = ParseInput(Require(j, "", "input"));
@@ -650,7 +649,8 @@ Scenario ParseScenario(const std::string& json_text) {
       Fail("projections",
            "is not read when input.source is \"qkv\" (Q, K and V come without X or W); remove "
            "it (the heads are input.heads)");
-    if (j["input"].contains("heads")) s.projections.heads = Size(j["input"]["heads"], "input.heads");
+    if (j["input"].contains("heads"))
+      s.projections.heads = Size(j["input"]["heads"], "input.heads");
   } else {
     s.projections = ParseProjections(Require(j, "", "projections"));
   }
@@ -664,7 +664,8 @@ Scenario ParseScenario(const std::string& json_text) {
   }
   if (j.contains("scaling")) {
     const json& sc = Object(j["scaling"], "scaling");
-    CheckKeys(sc, "scaling", {"sqrt_dk", "multiplier", "softcap", "sink", "sink_form", "softmax_dtype"});
+    CheckKeys(sc, "scaling",
+              {"sqrt_dk", "multiplier", "softcap", "sink", "sink_form", "softmax_dtype"});
     if (sc.contains("softmax_dtype"))
       s.scaling.softmax_dtype = Choice<SoftmaxDtype>(sc["softmax_dtype"], "scaling.softmax_dtype");
     if (sc.contains("sink_form"))
@@ -676,7 +677,8 @@ Scenario ParseScenario(const std::string& json_text) {
     if (sc.contains("sink")) {
       const json& sk = sc["sink"];
       if (sk.is_array()) {
-        if (sk.empty()) Fail("scaling.sink", "must be a number or a non-empty array of numbers, one per head");
+        if (sk.empty())
+          Fail("scaling.sink", "must be a number or a non-empty array of numbers, one per head");
         for (size_t h = 0; h < sk.size(); ++h)
           s.scaling.sink.push_back(FiniteFloat(sk[h], Index("scaling.sink", h)));
       } else {
@@ -693,8 +695,7 @@ Scenario ParseScenario(const std::string& json_text) {
     if (d.contains("p")) s.dropout.p = Number(d["p"], "dropout.p");
     s.dropout.seed = OptionalSeed(d, "dropout");
   }
-  if (j.contains("dtype"))
-    s.dtype = Choice<Dtype>(j["dtype"], "dtype");
+  if (j.contains("dtype")) s.dtype = Choice<Dtype>(j["dtype"], "dtype");
   if (j.contains("positions")) s.positions = ParsePositions(j["positions"]);
   ValidateScenario(s);
   return s;
@@ -756,13 +757,16 @@ std::string Gib(double bytes) {
                               : given                           ? "input.Q"
                                                                 : values;
   const std::string d_in_field = in.source == InputSource::kMatrix ? values : "input.d_in";
-  const std::string d_out_field = qkv ? (given ? "input.Q" : "input.d_k")
+  const std::string d_out_field = qkv        ? (given ? "input.Q" : "input.d_k")
                                   : identity ? d_in_field
                                   : s.projections.init == ProjectionInit::kMatrix
                                       ? "projections.W_query"
                                       : "projections.d_out";
   std::vector<Size> sizes = {{"T", &Shape::T, t_field},
-                             {"B", &Shape::B, drawn ? "input.batch" : given ? "input.Q" : values},
+                             {"B", &Shape::B,
+                              drawn   ? "input.batch"
+                              : given ? "input.Q"
+                                      : values},
                              {"H", &Shape::H, qkv ? "input.heads" : "projections.heads"},
                              {"d_in", &Shape::d_in, d_in_field},
                              {"d_out", &Shape::d_out, d_out_field}};
@@ -824,8 +828,7 @@ void CheckStack(const MatrixStack& stack, const std::string& field, int64_t rows
                    std::to_string(cols));
     for (Eigen::Index r = 0; r < rows; ++r)
       for (Eigen::Index c = 0; c < cols; ++c)
-        if (!std::isfinite(stack[b](r, c)))
-          Fail(Index(Index(at, r), c), "must be a finite number");
+        if (!std::isfinite(stack[b](r, c))) Fail(Index(Index(at, r), c), "must be a finite number");
   }
 }
 
@@ -956,11 +959,13 @@ int64_t ValidateKvHeads(const Scenario& s, const Shape& sh) {
     Fail(f, std::to_string(p.kv_heads) + " K/V heads do not divide heads = " +
                 std::to_string(p.heads) + " (each K/V head serves heads / kv_heads query heads)");
   if (p.init == ProjectionInit::kIdentity)
-    Fail(f, "needs W_key and W_value narrower than d_in, which init \"identity\" cannot give "
-            "(use \"matrix\" or an init that draws)");
+    Fail(f,
+         "needs W_key and W_value narrower than d_in, which init \"identity\" cannot give "
+         "(use \"matrix\" or an init that draws)");
   if (p.per_head)
-    Fail(f, "cannot group K/V heads with per_head (the wrapper's heads each own their K and V); "
-            "turn per_head off");
+    Fail(f,
+         "cannot group K/V heads with per_head (the wrapper's heads each own their K and V); "
+         "turn per_head off");
   return p.kv_heads;
 }
 
@@ -968,8 +973,9 @@ void ValidateProjections(const Scenario& s, Shape& sh) {
   const ProjectionSpec& p = s.projections;
   if (s.input.source == InputSource::kQkv) {
     if (p.init != ProjectionInit::kIdentity || p.out_proj || p.bias)
-      Fail("projections.init", "is not used when input.source is \"qkv\" (no W: Q, K and V come "
-                               "directly)");
+      Fail("projections.init",
+           "is not used when input.source is \"qkv\" (no W: Q, K and V come "
+           "directly)");
   } else if (p.init == ProjectionInit::kIdentity) {
     sh.d_out = sh.d_in;  // a d_out left over from another init is ignored (the GUI keeps it)
   } else if (p.init == ProjectionInit::kMatrix) {
@@ -994,8 +1000,7 @@ void ValidateProjections(const Scenario& s, Shape& sh) {
   if (p.heads < 1) Fail(heads, "must be at least 1");
   if (sh.d_out % p.heads != 0)
     Fail(heads, std::to_string(p.heads) + " heads do not divide " + d_out + " = " +
-                    std::to_string(sh.d_out) + " (each head takes " + d_out +
-                    " / heads columns)");
+                    std::to_string(sh.d_out) + " (each head takes " + d_out + " / heads columns)");
   if (!qkv) sh.d_v = sh.d_out;  // V and the context are as wide as Q and K
   if (sh.d_v % p.heads != 0)
     Fail(heads, std::to_string(p.heads) + " heads do not divide d_v = " + std::to_string(sh.d_v) +
@@ -1108,17 +1113,16 @@ void ValidateMask(const MaskSpec& mask, const std::string& path, int64_t T) {
     const std::string field = path + ".allowed";
     if (mask.allowed.rows() != T || mask.allowed.cols() != T)
       Fail(field, "is " + std::to_string(mask.allowed.rows()) + " x " +
-                      std::to_string(mask.allowed.cols()) + " but must be T x T = " +
-                      std::to_string(T) + " x " + std::to_string(T));
+                      std::to_string(mask.allowed.cols()) +
+                      " but must be T x T = " + std::to_string(T) + " x " + std::to_string(T));
     for (Eigen::Index r = 0; r < T; ++r)
       for (Eigen::Index c = 0; c < T; ++c)
         if (mask.allowed(r, c) > 1)
-          Fail(field + "[" + std::to_string(r) + "][" + std::to_string(c) + "]",
-               "must be 0 or 1");
+          Fail(field + "[" + std::to_string(r) + "][" + std::to_string(c) + "]", "must be 0 or 1");
   }
   if (mask.kind == MaskKind::kSlidingWindow && mask.window < 1)
-    Fail(path + ".window", "must be at least 1 (the query's own key), got " +
-                               std::to_string(mask.window));
+    Fail(path + ".window",
+         "must be at least 1 (the query's own key), got " + std::to_string(mask.window));
   if (mask.kind == MaskKind::kPrefixLm && mask.prefix < 0)
     Fail(path + ".prefix", "must be at least 0, got " + std::to_string(mask.prefix));
   if (mask.kind == MaskKind::kDocument && static_cast<int64_t>(mask.doc_ids.size()) != T)
@@ -1138,16 +1142,18 @@ void ValidateScoreModifiers(const Scenario& s, const Shape& sh) {
     const double c = *sc.softcap;
     if (!(std::isfinite(c) && c > 0 && static_cast<float>(c) > 0 &&
           std::isfinite(static_cast<float>(c))))
-      Fail("scaling.softcap", "must be a number c > 0 (finite and not 0 in float32): logits = "
-                              "c * tanh(logits / c), got " + json(c).dump());
+      Fail("scaling.softcap",
+           "must be a number c > 0 (finite and not 0 in float32): logits = "
+           "c * tanh(logits / c), got " +
+               json(c).dump());
   }
   if (sc.softmax_dtype == SoftmaxDtype::kFloat32 && !IsLowPrecision(s.dtype))
     Fail("scaling.softmax_dtype", std::string("\"float32\" upcasts the softmax of a bfloat16 or "
                                               "float16 scenario; dtype is \"") +
                                       Name(s.dtype) + "\"");
   if (sc.sink_form != SinkForm::kConcat && sc.sink.empty())
-    Fail("scaling.sink_form", std::string("\"") + Name(sc.sink_form) +
-                                  "\" needs an attention sink (scaling.sink)");
+    Fail("scaling.sink_form",
+         std::string("\"") + Name(sc.sink_form) + "\" needs an attention sink (scaling.sink)");
   if (sc.sink.empty()) return;
   for (size_t h = 0; h < sc.sink.size(); ++h)
     if (!std::isfinite(static_cast<float>(sc.sink[h])))
@@ -1231,7 +1237,8 @@ double ScenarioStageBytes(const Scenario& s, const Shape& sh) {
                           ? static_cast<double>(sh.B) * sh.T * (sh.d_out + k_width) * 4
                           : 0;
   return (EstimateStageBytes(sh, s.dropout.p > 0, s.input.source == InputSource::kText,
-                             s.projections.out_proj) + rope) *
+                             s.projections.out_proj) +
+          rope) *
          (s.dtype == Dtype::kFloat64 ? 3.0 : 1.0);
 }
 
@@ -1239,8 +1246,8 @@ void CheckCommandMemory(const Scenario& s, const Shape& shape, const std::string
                         double extra_bytes) {
   const double stages = ScenarioStageBytes(s, shape);
   if (stages + extra_bytes <= kMaxStageBytes) return;
-  throw std::invalid_argument(what + " needs about " + Gib(stages + extra_bytes) +
-                              " (the stages " + Gib(stages) + " + " + Gib(extra_bytes) +
+  throw std::invalid_argument(what + " needs about " + Gib(stages + extra_bytes) + " (the stages " +
+                              Gib(stages) + " + " + Gib(extra_bytes) +
                               " of its own), more than the " + Gib(kMaxStageBytes) + " limit");
 }
 
@@ -1353,7 +1360,8 @@ json MaskJson(const MaskSpec& mask) {
       json rows = json::array();
       for (Eigen::Index r = 0; r < mask.allowed.rows(); ++r) {
         json row = json::array();
-        for (Eigen::Index c = 0; c < mask.allowed.cols(); ++c) row.push_back(int(mask.allowed(r, c)));
+        for (Eigen::Index c = 0; c < mask.allowed.cols(); ++c)
+          row.push_back(int(mask.allowed(r, c)));
         rows.push_back(row);
       }
       mj["allowed"] = rows;
@@ -1480,8 +1488,8 @@ bool SameLogitSettings(const Scenario& a, const Scenario& b) {
 }
 
 bool SameMask(const MaskSpec& a, const MaskSpec& b) {
-  if (a.kind != b.kind || a.masked_rows != b.masked_rows || a.align != b.align || a.fill != b.fill ||
-      a.of.size() != b.of.size())
+  if (a.kind != b.kind || a.masked_rows != b.masked_rows || a.align != b.align ||
+      a.fill != b.fill || a.of.size() != b.of.size())
     return false;
   for (size_t i = 0; i < a.of.size(); ++i)
     if (!SameMask(a.of[i], b.of[i])) return false;
@@ -1541,9 +1549,8 @@ std::string MaskLegend(const MaskSpec& mask) {
 }
 
 std::string MaskedRowsLegend(MaskedRows rows) {
-  return rows == MaskedRows::kZero
-             ? "0 weights (PyTorch >= 2.5's scaled_dot_product_attention)"
-             : "nan weights (0 / 0, the notebooks' softmax)";
+  return rows == MaskedRows::kZero ? "0 weights (PyTorch >= 2.5's scaled_dot_product_attention)"
+                                   : "nan weights (0 / 0, the notebooks' softmax)";
 }
 
 MaskMatrix AllowedCells(const MaskSpec& mask, int64_t T) {
@@ -1581,7 +1588,8 @@ MaskMatrix AllowedCells(const MaskSpec& mask, int64_t T) {
           allowed = j <= i || j < mask.prefix;
           break;
         case MaskKind::kDocument:  // causal within a document, nothing across
-          allowed = j <= i && mask.doc_ids[static_cast<size_t>(i)] == mask.doc_ids[static_cast<size_t>(j)];
+          allowed = j <= i &&
+                    mask.doc_ids[static_cast<size_t>(i)] == mask.doc_ids[static_cast<size_t>(j)];
           break;
         default:
           break;
@@ -1608,12 +1616,11 @@ std::string PositionsName(const PositionsSpec& p) {
 }
 
 bool operator==(const Scenario& a, const Scenario& b) {
-  return a.title == b.title && SamePositions(a.positions, b.positions) && SameInput(a.input, b.input) &&
-         SameProjections(a.projections, b.projections) && SameLogitSettings(a, b) &&
-         a.normalization == b.normalization && a.scaling.sink == b.scaling.sink &&
-         a.scaling.sink_form == b.scaling.sink_form &&
-         a.scaling.softmax_dtype == b.scaling.softmax_dtype &&
-         a.dropout.p == b.dropout.p &&
+  return a.title == b.title && SamePositions(a.positions, b.positions) &&
+         SameInput(a.input, b.input) && SameProjections(a.projections, b.projections) &&
+         SameLogitSettings(a, b) && a.normalization == b.normalization &&
+         a.scaling.sink == b.scaling.sink && a.scaling.sink_form == b.scaling.sink_form &&
+         a.scaling.softmax_dtype == b.scaling.softmax_dtype && a.dropout.p == b.dropout.p &&
          a.dropout.seed == b.dropout.seed && a.dtype == b.dtype;
 }
 

@@ -1,9 +1,10 @@
 // stage_rules.h (internal to the core): the rules of the per-head stages, written once for
 // every number type S (float for float32 runs, double for float64 ones; pipeline.h): how
 // logits are made from scores and the mask, and how a row of logits becomes weights under the
-// five normalizations, forward and backward (grad.h). Where PyTorch, NumPy and the number type must round differently the
-// rule takes a Numerics policy (pipeline.h) instead of a second copy. Adding a normalization
-// or a mask kind means adding its case here (and to the scenario format, codegen and the UI).
+// five normalizations, forward and backward (grad.h). Where PyTorch, NumPy and the number type must
+// round differently the rule takes a Numerics policy (pipeline.h) instead of a second copy. Adding
+// a normalization or a mask kind means adding its case here (and to the scenario format, codegen
+// and the UI).
 //
 // Legend: T tokens; a row is one query's T entries; `len` its active length (the causal mask
 // allows keys 0..i, so entries len..T-1 of row i are masked and need not be touched).
@@ -17,9 +18,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "attnlab/model/pipeline.h"
 #include "base/float_exp.h"
 #include "base/torch_sum.h"
-#include "attnlab/model/pipeline.h"
 
 namespace attnlab::rules {
 
@@ -27,8 +28,8 @@ namespace attnlab::rules {
 // allows keys 0..i, so the rest of the row need not be touched.
 // Sliding-window and document masks allow a subset of the causal keys.
 inline int64_t ActiveLength(MaskKind kind, int64_t i, int64_t T) {
-  const bool causal = kind == MaskKind::kCausal || kind == MaskKind::kSlidingWindow ||
-                      kind == MaskKind::kDocument;
+  const bool causal =
+      kind == MaskKind::kCausal || kind == MaskKind::kSlidingWindow || kind == MaskKind::kDocument;
   return causal ? i + 1 : T;
 }
 
@@ -443,8 +444,7 @@ inline RowVector LossGradRow(Normalization norm, const RowVector& w, const RowVe
       const float S = SumNormaliser(z.data(), allowed, T);
       const float gS = -gJ * (w[J] / S);
       // kept = masked_fill(logits, masked, 0): its backward zeroes the masked cells.
-      for (Eigen::Index k = 0; k < T; ++k)
-        g[k] = allowed[k] ? (k == J ? gJ / S : 0.0f) + gS : 0.0f;
+      for (Eigen::Index k = 0; k < T; ++k) g[k] = allowed[k] ? (k == J ? gJ / S : 0.0f) + gS : 0.0f;
       break;
     }
     case Normalization::kMean:
@@ -465,8 +465,8 @@ inline RowVector LossGradRow(Normalization norm, const RowVector& w, const RowVe
 }
 
 // d w / d z of one row (T x T, entry (k, m) = d w_k / d z_m) under `norm`, arguments as
-// LossGradRow: diag(w) - w w^T for the softmaxes (softmax_then_mask too), (delta_km - w_k) / S over the allowed keys
-// for "sum", 0 for "mean".
+// LossGradRow: diag(w) - w w^T for the softmaxes (softmax_then_mask too), (delta_km - w_k) / S over
+// the allowed keys for "sum", 0 for "mean".
 inline Matrix NormalizationJacobian(Normalization norm, const RowVector& w, const RowVector& z,
                                     const uint8_t* allowed) {
   const Eigen::Index T = w.size();

@@ -151,9 +151,7 @@ double StackVarianceF64(const MatrixStackD& stack, VarianceKind kind) {
   return VarianceF64(stack, kind);
 }
 
-double StackVariance(const MatrixStack& stack, VarianceKind kind) {
-  return Variance(stack, kind);
-}
+double StackVariance(const MatrixStack& stack, VarianceKind kind) { return Variance(stack, kind); }
 
 double MatrixVariance(const Matrix& m, VarianceKind kind) {
   using View = Eigen::Map<const Matrix>;

@@ -178,9 +178,7 @@ bool OwnValueWidth(const Ctx& c) { return c.sh.d_v != c.sh.d_out; }
 
 // The width the context is reshaped to after the heads, and head h's share of V.
 const char* ContextWidth(const Ctx& c) { return OwnValueWidth(c) ? "d_v" : "d_out"; }
-const char* HeadValueWidth(const Ctx& c) {
-  return OwnValueWidth(c) ? "d_v // heads" : "head_size";
-}
+const char* HeadValueWidth(const Ctx& c) { return OwnValueWidth(c) ? "d_v // heads" : "head_size"; }
 
 // Which columns each head takes, as a comment above the split.
 void WriteHeadsComment(const Ctx& c) {
@@ -205,9 +203,10 @@ std::string Split(const Ctx& c, char name, const std::string& heads, const char*
   if (BuggySplit(c))
     return std::string(1, name) + (c.numpy ? ".reshape(B, " : ".view(B, ") + heads + ", T, " +
            width + ")";
-  return c.numpy ? std::string(1, name) + ".reshape(B, T, " + heads + ", " + width +
-                       ").transpose(0, 2, 1, 3)"
-                 : std::string(1, name) + ".view(B, T, " + heads + ", " + width + ").transpose(1, 2)";
+  return c.numpy
+             ? std::string(1, name) + ".reshape(B, T, " + heads + ", " + width +
+                   ").transpose(0, 2, 1, 3)"
+             : std::string(1, name) + ".view(B, T, " + heads + ", " + width + ").transpose(1, 2)";
 }
 
 // With grouped K/V heads, each K/V head repeated for the query heads that share it
@@ -215,7 +214,8 @@ std::string Split(const Ctx& c, char name, const std::string& heads, const char*
 // so on); "" without grouping.
 std::string RepeatKv(const Ctx& c) {
   if (!GroupsKv(c.sh)) return "";
-  return c.numpy ? ".repeat(heads // kv_heads, axis=1)" : ".repeat_interleave(heads // kv_heads, dim=1)";
+  return c.numpy ? ".repeat(heads // kv_heads, axis=1)"
+                 : ".repeat_interleave(heads // kv_heads, dim=1)";
 }
 
 // The split of K or V (`name`, "K" or "V") into heads, then RepeatKv.
@@ -238,12 +238,17 @@ void WriteHeadSizes(const Ctx& c) {
 void WriteNumpyStored(const Ctx& c) {
   if (!c.low) return;
   const char* name = Name(c.s.dtype);
-  c.py << "# dtype " << name << ": every stage is computed in float32 from the stored values of the\n"
-          "# stages before it, and its result is stored in " << name << " (rounded to nearest even).\n"
-          "# stored() rounds and widens back: the arrays are float32 holding " << name << " numbers.\n";
+  c.py << "# dtype " << name
+       << ": every stage is computed in float32 from the stored values of the\n"
+          "# stages before it, and its result is stored in "
+       << name
+       << " (rounded to nearest even).\n"
+          "# stored() rounds and widens back: the arrays are float32 holding "
+       << name << " numbers.\n";
   if (c.s.dtype == Dtype::kFloat16) {
-    c.py << "\n\ndef stored(x):\n"
-            "    return np.asarray(x, dtype=np.float32).astype(np.float16).astype(np.float32)\n\n\n";
+    c.py
+        << "\n\ndef stored(x):\n"
+           "    return np.asarray(x, dtype=np.float32).astype(np.float16).astype(np.float32)\n\n\n";
     return;
   }
   c.py << "# NumPy has no bfloat16: its 16 bits are float32's top 16, rounded to nearest, ties to\n"
@@ -262,8 +267,8 @@ void WriteHeader(const Ctx& c) {
       c.py << "# The NumPy program behind what the app shows, in float64 as the app computes it\n"
               "# (dtype float64) and as the NumPy notebook does. Run it with NumPy installed.\n";
     else if (c.low)
-      c.py << "# The NumPy program behind what the app shows, each stage stored in " << Name(c.s.dtype)
-           << "\n# as the app stores it. Run it with NumPy installed.\n";
+      c.py << "# The NumPy program behind what the app shows, each stage stored in "
+           << Name(c.s.dtype) << "\n# as the app stores it. Run it with NumPy installed.\n";
     else
       c.py << "# The NumPy program behind what the app shows (the app computes in float32, this\n"
               "# program in float64 as the NumPy notebook does). Run it with NumPy installed.\n";
@@ -283,13 +288,18 @@ void WriteHeader(const Ctx& c) {
   c.py << "\n";
   if (!c.low) return;
   const char* name = Name(c.s.dtype);
-  c.py << "# dtype " << name << ": every stage is computed in float32 from the stored values of the\n"
-          "# stages before it, and its result is stored in " << name << " (rounded to nearest even),\n"
+  c.py << "# dtype " << name
+       << ": every stage is computed in float32 from the stored values of the\n"
+          "# stages before it, and its result is stored in "
+       << name
+       << " (rounded to nearest even),\n"
           "# as PyTorch's GPU kernels accumulate in float32. stored() rounds and widens back: the\n"
-          "# variables are float32 tensors holding " << name << " numbers.\n";
+          "# variables are float32 tensors holding "
+       << name << " numbers.\n";
   c.py << "dtype = torch." << name << "\n\n\ndef stored(t):\n    return t.to(dtype).float()\n";
   if (LowLinear(c))
-    c.py << "\n\ndef stored_layer(layer):  # nn.Linear's float32 draws stored in " << name << "\n"
+    c.py << "\n\ndef stored_layer(layer):  # nn.Linear's float32 draws stored in " << name
+         << "\n"
             "    layer.weight.copy_(stored(layer.weight))\n"
             "    if layer.bias is not None:\n"
             "        layer.bias.copy_(stored(layer.bias))\n"
@@ -305,11 +315,12 @@ void WriteStack(const Ctx& c, const std::string& name, const MatrixStack& stack)
   const std::string fn = c.numpy ? "np.array(" : "torch.tensor(";
   if (stack.size() == 1) {
     c.py << name << " = " << fn
-         << PyMatrix(stack[0], static_cast<int>(name.size() + 3 + fn.size() - 1)) << c.dt
-         << ")\n";
+         << PyMatrix(stack[0], static_cast<int>(name.size() + 3 + fn.size() - 1)) << c.dt << ")\n";
     if (!c.flat)
-      c.py << name << " = " << name << (c.numpy ? "[np.newaxis]" : ".unsqueeze(0)")
-           << "  # (B, T, " << (name == "X" ? "d_in" : name == "V" ? "d_v" : "d_k")
+      c.py << name << " = " << name << (c.numpy ? "[np.newaxis]" : ".unsqueeze(0)") << "  # (B, T, "
+           << (name == "X"   ? "d_in"
+               : name == "V" ? "d_v"
+                             : "d_k")
            << ") with B = 1\n";
   } else {
     c.py << name << " = " << fn << "[\n";
@@ -386,9 +397,8 @@ void WriteInput(const Ctx& c) {
       break;
     case InputSource::kRandn:
       c.py << Seeding(c) << c.s.input.seed << ")\n";
-      c.py << "X = " << (c.numpy ? "np.random.randn(" : "torch.randn(")
-           << DrawShape(c, c.sh.d_in) << c.dt
-           << (c.flat ? ")  # (T, d_in)\n" : ")  # (B, T, d_in)\n");
+      c.py << "X = " << (c.numpy ? "np.random.randn(" : "torch.randn(") << DrawShape(c, c.sh.d_in)
+           << c.dt << (c.flat ? ")  # (T, d_in)\n" : ")  # (B, T, d_in)\n");
       break;
     case InputSource::kQkv:
       WriteQkvInput(c);
@@ -399,8 +409,9 @@ void WriteInput(const Ctx& c) {
   if (c.s.positions.kind == PositionKind::kSinusoidal) {
     // stage_rules.h SinusoidalEncoding, as the Annotated Transformer's PositionalEncoding
     const std::string np = c.numpy ? "np" : "torch";
-    c.py << "\n# The original Transformer's positional encoding (Vaswani et al. 2017), added to X:\n"
-            "# sin on even, cos on odd dimensions, frequencies 10000**(-2i/d_in)\n";
+    c.py
+        << "\n# The original Transformer's positional encoding (Vaswani et al. 2017), added to X:\n"
+           "# sin on even, cos on odd dimensions, frequencies 10000**(-2i/d_in)\n";
     c.py << "T, d_in = " << c.sh.T << ", " << c.sh.d_in << "\n";
     c.py << "pe = " << np << ".zeros(" << (c.numpy ? "(T, d_in))" : "T, d_in" + c.dt + ")") << "\n";
     c.py << "position = " << np << ".arange(T)[:, None]\n";
@@ -423,7 +434,8 @@ void WritePerHeadProjections(const Ctx& c) {
                                                           "\", \"" + Name(p.order[1]) + "\", \"" +
                                                           Name(p.order[2]) + "\")";
   c.py << "# One module per head, as MultiHeadAttentionWrapper: head h draws its own query, key\n"
-          "# and value (d_in x " << dh << " each) after head h - 1's; side by side they make W.\n";
+          "# and value (d_in x "
+       << dh << " each) after head h - 1's; side by side they make W.\n";
   const bool linear = p.init == ProjectionInit::kLinear;
   c.py << "per_head = []\nfor h in range(" << c.sh.H << "):\n    drawn = {}\n"
        << "    for name in " << names << ":  # the draw order\n        drawn[name] = ";
@@ -488,9 +500,9 @@ void WriteProjections(const Ctx& c) {
                                : (rand ? "torch.rand" : "torch.randn");
       for (Projection w : p.order)
         c.py << "W_" << Name(w) << " = "
-             << (c.numpy ? std::string(fn) + "(d_in, " + width(w) + ")"
-                         : "torch.nn.Parameter(" + std::string(fn) + "(d_in, " + width(w) +
-                               c.dt + "))")
+             << (c.numpy
+                     ? std::string(fn) + "(d_in, " + width(w) + ")"
+                     : "torch.nn.Parameter(" + std::string(fn) + "(d_in, " + width(w) + c.dt + "))")
              << "\n";
       WriteStore(c, "W_query, W_key, W_value", "  # drawn in float32, then stored");
       c.py << "Q = X @ W_query\nK = X @ W_key\nV = X @ W_value\n";
@@ -504,7 +516,8 @@ void WriteProjections(const Ctx& c) {
                                    ", bias=" + (p.bias ? "True" : "False") + c.dt + ")")
              << "\n";
       if (p.out_proj)
-        c.py << "out_proj = " << StoredLayer(c, "torch.nn.Linear(d_out, d_out" + c.dt + ")") << "\n";
+        c.py << "out_proj = " << StoredLayer(c, "torch.nn.Linear(d_out, d_out" + c.dt + ")")
+             << "\n";
       c.py << "Q = " << LinearCall(c, "query", "X") << "\nK = " << LinearCall(c, "key", "X")
            << "\nV = " << LinearCall(c, "value", "X") << "\n";
       break;
@@ -533,9 +546,12 @@ void WriteRope(const Ctx& c) {
   const PositionsSpec& p = c.s.positions;
   const bool halves = p.layout == RopeLayout::kSplitHalves;
   const std::string np = c.numpy ? "np" : "torch";
-  c.py << "# RoPE: each head's q and k turn pair by pair, pair i by the angle position * theta**(-2i/head_size)\n";
-  c.py << (halves ? "# split halves (Hugging Face, LLMs-from-scratch): dimensions i and i + head_size/2 pair up\n"
-                  : "# interleaved (Meta's Llama): dimensions 2i and 2i + 1 pair up, as one complex number\n");
+  c.py << "# RoPE: each head's q and k turn pair by pair, pair i by the angle position * "
+          "theta**(-2i/head_size)\n";
+  c.py << (halves ? "# split halves (Hugging Face, LLMs-from-scratch): dimensions i and i + "
+                    "head_size/2 pair up\n"
+                  : "# interleaved (Meta's Llama): dimensions 2i and 2i + 1 pair up, as one "
+                    "complex number\n");
   if (p.sign < 0) c.py << "# sign -1: every angle turns the other way, as nanochat's rotation\n";
   c.py << "T, head_size, theta = " << c.sh.T << ", " << c.sh.dh << ", " << PyFloat(p.theta) << "\n";
   c.py << "inv_freq = 1.0 / (theta ** (" << np << ".arange(0, head_size, 2"
@@ -543,8 +559,9 @@ void WriteRope(const Ctx& c) {
   c.py << "angles = " << np << ".arange(T)[:, None] * inv_freq[None, :]"
        << (p.sign < 0 ? " * -1" : "") << "  # (T, head_size/2): position times frequency\n";
   if (halves) {
-    c.py << "angles = " << (c.numpy ? "np.concatenate([angles, angles], axis=-1)"
-                                    : "torch.cat([angles, angles], dim=-1)")
+    c.py << "angles = "
+         << (c.numpy ? "np.concatenate([angles, angles], axis=-1)"
+                     : "torch.cat([angles, angles], dim=-1)")
          << "  # (T, head_size)\n";
     c.py << "cos, sin = " << np << ".cos(angles), " << np << ".sin(angles)\n\n";
     c.py << "def rope(x):\n"
@@ -563,9 +580,11 @@ void WriteRope(const Ctx& c) {
   } else {
     c.py << "freqs_cis = torch.polar(torch.ones_like(angles), angles)  # cos + i sin\n\n";
     c.py << "def rope(x):\n"
-            "    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))  # (2i, 2i + 1) as a + ib\n"
+            "    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))  # (2i, 2i + 1) as "
+            "a + ib\n"
             "    return "
-         << (c.low ? "stored(torch.view_as_real(pairs * freqs_cis).flatten(-2))  # computed in float32, stored\n\n"
+         << (c.low ? "stored(torch.view_as_real(pairs * freqs_cis).flatten(-2))  # computed in "
+                     "float32, stored\n\n"
                    : "torch.view_as_real(pairs * freqs_cis).flatten(-2)\n\n");
   }
 }
@@ -583,7 +602,8 @@ void WriteHeadSplits(const Ctx& c) {
     c.py << "k = " << Split(c, 'K', kv, "head_size") << "\n";
     c.py << "v = " << Split(c, 'V', kv, "head_size") << "\n";
     c.py << "Q, K, V = (m" << back
-         << ".reshape(B, T, -1) for m in (q, k, v))  # what each head reads, side by side, as the app shows them\n";
+         << ".reshape(B, T, -1) for m in (q, k, v))  # what each head reads, side by side, as the "
+            "app shows them\n";
     if (Rope(c)) {
       c.py << "q, k = rope(q), rope(k)\n";
       c.py << "Q_rot = q" << back << ".reshape(B, T, " << c.sh.d_out << ")\n";
@@ -675,7 +695,8 @@ std::string AllowedExpr(const Ctx& c, const MaskSpec& m, int& parts) {
     case MaskKind::kOr: {
       std::string out = "(";
       for (size_t k = 0; k < m.of.size(); ++k)
-        out += (k ? (m.kind == MaskKind::kAnd ? " & " : " | ") : "") + AllowedExpr(c, m.of[k], parts);
+        out +=
+            (k ? (m.kind == MaskKind::kAnd ? " & " : " | ") : "") + AllowedExpr(c, m.of[k], parts);
       return out + ")";
     }
   }
@@ -715,7 +736,8 @@ void WriteMaskedRows(const Ctx& c) {
             "  # masked_rows \"zero\": a row with no allowed key gives 0 weights\n";
   else
     c.py << "weights = weights.masked_fill(mask.sum(dim=-1, keepdim=True) == 0, 0.0)"
-            "  # masked_rows \"zero\": a row with no allowed key gives 0, as PyTorch >= 2.5's SDPA\n";
+            "  # masked_rows \"zero\": a row with no allowed key gives 0, as PyTorch >= 2.5's "
+            "SDPA\n";
 }
 
 // The NumPy programs' stable softmax, as the notebook defines it.
@@ -739,7 +761,8 @@ void WriteAlibi(const Ctx& c, const std::string& from) {
        << "\n";
   WritePositions(c);
   const bool heads = c.sh.H > 1;
-  c.py << "alibi = -(slopes" << (heads ? (c.numpy ? ".reshape(heads, 1, 1)" : ".view(heads, 1, 1)") : "[0]")
+  c.py << "alibi = -(slopes"
+       << (heads ? (c.numpy ? ".reshape(heads, 1, 1)" : ".view(heads, 1, 1)") : "[0]")
        << " * (i - j))  # " << (heads ? "(heads, T, T)" : "(T, T)") << "\n";
   c.py << "logits = " << from << " + alibi\n";
 }
@@ -904,8 +927,8 @@ void WriteScores(const Ctx& c) {
     c.py << "d_k = head_size\n";
   } else if (Rope(c)) {
     c.py << "Q_rot, K_rot = rope(Q), rope(K)\n";
-    c.py << "scores = Q_rot @ K_rot" << (c.flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)")
-         << "\n";
+    c.py << "scores = Q_rot @ K_rot"
+         << (c.flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)") << "\n";
     c.py << "d_k = K.shape[-1]\n";
   } else {
     c.py << "scores = Q @ K" << (c.flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)")
@@ -958,14 +981,15 @@ void WriteLogits(const Ctx& c) {
   }
   if (s.mask.kind != MaskKind::kNone && MaskAppliesToLogits(s.normalization))
     c.py << "logits = " << logits << ".masked_fill(mask == 0, "
-         << (s.mask.fill == MaskFill::kNegInf     ? "float('-inf')"
+         << (s.mask.fill == MaskFill::kNegInf ? "float('-inf')"
              : s.mask.fill == MaskFill::kFinfoMin
                  ? (c.low ? "torch.finfo(dtype).min" : "torch.finfo(logits.dtype).min")
-                                                  : Name(s.mask.fill))
+                 : Name(s.mask.fill))
          << ")\n";
   else if (logits != "logits")
     c.py << "logits = scores  # no scaling, "
-         << (s.mask.kind == MaskKind::kNone ? "no mask" : "the mask comes after the softmax") << "\n";
+         << (s.mask.kind == MaskKind::kNone ? "no mask" : "the mask comes after the softmax")
+         << "\n";
   WriteStore(c, "logits", "  # the whole rule (scaling, mask) in float32, stored once");
 }
 
@@ -1042,7 +1066,8 @@ void WriteContext(const Ctx& c) {
   else
     c.py << "context = " << used << " @ V\n";
   WriteStore(c, "context");
-  if (c.s.projections.out_proj) c.py << "context = " << LinearCall(c, "out_proj", "context") << "\n";
+  if (c.s.projections.out_proj)
+    c.py << "context = " << LinearCall(c, "out_proj", "context") << "\n";
   c.py << "var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K\n";
   if (c.low) {  // printed as the stored tensors they are
     const bool f32 = c.s.scaling.softmax_dtype == SoftmaxDtype::kFloat32;
@@ -1084,7 +1109,11 @@ std::string GeneratePyTorchCode(const Scenario& s) {
   // bfloat16 / float16: the products are written in float32 on the stored operands and each
   // stage's result stored (stored()), not as torch.bfloat16 tensors: torch 1.13's CPU bfloat16
   // matmul rounds its partial sums, and it has no CPU float16 matmul; NumPy has no bfloat16.
-  const Ctx c{s, sh, sh.B == 1 && sh.H == 1, py, numpy,
+  const Ctx c{s,
+              sh,
+              sh.B == 1 && sh.H == 1,
+              py,
+              numpy,
               !numpy && s.dtype == Dtype::kFloat64 ? ", dtype=torch.float64" : "",
               IsLowPrecision(s.dtype)};
   WriteHeader(c);
@@ -1120,7 +1149,8 @@ std::vector<std::string> Lines(const std::string& text) {
 
 }  // namespace
 
-ProgramDiff DiffPrograms(const Scenario& right, const Scenario& wrong, const DecodeOptions* decode) {
+ProgramDiff DiffPrograms(const Scenario& right, const Scenario& wrong,
+                         const DecodeOptions* decode) {
   Scenario same_title = wrong;
   same_title.title = right.title;  // the title is data, not the computation
   const auto program = [decode](const Scenario& s) {
@@ -1172,9 +1202,8 @@ std::string ProgramAsNotebook(const std::string& program,
     intro += " The last cell's outputs were saved by the app: its values as " +
              std::string(numpy ? "NumPy" : "PyTorch") + " prints them, and its heatmap.";
   json nb_cells = json::array();
-  nb_cells.push_back({{"cell_type", "markdown"},
-                      {"metadata", json::object()},
-                      {"source", json::array({intro})}});
+  nb_cells.push_back(
+      {{"cell_type", "markdown"}, {"metadata", json::object()}, {"source", json::array({intro})}});
   for (size_t c = 0; c < cells.size(); ++c) {
     const auto& lines = cells[c];
     json source = json::array();

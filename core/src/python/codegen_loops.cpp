@@ -46,7 +46,8 @@ std::string StoreLine(const LoopCtx& c, const std::string& indent, const std::st
 std::string Fill(std::string text, const std::vector<std::pair<std::string, std::string>>& fields) {
   for (const auto& [name, value] : fields) {
     const std::string key = "@" + name + "@";
-    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
+    for (size_t at = text.find(key); at != std::string::npos;
+         at = text.find(key, at + value.size()))
       text.replace(at, key.size(), value);
   }
   return text;
@@ -61,7 +62,8 @@ std::string TensorDtype(const LoopCtx& c) {
 /// appended to a scores expression.
 std::string Scale(const LoopCtx& c) {
   std::string out;
-  if (c.s.scaling.multiplier != 1.0) out += " * " + codegen_parts::PythonFloat(c.s.scaling.multiplier);
+  if (c.s.scaling.multiplier != 1.0)
+    out += " * " + codegen_parts::PythonFloat(c.s.scaling.multiplier);
   if (c.s.scaling.sqrt_dk) out += c.numpy ? " / math.sqrt(head_size)" : " / head_size**0.5";
   return out;
 }
@@ -69,7 +71,8 @@ std::string Scale(const LoopCtx& c) {
 /// `values` as a Python list literal, "[a, b, ...]".
 std::string PythonList(const std::vector<double>& values) {
   std::string out = "[";
-  for (size_t k = 0; k < values.size(); ++k) out += (k ? ", " : "") + codegen_parts::PythonFloat(values[k]);
+  for (size_t k = 0; k < values.size(); ++k)
+    out += (k ? ", " : "") + codegen_parts::PythonFloat(values[k]);
   return out + "]";
 }
 
@@ -96,7 +99,8 @@ std::string ModifierValues(const LoopCtx& c) {
 /// (stage_rules.h LogitRows): ALiBi's - slope * (i - j) with `slope` the head's slope and
 /// `qpos`, `kpos` the absolute positions of the rows and columns, then c * tanh(var / c).
 std::string ModifierLines(const LoopCtx& c, const std::string& indent, const std::string& var,
-                          const std::string& slope, const std::string& qpos, const std::string& kpos) {
+                          const std::string& slope, const std::string& qpos,
+                          const std::string& kpos) {
   std::string py;
   if (c.s.positions.kind == PositionKind::kAlibi)
     py += indent + var + " = " + var + " - " + slope + " * (" + qpos + " - " + kpos +
@@ -175,14 +179,21 @@ std::string TileStart(const LoopCtx& c) {
   const std::string dt = TensorDtype(c), in = "            ";
   const bool sink = !c.s.scaling.sink.empty() && !c.s.scaling.SigmoidSink();
   if (c.numpy)
-    return sink ? in + "m = np.full(i1 - i0, sink_logits[h])  # running maximum per row: the sink's logit\n" +
-                      in + "l = np.ones(i1 - i0)  # running sum of exp(logit - m): the sink's exp(0)\n"
+    return sink ? in +
+                      "m = np.full(i1 - i0, sink_logits[h])  # running maximum per row: the sink's "
+                      "logit\n" +
+                      in +
+                      "l = np.ones(i1 - i0)  # running sum of exp(logit - m): the sink's exp(0)\n"
                 : in + "m = np.full(i1 - i0, -np.inf)  # running maximum per row\n" + in +
                       "l = np.zeros(i1 - i0)  # running sum of exp(logit - m)\n";
-  return sink ? in + "m = sink_logits[h].repeat(i1 - i0)  # running maximum per row: the sink's logit\n" +
-                    in + "l = torch.ones(i1 - i0" + dt + ")  # running sum of exp(logit - m): the sink's exp(0)\n"
-              : in + "m = torch.full((i1 - i0,), float('-inf')" + dt + ")  # running maximum per row\n" + in +
-                    "l = torch.zeros(i1 - i0" + dt + ")  # running sum of exp(logit - m)\n";
+  return sink ? in +
+                    "m = sink_logits[h].repeat(i1 - i0)  # running maximum per row: the sink's "
+                    "logit\n" +
+                    in + "l = torch.ones(i1 - i0" + dt +
+                    ")  # running sum of exp(logit - m): the sink's exp(0)\n"
+              : in + "m = torch.full((i1 - i0,), float('-inf')" + dt +
+                    ")  # running maximum per row\n" + in + "l = torch.zeros(i1 - i0" + dt +
+                    ")  # running sum of exp(logit - m)\n";
 }
 
 /// The sizes, Q, K and V split into heads (K and V into their K/V heads), and allowed_full.
@@ -228,7 +239,8 @@ std::string PrintDifference(const LoopCtx& c, const std::string& loop, const cha
   return py.str();
 }
 
-const char* kDecode = R"(# A KV-cache decode: a prefill of P tokens (in chunks of C), then one token per step. Each
+const char* kDecode =
+    R"(# A KV-cache decode: a prefill of P tokens (in chunks of C), then one token per step. Each
 # step appends its tokens' K and V rows to the cache (one per K/V head) and its queries attend
 # over the cache with the mask at their positions; the rows must equal the context above.
 prefill, chunk = @P@, @C@
@@ -308,7 +320,8 @@ tile_steps, skipped_tiles = [], 0
 @OUTPROJ@)";
 
 // A query block's state and a tile's update in PyTorch.
-const char* kTiledInitTorch = R"(@MLINIT@            O = torch.zeros(i1 - i0, head_size_v@DT@)  # unnormalised output
+const char* kTiledInitTorch =
+    R"(@MLINIT@            O = torch.zeros(i1 - i0, head_size_v@DT@)  # unnormalised output
 )";
 const char* kTiledUpdateTorch =
     R"(                    s = (q_heads[b, h, i0:i1] @ k_heads[b, kv, j0:j1].T)@SCALE@
@@ -324,7 +337,8 @@ const char* kTiledUpdateTorch =
 )";
 
 // The same in NumPy.
-const char* kTiledInitNumpy = R"(@MLINIT@            O = np.zeros((i1 - i0, head_size_v))  # unnormalised output
+const char* kTiledInitNumpy =
+    R"(@MLINIT@            O = np.zeros((i1 - i0, head_size_v))  # unnormalised output
 )";
 const char* kTiledUpdateNumpy =
     R"(                    s = np.matmul(q_heads[b, h, i0:i1], k_heads[b, kv, j0:j1].T)@SCALE@
@@ -412,13 +426,16 @@ std::string GenerateDecodeCode(const Scenario& s, const DecodeOptions& opt) {
        {"OUTPROJ",
         s.projections.out_proj ? "    step_context = " + OutProj(c, "step_context") + "\n" : ""}});
   return program + "\n" + HeadsAndMask(c) +
-         Fill(kDecode, {{"P", std::to_string(opt.prefill)},
-                        {"C", std::to_string(opt.chunk)},
-                        {"W", s.mask.kind == MaskKind::kSlidingWindow ? std::to_string(s.mask.window) : "None"},
-                        {"ZEROS", c.numpy ? "np.zeros((B, T, " + width + "))"
-                                          : "torch.zeros(B, T, " + width + TensorDtype(c) + ")"},
-                        {"ATTEND", step},
-                        {"SINKREC", s.scaling.sink.empty() ? "" : "    decode_steps[-1][\"sink\"] = step_sink\n"}}) +
+         Fill(kDecode,
+              {{"P", std::to_string(opt.prefill)},
+               {"C", std::to_string(opt.chunk)},
+               {"W",
+                s.mask.kind == MaskKind::kSlidingWindow ? std::to_string(s.mask.window) : "None"},
+               {"ZEROS", c.numpy ? "np.zeros((B, T, " + width + "))"
+                                 : "torch.zeros(B, T, " + width + TensorDtype(c) + ")"},
+               {"ATTEND", step},
+               {"SINKREC",
+                s.scaling.sink.empty() ? "" : "    decode_steps[-1][\"sink\"] = step_sink\n"}}) +
          PrintDifference(c, "decode_context", "decode");
 }
 

@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <sstream>
 
-#include "attnlab/python/codegen.h"
-#include "attnlab/model/pipeline.h"
 #include "attnlab/lessons/train.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/python/codegen.h"
 
 namespace attnlab {
 namespace {
@@ -44,11 +44,11 @@ std::string MatrixLiteral(const Matrix& m) {
 void ReplayInputDraws(std::ostringstream& py, const Scenario& s, const Shape& sh) {
   const InputSpec& in = s.input;
   if (in.source == InputSource::kRandn) {
-    py << "torch.manual_seed(" << in.seed << ")\n_ = torch.randn(" << in.batch << ", "
-       << sh.T << ", " << sh.d_in << ")  # the scenario's X: drawn to advance the generator\n";
+    py << "torch.manual_seed(" << in.seed << ")\n_ = torch.randn(" << in.batch << ", " << sh.T
+       << ", " << sh.d_in << ")  # the scenario's X: drawn to advance the generator\n";
   } else if (in.source == InputSource::kText) {
-    py << "torch.manual_seed(" << in.seed << ")\n_ = nn.Embedding(" << sh.vocab << ", "
-       << sh.d_in << ")  # the scenario's embedding: drawn to advance the generator\n";
+    py << "torch.manual_seed(" << in.seed << ")\n_ = nn.Embedding(" << sh.vocab << ", " << sh.d_in
+       << ")  # the scenario's embedding: drawn to advance the generator\n";
   } else {
     py << "torch.manual_seed(" << DefaultSeed(Generator::kTorch)
        << ")  # PyTorch's default seed, where the unseeded scenario starts\n";
@@ -142,7 +142,8 @@ std::string GenerateTrainingCode(const Scenario& scenario, const TrainOptions& o
   py << "vocab, batch, steps, lr = " << kTrainVocab << ", " << options.batch << ", "
      << options.steps << ", " << FloatLiteral(options.lr) << "\n";
   py << "data_seed = " << options.data_seed << "\n";
-  py << "scale = " << (options.scale ? "True" : "False") << "  # divide the scores by sqrt(d_k)\n\n";
+  py << "scale = " << (options.scale ? "True" : "False")
+     << "  # divide the scores by sqrt(d_k)\n\n";
   const bool linear = WriteHead(py, scenario, run);
   py << "\n";
   WriteTask(py, options.task);

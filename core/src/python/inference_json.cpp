@@ -75,7 +75,8 @@ json DecodeRunJson(const Scenario& s, const DecodeOptions& opt, const DecodeRun&
                           {"evicted", step.evicted},
                           {"max_abs_diff", Value(step.max_abs_diff, true)},
                           {"weights", weights}});
-    if (!step.sink.empty()) j["steps"].back()["sink"] = HeadStack(step.sink, run.context.size(), f64);
+    if (!step.sink.empty())
+      j["steps"].back()["sink"] = HeadStack(step.sink, run.context.size(), f64);
   }
   return j;
 }

@@ -85,8 +85,8 @@ struct FloatFormat {
       if (v != 0) mx = std::max(mx, std::fabs(v)), mn = std::min(mn, std::fabs(v));
     }
     // max_val / min_val is a division in the array's dtype; the comparisons are in double.
-    const double ratio = f32 ? static_cast<double>(static_cast<float>(mx) / static_cast<float>(mn))
-                             : mx / mn;
+    const double ratio =
+        f32 ? static_cast<double>(static_cast<float>(mx) / static_cast<float>(mn)) : mx / mn;
     if (mn != INFINITY) sci = mx >= 1e8 || mn < 1e-4 || ratio > 1000.0;
     if (sci) {
       size_t frac = 0;
@@ -109,8 +109,8 @@ struct FloatFormat {
     }
     if (any_nonfinite) {  // room for "nan", "inf", "-inf"
       const size_t offset = pad_right + 1, inflen = 3 + (neg_inf ? 1 : 0);
-      pad_left = std::max({pad_left, 3 > offset ? 3 - offset : 0,
-                           inflen > offset ? inflen - offset : 0});
+      pad_left =
+          std::max({pad_left, 3 > offset ? 3 - offset : 0, inflen > offset ? inflen - offset : 0});
     }
   }
 
@@ -140,10 +140,7 @@ struct FloatFormat {
 class ArrayPrinter {
  public:
   ArrayPrinter(const ElementAt& at, int64_t n, std::span<const int64_t> shape, bool float32)
-      : at_(at),
-        shape_(shape.begin(), shape.end()),
-        strides_(shape.size(), 1),
-        float32_(float32) {
+      : at_(at), shape_(shape.begin(), shape.end()), strides_(shape.size(), 1), float32_(float32) {
     for (size_t d = shape_.size(); d-- > 1;) strides_[d - 1] = strides_[d] * shape_[d];
     summarize_ = n > kThreshold;
   }

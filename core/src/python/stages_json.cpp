@@ -11,9 +11,9 @@
 #include <string_view>
 #include <type_traits>
 
+#include "attnlab/base/text.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/stats.h"
-#include "attnlab/base/text.h"
 #include "base/json_matrix.h"
 
 namespace attnlab {
@@ -203,7 +203,8 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
   w.Stack(src.context, B, 0);
   w.Key("dtype");
   w.Raw(std::string("\"") + Name(st.dtype) + "\"");
-  for (const DumpExtra& e : extra) {  // e.g. the gradients (WriteStagesJsonWithGradients), in key order
+  for (const DumpExtra& e :
+       extra) {  // e.g. the gradients (WriteStagesJsonWithGradients), in key order
     w.Key(e.key);
     if (e.B > 0)
       w.Stack(*e.stack, e.B, e.H);

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "attnlab/python/numpy_print.h"
+#include "attnlab/base/text.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/stats.h"
-#include "attnlab/base/text.h"
+#include "attnlab/python/numpy_print.h"
 
 namespace attnlab {
 namespace {
@@ -340,7 +340,8 @@ void SetMatrix(PrintedStage& out, const M& m, PrintStyle style) {
     return;
   }
   out.shape = {m.rows(), m.cols()};
-  out.text = Print(style, [&](int64_t i) { return static_cast<double>(m.data()[i]); }, out.shape);
+  out.text = Print(
+      style, [&](int64_t i) { return static_cast<double>(m.data()[i]); }, out.shape);
 }
 
 // The stage `name` from `src`: the Stages (float32) or their float64 copy.

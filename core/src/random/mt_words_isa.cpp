@@ -16,7 +16,7 @@
 
 /// out[0..n) = the next n words of the state (state, *next), as Mt19937::Words draws them.
 extern "C" void ATTNLAB_JOIN(attnlab_mt_words_, ATTNLAB_CPU_LEVEL)(uint32_t* state, int32_t* next,
-                                                                    uint32_t* out, int64_t n) {
+                                                                   uint32_t* out, int64_t n) {
   attnlab::mt::Words(state, next, out, n);
 }
 

@@ -11,8 +11,7 @@ NumpyGenerator::NumpyGenerator(uint64_t seed) { Seed(seed); }
 
 void NumpyGenerator::Seed(uint64_t seed) {
   if (seed > kNumpyMaxSeed)
-    throw std::invalid_argument("np.random.seed takes 0 .. 2**32 - 1, got " +
-                                std::to_string(seed));
+    throw std::invalid_argument("np.random.seed takes 0 .. 2**32 - 1, got " + std::to_string(seed));
   engine_.Seed(static_cast<uint32_t>(seed));
   has_gauss_ = false;
   gauss_ = 0.0;

@@ -2,11 +2,11 @@
 // file or a set of files all or nothing.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <memory>
 #include <stdexcept>
-#include <cstdint>
 #include <string>
 #include <vector>
 

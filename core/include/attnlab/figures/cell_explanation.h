@@ -36,7 +36,7 @@ struct CellExplanation {
   /// rounding error, value - float32: "value: 0.25 (bfloat16);  float32: 0.2498,  rounding
   /// error +0.0002"
   std::string value;
-  std::string note;   ///< how rows and columns are counted (drawn dimmed)
+  std::string note;  ///< how rows and columns are counted (drawn dimmed)
 };
 
 /// The cell being explained: stage, batch b, head h, row i, column j (0-based, as PyTorch

@@ -64,7 +64,7 @@ struct ValueScan {
   bool any_finite = false;
   bool has_nan = false;
   bool has_inf = false;
-  bool has_pos_inf = false;  ///< +inf among them (an overflow: the logits' -inf is the mask)
+  bool has_pos_inf = false;   ///< +inf among them (an overflow: the logits' -inf is the mask)
   bool has_negative = false;  ///< a finite value < 0
   /// Filled by ScanStage (heatmap_spec.h) for the weights only, else empty / +inf: each row's
   /// largest finite value (-inf for a row without one), and the smallest finite value > 0.

@@ -88,7 +88,8 @@ void ExportView(const StageView& view, const FigureOptions& options, ExportForma
 void ExportPanels(const std::vector<StageView>& views, const Scenario& scenario,
                   const FigureOptions& options, ExportFormat format, const std::string& path);
 
-/// Every stage, head and batch of a run into `dir` (figures carry `scenario`) (created if missing), one file each, named
+/// Every stage, head and batch of a run into `dir` (figures carry `scenario`) (created if missing),
+/// one file each, named
 /// "<stage>[_h<head>][_b<batch>].<ext>" (head and batch parts only when there are several).
 /// Returns the paths written. All or nothing: every file is written to a temporary first and
 /// renamed into place only when all are ready; on any error none is left (nor the folder, when

@@ -22,9 +22,9 @@
 
 #include "attnlab/figures/colormap.h"
 #include "attnlab/figures/font.h"
-#include "attnlab/model/pipeline.h"
 #include "attnlab/figures/png.h"
 #include "attnlab/figures/stage_view.h"
+#include "attnlab/model/pipeline.h"
 
 namespace attnlab {
 
@@ -108,9 +108,9 @@ const char* FigureFormatName(FigureFormat format);
 /// The bytes of a figure file of `views` (as RenderFigure(views, title, options)) carrying
 /// `metadata` (UTF-8 text, e.g. FigureMetadata in figure_meta.h; empty: none): PNG (an iTXt chunk
 /// keyed kFigureMetadataKey; a pHYs chunk when options.dpi or width_inches is set), SVG (its
-/// width and height in inches, PrintWidthInches; text as <text>, cells as rectangles up to 64 x 64 cells, else
-/// one embedded PNG; metadata in <metadata>) or PDF (cairo and pango, page PrintWidthInches wide;
-/// metadata base64 in the document information's Keywords, figure_meta.h).
+/// width and height in inches, PrintWidthInches; text as <text>, cells as rectangles up to 64 x 64
+/// cells, else one embedded PNG; metadata in <metadata>) or PDF (cairo and pango, page
+/// PrintWidthInches wide; metadata base64 in the document information's Keywords, figure_meta.h).
 /// Errors as RenderFigure; std::runtime_error when PNG encoding or cairo fails.
 std::string FigureFile(const std::vector<StageView>& views, const std::string& title,
                        const FigureOptions& options, FigureFormat format,

@@ -29,8 +29,8 @@ struct FigureSource {
 };
 
 /// The JSON text a figure carries (format "attention-lab-figure" version 1).
-std::string FigureMetadata(const Scenario& scenario, const std::vector<Stage>& stages,
-                           int64_t head, int64_t batch, const FigureOptions& options);
+std::string FigureMetadata(const Scenario& scenario, const std::vector<Stage>& stages, int64_t head,
+                           int64_t batch, const FigureOptions& options);
 
 /// True when `bytes` start like a PNG, a PDF or an SVG/XML file (what ReadFigureScenario reads);
 /// a scenario JSON never does.

@@ -29,17 +29,17 @@ FigureOptions StepFigureOptions();
 /// row. Title "decode step k + 1 of n: weights over the cache" (counted from 1, as the view's
 /// slider shows it); subtitle t, the cache's length, the
 /// evicted positions, the step's max |decoded - full| and the dtype when it is not float32
-/// ("bfloat16", "float16, weights float32" with the upcast softmax, "float64"). values64 holds the cells of a
-/// float64 run. Errors: std::invalid_argument naming the culprit (step, head or batch out of
-/// range: "step 9 is out of range: the decode has 5 steps (0..4)").
+/// ("bfloat16", "float16, weights float32" with the upcast softmax, "float64"). values64 holds the
+/// cells of a float64 run. Errors: std::invalid_argument naming the culprit (step, head or batch
+/// out of range: "step 9 is out of range: the decode has 5 steps (0..4)").
 StageView DecodeStepView(const Stages& st, const Scenario& scenario, const DecodeRun& run,
                          int64_t step, int64_t head, int64_t batch);
 
 /// Tile `step` of `run` (FlashAttention's loop over `scenario`, stages `st`) as a heatmap
 /// (stage kContext: signed, diverging): one row per query row of the tile's block, columns
 /// "m", "l", "rescale" and "O0".. "O<dh_v - 1>", each row's state after the tile (m = -inf
-/// while no key was allowed). Title "tile k + 1 of n: the online softmax's state per row"; subtitle the
-/// batch, head, rows, keys (and "skipped" when the mask forbids the whole tile), Br x Bc and
+/// while no key was allowed). Title "tile k + 1 of n: the online softmax's state per row"; subtitle
+/// the batch, head, rows, keys (and "skipped" when the mask forbids the whole tile), Br x Bc and
 /// the skipped tiles of the run, and the dtype when it is not float32 ("bfloat16 Q, K, V, P;
 /// float32 state", "float64"). Errors: std::invalid_argument when `step` is out of range.
 StageView TileStateView(const Stages& st, const Scenario& scenario, const TiledRun& run,

@@ -29,7 +29,7 @@ std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& shape);
 /// Owns its values: figures, exports and the compare view use it; the window draws the engine's
 /// own matrices without this copy.
 struct StageView : HeatmapContent {
-  Matrix values;      ///< T x T (context: T x d_out)
+  Matrix values;  ///< T x T (context: T x d_out)
   /// A float64 scenario's same cells as computed in double (values holds them rounded to
   /// float32, for drawing); empty for float32 scenarios and for the mask. CSV and NPY write it.
   MatrixD values64;

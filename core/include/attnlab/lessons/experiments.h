@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/model/pipeline.h"
 #include "attnlab/base/tensor.h"
+#include "attnlab/model/pipeline.h"
 
 namespace attnlab {
 
@@ -45,7 +45,7 @@ struct PeakStats {
   int64_t argmax = -1;            ///< its column (the key attended to most)
   double entropy = 0.0;           ///< -sum w log w, in nats (0 for one-hot, log n for uniform)
   double effective_tokens = 0.0;  ///< exp(entropy): how many keys the row effectively averages
-  double sum = 0.0;  ///< the row's sum: 1 for a distribution (nan for a row holding nan)
+  double sum = 0.0;         ///< the row's sum: 1 for a distribution (nan for a row holding nan)
   double min_weight = 0.0;  ///< smallest weight (negative for z / sum(z) of signed logits)
 };
 
@@ -86,11 +86,11 @@ struct PeakingPoint {
 /// column holding the sink's logit (gpt-oss; the keys' weights then sum below 1). RoPE needs
 /// no rule here: the scores of a RoPE run are already those of the rotated Q and K.
 struct CurveRules {
-  double divisor = 1.0;           ///< sqrt(d_k) when scaling.sqrt_dk, else 1 (no division)
-  std::optional<double> softcap;  ///< scaling.softcap's c
-  std::optional<double> alibi_slope;  ///< the head's ALiBi slope (positions "alibi")
-  int64_t query = 0;              ///< the row's query position i (ALiBi's distance i - j)
-  std::optional<double> sink;     ///< the head's sink logit (scaling.sink)
+  double divisor = 1.0;                    ///< sqrt(d_k) when scaling.sqrt_dk, else 1 (no division)
+  std::optional<double> softcap;           ///< scaling.softcap's c
+  std::optional<double> alibi_slope;       ///< the head's ALiBi slope (positions "alibi")
+  int64_t query = 0;                       ///< the row's query position i (ALiBi's distance i - j)
+  std::optional<double> sink;              ///< the head's sink logit (scaling.sink)
   SinkForm sink_form = SinkForm::kConcat;  ///< how the sink acts (scaling.sink_form)
   bool operator==(const CurveRules&) const = default;
 };

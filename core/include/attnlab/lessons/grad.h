@@ -16,8 +16,8 @@
 //   grad_scores[b,h]          grad_logits / sqrt(dh) (if scaled) * multiplier; 0 where masked
 //                             (scaling.softcap c: first * c * (1 - tanh(x / c)^2) / c, x the
 //                             scaled score with ALiBi's bias; ALiBi adds a constant, so it
-//                             changes nothing else; scaling.sink: the softmax backward is unchanged,
-//                             the sink's column has no gradient of its own; sink_form
+//                             changes nothing else; scaling.sink: the softmax backward is
+//                             unchanged, the sink's column has no gradient of its own; sink_form
 //                             "sigmoid" is the same function wherever the row sees a key,
 //                             so the same backward, nan in a row that sees none)
 //   grad_Q[b], grad_K[b]      (T x d_out) head slices: grad_scores_h K_h and grad_scores_h^T Q_h
@@ -33,10 +33,10 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/base/tensor.h"
 #include "attnlab/lessons/experiments.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/scenario.h"
-#include "attnlab/base/tensor.h"
 
 namespace attnlab {
 
@@ -49,17 +49,17 @@ class GradError : public std::invalid_argument {
 
 /// The gradients of L = -sum_{b,h} log weights[b, h, row, key] with respect to each stage.
 struct Gradients {
-  int64_t row = 0;             ///< I, the query row of the loss
-  int64_t key = 0;             ///< J, the key it should attend to
-  double loss = 0.0;           ///< L itself (the float32 weights' logs summed in double)
-  MatrixStack grad_logits;     ///< (B*H) x T x T, index b * H + h; zero outside row I and
-                               ///< where masked (weight 0), unless the row's gradient is nan
-  MatrixStack grad_scores;     ///< (B*H) x T x T; zero outside row I and where masked
-  MatrixStack grad_Q;          ///< B x T x d_out; zero outside row I
-  MatrixStack grad_K;          ///< B x T x KV * dh (d_out unless kv_heads groups K)
-  Matrix grad_W_query;         ///< d_in x d_out; 0 x 0 for input.source "qkv" (no W)
-  Matrix grad_W_key;           ///< d_in x KV * dh; 0 x 0 for input.source "qkv"
-  Matrix jacobian_row;         ///< T x T: d weights[0,0,I,:] / d logits[0,0,I,:]
+  int64_t row = 0;          ///< I, the query row of the loss
+  int64_t key = 0;          ///< J, the key it should attend to
+  double loss = 0.0;        ///< L itself (the float32 weights' logs summed in double)
+  MatrixStack grad_logits;  ///< (B*H) x T x T, index b * H + h; zero outside row I and
+                            ///< where masked (weight 0), unless the row's gradient is nan
+  MatrixStack grad_scores;  ///< (B*H) x T x T; zero outside row I and where masked
+  MatrixStack grad_Q;       ///< B x T x d_out; zero outside row I
+  MatrixStack grad_K;       ///< B x T x KV * dh (d_out unless kv_heads groups K)
+  Matrix grad_W_query;      ///< d_in x d_out; 0 x 0 for input.source "qkv" (no W)
+  Matrix grad_W_key;        ///< d_in x KV * dh; 0 x 0 for input.source "qkv"
+  Matrix jacobian_row;      ///< T x T: d weights[0,0,I,:] / d logits[0,0,I,:]
 };
 
 /// The gradients of the loss for query row `row` and key `key` of a run of `scenario` (the

@@ -16,7 +16,8 @@
 // of the engine (stage_rules.h: logits, normalization, masked rows) on each step's own rows,
 // and store their values as doubles (float32 values widen exactly). They differ from the full
 // computation only by summation order (the dot products here run left to right over d, the
-// engine's through Eigen's product; the online softmax sums blockwise): max_abs_diff says by how much.
+// engine's through Eigen's product; the online softmax sums blockwise): max_abs_diff says by how
+// much.
 //
 // bfloat16 and float16 (the scenario's dtype; pipeline.h StoreAs). The decode computes in
 // float32 and stores each step's scores, logits, weights (unless scaling.softmax_dtype is
@@ -39,8 +40,8 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/model/pipeline.h"
 #include "attnlab/base/tensor.h"
+#include "attnlab/model/pipeline.h"
 
 namespace attnlab {
 
@@ -60,32 +61,32 @@ struct DecodeOptions {
 
 /// One step of a decode run: a prefill chunk or one decoded token.
 struct DecodeStep {
-  int64_t first = 0;              ///< position of the step's first query (first new token)
-  int64_t t = 0;                  ///< tokens so far after the step: first + the step's queries
-  std::vector<int64_t> keys;      ///< positions of the keys attended over, ascending: the cache
-                                  ///< kept from earlier steps, then the step's own tokens
-  std::vector<int64_t> evicted;   ///< positions dropped from the cache in this step (sliding
-                                  ///< window: before attending, and the excess beyond W after)
-  int64_t cache_len = 0;          ///< keys kept in the cache after the step (per head)
-  MaskMatrix allowed;             ///< q_len x keys.size(): 1 where the query may attend (the
-                                  ///< scenario's mask at the aligned positions)
-  MatrixStackD scores, weights;   ///< B*H (index b * H + h) of q_len x keys.size()
-  MatrixStackD logits;            ///< B*H of q_len x keys.size(): the step's logits (the
-                                  ///< scenario's fill where `allowed` is 0)
-  MatrixStackD sink;              ///< with scaling.sink: B*H of q_len x 1, what the sink's
-                                  ///< column took of each new row (its weights sum to 1 minus
-                                  ///< it); empty without a sink
-  MatrixStackD context;           ///< B of q_len x d_v: the step's rows of the context
-  double max_abs_diff = 0.0;      ///< largest |context - full context| over the step's rows
-                                  ///< (nan where exactly one of the two is nan)
+  int64_t first = 0;             ///< position of the step's first query (first new token)
+  int64_t t = 0;                 ///< tokens so far after the step: first + the step's queries
+  std::vector<int64_t> keys;     ///< positions of the keys attended over, ascending: the cache
+                                 ///< kept from earlier steps, then the step's own tokens
+  std::vector<int64_t> evicted;  ///< positions dropped from the cache in this step (sliding
+                                 ///< window: before attending, and the excess beyond W after)
+  int64_t cache_len = 0;         ///< keys kept in the cache after the step (per head)
+  MaskMatrix allowed;            ///< q_len x keys.size(): 1 where the query may attend (the
+                                 ///< scenario's mask at the aligned positions)
+  MatrixStackD scores, weights;  ///< B*H (index b * H + h) of q_len x keys.size()
+  MatrixStackD logits;           ///< B*H of q_len x keys.size(): the step's logits (the
+                                 ///< scenario's fill where `allowed` is 0)
+  MatrixStackD sink;             ///< with scaling.sink: B*H of q_len x 1, what the sink's
+                                 ///< column took of each new row (its weights sum to 1 minus
+                                 ///< it); empty without a sink
+  MatrixStackD context;          ///< B of q_len x d_v: the step's rows of the context
+  double max_abs_diff = 0.0;     ///< largest |context - full context| over the step's rows
+                                 ///< (nan where exactly one of the two is nan)
 };
 
 /// A whole decode run.
 struct DecodeRun {
   std::vector<DecodeStep> steps;
-  MatrixStackD context;         ///< B x T x d_v: every row as the cached computation made it
-  double max_abs_diff = 0.0;    ///< largest over the steps
-  double tolerance = 0.0;       ///< AgreementTolerance of the scenario: at most this, the same rows
+  MatrixStackD context;       ///< B x T x d_v: every row as the cached computation made it
+  double max_abs_diff = 0.0;  ///< largest over the steps
+  double tolerance = 0.0;     ///< AgreementTolerance of the scenario: at most this, the same rows
   /// Cells the full mask allows that no step can attend (a key later than the step: with mask
   /// "none" or a prefix longer than the first step, a decode cannot equal the full
   /// computation). 0 for causal-type masks.
@@ -132,15 +133,15 @@ void CheckDecode(const Scenario& s, int64_t T, const DecodeOptions& opt);
 /// keys [key0, key0 + keys), and the state of its rows after it.
 struct TileStep {
   int64_t batch = 0, head = 0;
-  int64_t row0 = 0, rows = 0;      ///< the query block (Br rows, the last one shorter)
-  int64_t key0 = 0, keys = 0;      ///< the key block (Bc keys, the last one shorter)
-  bool skipped = false;            ///< every cell of the tile is masked: not computed
-  std::vector<double> m;           ///< per row: the running maximum of the logits after the
-                                   ///< tile (-inf while no key was allowed yet)
-  std::vector<double> l;           ///< per row: the running sum of exp(logit - m)
-  std::vector<double> rescale;     ///< per row: exp(m_old - m_new), the factor l and O were
-                                   ///< multiplied by (1 when m did not change; 0 from -inf)
-  MatrixD O;                       ///< rows x dh_v: the unnormalised output after the tile
+  int64_t row0 = 0, rows = 0;   ///< the query block (Br rows, the last one shorter)
+  int64_t key0 = 0, keys = 0;   ///< the key block (Bc keys, the last one shorter)
+  bool skipped = false;         ///< every cell of the tile is masked: not computed
+  std::vector<double> m;        ///< per row: the running maximum of the logits after the
+                                ///< tile (-inf while no key was allowed yet)
+  std::vector<double> l;        ///< per row: the running sum of exp(logit - m)
+  std::vector<double> rescale;  ///< per row: exp(m_old - m_new), the factor l and O were
+                                ///< multiplied by (1 when m did not change; 0 from -inf)
+  MatrixD O;                    ///< rows x dh_v: the unnormalised output after the tile
 };
 
 /// A whole tiled (FlashAttention) run.

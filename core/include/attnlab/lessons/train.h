@@ -39,8 +39,8 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/model/scenario.h"
 #include "attnlab/base/tensor.h"
+#include "attnlab/model/scenario.h"
 
 namespace attnlab {
 
@@ -70,12 +70,12 @@ const char* Name(TrainTask task);
 struct TrainOptions {
   TrainTask task = TrainTask::kPreviousToken;
   int64_t steps = 100;
-  bool scale = true;        ///< divide the scores by sqrt(d_k) (false: --no-scale)
-  int64_t d_k = 0;          ///< 0: the scenario's d_out
-  double lr = 0.01;         ///< Adam's learning rate
-  int64_t batch = 16;       ///< examples per step
-  uint64_t data_seed = 0;   ///< torch.manual_seed before the task's tables and batches
-  int64_t example = 0;      ///< which example of the first batch the snapshots show
+  bool scale = true;           ///< divide the scores by sqrt(d_k) (false: --no-scale)
+  int64_t d_k = 0;             ///< 0: the scenario's d_out
+  double lr = 0.01;            ///< Adam's learning rate
+  int64_t batch = 16;          ///< examples per step
+  uint64_t data_seed = 0;      ///< torch.manual_seed before the task's tables and batches
+  int64_t example = 0;         ///< which example of the first batch the snapshots show
   int64_t snapshot_every = 0;  ///< 0: about 200 snapshots over the run
 };
 
@@ -97,10 +97,10 @@ struct TrainSnapshot {
 struct TrainRun {
   TrainOptions options;
   int64_t T = 0, d_in = 0, d_k = 0;
-  std::vector<float> loss;        ///< one per step done (fewer than steps when cancelled)
-  HeadParams initial, trained;    ///< before the first step, after the last one done
-  std::vector<TrainSnapshot> snapshots;  ///< in step order; the last is the trained head's
-  Matrix example_X;               ///< T x d_in: the chosen example's input
+  std::vector<float> loss;                  ///< one per step done (fewer than steps when cancelled)
+  HeadParams initial, trained;              ///< before the first step, after the last one done
+  std::vector<TrainSnapshot> snapshots;     ///< in step order; the last is the trained head's
+  Matrix example_X;                         ///< T x d_in: the chosen example's input
   std::vector<std::string> example_tokens;  ///< its T labels ("C", or "k2:F" and "k2?")
   bool cancelled = false;
 };

@@ -59,12 +59,12 @@
 // it (the shortest float32 text: "0.43" is the double 0.43, not float32(0.43) widened), which
 // is what torch.tensor(..., dtype=torch.float64) and np.array(...) make of the program's
 // literals.
-// bfloat16 and float16 ("dtype": "bfloat16" / "float16"; NumPy draws first rounded to float32): the float32 path with each
-// stage stored in the dtype (StoreAs, round to nearest even): the draws and nn.Linear's weights
-// as drawn in float32 then .to(dtype); every operation after that (X @ W, + bias, q @ k.T,
-// the scaling, the mask, the softmax, weights @ v, out_proj) computed in float32 from the
-// stored operands and its result stored again: float32 accumulation, as PyTorch's GPU kernels
-// and its CPU softmax compute them. (Debian's torch 1.13 CPU bfloat16 matmul does not: it
+// bfloat16 and float16 ("dtype": "bfloat16" / "float16"; NumPy draws first rounded to float32): the
+// float32 path with each stage stored in the dtype (StoreAs, round to nearest even): the draws and
+// nn.Linear's weights as drawn in float32 then .to(dtype); every operation after that (X @ W, +
+// bias, q @ k.T, the scaling, the mask, the softmax, weights @ v, out_proj) computed in float32
+// from the stored operands and its result stored again: float32 accumulation, as PyTorch's GPU
+// kernels and its CPU softmax compute them. (Debian's torch 1.13 CPU bfloat16 matmul does not: it
 // rounds every product and partial sum to bfloat16; tools/torch_oracle.py makes its products
 // in float32 for that reason.) The logits are stored once after their whole rule (scaling,
 // ALiBi, soft-capping, mask) and var_K is the float32 variance of the stored K.
@@ -80,10 +80,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "attnlab/base/tensor.h"
+#include "attnlab/model/scenario.h"
 #include "attnlab/random/numpy_rng.h"
 #include "attnlab/random/rng.h"
-#include "attnlab/model/scenario.h"
-#include "attnlab/base/tensor.h"
 
 namespace attnlab {
 
@@ -102,27 +102,27 @@ using MatrixStackOf = std::vector<MatrixOf<S>>;
 /// "dtype": "float64"). Shapes in the comments (legend above).
 template <typename S>
 struct StageTensors {
-  MatrixStackOf<S> X;                ///< B x T x d_in; empty for qkv input
-  std::array<MatrixOf<S>, 3> W;      ///< W_query, W_key, W_value: d_in x d_out (x @ W; W_key
-                                     ///< and W_value d_in x KV * dh with kv_heads); 0 x 0
-                                     ///< for qkv input
+  MatrixStackOf<S> X;                  ///< B x T x d_in; empty for qkv input
+  std::array<MatrixOf<S>, 3> W;        ///< W_query, W_key, W_value: d_in x d_out (x @ W; W_key
+                                       ///< and W_value d_in x KV * dh with kv_heads); 0 x 0
+                                       ///< for qkv input
   std::array<RowVectorOf<S>, 3> bias;  ///< 1 x d_out each, empty without bias
-  MatrixOf<S> out_proj_W;            ///< d_out x d_out (x @ W convention), empty without out_proj
-  RowVectorOf<S> out_proj_bias;      ///< 1 x d_out, empty without out_proj
-  MatrixStackOf<S> Q;                ///< B x T x d_out
-  MatrixStackOf<S> K;                ///< B x T x KV * dh (d_out unless kv_heads groups it)
-  MatrixStackOf<S> V;                ///< B x T x KV * dh_v (d_v = d_out unless qkv input sets
-                                     ///< it; narrower with grouped K/V heads)
-  MatrixStackOf<S> Q_rot, K_rot;     ///< positions "rope" only (else empty): Q and K rotated,
-                                     ///< shaped as Q and K, what the scores multiply
-  MatrixStackOf<S> scores;           ///< (B*H) x T x T, Q_h K_h^T
-  MatrixStackOf<S> logits;           ///< (B*H) x T x T, scaled, -inf where masked
-  MatrixStackOf<S> weights;          ///< (B*H) x T x T, attention weights
-  MatrixStackOf<S> weights_dropped;  ///< (B*H) x T x T, empty when dropout p == 0
+  MatrixOf<S> out_proj_W;              ///< d_out x d_out (x @ W convention), empty without out_proj
+  RowVectorOf<S> out_proj_bias;        ///< 1 x d_out, empty without out_proj
+  MatrixStackOf<S> Q;                  ///< B x T x d_out
+  MatrixStackOf<S> K;                  ///< B x T x KV * dh (d_out unless kv_heads groups it)
+  MatrixStackOf<S> V;                  ///< B x T x KV * dh_v (d_v = d_out unless qkv input sets
+                                       ///< it; narrower with grouped K/V heads)
+  MatrixStackOf<S> Q_rot, K_rot;       ///< positions "rope" only (else empty): Q and K rotated,
+                                       ///< shaped as Q and K, what the scores multiply
+  MatrixStackOf<S> scores;             ///< (B*H) x T x T, Q_h K_h^T
+  MatrixStackOf<S> logits;             ///< (B*H) x T x T, scaled, -inf where masked
+  MatrixStackOf<S> weights;            ///< (B*H) x T x T, attention weights
+  MatrixStackOf<S> weights_dropped;    ///< (B*H) x T x T, empty when dropout p == 0
   /// (B*H) x T x 1: what gpt-oss's attention sink (scaling.sink) took of each row, its column
   /// of the softmax over T + 1 (1 minus the row's weights' sum); empty without a sink
   MatrixStackOf<S> sink;
-  MatrixStackOf<S> context;          ///< B x T x d_v (after out_proj when present)
+  MatrixStackOf<S> context;  ///< B x T x d_v (after out_proj when present)
 };
 
 /// Every stage of a float64 run ("float64" above), shaped as the float fields of Stages.
@@ -132,7 +132,7 @@ using StagesF64 = StageTensors<double>;
 /// X, W, bias, out_proj_W, out_proj_bias, Q, K, V, scores, logits, weights, weights_dropped,
 /// context) and what the stages share whatever the number type.
 struct Stages : StageTensors<float> {
-  Shape shape;                      ///< B, T, d_in, d_out, H, dh, d_v, dh_v
+  Shape shape;                              ///< B, T, d_in, d_out, H, dh, d_v, dh_v
   Generator generator = Generator::kTorch;  ///< input.generator of the scenario run
   /// The scenario's dtype. bfloat16 and float16: the float fields hold the stored values
   /// (each exactly a bfloat16 / float16 number, widened to float).
@@ -191,7 +191,7 @@ struct Numerics {
     kLeftToRight,  ///< each element over the inner index from 0 upward, one rounding per
                    ///< product and per addition: NumPy with Debian's reference BLAS (dgemm)
   };
-  Sum sum = Sum::kTorchCascade;  ///< x.sum(-1): the naive softmax's and "sum"'s normaliser
+  Sum sum = Sum::kTorchCascade;   ///< x.sum(-1): the naive softmax's and "sum"'s normaliser
   Sum softmax_sum = Sum::kEigen;  ///< the stable softmax's sum of exps
   SoftmaxScale softmax = SoftmaxScale::kReciprocal;
   Product product = Product::kEigen;
@@ -199,8 +199,9 @@ struct Numerics {
 
 /// The numerics of a run in number type S (float or double) from `generator`: float32 runs
 /// take PyTorch's cascade sum (Eigen's for the softmax), the reciprocal and Eigen's products
-/// whatever the generator (the float32 goldens); float64 runs sum left to right, and NumPy's float64 programs divide and
-/// multiply as np.matmul with reference BLAS ("float64" above). Errors: none.
+/// whatever the generator (the float32 goldens); float64 runs sum left to right, and NumPy's
+/// float64 programs divide and multiply as np.matmul with reference BLAS ("float64" above). Errors:
+/// none.
 template <typename S>
 Numerics NumericsOf(Generator generator) {
   if constexpr (std::is_same_v<S, float>) {
@@ -350,8 +351,7 @@ class Engine {
   void VarianceOfK(const Scenario& s);
   // Context rows [r0, r0 + rb) (row block `block`) of matrix m = b * H + h from `used`.
   template <typename S>
-  void ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int64_t rb,
-                   int64_t block);
+  void ContextRows(const MatrixStackOf<S>& used, size_t m, int64_t r0, int64_t rb, int64_t block);
   // The context once every head's rows are in: the heads merged (projections.head_split),
   // then out_proj if any.
   template <typename S>
@@ -374,10 +374,10 @@ class Engine {
   // someone else still holds them).
   std::shared_ptr<StagesF64> f64_;
   RecomputeCounts counts_;
-  Numerics numerics_;                 // of the current run (NumericsOf)
-  Dtype store_ = Dtype::kFloat32;     // the current run's dtype: what Store rounds to
+  Numerics numerics_;                             // of the current run (NumericsOf)
+  Dtype store_ = Dtype::kFloat32;                 // the current run's dtype: what Store rounds to
   HeadSplit head_split_ = HeadSplit::kTranspose;  // the current run's projections.head_split
-  DrawSource gen_after_input_;        // generator state where the projections start
+  DrawSource gen_after_input_;                    // generator state where the projections start
   int64_t default_tokens_ = -1;       // T of stages_.tokens when they are "x1".."xT", else -1
   DrawSource gen_after_projections_;  // generator state where dropout starts
   // Per row block (matrix m, block k at m * blocks + k, parallel.h RowBlock): 1 when every

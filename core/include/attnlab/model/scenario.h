@@ -192,23 +192,26 @@ inline constexpr EnumName<Projection> kProjections[] = {
     {Projection::kQuery, "query"}, {Projection::kKey, "key"}, {Projection::kValue, "value"}};
 inline constexpr EnumName<HeadSplit> kHeadSplits[] = {
     {HeadSplit::kTranspose, "transpose"}, {HeadSplit::kViewNoTranspose, "view_no_transpose"}};
-inline constexpr EnumName<MaskKind> kMaskKinds[] = {
-    {MaskKind::kNone, "none"},           {MaskKind::kCausal, "causal"},
-    {MaskKind::kCustom, "custom"},       {MaskKind::kSlidingWindow, "sliding_window"},
-    {MaskKind::kPrefixLm, "prefix_lm"},  {MaskKind::kDocument, "document"},
-    {MaskKind::kAnd, "and"},             {MaskKind::kOr, "or"}};
+inline constexpr EnumName<MaskKind> kMaskKinds[] = {{MaskKind::kNone, "none"},
+                                                    {MaskKind::kCausal, "causal"},
+                                                    {MaskKind::kCustom, "custom"},
+                                                    {MaskKind::kSlidingWindow, "sliding_window"},
+                                                    {MaskKind::kPrefixLm, "prefix_lm"},
+                                                    {MaskKind::kDocument, "document"},
+                                                    {MaskKind::kAnd, "and"},
+                                                    {MaskKind::kOr, "or"}};
 inline constexpr EnumName<MaskedRows> kMaskedRows[] = {{MaskedRows::kNan, "nan"},
                                                        {MaskedRows::kZero, "zero"}};
 inline constexpr EnumName<MaskFill> kMaskFills[] = {{MaskFill::kNegInf, "-inf"},
-                                                   {MaskFill::kFinfoMin, "finfo_min"},
-                                                   {MaskFill::kMinus1e9, "-1e9"},
-                                                   {MaskFill::kMinus1e4, "-1e4"}};
+                                                    {MaskFill::kFinfoMin, "finfo_min"},
+                                                    {MaskFill::kMinus1e9, "-1e9"},
+                                                    {MaskFill::kMinus1e4, "-1e4"}};
 inline constexpr EnumName<SoftmaxDtype> kSoftmaxDtypes[] = {{SoftmaxDtype::kSame, "same"},
-                                                           {SoftmaxDtype::kFloat32, "float32"}};
+                                                            {SoftmaxDtype::kFloat32, "float32"}};
 inline constexpr EnumName<SinkForm> kSinkForms[] = {{SinkForm::kConcat, "concat"},
-                                                   {SinkForm::kSigmoid, "sigmoid"}};
+                                                    {SinkForm::kSigmoid, "sigmoid"}};
 inline constexpr EnumName<MaskAlign> kMaskAligns[] = {{MaskAlign::kBottomRight, "bottom_right"},
-                                                     {MaskAlign::kTopLeft, "top_left"}};
+                                                      {MaskAlign::kTopLeft, "top_left"}};
 inline constexpr EnumName<Normalization> kNormalizations[] = {
     {Normalization::kSoftmax, "softmax"},
     {Normalization::kSoftmaxNaive, "softmax_naive"},
@@ -221,10 +224,11 @@ inline constexpr EnumName<Dtype> kDtypes[] = {{Dtype::kFloat32, "float32"},
                                               {Dtype::kFloat64, "float64"},
                                               {Dtype::kBfloat16, "bfloat16"},
                                               {Dtype::kFloat16, "float16"}};
-inline constexpr EnumName<PositionKind> kPositionKinds[] = {{PositionKind::kNone, "none"},
-                                                            {PositionKind::kAlibi, "alibi"},
-                                                            {PositionKind::kRope, "rope"},
-                                                            {PositionKind::kSinusoidal, "sinusoidal"}};
+inline constexpr EnumName<PositionKind> kPositionKinds[] = {
+    {PositionKind::kNone, "none"},
+    {PositionKind::kAlibi, "alibi"},
+    {PositionKind::kRope, "rope"},
+    {PositionKind::kSinusoidal, "sinusoidal"}};
 inline constexpr EnumName<RopeLayout> kRopeLayouts[] = {{RopeLayout::kSplitHalves, "split_halves"},
                                                         {RopeLayout::kInterleaved, "interleaved"}};
 constexpr const auto& AllNames(PositionKind) { return kPositionKinds; }
@@ -283,14 +287,14 @@ struct ProjectionSpec {
   int64_t d_out = 0;             ///< ignored for identity (d_out = d_in); for matrix, from W
   std::optional<uint64_t> seed;  ///< nullopt: the generator goes on from the input's draws
   std::array<Projection, 3> order = {Projection::kQuery, Projection::kKey, Projection::kValue};
-  bool bias = false;        ///< linear only
-  int64_t heads = 1;        ///< must divide d_out
+  bool bias = false;  ///< linear only
+  int64_t heads = 1;  ///< must divide d_out
   /// Grouped K/V heads (GQA, as LLMs-from-scratch's GQA module): 0 (absent) = heads. Must
   /// divide heads; W_key and W_value are then d_in x (kv_heads * dh), K and V have kv_heads
   /// heads, and query head h reads K/V head h / (heads / kv_heads) (repeat_interleave). 1 is
   /// multi-query attention. Not with identity, per_head or qkv input.
   int64_t kv_heads = 0;
-  bool out_proj = false;    ///< linear only: nn.Linear(d_out, d_out, bias=True) after Q,K,V
+  bool out_proj = false;  ///< linear only: nn.Linear(d_out, d_out, bias=True) after Q,K,V
   /// Inits that draw only: one module per head, as LLMs-from-scratch ch03
   /// MultiHeadAttentionWrapper's ModuleList of CausalAttention. Head h draws its own
   /// W_query, W_key, W_value (d_in x dh each, in `order`) after head h - 1's, and they fill
@@ -327,7 +331,9 @@ struct ScalingSpec {
   /// acts on the softmax (the weights, and Stages::sink = 1 - the keys' share). Needs a sink.
   SinkForm sink_form = SinkForm::kConcat;
   /// The sink logit of head h (empty sink: none). Needs a validated scenario.
-  double SinkOf(int64_t h) const { return sink.size() == 1 ? sink[0] : sink[static_cast<size_t>(h)]; }
+  double SinkOf(int64_t h) const {
+    return sink.size() == 1 ? sink[0] : sink[static_cast<size_t>(h)];
+  }
   /// Whether a sink rescales the softmax by sigmoid(lse - sink) (sink_form "sigmoid",
   /// torchtitan) instead of being one more softmax column.
   bool SigmoidSink() const { return !sink.empty() && sink_form == SinkForm::kSigmoid; }
@@ -336,11 +342,11 @@ struct ScalingSpec {
 /// "mask": which keys each query may attend to (AllowedCells builds the T x T matrix).
 struct MaskSpec {
   MaskKind kind = MaskKind::kNone;
-  MaskMatrix allowed;             ///< custom only: T x T of 0/1
-  int64_t window = 1;             ///< sliding_window only: W >= 1 keys, the query's own included
-  int64_t prefix = 0;             ///< prefix_lm only: P >= 0 keys every query sees
-  std::vector<int64_t> doc_ids;   ///< document only: T document ids, one per token
-  std::vector<MaskSpec> of;       ///< and / or only: the masks combined (at least one)
+  MaskMatrix allowed;            ///< custom only: T x T of 0/1
+  int64_t window = 1;            ///< sliding_window only: W >= 1 keys, the query's own included
+  int64_t prefix = 0;            ///< prefix_lm only: P >= 0 keys every query sees
+  std::vector<int64_t> doc_ids;  ///< document only: T document ids, one per token
+  std::vector<MaskSpec> of;      ///< and / or only: the masks combined (at least one)
   MaskedRows masked_rows = MaskedRows::kNan;  ///< top-level mask only
   MaskFill fill = MaskFill::kNegInf;          ///< top-level mask only: the masked logits' value
   MaskAlign align = MaskAlign::kBottomRight;  ///< top-level mask only: steps with q_len < kv_len
@@ -420,8 +426,8 @@ struct Scenario {
 struct Shape {
   int64_t B = 1, T = 0, d_in = 0, d_out = 0, H = 1, dh = 0;
   int64_t vocab = 0;  ///< V for text input, else 0
-  int64_t d_v = 0;   ///< width of V and of the context (ValidateScenario always sets it)
-  int64_t dh_v = 0;  ///< d_v / H, V's columns per head
+  int64_t d_v = 0;    ///< width of V and of the context (ValidateScenario always sets it)
+  int64_t dh_v = 0;   ///< d_v / H, V's columns per head
   /// K/V heads (projections.kv_heads; H when absent): K is T x KV*dh and V T x KV*dh_v, and
   /// query head h reads K/V head KvHead(h), as repeat_interleave(H / KV, dim=head) pairs them.
   /// 0 in a Shape built by hand means H (Kv() reads it).
@@ -459,7 +465,8 @@ inline bool GroupsKv(const Shape& sh) { return sh.Kv() < sh.H; }
 /// group_size = heads / kv_heads consecutive query heads). g in [0, KV). Errors: none.
 std::string KvGroupLegend(const Shape& sh, int64_t g);
 /// Bytes one token's K and V take in a cache, KV * dh (K) + KV * dh_v (V) values of
-/// `bytes_per_value` each (BytesPerValue of the dtype): what grouping K/V heads saves (multi-head: H heads).
+/// `bytes_per_value` each (BytesPerValue of the dtype): what grouping K/V heads saves (multi-head:
+/// H heads).
 int64_t KvBytesPerToken(const Shape& sh, int64_t kv_heads, int64_t bytes_per_value);
 
 /// Refuses JSON text the parser must not see, in one pass over its bytes (no allocation):
@@ -514,11 +521,11 @@ struct WeightDraw {
 
 /// The draws that make W_query, W_key and W_value, in the generator's order: one whole
 /// d_in x d_out draw per projection in `order` (W_key and W_value d_in x KV * dh with grouped
-/// K/V heads, as LLMs-from-scratch's GQA module's nn.Linear(d_in, num_kv_groups * head_dim)), or with `per_head` (LLMs-from-scratch ch03
-/// MultiHeadAttentionWrapper: one CausalAttention per head) head after head, each head's three
-/// d_in x dh draws in `order`. Empty for inits that draw nothing. The one definition of the
-/// draw order the engine (pipeline.cpp, in both dtypes) follows; the generated
-/// program and tools/torch_oracle.py write the same loops. Needs a validated `sh`.
+/// K/V heads, as LLMs-from-scratch's GQA module's nn.Linear(d_in, num_kv_groups * head_dim)), or
+/// with `per_head` (LLMs-from-scratch ch03 MultiHeadAttentionWrapper: one CausalAttention per head)
+/// head after head, each head's three d_in x dh draws in `order`. Empty for inits that draw
+/// nothing. The one definition of the draw order the engine (pipeline.cpp, in both dtypes) follows;
+/// the generated program and tools/torch_oracle.py write the same loops. Needs a validated `sh`.
 std::vector<WeightDraw> ProjectionDraws(const ProjectionSpec& p, const Shape& sh);
 
 /// The per-head T x T matrices (index b * H + h, as the stages hold them) in the order the

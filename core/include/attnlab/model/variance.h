@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
-#include "attnlab/model/scenario.h"
 #include "attnlab/base/tensor.h"
+#include "attnlab/model/scenario.h"
 
 namespace attnlab {
 

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/model/pipeline.h"
-#include "attnlab/model/scenario.h"
 #include "attnlab/lessons/inference.h"
 #include "attnlab/lessons/train.h"
+#include "attnlab/model/pipeline.h"
+#include "attnlab/model/scenario.h"
 
 namespace attnlab {
 
@@ -79,10 +79,10 @@ std::string ProgramAsNotebook(const std::string& program,
 /// "grad_fn=" left out), with its "name:" line, as two text outputs.
 std::vector<NotebookOutput> PrintedOutputs(const Stages& stages);
 
-/// The PyTorch program of a training run (train.h, TrainAttentionHead; codegen_train.cpp): the head drawn as the scenario
-/// draws it (its seed, or its input's draws replayed; W written as numbers when they are not
-/// torch draws), the task, and the Adam loop; it leaves `losses` (a list of floats, one per
-/// step) and prints the first and last. Errors as TrainAttentionHead.
+/// The PyTorch program of a training run (train.h, TrainAttentionHead; codegen_train.cpp): the head
+/// drawn as the scenario draws it (its seed, or its input's draws replayed; W written as numbers
+/// when they are not torch draws), the task, and the Adam loop; it leaves `losses` (a list of
+/// floats, one per step) and prints the first and last. Errors as TrainAttentionHead.
 std::string GenerateTrainingCode(const Scenario& scenario, const TrainOptions& options);
 
 /// The scenario's program (GeneratePyTorchCode: PyTorch or NumPy) followed by the KV-cache

@@ -3,9 +3,10 @@
 // them; docs/scenario-format.md, "Decoding and tiles"):
 //
 //   decode: {"prefill", "chunk", "align", "dtype", "max_abs_diff", "tolerance"
-//            (AgreementTolerance: max_abs_diff at most this is the same computation), "unreachable_cells",
-//            "context" (B x T x d_v: every row as the cached computation produced it),
-//            "steps": [{"first", "t" (tokens so far), "keys" (positions attended over),
+//            (AgreementTolerance: max_abs_diff at most this is the same computation),
+//            "unreachable_cells", "context" (B x T x d_v: every row as the cached computation
+//            produced it), "steps": [{"first", "t" (tokens so far), "keys" (positions attended
+//            over),
 //                       "cache_len" (keys kept after the step), "evicted" (positions dropped),
 //                       "max_abs_diff" (against the full computation), "weights"
 //                       (B x H x q_len x keys), "sink" (with scaling.sink only:

@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "attnlab/model/pipeline.h"
 #include "attnlab/base/tensor.h"
+#include "attnlab/model/pipeline.h"
 
 namespace attnlab {
 
@@ -53,7 +53,7 @@ struct PrintedStage {
   std::string what;            ///< what it is, in a few words ("attention weights")
   std::vector<int64_t> shape;  ///< its tensor shape, e.g. {T, d_in} or {B, H, T, T}
   std::string text;            ///< TorchTensorString of it; empty when absent
-  bool present = true;         ///< false for weights_dropped without dropout (p = 0), sink without one
+  bool present = true;  ///< false for weights_dropped without dropout (p = 0), sink without one
 };
 
 /// The stage names PrintStage accepts, in pipeline order: X, W_query, W_key, W_value, Q, K, V,

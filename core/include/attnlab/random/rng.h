@@ -7,8 +7,8 @@
 // Written from the PyTorch 1.13 sources (aten/src/ATen/core/TransformationHelper.h,
 // DistributionsHelper.h, the CPU normal kernels) and checked bit for bit against Debian's
 // python3-torch (tests/golden/rng.json, made by tools/make_goldens.py). The section marks (§n)
-// below number the steps of those sources in the order this header describes them. This file must be
-// compiled with -ffp-contract=off: every fused multiply-add PyTorch's kernels perform is written
+// below number the steps of those sources in the order this header describes them. This file must
+// be compiled with -ffp-contract=off: every fused multiply-add PyTorch's kernels perform is written
 // here as an explicit std::fma, and no other operation may be fused.
 //
 // §9 float64 tensors (PyTorch 1.13, checked in tests/golden/f64_kernels.json and golden/f64):
@@ -63,8 +63,7 @@ class TorchGenerator {
   static constexpr uint64_t kDefaultSeed = 67280421310721ULL;
 
   /// A generator seeded with `seed` that reproduces `kernel`'s results (normal_ and uniform_).
-  explicit TorchGenerator(uint64_t seed = kDefaultSeed,
-                          NormalKernel kernel = DetectNormalKernel());
+  explicit TorchGenerator(uint64_t seed = kDefaultSeed, NormalKernel kernel = DetectNormalKernel());
 
   /// torch.manual_seed(seed): reseeds from the low 32 bits and clears the normal cache (§1).
   /// A negative Python seed is passed as its two's-complement uint64, as PyTorch does.
@@ -140,7 +139,7 @@ class TorchGenerator {
   NormalKernel kernel() const { return kernel_; }
 
  private:
-  uint64_t NextWord64();        // W64(): (first << 32) | second
+  uint64_t NextWord64();  // W64(): (first << 32) | second
   // out[0..n) = the next n words, as n NextWord() calls give them (Mt19937::Words: at the CPU's
   // best instruction-set level, the same words).
   void NextWords(uint32_t* out, int64_t n) { engine_.Words(out, n); }
