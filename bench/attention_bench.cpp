@@ -14,7 +14,7 @@
 // threads: 1, or 0 for all (ParallelFor's default: ATTNLAB_THREADS or the hardware threads).
 // Goals (issue 25), as ratios within one run at the same thread count, on the default build:
 // BM_Pipeline at T = 1024 and 2048 (d = 64) at most 1.0x BM_DenseFloor, BM_MultiplierChange at
-// most 0.4x (tools/bench_ratios.sh measures them; the README has the last table).
+// most 0.4x (tools/bench_ratios.sh measures them; docs/performance.md has the last tables).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

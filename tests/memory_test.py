@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The memory limit is a promise about the process (README, "Limits"): every command, run on the
-largest scenario it accepts, peaks under the limit, and one size more is refused up front.
+"""The memory limit is a promise about the process (docs/user-guide.md, "Limits"): every command,
+run on the largest scenario it accepts, peaks under the limit, and one size more is refused up
+front.
 
 For each command the largest accepted size is found by bisection on the refusal alone (a refused
 command exits 2 at once, naming the limit; an accepted one is stopped after a moment), then the
@@ -8,7 +9,7 @@ command runs on that size to the end and its peak resident memory is read with
 getrusage(RUSAGE_CHILDREN).ru_maxrss in a fresh process whose only child is the command.
 
 Usage: memory_test.py ATTENTION_LAB [--only NAME,...] [--table]
-  --table   print the README's memory table (markdown) after the checks
+  --table   print the memory table of docs/performance.md (markdown) after the checks
 The window's check needs a display: ctest runs this under xvfb-run. Standard library only.
 """
 import json

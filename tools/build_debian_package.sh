@@ -18,7 +18,7 @@
 # (assert's __FILE__), and a build with ccache would differ from one without. The package
 # itself knows nothing of ccache.
 #
-# A whole app build each time (README: Packaging, with the times measured), so not in ctest.
+# A whole app build each time (docs/building.md, with the times measured), so not in ctest.
 # usage: tools/build_debian_package.sh [--twice] [WORK_DIR]   (default build/debian-package)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,4 +1,10 @@
 // file_io.cpp: see file_io.h.
+//
+// [SECTION] Helpers: a staged file, signals, descriptors, paths, temporaries
+// [SECTION] ReadFile
+// [SECTION] Interrupted writes
+// [SECTION] AtomicFileSet: stage, stream, commit
+// [SECTION] WriteFileAtomic, SameFile
 #include "attnlab/base/file_io.h"
 
 #include <dirent.h>
@@ -21,6 +27,10 @@
 #include <vector>
 
 namespace attnlab {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Helpers: a staged file, signals, descriptors, paths, temporaries
+// ---------------------------------------------------------------------------------------------
 
 /// One staged file: where it goes and how it gets there.
 struct AtomicFileSet::Pending {
@@ -205,6 +215,10 @@ void WriteDirect(const std::string& target, const std::string& bytes, const std:
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] ReadFile
+// ---------------------------------------------------------------------------------------------
+
 std::string ReadFile(const std::string& path) { return ReadFile(path, UINT64_MAX, "a file"); }
 
 std::string ReadFile(const std::string& path, uint64_t max_bytes, const std::string& what) {
@@ -248,6 +262,10 @@ std::string ReadFile(const std::string& path, uint64_t max_bytes, const std::str
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Interrupted writes
+// ---------------------------------------------------------------------------------------------
+
 WriteInterrupted::WriteInterrupted(const std::string& path, int signal)
     : FileError(path + ": not written (interrupted by " +
                 (signal == SIGINT    ? "SIGINT"
@@ -264,6 +282,10 @@ void InterruptWritesOnSignals() {
   sa.sa_flags = SA_RESTART;
   for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, nullptr);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] AtomicFileSet: stage, stream, commit
+// ---------------------------------------------------------------------------------------------
 
 AtomicFileSet::AtomicFileSet() = default;
 
@@ -425,6 +447,10 @@ void AtomicFileSet::Commit() {
   for (const Pending& p : direct)
     if (p.tmp.empty() && !p.streamed) WriteDirect(p.target, p.bytes, p.path);
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] WriteFileAtomic, SameFile
+// ---------------------------------------------------------------------------------------------
 
 void WriteFileAtomic(const std::string& path, const std::string& bytes) {
   AtomicFileSet set;

@@ -1,4 +1,10 @@
 // cell_explanation.cpp: the text of a cell's explanation (see cell_explanation.h).
+//
+// [SECTION] The cell and its numbers
+// [SECTION] Scores and logits
+// [SECTION] Weights: the normaliser, the mask, the sink
+// [SECTION] Input, RoPE, projections, dropout, mask
+// [SECTION] A stage's lines; ExplainCell
 #include "attnlab/figures/cell_explanation.h"
 
 #include <algorithm>
@@ -9,6 +15,10 @@
 
 namespace attnlab {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The cell and its numbers
+// ---------------------------------------------------------------------------------------------
 
 std::string Num(double v) { return FormatNumber(v, NumberStyle::kShortest); }
 std::string Int(int64_t v) { return std::to_string(v); }
@@ -28,6 +38,10 @@ struct Cell {
   void Text(std::string text) const { out.push_back({std::move(text), false}); }
   void Note(std::string text) const { out.push_back({std::move(text), true}); }
 };
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Scores and logits
+// ---------------------------------------------------------------------------------------------
 
 /// "score = q_i · k_j = ..." and over which dimensions of Q and K.
 void ScoreLines(const Cell& c) {
@@ -86,6 +100,10 @@ void LogitLine(const Cell& c) {
            "'s slope times the distance i \xE2\x88\x92 j, "
            "subtracted (far keys lose more)");
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Weights: the normaliser, the mask, the sink
+// ---------------------------------------------------------------------------------------------
 
 /// What gpt-oss's sink took of row i (scaling.sink; -1 without one).
 double SinkShare(const Cell& c) {
@@ -278,6 +296,10 @@ void WeightLines(const Cell& c) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Input, RoPE, projections, dropout, mask
+// ---------------------------------------------------------------------------------------------
+
 /// X's cell: where the input comes from.
 void InputLines(const Cell& c) {
   switch (c.s.input.source) {
@@ -403,6 +425,10 @@ void MaskLines(const Cell& c) {
     c.Note("no key allowed in this row: " + MaskedRowsLegend(m.masked_rows));
   if (m.kind == MaskKind::kCustom) c.Note("click to toggle, drag to paint");
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] A stage's lines; ExplainCell
+// ---------------------------------------------------------------------------------------------
 
 /// The lines of one stage, from the score to the stage itself.
 void StageLines(const Cell& c) {

@@ -1,4 +1,9 @@
 // experiments.cpp: see experiments.h.
+//
+// [SECTION] The variance of q·k against d
+// [SECTION] Softmax peaking: a row's stats and the curve
+// [SECTION] The averaging trick, v1-v4
+// [SECTION] LogSpace
 #include "attnlab/lessons/experiments.h"
 
 #include <cmath>
@@ -13,6 +18,10 @@
 #include "model/stage_rules.h"
 
 namespace attnlab {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The variance of q·k against d
+// ---------------------------------------------------------------------------------------------
 
 std::vector<VariancePoint> VarianceExperiment(const std::vector<int64_t>& dims, int64_t trials,
                                               uint64_t seed, bool keep_samples) {
@@ -55,6 +64,10 @@ std::vector<VariancePoint> VarianceExperiment(const std::vector<int64_t>& dims, 
   }
   return out;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Softmax peaking: a row's stats and the curve
+// ---------------------------------------------------------------------------------------------
 
 PeakStats RowPeakStats(const RowVector& w) {
   PeakStats s;
@@ -160,6 +173,10 @@ std::vector<PeakingPoint> PeakingCurve(const RowVector& scores, const std::vecto
 }
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The averaging trick, v1-v4
+// ---------------------------------------------------------------------------------------------
 
 // torch.mean(x[:n], dim=0)[c] for a row-major T x C float32 x: the sum as cascade_sum orders it
 // for this shape (32-byte vectors of 8 floats, as the AVX2 and default kernels), then / n.
@@ -318,6 +335,10 @@ std::vector<TrickStep> AveragingTrick(const Stages& st, const Scenario& sc, int6
   steps[0].near_tolerance = false;  // v1 against itself: exact, whatever the tolerance
   return steps;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] LogSpace
+// ---------------------------------------------------------------------------------------------
 
 std::vector<double> LogSpace(double lo, double hi, int n) {
   if (!(lo > 0 && hi > 0) || n < 2)

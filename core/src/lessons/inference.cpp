@@ -1,6 +1,13 @@
 // inference.cpp: see inference.h. The decode and online-softmax loops written out in the
 // scenario's number type S, each step's logits and weights by the engine's stage rules
 // (stage_rules.h) on the step's own rows, its mask read from AllowedCells (scenario.h).
+//
+// [SECTION] Shared pieces: refusals, differences, the head's rows
+// [SECTION] A step's logit rule and weights
+// [SECTION] KV-cache decode
+// [SECTION] FlashAttention's tiled loop
+// [SECTION] The agreement tolerance
+// [SECTION] Decoded stages and the public entry points
 #include "attnlab/lessons/inference.h"
 
 #include <algorithm>
@@ -17,6 +24,10 @@
 
 namespace attnlab {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Shared pieces: refusals, differences, the head's rows
+// ---------------------------------------------------------------------------------------------
 
 /// Refuses what neither loop can take: dropout (both are inference), the finite mask fills
 /// the loops do not write (they mask with -inf), and the buggy head split (a step's rows are
@@ -126,6 +137,10 @@ MatrixOf<S> ContextRows(const StageTensors<S>& ts, const Shape& sh, Dtype dtype,
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] A step's logit rule and weights
+// ---------------------------------------------------------------------------------------------
+
 /// The stage rules both loops apply per head, as the pipeline does (stage_rules.h): the logit
 /// scaling with scaling.softcap, ALiBi's slope per head, gpt-oss's sink logit per head.
 template <typename S>
@@ -191,6 +206,10 @@ MatrixOf<S> StepWeights(const Scenario& s, const StageTensors<S>& ts, const Shap
   if (rule.Sink(h)) step.sink.push_back(sink_w.template cast<double>());
   return w;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] KV-cache decode
+// ---------------------------------------------------------------------------------------------
 
 template <typename S>
 DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) {
@@ -260,6 +279,10 @@ DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) 
   }
   return run;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] FlashAttention's tiled loop
+// ---------------------------------------------------------------------------------------------
 
 /// What the sink took of rows [row0, row0 + m.size()) of head `bh` (b * H + h) after the last
 /// tile into sink[bh] (T x 1, made at the head's first block): exp(sink - m) / l when the sink
@@ -380,6 +403,10 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
   return run;
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The agreement tolerance
+// ---------------------------------------------------------------------------------------------
+
 /// The largest finite |value| over `stack`, 0 for none.
 template <typename S>
 double LargestFinite(const MatrixStackOf<S>& stack) {
@@ -421,6 +448,10 @@ double AgreementTolerance(const Scenario& s, const Stages& st) {
 }
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Decoded stages and the public entry points
+// ---------------------------------------------------------------------------------------------
 
 /// Run's rows placed into ts's per-head stages and context (DecodedStages), in number type S.
 template <typename S>

@@ -8,6 +8,14 @@
 //
 // Legend: T tokens; a row is one query's T entries; `len` its active length (the causal mask
 // allows keys 0..i, so entries len..T-1 of row i are masked and need not be touched).
+//
+// [SECTION] Which keys a row touches
+// [SECTION] Logits: scaling, ALiBi, sinks, soft-capping, the mask
+// [SECTION] Weights: a row's normalization
+// [SECTION] Finite mask fills and rows with no key
+// [SECTION] Positions: the sinusoidal encoding
+// [SECTION] Positions: RoPE
+// [SECTION] The normalizations' backward, one float32 row (grad.h)
 #pragma once
 
 #include <Eigen/Core>
@@ -24,6 +32,10 @@
 
 namespace attnlab::rules {
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Which keys a row touches
+// ---------------------------------------------------------------------------------------------
+
 // Number of leading entries of row i that may be non-zero after masking: the causal mask
 // allows keys 0..i, so the rest of the row need not be touched.
 // Sliding-window and document masks allow a subset of the causal keys.
@@ -38,6 +50,10 @@ inline int64_t ActiveLength(MaskKind kind, int64_t i, int64_t T) {
 inline bool ReadsMaskCells(MaskKind kind) {
   return kind != MaskKind::kNone && kind != MaskKind::kCausal;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Logits: scaling, ALiBi, sinks, soft-capping, the mask
+// ---------------------------------------------------------------------------------------------
 
 // How logits are made from scores: * mult, then / div (sqrt(dh) rounded to S) when scale,
 // then, when softcap, cap * tanh(logits / cap) (Gemma 2's soft-capping, before the mask).
@@ -125,6 +141,10 @@ void LogitRows(const S* sc, const MaskMatrix& mask, MaskKind kind, LogitScaling<
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Weights: a row's normalization
+// ---------------------------------------------------------------------------------------------
 
 // out[j] = exp(z[j] - shift), j < n: float32 vectorised with IEEE underflow (float_exp.h),
 // float64 with libm.
@@ -313,6 +333,10 @@ void ColumnSoftmax(const MatrixOf<S>& lg, MatrixOf<S>& w) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Finite mask fills and rows with no key
+// ---------------------------------------------------------------------------------------------
+
 // mask.fill finite (MaskFillValue: finfo_min, -1e9, -1e4): rows [r0, r0 + rb) of the logits get
 // `fill` in every masked cell in place of -inf, as logits.masked_fill(~allowed, fill).
 template <typename S>
@@ -330,7 +354,9 @@ void ZeroMaskedRows(const MaskMatrix& mask, int64_t r0, int64_t rb, MatrixOf<S>&
     if (!mask.row(i).any()) w.row(i).setZero();
 }
 
-// ---- positions: the sinusoidal encoding ----
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Positions: the sinusoidal encoding
+// ---------------------------------------------------------------------------------------------
 
 // The original Transformer's positional encoding (Vaswani et al. 2017, section 3.5), T x d:
 // PE(i, 2k) = sin(i * f_k), PE(i, 2k + 1) = cos(i * f_k), f_k = exp(2k * -(ln 10000 / d)),
@@ -352,7 +378,9 @@ MatrixOf<S> SinusoidalEncoding(int64_t T, int64_t d) {
   return pe;
 }
 
-// ---- positions: RoPE ----
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Positions: RoPE
+// ---------------------------------------------------------------------------------------------
 
 // The cosines and sines of RoPE's angles for positions first .. first + T - 1 of a head of
 // size dh (even): entry (i, p), p < dh / 2, of the angle (first + i) * inv_freq[p], with
@@ -403,7 +431,9 @@ void RopeRotate(const RopeTable<S>& t, RopeLayout layout, int64_t H, int64_t dh,
       }
 }
 
-// ---- the normalizations' backward, one float32 row (grad.h) ----
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The normalizations' backward, one float32 row (grad.h)
+// ---------------------------------------------------------------------------------------------
 
 // The normaliser of "sum" for a row of logits z (T entries, -inf where masked): the allowed
 // logits summed as NormalizeRow sums them in the float32 forward pass (PyTorch's order).

@@ -1,5 +1,14 @@
 // codegen.cpp: see codegen.h. Each block of the program mirrors one stage of the engine and
 // one step of torch_scenario.py, so that the printed numbers agree with the app's.
+//
+// [SECTION] Python literals
+// [SECTION] The writer's context and shared pieces (seeds, heads, stored values)
+// [SECTION] Header and input
+// [SECTION] Projections, RoPE, the heads and NumPy's scores
+// [SECTION] Masks, positions, ALiBi, soft-capping, sinks
+// [SECTION] NumPy: logits, weights, context
+// [SECTION] PyTorch: scores, logits, weights, context
+// [SECTION] Notebook outputs; GeneratePyTorchCode, DiffPrograms, ProgramAsNotebook
 #include "attnlab/python/codegen.h"
 
 #include <algorithm>
@@ -15,6 +24,10 @@
 
 namespace attnlab {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Python literals
+// ---------------------------------------------------------------------------------------------
 
 // A Python float literal: the shortest text that reads back as the same value, with a decimal
 // point so that torch.tensor makes float32 rather than int64.
@@ -104,6 +117,10 @@ std::string PyMatrix(const Matrix& m, int indent) {
 }
 
 const char* kSplit = R"(re.split(r'([,.:;?_!"()\']|--|\s)', text))";
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The writer's context and shared pieces (seeds, heads, stored values)
+// ---------------------------------------------------------------------------------------------
 
 // What every step of the program needs. Every user string (title, text, tokens, special
 // tokens) goes through PyString into a literal; comments hold only the app's own text.
@@ -259,6 +276,10 @@ void WriteNumpyStored(const Ctx& c) {
           "    bits = (bits + np.uint32(0x7FFF) + ((bits >> 16) & 1)) & np.uint32(0xFFFF0000)\n"
           "    return np.where(np.isnan(x), x, bits.view(np.float32))\n\n\n";
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Header and input
+// ---------------------------------------------------------------------------------------------
 
 void WriteHeader(const Ctx& c) {
   c.py << "# Attention Lab\n";
@@ -425,6 +446,10 @@ void WriteInput(const Ctx& c) {
   }
   c.py << "\n";
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Projections, RoPE, the heads and NumPy's scores
+// ---------------------------------------------------------------------------------------------
 
 // projections.per_head: the loops of ProjectionDraws, one module per head (LLMs-from-scratch
 // ch03 MultiHeadAttentionWrapper), each head's layers or matrices side by side.
@@ -645,6 +670,10 @@ void WriteNumpyScores(const Ctx& c) {
   WriteStore(c, "scores");
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Masks, positions, ALiBi, soft-capping, sinks
+// ---------------------------------------------------------------------------------------------
+
 // The 0/1 rows of a custom mask as a nested list literal, rows after the first indented by
 // `indent` spaces; `suffix` follows every number ("." for NumPy floats).
 std::string MaskRows(const MaskMatrix& allowed, int indent, const char* suffix) {
@@ -831,6 +860,10 @@ void WriteSinkSoftmax(const Ctx& c) {
           "sink = full[..., -1:]  # what the sink took of each row\n";
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] NumPy: logits, weights, context
+// ---------------------------------------------------------------------------------------------
+
 // The NumPy notebook's scaling and mask: / math.sqrt(d_k), then a 0 / -inf mask added.
 void WriteNumpyLogitRule(const Ctx& c) {
   const Scenario& s = c.s;
@@ -918,6 +951,10 @@ void WriteNumpyContext(const Ctx& c) {
   c.py
       << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] PyTorch: scores, logits, weights, context
+// ---------------------------------------------------------------------------------------------
 
 void WriteScores(const Ctx& c) {
   if (c.sh.H > 1) {
@@ -1078,6 +1115,10 @@ void WriteContext(const Ctx& c) {
   c.py
       << "\nprint(\"weights:\", weights, sep=\"\\n\")\nprint(\"context:\", context, sep=\"\\n\")\n";
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Notebook outputs; GeneratePyTorchCode, DiffPrograms, ProgramAsNotebook
+// ---------------------------------------------------------------------------------------------
 
 // nbformat 4 display_data outputs: text/plain as a list of lines (each but the last with its
 // "\n"), image/png in base64.

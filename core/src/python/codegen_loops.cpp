@@ -5,6 +5,11 @@
 //
 // Each loop is one skeleton (the plan, the cache's bookkeeping, the tiles) whose @NAME@ fields
 // are the scenario's settings and the lines PyTorch and NumPy spell differently.
+//
+// [SECTION] The loop's context and shared lines
+// [SECTION] A step's softmax, a tile's start, the heads and the mask
+// [SECTION] The two skeletons, PyTorch and NumPy
+// [SECTION] GenerateDecodeCode and GenerateTiledCode
 #include <sstream>
 #include <string>
 #include <utility>
@@ -15,6 +20,10 @@
 
 namespace attnlab {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The loop's context and shared lines
+// ---------------------------------------------------------------------------------------------
 
 /// What a loop program needs besides its template.
 struct LoopCtx {
@@ -112,6 +121,10 @@ std::string ModifierLines(const LoopCtx& c, const std::string& indent, const std
   }
   return py;
 }
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] A step's softmax, a tile's start, the heads and the mask
+// ---------------------------------------------------------------------------------------------
 
 /// A decode step's sigmoid sink (the scenario program's WriteSinkSigmoid on the step's rows):
 /// the plain softmax of the keys times gate = sigmoid(lse - sink), the sink's share 1 - gate.
@@ -239,6 +252,10 @@ std::string PrintDifference(const LoopCtx& c, const std::string& loop, const cha
   return py.str();
 }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The two skeletons, PyTorch and NumPy
+// ---------------------------------------------------------------------------------------------
+
 const char* kDecode =
     R"(# A KV-cache decode: a prefill of P tokens (in chunks of C), then one token per step. Each
 # step appends its tokens' K and V rows to the cache (one per K/V head) and its queries attend
@@ -352,6 +369,10 @@ const char* kTiledUpdateNumpy =
 @STOREP@                    O = rescale[:, None] * O + np.matmul(p, v_heads[b, kv, j0:j1])
                     m = np.where(live, m_new, m)
 )";
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] GenerateDecodeCode and GenerateTiledCode
+// ---------------------------------------------------------------------------------------------
 
 /// masked_rows "zero": a row no key is allowed for gets 0 (`indent` spaces before the line).
 std::string ZeroRows(const LoopCtx& c, const std::string& indent, const std::string& rows,

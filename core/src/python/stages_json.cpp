@@ -1,4 +1,8 @@
 // stages_json.cpp: see stages_json.h.
+//
+// [SECTION] The streaming JSON writer and the stats
+// [SECTION] The stages' keys
+// [SECTION] WriteStagesJson, DumpStages, WriteStagesJsonWithGradients
 #include "attnlab/python/stages_json.h"
 
 #include <algorithm>
@@ -21,6 +25,10 @@ namespace attnlab {
 using nlohmann::json;
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The streaming JSON writer and the stats
+// ---------------------------------------------------------------------------------------------
 
 // The dump written as it goes, without a JSON tree: at T = 4096 a tree of the three T x T
 // stages would take several times the stages themselves (and its destructor allocates, which
@@ -168,6 +176,10 @@ void WriteStats(StreamWriter& w, const Stages& st) {
 
 namespace {
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The stages' keys
+// ---------------------------------------------------------------------------------------------
+
 // Every key in byte order; the numbers from `src`: the Stages themselves (float32) or their
 // float64 copy (StagesF64, same field names).
 template <typename Src>
@@ -262,6 +274,10 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] WriteStagesJson, DumpStages, WriteStagesJsonWithGradients
+// ---------------------------------------------------------------------------------------------
 
 void WriteStagesJson(std::ostream& os, const Stages& st) { WriteStagesJson(os, st, {}); }
 

@@ -1,6 +1,11 @@
 // torch_print.cpp: see torch_print.h. Follows the steps of torch/_tensor_str.py (PyTorch 1.13):
 // pick the elements a summarised print shows, let them choose the number format (integer,
 // fixed or scientific, and one common width), then write the nested brackets.
+//
+// [SECTION] The number format and the printer (torch/_tensor_str.py)
+// [SECTION] TorchTensorString
+// [SECTION] The stages: names, styles, PrintStage
+// [SECTION] The notebooks' variance prints: PrintStats
 #include "attnlab/python/torch_print.h"
 
 #include <cmath>
@@ -13,6 +18,10 @@
 
 namespace attnlab {
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The number format and the printer (torch/_tensor_str.py)
+// ---------------------------------------------------------------------------------------------
 
 // PyTorch's default print options (torch._tensor_str.PRINT_OPTS).
 constexpr int kPrecision = 4;
@@ -157,6 +166,10 @@ std::string ShapeTuple(std::span<const int64_t> shape) {
 
 namespace {
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] TorchTensorString
+// ---------------------------------------------------------------------------------------------
+
 // str(t) of a float32 tensor, or with float64 = true of a torch.float64 one: _str_intern adds
 // "dtype=torch.float64" after the values, on the last line when it fits in the line width
 // (_add_suffixes), else on a line of its own indented under "tensor(".
@@ -247,6 +260,10 @@ std::string TorchTensorString(const MatrixStack& stack) {
 }
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The stages: names, styles, PrintStage
+// ---------------------------------------------------------------------------------------------
 
 struct StageInfo {
   const char* name;
@@ -401,6 +418,10 @@ const std::vector<std::string>& PrintableStageNames() {
 }
 
 namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The notebooks' variance prints: PrintStats
+// ---------------------------------------------------------------------------------------------
 
 // var(scores * multiplier / sqrt(d_k)) before the mask: the NumPy notebook's scaled.var(),
 // each product rounded as the pipeline's logits are (in the run's precision).

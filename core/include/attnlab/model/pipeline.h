@@ -71,6 +71,11 @@
 // Checked against real PyTorch and NumPy in tests/golden/f64 (tools/make_qkv_goldens.py): the
 // draws bit for bit, the arithmetic to float64 rounding (torch's summation orders differ; the
 // NumPy notebook's np.matmul(q, k.T) is matched exactly, tests/notebook_test.cpp).
+//
+// [SECTION] The tensors of a run: StageTensors, Stages; RoPE's shift check
+// [SECTION] Numerics and the generator
+// [SECTION] Stored values: recompute counts, dtypes, mask fills
+// [SECTION] Engine and RunScenario
 #pragma once
 
 #include <array>
@@ -86,6 +91,10 @@
 #include "attnlab/random/rng.h"
 
 namespace attnlab {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The tensors of a run: StageTensors, Stages; RoPE's shift check
+// ---------------------------------------------------------------------------------------------
 
 /// A matrix of number type S in row-major storage (MatrixOf<float> is Matrix, tensor.h).
 template <typename S>
@@ -169,6 +178,10 @@ struct Stages : StageTensors<float> {
 /// the positions' size); exactly 0 for shift 0 and when the scenario has no RoPE. `s` is the
 /// scenario `st` was computed from. Cost: two score products per head. Errors: none.
 double RopeShiftLargestChange(const Scenario& s, const Stages& st, int64_t shift);
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Numerics and the generator
+// ---------------------------------------------------------------------------------------------
 
 /// How a run rounds where PyTorch, NumPy and the number type differ: the numerics that must
 /// differ between the stage rules' instances, named (NumericsOf chooses them per run).
@@ -256,6 +269,10 @@ class DrawSource {
   NumpyGenerator numpy_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Stored values: recompute counts, dtypes, mask fills
+// ---------------------------------------------------------------------------------------------
+
 /// How many times each stage group has been computed (to show and test that a temperature
 /// change does not recompute the projections or the scores).
 struct RecomputeCounts {
@@ -279,6 +296,10 @@ double DtypeEpsilon(Dtype dtype);
 /// bfloat16 -3.3895314e38, float16 -65504); -1e9 (float16: -inf, beyond its range; bfloat16
 /// -998244352); -1e4 (bfloat16 -9984). As a double (float values widened). Errors: none.
 double MaskFillValue(MaskFill fill, Dtype dtype);
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Engine and RunScenario
+// ---------------------------------------------------------------------------------------------
 
 /// Runs scenarios and keeps the stages of the last one. Recomputes only from the first stage
 /// whose settings changed: input -> projections -> scores -> logits (scaling, mask) -> weights

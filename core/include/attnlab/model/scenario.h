@@ -5,6 +5,14 @@
 // and ParseScenario's refusals say; tests/golden/scenarios shows it in use with PyTorch's numbers.
 //
 // Legend: B batch, T tokens, d_in input width, d_out projection width, H heads, dh = d_out / H.
+//
+// [SECTION] The format's name, its limits, ScenarioError
+// [SECTION] The format's choices and their spellings
+// [SECTION] The parts: input, projections, scaling, mask, dropout, positions
+// [SECTION] Scenario and Shape; head splits and grouped K/V
+// [SECTION] Reading and validating
+// [SECTION] Seeds and draws
+// [SECTION] Writing, the memory estimate, comparisons
 #pragma once
 
 #include <array>
@@ -20,6 +28,10 @@
 #include "attnlab/model/tokenizer.h"
 
 namespace attnlab {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The format's name, its limits, ScenarioError
+// ---------------------------------------------------------------------------------------------
 
 /// The format tag every scenario file carries.
 inline constexpr const char* kScenarioFormat = "attention-lab/scenario@1";
@@ -49,6 +61,10 @@ class ScenarioError : public std::runtime_error {
  private:
   std::string field_;
 };
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The format's choices and their spellings
+// ---------------------------------------------------------------------------------------------
 
 /// input.source: where X comes from (see InputSpec); qkv: no X, Q, K and V directly.
 enum class InputSource { kMatrix, kText, kRandn, kQkv };
@@ -247,6 +263,10 @@ constexpr const auto& AllNames(SinkForm) { return kSinkForms; }
 constexpr const auto& AllNames(Normalization) { return kNormalizations; }
 constexpr const auto& AllNames(Dtype) { return kDtypes; }
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] The parts: input, projections, scaling, mask, dropout, positions
+// ---------------------------------------------------------------------------------------------
+
 /// 0/1 matrix, T x T, row-major: 1 where query i may attend to key j.
 using MaskMatrix = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
@@ -405,6 +425,10 @@ bool SamePositions(const PositionsSpec& a, const PositionsSpec& b);
 /// "RoPE (interleaved, θ = 10000, sign −1)", "ALiBi", "sinusoidal", "none".
 std::string PositionsName(const PositionsSpec& p);
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Scenario and Shape; head splits and grouped K/V
+// ---------------------------------------------------------------------------------------------
+
 /// A whole scenario. Default-constructed fields equal the spec's defaults.
 struct Scenario {
   std::string title;
@@ -469,6 +493,10 @@ std::string KvGroupLegend(const Shape& sh, int64_t g);
 /// H heads).
 int64_t KvBytesPerToken(const Shape& sh, int64_t kv_heads, int64_t bytes_per_value);
 
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Reading and validating
+// ---------------------------------------------------------------------------------------------
+
 /// Refuses JSON text the parser must not see, in one pass over its bytes (no allocation):
 /// text longer than kMaxScenarioFileBytes, and arrays or objects nested deeper than
 /// kMaxJsonDepth (brackets inside strings do not count). Errors: ScenarioError with field "",
@@ -497,6 +525,10 @@ Scenario ParseScenario(const std::string& json_text);
 /// Validates a scenario built in code (the GUI's edits) exactly as ParseScenario does, and
 /// returns its shape. Errors: ScenarioError naming the field.
 Shape ValidateScenario(const Scenario& s);
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Seeds and draws
+// ---------------------------------------------------------------------------------------------
 
 /// The seed a generator starts from when the scenario draws before any seed of its own (a
 /// fresh process): torch: 67280421310721, libtorch's default_rng_seed_val, which a new
@@ -537,6 +569,10 @@ std::vector<int64_t> DropoutDrawOrder(const ProjectionSpec& p, const Shape& sh);
 /// What the window and `show` say of an unseeded draw: "unseeded: PyTorch's default seed"
 /// (torch) or "unseeded: seed 0 (NumPy has no default seed)" (numpy).
 const char* UnseededText(Generator generator);
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Writing, the memory estimate, comparisons
+// ---------------------------------------------------------------------------------------------
 
 /// Serialises to the scenario@1 JSON text (2-space indent, only fields that differ from their
 /// defaults besides the required ones). ParseScenario(WriteScenario(s)) == s.
