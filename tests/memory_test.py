@@ -4,7 +4,8 @@ run on the largest scenario it accepts, peaks under the limit, and one size more
 front.
 
 For each command the largest accepted size is found by bisection on the refusal alone (a refused
-command exits 2 at once, naming the limit; an accepted one is stopped after a moment), then the
+command exits 2 at once, naming the limit; an accepted one, probed with ATTNLAB_MEMORY_PROBE=1,
+exits 0 once its checks have passed, before it allocates), then the
 command runs on that size to the end and its peak resident memory is read with
 getrusage(RUSAGE_CHILDREN).ru_maxrss in a fresh process whose only child is the command.
 
@@ -15,7 +16,6 @@ The window's check needs a display: ctest runs this under xvfb-run. Standard lib
 import json
 import os
 import resource
-import signal
 import subprocess
 import sys
 import tempfile
@@ -40,17 +40,15 @@ def measure(argv, env):
 
 
 def refused(argv, env):
-    """True when argv is refused for memory at once (exit 2 naming the limit); False when it is
-    still running after a moment (it was accepted: it is stopped) or finished."""
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                         start_new_session=True)
-    try:
-        _, err = p.communicate(timeout=1.5)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        return False
-    text = err.decode(errors="replace")
+    """True when argv is refused for memory (exit 2 naming the limit); False when its memory
+    checks pass. The command runs with ATTNLAB_MEMORY_PROBE=1, which makes it exit 0 as soon as
+    its checks have passed, before it allocates (core/include/attnlab/model/scenario.h), so the
+    verdict is read from the exit status alone: how long a command takes, on a loaded machine,
+    decides nothing. The timeout only catches a hung command."""
+    probe_env = dict(env, ATTNLAB_MEMORY_PROBE="1")
+    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=probe_env,
+                       timeout=900)
+    text = p.stderr.decode(errors="replace")
     if p.returncode == 2 and "limit" in text:
         return True
     if p.returncode != 0:

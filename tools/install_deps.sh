@@ -51,6 +51,8 @@ test_packages=(
   fakeroot file desktop-file-utils shared-mime-info libglib2.0-bin appstream
   # the sanitizer and fuzz step of test.sh (tools/sanitize.sh): clang with libFuzzer
   clang-14 libclang-rt-14-dev
+  # the formatting check (ctest sources_formatted)
+  clang-format-14
 )
 packages=("${app_packages[@]}")
 [ "$part" = app ] || packages+=("${package_build[@]}")

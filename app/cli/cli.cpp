@@ -24,6 +24,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -40,6 +41,7 @@
 #include "attnlab/lessons/experiments.h"
 #include "attnlab/lessons/grad.h"
 #include "attnlab/model/bugs.h"
+#include "attnlab/model/memory_probe.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/model/scenario.h"
@@ -607,6 +609,12 @@ std::optional<int> ParseArguments(CLI::App& app, int argc, char** argv) {
 int Run(int argc, char** argv) {
   // Ctrl+C or a kill during a write removes the temporary: no file is left half-written.
   InterruptWritesOnSignals();
+  // tests/memory_test.py: stop with status 0 once the memory checks have passed (scenario.h).
+  if (const char* probe = std::getenv("ATTNLAB_MEMORY_PROBE"); probe && std::string(probe) == "1")
+    SetMemoryChecksPassedHook([] {
+      std::fputs("attention-lab: memory checks passed (ATTNLAB_MEMORY_PROBE)\n", stderr);
+      std::_Exit(0);
+    });
   CLI::App app{"Attention Lab: self-attention you can play with, PyTorch-exact.", "attention-lab"};
   app.require_subcommand(1);
   app.set_version_flag("--version", VersionText(),

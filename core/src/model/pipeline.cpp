@@ -20,6 +20,7 @@
 
 #include "attnlab/base/parallel.h"
 #include "attnlab/base/text.h"
+#include "attnlab/model/memory_probe.h"
 #include "attnlab/model/variance.h"
 #include "model/kernels.h"
 #include "model/stage_rules.h"
@@ -237,6 +238,7 @@ Engine::PackedHeads<double>& Engine::Packed<double>() {
 
 const Stages& Engine::Run(const Scenario& s) {
   const Shape shape = ValidateScenario(s);  // throws before anything below is touched
+  MemoryChecksPassed();                     // the limit probe (scenario.h)
   // The first stage whose settings differ from the last run; everything after it is redone.
   int from = 0;
   if (has_result_) {

@@ -20,6 +20,7 @@
 
 #include "attnlab/base/file_io.h"
 #include "attnlab/base/text.h"
+#include "attnlab/model/memory_probe.h"
 #include "attnlab/random/numpy_rng.h"
 #include "attnlab/random/rng.h"
 #include "base/json_matrix.h"
@@ -1245,10 +1246,20 @@ double ScenarioStageBytes(const Scenario& s, const Shape& sh) {
 void CheckCommandMemory(const Scenario& s, const Shape& shape, const std::string& what,
                         double extra_bytes) {
   const double stages = ScenarioStageBytes(s, shape);
-  if (stages + extra_bytes <= kMaxStageBytes) return;
+  if (stages + extra_bytes <= kMaxStageBytes) return MemoryChecksPassed();
   throw std::invalid_argument(what + " needs about " + Gib(stages + extra_bytes) + " (the stages " +
                               Gib(stages) + " + " + Gib(extra_bytes) +
                               " of its own), more than the " + Gib(kMaxStageBytes) + " limit");
+}
+
+namespace {
+void (*g_memory_checks_passed)() = nullptr;
+}  // namespace
+
+void SetMemoryChecksPassedHook(void (*hook)()) { g_memory_checks_passed = hook; }
+
+void MemoryChecksPassed() {
+  if (g_memory_checks_passed) g_memory_checks_passed();
 }
 
 // ---------------------------------------------------------------------------------------------
