@@ -742,6 +742,28 @@ TEST_F(Cli, VersionIsTheProjectVersion) {
       << forced.out;
 }
 
+/// Waits until process `pid` has used `seconds` of CPU time (user + system, all its threads, as
+/// /proc/PID/stat counts them); false if it ended first or ten minutes passed (hung).
+static bool WaitForCpuSeconds(pid_t pid, double seconds) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  while (std::chrono::steady_clock::now() < give_up) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t close = text.rfind(')');  // the command name may hold spaces
+    if (close == std::string::npos) return false;
+    std::istringstream fields(text.substr(close + 2));
+    std::string field;
+    std::vector<std::string> f;
+    while (fields >> field) f.push_back(field);
+    // After the name: state is field 3, utime 14 and stime 15 (proc(5)), so indexes 11, 12.
+    if (f.size() < 13 || f[0] == "Z") return false;
+    const double ticks = std::stod(f[11]) + std::stod(f[12]);
+    if (ticks / static_cast<double>(sysconf(_SC_CLK_TCK)) >= seconds) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
 // Ctrl+C (SIGINT) or SIGTERM during a long `train` stops it after the step under way: exit
 // 128 + the signal, one line saying how far it got, no output file and no temporary beside it.
 TEST_F(Cli, TrainStopsOnCtrlCAndWritesNothing) {
@@ -755,9 +777,10 @@ TEST_F(Cli, TrainStopsOnCtrlCAndWritesNothing) {
             "--steps", "100000", "--d-k", "256", "-o", out.c_str(), static_cast<char*>(nullptr));
       _exit(98);
     }
-    // 100000 steps take minutes; the signal comes once training has surely started (the
-    // scenario is loaded and checked within milliseconds).
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // 100000 steps take minutes; the signal comes once training has surely started: the
+    // process has used half a second of CPU (loading and checking the scenario take
+    // milliseconds). CPU time, not wall-clock time, so a loaded machine changes nothing.
+    ASSERT_TRUE(WaitForCpuSeconds(pid, 0.5)) << "train never started";
     ASSERT_EQ(kill(pid, signal), 0);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
