@@ -240,6 +240,9 @@ void StartState(attnlab::gui::AppState& state, const attnlab::gui::StartPoint& s
   }
   const gui::Settings settings = gui::LoadSettings();
   state.tour.seen = settings.tour_seen;
+  state.modern_open = settings.modern_open;
+  state.plots_open = settings.plots_open;
+  state.export_folder = settings.export_folder;
   state.recent_files = gui::LoadRecentFiles();
   state.scripted = !options.script.empty();
   if (gui::TourStartsByItself(options, settings))
@@ -312,9 +315,30 @@ void RunMainLoop(GLFWwindow* window, attnlab::gui::AppState& state, attnlab::gui
   namespace gui = attnlab::gui;
   using Clock = std::chrono::steady_clock;
   ImGuiIO& io = ImGui::GetIO();
+  int calm_frames = 0;  // frames since the last input: a few, then the window waits for events
+  auto seconds = [](Clock::time_point t) {
+    return std::chrono::duration<double>(t.time_since_epoch()).count();
+  };
   while (!glfwWindowShouldClose(window) && !state.quit_requested && !g_stop_signal) {
+    // Idle is idle: with nothing running and no input, sleep until an event (or a timeout)
+    // instead of drawing the same frame again. Waking before the timeout means an event came.
+    // The wait goes in slices of 0.25 s so that a stop signal ends it soon (no frame is drawn
+    // between slices).
+    double wait = hooks.WaitSeconds(state, calm_frames, seconds(Clock::now()));
+    if (wait <= 0) glfwPollEvents();
+    while (wait > 0 && !g_stop_signal) {
+      const double slice = std::min(wait, 0.25);
+      const Clock::time_point before = Clock::now();
+      glfwWaitEventsTimeout(slice);
+      const double slept = seconds(Clock::now()) - seconds(before);
+      if (slept < slice * 0.95) {  // woken early: an event
+        calm_frames = 0;
+        break;
+      }
+      wait -= slept;
+    }
+    ++calm_frames;
     const Clock::time_point frame_start = Clock::now();
-    glfwPollEvents();
     if (!hooks.BeforeFrame(state)) break;  // a script emits its actions before the widgets
 
     if (state.fonts_dirty) RebuildFonts(state);

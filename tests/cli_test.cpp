@@ -88,6 +88,17 @@ TEST_F(Cli, PresetsListsIdThenTitle) {
     EXPECT_NE(r.out.find(std::string(id) + " "), std::string::npos) << id;
   // The titles line up after the longest id (raschka-3.5-masked-simple) and two spaces.
   EXPECT_NE(r.out.find("\nraschka-journey            Raschka ch. 3"), std::string::npos) << r.out;
+  // By course and chapter: the book's first section first, each group under its heading.
+  EXPECT_EQ(r.out.rfind("# Raschka, chapter 3", 0), 0u) << r.out;
+  EXPECT_LT(r.out.find("\nraschka-3.3-sum "), r.out.find("\nraschka-3.4-v2 ")) << r.out;
+  EXPECT_LT(r.out.find("\nraschka-3.6-mha "), r.out.find("\nraschka-journey ")) << r.out;
+  EXPECT_LT(r.out.find("\nraschka-journey "), r.out.find("\n# The NumPy notebook")) << r.out;
+  EXPECT_LT(r.out.find("\n# Modern attention"), r.out.find("\nalibi ")) << r.out;
+  EXPECT_LT(r.out.find("\n# Bug gallery"), r.out.find("\nbug-softmax-dim ")) << r.out;
+  // docs/presets.md shows the same list (it is this output, made by tools/presets_doc.sh).
+  const std::string doc = ReadFile(std::string(ATTNLAB_GOLDEN_DIR) + "/../../docs/presets.md");
+  EXPECT_NE(doc.find("```\n" + r.out + "```\n"), std::string::npos)
+      << "docs/presets.md is not the output of `attention-lab presets`: run tools/presets_doc.sh";
 }
 
 TEST_F(Cli, DumpPresetWritesEveryStage) {

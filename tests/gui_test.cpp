@@ -1445,7 +1445,9 @@ save )" + Path("t3.json") + R"(
 tour skip
 save-views )" + Path("skipped.json") + R"(
 tour next                  # nothing: the tour is closed
-save )" + Path("after.json") + "\n");
+save )" + Path("after.json") + R"(
+undo                       # the tour's one step: its last example
+save )" + Path("undone.json") + "\n");
   const Result r = RunApp("--preset karpathy-head --script " + script + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json t0 = nlohmann::json::parse(ReadFile(Path("t0.json")));
@@ -1455,8 +1457,13 @@ save )" + Path("after.json") + "\n");
   EXPECT_EQ(nlohmann::json::parse(ReadFile(Path("t4views.json")))["tour"]["step"], 4);
   EXPECT_TRUE(ParseScenario(ReadFile(Path("t4.json"))) == LoadPreset("scaling-demo"));
   EXPECT_TRUE(ParseScenario(ReadFile(Path("t3.json"))) == LoadPreset("raschka-journey"));
-  EXPECT_FALSE(nlohmann::json::parse(ReadFile(Path("skipped.json")))["tour"]["active"].get<bool>());
-  EXPECT_TRUE(ParseScenario(ReadFile(Path("after.json"))) == LoadPreset("raschka-journey"));
+  const nlohmann::json skipped = nlohmann::json::parse(ReadFile(Path("skipped.json")));
+  EXPECT_FALSE(skipped["tour"]["active"].get<bool>());
+  // The tour ends back in the learner's session (karpathy-head), the whole tour one undo step.
+  EXPECT_EQ(skipped["history"]["undo"], 1) << skipped.dump();
+  EXPECT_EQ(skipped["preset"]["id"], "karpathy-head");
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("after.json"))) == LoadPreset("karpathy-head"));
+  EXPECT_TRUE(ParseScenario(ReadFile(Path("undone.json"))) == LoadPreset("raschka-journey"));
 }
 
 TEST_F(Gui, BadViewCommandsAreRefusedBeforeAnyWindow) {
@@ -1894,7 +1901,8 @@ TEST_F(Gui, TourAsksAndNoticesWhenDone) {
                        "\nhover scores 1 2\nwait 2\nsave-layout " + Path("3.json") +
                        "\ntour next\ntour next\nwait 2\nsave-layout " + Path("4.json") +
                        "\ntemperature 8\nwait 2\nsave-layout " + Path("5.json") +
-                       "\ntemperature 20\nwait 2\nsave-layout " + Path("6.json") + "\n";
+                       "\ntemperature 20\nwait 2\nsave-layout " + Path("6.json") +
+                       "\ntemperature 12\nwait 2\nsave-layout " + Path("7.json") + "\n";
   const Result r = RunApp("--script " + Write("tour.script", script) + " --no-autosave");
   ASSERT_EQ(r.status, 0) << r.err;
   auto tour = [&](const char* name) { return nlohmann::json::parse(ReadFile(Path(name)))["tour"]; };
@@ -1904,9 +1912,11 @@ TEST_F(Gui, TourAsksAndNoticesWhenDone) {
   EXPECT_TRUE(tour("3.json")["task_done"].get<bool>());
   EXPECT_EQ(tour("4.json")["step"], 3);
   EXPECT_FALSE(tour("4.json")["task_done"].get<bool>());
-  // Row "journey": entropy 1.035 nats at m = 8, above half of log 6 (0.896); 0.70 at m = 20.
+  // Row "journey": entropy 1.035 nats at m = 8, 0.696 at m = 20, 0.850 at m = 12 (PyTorch):
+  // only the last is within 10% of half of log 6 (0.896, so 0.806 .. 0.985).
   EXPECT_FALSE(tour("5.json")["task_done"].get<bool>());
-  EXPECT_TRUE(tour("6.json")["task_done"].get<bool>());
+  EXPECT_FALSE(tour("6.json")["task_done"].get<bool>());
+  EXPECT_TRUE(tour("7.json")["task_done"].get<bool>());
 }
 
 // "one module per head" (projections.per_head) is an edit like any other: the wrapper preset
@@ -2574,6 +2584,137 @@ TEST_F(Gui, AScriptNumberThatDoesNotParseIsNamed) {
     const Result r = RunApp("--script " + script + " --no-autosave", false);
     EXPECT_EQ(r.status, 2) << line;
     EXPECT_EQ(r.err, "attention-lab: error: " + script + ":1: " + why + "\n");
+  }
+}
+
+}  // namespace
+}  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// [SECTION] Issue 56: basics first, presets on their key stage, the plots, idle, export, tour
+
+// A new user sees chapter 3's controls; "Modern attention" opens for a preset that needs it,
+// closes when the learner closes it, and both it and the plots are remembered.
+TEST_F(Gui, ModernAttentionAndThePlotsAreRememberedAndPresetsOpenOnTheirKeyStage) {
+  const std::string script = Write(
+      "s.script", "preset raschka-journey\nwait 2\nsave-layout " + Path("a.json") +
+                      "\npreset alibi\nwait 2\nsave-layout " + Path("b.json") +
+                      "\npreset raschka-journey\nmodern off\nplots off\nwait 3\nsave-layout " +
+                      Path("c.json") + "\nbug bug-view-no-transpose\nwait 2\nsave-views " +
+                      Path("bug.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json a = nlohmann::json::parse(ReadFile(Path("a.json"))),
+                       b = nlohmann::json::parse(ReadFile(Path("b.json"))),
+                       c = nlohmann::json::parse(ReadFile(Path("c.json")));
+  EXPECT_FALSE(a["sections"]["modern"].get<bool>());  // a new user: chapter 3 only
+  EXPECT_TRUE(a["focus"].is_null());                  // a notebook preset: every map
+  EXPECT_TRUE(b["sections"]["modern"].get<bool>());   // ALiBi lives there
+  EXPECT_EQ(b["focus"], "logits");                    // ALiBi's biased logits
+  EXPECT_FALSE(c["sections"]["modern"].get<bool>());
+  EXPECT_FALSE(c["sections"]["plots"].get<bool>());
+  EXPECT_TRUE(c["plots"].is_null());
+  ASSERT_FALSE(a["canvas"].is_null());
+  ASSERT_FALSE(c["canvas"].is_null());
+  // The canvas takes the plots' room.
+  EXPECT_GT(c["canvas"]["y1"].get<double>(), a["canvas"]["y1"].get<double>() + 150);
+  // The bug gallery opens each bug on its wrong stage (here the split heads' Q).
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(Path("bug.json")))["compare"]["stage"], "Q");
+  const nlohmann::json settings =
+      nlohmann::json::parse(ReadFile(Path("config/attention-lab/settings.json")));
+  EXPECT_FALSE(settings["modern_open"].get<bool>());
+  EXPECT_FALSE(settings["plots_open"].get<bool>());
+  // The next session remembers.
+  const Result next =
+      RunApp("--preset raschka-journey --frames 3 --layout " + Path("d.json") + " --no-autosave");
+  ASSERT_EQ(next.status, 0) << next.err;
+  EXPECT_FALSE(nlohmann::json::parse(ReadFile(Path("d.json")))["sections"]["plots"].get<bool>());
+}
+
+// The peaking panel follows the hovered row while the mouse is over a heatmap, then comes back
+// to the chosen row (row 1, "journey", on raschka-journey).
+TEST_F(Gui, PeakingFollowsTheHoverOnlyWhileHovering) {
+  const std::string script = Write(
+      "h.script", "preset raschka-journey\nwait 2\nhover weights 4 2\nwait 2\nsave-layout " +
+                      Path("on.json") + "\nleave\nwait 2\nsave-layout " + Path("off.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json on = nlohmann::json::parse(ReadFile(Path("on.json"))),
+                       off = nlohmann::json::parse(ReadFile(Path("off.json")));
+  EXPECT_EQ(on["row"]["chosen"], 1);
+  EXPECT_EQ(on["row"]["peaking"], 4);
+  EXPECT_EQ(off["row"]["chosen"], 1);
+  EXPECT_EQ(off["row"]["peaking"], 1);
+}
+
+// Idle is idle: 20 s without input cost under 2% of one core, measured as the CPU time of the
+// whole process (getrusage, every thread), not as frame rates.
+TEST_F(Gui, IdleWindowWaitsForEvents) {
+  const std::string script = Write("idle.script", "preset raschka-journey\nwait 3\nidle 20\n");
+  const Result r = RunApp("--script " + script + " --frame-stats --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const size_t at = r.out.find("{\"idle_wall_s\"");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const nlohmann::json idle = nlohmann::json::parse(r.out.substr(at, r.out.find('\n', at) - at));
+  const double wall = idle["idle_wall_s"], cpu = idle["idle_cpu_s"];
+  EXPECT_GE(wall, 20.0);
+  EXPECT_LT(cpu, 0.02 * wall) << "CPU " << cpu << " s over " << wall << " s of idle";
+}
+
+// Export: the dialog proposes the stage's name in the folder of the last export, and a path
+// that cannot be written keeps the dialog open with the whole reason.
+TEST_F(Gui, ExportRemembersTheFolderAndABadPathKeepsTheDialogOpen) {
+  fs::create_directories(Path("figs"));
+  const std::string bad = Path("no-such-folder") + "/deeper/scores.png";
+  const std::string script = Write(
+      "e.script", "preset raschka-journey\nchoose export " + Path("figs/first.png") +
+                      "\nwait 2\ndialog export\nwait 2\nsave-layout " + Path("a.json") +
+                      "\nchoose export " + bad + "\nexpect-dialog-error no-such-folder\nwait " +
+                      "2\nsave-layout " + Path("b.json") + "\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(Path("figs/first.png")));
+  const nlohmann::json a = nlohmann::json::parse(ReadFile(Path("a.json"))),
+                       b = nlohmann::json::parse(ReadFile(Path("b.json")));
+  EXPECT_TRUE(a["dialog"]["open"].get<bool>());
+  EXPECT_EQ(fs::path(a["dialog"]["path"].get<std::string>()),
+            fs::absolute(Path("figs")) / "weights.png");
+  EXPECT_TRUE(b["dialog"]["open"].get<bool>());
+  EXPECT_EQ(b["dialog"]["path"], bad);
+  const std::string why = b["dialog"]["error"];
+  EXPECT_NE(why.find(bad.substr(0, bad.find("/deeper"))), std::string::npos) << why;
+  const nlohmann::json settings =
+      nlohmann::json::parse(ReadFile(Path("config/attention-lab/settings.json")));
+  EXPECT_EQ(fs::path(settings["export_folder"].get<std::string>()), fs::absolute(Path("figs")));
+}
+
+// The tour's card never covers what its step points at, at the three screen sizes of issue 56.
+TEST_F(Gui, TourCardNeverCoversItsTarget) {
+  for (const char* screen : {"1024x700", "1152x720", "1280x800"}) {
+    std::string script = "tour start\nwait 3\n";
+    for (int k = 0; k < 11; ++k)
+      script += "save-layout " + Path("t" + std::to_string(k) + ".json") + "\ntour next\nwait 3\n";
+    const Result r =
+        RunApp("--script " + Write("t.script", script) + " --no-autosave", true, screen);
+    ASSERT_EQ(r.status, 0) << screen << ": " << r.err;
+    int checked = 0;
+    for (int k = 0; k < 11; ++k) {
+      const nlohmann::json t =
+          nlohmann::json::parse(ReadFile(Path("t" + std::to_string(k) + ".json")))["tour"];
+      if (!t["active"].get<bool>()) break;
+      const nlohmann::json card = t["card"], target = t["target"];
+      ASSERT_FALSE(card.is_null()) << screen << " step " << k;
+      if (target.is_null()) continue;  // a step about another view
+      const bool apart = card["x1"] <= target["x0"] || target["x1"] <= card["x0"] ||
+                         card["y1"] <= target["y0"] || target["y1"] <= card["y0"];
+      EXPECT_TRUE(apart) << screen << " step " << k + 1 << ": card " << card.dump()
+                         << " covers its target " << target.dump();
+      ++checked;
+    }
+    EXPECT_GE(checked, 6) << screen;
   }
 }
 

@@ -124,6 +124,31 @@ TEST(RaschkaCh03, Section342SelfAttentionV2) {
                        {0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529}}));
 }
 
+// 3.3.1, before softmax: attn_weights_2_tmp = attn_scores_2 / attn_scores_2.sum() ([5]).
+TEST(RaschkaCh03, Section331WeightsNormalisedByTheirSum) {
+  const Stages st = RunScenario(LoadPreset("raschka-3.3-sum"));
+  EXPECT_TRUE(Printed("[3] attn_scores_2", st.scores[0].row(1),
+                      {{0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865}}));
+  // [5] "Attention weights: tensor([0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656])"
+  EXPECT_TRUE(Printed("[5] attn_weights_2_tmp", st.weights[0].row(1),
+                      {{0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656}}));
+  // "Sum: tensor(1.0000)"
+  EXPECT_NEAR(st.weights[0].row(1).sum(), 1.0, kPrinted);
+}
+
+// 3.5.1's [29] masked as a stage of its own: the logits of raschka-3.5-masked-scores (the
+// scores masked with -inf, scaling off).
+TEST(RaschkaCh03, Section351MaskedScoresBeforeScaling) {
+  const Stages st = RunScenario(LoadPreset("raschka-3.5-masked-scores"));
+  EXPECT_TRUE(Printed("[29] masked", st.logits[0],
+                      {{0.2899, -kInf, -kInf, -kInf, -kInf, -kInf},
+                       {0.4656, 0.1723, -kInf, -kInf, -kInf, -kInf},
+                       {0.4594, 0.1703, 0.1731, -kInf, -kInf, -kInf},
+                       {0.2642, 0.1024, 0.1036, 0.0186, -kInf, -kInf},
+                       {0.2183, 0.0874, 0.0882, 0.0177, 0.0786, -kInf},
+                       {0.3408, 0.1270, 0.1290, 0.0198, 0.1290, 0.0078}}));
+}
+
 // 3.5.1: the causal mask on SelfAttention_v2's scores.
 TEST(RaschkaCh03, Section351CausalMask) {
   const Stages st = RunScenario(LoadPreset("raschka-3.5-causal"));

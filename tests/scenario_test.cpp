@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -523,6 +524,47 @@ TEST(ScenarioStageBytes, CountsKAndVAtTheirGroupedWidth) {
   Shape multi_head = sh;
   multi_head.KV = 4;  // K and V 16 wide: 2 * 16 * 12 + 8 * 24 more floats, and 8 * 24 packed
   EXPECT_DOUBLE_EQ(EstimateStageBytes(multi_head, false, false), (2304.0 + 384 + 192 + 192) * 4);
+}
+
+// The preset registry (presets.cpp kRegistry) holds every shipped preset once, in reading
+// order: the courses chapter by chapter, then today's attention, then the bug gallery.
+TEST(Presets, RegistryOrdersEveryPresetByCourseAndChapter) {
+  EXPECT_EQ(PresetRegistryMismatch(), "");
+  std::vector<std::string> ids;
+  int last_group = -1;
+  for (const PresetInfo& p : Presets()) {
+    ids.push_back(p.id);
+    EXPECT_GE(static_cast<int>(p.group), last_group) << p.id << " breaks the group order";
+    last_group = static_cast<int>(p.group);
+    EXPECT_EQ(p.group == PresetGroup::kBugGallery, p.id.rfind("bug-", 0) == 0) << p.id;
+    EXPECT_FALSE(p.title.empty()) << p.id;
+    EXPECT_NE(std::string(PresetGroupTitle(p.group)), "") << p.id;
+  }
+  auto at = [&](const std::string& id) {
+    return std::find(ids.begin(), ids.end(), id) - ids.begin();
+  };
+  // Raschka's sections in the book's order, the journey after them, then the other courses.
+  const std::vector<std::string> reading = {"raschka-3.3-sum",
+                                            "raschka-3.3-simple",
+                                            "raschka-3.4-v2",
+                                            "raschka-3.5-masked-scores",
+                                            "raschka-3.5-causal",
+                                            "raschka-3.5-dropout",
+                                            "raschka-3.5-causal-batch",
+                                            "raschka-3.6-wrapper",
+                                            "raschka-3.6-mha",
+                                            "raschka-journey",
+                                            "numpy-masked",
+                                            "dog-attacks-cat",
+                                            "karpathy-trick",
+                                            "karpathy-head",
+                                            "rope-shift",
+                                            "flash-journey",
+                                            "train-scaling",
+                                            "bug-softmax-dim"};
+  for (size_t k = 1; k < reading.size(); ++k)
+    EXPECT_LT(at(reading[k - 1]), at(reading[k])) << reading[k - 1] << " before " << reading[k];
+  EXPECT_EQ(ids.front(), "raschka-3.3-sum");
 }
 
 TEST(WriteScenario, RoundTripsEveryPreset) {

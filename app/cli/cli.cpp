@@ -372,10 +372,18 @@ int ListPresets(bool bug_fixes) {
     std::cout << fixes.dump(2) << "\n";
     return 0;
   }
+  // By group in reading order (presets.h): a heading line ("# Raschka, chapter 3 ..."), then
+  // "id  title" lines, the titles lined up after the longest id.
   size_t width = 0;
   for (const PresetInfo& p : Presets()) width = std::max(width, p.id.size());
-  for (const PresetInfo& p : Presets())
+  std::optional<PresetGroup> group;
+  for (const PresetInfo& p : Presets()) {
+    if (p.group != group) {
+      std::cout << (group ? "\n" : "") << "# " << PresetGroupTitle(p.group) << "\n";
+      group = p.group;
+    }
     std::cout << p.id << std::string(width + 2 - p.id.size(), ' ') << p.title << "\n";
+  }
   return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "attnlab/base/file_io.h"
 #include "attnlab/base/parallel.h"
 #include "attnlab/figures/figure_meta.h"
+#include "attnlab/figures/stage_view.h"
 #include "attnlab/model/bugs.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/python/codegen.h"
@@ -26,6 +27,7 @@
 #include "gui/app_state.h"
 #include "gui/export.h"
 #include "gui/native_dialog.h"
+#include "gui/panels/panels.h"
 #include "gui/recent_files.h"
 #include "gui/session.h"
 #include "gui/stage_info.h"
@@ -237,6 +239,13 @@ void TrimHistory(History& h) {
   h.undo.erase(h.undo.begin(), h.undo.begin() + static_cast<std::ptrdiff_t>(drop));
 }
 
+/// The registry's key stage of preset `id` (presets.h PresetInfo::key_stage), if it has one.
+std::optional<Stage> PresetKeyStage(const std::string& id) {
+  for (const PresetInfo& p : Presets())
+    if (p.id == id && !p.key_stage.empty()) return ParseStage(p.key_stage);
+  return std::nullopt;
+}
+
 /// The bug gallery's entry `id` pinned as the compare view's B beside `fix` (A), the view
 /// switched to Compare.
 void PinBug(AppState& state, const std::string& id, const Scenario& fix) {
@@ -248,6 +257,7 @@ void PinBug(AppState& state, const std::string& id, const Scenario& fix) {
   c.bug_id = id;
   const BugInfo* bug = FindBug(id);
   c.decoded = bug && bug->decode;
+  if (const std::optional<Stage> key = PresetKeyStage(id)) c.stage = *key;  // the wrong stage
   // A decode bug's lines differ only in the decode loop: diff the loops, with the Decode
   // view's prefill (at most T) and chunk.
   const DecodeOptions decode{std::min(state.inference.prefill, TokenCount(fix)),
@@ -276,6 +286,9 @@ bool ApplyEdit(AppState& state, const Action& action, const std::string& merge_k
     state.pick_default_row = true;
     state.preset_id = p->id;
     state.preset_scenario = after;
+    if (NeedsModernAttention(after)) state.modern_open = true;  // what makes its point shows
+    // The stage that makes the preset's point in focus (the tour places its own maps).
+    if (!state.tour.active) state.focus = PresetKeyStage(p->id);
     SetStatus(state, "Loaded preset " + p->id, false);
   } else if (const auto* bug = std::get_if<LoadBugAction>(&action)) {
     state.pick_default_row = true;
@@ -476,12 +489,41 @@ bool EnterTourStep(AppState& state) {
   return changed;
 }
 
+/// Ends the tour back in the learner's session (TourState::before): the tour's undo steps go,
+/// and one step takes their place, so that Ctrl+Z once brings back the tour's last scenario.
+/// Returns true when the scenario changed.
+bool EndTour(AppState& state) {
+  TourState& t = state.tour;
+  t.active = false;
+  t.moved = false;
+  if (!t.before) return false;
+  HistoryStep learner = std::move(*t.before);
+  t.before.reset();
+  History& h = state.history;
+  if (h.undo.size() > t.undo_depth) h.undo.resize(t.undo_depth);
+  h.redo.clear();
+  h.open_merge_key.clear();
+  if (learner.scenario == state.scenario && learner.preset_id == state.preset_id) return false;
+  h.undo.push_back({state.scenario, state.preset_id});  // the whole tour: one step
+  TrimHistory(h);
+  state.scenario = std::move(learner.scenario);
+  state.preset_id = std::move(learner.preset_id);
+  if (!state.preset_id.empty() && IsPreset(state.preset_id))
+    state.preset_scenario = LoadPreset(state.preset_id);
+  state.focus.reset();
+  return true;
+}
+
 /// Moves through the tour; returns true when the scenario changed.
 bool ApplyTour(AppState& state, TourCommand::Kind kind) {
   TourState& t = state.tour;
   const int last = static_cast<int>(TourSteps().size()) - 1;
   switch (kind) {
     case TourCommand::kStart:
+      if (!t.active) {  // the session the tour ends back in
+        t.before = HistoryStep{state.scenario, state.preset_id};
+        t.undo_depth = state.history.undo.size();
+      }
       t.active = true;
       t.seen = true;
       t.step = 0;
@@ -489,10 +531,11 @@ bool ApplyTour(AppState& state, TourCommand::Kind kind) {
     case TourCommand::kNext:
       if (!t.active) return false;
       if (t.step >= last) {
-        t.active = false;
-        SetStatus(state, "Tour finished. Help \xE2\x96\xB8 Guided tour (F1) shows it again.",
+        SetStatus(state,
+                  "Tour finished: your session is back (Ctrl+Z: the tour's last example). "
+                  "Help \xE2\x96\xB8 Guided tour (F1) shows it again.",
                   false);
-        return false;
+        return EndTour(state);
       }
       ++t.step;
       return EnterTourStep(state);
@@ -502,9 +545,11 @@ bool ApplyTour(AppState& state, TourCommand::Kind kind) {
       return EnterTourStep(state);
     case TourCommand::kSkip:
       if (!t.active) return false;
-      t.active = false;
-      SetStatus(state, "Tour skipped. Help \xE2\x96\xB8 Guided tour (F1) shows it again.", false);
-      return false;
+      SetStatus(state,
+                "Tour skipped: your session is back (Ctrl+Z: the tour's last example). Help "
+                "\xE2\x96\xB8 Guided tour (F1) shows it again.",
+                false);
+      return EndTour(state);
   }
   return false;
 }
@@ -574,6 +619,15 @@ bool Do(AppState& state, const SaveScenario& a) {
   return false;
 }
 
+/// `name` in the folder of the last export (AppState::export_folder), or as it is (relative to
+/// the working folder) before the first export or when that folder is gone.
+std::string InExportFolder(const AppState& state, const std::string& name) {
+  std::error_code ec;
+  if (state.export_folder.empty() || !std::filesystem::is_directory(state.export_folder, ec))
+    return name;
+  return (std::filesystem::path(state.export_folder) / name).string();
+}
+
 bool Do(AppState& state, const OpenDialog& a) {
   DialogState d{a.kind, true, "", StageIndex(a.stage)};
   switch (a.kind) {
@@ -589,24 +643,25 @@ bool Do(AppState& state, const OpenDialog& a) {
                          ".attn.json";
       break;
     case DialogKind::kExport:  // the dialog keeps the name in step with its choices
-      d.path = state.export_choices.stages == ExportStages::kPipeline ? "pipeline.png"
-               : state.export_choices.stages == ExportStages::kChosen
-                   ? "stages.png"
-                   : DefaultExportName(state, a.stage);
+      d.path = InExportFolder(state, state.export_choices.stages == ExportStages::kPipeline
+                                         ? "pipeline.png"
+                                     : state.export_choices.stages == ExportStages::kChosen
+                                         ? "stages.png"
+                                         : DefaultExportName(state, a.stage));
       d.proposed = std::filesystem::path(d.path).stem().string();
       break;
     case DialogKind::kExportAll:
       d.path = "attention-figures";
       break;
     case DialogKind::kExportCompare:
-      d.path = DefaultCompareExportName(state, a.map);
+      d.path = InExportFolder(state, DefaultCompareExportName(state, a.map));
       d.stage = static_cast<int>(a.map);
       break;
     case DialogKind::kSaveNotebook:
       d.path = "attention-lab.ipynb";
       break;
     case DialogKind::kExportStep:
-      d.path = DefaultStepExportName(state);
+      d.path = InExportFolder(state, DefaultStepExportName(state));
       break;
     case DialogKind::kNone:
     case DialogKind::kReplace:
@@ -714,12 +769,20 @@ bool Do(AppState& state, const SetEveryHead& a) {
   return false;
 }
 
+bool Do(AppState& state, const SetSectionOpen& a) {
+  bool& open = a.which == SetSectionOpen::kModern ? state.modern_open : state.plots_open;
+  if (open == a.open) return false;
+  open = a.open;
+  SaveSettings(CurrentSettings(state));
+  return false;
+}
+
 bool Do(AppState& state, const SetZoom& a) {
   const float z = std::round(ClampZoom(a.zoom) * 10.0f) / 10.0f;
   if (z == state.zoom) return false;
   state.zoom = z;
   state.fonts_dirty = true;
-  SaveSettings(Settings{state.tour.seen, state.zoom});
+  SaveSettings(CurrentSettings(state));
   char text[64];
   std::snprintf(text, sizeof text, "Zoom %d%% (Ctrl+0 resets it)",
                 static_cast<int>(z * 100 + 0.5f));
@@ -801,8 +864,8 @@ bool Do(AppState& state, const Quit&) {
 // ---------------------------------------------------------------------------------------------
 // [SECTION] Desktop: chosen files, replacing, the desktop's dialog, dropped files, recent files
 
-bool Do(AppState& state, const ChooseFile& a) {
-  state.dialog = DialogState{};
+/// What ChooseFile does with the path (the dialog already closed).
+bool WriteOrOpenChosen(AppState& state, const ChooseFile& a) {
   switch (a.kind) {
     case DialogKind::kOpen:
       return ApplyEdit(state, OpenScenario{a.path}, "");
@@ -833,6 +896,39 @@ bool Do(AppState& state, const ChooseFile& a) {
       break;
   }
   return false;
+}
+
+/// Whether a dialog kind writes a figure (its folder is remembered for the next export).
+bool IsExport(DialogKind kind) {
+  return kind == DialogKind::kExport || kind == DialogKind::kExportAll ||
+         kind == DialogKind::kExportCompare || kind == DialogKind::kExportStep;
+}
+
+bool Do(AppState& state, const ChooseFile& a) {
+  DialogState typed = std::move(state.dialog);  // the typed dialog's path, stage, choices
+  state.dialog = DialogState{};
+  state.action_error.clear();
+  const bool changed = WriteOrOpenChosen(state, a);
+  if (!state.action_error.empty() && state.dialog.kind == DialogKind::kNone &&
+      a.kind != DialogKind::kOpen && !typed.native) {
+    // A path that cannot be written: the dialog comes back with the whole reason, the path
+    // as typed, so that one character can be mended.
+    typed.kind = a.kind;
+    typed.just_opened = true;
+    typed.path = a.path;
+    typed.error = state.action_error;
+    typed.path_replaced = true;  // a field still focused reloads the path
+    typed.native.reset();
+    state.dialog = std::move(typed);
+  } else if (state.action_error.empty() && IsExport(a.kind)) {
+    const std::filesystem::path written(AbsolutePath(ExpandPath(a.path)));
+    const std::string folder = written.parent_path().string();
+    if (folder != state.export_folder) {
+      state.export_folder = folder;
+      SaveSettings(CurrentSettings(state));
+    }
+  }
+  return changed;
 }
 
 bool Do(AppState& state, const ConfirmReplace& a) {

@@ -192,6 +192,12 @@ struct SetFocus {
 struct SetZoom {
   float zoom = 1.0f;
 };
+/// Opens or closes a part of the window the settings remember: the controls' "Modern
+/// attention" section, or the two plots under the heatmaps (peaking, 1/sqrt(d_k)).
+struct SetSectionOpen {
+  enum Which { kModern, kPlots } which = kModern;
+  bool open = false;
+};
 /// When cell values are printed on the heatmaps.
 struct SetValuesMode {
   ValuesMode mode = ValuesMode::kAuto;
@@ -265,7 +271,7 @@ using Action =
                  Save, SetValuesMode, SetVarianceSeed, SetVarianceTrials, SetVarianceHistogramDim,
                  SetFocus, SetZoom, ChooseFile, ConfirmReplace, NativeDialogEnded, DropFiles,
                  ClearRecentFiles, SetExportChoices, SetLossKey, SaveNotebook, SetInference,
-                 SetEveryHead, ExportStepFigure>;
+                 SetEveryHead, ExportStepFigure, SetSectionOpen>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

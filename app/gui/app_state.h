@@ -182,6 +182,11 @@ struct DialogState {
   /// follows the choices while its name is still that one.
   std::string proposed;
   bool path_replaced = false;  ///< the path changed under its focused field: reload the field
+  /// The path field selects the file name (not its folder or extension) when it gets the
+  /// keyboard, so that typing replaces the name.
+  bool select_name = true;
+  /// Why the last try with this path failed (the whole message): the dialog stays open.
+  std::string error;
   ExportPreviewState preview;  ///< kExport's figure preview
 };
 
@@ -330,6 +335,13 @@ struct TourState {
   ScreenRect card;         ///< where the card was drawn last frame
   int scrolled_step = -1;  ///< the step whose map the overview's canvas was last scrolled to
   bool task_done = false;  ///< the step's "your turn" task was done (reset on entering a step)
+  ScreenRect target;       ///< where the step's target was drawn last frame (--layout)
+  /// The learner moved the card (dragged it): it stays where they put it until the tour ends.
+  bool moved = false;
+  /// The learner's session when the tour started, and the undo depth then: the tour ends
+  /// back there, its own edits one undo step (EndTour in actions.cpp).
+  std::optional<HistoryStep> before;
+  size_t undo_depth = 0;
 };
 
 /// A recompute of a large scenario running on a worker thread (actions.cpp). Only changes
@@ -404,13 +416,20 @@ struct AppState {
 
   // -- what is looked at
   int64_t head = 0, batch = 0;
-  int64_t row = 0;                ///< the query row of the peaking panel (follows the hovered row)
+  int64_t row = 0;  ///< the chosen query row (peaking panel; PeakingRow follows the hover)
   bool pick_default_row = false;  ///< after a preset or file loads: choose a telling row
   std::optional<Stage> focus;     ///< the stage given most of the heatmaps view (SetFocus)
   bool plots_expanded = false;    ///< the two plots under the heatmaps get most of the height
-  float content_scale = 1.0f;     ///< the monitor's (GLFW content scale): HiDPI
-  float zoom = 1.0f;              ///< View > Zoom (SetZoom)
-  bool fonts_dirty = false;       ///< build the fonts again at content_scale * zoom
+  /// The two plots under the heatmaps are shown (else the heatmaps take their room);
+  /// remembered in the settings (session.h).
+  bool plots_open = true;
+  /// The controls' "Modern attention" section is open; remembered in the settings. A preset
+  /// that uses what it holds opens it (NeedsModernAttention).
+  bool modern_open = false;
+  std::string export_folder;   ///< the folder of the last export, remembered in the settings
+  float content_scale = 1.0f;  ///< the monitor's (GLFW content scale): HiDPI
+  float zoom = 1.0f;           ///< View > Zoom (SetZoom)
+  bool fonts_dirty = false;    ///< build the fonts again at content_scale * zoom
   /// The shown tokens' code points beyond the base ranges (CodepointsBeyondBase): when they
   /// differ from fonts.codepoints the fonts are built again, between frames.
   std::vector<ImWchar> font_codepoints;
@@ -455,6 +474,11 @@ struct AppState {
   std::vector<PendingAction> pending;
   History history;
   bool script_drag = false;  ///< a script is dragging a slider (keeps the undo step open)
+  /// The last `idle S` of a script: its wall-clock seconds and the CPU seconds the whole
+  /// process (every thread) spent meanwhile (getrusage); -1 before one (--frame-stats).
+  struct ScriptIdle {
+    double wall = -1, cpu = -1;
+  } script_idle;
   struct ScriptMouse {
     bool active = false;  ///< replace the real mouse (set after the backend's NewFrame)
     ImVec2 pos{0, 0};
@@ -490,6 +514,12 @@ inline float ClampZoom(float z) {
 /// way panels reach the engine's matrices.
 inline const Stages* ReadableStages(const AppState& state) {
   return state.background.running ? nullptr : &state.engine.stages();
+}
+
+/// The query row the peaking panel shows: the hovered row while the mouse is over a heatmap,
+/// else the chosen one (AppState::row), to which it returns when the mouse leaves.
+inline int64_t PeakingRow(const AppState& state) {
+  return state.hover.active && state.hover.row >= 0 ? state.hover.row : state.row;
 }
 
 /// Whether a run has been shown (the engine has stages). Readable during a background run.

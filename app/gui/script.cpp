@@ -5,7 +5,11 @@
 // [SECTION] Loading and stepping
 #include "gui/script.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -191,6 +195,27 @@ struct Call {
   ScriptRunner::Frames& frames;
   std::string failure;
 };
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// User and system CPU time of the whole process, every thread, in seconds (getrusage).
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+/// idle S: the main loop waits S seconds for events (IdleSeconds), then Continue records the
+/// wall-clock and CPU time spent.
+void StartIdle(Call& c) {
+  const double S = std::max(Number(c.w[1]), 0.0);
+  c.frames.idle_wall0 = SteadySeconds();
+  c.frames.idle_cpu0 = ProcessCpuSeconds();
+  c.frames.idle_until = c.frames.idle_wall0 + S;
+}
 
 /// One script command. `check` refuses bad words when the script is loaded (throws
 /// std::invalid_argument saying what is expected; nullptr: nothing to check beyond the count);
@@ -668,6 +693,13 @@ const CommandSpec kCommands[] = {
      "J: the gradients view's loss key (query row i should attend to key J)"},
     {"hover", 3, CheckCell, Hover,
      "MAP ROW COL: move the mouse over a cell (tooltip, row highlight)"},
+    {"leave", 0, nullptr,
+     [](Call& c) {
+       c.state.script_mouse.active = true;
+       c.state.script_mouse.pos = ImVec2(-FLT_MAX, -FLT_MAX);
+       c.state.script_mouse.down = false;
+     },
+     ": move the mouse off the window (nothing hovered)"},
     {"click", 3, CheckCell, Hover,
      "MAP ROW COL: press and release the left button there (two frames)"},
     {"wheel", 4,
@@ -683,9 +715,35 @@ const CommandSpec kCommands[] = {
        Integer(w[5]);
      },
      WheelOrPan, "MAP R0 C0 R1 C1: drag with the left button from one shown cell to another"},
+    {"idle", 1, Number1, StartIdle,
+     "S: S seconds of wall-clock time without input: the window waits for events as it does "
+     "for a learner who does nothing (--frame-stats reports the CPU time spent)"},
+    {"modern", 1, OnOff,
+     [](Call& c) {
+       Emit(c.state, SetSectionOpen{SetSectionOpen::kModern, c.w[1] == "on"});
+     },
+     "on|off: open or close the controls' \"Modern attention\" section"},
+    {"plots", 1, OnOff,
+     [](Call& c) {
+       Emit(c.state, SetSectionOpen{SetSectionOpen::kPlots, c.w[1] == "on"});
+     },
+     "on|off: show or hide the plots under the heatmaps"},
     {"wait", 1, Integer1,
      [](Call& c) { c.frames.left = static_cast<int>(std::max<int64_t>(Integer(c.w[1]) - 1, 0)); },
      "N: render N frames"},
+    {"expect-dialog-error", -1, nullptr,
+     [](Call& c) {
+       const std::string text = RestOfLine(c);
+       const DialogState& d = c.state.dialog;
+       if (d.kind == DialogKind::kNone)
+         c.failure = "expected the file dialog open with an error, but it is closed";
+       else if (d.error.find(text) == std::string::npos)
+         c.failure =
+             "expected the file dialog's error to contain \"" + text + "\", got: " + d.error;
+       c.state.action_error.clear();  // the failure was expected: the script goes on
+     },
+     "TEXT: the last file action failed and its dialog is open again with an error containing "
+     "TEXT (must come right after the action)"},
     {"expect-error", -1, nullptr, ExpectError, "TEXT: the window shows an error containing TEXT"},
     {"expect-ok", 0, nullptr,
      [](Call& c) {
@@ -844,6 +902,13 @@ bool ScriptRunner::Fail(const Command& c, const std::string& why) {
 
 bool ScriptRunner::Continue(AppState& state) {
   Frames& f = frames_;
+  if (f.idle_until > 0) {
+    if (SteadySeconds() < f.idle_until) return true;
+    state.script_idle.wall = SteadySeconds() - f.idle_wall0;
+    state.script_idle.cpu = ProcessCpuSeconds() - f.idle_cpu0;
+    f.idle_until = 0;
+    return true;
+  }
   if (f.releasing) {
     state.script_mouse.down = false;
     f.releasing = false;
@@ -878,10 +943,18 @@ bool ScriptRunner::Continue(AppState& state) {
   return false;
 }
 
+double ScriptRunner::IdleSeconds() const {
+  return frames_.idle_until > 0 ? std::max(frames_.idle_until - SteadySeconds(), 0.0) : 0.0;
+}
+
 bool ScriptRunner::Step(AppState& state) {
   if (!failure_.empty()) return false;
   // The previous command's file or export action failed?
-  if (current_ && !state.action_error.empty()) return Fail(*current_, state.action_error);
+  // (unless the next command expects the file dialog to come back with that error)
+  const bool dialog_error_expected =
+      next_ < commands_.size() && commands_[next_].words[0] == "expect-dialog-error";
+  if (current_ && !state.action_error.empty() && !dialog_error_expected)
+    return Fail(*current_, state.action_error);
   if (Continue(state)) return true;  // a command that spans frames
   state.script_drag = false;
   SettleRuns(state);  // each command sees the stages of the ones before it

@@ -30,6 +30,9 @@ class ScriptRunner {
   bool Step(AppState& state);
 
   bool loaded() const { return !commands_.empty(); }
+  /// While an `idle S` command runs: the seconds left of it (the main loop waits for events
+  /// that long), else 0.
+  double IdleSeconds() const;
   const std::string& failure() const { return failure_; }
 
   /// One line of the script: its number and its words (the command first).
@@ -48,6 +51,8 @@ class ScriptRunner {
     ImVec2 pan_from{0, 0}, pan_to{0, 0};
     bool panning = false;
     int pan_frame = 0;
+    // idle: wall-clock end (steady seconds, 0: none) and the wall and CPU time at its start.
+    double idle_until = 0, idle_wall0 = 0, idle_cpu0 = 0;
   };
 
  private:

@@ -170,15 +170,30 @@ std::string SaveSession(const AppState& state) {
   } catch (const std::exception& e) {
     return std::string("session not saved: ") + e.what();
   }
-  return SaveSettings(Settings{state.tour.seen, state.zoom});
+  return SaveSettings(CurrentSettings(state));
 }
 
-void AutosaveWhenIdle(AppState& state, double now) {
+Settings CurrentSettings(const AppState& state) {
+  Settings s;
+  s.tour_seen = state.tour.seen;
+  s.zoom = state.zoom;
+  s.modern_open = state.modern_open;
+  s.plots_open = state.plots_open;
+  s.export_folder = state.export_folder;
+  return s;
+}
+
+double AutosaveIntervalSeconds() {
   static const double interval = [] {
     const char* env = std::getenv("ATTNLAB_AUTOSAVE_SECONDS");
     const double v = env ? std::atof(env) : 0.0;
     return v > 0 ? v : 30.0;
   }();
+  return interval;
+}
+
+void AutosaveWhenIdle(AppState& state, double now) {
+  const double interval = AutosaveIntervalSeconds();
   if (state.shown_version == state.autosaved_version || now - state.autosaved_at < interval) return;
   if (ImGui::IsAnyMouseDown()) return;
   state.autosaved_at = now;
@@ -211,6 +226,9 @@ Settings LoadSettings() {
     const nlohmann::json j = ReadConfigJson(path);
     settings.tour_seen = j.value("tour_seen", false);
     settings.zoom = ClampZoom(j.value("zoom", 1.0f));
+    settings.modern_open = j.value("modern_open", false);
+    settings.plots_open = j.value("plots_open", true);
+    settings.export_folder = j.value("export_folder", std::string());
   } catch (const std::exception&) {
     // A broken settings file is not worth a message: defaults it is.
   }
@@ -222,7 +240,10 @@ std::string SaveSettings(const Settings& settings) {
   if (path.empty()) return "no place for the settings: neither XDG_CONFIG_HOME nor HOME is set";
   const nlohmann::json j = {{"format", "attention-lab/settings@1"},
                             {"tour_seen", settings.tour_seen},
-                            {"zoom", std::round(settings.zoom * 100.0) / 100.0}};
+                            {"zoom", std::round(settings.zoom * 100.0) / 100.0},
+                            {"modern_open", settings.modern_open},
+                            {"plots_open", settings.plots_open},
+                            {"export_folder", settings.export_folder}};
   return WriteConfigFile(path, j.dump(2) + "\n", "settings");
 }
 

@@ -81,11 +81,24 @@ std::string SaveSession(const AppState& state);
 /// that much work. `now`: steady clock in seconds.
 void AutosaveWhenIdle(AppState& state, double now);
 
+/// AutosaveWhenIdle's interval in seconds: $ATTNLAB_AUTOSAVE_SECONDS, default 30.
+double AutosaveIntervalSeconds();
+
 /// What the window remembers besides the scenario.
 struct Settings {
   bool tour_seen = false;  ///< the guided tour was shown once (it starts by itself only then)
   float zoom = 1.0f;       ///< View > Zoom (Ctrl+= / Ctrl+-), on top of the monitor's scale
+  /// The controls' "Modern attention" section is open (the learner opened it, or a preset
+  /// that needs it did); closed for a new user, who sees chapter 3's controls first.
+  bool modern_open = false;
+  /// The two panels under the heatmaps (softmax peaking, why 1/sqrt(d_k)) are shown; hidden,
+  /// the heatmaps take their room.
+  bool plots_open = true;
+  std::string export_folder;  ///< the folder of the last export ("": the working folder)
 };
+
+/// What `state` would remember now (its tour, zoom, sections and export folder).
+Settings CurrentSettings(const AppState& state);
 
 /// settings.json beside LastSessionPath() ("" when there is no place for it).
 std::string SettingsPath();

@@ -45,6 +45,12 @@ bool TestHooks::BeforeFrame(AppState& state) {
   return false;
 }
 
+double TestHooks::WaitSeconds(const AppState& state, int calm_frames, double now) const {
+  if (script_running) return script.IdleSeconds();
+  if (options.Headless()) return 0.0;
+  return IdleWaitSeconds(state, calm_frames, now);
+}
+
 void TestHooks::OverrideMouse(const AppState& state, ImGuiIO& io) const {
   if (!state.script_mouse.active) {
     // A headless run has no user: Xvfb's pointer rests mid-screen and would hover a heatmap
@@ -83,6 +89,9 @@ void TestHooks::ReportFrameStats(const AppState& state) const {
       steady.size(), Median(steady), Percentile90(steady),
       static_cast<long long>(ShownShape(state).T),
       static_cast<long long>(state.background.completed));
+  if (state.script_idle.wall >= 0)  // the last `idle S` of the script
+    std::printf("{\"idle_wall_s\": %.3f, \"idle_cpu_s\": %.3f}\n", state.script_idle.wall,
+                state.script_idle.cpu);
 }
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -29,6 +29,11 @@ struct TestHooks {
   /// now (the script failed; exit_status says so).
   bool BeforeFrame(AppState& state);
 
+  /// How long the main loop may wait for events before the next frame (window.h
+  /// IdleWaitSeconds; `calm_frames` frames since the last input): a run that ends by itself
+  /// never waits, except through a script's `idle S`.
+  double WaitSeconds(const AppState& state, int calm_frames, double now) const;
+
   /// After ImGui's NewFrame backends: a script's mouse replaces the real one.
   void OverrideMouse(const AppState& state, ImGuiIO& io) const;
 

@@ -200,6 +200,24 @@ int64_t ColumnWindowPicker(const char* id, int64_t cols, int64_t shown) {
 
 }  // namespace
 
+bool NumberCell(const char* id, float* v) {
+  // Which of the two widgets the cell is this frame: a drag that began with Alt stays a drag
+  // until it is let go (ImGui's storage remembers it per cell), and a cell being typed in
+  // stays a text field even if Alt is pressed.
+  const ImGuiID key = ImGui::GetID(id);
+  ImGuiStorage* storage = ImGui::GetStateStorage();
+  const bool active = ImGui::GetActiveID() == key;
+  const bool drag = storage->GetBool(key, false) || (ImGui::GetIO().KeyAlt && !active);
+  bool changed = false;
+  if (drag) {
+    changed = ImGui::DragFloat(id, v, 0.01f, 0.0f, 0.0f, "%.4f");
+    storage->SetBool(key, ImGui::IsItemActive());
+  } else {
+    changed = ImGui::InputFloat(id, v, 0.0f, 0.0f, "%.4f", ImGuiInputTextFlags_AutoSelectAll);
+  }
+  return changed;
+}
+
 void MatrixEditor(const char* id, const Matrix& m, float height, const MatrixEditorCallbacks& cb) {
   const int64_t rows = m.rows(), cols = m.cols();
   if (rows == 0 || cols == 0) {
@@ -251,16 +269,32 @@ void MatrixEditor(const char* id, const Matrix& m, float height, const MatrixEdi
         ImGui::PushID(static_cast<int>(j));
         float v = m(i, j);
         ImGui::SetNextItemWidth(-FLT_MIN);
-        if (ImGui::DragFloat("##v", &v, 0.01f, 0.0f, 0.0f, "%.4f")) cb.on_cell(i, j, v);
+        if (NumberCell("##v", &v)) cb.on_cell(i, j, v);
         if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
-          ImGui::SetTooltip("row %d (%s), column %s: %.6g\nDrag to change, double-click to type.",
-                            i, cb.row_label(i).c_str(), cb.col_label(j).c_str(), m(i, j));
+          ImGui::SetTooltip(
+              "row %d (%s), column %s: %.6g\nClick and type a number (Enter or a "
+              "click elsewhere ends it); hold Alt and drag to change it by "
+              "dragging.",
+              i, cb.row_label(i).c_str(), cb.col_label(j).c_str(), m(i, j));
         ImGui::PopID();
       }
       ImGui::PopID();
     }
   }
   ImGui::EndTable();
+}
+
+std::string ShortText(const std::string& text, size_t bytes) {
+  if (text.size() <= bytes) return text;
+  size_t cut = text.rfind(' ', bytes);
+  if (cut == std::string::npos || cut < bytes / 2) {
+    cut = bytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  }
+  std::string out = text.substr(0, cut);
+  while (!out.empty() && (out.back() == ' ' || out.back() == ',' || out.back() == ':'))
+    out.pop_back();
+  return out + "\u2026";
 }
 
 void ErrorText(const std::string& text) {

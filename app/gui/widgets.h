@@ -73,6 +73,10 @@ bool StepControls(const char* id, int64_t* step, int64_t count, bool* playing);
 /// The text of one cell of ValuesTable: 4 decimals ("%.4f", torch's print of these values),
 /// "nan", "inf", "-inf".
 std::string ValuesTableCell(double v);
+
+/// `text` when it has at most `bytes` bytes, else its start cut at the last space before that
+/// (or at a whole UTF-8 character) followed by an ellipsis: a title on one line of a menu.
+std::string ShortText(const std::string& text, size_t bytes);
 /// What ValuesTable prints (dimmed) in a cell its `shown` hides: a masked key.
 inline constexpr const char* kValuesTableHidden = "\u00B7";
 
@@ -80,6 +84,11 @@ inline constexpr const char* kValuesTableHidden = "\u00B7";
 /// pixels: one more for the sideways scroll bar when the table is wider.
 float ValuesTableHeight(const std::vector<std::string>& row_labels, Eigen::Index rows,
                         Eigen::Index cols, float width);
+
+/// One number of an editable matrix, as a spreadsheet's cell: a single click selects its text
+/// and typing replaces it; with Alt held it is a drag instead (sideways changes the value by
+/// 0.01 a pixel). Returns true when the value changed (each keystroke or drag step).
+bool NumberCell(const char* id, float* v);
 
 /// A read-only table of numbers (ValuesTableCell's text): rows labelled by row_labels, columns
 /// by col_labels; cells where `shown` is given and 0 print "\u00B7" (masked). `highlight_row`

@@ -25,6 +25,7 @@
 #include "gui/gfx/gl.h"  // GLFW key codes (ImGui 1.86 indexes keys by the backend's codes)
 #include "gui/gfx/script_fonts.h"
 #include "gui/panels/panels.h"
+#include "gui/session.h"
 #include "gui/tour.h"
 #include "gui/widgets.h"
 
@@ -173,12 +174,36 @@ std::string HeatmapLayoutJson(const AppState& state) {
   j["token_labels"] = TokenLabelsJson(state);
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   j["window"] = {{"width", display.x}, {"height", display.y}};
-  j["dialog"] = {{"open", state.dialog.kind != DialogKind::kNone}, {"path", state.dialog.path}};
+  // The parts of the window a learner opens and closes (remembered in the settings), the
+  // plots' rectangle and the overview canvas's visible part, and the peaking panel's rows.
+  j["sections"] = {{"modern", state.modern_open}, {"plots", state.plots_open}};
+  j["plots"] = RectJson(state.peaking_rect);
+  j["canvas"] = RectJson(state.heatmap_canvas);
+  j["row"] = {{"chosen", state.row}, {"peaking", state.peaking.row}};
+  j["dialog"] = {{"open", state.dialog.kind != DialogKind::kNone},
+                 {"path", state.dialog.path},
+                 {"error", state.dialog.error}};
   j["tour"] = {{"active", state.tour.active},
                {"step", state.tour.step},
                {"task_done", state.tour.task_done},
-               {"card", RectJson(state.tour.card)}};
+               {"card", RectJson(state.tour.card)},
+               {"target", RectJson(state.tour.target)}};
   return j.dump(1) + "\n";
+}
+
+bool WindowIsBusy(const AppState& state) {
+  return state.training.running || state.training.playing || state.background.running ||
+         state.inference.playing || state.tour.active || state.dialog.native != nullptr ||
+         !state.pending.empty() || state.fonts_dirty || ImGui::IsAnyMouseDown();
+}
+
+double IdleWaitSeconds(const AppState& state, int calm_frames, double now) {
+  if (calm_frames < kSettleFrames || WindowIsBusy(state)) return 0.0;
+  if (ImGui::GetIO().WantTextInput) return 0.5;  // the cursor blinks
+  double wait = 30.0;
+  if (state.shown_version != state.autosaved_version)  // an autosave will be due
+    wait = std::clamp(state.autosaved_at + AutosaveIntervalSeconds() - now, 0.05, wait);
+  return wait;
 }
 
 void ApplyStyle() {
@@ -198,32 +223,54 @@ void ApplyStyle() {
 
 namespace {
 
-// The left column: the controls, Attention first (its multiplier, mask and normalization are
-// what a learner plays with most).
+// The left column: chapter 3's controls in the order the book builds attention (the input,
+// the projections with their seed and init, then scaling, mask, normalization and dropout),
+// then one "Modern attention" section for the rest, closed for a new user and remembered.
 void DrawControlsColumn(AppState& state, float left_w, float body_h) {
   ImGui::BeginChild("controls", ImVec2(left_w, body_h), true);
   ImGui::PushItemWidth(-ImGui::GetFontSize() * 6.5f);
-  if (Section("Attention",
-              "From scores to weights: scaling, temperature, mask, normalization, dropout.", true))
-    DrawAttentionPanel(state);
-  if (Section("Positions", "How token positions enter attention: none, ALiBi, RoPE, sinusoidal.",
+  if (Section("Input", "Where the token embeddings X come from: a preset, text, a matrix.", true))
+    DrawInputPanel(state);
+  if (Section("Projections",
+              "Q = X W_query, K = X W_key, V = X W_value: their init, seed, d_out and heads.",
               true))
-    DrawPositionsPanel(state);
-  if (Section("Input", "Where the token embeddings X come from.", true)) DrawInputPanel(state);
-  if (Section("Projections", "Q = X W_query, K = X W_key, V = X W_value.", false))
     DrawProjectionPanel(state);
+  if (Section("Attention",
+              "From scores to weights: 1/sqrt(d_k), temperature, mask, normalization, dropout.",
+              true))
+    DrawAttentionPanel(state);
+  ImGui::SetNextItemOpen(state.modern_open, ImGuiCond_Always);
+  const bool modern =
+      Section("Modern attention",
+              "Beyond chapter 3: soft-capping, attention sinks, sliding-window, prefix-LM and "
+              "document masks, positions (RoPE, ALiBi), precision, the generator, how the "
+              "projections are drawn. Opens by itself for a preset that uses them.",
+              false);
+  if (modern != state.modern_open) Emit(state, SetSectionOpen{SetSectionOpen::kModern, modern});
+  if (modern) DrawModernAttentionPanel(state);
   ImGui::PopItemWidth();
   ImGui::EndChild();
   state.controls_rect = LastItemRect();
 }
 
-// The heatmaps with the peaking and variance plots side by side below them.
+// The heatmaps with the peaking and variance plots side by side below them; with the plots
+// hidden, one line that brings them back.
 void DrawHeatmapsView(AppState& state, float right_w, float body_h, float bottom_h) {
   const ImGuiStyle& style = ImGui::GetStyle();
+  if (!state.plots_open) bottom_h = ImGui::GetFrameHeight();
   ImGui::BeginChild("heatmaps", ImVec2(right_w, body_h - bottom_h - style.ItemSpacing.y), false,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   DrawHeatmapsPanel(state);
   ImGui::EndChild();
+  if (!state.plots_open) {
+    if (ImGui::Button("\xE2\x96\xB4 show the plots: softmax peaking, why 1/\xE2\x88\x9A"
+                      "d_k"))
+      Emit(state, SetSectionOpen{SetSectionOpen::kPlots, true});
+    Tip("The chosen query row's weights and entropy against the multiplier, and why the "
+        "scores are divided by \xE2\x88\x9A"
+        "d_k. Remembered.");
+    return;
+  }
   const float half = (right_w - style.ItemSpacing.x) * 0.5f;
   ImGui::BeginChild("peaking", ImVec2(half, bottom_h), true, ImGuiWindowFlags_NoScrollbar);
   DrawPeakingPanel(state);
@@ -312,9 +359,9 @@ void DrawMainWindow(AppState& state) {
   ImGui::End();
   DrawTourPanel(state);
 
-  // The hover found this frame drives next frame's highlights; the peaking row follows it.
+  // The hover found this frame drives next frame's highlights and, while it lasts, the
+  // peaking panel's row (PeakingRow); the chosen row stays.
   state.hover = state.hover_next;
-  if (state.hover.active && state.hover.row != state.row) Emit(state, SelectRow{state.hover.row});
   UpdateTourTask(state);
 }
 

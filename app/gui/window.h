@@ -17,6 +17,22 @@ void DrawMainWindow(AppState& state);
 /// the window, top-left origin; stages without an image are left out.
 std::string HeatmapLayoutJson(const AppState& state);
 
+/// Whether the window must draw the next frame without waiting for input: a training run, a
+/// background recompute, a playing step view, the tour (its highlights), a desktop file
+/// dialog, a held mouse button (a drag). Otherwise the main loop waits for events
+/// (IdleWaitSeconds).
+bool WindowIsBusy(const AppState& state);
+
+/// How long the main loop may wait for an event before drawing again, in seconds; 0: draw
+/// now. `calm_frames`: frames drawn since the last input. A few frames after each input let
+/// ImGui settle (hover, scroll, a texture uploaded); then it waits, 0.5 s at most while a text
+/// field blinks its cursor, else until the next autosave is due (AutosaveWhenIdle), at most
+/// 30 s. `now`: steady clock in seconds.
+double IdleWaitSeconds(const AppState& state, int calm_frames, double now);
+
+/// Frames drawn after an input before the window may wait (IdleWaitSeconds).
+inline constexpr int kSettleFrames = 20;
+
 /// The ImGui style of the app: dark, rounded, a little roomier than the default.
 void ApplyStyle();
 

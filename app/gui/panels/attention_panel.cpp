@@ -186,6 +186,7 @@ void DrawMaskFill(AppState& state) {
 }
 
 void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t>& path, int64_t T);
+const char* MaskLabel(MaskKind kind);
 
 /// The parts of the and / or mask `m` (at `path`; `id` its widgets' suffix): each part's kind
 /// combo, its remove button (not the last part) and its fields, then "+ mask"; every change
@@ -204,17 +205,17 @@ void DrawMaskParts(AppState& state, const MaskSpec& m, const std::vector<size_t>
     inner.push_back(k);
     const std::string pid = id + "_part" + std::to_string(k);
     ImGui::PushID(pid.c_str());
-    ImGui::SetNextItemWidth(ImGui::CalcTextSize("sliding_window").x + ImGui::GetFrameHeight() * 2);
-    if (ImGui::BeginCombo("##kind", Name(m.of[k].kind))) {
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize("sliding window").x + ImGui::GetFrameHeight() * 2);
+    if (ImGui::BeginCombo("##kind", MaskLabel(m.of[k].kind))) {
       for (MaskKind kind : kPartKinds)
-        if (ImGui::Selectable(Name(kind), kind == m.of[k].kind) && kind != m.of[k].kind)
+        if (ImGui::Selectable(MaskLabel(kind), kind == m.of[k].kind) && kind != m.of[k].kind)
           Emit(state, EditScenario{"mask part kind", [inner, kind, T](Scenario& x) {
                                      StartMaskKind(MaskPart(x.mask, inner), kind,
                                                    std::max<int64_t>(T, 1));
                                    }});
       ImGui::EndCombo();
     }
-    Tip(("Part " + std::to_string(k) + " of the " + Name(m.kind) + ": " + MaskName(m.of[k]) +
+    Tip(("Part " + std::to_string(k) + " of the " + MaskLabel(m.kind) + ": " + MaskName(m.of[k]) +
          ". Choose another kind; it starts from a setting of its own.")
             .c_str());
     ImGui::SameLine();
@@ -284,7 +285,7 @@ void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t
     char buf[1024];
     std::snprintf(buf, sizeof buf, "%s", text.c_str());
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("doc_ids");
+    ImGui::TextUnformatted("document ids");
     ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
     ImGui::SetNextItemWidth(
         std::min(ImGui::GetFontSize() * 14.0f, ImGui::GetContentRegionAvail().x));
@@ -308,52 +309,67 @@ void DrawMaskFields(AppState& state, const MaskSpec& m, const std::vector<size_t
   }
 }
 
-/// The mask row (none, causal, custom), today's kinds (sliding window, prefix-LM, documents,
-/// and / or) with their fields, and, for a custom mask, its allow-all and causal buttons.
-void DrawMask(AppState& state, const Scenario& s, const Shape& sh) {
-  ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("mask");
-  const struct {
-    MaskKind kind;  // its button says Name(kind)
-    const char* tip;
-  } masks[] = {
-      {MaskKind::kNone, "Every query attends to every key (an encoder)."},
-      {MaskKind::kCausal,
-       "Query i sees keys 0..i only (a decoder/GPT): torch.tril, masked_fill(-inf)."},
-      {MaskKind::kCustom,
-       "Your own mask: click or drag on the mask (or logits, weights) heatmap to forbid or "
-       "allow cells. Starts from the mask on screen."},
-      {MaskKind::kSlidingWindow,
-       "Query i sees keys i-W+1..i: W keys, this one included (gpt-oss, Mistral, mlx-lm)."},
-      {MaskKind::kPrefixLm,
-       "Keys 0..P-1 (the prompt) are seen by every query, causal after (T5, PaliGemma)."},
-      {MaskKind::kDocument,
-       "Packed documents: causal within a document, nothing across (one id per token)."},
-      {MaskKind::kAnd, "Allowed where every mask of the list allows (attention-gym's and_masks)."},
-      {MaskKind::kOr, "Allowed where any mask of the list allows (attention-gym's or_masks)."},
-  };
+/// Every mask kind: its label in words and what it does. Chapter 3's three kinds come first
+/// (the basic controls); the others are today's (the "Modern attention" section).
+struct MaskChoice {
+  MaskKind kind;
+  const char* label;
+  const char* tip;
+};
+constexpr MaskChoice kMaskChoices[] = {
+    {MaskKind::kNone, "none", "Every query attends to every key (an encoder)."},
+    {MaskKind::kCausal, "causal",
+     "Query i sees keys 0..i only (a decoder/GPT): torch.tril, masked_fill(-inf)."},
+    {MaskKind::kCustom, "custom",
+     "Your own mask: click or drag on the mask (or logits, weights) heatmap to forbid or "
+     "allow cells. Starts from the mask on screen."},
+    {MaskKind::kSlidingWindow, "sliding window",
+     "Query i sees keys i-W+1..i: W keys, this one included (gpt-oss, Mistral, mlx-lm)."},
+    {MaskKind::kPrefixLm, "prefix-LM",
+     "Keys 0..P-1 (the prompt) are seen by every query, causal after (T5, PaliGemma)."},
+    {MaskKind::kDocument, "documents",
+     "Packed documents: causal within a document, nothing across (one id per token)."},
+    {MaskKind::kAnd, "and",
+     "Allowed where every mask of the list allows (attention-gym's and_masks)."},
+    {MaskKind::kOr, "or", "Allowed where any mask of the list allows (attention-gym's or_masks)."},
+};
+constexpr size_t kBasicMaskChoices = 3;  // none, causal, custom: chapter 3
+
+const char* MaskLabel(MaskKind kind) {
+  for (const MaskChoice& c : kMaskChoices)
+    if (c.kind == kind) return c.label;
+  return Name(kind);
+}
+
+bool IsBasicMask(MaskKind kind) {
+  return kind == MaskKind::kNone || kind == MaskKind::kCausal || kind == MaskKind::kCustom;
+}
+
+/// Radio buttons for kMaskChoices[first, last), wrapping onto the next line when the panel is
+/// narrow; a click is one undo step.
+void DrawMaskRadios(AppState& state, const Scenario& s, size_t first, size_t last) {
   const ImGuiStyle& style = ImGui::GetStyle();
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  for (const auto& mk : masks) {
-    // The buttons wrap onto the next line when the panel is narrow.
+  for (size_t i = first; i < last; ++i) {
+    const MaskChoice& mk = kMaskChoices[i];
     const float width =
-        ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(Name(mk.kind)).x;
+        ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(mk.label).x;
     if (ImGui::GetItemRectMax().x + style.ItemSpacing.x + width < right) ImGui::SameLine();
-    if (ImGui::RadioButton(Name(mk.kind), s.mask.kind == mk.kind) && s.mask.kind != mk.kind)
+    if (ImGui::RadioButton(mk.label, s.mask.kind == mk.kind) && s.mask.kind != mk.kind)
       Emit(state, SetMaskKind{mk.kind});
     Tip(mk.tip);
   }
-  DrawMaskFields(state, s.mask, {}, sh.T);
-  if (s.mask.kind != MaskKind::kNone) {
-    bool zero = s.mask.masked_rows == MaskedRows::kZero;
-    if (ImGui::Checkbox("rows with no allowed key give 0", &zero))
-      Emit(state, EditScenario{"masked rows", [zero](Scenario& x) {
-                                 x.mask.masked_rows = zero ? MaskedRows::kZero : MaskedRows::kNan;
-                               }});
-    Tip(("A row whose every key is masked gives " + MaskedRowsLegend(MaskedRows::kNan) +
-         " when off, and " + MaskedRowsLegend(MaskedRows::kZero) + " when on.")
-            .c_str());
-    DrawMaskFill(state);
+}
+
+/// Chapter 3's mask row (none, causal, custom) and, for a custom mask, its allow-all and
+/// causal buttons. Today's kinds are in DrawModernMask.
+void DrawMask(AppState& state, const Scenario& s, const Shape& sh) {
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("mask");
+  DrawMaskRadios(state, s, 0, kBasicMaskChoices);
+  if (!IsBasicMask(s.mask.kind)) {
+    ImGui::TextDisabled("now: %s (under Modern attention)", MaskLabel(s.mask.kind));
+    Tip(MaskLegend(s.mask).c_str());
   }
   if (s.mask.kind == MaskKind::kCustom) {
     const int64_t T = sh.T;
@@ -371,6 +387,26 @@ void DrawMask(AppState& state, const Scenario& s, const Shape& sh) {
     Tip("Start again from the causal triangle.");
     ImGui::SameLine();
     ImGui::TextDisabled("paint on the heatmaps");
+  }
+}
+
+/// Today's mask kinds (sliding window, prefix-LM, documents, and / or) with their fields, and
+/// for any mask what a row with no allowed key gives and the value masked logits get.
+void DrawModernMask(AppState& state, const Scenario& s, const Shape& sh) {
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("more masks");
+  DrawMaskRadios(state, s, kBasicMaskChoices, std::size(kMaskChoices));
+  DrawMaskFields(state, s.mask, {}, sh.T);
+  if (s.mask.kind != MaskKind::kNone) {
+    bool zero = s.mask.masked_rows == MaskedRows::kZero;
+    if (ImGui::Checkbox("rows with no allowed key give 0", &zero))
+      Emit(state, EditScenario{"masked rows", [zero](Scenario& x) {
+                                 x.mask.masked_rows = zero ? MaskedRows::kZero : MaskedRows::kNan;
+                               }});
+    Tip(("A row whose every key is masked gives " + MaskedRowsLegend(MaskedRows::kNan) +
+         " when off, and " + MaskedRowsLegend(MaskedRows::kZero) + " when on.")
+            .c_str());
+    DrawMaskFill(state);
   }
 }
 
@@ -442,10 +478,16 @@ void DrawAttentionPanel(AppState& state) {
   const Scenario& s = state.scenario;
   const Shape& sh = ShownShape(state);
   DrawScaling(state, s, sh);
-  DrawScoreModifiers(state, s, sh);
   DrawMask(state, s, sh);
   DrawNormalization(state, s);
   DrawDropout(state, s);
+}
+
+void DrawAttentionModern(AppState& state) {
+  const Scenario& s = state.scenario;
+  const Shape& sh = ShownShape(state);
+  DrawScoreModifiers(state, s, sh);
+  DrawModernMask(state, s, sh);
 }
 
 }  // namespace attnlab::gui

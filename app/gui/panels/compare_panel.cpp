@@ -56,6 +56,18 @@ void SameLineIfFits(const char* label, float gap) {
   if (ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine(0, gap);
 }
 
+}  // namespace
+
+void DrawBugGalleryItems(AppState& state) {
+  const CompareState& c = state.compare;
+  for (const BugInfo& b : Bugs()) {
+    if (ImGui::MenuItem(b.name, b.id, c.bug_id == b.id)) Emit(state, LoadBugAction{b.id});
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n(%s)", b.diagnosis, b.source);
+  }
+}
+
+namespace {
+
 /// The bug gallery (model/bugs.h): one click loads a classic mistake as B beside its fix as A.
 void DrawBugGallery(AppState& state) {
   const CompareState& c = state.compare;
@@ -67,10 +79,7 @@ void DrawBugGallery(AppState& state) {
       "rows' entropies, a diagnosis, and the wrong and right lines of PyTorch (also in the Code "
       "view). The fix replaces the scenario (Ctrl+Z undoes it).");
   if (ImGui::BeginPopup("bug_gallery")) {
-    for (const BugInfo& b : Bugs()) {
-      if (ImGui::MenuItem(b.name, b.id, c.bug_id == b.id)) Emit(state, LoadBugAction{b.id});
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n(%s)", b.diagnosis, b.source);
-    }
+    DrawBugGalleryItems(state);
     ImGui::EndPopup();
   }
 }

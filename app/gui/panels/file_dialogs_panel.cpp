@@ -227,6 +227,24 @@ void DrawExportChoices(AppState& state) {
   DrawPreview(state, StageAt(d.stage));
 }
 
+/// The path field's callback: once, when it gets the keyboard, selects the file name without
+/// its folder and extension ("weights" of "figures/weights.png"), so typing replaces it.
+int SelectFileName(ImGuiInputTextCallbackData* data) {
+  auto* d = static_cast<DialogState*>(data->UserData);
+  if (!d->select_name) return 0;
+  d->select_name = false;
+  const std::string text(data->Buf, static_cast<size_t>(data->BufTextLen));
+  const size_t slash = text.find_last_of('/');
+  const size_t start = slash == std::string::npos ? 0 : slash + 1;
+  size_t end = text.find_last_of('.');
+  if (end == std::string::npos || end <= start || d->kind == DialogKind::kExportAll)
+    end = text.size();
+  data->SelectionStart = static_cast<int>(start);
+  data->SelectionEnd = static_cast<int>(end);
+  data->CursorPos = static_cast<int>(end);
+  return 0;
+}
+
 /// "PATH already exists. Replace it?" before Save As writes over a file.
 void DrawReplaceQuestion(AppState& state, bool open) {
   ImGui::TextWrapped("%s already exists.", AbsolutePath(ExpandPath(state.dialog.path)).c_str());
@@ -269,18 +287,37 @@ void DrawFileDialogs(AppState& state) {
     const char* names[] = {"A", "B", "A \xE2\x88\x92 B (difference)"};
     if (ImGui::Combo("heatmap", &map, names, 3)) {
       d.stage = map;
-      d.path = DefaultCompareExportName(state, static_cast<CompareMap>(map));
+      d.path = (std::filesystem::path(d.path).parent_path() /
+                DefaultCompareExportName(state, static_cast<CompareMap>(map)))
+                   .string();
+      d.select_name = true;
     }
     Tip("Which heatmap of the compare view to export, as it is on screen.");
   }
   const char* label = d.kind == DialogKind::kExportAll ? "folder" : "path";
-  if (ImGui::IsWindowAppearing() || d.path_replaced) ImGui::SetKeyboardFocusHere();
+  if (ImGui::IsWindowAppearing() || d.path_replaced) {
+    // A focused text field keeps its own copy of the text: let go of it, focus it again.
+    if (d.path_replaced) ImGui::ClearActiveID();
+    ImGui::SetKeyboardFocusHere();
+    d.select_name = true;
+  }
   d.path_replaced = false;
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("folder").x - ImGui::GetStyle().ItemSpacing.x);
-  const bool enter = ImGui::InputText(label, &d.path, ImGuiInputTextFlags_EnterReturnsTrue);
+  const std::string before = d.path;
+  const bool enter = ImGui::InputText(
+      label, &d.path, ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CallbackAlways,
+      SelectFileName, &d);
+  if (d.path != before) d.error.clear();  // mended: the old reason no longer applies
   Tip("A file path, relative to the folder the app was started in, or absolute; ~/ is your "
       "home folder. Files are written atomically.");
   ImGui::TextDisabled("-> %s", AbsolutePath(ExpandPath(d.path)).c_str());
+  if (!d.error.empty()) {  // the whole reason, wrapped, never cut
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(d.error.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+  }
   if (d.kind == DialogKind::kOpen) {
     const std::vector<std::string> files = JsonFilesNear(d.path);
     if (!files.empty() &&

@@ -4,6 +4,7 @@
 #include <imgui_stdlib.h>
 
 #include <iterator>
+#include <optional>
 
 #include "attnlab/model/presets.h"
 #include "attnlab/model/tokenizer.h"
@@ -26,18 +27,8 @@ void DrawPresetPicker(AppState& state) {
   if (!state.preset_id.empty())
     preview = state.preset_id + (state.scenario == state.preset_scenario ? "" : "  (edited)");
   ImGui::SetNextItemWidth(-FLT_MIN);
-  if (ImGui::BeginCombo("##preset", preview.c_str())) {
-    for (const PresetInfo& p : Presets()) {
-      if (ImGui::Selectable(p.id.c_str(), p.id == state.preset_id))
-        Emit(state, LoadPresetAction{p.id});
-      if (ImGui::IsItemHovered()) {
-        ImGui::BeginTooltip();
-        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-        ImGui::TextUnformatted(p.title.c_str());
-        ImGui::PopTextWrapPos();
-        ImGui::EndTooltip();
-      }
-    }
+  if (ImGui::BeginCombo("##preset", preview.c_str(), ImGuiComboFlags_HeightLarge)) {
+    DrawPresetItems(state, false);
     ImGui::EndCombo();
   }
   Tip("Presets: the notebooks' examples, number for number. Loading one is a single undo "
@@ -57,24 +48,25 @@ void DrawSourceChoice(AppState& state) {
   const Scenario& s = state.scenario;
   const InputSource now = s.input.source;
   struct Choice {
-    InputSource source;  // its button says Name(source)
+    InputSource source;
+    const char* label;  // its button
     const char* tip;
   };
   const Choice choices[] = {
-      {InputSource::kText,
+      {InputSource::kText, "text",
        "Type a sentence: it is split into tokens, and each token's embedding is a row of "
        "nn.Embedding(vocab, d_in) drawn after torch.manual_seed(seed)."},
-      {InputSource::kMatrix,
+      {InputSource::kMatrix, "matrix",
        "Edit the embedding matrix itself, one row per token (switching keeps the current X)."},
-      {InputSource::kRandn,
+      {InputSource::kRandn, "random",
        "X = torch.randn(batch, T, d_in) after torch.manual_seed(seed): random tokens, any size."},
-      {InputSource::kQkv,
+      {InputSource::kQkv, "q, k, v",
        "No X and no projections: q, k, v = randn(batch, T, d_k) drawn directly after the seed, "
        "as the NumPy notebook and Karpathy's scaling cell do."},
   };
   for (const Choice& c : choices) {
     if (&c != choices) ImGui::SameLine();
-    if (ImGui::RadioButton(Name(c.source), now == c.source) && now != c.source) {
+    if (ImGui::RadioButton(c.label, now == c.source) && now != c.source) {
       SettleRuns(state);  // the shown stages whole: a background run ends first
       const Stages& st = ShownStages(state);
       const MatrixStack X = st.X.empty() ? st.Q : st.X;  // qkv has no X: Q becomes the matrix
@@ -127,14 +119,13 @@ void DrawTextInput(AppState& state) {
   Tip("The input sentence. Every keystroke reruns attention.");
 
   int kind = static_cast<int>(in.tokenizer);
-  const char* kinds[] = {Name(TokenizerKind::kWords), Name(TokenizerKind::kWordsAndSpaces),
-                         Name(TokenizerKind::kChars)};
+  const char* kinds[] = {"words", "words and spaces", "characters"};  // TokenizerKind order
   if (ImGui::Combo("tokenizer", &kind, kinds, 3))
     Edit(state, "tokenizer",
          [kind](Scenario& s) { s.input.tokenizer = static_cast<TokenizerKind>(kind); });
   Tip("words: split on spaces and punctuation, keep the punctuation (the notebooks' "
-      "SimpleTokenizer).\nwords_and_spaces: the spaces are tokens too.\nchars: one token per "
-      "character.");
+      "SimpleTokenizer).\nwords and spaces: the spaces are tokens too.\ncharacters: one token "
+      "per character.");
 
   const std::vector<std::string> tokens = Tokenize(in.text, in.tokenizer);
   ImGui::TextDisabled("T = %zu tokens:", tokens.size());
@@ -171,6 +162,13 @@ void DrawMatrixInput(AppState& state) {
     ImGui::SameLine();
     ImGui::TextDisabled("(batch %lld of %lld)", static_cast<long long>(b),
                         static_cast<long long>(B));
+  }
+  // The cells under a node of their own, closed at first: a new user's screen keeps to the
+  // chapter's controls (the heatmaps show X anyway).
+  if (!ImGui::TreeNode("edit X, cell by cell")) {
+    Tip("Edit the embedding matrix: one row per token, one column per dimension. A single "
+        "click on a cell types into it; Alt + drag changes it by dragging.");
+    return;
   }
   // Size buttons: a new token is a row of zeros, a new dimension a column of zeros.
   auto resize = [&](const char* label, int64_t dt, int64_t dd) {
@@ -229,6 +227,7 @@ void DrawMatrixInput(AppState& state) {
         "input.values." + std::to_string(i) + "." + std::to_string(j));
   };
   MatrixEditor("##X", X, 180.0f, cb);
+  ImGui::TreePop();
 }
 
 /// The batch and length of drawn input (randn, qkv).
@@ -342,10 +341,38 @@ void DrawQkvInput(AppState& state) {
 
 }  // namespace
 
+void DrawPresetItems(AppState& state, bool menu) {
+  std::optional<PresetGroup> group;
+  for (const PresetInfo& p : Presets()) {
+    if (p.group == PresetGroup::kBugGallery) continue;  // the gallery opens them beside the fix
+    if (p.group != group) {
+      if (group) ImGui::Spacing();
+      ImGui::TextDisabled("%s", PresetGroupTitle(p.group));
+      group = p.group;
+    }
+    const std::string title = ShortText(p.title, 64);
+    const bool chosen = p.id == state.preset_id;
+    ImGui::PushID(p.id.c_str());
+    const bool clicked = menu ? ImGui::MenuItem(p.id.c_str(), title.c_str(), chosen)
+                              : ImGui::Selectable(p.id.c_str(), chosen);
+    if (!menu) {  // the title beside the id, in the menu's shortcut colour
+      ImGui::SameLine(ImGui::GetFontSize() * 12.0f);
+      ImGui::TextDisabled("%s", title.c_str());
+    }
+    ImGui::PopID();
+    if (clicked) Emit(state, LoadPresetAction{p.id});
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+      ImGui::TextUnformatted(p.title.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+  }
+}
+
 void DrawInputPanel(AppState& state) {
   DrawPresetPicker(state);
-  // The precision right under the preset: a whole-pipeline choice, in view at 1280 x 800.
-  DrawDtypeChoice(state);
   DrawSourceChoice(state);
   switch (state.scenario.input.source) {
     case InputSource::kText:
@@ -361,6 +388,10 @@ void DrawInputPanel(AppState& state) {
       DrawQkvInput(state);
       break;
   }
+}
+
+void DrawInputModern(AppState& state) {
+  DrawDtypeChoice(state);
   DrawGeneratorChoice(state);
 }
 

@@ -186,11 +186,14 @@ void DrawMenuBar(AppState& state) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Presets")) {
-    for (const PresetInfo& p : Presets()) {
-      if (ImGui::MenuItem(p.id.c_str(), nullptr, p.id == state.preset_id))
-        Emit(state, LoadPresetAction{p.id});
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.title.c_str());
+    DrawPresetItems(state, true);
+    ImGui::Separator();
+    if (ImGui::BeginMenu(PresetGroupTitle(PresetGroup::kBugGallery))) {
+      DrawBugGalleryItems(state);
+      ImGui::EndMenu();
     }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Classic attention mistakes, each beside its fix (the Compare view).");
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {

@@ -5,16 +5,37 @@
 #include <string>
 #include <vector>
 
+namespace attnlab {
+struct Scenario;
+}
+
 namespace attnlab::gui {
 
 struct AppState;
 
+// The controls column shows chapter 3's controls (Input, Projections, Attention) and one
+// "Modern attention" section for the rest; each panel file draws its part of both.
+
 /// Preset picker; text with tokenizer, an editable embedding matrix, or randn; seeds; sizes.
 void DrawInputPanel(AppState& state);
-/// W_query, W_key, W_value: how they are made (init, seed, order, heads) and their values.
+/// The input's modern part: the dtype (and the float32 softmax) and the generator.
+void DrawInputModern(AppState& state);
+/// W_query, W_key, W_value: how they are made (init, seed, d_out, heads) and their values.
 void DrawProjectionPanel(AppState& state);
-/// Scaling by 1/sqrt(d_k), the multiplier (1/temperature), mask, normalization, dropout.
+/// The projections' modern part: draw order, one module per head, bias, output projection,
+/// K/V heads, how heads are split.
+void DrawProjectionModern(AppState& state);
+/// Scaling by 1/sqrt(d_k), the multiplier (1/temperature), the mask (none, causal, custom),
+/// normalization, dropout.
 void DrawAttentionPanel(AppState& state);
+/// Attention's modern part: soft-capping, the sink, today's mask kinds (sliding window,
+/// prefix-LM, documents, and / or), masked rows and the mask's fill value.
+void DrawAttentionModern(AppState& state);
+/// The "Modern attention" section's body: DrawAttentionModern, the positions, DrawInputModern,
+/// DrawProjectionModern, each under a small heading.
+void DrawModernAttentionPanel(AppState& state);
+/// Whether `s` uses anything of the "Modern attention" section (then a preset opens it).
+bool NeedsModernAttention(const Scenario& s);
 /// The "positions" of the scenario (none, RoPE and its fields, sinusoidal) and RoPE's shift check.
 void DrawPositionsPanel(AppState& state);
 /// The six heatmaps with head and batch selectors, colorbars, tooltips and export.
@@ -25,6 +46,14 @@ void DrawPeakingPanel(AppState& state);
 void DrawVariancePanel(AppState& state);
 /// File, Edit, Presets, View menus.
 void DrawMenuBar(AppState& state);
+/// The bug gallery's entries as menu items (the Compare view's "Bug gallery" button and the
+/// Presets menu's "Bug gallery" submenu): one loads the bug as B beside its fix as A.
+void DrawBugGalleryItems(AppState& state);
+/// The presets as selectable items under their group headings, in the registry's reading
+/// order (presets.h), each with its title; the bug gallery's presets are left out (they open
+/// through DrawBugGalleryItems). `menu`: menu items (the Presets menu) rather than a combo's
+/// selectables (the Input section's picker).
+void DrawPresetItems(AppState& state, bool menu);
 /// The Open, Save As and Export dialogs (ImGui popups with a path field).
 void DrawFileDialogs(AppState& state);
 /// The error of the current edit, or the last message, and the sizes of what is shown.

@@ -34,8 +34,13 @@ void DrawRowPicker(AppState& state, int64_t T) {
       }
     ImGui::EndCombo();
   }
-  Tip("The query whose attention row is shown. It follows the mouse over the heatmaps (the "
-      "orange triangle marks it there).");
+  Tip("The query whose attention row is shown (the orange triangle marks it on the heatmaps). "
+      "While the mouse is over a heatmap the panel shows the hovered row instead, and comes "
+      "back to this one when the mouse leaves.");
+  if (state.hover.active && state.hover.row != state.row) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("showing row %lld (hovered)", static_cast<long long>(state.hover.row));
+  }
 }
 
 }  // namespace
@@ -190,7 +195,7 @@ void RefreshPeaking(AppState& state) {
   const Stages* readable = ReadableStages(state);
   if (!HasShownRun(state) || !readable) return;  // a background run: the cache stays
   const Stages& st = *readable;
-  const int64_t i = std::min(state.row, st.shape.T - 1);
+  const int64_t i = std::min(PeakingRow(state), st.shape.T - 1);
   const std::vector<uint8_t> allowed = AllowedKeys(st, i);
   // The head's own logit rules (scaling, ALiBi, soft-cap, sink) for this query row.
   const CurveRules rules = CurveRulesOf(state.shown, st.shape, state.head, i);
@@ -220,6 +225,11 @@ void DrawPlotsToggle(AppState& state) {
                            : "Give these two plots (softmax peaking and why 1/\xE2\x88\x9A"
                              "d_k) "
                              "most of the height; the heatmaps above scroll.");
+  const char* hide = "\xE2\x96\xBE hide";
+  BeginToolbarItem(false, ImGui::CalcTextSize(hide).x + ImGui::GetStyle().FramePadding.x * 2);
+  if (ImGui::SmallButton(hide)) Emit(state, SetSectionOpen{SetSectionOpen::kPlots, false});
+  Tip("Hide these two plots: the heatmaps take their room. The bar at the bottom brings them "
+      "back; the choice is remembered.");
 }
 
 void DrawPeakingPanel(AppState& state) {

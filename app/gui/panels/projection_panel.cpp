@@ -34,6 +34,23 @@ const char* InitTip(ProjectionInit init) {
   return "";
 }
 
+/// The init as the notebooks write it.
+const char* InitLabel(ProjectionInit init) {
+  switch (init) {
+    case ProjectionInit::kIdentity:
+      return "identity (no weights)";
+    case ProjectionInit::kTorchRand:
+      return "torch.rand";
+    case ProjectionInit::kRandn:
+      return "torch.randn";
+    case ProjectionInit::kLinear:
+      return "nn.Linear";
+    case ProjectionInit::kMatrix:
+      return "your own matrices";
+  }
+  return "";
+}
+
 /// The six draw orders, as the notebooks write them.
 const std::array<std::array<Projection, 3>, 6> kOrders = {{
     {Projection::kQuery, Projection::kKey, Projection::kValue},
@@ -53,9 +70,9 @@ void DrawInitCombo(AppState& state, const ProjectionSpec& p) {
   const ProjectionInit inits[] = {ProjectionInit::kIdentity, ProjectionInit::kTorchRand,
                                   ProjectionInit::kRandn, ProjectionInit::kLinear,
                                   ProjectionInit::kMatrix};
-  if (ImGui::BeginCombo("init", Name(p.init))) {
+  if (ImGui::BeginCombo("init", InitLabel(p.init))) {
     for (ProjectionInit init : inits) {
-      if (ImGui::Selectable(Name(init), init == p.init) && init != p.init) {
+      if (ImGui::Selectable(InitLabel(init), init == p.init) && init != p.init) {
         const std::array<Matrix, 3> W = state.shown_W;
         const int64_t d_out = std::max<int64_t>(ShownShape(state).d_out, 1);
         Edit(state, "init", [init, W, d_out](Scenario& s) {
@@ -191,21 +208,28 @@ void DrawSizes(AppState& state, const ProjectionSpec& p, const Shape& sh) {
         },
         "projections.heads");
   ImGui::TextDisabled("d_k = d_out / heads = %lld", static_cast<long long>(sh.dh));
-  DrawKvHeads(state, p, sh);
-  DrawHeadSplit(state, p);
 }
 
-/// The W seed and draw order of drawn weights, and nn.Linear's bias and out_proj.
+bool Drawn(const ProjectionSpec& p) {
+  return p.init != ProjectionInit::kIdentity && p.init != ProjectionInit::kMatrix;
+}
+
+/// The seed of drawn weights: torch.manual_seed(123) before torch.rand / nn.Linear.
+void DrawSeed(AppState& state, const ProjectionSpec& p) {
+  if (!Drawn(p)) return;
+  std::optional<uint64_t> seed = p.seed;
+  const bool unseeded = FirstUnseededDraw(state.scenario) == UnseededDraw::kProjections;
+  if (OptionalSeedInput("W seed", &seed,
+                        "torch.manual_seed(seed) before the three projections are drawn "
+                        "(the book's torch.manual_seed(123)).",
+                        unseeded ? UnseededText(state.scenario.input.generator) : nullptr))
+    Edit(
+        state, "W seed", [seed](Scenario& s) { s.projections.seed = seed; }, "projections.seed");
+}
+
+/// The draw order of drawn weights, one module per head, and nn.Linear's bias and out_proj.
 void DrawDrawOptions(AppState& state, const ProjectionSpec& p) {
-  const bool drawn = p.init != ProjectionInit::kIdentity && p.init != ProjectionInit::kMatrix;
-  if (drawn) {
-    std::optional<uint64_t> seed = p.seed;
-    const bool unseeded = FirstUnseededDraw(state.scenario) == UnseededDraw::kProjections;
-    if (OptionalSeedInput("W seed", &seed,
-                          "torch.manual_seed(seed) before the three projections are drawn.",
-                          unseeded ? UnseededText(state.scenario.input.generator) : nullptr))
-      Edit(
-          state, "W seed", [seed](Scenario& s) { s.projections.seed = seed; }, "projections.seed");
+  if (Drawn(p)) {
     if (ImGui::BeginCombo("draw order", OrderName(p.order).c_str())) {
       for (const auto& o : kOrders)
         if (ImGui::Selectable(OrderName(o).c_str(), o == p.order))
@@ -232,7 +256,7 @@ void DrawDrawOptions(AppState& state, const ProjectionSpec& p) {
       Edit(state, "bias", [bias](Scenario& s) { s.projections.bias = bias; });
     Tip("nn.Linear(..., bias=True): q = x W + b (qkv_bias in Raschka's code).");
     ImGui::SameLine();
-    if (ImGui::Checkbox("out_proj", &out_proj))
+    if (ImGui::Checkbox("output projection", &out_proj))
       Edit(state, "out_proj", [out_proj](Scenario& s) { s.projections.out_proj = out_proj; });
     Tip("nn.Linear(d_out, d_out) applied to the context (MultiHeadAttention's out_proj), drawn "
         "after the three projections.");
@@ -242,7 +266,16 @@ void DrawDrawOptions(AppState& state, const ProjectionSpec& p) {
 /// The W editors: a tab per matrix; editing a cell switches init to "matrix".
 void DrawWeightEditors(AppState& state) {
   const std::array<Matrix, 3>& shown_W = state.shown_W;  // readable during a background run
-  if (!ImGui::BeginTabBar("##W")) return;
+  // Closed at first, as X's cells: the heatmaps show Q, K and V, the products.
+  if (!ImGui::TreeNode("edit W_query, W_key, W_value")) {
+    Tip("The three matrices cell by cell. Editing one switches init to your own matrices "
+        "(without bias and output projection).");
+    return;
+  }
+  if (!ImGui::BeginTabBar("##W")) {
+    ImGui::TreePop();
+    return;
+  }
   const char* names[3] = {"W_query", "W_key", "W_value"};
   for (int w = 0; w < 3; ++w) {
     if (!ImGui::BeginTabItem(names[w])) continue;
@@ -269,9 +302,18 @@ void DrawWeightEditors(AppState& state) {
     ImGui::EndTabItem();
   }
   ImGui::EndTabBar();
+  ImGui::TreePop();
 }
 
 }  // namespace
+
+void DrawProjectionModern(AppState& state) {
+  const ProjectionSpec& p = state.scenario.projections;
+  if (state.scenario.input.source == InputSource::kQkv) return;  // no projections
+  DrawDrawOptions(state, p);
+  DrawKvHeads(state, p, ShownShape(state));
+  DrawHeadSplit(state, p);
+}
 
 void DrawProjectionPanel(AppState& state) {
   const ProjectionSpec& p = state.scenario.projections;
@@ -289,15 +331,9 @@ void DrawProjectionPanel(AppState& state) {
     return;
   }
   DrawInitCombo(state, p);
+  DrawSeed(state, p);
   DrawSizes(state, p, ShownShape(state));
-  DrawDrawOptions(state, p);
   DrawWeightEditors(state);
-  if (p.init != ProjectionInit::kMatrix) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("Editing a cell switches init to \"matrix\"%s.",
-                       p.init == ProjectionInit::kLinear ? " (without bias and out_proj)" : "");
-    ImGui::PopStyleColor();
-  }
 }
 
 }  // namespace attnlab::gui

@@ -2,7 +2,10 @@
 // talk about, under the heatmaps it talks about; the
 // step's heatmap or panel is outlined in orange, with an arrow from the card to it. Back, Next
 // and Skip emit TourCommand actions.
+#include <imgui_internal.h>  // GImGui->MovingWindow: the learner drags the card
+
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -91,41 +94,67 @@ void DrawTask(const char* task, bool done) {
 
 }  // namespace
 
-/// Where the card goes: at `preferred` if there it covers neither what the step points at nor
-/// the status bar, else beside the target (right, left, below, above), else as far from it as
-/// the window allows; always inside the window above the status bar. Uses last frame's height.
-ImVec2 PlaceCard(const AppState& state, const TourStep& step, ImVec2 preferred, float width) {
+/// Where the card goes, and how wide it is: at `preferred` if there it covers neither what the
+/// step points at (nor, if it can, its second target) nor the status bar; else beside the
+/// target (right, left, below, above), else in a corner of the window; each place first at
+/// the width asked for, then narrower (and so taller). Among places that all cover the target,
+/// the one that covers least of it. Always inside the window above the status bar. The
+/// card's height is last frame's, scaled to the width.
+ImVec2 PlaceCard(const AppState& state, const TourStep& step, ImVec2 preferred, float* width) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.y + 4;
   const ImVec2 lo(vp->WorkPos.x + 4, vp->WorkPos.y + 4);
   const ImVec2 hi(vp->WorkPos.x + vp->WorkSize.x - 4, vp->WorkPos.y + vp->WorkSize.y - status_h);
-  const float h = state.tour.card.valid() ? state.tour.card.max.y - state.tour.card.min.y
-                                          : ImGui::GetFontSize() * 14.0f;
-  auto inside = [&](ImVec2 p) {
-    return ImVec2(std::clamp(p.x, lo.x, std::max(lo.x, hi.x - width)),
-                  std::clamp(p.y, lo.y, std::max(lo.y, hi.y - h)));
-  };
-  const ScreenRect t = TargetRect(state, step.target);
-  auto overlaps = [&](ImVec2 p) {
-    return t.valid() && p.x < t.max.x && p.x + width > t.min.x && p.y < t.max.y &&
-           p.y + h > t.min.y;
-  };
-  std::vector<ImVec2> candidates = {inside(preferred)};
-  if (t.valid()) {
-    const float gap = 12;
-    for (ImVec2 p : {ImVec2(t.max.x + gap, t.min.y), ImVec2(t.min.x - gap - width, t.min.y),
-                     ImVec2(t.min.x, t.max.y + gap), ImVec2(t.min.x, t.min.y - gap - h)})
-      candidates.push_back(inside(p));
+  const ScreenRect& last = state.tour.card;
+  const float last_w = last.valid() ? last.max.x - last.min.x : *width;
+  const float last_h = last.valid() ? last.max.y - last.min.y : ImGui::GetFontSize() * 14.0f;
+  const ScreenRect t = TargetRect(state, step.target), also = TargetRect(state, step.also);
+  const float asked = *width, gap = 12;
+  ImVec2 best = preferred;
+  float least = FLT_MAX;
+  for (const float w : {asked, asked * 0.8f, asked * 0.65f}) {
+    if (w < ImGui::GetFontSize() * 15.0f && w != asked) break;
+    const float h = last_h * std::max(1.0f, last_w / w);  // the same text, fewer columns
+    auto inside = [&](ImVec2 p) {
+      return ImVec2(std::clamp(p.x, lo.x, std::max(lo.x, hi.x - w)),
+                    std::clamp(p.y, lo.y, std::max(lo.y, hi.y - h)));
+    };
+    auto covered = [&](ImVec2 p, const ScreenRect& r) {  // the area of r under the card at p
+      if (!r.valid()) return 0.0f;
+      const float x = std::min(p.x + w, r.max.x) - std::max(p.x, r.min.x);
+      const float y = std::min(p.y + h, r.max.y) - std::max(p.y, r.min.y);
+      return x > 0 && y > 0 ? x * y : 0.0f;
+    };
+    std::vector<ImVec2> candidates = {inside(preferred)};
+    for (const ScreenRect& r : {t, also})
+      if (r.valid())
+        for (ImVec2 p :
+             {ImVec2(r.max.x + gap, r.min.y), ImVec2(r.min.x - gap - w, r.min.y),
+              ImVec2(r.min.x, r.max.y + gap), ImVec2(r.min.x, r.min.y - gap - h),
+              ImVec2(r.max.x + gap, r.max.y - h), ImVec2(r.min.x - gap - w, r.max.y - h)})
+          candidates.push_back(inside(p));
+    for (ImVec2 p : {hi, ImVec2(lo.x, hi.y), ImVec2(hi.x, lo.y), lo})
+      candidates.push_back(inside(p));  // the window's corners
+    for (const ImVec2& p : candidates)  // free of both targets
+      if (covered(p, t) == 0 && covered(p, also) == 0) {
+        *width = w;
+        return p;
+      }
+    for (const ImVec2& p : candidates)  // free of the main target, else covering least of it
+      if (const float c = covered(p, t) * 1000.0f + covered(p, also); c < least) {
+        least = c;
+        best = p;
+        *width = w;
+      }
+    if (least < 1000.0f) return best;  // free of the main target at this width
   }
-  for (const ImVec2& p : candidates)
-    if (!overlaps(p)) return p;
-  return candidates.front();
+  return best;
 }
 
 void DrawTourPanel(AppState& state) {
   TourState& tour = state.tour;
   if (!tour.active) {
-    tour.card = ScreenRect{};
+    tour.card = tour.target = ScreenRect{};
     return;
   }
   const std::vector<TourStep>& steps = TourSteps();
@@ -141,15 +170,15 @@ void DrawTourPanel(AppState& state) {
           ? state.peaking_rect
           : state.variance_rect;
   const bool docked = state.central == CentralView::kHeatmaps && slot.valid();
-  const float width = docked ? std::max(slot.max.x - slot.min.x, ImGui::GetFontSize() * 18.0f)
-                             : ImGui::GetFontSize() * 24.0f;
-  const ImVec2 pos =
-      PlaceCard(state, step,
-                docked ? slot.min
-                       : ImVec2(vp->WorkPos.x + vp->WorkSize.x - width - 16,
-                                vp->WorkPos.y + vp->WorkSize.y - ImGui::GetFontSize() * 16.0f),
-                width);
-  ImGui::SetNextWindowPos(pos);
+  float width = docked ? std::max(slot.max.x - slot.min.x, ImGui::GetFontSize() * 18.0f)
+                       : ImGui::GetFontSize() * 24.0f;
+  const ImVec2 preferred =
+      docked ? slot.min
+             : ImVec2(vp->WorkPos.x + vp->WorkSize.x - width - 16,
+                      vp->WorkPos.y + vp->WorkSize.y - ImGui::GetFontSize() * 16.0f);
+  const ImVec2 pos = PlaceCard(state, step, preferred, &width);
+  // Placed each frame until the learner drags the card; then where they put it.
+  if (!tour.moved) ImGui::SetNextWindowPos(pos);
   ImGui::SetNextWindowSizeConstraints(ImVec2(width, 0), ImVec2(width, FLT_MAX));
   ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.16f, 0.15f, 0.13f, 1.0f));  // opaque
   ImGui::PushStyleColor(ImGuiCol_Border, ImGui::ColorConvertU32ToFloat4(kAccent));
@@ -157,9 +186,10 @@ void DrawTourPanel(AppState& state) {
   ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 6.0f);
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(12, 10));
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
-                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove |
+                                 ImGuiWindowFlags_NoSavedSettings |
                                  ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav;
   if (ImGui::Begin("##tour", nullptr, flags)) {
+    if (!tour.moved && GImGui->MovingWindow == ImGui::GetCurrentWindow()) tour.moved = true;
     ImGui::TextDisabled("Guided tour  \xC2\xB7  %d of %zu", tour.step + 1, steps.size());
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kAccent), "%s", step.title);
     TextWrappedAtSpaces(step.text);
@@ -189,8 +219,9 @@ void DrawTourPanel(AppState& state) {
   ImGui::PopStyleVar(3);
   ImGui::PopStyleColor(2);
 
+  tour.target = TargetRect(state, step.target);
   Highlight(TargetRect(state, step.also), tour.card, false);
-  Highlight(TargetRect(state, step.target), tour.card, true);
+  Highlight(tour.target, tour.card, true);
 }
 
 }  // namespace attnlab::gui
