@@ -29,6 +29,11 @@ class Mt19937 {
   /// fresh refill (as std::mt19937::seed, torch.manual_seed's low 32 bits, np.random.seed).
   void Seed(uint32_t seed);
 
+  /// init_by_array(key, n) of mt19937ar.c: init_genrand(19650218) mixed with the n words of
+  /// `key` (n >= 1), the next word the first of a fresh refill. CPython's random.seed(int)
+  /// seeds this way (PythonRandom). Error: std::invalid_argument when n < 1.
+  void SeedByArray(const uint32_t* key, int64_t n);
+
   /// The next word (genrand_int32), as std::mt19937's operator().
   uint32_t operator()();
 
