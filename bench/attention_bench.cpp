@@ -3,6 +3,7 @@
 //   BM_Pipeline/T/d/threads   one full recompute: randn input (1 x T x d), nn.Linear d -> d for
 //                             Q, K, V, causal mask, stable softmax, context (every stage kept)
 //   BM_MultiplierChange/T/threads  the temperature slider: only logits, weights and context
+//   BM_Microgpt               Karpathy's microgpt.py default run (1000 steps, 20 samples)
 //   BM_ExportFigure/T         render a T x T scores heatmap and encode it as PNG
 //   BM_DenseFloor/T/d/threads two Eigen GEMMs (Q K^T and W V, T x T x d each) plus one stable
 //                             softmax pass over T x T: the work of dense attention, nothing
@@ -24,6 +25,7 @@
 #include "attnlab/base/parallel.h"
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
+#include "attnlab/lessons/microgpt.h"
 #include "attnlab/lessons/train.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/scenario.h"
@@ -186,6 +188,19 @@ void BM_TrainHead(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_TrainHead)->Arg(500)->Unit(benchmark::kMillisecond);
+
+// microgpt.py's default run (issue 58's goal: at most 5 s on one core; CPython takes ~60 s):
+// the shuffle and init, 1000 steps of its scalar graph and 20 samples, on one thread.
+void BM_Microgpt(benchmark::State& state) {
+  const std::vector<std::u32string> docs = MicrogptDocuments(MicrogptNamesText());
+  for (auto _ : state) {
+    Microgpt run(docs, MicrogptSettings{});
+    int64_t lines = 0;
+    RunMicrogpt(run, false, [&](const std::string&) { ++lines; });
+    benchmark::DoNotOptimize(lines);
+  }
+}
+BENCHMARK(BM_Microgpt)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
 }  // namespace attnlab

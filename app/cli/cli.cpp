@@ -50,6 +50,7 @@
 #include "attnlab/python/torch_print.h"
 #include "cli/cli_docs.h"
 #include "cli/cli_inference.h"
+#include "cli/cli_microgpt.h"
 #include "cli/cli_train.h"
 #include "cli/notebook.h"
 #include "gui/options.h"
@@ -676,6 +677,8 @@ int Run(int argc, char** argv) {
   CLI::App* exp = AddExportCommand(app, ex);
   InferenceCli inference;  // attention-lab decode, tiled (cli_inference.cpp)
   inference.Register(app, *code);
+  MicrogptCli microgpt;  // attention-lab microgpt (cli_microgpt.cpp)
+  microgpt.Register(app);
 
   // The build's documentation, made from the definitions above and the window's (cli_docs.h).
   if (const std::string first = argv[1];
@@ -696,6 +699,7 @@ int Run(int argc, char** argv) {
                                        : Code(input, code_out);
     if (train_cli.TrainGiven()) status = train_cli.Train(io);
     if (inference.Given()) status = inference.Run(io);
+    if (microgpt.Given()) status = microgpt.Run(WriteOutput);
     FlushStdout();  // a failed write to stdout (a full disk, /dev/full) is an error, not success
     return status;
   } catch (const WriteInterrupted& e) {

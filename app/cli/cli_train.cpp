@@ -33,36 +33,6 @@ bool EndsWith(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// SIGINT (Ctrl+C) or SIGTERM while training: set by the handler, read after each step.
-volatile std::sig_atomic_t g_stop_training = 0;
-
-void OnStopTraining(int signal) { g_stop_training = signal; }
-
-// While it lives, SIGINT and SIGTERM only ask the training to stop (after the step under way);
-// the handlers found are restored after.
-class StopOnSignals {
- public:
-  StopOnSignals() {
-    g_stop_training = 0;
-    struct sigaction sa = {};
-    sa.sa_handler = OnStopTraining;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~StopOnSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
-  /// The signal that asked to stop, or 0.
-  int signal() const { return g_stop_training; }
-
- private:
-  struct sigaction old_int_ = {}, old_term_ = {};
-};
-
 // "train: step 1200 / 5000 (24%)" on stderr, rewritten in place at most 10 times a second, when
 // stderr is a terminal (nothing in logs, pipes or tests); the line is cleared at the end.
 class ProgressLine {
@@ -95,6 +65,28 @@ class ProgressLine {
 };
 
 }  // namespace
+
+// SIGINT (Ctrl+C) or SIGTERM while training: set by the handler, read after each step.
+namespace {
+volatile std::sig_atomic_t g_stop_training = 0;
+void OnStopTraining(int signal) { g_stop_training = signal; }
+}  // namespace
+
+StopOnSignals::StopOnSignals() {
+  g_stop_training = 0;
+  struct sigaction sa = {};
+  sa.sa_handler = OnStopTraining;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int_);
+  sigaction(SIGTERM, &sa, &old_term_);
+}
+
+StopOnSignals::~StopOnSignals() {
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+int StopOnSignals::signal() const { return g_stop_training; }
 
 void TrainCli::Register(CLI::App& app, CLI::App& code) {
   train_ = app.add_subcommand(

@@ -2,6 +2,8 @@
 // command line of the training experiment (core/include/attnlab/lessons/train.h).
 #pragma once
 
+#include <signal.h>
+
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
@@ -15,6 +17,21 @@ namespace attnlab::cli {
 struct TrainCliIo {
   std::function<Scenario(const std::string&)> load;
   std::function<void(const std::string&, const std::string&)> write;
+};
+
+/// While it lives, SIGINT (Ctrl+C) and SIGTERM only ask a long command (train, microgpt) to
+/// stop (it asks signal() after each step); the handlers found are restored after.
+class StopOnSignals {
+ public:
+  StopOnSignals();
+  ~StopOnSignals();
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+  /// The signal that asked to stop, or 0.
+  int signal() const;
+
+ private:
+  struct sigaction old_int_ = {}, old_term_ = {};
 };
 
 /// A decimal integer option's text in [lo, hi] (no sign, no hex, no octal). Errors:
