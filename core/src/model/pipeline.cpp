@@ -109,6 +109,8 @@ double MaskFillValue(MaskFill fill, Dtype dtype) {
       return dtype == Dtype::kFloat64 ? -1e9 : StoreAs(dtype, -1e9f);
     case MaskFill::kMinus1e4:
       return dtype == Dtype::kFloat64 ? -1e4 : StoreAs(dtype, -1e4f);
+    case MaskFill::kGemma:  // gemma_pytorch's mask value, a Python float made a tensor
+      return dtype == Dtype::kFloat64 ? -2.3819763e38 : StoreAs(dtype, -2.3819763e38f);
   }
   return 0.0;
 }
