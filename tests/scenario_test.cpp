@@ -380,10 +380,28 @@ TEST(AlibiSlopes, AttentionGymsRuleAndTheScenariosChoice) {
   EXPECT_EQ(AlibiDistance(5, 2, true), 3);
 }
 
+// "out_proj": {"bias": false}: out_proj on without its bias; written back the same way.
+TEST(ParseScenario, OutProjWithoutBias) {
+  const std::string linear = R"({"format": "attention-lab/scenario@1", "input": {"source":
+    "randn", "length": 3, "d_in": 4, "seed": 1}, "projections": {"init": "linear", "d_out": 4,
+    "seed": 9, "out_proj": )";
+  const Scenario s = ParseScenario(linear + R"({"bias": false}}})");
+  EXPECT_TRUE(s.projections.out_proj);
+  EXPECT_FALSE(s.projections.out_proj_bias);
+  const std::string text = WriteScenario(s);
+  EXPECT_NE(text.find(R"("out_proj": {)"), std::string::npos) << text;
+  EXPECT_EQ(ParseScenario(text), s);
+  EXPECT_TRUE(ParseScenario(linear + "true}}").projections.out_proj_bias);
+  EXPECT_EQ(ErrorOf(linear + R"({"weight": 1}}})"),
+            "projections.out_proj.weight: unknown field (expected one of: bias)");
+  EXPECT_EQ(ErrorOf(linear + "1}}"),
+            "projections.out_proj: must be true, false or {\"bias\": false}, not a number");
+}
+
 TEST(ParseScenario, AlibiSettingsReadAndWriteBack) {
-  const std::string text = Edit(
-      "\"seed\": 123}",
-      R"("seed": 123}, "positions": {"kind": "alibi", "slopes": [0.5], "symmetric": true})");
+  const std::string text =
+      Edit("\"seed\": 123}",
+           R"("seed": 123}, "positions": {"kind": "alibi", "slopes": [0.5], "symmetric": true})");
   const Scenario s = ParseScenario(text);
   EXPECT_EQ(s.positions.slope_rule, AlibiSlopeRule::kGiven);
   EXPECT_EQ(s.positions.slopes, std::vector<double>{0.5});
@@ -994,6 +1012,12 @@ std::vector<Case> Cases() {
        kProjections},
       {"projections", "out_proj", Base(kRandnInput, kLinear),
        [](Scenario& s) { s.projections.out_proj = true; }, kProjections},
+      {"projections", "out_proj_bias", Base(kRandnInput, kLinear),
+       [](Scenario& s) {
+         s.projections.out_proj = true;
+         s.projections.out_proj_bias = false;
+       },
+       kProjections},
       {"projections", "per_head", randn,
        [](Scenario& s) {
          s.projections.heads = 2;

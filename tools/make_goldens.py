@@ -494,6 +494,14 @@ def score_modifiers():
         "projections": {"init": "linear", "d_out": 6, "seed": 3, "heads": 3},
         "scaling": {"softcap": 0.75, "multiplier": 1.5},
         "positions": {"kind": "alibi", "slopes": "attention_gym", "symmetric": True}}
+    # out_proj without its bias (issue 61: nanoGPT, nanochat, LLMs-from-scratch's 04_gqa, Gemma's
+    # o_proj): nn.Linear(d_out, d_out, bias=False) draws the weight only, so the dropout mask
+    # drawn after it is not the one drawn after a bias.
+    s["outproj-nobias-heads2-dropout"] = {
+        "format": F, "input": {"source": "randn", "length": 5, "d_in": 4, "seed": 8},
+        "projections": {"init": "linear", "d_out": 4, "seed": 9, "heads": 2, "bias": True,
+                        "out_proj": {"bias": False}},
+        "mask": {"kind": "causal"}, "dropout": {"p": 0.25}}
     s["alibi-given-slopes-heads2-window"] = {
         "format": F, "input": randn8, "projections": heads2,
         "mask": {"kind": "sliding_window", "window": 4},
@@ -612,6 +620,7 @@ LOW_PRECISION_VARIANTS = [
     "rope-interleaved-sign-neg-dropout", "rope-split-halves-sign-neg-linear-bias",
     "alibi-heads3-none-softcap-sink", "softcap-c2-causal-heads2", "sink-per-head-empty-row",
     "sink-sigmoid-per-head-causal", "alibi-gym-heads3-symmetric-softcap",
+    "outproj-nobias-heads2-dropout",
 ]
 
 

@@ -139,7 +139,9 @@ def make_projections(spec, d_in):
                 biases[name] = bias
     out_layer = None
     if init == "linear" and spec.get("out_proj", False):
-        out_layer = torch.nn.Linear(d_out, d_out, bias=True)
+        # "out_proj": {"bias": false} is nn.Linear(d_out, d_out, bias=False): the weight only.
+        out_bias = spec["out_proj"].get("bias", True) if isinstance(spec["out_proj"], dict) else True
+        out_layer = torch.nn.Linear(d_out, d_out, bias=out_bias)
     return weights, biases, out_layer, d_out
 
 
@@ -504,8 +506,10 @@ def run_in_default_dtype(scenario):
     if out_layer is not None and p.dtype is None:
         context = out_layer(context)
     elif out_layer is not None:  # the product, then + bias, each stored
-        W_out, b_out = (p.store(t.detach()) for t in (out_layer.weight.T, out_layer.bias))
-        context = p.store(p.mm(context, W_out) + b_out)
+        W_out = p.store(out_layer.weight.T.detach())
+        context = p.mm(context, W_out)  # stored
+        if out_layer.bias is not None:
+            context = p.store(context + p.store(out_layer.bias.detach()))
 
     stages.update(X=X, Q=Q, K=K, V=V, scores=scores, logits=logits, weights=weights,
                   context=context, mask=allowed.int(), W_query=W["query"], W_key=W["key"],

@@ -445,7 +445,19 @@ ProjectionSpec ParseProjections(const json& j) {
   if (j.contains("heads")) p.heads = Integer(j["heads"], "projections.heads", 1, int64_t{1} << 40);
   if (j.contains("kv_heads"))
     p.kv_heads = Integer(j["kv_heads"], "projections.kv_heads", 1, int64_t{1} << 40);
-  if (j.contains("out_proj")) p.out_proj = Bool(j["out_proj"], "projections.out_proj");
+  if (j.contains("out_proj")) {  // true / false, or {"bias": false}: on, without its bias
+    const json& o = j["out_proj"];
+    if (o.is_object()) {
+      CheckKeys(o, "projections.out_proj", {"bias"});
+      p.out_proj = true;
+      if (o.contains("bias")) p.out_proj_bias = Bool(o["bias"], "projections.out_proj.bias");
+    } else if (!o.is_boolean()) {
+      Fail("projections.out_proj",
+           std::string("must be true, false or {\"bias\": false}, not ") + TypeName(o));
+    } else {
+      p.out_proj = o.get<bool>();
+    }
+  }
   if (j.contains("per_head")) p.per_head = Bool(j["per_head"], "projections.per_head");
   if (j.contains("head_split"))
     p.head_split = Choice<HeadSplit>(j["head_split"], "projections.head_split");
@@ -1388,7 +1400,7 @@ json ProjectionsJson(const ProjectionSpec& p) {
   pj["order"] = {Name(p.order[0]), Name(p.order[1]), Name(p.order[2])};
   if (p.init == ProjectionInit::kLinear) {
     pj["bias"] = p.bias;
-    pj["out_proj"] = p.out_proj;
+    pj["out_proj"] = p.out_proj && !p.out_proj_bias ? json{{"bias", false}} : json(p.out_proj);
   }
   pj["heads"] = p.heads;
   if (p.kv_heads != 0 && p.kv_heads != p.heads) pj["kv_heads"] = p.kv_heads;
@@ -1534,7 +1546,8 @@ bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
         if (!SameMatrix(a.W[i], b.W[i])) return false;
       return true;
     case ProjectionInit::kLinear:
-      return a.d_out == b.d_out && a.bias == b.bias && a.out_proj == b.out_proj;
+      return a.d_out == b.d_out && a.bias == b.bias && a.out_proj == b.out_proj &&
+             (!a.out_proj || a.out_proj_bias == b.out_proj_bias);
     default:
       return a.d_out == b.d_out;
   }

@@ -152,6 +152,12 @@ std::string StoredLayer(const Ctx& c, const std::string& layer) {
   return c.low ? "stored_layer(" + layer + ")" : layer;
 }
 
+// out_proj's nn.Linear: with its bias (PyTorch's default), or bias=False (out_proj.bias).
+std::string OutProjLayer(const Ctx& c) {
+  return std::string("torch.nn.Linear(d_out, d_out") +
+         (c.s.projections.out_proj_bias ? "" : ", bias=False") + c.dt + ")";
+}
+
 // "(T, d)" or "(B, T, d)" as the arguments of a draw, and its shape comment.
 std::string DrawShape(const Ctx& c, int64_t d) {
   return (c.flat ? "" : std::to_string(c.sh.B) + ", ") + std::to_string(c.sh.T) + ", " +
@@ -450,8 +456,7 @@ void WritePerHeadProjections(const Ctx& c) {
          << "d_in, " << dh << c.dt << ")\n";
   }
   c.py << "    per_head.append(drawn)\n";
-  if (p.out_proj)
-    c.py << "out_proj = " << StoredLayer(c, "torch.nn.Linear(d_out, d_out" + c.dt + ")") << "\n";
+  if (p.out_proj) c.py << "out_proj = " << StoredLayer(c, OutProjLayer(c)) << "\n";
   const char* cat = c.numpy ? "np.concatenate(" : "torch.cat(";
   const char* axis = c.numpy ? "axis=" : "dim=";
   for (const char* n : {"query", "key", "value"}) {
@@ -515,9 +520,7 @@ void WriteProjections(const Ctx& c) {
              << StoredLayer(c, std::string("torch.nn.Linear(d_in, ") + width(w) +
                                    ", bias=" + (p.bias ? "True" : "False") + c.dt + ")")
              << "\n";
-      if (p.out_proj)
-        c.py << "out_proj = " << StoredLayer(c, "torch.nn.Linear(d_out, d_out" + c.dt + ")")
-             << "\n";
+      if (p.out_proj) c.py << "out_proj = " << StoredLayer(c, OutProjLayer(c)) << "\n";
       c.py << "Q = " << LinearCall(c, "query", "X") << "\nK = " << LinearCall(c, "key", "X")
            << "\nV = " << LinearCall(c, "value", "X") << "\n";
       break;

@@ -307,6 +307,10 @@ struct ProjectionSpec {
   /// multi-query attention. Not with identity, per_head or qkv input.
   int64_t kv_heads = 0;
   bool out_proj = false;  ///< linear only: nn.Linear(d_out, d_out, bias=True) after Q,K,V
+  /// out_proj's bias ("out_proj": {"bias": false} drops it): nn.Linear(d_out, d_out,
+  /// bias=False), as LLMs-from-scratch's 04_gqa, nanoGPT (bias=False), nanochat's c_proj and
+  /// Gemma's o_proj; the generator then draws the weight only. Read only with out_proj.
+  bool out_proj_bias = true;
   /// Inits that draw only: one module per head, as LLMs-from-scratch ch03
   /// MultiHeadAttentionWrapper's ModuleList of CausalAttention. Head h draws its own
   /// W_query, W_key, W_value (d_in x dh each, in `order`) after head h - 1's, and they fill
