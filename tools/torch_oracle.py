@@ -220,9 +220,10 @@ def alibi_slopes_of(positions, heads):
     rule = positions.get("slopes", "paper")
     if isinstance(rule, list):
         return [float(torch.tensor(m, dtype=torch.float32)) for m in rule]  # read as float32
-    if rule == "attention_gym":  # as its score_mod computes them: an int32 head index, float32
+    if rule == "attention_gym":  # as its score_mod computes them: an int32 head index made
+        # float32 by PyTorch's default dtype (kept float32 here in a float64 run too)
         h = torch.arange(heads, dtype=torch.int32)
-        return torch.exp2(-((h + 1) * 8.0 / heads)).float().tolist()
+        return torch.exp2(-((h + 1).float() * 8.0 / heads)).tolist()
     assert rule == "paper", rule
     return alibi_slopes(heads)
 
