@@ -48,6 +48,10 @@ TEST(MaskFillValue, IsTheFillStoredInTheDtype) {
   EXPECT_EQ(MaskFillValue(MaskFill::kMinus1e9, Dtype::kFloat16), -INFINITY);
   EXPECT_EQ(MaskFillValue(MaskFill::kMinus1e4, Dtype::kBfloat16), -9984.0);
   EXPECT_EQ(MaskFillValue(MaskFill::kMinus1e4, Dtype::kFloat16), -10000.0);
+  // Gemma's -2.3819763e38 (gemma_pytorch): float32's nearest, -inf in float16 (beyond 65504).
+  EXPECT_EQ(MaskFillValue(MaskFill::kGemma, Dtype::kFloat32), static_cast<double>(-2.3819763e38f));
+  EXPECT_EQ(MaskFillValue(MaskFill::kGemma, Dtype::kFloat64), -2.3819763e38);
+  EXPECT_EQ(MaskFillValue(MaskFill::kGemma, Dtype::kFloat16), -INFINITY);
 }
 
 const char* kLow = R"({

@@ -356,6 +356,71 @@ TEST(AlibiSlopes, AsThePapersReferenceCode) {
   EXPECT_NEAR(AlibiSlopes(12)[8], 0.7071067811865476, 1e-15);
 }
 
+// attention-gym's generate_alibi_bias (attn_gym/mods/alibi.py): 2^(-8(h+1)/H) for any H, the
+// paper's when H is a power of two; AlibiSlopesOf picks by positions.slopes.
+TEST(AlibiSlopes, AttentionGymsRuleAndTheScenariosChoice) {
+  EXPECT_EQ(AttentionGymSlopes(4), AlibiSlopes(4));
+  EXPECT_EQ(AttentionGymSlopes(8), AlibiSlopes(8));
+  const std::vector<double> three = AttentionGymSlopes(3);
+  ASSERT_EQ(three.size(), 3u);
+  // torch.exp2(-((h + 1) * 8.0 / 3)) on torch.arange(3, dtype=torch.int32), PyTorch 1.13:
+  // float32 values, one ulp below the float32 nearest 2^(-8/3) and 2^(-16/3).
+  EXPECT_EQ(three[0], static_cast<double>(0.15749011933803558f));
+  EXPECT_EQ(three[1], static_cast<double>(0.02480313926935196f));
+  EXPECT_EQ(three[2], 0.00390625);
+  PositionsSpec p;
+  p.kind = PositionKind::kAlibi;
+  EXPECT_EQ(AlibiSlopesOf(p, 3), AlibiSlopes(3));
+  p.slope_rule = AlibiSlopeRule::kAttentionGym;
+  EXPECT_EQ(AlibiSlopesOf(p, 3), three);
+  p.slope_rule = AlibiSlopeRule::kGiven;
+  p.slopes = {0.5, -0.25};
+  EXPECT_EQ(AlibiSlopesOf(p, 2), p.slopes);
+  EXPECT_EQ(AlibiDistance(2, 5, false), -3);
+  EXPECT_EQ(AlibiDistance(2, 5, true), 3);
+  EXPECT_EQ(AlibiDistance(5, 2, true), 3);
+}
+
+// "out_proj": {"bias": false}: out_proj on without its bias; written back the same way.
+TEST(ParseScenario, OutProjWithoutBias) {
+  const std::string linear = R"({"format": "attention-lab/scenario@1", "input": {"source":
+    "randn", "length": 3, "d_in": 4, "seed": 1}, "projections": {"init": "linear", "d_out": 4,
+    "seed": 9, "out_proj": )";
+  const Scenario s = ParseScenario(linear + R"({"bias": false}}})");
+  EXPECT_TRUE(s.projections.out_proj);
+  EXPECT_FALSE(s.projections.out_proj_bias);
+  const std::string text = WriteScenario(s);
+  EXPECT_NE(text.find(R"("out_proj": {)"), std::string::npos) << text;
+  EXPECT_EQ(ParseScenario(text), s);
+  EXPECT_TRUE(ParseScenario(linear + "true}}").projections.out_proj_bias);
+  EXPECT_EQ(ErrorOf(linear + R"({"weight": 1}}})"),
+            "projections.out_proj.weight: unknown field (expected one of: bias)");
+  EXPECT_EQ(ErrorOf(linear + "1}}"),
+            "projections.out_proj: must be true, false or {\"bias\": false}, not a number");
+}
+
+TEST(ParseScenario, AlibiSettingsReadAndWriteBack) {
+  const std::string text =
+      Edit("\"seed\": 123}",
+           R"("seed": 123}, "positions": {"kind": "alibi", "slopes": [0.5], "symmetric": true})");
+  const Scenario s = ParseScenario(text);
+  EXPECT_EQ(s.positions.slope_rule, AlibiSlopeRule::kGiven);
+  EXPECT_EQ(s.positions.slopes, std::vector<double>{0.5});
+  EXPECT_TRUE(s.positions.symmetric);
+  EXPECT_EQ(ParseScenario(WriteScenario(s)), s);
+  EXPECT_EQ(PositionsName(s.positions), "ALiBi (given slopes, symmetric)");
+  Scenario gym = s;
+  gym.positions.slope_rule = AlibiSlopeRule::kAttentionGym;
+  gym.positions.slopes.clear();
+  gym.positions.symmetric = false;
+  const std::string written = WriteScenario(gym);
+  EXPECT_NE(written.find(R"("slopes": "attention_gym")"), std::string::npos) << written;
+  EXPECT_EQ(written.find("symmetric"), std::string::npos) << written;
+  Scenario paper = gym;
+  paper.positions.slope_rule = AlibiSlopeRule::kPaper;  // the default: not written
+  EXPECT_EQ(WriteScenario(paper).find("slopes"), std::string::npos);
+}
+
 TEST(ParseScenario, PositionsRefuseBadFieldsNamingThem) {
   auto with = [](const std::string& positions) {
     return Edit("\"seed\": 123}", "\"seed\": 123}, \"positions\": " + positions);
@@ -373,7 +438,21 @@ TEST(ParseScenario, PositionsRefuseBadFieldsNamingThem) {
       {R"({"kind": "sinusoidal", "theta": 5})",
        "positions.theta: is only read when kind is \"rope\", not \"sinusoidal\""},
       {R"({"kind": "rope", "base": 5})",
-       "positions.base: unknown field (expected one of: kind, layout, theta, sign)"},
+       "positions.base: unknown field (expected one of: kind, layout, theta, sign, slopes, "
+       "symmetric)"},
+      {R"({"kind": "rope", "slopes": "paper"})",
+       "positions.slopes: is only read when kind is \"alibi\", not \"rope\""},
+      {R"({"kind": "alibi", "slopes": "bloom"})",
+       "positions.slopes: unknown value \"bloom\" (expected one of: paper, attention_gym, "
+       "given)"},
+      {R"({"kind": "alibi", "slopes": "given"})",
+       "positions.slopes: \"given\" is written as the numbers themselves, one per head"},
+      {R"({"kind": "alibi", "slopes": []})",
+       "positions.slopes: must be \"paper\", \"attention_gym\" or one number per head"},
+      {R"({"kind": "alibi", "slopes": [0.5, 0.25]})",
+       "positions.slopes: has 2 slopes but must have one per head (heads = 1)"},
+      {R"({"kind": "alibi", "symmetric": 1})",
+       "positions.symmetric: must be true or false, not a number"},
   };
   for (const auto& [positions, message] : cases)
     EXPECT_EQ(ErrorOf(with(positions)), message) << positions;
@@ -975,6 +1054,12 @@ std::vector<Case> Cases() {
        kProjections},
       {"projections", "out_proj", Base(kRandnInput, kLinear),
        [](Scenario& s) { s.projections.out_proj = true; }, kProjections},
+      {"projections", "out_proj_bias", Base(kRandnInput, kLinear),
+       [](Scenario& s) {
+         s.projections.out_proj = true;
+         s.projections.out_proj_bias = false;
+       },
+       kProjections},
       {"projections", "per_head", randn,
        [](Scenario& s) {
          s.projections.heads = 2;
@@ -1072,6 +1157,26 @@ std::vector<Case> Cases() {
          s.positions.sign = -1;
        },
        kNone},
+      // ALiBi's slopes and distance act on the logits (issue 61).
+      {"positions", "slope_rule", randn,
+       [](Scenario& s) {
+         s.positions.kind = PositionKind::kAlibi;
+         s.positions.slope_rule = AlibiSlopeRule::kAttentionGym;
+       },
+       kLogits},
+      {"positions", "slopes", randn,
+       [](Scenario& s) {
+         s.positions.kind = PositionKind::kAlibi;
+         s.positions.slope_rule = AlibiSlopeRule::kGiven;
+         s.positions.slopes = {0.75};
+       },
+       kLogits},
+      {"positions", "symmetric", randn,
+       [](Scenario& s) {
+         s.positions.kind = PositionKind::kAlibi;
+         s.positions.symmetric = true;
+       },
+       kLogits},
   };
 }
 
@@ -1139,10 +1244,11 @@ TEST(EnumNames, EveryListRoundTrips) {
       "softmax, softmax_naive, sum, mean, softmax_then_mask, softmax_then_mask_no_renorm, "
       "softmax_dim_query");
   ExpectSpellingsRoundTrip<Dtype>("float32, float64, bfloat16, float16");
-  ExpectSpellingsRoundTrip<MaskFill>("-inf, finfo_min, -1e9, -1e4");
+  ExpectSpellingsRoundTrip<MaskFill>("-inf, finfo_min, -1e9, -1e4, -2.3819763e38");
   ExpectSpellingsRoundTrip<SoftmaxDtype>("same, float32");
   ExpectSpellingsRoundTrip<PositionKind>("none, alibi, rope, sinusoidal");
   ExpectSpellingsRoundTrip<RopeLayout>("split_halves, interleaved");
+  ExpectSpellingsRoundTrip<AlibiSlopeRule>("paper, attention_gym, given");
   ExpectSpellingsRoundTrip<TokenizerKind>("words, words_and_spaces, chars");
   EXPECT_EQ(NameList<Dtype>(" or "), "float32, float64, bfloat16 or float16");
   EXPECT_EQ(NameList<MaskKind>(" or "),

@@ -95,8 +95,10 @@ def out_projection(p, out_layer, context):
         return context
     if p.dtype is None:
         return out_layer(context)
-    W_out, b_out = (p.store(t.detach()) for t in (out_layer.weight.T, out_layer.bias))
-    return p.store(p.mm(context, W_out) + b_out)
+    out = p.mm(context, p.store(out_layer.weight.T.detach()))  # stored
+    if out_layer.bias is None:  # "out_proj": {"bias": false}
+        return out
+    return p.store(out + p.store(out_layer.bias.detach()))
 
 
 def softmax_with_sink(scenario, logits, H, p):

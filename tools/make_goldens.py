@@ -486,6 +486,26 @@ def score_modifiers():
         "format": F, "input": {"source": "randn", "batch": 2, "length": 5, "d_in": 4, "seed": 8},
         "projections": {"init": "torch_rand", "d_out": 4, "seed": 9},
         "mask": {"kind": "causal"}, "positions": {"kind": "alibi"}, "normalization": "softmax_naive"}
+    # ALiBi's settings of issue 61: attention-gym's slopes 2^(-8(h+1)/H) with 3 heads (not the
+    # paper's), the symmetric -m|i - j| of bidirectional models without a mask (keys after the
+    # query lose too), with the cap after it; slopes given as numbers, one negative.
+    s["alibi-gym-heads3-symmetric-softcap"] = {
+        "format": F, "input": {"source": "randn", "length": 6, "d_in": 6, "seed": 2},
+        "projections": {"init": "linear", "d_out": 6, "seed": 3, "heads": 3},
+        "scaling": {"softcap": 0.75, "multiplier": 1.5},
+        "positions": {"kind": "alibi", "slopes": "attention_gym", "symmetric": True}}
+    # out_proj without its bias (issue 61: nanoGPT, nanochat, LLMs-from-scratch's 04_gqa, Gemma's
+    # o_proj): nn.Linear(d_out, d_out, bias=False) draws the weight only, so the dropout mask
+    # drawn after it is not the one drawn after a bias.
+    s["outproj-nobias-heads2-dropout"] = {
+        "format": F, "input": {"source": "randn", "length": 5, "d_in": 4, "seed": 8},
+        "projections": {"init": "linear", "d_out": 4, "seed": 9, "heads": 2, "bias": True,
+                        "out_proj": {"bias": False}},
+        "mask": {"kind": "causal"}, "dropout": {"p": 0.25}}
+    s["alibi-given-slopes-heads2-window"] = {
+        "format": F, "input": randn8, "projections": heads2,
+        "mask": {"kind": "sliding_window", "window": 4},
+        "positions": {"kind": "alibi", "slopes": [0.7, -0.1]}}
     return s
 
 
@@ -574,8 +594,13 @@ def low_precision(presets):
                            "values": [[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64]]},
                  "projections": {"init": "torch_rand", "d_out": 2, "seed": 1},
                  "mask": {"kind": "custom", "allowed": [[1, 0, 1], [0, 0, 0], [1, 1, 1]]}}
+    # Issue 61 adds Gemma's -2.3819763e38 (gemma_pytorch's model.py), -1e4 in float32 and
+    # finfo_min in bfloat16: each fill and dtype with the row that sees no key.
     for dtype, fill in (("float32", "-1e9"), ("float32", "finfo_min"), ("float16", "-1e9"),
-                        ("float16", "-1e4"), ("float16", "finfo_min"), ("bfloat16", "-1e9")):
+                        ("float16", "-1e4"), ("float16", "finfo_min"), ("bfloat16", "-1e9"),
+                        ("float32", "-2.3819763e38"), ("bfloat16", "-2.3819763e38"),
+                        ("float16", "-2.3819763e38"), ("float32", "-1e4"),
+                        ("bfloat16", "finfo_min")):
         scn = json.loads(json.dumps(empty_row))
         scn["dtype"], scn["mask"]["fill"] = dtype, fill
         out["lowp-%s-fill-%s-empty-row" % (dtype, fill.lstrip("-"))] = scn
@@ -594,7 +619,8 @@ def low_precision(presets):
 LOW_PRECISION_VARIANTS = [
     "rope-interleaved-sign-neg-dropout", "rope-split-halves-sign-neg-linear-bias",
     "alibi-heads3-none-softcap-sink", "softcap-c2-causal-heads2", "sink-per-head-empty-row",
-    "sink-sigmoid-per-head-causal",
+    "sink-sigmoid-per-head-causal", "alibi-gym-heads3-symmetric-softcap",
+    "outproj-nobias-heads2-dropout",
 ]
 
 
@@ -647,6 +673,7 @@ FLOAT64_VARIANTS = [
     "alibi-heads3-none-softcap-sink", "softcap-c2-causal-heads2", "sink-per-head-empty-row",
     "sink-softcap-window", "gqa-linear-h4-kv2-causal", "gqa-torch-rand-h6-kv3-window-multiplier",
     "rope-gqa-h4-kv2-causal", "mask-sliding-window-w3-heads2",
+    "alibi-gym-heads3-symmetric-softcap",
 ]
 
 

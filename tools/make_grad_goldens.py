@@ -77,9 +77,10 @@ def forward(scenario):
     logits = scores * scaling.get("multiplier", 1.0)
     if scaling.get("sqrt_dk", True):
         logits = logits / math.sqrt(dh)
-    if scenario.get("positions", {}).get("kind") == "alibi":  # a constant: no gradient of its own
-        slopes = torch.tensor(torch_oracle.alibi_slopes(heads)).view(1, heads, 1, 1)
-        logits = logits + -(slopes * (torch.arange(T).view(T, 1) - torch.arange(T).view(1, T)))
+    if positions.get("kind") == "alibi":  # a constant: no gradient of its own
+        slopes = torch.tensor(torch_oracle.alibi_slopes_of(positions, heads)).view(1, heads, 1, 1)
+        logits = logits + -(slopes * torch_oracle.alibi_distance(
+            positions, torch.arange(T).view(T, 1), torch.arange(T).view(1, T)))
     if "softcap" in scaling:  # Gemma 2's soft-capping
         logits = scaling["softcap"] * torch.tanh(logits / scaling["softcap"])
     allowed = torch_oracle.allowed_cells(scenario.get("mask", {}), T)

@@ -139,7 +139,9 @@ def make_projections(spec, d_in):
                 biases[name] = bias
     out_layer = None
     if init == "linear" and spec.get("out_proj", False):
-        out_layer = torch.nn.Linear(d_out, d_out, bias=True)
+        # "out_proj": {"bias": false} is nn.Linear(d_out, d_out, bias=False): the weight only.
+        out_bias = spec["out_proj"].get("bias", True) if isinstance(spec["out_proj"], dict) else True
+        out_layer = torch.nn.Linear(d_out, d_out, bias=out_bias)
     return weights, biases, out_layer, d_out
 
 
@@ -211,6 +213,28 @@ def alibi_slopes(heads):
     return power_of_2(closest) + power_of_2(2 * closest)[0::2][:heads - closest]
 
 
+def alibi_slopes_of(positions, heads):
+    """The slopes positions.slopes names: "paper" (default, alibi_slopes), "attention_gym"
+    (attention-gym's generate_alibi_bias, attn_gym/mods/alibi.py: its score_mod's scale
+    2^(-8(h+1)/H) for head h = 0..H-1, any H) or the numbers themselves, one per head."""
+    rule = positions.get("slopes", "paper")
+    if isinstance(rule, list):
+        return [float(torch.tensor(m, dtype=torch.float32)) for m in rule]  # read as float32
+    if rule == "attention_gym":  # as its score_mod computes them: an int32 head index made
+        # float32 by PyTorch's default dtype (kept float32 here in a float64 run too)
+        h = torch.arange(heads, dtype=torch.int32)
+        return torch.exp2(-((h + 1).float() * 8.0 / heads)).tolist()
+    assert rule == "paper", rule
+    return alibi_slopes(heads)
+
+
+def alibi_distance(positions, i, j):
+    """ALiBi's distance of queries i from keys j (tensors that broadcast): i - j, or |i - j|
+    with positions.symmetric (bidirectional models: a later key is penalized alike)."""
+    d = i - j
+    return d.abs() if positions.get("symmetric", False) else d
+
+
 # ---- positions: RoPE, each layout and sign written as its reference implementation writes it ----
 
 def rope_inv_freq(dh, theta):
@@ -279,13 +303,15 @@ def modify_logits(scenario, logits, heads, rows, cols, head=None):
     rows and cols are the absolute positions of the queries and the keys (a decode step's or a
     tile's, range(T) for the full matrix): ALiBi's distance i - j is theirs."""
     scaling = scenario.get("scaling", {})
-    if scenario.get("positions", {}).get("kind") == "alibi":
-        # ALiBi: -slope_h * (i - j) added to the scaled logits, before the cap and the mask.
-        slopes = torch.tensor(alibi_slopes(heads), dtype=logits.dtype)
+    positions = scenario.get("positions", {})
+    if positions.get("kind") == "alibi":
+        # ALiBi: -slope_h * (i - j) (|i - j| when symmetric) added to the scaled logits, before
+        # the cap and the mask.
+        slopes = torch.tensor(alibi_slopes_of(positions, heads), dtype=logits.dtype)
         slopes = slopes.view(1, heads, 1, 1) if head is None else slopes[head]
         i = torch.tensor(list(rows)).view(-1, 1)
         j = torch.tensor(list(cols)).view(1, -1)
-        logits = logits + -(slopes * (i - j))
+        logits = logits + -(slopes * alibi_distance(positions, i, j))
     if "softcap" in scaling:  # Gemma 2's soft-capping, before the mask
         cap = scaling["softcap"]
         logits = cap * torch.tanh(logits / cap)
@@ -424,7 +450,8 @@ def run_in_default_dtype(scenario):
         # mask.fill: -inf, or the finite values repositories write (stored in the dtype: -1e9
         # is -inf in float16).
         fill = {"-inf": float("-inf"), "finfo_min": p.finfo_min(), "-1e9": -1e9,
-                "-1e4": -1e4}[scenario.get("mask", {}).get("fill", "-inf")]
+                "-1e4": -1e4, "-2.3819763e38": -2.3819763e38,  # Gemma's (gemma_pytorch)
+                }[scenario.get("mask", {}).get("fill", "-inf")]
         logits = logits.masked_fill(~allowed, fill)
     logits = p.store(logits)
     # scaling.softmax_dtype "float32": torch.softmax(logits, dim=-1, dtype=torch.float32), the
@@ -480,8 +507,10 @@ def run_in_default_dtype(scenario):
     if out_layer is not None and p.dtype is None:
         context = out_layer(context)
     elif out_layer is not None:  # the product, then + bias, each stored
-        W_out, b_out = (p.store(t.detach()) for t in (out_layer.weight.T, out_layer.bias))
-        context = p.store(p.mm(context, W_out) + b_out)
+        W_out = p.store(out_layer.weight.T.detach())
+        context = p.mm(context, W_out)  # stored
+        if out_layer.bias is not None:
+            context = p.store(context + p.store(out_layer.bias.detach()))
 
     stages.update(X=X, Q=Q, K=K, V=V, scores=scores, logits=logits, weights=weights,
                   context=context, mask=allowed.int(), W_query=W["query"], W_key=W["key"],

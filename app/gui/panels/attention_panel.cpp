@@ -170,7 +170,7 @@ void DrawMaskFill(AppState& state) {
   int current = static_cast<int>(s.mask.fill);
   const char* names[std::size(kMaskFills)];
   for (size_t i = 0; i < std::size(kMaskFills); ++i) names[i] = kMaskFills[i].name;
-  ImGui::SetNextItemWidth(ImGui::CalcTextSize("finfo_min").x + ImGui::GetFrameHeight() * 2);
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("-2.3819763e38").x + ImGui::GetFrameHeight() * 2);
   if (ImGui::Combo("masked logits", &current, names, static_cast<int>(std::size(names))))
     Emit(state, EditScenario{"mask fill",
                              [current](Scenario& x) { x.mask.fill = kMaskFills[current].value; }});
@@ -181,7 +181,8 @@ void DrawMaskFill(AppState& state) {
        ": here " + value +
        ". -inf: a row with no allowed key is nan. A finite value gives it 1/T everywhere, and "
        "-1e4 leaks weight into masked keys when the logits come near it. -1e9 is -inf in "
-       "float16 (beyond 65504): the nan is back.")
+       "float16 (beyond 65504): the nan is back. -2.3819763e38 is Gemma's value (0.7 x the "
+       "largest float32), -inf in float16 too.")
           .c_str());
 }
 

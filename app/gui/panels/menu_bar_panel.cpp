@@ -140,7 +140,11 @@ void DrawAboutMenu() {
   if (!ImGui::BeginMenu("About Attention Lab")) return;
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
   ImGui::TextUnformatted("Attention Lab " ATTNLAB_VERSION);
-  ImGui::TextDisabled("Self-attention you can play with, PyTorch-exact.");
+  // What is exact, said as docs/exactness.md says it: the draws bit for bit, the stages to the
+  // printed digits (the last float32 bit may differ where a sum runs in another order).
+  ImGui::TextDisabled(
+      "Self-attention you can play with: PyTorch's random draws bit for bit, every stage to "
+      "the digits PyTorch prints.");
   ImGui::TextDisabled("Kernels: %s (the best this CPU runs: %s)", Name(ActiveCpuLevel()),
                       Name(BestCpuLevel()));
   ImGui::Separator();
@@ -203,8 +207,10 @@ void DrawMenuBar(AppState& state) {
     ImGui::Separator();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
     ImGui::TextUnformatted(
-        "Attention Lab computes self-attention exactly as PyTorch does: the same seed as a "
-        "notebook gives the same numbers.\n\n"
+        "Attention Lab draws PyTorch's random numbers bit for bit and computes every stage as "
+        "PyTorch does: the same seed as a notebook gives the same printed numbers. Where a sum "
+        "runs in another order than PyTorch's (a BLAS, FMA), a value can differ in its last "
+        "float32 bit (docs/exactness.md).\n\n"
         "Pipeline: X -> Q, K, V = X W -> scores = Q K^T -> logits (scaled, masked) -> weights "
         "(softmax per row) -> context = weights V.\n\n"
         "Hover a heatmap cell to see how its number was made; the hovered query row is "

@@ -1,6 +1,7 @@
-// positions_panel.cpp: how positions enter attention (the scenario's "positions"): none, ALiBi,
-// RoPE with its layout, theta and sign, or the sinusoidal encoding added to X; and RoPE's shift
-// check, which moves every position by s and says how much the scores changed.
+// positions_panel.cpp: how positions enter attention (the scenario's "positions"): none, ALiBi
+// with its slopes' convention and symmetric distance, RoPE with its layout, theta and sign, or
+// the sinusoidal encoding added to X; and RoPE's shift check, which moves every position by s
+// and says how much the scores changed.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -63,6 +64,48 @@ void DrawRopeFields(AppState& state, const PositionsSpec& p) {
       "does. The scores are those of the other sign with queries and keys swapped in time.");
 }
 
+/// ALiBi's fields: the slopes' convention and the symmetric distance. Each edit is one undo
+/// step. Given slopes (numbers in the scenario file) are shown, not edited here.
+void DrawAlibiFields(AppState& state, const PositionsSpec& p) {
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("slopes");
+  const struct {
+    AlibiSlopeRule rule;
+    const char* label;
+    const char* tip;
+  } rules[] = {
+      {AlibiSlopeRule::kPaper, "paper",
+       "The paper's reference code (get_slopes): 2^(-8h/H) for h = 1..H when H is a power of "
+       "two; otherwise those of the power of two below H, then every other slope of twice it "
+       "(BLOOM, MPT)."},
+      {AlibiSlopeRule::kAttentionGym, "attention-gym",
+       "2^(-8(h+1)/H) for heads h = 0..H-1, for any H, as attention-gym's generate_alibi_bias "
+       "and flash-attention's tests. The same as the paper's when H is a power of two."},
+  };
+  for (const auto& r : rules) {
+    ImGui::SameLine();
+    if (ImGui::RadioButton(r.label, p.slope_rule == r.rule) && p.slope_rule != r.rule) {
+      const AlibiSlopeRule v = r.rule;
+      Emit(state, EditScenario{"ALiBi slopes", [v](Scenario& x) {
+                                 x.positions.slope_rule = v;
+                                 x.positions.slopes.clear();
+                               }});
+    }
+    Tip(r.tip);
+  }
+  if (p.slope_rule == AlibiSlopeRule::kGiven) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(given in the file)");
+  }
+  bool symmetric = p.symmetric;
+  if (ImGui::Checkbox("symmetric |i \xE2\x88\x92 j|", &symmetric))
+    Emit(state, EditScenario{"ALiBi symmetric",
+                             [symmetric](Scenario& x) { x.positions.symmetric = symmetric; }});
+  Tip("Subtract m |i - j|, so a key after the query loses as much as one before it (ALiBi in "
+      "bidirectional encoders). Under a causal mask nothing changes: every allowed key has "
+      "j <= i.");
+}
+
 /// The shift check: every position moved by s, the scores recomputed, the largest change.
 void DrawShiftCheck(AppState& state) {
   RopeShiftCheck& c = state.rope_shift;
@@ -100,7 +143,7 @@ void DrawPositionsPanel(AppState& state) {
   const Scenario& s = state.scenario;
   const PositionsSpec& p = s.positions;
   std::string slopes;  // ALiBi's slopes of this scenario's heads, for its tooltip
-  for (double m : AlibiSlopes(std::max<int64_t>(s.projections.heads, 1)))
+  for (double m : AlibiSlopesOf(p, std::max<int64_t>(s.projections.heads, 1)))
     slopes += (slopes.empty() ? "" : ", ") + FormatNumber(m, NumberStyle::kShortest);
   const struct {
     PositionKind kind;
@@ -136,6 +179,7 @@ void DrawPositionsPanel(AppState& state) {
     ImGui::EndCombo();
   }
   Tip(kinds[current].tip.c_str());
+  if (p.kind == PositionKind::kAlibi) DrawAlibiFields(state, p);
   if (p.kind == PositionKind::kRope) {
     DrawRopeFields(state, p);
     if (state.shown.positions.kind == PositionKind::kRope) DrawShiftCheck(state);

@@ -260,6 +260,16 @@ void DrawDrawOptions(AppState& state, const ProjectionSpec& p) {
       Edit(state, "out_proj", [out_proj](Scenario& s) { s.projections.out_proj = out_proj; });
     Tip("nn.Linear(d_out, d_out) applied to the context (MultiHeadAttention's out_proj), drawn "
         "after the three projections.");
+    if (p.out_proj) {  // out_proj's own bias (projections.out_proj.bias)
+      ImGui::SameLine();
+      bool out_bias = p.out_proj_bias;
+      if (ImGui::Checkbox("out_proj bias", &out_bias))
+        Edit(state, "out_proj bias",
+             [out_bias](Scenario& s) { s.projections.out_proj_bias = out_bias; });
+      Tip("Off: nn.Linear(d_out, d_out, bias=False), as nanoGPT, nanochat, LLMs-from-scratch's "
+          "GQA and Gemma's o_proj write it. The generator then draws the weight only, as "
+          "PyTorch does, so a dropout mask drawn after it is another one.");
+    }
   }
 }
 

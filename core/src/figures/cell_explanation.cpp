@@ -75,9 +75,11 @@ void LogitLine(const Cell& c) {
   if (c.s.scaling.sqrt_dk) how += " / \u221A" + std::to_string(c.st.shape.dh);
   if (c.s.scaling.multiplier == 1.0 && !c.s.scaling.sqrt_dk) how += " (no scaling)";
   if (c.s.positions.kind == PositionKind::kAlibi) {
-    const double slope = AlibiSlopes(c.st.shape.H)[static_cast<size_t>(c.ref.head)];
-    how += " \xE2\x88\x92 " + Num(slope) + " \xC2\xB7 (" + Int(c.i) + " \xE2\x88\x92 " + Int(c.j) +
-           ")";
+    const double slope =
+        AlibiSlopesOf(c.s.positions, c.st.shape.H)[static_cast<size_t>(c.ref.head)];
+    const std::string open = c.s.positions.symmetric ? " \xC2\xB7 |" : " \xC2\xB7 (";
+    how += " \xE2\x88\x92 " + Num(slope) + open + Int(c.i) + " \xE2\x88\x92 " + Int(c.j) +
+           (c.s.positions.symmetric ? "|" : ")");
   }
   if (c.s.scaling.softcap) {
     // The scaled score before the cap, recomputed as the engine computes it (float32).
@@ -85,8 +87,9 @@ void LogitLine(const Cell& c) {
     if (c.s.scaling.multiplier != 1.0) x = x * static_cast<float>(c.s.scaling.multiplier);
     if (c.s.scaling.sqrt_dk) x = x / static_cast<float>(std::sqrt(double(c.st.shape.dh)));
     if (c.s.positions.kind == PositionKind::kAlibi)
-      x = x + -(static_cast<float>(AlibiSlopes(c.st.shape.H)[static_cast<size_t>(c.ref.head)]) *
-                static_cast<float>(c.i - c.j));
+      x = x + -(static_cast<float>(
+                    AlibiSlopesOf(c.s.positions, c.st.shape.H)[static_cast<size_t>(c.ref.head)]) *
+                static_cast<float>(AlibiDistance(c.i, c.j, c.s.positions.symmetric)));
     const std::string cap = Num(*c.s.scaling.softcap);
     c.Text("x = " + how.substr(8) + " = " + Num(x));
     c.Text("logit = " + cap + " \xC2\xB7 tanh(x / " + cap + ") = " + Num(c.logits(c.i, c.j)));
@@ -97,8 +100,10 @@ void LogitLine(const Cell& c) {
   c.Text(how);
   if (c.s.positions.kind == PositionKind::kAlibi)
     c.Note("ALiBi: head " + Int(c.ref.head) +
-           "'s slope times the distance i \xE2\x88\x92 j, "
-           "subtracted (far keys lose more)");
+           (c.s.positions.symmetric ? "'s slope times the distance |i \xE2\x88\x92 j|, "
+                                      "subtracted (far keys lose more, on either side)"
+                                    : "'s slope times the distance i \xE2\x88\x92 j, "
+                                      "subtracted (far keys lose more)"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -118,8 +118,9 @@ std::string StageTitle(const Scenario& s, Stage stage) {
       std::string h = "scores";
       if (s.scaling.multiplier != 1.0) h += " \u00D7 m";
       if (s.scaling.sqrt_dk) h += " / \u221Ad_k";
-      if (s.positions.kind == PositionKind::kAlibi) h += " \u2212 m\u2095(i \u2212 j)";  // ALiBi
-      if (s.scaling.softcap) return "logits = c tanh(" + h + " / c)";                    // Gemma 2
+      if (s.positions.kind == PositionKind::kAlibi)  // ALiBi
+        h += s.positions.symmetric ? " \u2212 m\u2095|i \u2212 j|" : " \u2212 m\u2095(i \u2212 j)";
+      if (s.scaling.softcap) return "logits = c tanh(" + h + " / c)";  // Gemma 2
       return "logits = " + h;
     }
     case Stage::kWeights:
@@ -202,7 +203,8 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
     if (s.positions.kind == PositionKind::kAlibi)
       parts.push_back(
           "ALiBi slope " +
-          Num(AlibiSlopes(sh.H)[static_cast<size_t>(std::clamp<int64_t>(head, 0, sh.H - 1))]));
+          Num(AlibiSlopesOf(s.positions,
+                            sh.H)[static_cast<size_t>(std::clamp<int64_t>(head, 0, sh.H - 1))]));
     if (s.scaling.softcap) parts.push_back("soft-cap c = " + Num(*s.scaling.softcap));
     if (stage == Stage::kWeights || stage == Stage::kWeightsDropped) {
       parts.push_back(Name(s.normalization));

@@ -118,6 +118,7 @@ CurveRules CurveRulesOf(const Scenario& s, const Shape& sh, int64_t head, int64_
   r.divisor = f.scale ? f.div : 1.0;
   if (f.softcap) r.softcap = f.cap;
   if (f.alibi) r.alibi_slope = f.slope;
+  r.alibi_symmetric = f.symmetric;
   r.query = query;
   const std::vector<double> sinks = rules::HeadSinks<double>(s, sh.H);
   if (!sinks.empty()) r.sink = sinks[static_cast<size_t>(head)];
@@ -139,7 +140,9 @@ RowVectorD SoftmaxRowAt(const RowVector& scores, const std::vector<uint8_t>& all
                                       r.softcap.value_or(1),
                                       r.alibi_slope.has_value(),
                                       r.alibi_slope.value_or(0),
-                                      r.query};
+                                      r.query,
+                                      0,
+                                      r.alibi_symmetric};
   const MatrixD sc = scores.cast<double>();
   MatrixD z(1, T);
   rules::LogitRows(sc.data(), ok, MaskKind::kCustom, f, 0, 1, true, z);

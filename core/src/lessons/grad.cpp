@@ -144,8 +144,9 @@ Gradients LossGradients(const Scenario& s, const Stages& st, int64_t row, int64_
         if (mult != 1.0f) x = x * mult;
         if (s.scaling.sqrt_dk) x = x / div;
         if (s.positions.kind == PositionKind::kAlibi)  // ALiBi's bias comes before the cap
-          x = x + -(static_cast<float>(AlibiSlopes(sh.H)[static_cast<size_t>(m % sh.H)]) *
-                    static_cast<float>(row - k));
+          x = x + -(static_cast<float>(
+                        AlibiSlopesOf(s.positions, sh.H)[static_cast<size_t>(m % sh.H)]) *
+                    static_cast<float>(AlibiDistance(row, k, s.positions.symmetric)));
         const float y = std::tanh(x / cap);
         v = ((v * cap) * (1.0f - y * y)) / cap;
       }

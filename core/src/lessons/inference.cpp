@@ -109,8 +109,10 @@ void ApplyOutProj(const StageTensors<S>& ts, Dtype dtype, MatrixOf<S>& rows) {
   if (ts.out_proj_W.size() == 0) return;
   MatrixOf<S> y = rows * ts.out_proj_W;
   StoreIn(dtype, y);
-  y.rowwise() += ts.out_proj_bias;
-  StoreIn(dtype, y);
+  if (ts.out_proj_bias.size() > 0) {  // out_proj.bias false: the product alone
+    y.rowwise() += ts.out_proj_bias;
+    StoreIn(dtype, y);
+  }
   rows = y;
 }
 

@@ -110,6 +110,8 @@ double MaskFillValue(MaskFill fill, Dtype dtype) {
       return dtype == Dtype::kFloat64 ? -1e9 : StoreAs(dtype, -1e9f);
     case MaskFill::kMinus1e4:
       return dtype == Dtype::kFloat64 ? -1e4 : StoreAs(dtype, -1e4f);
+    case MaskFill::kGemma:  // gemma_pytorch's mask value, a Python float made a tensor
+      return dtype == Dtype::kFloat64 ? -2.3819763e38 : StoreAs(dtype, -2.3819763e38f);
   }
   return 0.0;
 }
@@ -543,10 +545,11 @@ void Engine::ComputeProjections(const Scenario& s) {
       const int w = static_cast<int>(d.name);
       DrawInto<S>(p.init, d, sh.d_in, st.bias[w].size() > 0, gen, st.W[w], st.bias[w]);
     }
-  if (p.out_proj) {  // nn.Linear(d_out, d_out, bias=True), drawn after the three projections
-    const LinearInitOf<S> lin = gen.torch().LinearOf<S>(sh.d_out, sh.d_out, true);
+  if (p.out_proj) {  // nn.Linear(d_out, d_out, bias=...), drawn after the three projections
+    const LinearInitOf<S> lin = gen.torch().LinearOf<S>(sh.d_out, sh.d_out, p.out_proj_bias);
     st.out_proj_W = FromFlat(lin.weight, 0, sh.d_out, sh.d_out).transpose();
-    st.out_proj_bias = Eigen::Map<const RowVectorOf<S>>(lin.bias.data(), sh.d_out);
+    if (p.out_proj_bias)
+      st.out_proj_bias = Eigen::Map<const RowVectorOf<S>>(lin.bias.data(), sh.d_out);
   }
   gen_after_projections_ = gen;
   // Low precision: nn.Linear's (and the draws') float32 values stored in the dtype.
@@ -1044,8 +1047,10 @@ void Engine::FinishContext() {
     MatrixOf<S> y(ctx.rows(), st.out_proj_W.cols());
     MultiplyInto(Numerics::Product::kEigen, ctx, st.out_proj_W, y);
     Store(y);
-    y.rowwise() += st.out_proj_bias;
-    Store(y);
+    if (st.out_proj_bias.size() > 0) {  // out_proj.bias false: the product alone
+      y.rowwise() += st.out_proj_bias;
+      Store(y);
+    }
     ctx = y;
   });
 }

@@ -446,7 +446,19 @@ ProjectionSpec ParseProjections(const json& j) {
   if (j.contains("heads")) p.heads = Integer(j["heads"], "projections.heads", 1, int64_t{1} << 40);
   if (j.contains("kv_heads"))
     p.kv_heads = Integer(j["kv_heads"], "projections.kv_heads", 1, int64_t{1} << 40);
-  if (j.contains("out_proj")) p.out_proj = Bool(j["out_proj"], "projections.out_proj");
+  if (j.contains("out_proj")) {  // true / false, or {"bias": false}: on, without its bias
+    const json& o = j["out_proj"];
+    if (o.is_object()) {
+      CheckKeys(o, "projections.out_proj", {"bias"});
+      p.out_proj = true;
+      if (o.contains("bias")) p.out_proj_bias = Bool(o["bias"], "projections.out_proj.bias");
+    } else if (!o.is_boolean()) {
+      Fail("projections.out_proj",
+           std::string("must be true, false or {\"bias\": false}, not ") + TypeName(o));
+    } else {
+      p.out_proj = o.get<bool>();
+    }
+  }
   if (j.contains("per_head")) p.per_head = Bool(j["per_head"], "projections.per_head");
   if (j.contains("head_split"))
     p.head_split = Choice<HeadSplit>(j["head_split"], "projections.head_split");
@@ -611,16 +623,37 @@ namespace {
 PositionsSpec ParsePositions(const json& j) {
   Object(j, "positions");
   PositionsSpec p;
-  CheckKeys(j, "positions", {"kind", "layout", "theta", "sign"});
+  CheckKeys(j, "positions", {"kind", "layout", "theta", "sign", "slopes", "symmetric"});
   p.kind = Choice<PositionKind>(Require(j, "positions", "kind"), "positions.kind");
   if (p.kind != PositionKind::kRope)
     for (const char* key : {"layout", "theta", "sign"})
       if (j.contains(key))
         Fail(std::string("positions.") + key,
              std::string("is only read when kind is \"rope\", not \"") + Name(p.kind) + "\"");
+  if (p.kind != PositionKind::kAlibi)
+    for (const char* key : {"slopes", "symmetric"})
+      if (j.contains(key))
+        Fail(std::string("positions.") + key,
+             std::string("is only read when kind is \"alibi\", not \"") + Name(p.kind) + "\"");
   if (j.contains("layout")) p.layout = Choice<RopeLayout>(j["layout"], "positions.layout");
   if (j.contains("theta")) p.theta = Number(j["theta"], "positions.theta");
   if (j.contains("sign")) p.sign = static_cast<int>(Integer(j["sign"], "positions.sign", -1, 1));
+  if (j.contains("slopes")) {
+    // "paper" or "attention_gym" (a rule), or the slopes themselves, one number per head.
+    const json& sl = j["slopes"];
+    if (sl.is_array()) {
+      if (sl.empty())
+        Fail("positions.slopes", "must be \"paper\", \"attention_gym\" or one number per head");
+      p.slope_rule = AlibiSlopeRule::kGiven;
+      for (size_t h = 0; h < sl.size(); ++h)
+        p.slopes.push_back(FiniteFloat(sl[h], Index("positions.slopes", h)));
+    } else {
+      p.slope_rule = Choice<AlibiSlopeRule>(sl, "positions.slopes");
+      if (p.slope_rule == AlibiSlopeRule::kGiven)
+        Fail("positions.slopes", "\"given\" is written as the numbers themselves, one per head");
+    }
+  }
+  if (j.contains("symmetric")) p.symmetric = Bool(j["symmetric"], "positions.symmetric");
   return p;
 }
 
@@ -1190,6 +1223,30 @@ std::vector<double> AlibiSlopes(int64_t H) {
   return slopes;
 }
 
+std::vector<double> AttentionGymSlopes(int64_t H) {
+  // attention-gym's alibi_mod: scale = exp2(-((h + 1) * 8.0 / H)) on an int32 head index, so
+  // in float32: the exponent's product and quotient each rounded to float32, then the power
+  // rounded to float32 (computed here in double: correctly rounded).
+  std::vector<double> out;
+  for (int64_t h = 0; h < H; ++h) {
+    const float e = -((static_cast<float>(h + 1) * 8.0f) / static_cast<float>(H));
+    out.push_back(static_cast<float>(std::exp2(static_cast<double>(e))));
+  }
+  return out;
+}
+
+std::vector<double> AlibiSlopesOf(const PositionsSpec& p, int64_t H) {
+  switch (p.slope_rule) {
+    case AlibiSlopeRule::kAttentionGym:
+      return AttentionGymSlopes(H);
+    case AlibiSlopeRule::kGiven:
+      return p.slopes;
+    case AlibiSlopeRule::kPaper:
+      break;
+  }
+  return AlibiSlopes(H);
+}
+
 namespace {
 
 void ValidatePositions(const Scenario& s, const Shape& sh) {
@@ -1205,6 +1262,11 @@ void ValidatePositions(const Scenario& s, const Shape& sh) {
     if (p.sign != 1 && p.sign != -1)
       Fail("positions.sign", "must be 1 or -1, got " + std::to_string(p.sign));
   }
+  if (p.kind == PositionKind::kAlibi && p.slope_rule == AlibiSlopeRule::kGiven &&
+      static_cast<int64_t>(p.slopes.size()) != sh.H)
+    Fail("positions.slopes",
+         "has " + std::to_string(p.slopes.size()) +
+             " slopes but must have one per head (heads = " + std::to_string(sh.H) + ")");
   if (p.kind == PositionKind::kSinusoidal && s.input.source == InputSource::kQkv)
     Fail("positions.kind",
          "\"sinusoidal\" adds its encoding to X, and a qkv input has no X (use \"rope\", "
@@ -1349,7 +1411,7 @@ json ProjectionsJson(const ProjectionSpec& p) {
   pj["order"] = {Name(p.order[0]), Name(p.order[1]), Name(p.order[2])};
   if (p.init == ProjectionInit::kLinear) {
     pj["bias"] = p.bias;
-    pj["out_proj"] = p.out_proj;
+    pj["out_proj"] = p.out_proj && !p.out_proj_bias ? json{{"bias", false}} : json(p.out_proj);
   }
   pj["heads"] = p.heads;
   if (p.kv_heads != 0 && p.kv_heads != p.heads) pj["kv_heads"] = p.kv_heads;
@@ -1424,6 +1486,16 @@ void WriteStages(const Scenario& s, json& j) {
       pj["theta"] = p.theta;
       pj["sign"] = p.sign;
     }
+    if (p.kind == PositionKind::kAlibi) {  // written only when not the defaults
+      if (p.slope_rule == AlibiSlopeRule::kGiven) {
+        json given = json::array();  // read as float32: written as the shortest float32 text
+        for (double m : p.slopes) given.push_back(detail::FloatJson(static_cast<float>(m)));
+        pj["slopes"] = given;
+      } else if (p.slope_rule != AlibiSlopeRule::kPaper) {
+        pj["slopes"] = Name(p.slope_rule);
+      }
+      if (p.symmetric) pj["symmetric"] = true;
+    }
     j["positions"] = pj;
   }
 }
@@ -1485,7 +1557,8 @@ bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
         if (!SameMatrix(a.W[i], b.W[i])) return false;
       return true;
     case ProjectionInit::kLinear:
-      return a.d_out == b.d_out && a.bias == b.bias && a.out_proj == b.out_proj;
+      return a.d_out == b.d_out && a.bias == b.bias && a.out_proj == b.out_proj &&
+             (!a.out_proj || a.out_proj_bias == b.out_proj_bias);
     default:
       return a.d_out == b.d_out;
   }
@@ -1495,6 +1568,7 @@ bool SameLogitSettings(const Scenario& a, const Scenario& b) {
   return a.scaling.sqrt_dk == b.scaling.sqrt_dk && a.scaling.multiplier == b.scaling.multiplier &&
          a.scaling.softcap == b.scaling.softcap &&
          (a.positions.kind == PositionKind::kAlibi) == (b.positions.kind == PositionKind::kAlibi) &&
+         (a.positions.kind != PositionKind::kAlibi || SamePositions(a.positions, b.positions)) &&
          SameMask(a.mask, b.mask);
 }
 
@@ -1614,11 +1688,21 @@ bool SamePositions(const PositionsSpec& a, const PositionsSpec& b) {
   if (a.kind != b.kind) return false;
   if (a.kind == PositionKind::kRope)
     return a.layout == b.layout && a.theta == b.theta && a.sign == b.sign;
+  if (a.kind == PositionKind::kAlibi)
+    return a.slope_rule == b.slope_rule && a.slopes == b.slopes && a.symmetric == b.symmetric;
   return true;
 }
 
 std::string PositionsName(const PositionsSpec& p) {
-  if (p.kind == PositionKind::kAlibi) return "ALiBi";
+  if (p.kind == PositionKind::kAlibi) {
+    std::string name = "ALiBi";
+    std::vector<std::string> parts;
+    if (p.slope_rule == AlibiSlopeRule::kAttentionGym) parts.push_back("attention-gym's slopes");
+    if (p.slope_rule == AlibiSlopeRule::kGiven) parts.push_back("given slopes");
+    if (p.symmetric) parts.push_back("symmetric");
+    for (size_t k = 0; k < parts.size(); ++k) name += (k ? ", " : " (") + parts[k];
+    return parts.empty() ? name : name + ")";
+  }
   if (p.kind != PositionKind::kRope) return Name(p.kind);
   std::ostringstream os;
   os << "RoPE (" << (p.layout == RopeLayout::kSplitHalves ? "split halves" : "interleaved")

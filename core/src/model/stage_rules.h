@@ -68,23 +68,26 @@ struct LogitScaling {
   // The absolute positions of row 0 and column 0 (ALiBi's i and j): 0 for the full T x T
   // matrix; a decode step's first query and first cached key, a tile's first row and key.
   int64_t q0 = 0, k0 = 0;
+  bool symmetric = false;  // ALiBi's distance |i - j| (positions.symmetric), else i - j
 };
 
 // The logit scaling of scenario `s` for heads of size dh, as the pipeline applies it:
 // * multiplier, / sqrt(dh) rounded to S, scaling.softcap (ALiBi's slope is per head: HeadSlopes).
 template <typename S>
 LogitScaling<S> LogitScalingOf(const Scenario& s, int64_t dh) {
-  return {static_cast<S>(s.scaling.multiplier), static_cast<S>(std::sqrt(static_cast<double>(dh))),
-          s.scaling.sqrt_dk, s.scaling.softcap.has_value(),
-          static_cast<S>(s.scaling.softcap.value_or(1.0))};
+  LogitScaling<S> f{static_cast<S>(s.scaling.multiplier),
+                    static_cast<S>(std::sqrt(static_cast<double>(dh))), s.scaling.sqrt_dk,
+                    s.scaling.softcap.has_value(), static_cast<S>(s.scaling.softcap.value_or(1.0))};
+  f.symmetric = s.positions.symmetric;
+  return f;
 }
 
-// ALiBi's slope of each of H heads rounded to S (AlibiSlopes, scenario.h); empty without ALiBi.
+// ALiBi's slope of each of H heads rounded to S (AlibiSlopesOf, scenario.h); empty without ALiBi.
 template <typename S>
 std::vector<S> HeadSlopes(const Scenario& s, int64_t H) {
   std::vector<S> slopes;
   if (s.positions.kind == PositionKind::kAlibi)
-    for (double slope : AlibiSlopes(H)) slopes.push_back(static_cast<S>(slope));
+    for (double slope : AlibiSlopesOf(s.positions, H)) slopes.push_back(static_cast<S>(slope));
   return slopes;
 }
 
@@ -125,10 +128,12 @@ void LogitRows(const S* sc, const MaskMatrix& mask, MaskKind kind, LogitScaling<
     } else {
       for (int64_t j = 0; j < len; ++j) out[j] = in[j] * f.mult;
     }
-    // ALiBi's bias -(slope * (i - j)), rounded as PyTorch's float tensors round it.
+    // ALiBi's bias -(slope * (i - j)) (|i - j| when symmetric), rounded as PyTorch's float
+    // tensors round it.
     if (f.alibi)
       for (int64_t j = 0; j < len; ++j)
-        out[j] = out[j] + -(f.slope * static_cast<S>((f.q0 + i) - (f.k0 + j)));
+        out[j] =
+            out[j] + -(f.slope * static_cast<S>(AlibiDistance(f.q0 + i, f.k0 + j, f.symmetric)));
     // c * tanh(logits / c): three roundings, as PyTorch computes the expression.
     if (f.softcap)
       for (int64_t j = 0; j < len; ++j) out[j] = f.cap * static_cast<S>(std::tanh(out[j] / f.cap));

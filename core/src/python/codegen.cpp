@@ -169,6 +169,12 @@ std::string StoredLayer(const Ctx& c, const std::string& layer) {
   return c.low ? "stored_layer(" + layer + ")" : layer;
 }
 
+// out_proj's nn.Linear: with its bias (PyTorch's default), or bias=False (out_proj.bias).
+std::string OutProjLayer(const Ctx& c) {
+  return std::string("torch.nn.Linear(d_out, d_out") +
+         (c.s.projections.out_proj_bias ? "" : ", bias=False") + c.dt + ")";
+}
+
 // "(T, d)" or "(B, T, d)" as the arguments of a draw, and its shape comment.
 std::string DrawShape(const Ctx& c, int64_t d) {
   return (c.flat ? "" : std::to_string(c.sh.B) + ", ") + std::to_string(c.sh.T) + ", " +
@@ -475,8 +481,7 @@ void WritePerHeadProjections(const Ctx& c) {
          << "d_in, " << dh << c.dt << ")\n";
   }
   c.py << "    per_head.append(drawn)\n";
-  if (p.out_proj)
-    c.py << "out_proj = " << StoredLayer(c, "torch.nn.Linear(d_out, d_out" + c.dt + ")") << "\n";
+  if (p.out_proj) c.py << "out_proj = " << StoredLayer(c, OutProjLayer(c)) << "\n";
   const char* cat = c.numpy ? "np.concatenate(" : "torch.cat(";
   const char* axis = c.numpy ? "axis=" : "dim=";
   for (const char* n : {"query", "key", "value"}) {
@@ -540,9 +545,7 @@ void WriteProjections(const Ctx& c) {
              << StoredLayer(c, std::string("torch.nn.Linear(d_in, ") + width(w) +
                                    ", bias=" + (p.bias ? "True" : "False") + c.dt + ")")
              << "\n";
-      if (p.out_proj)
-        c.py << "out_proj = " << StoredLayer(c, "torch.nn.Linear(d_out, d_out" + c.dt + ")")
-             << "\n";
+      if (p.out_proj) c.py << "out_proj = " << StoredLayer(c, OutProjLayer(c)) << "\n";
       c.py << "Q = " << LinearCall(c, "query", "X") << "\nK = " << LinearCall(c, "key", "X")
            << "\nV = " << LinearCall(c, "value", "X") << "\n";
       break;
@@ -776,23 +779,32 @@ void WriteNumpySoftmaxDef(const Ctx& c) {
           "    return e / e.sum(axis=-1, keepdims=True)\n\n\n";
 }
 
-// positions "alibi": ALiBi's -(slope_h * (i - j)) added to `from`, head h's slope from
-// AlibiSlopes (the paper's get_slopes), before the cap and the mask.
+// positions "alibi": ALiBi's -(slope_h * (i - j)) (|i - j| when symmetric) added to `from`,
+// head h's slope from AlibiSlopesOf (the paper's get_slopes, attention-gym's or given), before
+// the cap and the mask.
 void WriteAlibi(const Ctx& c, const std::string& from) {
   if (c.s.positions.kind != PositionKind::kAlibi) return;
-  const std::vector<double> slopes = AlibiSlopes(c.sh.H);
-  c.py << "# ALiBi (Press et al.): a penalty growing with the distance i - j, one slope per head\n";
+  const PositionsSpec& p = c.s.positions;
+  const std::vector<double> slopes = AlibiSlopesOf(p, c.sh.H);
+  c.py << "# ALiBi (Press et al.): a penalty growing with the distance "
+       << (p.symmetric ? "|i - j|" : "i - j") << ", one slope per head\n";
   c.py << "slopes = " << (c.numpy ? "np.array([" : "torch.tensor([");
   for (size_t h = 0; h < slopes.size(); ++h) c.py << (h ? ", " : "") << PyFloat(slopes[h]);
   const bool power_of_2 = (c.sh.H & (c.sh.H - 1)) == 0;
   c.py << "]" << c.dt << ")  # "
-       << (power_of_2 ? "2^(-8h/H), h = 1..H" : "the paper's get_slopes: H is not a power of two")
+       << (p.slope_rule == AlibiSlopeRule::kGiven ? "the scenario's slopes"
+           : p.slope_rule == AlibiSlopeRule::kAttentionGym
+               ? "attention-gym's 2^(-8(h+1)/H), h = 0..H-1"
+           : power_of_2 ? "2^(-8h/H), h = 1..H"
+                        : "the paper's get_slopes: H is not a power of two")
        << "\n";
   WritePositions(c);
   const bool heads = c.sh.H > 1;
+  const std::string distance =
+      p.symmetric ? (c.numpy ? "np.abs(i - j)" : "(i - j).abs()") : "(i - j)";
   c.py << "alibi = -(slopes"
-       << (heads ? (c.numpy ? ".reshape(heads, 1, 1)" : ".view(heads, 1, 1)") : "[0]")
-       << " * (i - j))  # " << (heads ? "(heads, T, T)" : "(T, T)") << "\n";
+       << (heads ? (c.numpy ? ".reshape(heads, 1, 1)" : ".view(heads, 1, 1)") : "[0]") << " * "
+       << distance << ")  # " << (heads ? "(heads, T, T)" : "(T, T)") << "\n";
   c.py << "logits = " << from << " + alibi\n";
 }
 

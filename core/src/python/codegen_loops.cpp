@@ -86,15 +86,19 @@ std::string PythonList(const std::vector<double>& values) {
 }
 
 /// The per-head values of the logit modifiers both loops read (the pipeline's, stage_rules.h):
-/// ALiBi's slopes (AlibiSlopes) and gpt-oss's sink logits (Scenario::scaling.sink), one per
+/// ALiBi's slopes (AlibiSlopesOf) and gpt-oss's sink logits (Scenario::scaling.sink), one per
 /// query head, in the scenario's number type; "" without them.
 std::string ModifierValues(const LoopCtx& c) {
   const std::string open = c.numpy ? "np.array(" : "torch.tensor(";
   const std::string close = TensorDtype(c) + ")";
   std::string py;
   if (c.s.positions.kind == PositionKind::kAlibi)
-    py += "alibi_slopes = " + open + PythonList(AlibiSlopes(c.sh.H)) + close +
-          "  # ALiBi's slope of each head: logits - slope * (i - j), i and j absolute positions\n";
+    py += "alibi_slopes = " + open + PythonList(AlibiSlopesOf(c.s.positions, c.sh.H)) + close +
+          (c.s.positions.symmetric
+               ? "  # ALiBi's slope of each head: logits - slope * |i - j|, i and j absolute "
+                 "positions\n"
+               : "  # ALiBi's slope of each head: logits - slope * (i - j), i and j absolute "
+                 "positions\n");
   if (!c.s.scaling.sink.empty()) {
     std::vector<double> sinks;
     for (int64_t h = 0; h < c.sh.H; ++h) sinks.push_back(c.s.scaling.SinkOf(h));
@@ -111,7 +115,11 @@ std::string ModifierLines(const LoopCtx& c, const std::string& indent, const std
                           const std::string& slope, const std::string& qpos,
                           const std::string& kpos) {
   std::string py;
-  if (c.s.positions.kind == PositionKind::kAlibi)
+  if (c.s.positions.kind == PositionKind::kAlibi && c.s.positions.symmetric)
+    py += indent + var + " = " + var + " - " + slope + " * " + (c.numpy ? "np.abs(" : "(") + qpos +
+          " - " + kpos + (c.numpy ? ")" : ").abs()") +
+          "  # ALiBi (symmetric) at the absolute positions\n";
+  else if (c.s.positions.kind == PositionKind::kAlibi)
     py += indent + var + " = " + var + " - " + slope + " * (" + qpos + " - " + kpos +
           ")  # ALiBi at the absolute positions\n";
   if (c.s.scaling.softcap) {

@@ -230,8 +230,10 @@ void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
   if (src.out_proj_W.size() > 0) {
     w.Key("out_proj_W");
     w.Matrix2(src.out_proj_W);
-    w.Key("out_proj_b");
-    w.Vector(src.out_proj_bias);
+    if (src.out_proj_bias.size() > 0) {  // out_proj.bias false: no bias
+      w.Key("out_proj_b");
+      w.Vector(src.out_proj_bias);
+    }
   }
   w.Key("scores");
   w.Stack(src.scores, B, H);

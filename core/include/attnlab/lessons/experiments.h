@@ -90,6 +90,7 @@ struct CurveRules {
   std::optional<double> softcap;           ///< scaling.softcap's c
   std::optional<double> alibi_slope;       ///< the head's ALiBi slope (positions "alibi")
   int64_t query = 0;                       ///< the row's query position i (ALiBi's distance i - j)
+  bool alibi_symmetric = false;            ///< ALiBi's distance |i - j| (positions.symmetric)
   std::optional<double> sink;              ///< the head's sink logit (scaling.sink)
   SinkForm sink_form = SinkForm::kConcat;  ///< how the sink acts (scaling.sink_form)
   bool operator==(const CurveRules&) const = default;

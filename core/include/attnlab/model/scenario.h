@@ -104,9 +104,11 @@ enum class MaskKind { kNone, kCausal, kCustom, kSlidingWindow, kPrefixLm, kDocum
 enum class MaskedRows { kNan, kZero };
 /// mask.fill: the value masked logits get, as masked_fill(~allowed, value) writes it, then
 /// stored in the dtype: -inf (default), torch.finfo(dtype).min (kFinfoMin), -1e9 or -1e4 (the
-/// constants of many repositories). A finite fill gives a row with no allowed key uniform
-/// weights 1 / T instead of nan; -1e9 in float16 overflows to -inf (its range ends at 65504).
-enum class MaskFill { kNegInf, kFinfoMin, kMinus1e9, kMinus1e4 };
+/// constants of many repositories), or Gemma's -2.3819763e38 (kGemma: gemma_pytorch's model.py
+/// fills its causal mask with it, 0.7 x float32's largest, and adds the mask to the scores). A
+/// finite fill gives a row with no allowed key uniform weights 1 / T instead of nan; -1e9 and
+/// Gemma's value in float16 overflow to -inf (its range ends at 65504).
+enum class MaskFill { kNegInf, kFinfoMin, kMinus1e9, kMinus1e4, kGemma };
 /// scaling.softmax_dtype: kSame computes the weights like any stage (stored in the dtype);
 /// kFloat32 is the usual low-precision fix, torch.softmax(logits, dim=-1, dtype=torch.float32):
 /// the weights (and their dropout) computed and kept in float32, the context computed from them
@@ -189,6 +191,10 @@ enum class PositionKind { kNone, kAlibi, kRope, kSinusoidal };
 /// i and i + dh/2 (Hugging Face's rotate_half, LLMs-from-scratch, nanochat); kInterleaved pairs
 /// 2i and 2i + 1 (Meta's original Llama, complex numbers).
 enum class RopeLayout { kSplitHalves, kInterleaved };
+/// positions.slopes (alibi only): which slope head h gets. kPaper: the paper's reference code
+/// (AlibiSlopes); kAttentionGym: 2^(-8(h+1)/H) for any H (AttentionGymSlopes); kGiven: the
+/// numbers the scenario lists, one per head (PositionsSpec::slopes).
+enum class AlibiSlopeRule { kPaper, kAttentionGym, kGiven };
 
 /// The spec's spellings of each enum, in the order messages and menus list them; Name(v),
 /// ParseName<E>(text) and NameList<E>() (enum_names.h) read these lists and nothing else.
@@ -221,7 +227,8 @@ inline constexpr EnumName<MaskedRows> kMaskedRows[] = {{MaskedRows::kNan, "nan"}
 inline constexpr EnumName<MaskFill> kMaskFills[] = {{MaskFill::kNegInf, "-inf"},
                                                     {MaskFill::kFinfoMin, "finfo_min"},
                                                     {MaskFill::kMinus1e9, "-1e9"},
-                                                    {MaskFill::kMinus1e4, "-1e4"}};
+                                                    {MaskFill::kMinus1e4, "-1e4"},
+                                                    {MaskFill::kGemma, "-2.3819763e38"}};
 inline constexpr EnumName<SoftmaxDtype> kSoftmaxDtypes[] = {{SoftmaxDtype::kSame, "same"},
                                                             {SoftmaxDtype::kFloat32, "float32"}};
 inline constexpr EnumName<SinkForm> kSinkForms[] = {{SinkForm::kConcat, "concat"},
@@ -245,10 +252,15 @@ inline constexpr EnumName<PositionKind> kPositionKinds[] = {
     {PositionKind::kAlibi, "alibi"},
     {PositionKind::kRope, "rope"},
     {PositionKind::kSinusoidal, "sinusoidal"}};
+inline constexpr EnumName<AlibiSlopeRule> kAlibiSlopeRules[] = {
+    {AlibiSlopeRule::kPaper, "paper"},
+    {AlibiSlopeRule::kAttentionGym, "attention_gym"},
+    {AlibiSlopeRule::kGiven, "given"}};
 inline constexpr EnumName<RopeLayout> kRopeLayouts[] = {{RopeLayout::kSplitHalves, "split_halves"},
                                                         {RopeLayout::kInterleaved, "interleaved"}};
 constexpr const auto& AllNames(PositionKind) { return kPositionKinds; }
 constexpr const auto& AllNames(RopeLayout) { return kRopeLayouts; }
+constexpr const auto& AllNames(AlibiSlopeRule) { return kAlibiSlopeRules; }
 constexpr const auto& AllNames(InputSource) { return kInputSources; }
 constexpr const auto& AllNames(Generator) { return kGenerators; }
 constexpr const auto& AllNames(ProjectionInit) { return kProjectionInits; }
@@ -315,6 +327,10 @@ struct ProjectionSpec {
   /// multi-query attention. Not with identity, per_head or qkv input.
   int64_t kv_heads = 0;
   bool out_proj = false;  ///< linear only: nn.Linear(d_out, d_out, bias=True) after Q,K,V
+  /// out_proj's bias ("out_proj": {"bias": false} drops it): nn.Linear(d_out, d_out,
+  /// bias=False), as LLMs-from-scratch's 04_gqa, nanoGPT (bias=False), nanochat's c_proj and
+  /// Gemma's o_proj; the generator then draws the weight only. Read only with out_proj.
+  bool out_proj_bias = true;
   /// Inits that draw only: one module per head, as LLMs-from-scratch ch03
   /// MultiHeadAttentionWrapper's ModuleList of CausalAttention. Head h draws its own
   /// W_query, W_key, W_value (d_in x dh each, in `order`) after head h - 1's, and they fill
@@ -403,6 +419,13 @@ bool SameMask(const MaskSpec& a, const MaskSpec& b);
 /// of H' heads, then every other slope of 2H' heads (the 1st, 3rd, ...) for the H - H' left.
 /// logits[b, h, i, j] += -slope_h * (i - j) (pipeline.h). H >= 1.
 std::vector<double> AlibiSlopes(int64_t H);
+/// ALiBi's slope of each of H heads as attention-gym's generate_alibi_bias
+/// (attn_gym/mods/alibi.py, its alibi_mod's scale) computes them: 2^(-8(h+1)/H) for
+/// h = 0..H-1, for any H (flash-attention's tests use the same), in float32 as its score_mod
+/// does on an int32 head index (the exponent rounded to float32, then the power); returned as
+/// doubles holding those float32 values. Equal to AlibiSlopes when H is a power of two; with
+/// H = 3: 0.15749012 (2^(-8/3)), 0.024803139 (2^(-16/3)), 1/256. H >= 1.
+std::vector<double> AttentionGymSlopes(int64_t H);
 
 struct DropoutSpec {
   double p = 0.0;                ///< in [0, 1)
@@ -418,7 +441,22 @@ struct PositionsSpec {
   RopeLayout layout = RopeLayout::kSplitHalves;
   double theta = 10000.0;  ///< rope: the base of the frequencies, > 0 (Llama 3 uses 500000)
   int sign = 1;            ///< rope: +1 (Hugging Face, Meta) or -1 (nanochat's rotation)
+  /// alibi: the rule of the heads' slopes ("slopes": "paper", "attention_gym" or numbers).
+  AlibiSlopeRule slope_rule = AlibiSlopeRule::kPaper;
+  std::vector<double> slopes;  ///< alibi, kGiven: head h's slope, one per head
+  /// alibi: -m |i - j| (bidirectional models: a key after the query is penalized alike)
+  /// instead of -m (i - j).
+  bool symmetric = false;
 };
+/// The ALiBi slope of each of H heads under `p` (AlibiSlopes, AttentionGymSlopes or the
+/// given numbers), in double: the one rule every stage, program and label reads. H >= 1; for
+/// kGiven, p.slopes has H numbers (ValidateScenario checks it).
+std::vector<double> AlibiSlopesOf(const PositionsSpec& p, int64_t H);
+/// ALiBi's distance of query position i from key position j under `symmetric`
+/// (PositionsSpec::symmetric): i - j, or |i - j|. The bias is -(slope * distance).
+inline int64_t AlibiDistance(int64_t i, int64_t j, bool symmetric) {
+  return symmetric ? (i > j ? i - j : j - i) : i - j;
+}
 /// Whether two positions settings are the same (kind and the kind's own fields).
 bool SamePositions(const PositionsSpec& a, const PositionsSpec& b);
 /// The positions' short name for titles and menus: "RoPE (split halves, θ = 10000)",
