@@ -5,6 +5,7 @@
 //   BM_MultiplierChange/T/threads  the temperature slider: only logits, weights and context
 //   BM_Microgpt               Karpathy's microgpt.py default run (1000 steps, 20 samples)
 //   BM_ExportFigure/T         render a T x T scores heatmap and encode it as PNG
+//   BM_Circuits3000/steps     the induction-head lesson's default training run (one thread)
 //   BM_DenseFloor/T/d/threads two Eigen GEMMs (Q K^T and W V, T x T x d each) plus one stable
 //                             softmax pass over T x T: the work of dense attention, nothing
 //                             kept; on n threads the rows are cut into n equal parts; compiled
@@ -25,6 +26,7 @@
 #include "attnlab/base/parallel.h"
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
+#include "attnlab/lessons/circuits.h"
 #include "attnlab/lessons/microgpt.h"
 #include "attnlab/lessons/train.h"
 #include "attnlab/model/pipeline.h"
@@ -201,6 +203,18 @@ void BM_Microgpt(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Microgpt)->Unit(benchmark::kSecond)->Iterations(1);
+// The induction-head lesson's default run (circuits.h): 3000 AdamW steps of the two-layer,
+// two-head, d_model 32 transformer on batches of 16 x 31 tokens, with its 31 evaluations.
+// Goal (issue 59): at most 5 s on one core.
+void BM_Circuits3000(benchmark::State& state) {
+  CircuitOptions o;
+  o.steps = state.range(0);
+  for (auto _ : state) {
+    const CircuitRun run = TrainCircuits(o);
+    benchmark::DoNotOptimize(run.loss.data());
+  }
+}
+BENCHMARK(BM_Circuits3000)->Arg(3000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 }  // namespace attnlab

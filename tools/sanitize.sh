@@ -70,8 +70,8 @@ if [[ $steps == *asan* ]]; then
   # codegen_runs_*: Python's programs against `dump`, one ASan process per scenario (over 300 s
   # once the low-precision programs came); the programs' text is GeneratedCode's, in-process.
   # *DefaultRunPrints*: microgpt's whole default run (1000 steps; 2 s in Release, minutes here);
-  # its short runs stay.
-  ctest --test-dir build-asan -j2 --output-on-failure -E "Gui|NOT_BUILT|codegen_runs|DefaultRunPrints"
+  # its short runs stay. PhaseChange: the induction-head lesson's 3000 training steps.
+  ctest --test-dir build-asan -j2 --output-on-failure -E "Gui|NOT_BUILT|codegen_runs|DefaultRunPrints|PhaseChange"
   # LeakSanitizer on the window: one scripted session through every view, the focus, the
   # compare and an export (about 6 s; the whole GUI suite is too slow under ASan and llvmpipe).
   # Third-party caches are in tools/lsan.supp; Mesa, GLFW and X11 report nothing.
@@ -119,7 +119,7 @@ if [[ $steps == *thread* ]]; then
   # processes, which the core's tests cover in-process (and ASan runs them all).
   cmake --build build-tsan -j2 --target attnlab_tests attnlab_gui_tests attention-lab
   # The core: the thread pool, the engine at 1, 2 and 8 threads.
-  "${norandom[@]}" ctest --test-dir build-tsan -j2 --output-on-failure -E "Gui|NOT_BUILT|codegen_runs|goldens_|DefaultRunPrints"
+  "${norandom[@]}" ctest --test-dir build-tsan -j2 --output-on-failure -E "Gui|NOT_BUILT|codegen_runs|goldens_|DefaultRunPrints|PhaseChange"
   if command -v xvfb-run >/dev/null; then
     # The window: large drags recomputed on the background run's worker while the panels draw.
     "${norandom[@]}" xvfb-run -a -s "-screen 0 1280x800x24" build-tsan/tests/attnlab_gui_tests \

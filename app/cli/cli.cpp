@@ -15,6 +15,7 @@
 //                head and batch)
 //   attention-lab decode SCENARIO --prefill P [--chunk C] -o OUT.json   a KV-cache decode
 //   attention-lab tiled SCENARIO --block-q Br --block-k Bc -o OUT.json  FlashAttention's loop
+//   attention-lab circuits [--task T] [--steps N] [-o RUN.json] [--code]  an induction head forms
 #include "cli/cli.h"
 
 #include <stdlib.h>  // mkdtemp
@@ -48,6 +49,7 @@
 #include "attnlab/python/codegen.h"
 #include "attnlab/python/stages_json.h"
 #include "attnlab/python/torch_print.h"
+#include "cli/cli_circuits.h"
 #include "cli/cli_docs.h"
 #include "cli/cli_inference.h"
 #include "cli/cli_microgpt.h"
@@ -679,6 +681,8 @@ int Run(int argc, char** argv) {
   inference.Register(app, *code);
   MicrogptCli microgpt;  // attention-lab microgpt (cli_microgpt.cpp)
   microgpt.Register(app);
+  CircuitsCli circuits;  // attention-lab circuits (cli_circuits.cpp)
+  circuits.Register(app);
 
   // The build's documentation, made from the definitions above and the window's (cli_docs.h).
   if (const std::string first = argv[1];
@@ -700,6 +704,7 @@ int Run(int argc, char** argv) {
     if (train_cli.TrainGiven()) status = train_cli.Train(io);
     if (inference.Given()) status = inference.Run(io);
     if (microgpt.Given()) status = microgpt.Run(WriteOutput);
+    if (circuits.Given()) status = circuits.Run(WriteOutput);
     FlushStdout();  // a failed write to stdout (a full disk, /dev/full) is an error, not success
     return status;
   } catch (const WriteInterrupted& e) {

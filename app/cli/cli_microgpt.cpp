@@ -10,7 +10,8 @@
 
 #include "attnlab/base/file_io.h"
 #include "attnlab/lessons/microgpt.h"
-#include "cli/cli_train.h"  // StopOnSignals, ParseCount
+#include "cli/cli_stop.h"   // StopOnSignals
+#include "cli/cli_train.h"  // ParseCount
 
 namespace attnlab::cli {
 

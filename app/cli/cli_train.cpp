@@ -3,9 +3,6 @@
 // --task NAME --steps N`: see cli_train.h and core/include/attnlab/lessons/train.h.
 #include "cli/cli_train.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <array>
 #include <charconv>
 #include <chrono>
@@ -18,6 +15,7 @@
 #include "attnlab/figures/loss_plot.h"
 #include "attnlab/lessons/train.h"
 #include "attnlab/python/codegen.h"
+#include "cli/cli_stop.h"
 
 namespace attnlab::cli {
 namespace {
@@ -33,60 +31,7 @@ bool EndsWith(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// "train: step 1200 / 5000 (24%)" on stderr, rewritten in place at most 10 times a second, when
-// stderr is a terminal (nothing in logs, pipes or tests); the line is cleared at the end.
-class ProgressLine {
- public:
-  explicit ProgressLine(int64_t total) : total_(total), shown_(isatty(STDERR_FILENO) == 1) {}
-  ~ProgressLine() { Clear(); }
-  ProgressLine(const ProgressLine&) = delete;
-  ProgressLine& operator=(const ProgressLine&) = delete;
-  /// Erases the line (before a message is printed, and at the end).
-  void Clear() {
-    if (drawn_) std::fprintf(stderr, "\r\033[K");
-    drawn_ = false;
-  }
-  void Show(int64_t done) {
-    if (!shown_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (drawn_ && done < total_ && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    drawn_ = true;
-    std::fprintf(stderr, "\rtrain: step %lld / %lld (%d%%), Ctrl+C stops",
-                 static_cast<long long>(done), static_cast<long long>(total_),
-                 static_cast<int>(100 * done / std::max<int64_t>(total_, 1)));
-    std::fflush(stderr);
-  }
-
- private:
-  int64_t total_;
-  bool shown_, drawn_ = false;
-  std::chrono::steady_clock::time_point last_;
-};
-
 }  // namespace
-
-// SIGINT (Ctrl+C) or SIGTERM while training: set by the handler, read after each step.
-namespace {
-volatile std::sig_atomic_t g_stop_training = 0;
-void OnStopTraining(int signal) { g_stop_training = signal; }
-}  // namespace
-
-StopOnSignals::StopOnSignals() {
-  g_stop_training = 0;
-  struct sigaction sa = {};
-  sa.sa_handler = OnStopTraining;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int_);
-  sigaction(SIGTERM, &sa, &old_term_);
-}
-
-StopOnSignals::~StopOnSignals() {
-  sigaction(SIGINT, &old_int_, nullptr);
-  sigaction(SIGTERM, &old_term_, nullptr);
-}
-
-int StopOnSignals::signal() const { return g_stop_training; }
 
 void TrainCli::Register(CLI::App& app, CLI::App& code) {
   train_ = app.add_subcommand(
@@ -169,7 +114,7 @@ int TrainCli::Train(const TrainCliIo& io) {
     const StopOnSignals stop;
     int64_t done = 0;
     const int64_t total = png ? 2 * o.steps : o.steps;
-    ProgressLine line(total);
+    ProgressLine line(total, "train");
     const TrainProgress progress = [&](int64_t steps_done) {
       done = steps_done;
       line.Show(steps_done);

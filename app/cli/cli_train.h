@@ -19,21 +19,6 @@ struct TrainCliIo {
   std::function<void(const std::string&, const std::string&)> write;
 };
 
-/// While it lives, SIGINT (Ctrl+C) and SIGTERM only ask a long command (train, microgpt) to
-/// stop (it asks signal() after each step); the handlers found are restored after.
-class StopOnSignals {
- public:
-  StopOnSignals();
-  ~StopOnSignals();
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
-  /// The signal that asked to stop, or 0.
-  int signal() const;
-
- private:
-  struct sigaction old_int_ = {}, old_term_ = {};
-};
-
 /// A decimal integer option's text in [lo, hi] (no sign, no hex, no octal). Errors:
 /// std::invalid_argument naming the option and the range. Shared by the train, decode and
 /// tiled commands.

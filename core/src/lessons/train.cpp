@@ -17,6 +17,7 @@
 #include "attnlab/model/pipeline.h"
 #include "attnlab/random/rng.h"
 #include "base/float_exp.h"
+#include "lessons/adam.h"
 
 namespace attnlab {
 
@@ -228,32 +229,6 @@ void HeadBackward(const HeadParams& p, const Matrix& X, Forward& f, const Matrix
 // [SECTION] Adam
 // ---------------------------------------------------------------------------------------------
 
-// torch.optim.Adam's single-tensor step (PyTorch 1.13, no weight decay, no amsgrad) on n floats:
-//   exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
-//   exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-//   step_size = lr / (1 - beta1**step);  bc2_sqrt = math.sqrt(1 - beta2**step)   (double)
-//   param.addcdiv_(exp_avg, exp_avg_sq.sqrt() / bc2_sqrt + eps, value=-step_size)
-// Scalars are rounded to float32 as the kernels do; the vectorised kernels' fused multiply-adds
-// are written as std::fma.
-void AdamUpdate(float* param, const float* grad, float* m, float* v, int64_t n, int64_t step,
-                double lr) {
-  constexpr double kBeta1 = 0.9, kBeta2 = 0.999, kEps = 1e-8;
-  const float beta1 = static_cast<float>(kBeta1), beta2 = static_cast<float>(kBeta2);
-  const float alpha1 = static_cast<float>(1 - kBeta1), alpha2 = static_cast<float>(1 - kBeta2);
-  const double bc1 = 1 - std::pow(kBeta1, static_cast<double>(step));
-  const double bc2 = 1 - std::pow(kBeta2, static_cast<double>(step));
-  const float neg_step = static_cast<float>(-(lr / bc1));
-  const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
-  const float eps = static_cast<float>(kEps);
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = grad[i];
-    m[i] = std::fma(g, alpha1, m[i] * beta1);
-    v[i] = std::fma(alpha2 * g, g, v[i] * beta2);
-    const float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
-    param[i] = std::fma(neg_step, m[i] / denom, param[i]);
-  }
-}
-
 // Adam's state for the six (or three) parameter tensors.
 struct AdamState {
   HeadParams m, v;
@@ -269,10 +244,10 @@ struct AdamState {
   void Step(HeadParams& p, const HeadParams& g, double lr) {
     ++step;
     for (int w = 0; w < 3; ++w) {
-      AdamUpdate(p.W[w].data(), g.W[w].data(), m.W[w].data(), v.W[w].data(), p.W[w].size(), step,
-                 lr);
-      AdamUpdate(p.b[w].data(), g.b[w].data(), m.b[w].data(), v.b[w].data(), p.b[w].size(), step,
-                 lr);
+      detail::AdamUpdate(p.W[w].data(), g.W[w].data(), m.W[w].data(), v.W[w].data(), p.W[w].size(),
+                         step, lr);
+      detail::AdamUpdate(p.b[w].data(), g.b[w].data(), m.b[w].data(), v.b[w].data(), p.b[w].size(),
+                         step, lr);
     }
   }
 };
