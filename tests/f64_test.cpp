@@ -282,6 +282,28 @@ TEST(NumpyArrayRepr, MatchesNumpyFloat32Repr) {
   EXPECT_GE(wrapped, 1);  // the dtype on a line of its own is covered
 }
 
+// str(ndarray), what print(array) writes (NumPy 1.24, tools/make_match_goldens.py): float64
+// and float32, wrapped rows, 3-D and 4-D, scientific, -inf masks and a summarised print.
+TEST(NumpyArrayStr, MatchesNumpyPrint) {
+  const json cases = test::LoadGolden("print/numpy_str_cases.json");
+  ASSERT_GE(cases.size(), 20u);
+  int wrapped = 0;
+  for (const auto& c : cases) {
+    std::vector<double> values;
+    for (uint64_t b : c["bits"].get<std::vector<uint64_t>>()) {
+      double d;
+      std::memcpy(&d, &b, sizeof d);
+      values.push_back(d);
+    }
+    const std::string want = c["str"];
+    wrapped += want.find("\n  ") != std::string::npos;
+    const ElementAt at = [&](int64_t i) { return values[static_cast<size_t>(i)]; };
+    EXPECT_EQ(NumpyArrayStr(at, c["shape"].get<std::vector<int64_t>>(), c["float32"]), want)
+        << c["name"];
+  }
+  EXPECT_GE(wrapped, 1);  // a row wrapped onto a second line is covered
+}
+
 TEST(Dtype, ParsedWrittenAndRefused) {
   Scenario s = LoadPreset("raschka-journey");
   EXPECT_EQ(s.dtype, Dtype::kFloat32);

@@ -41,13 +41,13 @@ if [[ $steps == *fuzz* ]]; then
     start=$SECONDS
     cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++-14 "${sanitized[@]}" -DATTNLAB_FUZZ=ON \
           -DATTNLAB_BUILD_APP=OFF -DATTNLAB_BUILD_TESTS=OFF >/dev/null
-    cmake --build build-fuzz -j2 --target fuzz_scenario fuzz_tokenizer fuzz_figure
+    cmake --build build-fuzz -j2 --target fuzz_scenario fuzz_tokenizer fuzz_figure fuzz_tensor_text
     mkdir -p build-fuzz/crashes
-    for target in fuzz_scenario fuzz_tokenizer fuzz_figure; do
+    for target in fuzz_scenario fuzz_tokenizer fuzz_figure fuzz_tensor_text; do
       seeds=tests/fuzz/corpus/${target#fuzz_}
       [ "$target" = fuzz_figure ] && seeds=tests/fuzz/corpus/scenario
       dict=()
-      [ "$target" != fuzz_tokenizer ] && dict=(-dict=tests/fuzz/scenario.dict)
+      [ "$target" != fuzz_tokenizer ] && [ "$target" != fuzz_tensor_text ] && dict=(-dict=tests/fuzz/scenario.dict)
       work=build-fuzz/corpus/$target  # new inputs go here, never into the committed corpus
       mkdir -p "$work"
       echo "== $target: ${seconds} s"

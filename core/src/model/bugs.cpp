@@ -137,4 +137,48 @@ Scenario BugFix(const std::string& id, const Scenario& bug) {
   return fix;
 }
 
+std::optional<Scenario> ApplyBug(const std::string& id, const Scenario& right) {
+  Scenario bug = right;
+  const bool masked = right.mask.kind != MaskKind::kNone;
+  const bool projected = right.input.source != InputSource::kQkv;
+  if (id == "bug-softmax-dim" && right.normalization == Normalization::kSoftmax) {
+    bug.normalization = Normalization::kSoftmaxDimQuery;
+  } else if (id == "bug-mask-after-softmax" && masked &&
+             (right.normalization == Normalization::kSoftmax ||
+              right.normalization == Normalization::kSoftmaxThenMask)) {
+    bug.normalization = Normalization::kSoftmaxThenMaskNoRenorm;
+  } else if (id == "bug-scale-d-model" && projected) {
+    // sqrt_dk, or its fix's spelling: no sqrt_dk and the multiplier head_size**-0.5
+    const Shape sh = ValidateScenario(right);
+    const double by_dh = std::pow(static_cast<double>(sh.dh), -0.5);
+    const bool fix_form =
+        !right.scaling.sqrt_dk && std::fabs(right.scaling.multiplier - by_dh) <= 1e-12 * by_dh;
+    if (sh.d_in == sh.dh || (!right.scaling.sqrt_dk && !fix_form)) return std::nullopt;
+    bug.scaling.sqrt_dk = false;
+    bug.scaling.multiplier =
+        (fix_form ? 1.0 : right.scaling.multiplier) * std::pow(static_cast<double>(sh.d_in), -0.5);
+  } else if (id == "bug-window-off-by-one" && right.mask.kind == MaskKind::kSlidingWindow) {
+    bug.mask.window = right.mask.window + 1;
+  } else if (id == "bug-rope-pairs" && right.positions.kind == PositionKind::kRope &&
+             right.positions.layout == RopeLayout::kInterleaved) {
+    if (ValidateScenario(right).dh < 4) return std::nullopt;
+    bug.positions.layout = RopeLayout::kSplitHalves;
+  } else if (id == "bug-view-no-transpose" && projected && right.projections.heads >= 2 &&
+             !right.projections.per_head && right.projections.head_split == HeadSplit::kTranspose) {
+    bug.projections.head_split = HeadSplit::kViewNoTranspose;
+  } else if (id == "bug-fp16-mask-fill" && masked && right.dtype == Dtype::kFloat16 &&
+             right.mask.fill != MaskFill::kMinus1e9) {
+    bug.mask.fill = MaskFill::kMinus1e9;
+  } else if (id == "bug-decode-top-left" && masked && right.mask.align == MaskAlign::kBottomRight) {
+    bug.mask.align = MaskAlign::kTopLeft;
+  } else if (id == "bug-sink-sigmoid" && !right.scaling.sink.empty() &&
+             right.scaling.sink_form == SinkForm::kConcat) {
+    bug.scaling.sink_form = SinkForm::kSigmoid;
+  } else {
+    return std::nullopt;
+  }
+  if (const BugInfo* info = FindBug(id)) bug.title = right.title + " with " + info->name;
+  return bug;
+}
+
 }  // namespace attnlab

@@ -139,10 +139,25 @@ struct FloatFormat {
 
 class ArrayPrinter {
  public:
-  ArrayPrinter(const ElementAt& at, int64_t n, std::span<const int64_t> shape, bool float32)
-      : at_(at), shape_(shape.begin(), shape.end()), strides_(shape.size(), 1), float32_(float32) {
+  ArrayPrinter(const ElementAt& at, int64_t n, std::span<const int64_t> shape, bool float32,
+               bool str = false)
+      : at_(at),
+        shape_(shape.begin(), shape.end()),
+        strides_(shape.size(), 1),
+        float32_(float32),
+        separator_(str ? " " : ", ") {
     for (size_t d = shape_.size(); d-- > 1;) strides_[d - 1] = strides_[d] * shape_[d];
     summarize_ = n > kThreshold;
+  }
+
+  // str(a), array_str's array2string(a, separator=' ', prefix=""): no "array(" and no dtype,
+  // the next lines indented by one space (for "["), the whole line width (no ")" to leave room
+  // for), and no comma between elements or at the end of a row.
+  std::string Str() {
+    std::vector<double> shown;
+    Collect(0, 0, shown);
+    format_.emplace(shown, float32_);
+    return Rec(0, 0, " ", kLineWidth + 1);
   }
 
   std::string Repr() {
@@ -195,20 +210,22 @@ class ArrayPrinter {
       if (!Elided(d) || i < kEdgeItems || i >= n - kEdgeItems) idx.push_back(i);
     std::string s;
     if (d + 1 == shape_.size()) {
-      const size_t elem_width = static_cast<size_t>(width - 1);
+      // curr_width - len(separator.rstrip())
+      const size_t elem_width = static_cast<size_t>(width) - (separator_ == " " ? 0 : 1);
       std::string line = indent;
       for (size_t k = 0; k < idx.size(); ++k) {
         if (Elided(d) && idx[k] == n - kEdgeItems) {
           Extend(s, line, "...", elem_width, indent);
-          line += ", ";
+          line += separator_;
         }
         const std::string word = Rec(d + 1, base + idx[k] * strides_[d], next_indent, next_width);
         Extend(s, line, word, k + 1 < idx.size() ? elem_width : elem_width, indent);
-        if (k + 1 < idx.size()) line += ", ";
+        if (k + 1 < idx.size()) line += separator_;
       }
       s += line;
     } else {
-      const std::string line_sep = "," + std::string(shape_.size() - d - 1, '\n');
+      const std::string line_sep =
+          (separator_ == " " ? "" : ",") + std::string(shape_.size() - d - 1, '\n');
       for (size_t k = 0; k < idx.size(); ++k) {
         if (Elided(d) && idx[k] == n - kEdgeItems) s += indent + "..." + line_sep;
         s += indent + Rec(d + 1, base + idx[k] * strides_[d], next_indent, next_width);
@@ -222,6 +239,7 @@ class ArrayPrinter {
   std::vector<int64_t> shape_, strides_;
   bool summarize_ = false;
   bool float32_ = false;
+  std::string separator_;  // ", " (repr) or " " (str)
   std::optional<FloatFormat> format_;
 };
 
@@ -254,6 +272,10 @@ std::string NumpyArrayRepr(std::span<const double> values, std::span<const int64
 
 std::string NumpyArrayRepr(const ElementAt& at, std::span<const int64_t> shape, bool float32) {
   return ArrayPrinter(at, ElementCount(shape), shape, float32).Repr();
+}
+
+std::string NumpyArrayStr(const ElementAt& at, std::span<const int64_t> shape, bool float32) {
+  return ArrayPrinter(at, ElementCount(shape), shape, float32, true).Str();
 }
 
 std::string NumpyFloat64Repr(double v) {

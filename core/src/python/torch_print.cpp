@@ -329,6 +329,15 @@ std::string Print(PrintStyle style, const ElementAt& at, const std::vector<int64
                       shape, suffix);
 }
 
+// out.text and out.printed of the tensor of out.shape whose elements `at` gives: the repr and
+// what print() writes, the same text for torch; NumPy's str for NumPy (no "array(", no commas).
+void SetText(PrintedStage& out, PrintStyle style, const ElementAt& at) {
+  out.at = at;
+  out.text = Print(style, at, out.shape);
+  const bool numpy = style == PrintStyle::kNumpy || style == PrintStyle::kNumpyF32;
+  out.printed = numpy ? NumpyArrayStr(at, out.shape, style == PrintStyle::kNumpyF32) : out.text;
+}
+
 // A stack of B (per-token stages) or B*H (per-head stages) matrices in the program's shape.
 template <typename Stack>
 void SetStack(PrintedStage& out, const Stack& stack, const Shape& sh, bool per_head,
@@ -345,9 +354,8 @@ void SetStack(PrintedStage& out, const Stack& stack, const Shape& sh, bool per_h
   else
     out.shape = {sh.B, sh.H, rows, cols};
   const int64_t per = rows * cols;  // each matrix is row-major: the program's C order
-  out.text = Print(
-      style, [&](int64_t i) { return static_cast<double>(stack[i / per].data()[i % per]); },
-      out.shape);
+  SetText(out, style,
+          [&stack, per](int64_t i) { return static_cast<double>(stack[i / per].data()[i % per]); });
 }
 
 template <typename M>
@@ -357,8 +365,7 @@ void SetMatrix(PrintedStage& out, const M& m, PrintStyle style) {
     return;
   }
   out.shape = {m.rows(), m.cols()};
-  out.text = Print(
-      style, [&](int64_t i) { return static_cast<double>(m.data()[i]); }, out.shape);
+  SetText(out, style, [&m](int64_t i) { return static_cast<double>(m.data()[i]); });
 }
 
 // The stage `name` from `src`: the Stages (float32) or their float64 copy.
@@ -391,13 +398,10 @@ void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_v
       out.present = false;
     } else {
       out.shape = {m.rows(), m.cols()};
-      out.text = Print(
-          low ? PrintStyle::kTorch : style,
-          [&](int64_t i) {
-            const bool allowed = m(i / m.cols(), i % m.cols()) != 0;
-            return numpy ? (allowed ? 0.0 : -INFINITY) : (allowed ? 1.0 : 0.0);
-          },
-          out.shape);
+      SetText(out, low ? PrintStyle::kTorch : style, [&m, numpy](int64_t i) {
+        const bool allowed = m(i / m.cols(), i % m.cols()) != 0;
+        return numpy ? (allowed ? 0.0 : -INFINITY) : (allowed ? 1.0 : 0.0);
+      });
     }
   }
   if (name == "weights") SetStack(out, src.weights, sh, true, weight_style);
@@ -492,7 +496,7 @@ std::string PrintStats(const Stages& st, const Scenario& s) {
 std::optional<PrintedStage> PrintStage(const Stages& st, std::string_view name) {
   PrintedStage out;
   for (const StageInfo& s : kStageInfo)
-    if (name == s.name) out = {s.name, s.what, {}, "", true};
+    if (name == s.name) out = {s.name, s.what, {}, "", "", true, {}};
   if (out.name.empty()) return std::nullopt;
   if (st.f64)
     SetStage(out, st, *st.f64, name);

@@ -6,6 +6,7 @@
 // (codegen.h DiffPrograms).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,5 +57,15 @@ const BugInfo* FindBug(const std::string& id);
 /// bug-window-off-by-one fix needs a sliding window of at least 2 keys"), or field "bug" for
 /// an unknown id.
 Scenario BugFix(const std::string& id, const Scenario& bug);
+
+/// The mistake of gallery entry `id` made in `right`, a scenario without it: the inverse of
+/// BugFix, the one setting put wrong (softmax -> softmax_dim_query; a mask's softmax ->
+/// softmax_then_mask_no_renorm; sqrt_dk -> no sqrt_dk and the multiplier times d_in^-0.5;
+/// window W -> W + 1; RoPE interleaved -> split_halves (dh >= 4); transpose ->
+/// view_no_transpose (H >= 2); float16's mask fill -> -1e9; bottom_right -> top_left (with a
+/// mask); a sink's concat -> sigmoid). nullopt when `right` has nothing the mistake could
+/// change (no mask for the mask's bugs, one head for the view, ...), or `id` is not a bug of
+/// the gallery. What `match` (match.h) tries for each bug. The result is not validated.
+std::optional<Scenario> ApplyBug(const std::string& id, const Scenario& right);
 
 }  // namespace attnlab

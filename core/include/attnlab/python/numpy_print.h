@@ -38,6 +38,14 @@ using ElementAt = std::function<double(int64_t)>;
 std::string NumpyArrayRepr(const ElementAt& at, std::span<const int64_t> shape,
                            bool float32 = false);
 
+/// str(a), what print(a) writes, for the array whose elements `at` gives (as NumpyArrayRepr):
+/// the same numbers as the repr, with " " between them and no commas, no "array(" and no
+/// dtype, the rows after the first indented by one space, the line width 75 whole:
+/// "[[ 1.76405235  0.40015721]\n [ 0.97873798  2.2408932 ]]". Follows numpy's array_str
+/// (array2string with separator ' ' and prefix ""). Errors as NumpyArrayRepr.
+std::string NumpyArrayStr(const ElementAt& at, std::span<const int64_t> shape,
+                          bool float32 = false);
+
 /// repr(np.float64(v)), which is Python's repr(float(v)): the shortest digits that read back as
 /// v, positional when the decimal exponent is in [-4, 16) ("0.9583443565030865", "8.0",
 /// "0.0001"), else scientific with a two-digit exponent at least ("1e-05", "1.5e+16"); "nan",

@@ -18,6 +18,7 @@
 
 #include "attnlab/base/tensor.h"
 #include "attnlab/model/pipeline.h"
+#include "attnlab/python/numpy_print.h"
 
 namespace attnlab {
 
@@ -52,8 +53,15 @@ struct PrintedStage {
   std::string name;            ///< "X", "W_query", ..., "context"
   std::string what;            ///< what it is, in a few words ("attention weights")
   std::vector<int64_t> shape;  ///< its tensor shape, e.g. {T, d_in} or {B, H, T, T}
-  std::string text;            ///< TorchTensorString of it; empty when absent
+  std::string text;            ///< TorchTensorString of it (NumPy: its repr); empty when absent
+  /// What print(stage) writes in the program, without print's newline: `text` for torch (str
+  /// of a tensor is its repr), NumPy's str (NumpyArrayStr) for numpy scenarios. What `show
+  /// --stage S` prints and the window's "Copy as printed" copies.
+  std::string printed;
   bool present = true;  ///< false for weights_dropped without dropout (p = 0), sink without one
+  /// Its element i in C order of `shape`, as printed (the mask as the program's 1./0. or
+  /// 0/-inf matrix); reads the Stages it was made from, which must outlive it. Empty when absent.
+  ElementAt at;
 };
 
 /// The stage names PrintStage accepts, in pipeline order: X, W_query, W_key, W_value, Q, K, V,
