@@ -110,12 +110,12 @@ attnlab::gui::Fonts LoadFonts(float scale, const std::vector<ImWchar>& codepoint
   return fonts;
 }
 
-/// The fonts and the style's sizes (after ApplyStyle) at the monitor's content scale times the
-/// zoom.
+/// The fonts and the style's sizes at the monitor's content scale times the zoom (the style
+/// from its one base each time: ApplyStyle).
 void ScaleFontsAndStyle(attnlab::gui::AppState& state) {
   const float scale = state.content_scale * state.zoom;
   state.fonts = LoadFonts(scale, state.font_codepoints);
-  ImGui::GetStyle().ScaleAllSizes(scale);
+  attnlab::gui::ApplyStyle(scale);
 }
 
 /// At start: the window's content scale (HiDPI) and the remembered zoom, then the fonts.
@@ -132,7 +132,6 @@ void ScaleToMonitor(GLFWwindow* window, attnlab::gui::AppState& state) {
 /// match. Runs between frames, so no frame draws with a half-built atlas.
 void RebuildFonts(attnlab::gui::AppState& state) {
   ImGui::GetIO().Fonts->Clear();
-  attnlab::gui::ApplyStyle();
   ScaleFontsAndStyle(state);
   ImGui_ImplOpenGL3_DestroyFontsTexture();
   ImGui_ImplOpenGL3_CreateFontsTexture();
@@ -303,7 +302,7 @@ void InitImGui(GLFWwindow* window) {
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;
   io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;  // Tab, arrows, Space: every control
-  attnlab::gui::ApplyStyle();
+  attnlab::gui::ApplyStyle(1.0f);                        // ScaleToMonitor sets the scale
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
 }

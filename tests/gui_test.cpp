@@ -2078,6 +2078,40 @@ TEST_F(Gui, UndoRestoresThePresetName) {
   EXPECT_FALSE(c["edited"].get<bool>());
 }
 
+// Zoom rebuilds the fonts and the style from one base each time (WindowStyle): 2.5 <-> 2.4
+// thirty times, then below 1.0 and back, leaves every style size and the font size as a fresh
+// start's (scaling the style in place compounded: it grew without bound, and below 1.0 ImGui
+// aborted on a zero scrollbar size).
+TEST_F(Gui, ZoomRoundTripKeepsTheStyleSizes) {
+  std::string trip;
+  for (int i = 0; i < 30; ++i) trip += "zoom 2.5\nzoom 2.4\n";  // a rebuild each frame
+  const std::string script =
+      Write("trip.script", trip + "zoom 0.6\nwait 2\nsave-layout " + Path("small.json") +
+                               "\nzoom 0.7\nwait 2\nzoom 0.6\nwait 2\nsave-layout " +
+                               Path("small_again.json") + "\nzoom 1\nwait 2\nsave-layout " +
+                               Path("trip.json") + "\n");
+  const Result r = RunApp("--preset dog-attacks-cat --script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Result fresh = RunApp("--preset dog-attacks-cat --script " +
+                              Write("fresh.script", "wait 2\nsave-layout " + Path("fresh.json") +
+                                                        "\nzoom 0.6\nwait 2\nsave-layout " +
+                                                        Path("fresh_small.json") + "\n") +
+                              " --no-autosave");
+  ASSERT_EQ(fresh.status, 0) << fresh.err;
+  auto layout = [&](const std::string& name) {
+    return nlohmann::json::parse(ReadFile(Path(name)));
+  };
+  const nlohmann::json a = layout("trip.json"), b = layout("fresh.json");
+  ASSERT_TRUE(b.contains("style"));
+  EXPECT_EQ(a["style"], b["style"]) << a["style"].dump() << "\n" << b["style"].dump();
+  EXPECT_EQ(a["font_size"], b["font_size"]);
+  EXPECT_EQ(b["font_size"], 16);
+  EXPECT_EQ(layout("small.json")["style"], layout("fresh_small.json")["style"]);
+  EXPECT_EQ(layout("small.json")["style"], layout("small_again.json")["style"]);
+  EXPECT_GT(layout("small.json")["style"]["scrollbar_size"].get<double>(), 0);
+  EXPECT_EQ(layout("small.json")["font_size"], 10);  // round(16 x 0.6)
+}
+
 // On a small screen (1024 x 700), a large one (1920 x 1200) and at 130% zoom, every heatmap
 // and every toolbar item lies inside the window (toolbars wrap).
 TEST_F(Gui, NoScreenSizeClipsAnything) {
@@ -2567,11 +2601,104 @@ TEST_F(Gui, AStartKilledBeforeDrawingIsNotRepeated) {
   EXPECT_FALSE(fs::exists(marker));
 }
 
+// A last session that cannot be read (truncated, random bytes, a newer version's field, too
+// deep, empty, too large, a FIFO) is moved aside under the name the message gives, and the
+// window's own session is saved at exit without touching it (it used to be overwritten, and a
+// FIFO held the exit forever).
+TEST_F(Gui, ADamagedLastSessionIsKeptAside) {
+  const std::string dir = Path("config/attention-lab");
+  const std::string last = dir + "/last-session.json", kept = dir + "/last-session.failed.json";
+  const std::string good = WriteScenario(LoadPreset("karpathy-trick"));
+  std::string random;
+  for (int i = 0; i < 4096; ++i) random += static_cast<char>((i * 2654435761u) >> 13);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"truncated", good.substr(0, good.size() / 2)},
+      {"random", random},
+      {"newer", R"({"format": "attention-lab/scenario@1", "from_the_future": 1})"},
+      {"deep", std::string(100, '[') + std::string(100, ']')},
+      {"empty", ""},
+      {"large", ""},
+      {"fifo", ""}};
+  for (const auto& [name, bytes] : cases) {
+    fs::remove_all(Path("config"));
+    fs::create_directories(dir);
+    if (name == "fifo") {
+      ASSERT_EQ(mkfifo(last.c_str(), 0600), 0);
+    } else {
+      Write("config/attention-lab/last-session.json", bytes);
+      if (name == "large") fs::resize_file(last, 300u << 20);  // sparse: past the 256 MiB limit
+    }
+    // Autosave on: the session is saved at exit.
+    const Result r = RunApp("--script " + Write("wait.script", "wait 2\n"));
+    ASSERT_EQ(r.status, 0) << name << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("attention-lab: last session not restored: " + last + ": ", 0), 0u)
+        << name << ": " << r.err;
+    EXPECT_NE(r.err.find("; kept as " + kept + "\n"), std::string::npos) << name << ": " << r.err;
+    if (name == "fifo")
+      EXPECT_TRUE(fs::is_fifo(kept));
+    else if (name == "large")
+      EXPECT_EQ(fs::file_size(kept), 300u << 20);
+    else
+      EXPECT_EQ(ReadFile(kept), bytes) << name;  // byte for byte
+    EXPECT_EQ(ParseScenario(ReadFile(last)), LoadPreset("raschka-journey")) << name;
+    EXPECT_FALSE(fs::exists(dir + "/last-session.opening")) << name;
+  }
+  // A second damaged one does not replace the first one kept.
+  Write("config/attention-lab/last-session.json", "{");
+  const Result again = RunApp("--frames 2 --no-autosave");
+  EXPECT_NE(again.err.find("; kept as " + dir + "/last-session.failed-2.json\n"), std::string::npos)
+      << again.err;
+  EXPECT_TRUE(fs::is_fifo(kept));
+}
+
+// Two windows started together (a double-click on the launcher): the second finds the first's
+// start marker locked, so it opens the last session too instead of taking the marker for a
+// crash and moving the session aside.
+TEST_F(Gui, TwoWindowsStartedTogetherKeepTheSession) {
+  const std::string dir = Path("config/attention-lab");
+  fs::create_directories(dir);
+  // Large enough (T = 4096) that the first window's first run takes a while after its marker.
+  const std::string session =
+      R"({"format": "attention-lab/scenario@1", "input": {"source": "randn", "length": 4096,
+      "d_in": 64, "seed": 3}, "projections": {"init": "randn", "d_out": 64, "seed": 1}})";
+  Write("config/attention-lab/last-session.json", session);
+  const std::string marker = dir + "/last-session.opening";
+  const std::string env = "XDG_CONFIG_HOME=" + Path("config") + " ";
+  const std::string app = std::string(ATTNLAB_APP) + " --size 1280x800 --no-autosave --frames 3";
+  // The second starts once the first's marker is there (the moment the first opens the session).
+  const std::string cmd = env + XvfbRun() + app + " 2>" + Path("first.txt") +
+                          " & for i in $(seq 6000); do [ -e " + marker +
+                          " ] && break; sleep 0.01; done; " + env + XvfbRun() + app + " 2>" +
+                          Path("second.txt") + "; wait";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(ReadFile(Path("first.txt")), "");
+  EXPECT_EQ(ReadFile(Path("second.txt")), "");
+  EXPECT_FALSE(fs::exists(dir + "/last-session.failed.json"));
+  EXPECT_EQ(ReadFile(dir + "/last-session.json"), session);
+  EXPECT_FALSE(fs::exists(marker));
+}
+
 }  // namespace
 }  // namespace attnlab
 
 namespace attnlab {
 namespace {
+
+// --script reads a regular file of at most 16 MiB: /dev/zero is refused at once (it was read
+// until memory ran out), and so is a larger file, before a byte of it is read.
+TEST_F(Gui, AScriptIsReadWithinALimit) {
+  const Result zero = RunApp("--script /dev/zero --no-autosave", false);
+  EXPECT_EQ(zero.status, 2);
+  EXPECT_EQ(zero.err,
+            "attention-lab: error: /dev/zero: cannot read (a character device, not a "
+            "regular file)\n");
+  const std::string big = Write("big.script", "wait 1\n");
+  fs::resize_file(big, (16u << 20) + 1);
+  const Result large = RunApp("--script " + big + " --no-autosave", false);
+  EXPECT_EQ(large.status, 2);
+  EXPECT_EQ(large.err, "attention-lab: error: " + big +
+                           ": 16777217 bytes, more than the 16777216 (16 MiB) a script may have\n");
+}
 
 // Issue 31: a script's number that does not parse is named, not "stof" or "stoll" alone.
 TEST_F(Gui, AScriptNumberThatDoesNotParseIsNamed) {

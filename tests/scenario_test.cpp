@@ -857,6 +857,22 @@ TEST(ScenarioLimits, SixtyFourLevelsPassAndBracketsInStringsDoNotCount) {
   EXPECT_NE(why, "");
 }
 
+// The tree nlohmann::json builds is bounded before it is built (issue 62: 50 MB of {} entries
+// peaked at 3.0 GB): 12 million {} (36 MB of text, about 2.2 GiB of tree) are refused by the
+// counting pass with the memory limit's message; a million zeros (a 2 MB matrix) pass it.
+TEST(ScenarioLimits, TheTreeOfManyValuesIsRefusedBeforeItIsBuilt) {
+  std::string objects = "[";
+  for (int i = 0; i < 12'000'000; ++i) objects += "{},";
+  objects.back() = ']';
+  const std::string why = limits::Refusal(objects);
+  EXPECT_EQ(why.rfind("JSON text of 12000000 values or more needs about ", 0), 0u) << why;
+  EXPECT_NE(why.find("more than the 2 GiB limit"), std::string::npos) << why;
+  std::string zeros = "[";
+  for (int i = 0; i < 1'000'000; ++i) zeros += "0,";
+  zeros.back() = ']';
+  EXPECT_NO_THROW(CheckJsonLimits(zeros));
+}
+
 // A megabyte of each shape of content is refused with a message (none is a scenario). How fast
 // (linear in the size: well under a second each) is bench/attention_bench.cpp BM_RefuseJson.
 TEST(ScenarioLimits, AMegabyteOfAnyContentIsRefused) {

@@ -18,11 +18,6 @@ namespace attnlab::cli {
 namespace {
 
 constexpr int64_t kMaxCount = int64_t{1} << 31;
-// What a decode or tiled run holds besides the stages, per number it writes: the run's doubles
-// (scores and weights, or O, m, l and rescale), the JSON tree and its text. The decode's was
-// measured (tests/memory_test.py): about 83 bytes per weight at T = 6688, causal (its scores,
-// weights and JSON); 112 leaves a margin.
-constexpr double kDecodeBytesPerNumber = 112.0, kTiledBytesPerNumber = 64.0;
 
 /// The export format `out`'s extension names (.png, .svg, .pdf, .csv, .npy), or nullopt (JSON).
 std::optional<ExportFormat> FigureFormatOf(const std::string& out) {
@@ -136,12 +131,7 @@ int InferenceCli::Run(const TrainCliIo& io) {
   }
   const Scenario s = io.load(input_);
   const Shape sh = ValidateScenario(s);
-  const double B = static_cast<double>(sh.B * sh.H), T = static_cast<double>(sh.T);
-  const double numbers =
-      decode ? B * T * (T + 1) / 2
-             : B * std::ceil(T / static_cast<double>(Bc)) * T * static_cast<double>(sh.dh_v + 3);
-  CheckCommandMemory(s, sh, decode ? "decode" : "tiled",
-                     (decode ? kDecodeBytesPerNumber : kTiledBytesPerNumber) * numbers);
+  CheckCommandMemory(s, sh, decode ? "decode" : "tiled", EstimateInferenceBytes(sh, decode, Bc));
   const std::optional<ExportFormat> figure = FigureFormatOf(out_);
   if (!figure && (!step_.empty() || !head_.empty() || !batch_.empty()))
     throw std::invalid_argument("--step, --head and --batch choose the figure: -o " + out_ +

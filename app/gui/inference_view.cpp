@@ -154,7 +154,10 @@ void RefreshInference(AppState& state) {
   }
   if (key != v.made_for) {
     v.made_for = key;
+    // The command line's memory rule, before anything is allocated (CheckCommandMemory).
     try {
+      CheckCommandMemory(state.shown, st->shape, "the Decode view",
+                         EstimateInferenceBytes(st->shape, true, 1));
       v.decode = RunDecode(state.shown, *st, {std::min(v.prefill, T), v.chunk});
       v.decode_error.clear();
     } catch (const std::exception& e) {
@@ -162,6 +165,8 @@ void RefreshInference(AppState& state) {
       v.decode_error = e.what();
     }
     try {
+      CheckCommandMemory(state.shown, st->shape, "the Tiled view",
+                         EstimateInferenceBytes(st->shape, false, std::min(v.block_k, T)));
       v.tiled = RunTiled(state.shown, *st, std::min(v.block_q, T), std::min(v.block_k, T));
       v.tiled_error.clear();
     } catch (const std::exception& e) {

@@ -867,8 +867,8 @@ const CommandSpec* FindCommand(const std::string& name) {
 
 void ScriptRunner::Load(const std::string& path) {
   path_ = path;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot read the script");
+  // Bounded, and only a regular file: /dev/zero or a FIFO would be read forever.
+  std::istringstream in(ReadFile(path, kMaxScriptBytes, "a script"));
   std::string text;
   int line_no = 0;
   while (std::getline(in, text)) {

@@ -13,6 +13,7 @@
 
 #include <imgui.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,14 @@ namespace attnlab::gui {
 
 struct AppState;
 
+/// The largest script read: 16 MiB (a script of a million commands).
+inline constexpr uint64_t kMaxScriptBytes = 16u << 20;
+
 class ScriptRunner {
  public:
-  /// Reads and checks every line. Errors: std::runtime_error "FILE:LINE: what is wrong".
+  /// Reads and checks every line. Errors: std::runtime_error "FILE:LINE: what is wrong";
+  /// FileError (file_io.h) for a file that cannot be read, is not a regular file (a FIFO,
+  /// /dev/zero) or has more than kMaxScriptBytes.
   void Load(const std::string& path);
 
   /// Runs at the start of each frame: checks the previous command's outcome, then emits this

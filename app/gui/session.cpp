@@ -1,7 +1,11 @@
 // session.cpp: see session.h.
 #include "gui/session.h"
 
+#include <fcntl.h>
 #include <imgui.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -61,6 +65,90 @@ bool ApplyFigureFileView(AppState& state, const std::string& path) {
   }
 }
 
+namespace {
+
+/// The start marker this window wrote and holds locked (flock) until its first frame; -1 when
+/// it holds none.
+int g_marker_fd = -1;
+
+/// The last session could not be moved aside: this window must not save over it.
+bool g_keep_last_session = false;
+
+enum class MarkerState {
+  kNone,     ///< no marker (or one a window removed while this start looked at it)
+  kRunning,  ///< a running window holds it: it is opening the last session right now
+  kCrashed,  ///< left by a start that died before its first frame
+};
+
+/// Whether StartMarkerPath() is there and whose it is. A running window holds an exclusive
+/// flock on it (MarkStart), which the kernel releases when the process dies however it dies:
+/// a marker nobody holds was left by a crash, an abort or a kill. A marker left that way is
+/// removed here (this start takes over); one a window has just created and not yet locked or
+/// written (empty) counts as running.
+MarkerState InspectStartMarker() {
+  const std::string marker = StartMarkerPath();
+  if (marker.empty()) return MarkerState::kNone;
+  const int fd = ::open(marker.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return errno == ENOENT ? MarkerState::kNone : MarkerState::kCrashed;
+  MarkerState state = MarkerState::kCrashed;
+  struct stat held {
+  }, now{};
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    state = errno == EWOULDBLOCK ? MarkerState::kRunning : MarkerState::kCrashed;
+  } else if (::fstat(fd, &held) != 0 || ::stat(marker.c_str(), &now) != 0 ||
+             held.st_ino != now.st_ino || held.st_dev != now.st_dev) {
+    state = MarkerState::kNone;  // its window drew its frame and removed it meanwhile
+  } else if (held.st_size == 0) {
+    state = MarkerState::kRunning;  // created an instant ago, not yet locked
+  } else {
+    ::unlink(marker.c_str());
+  }
+  ::close(fd);
+  return state;
+}
+
+/// Writes StartMarkerPath() ("opening <last> (pid N)") and keeps it locked until
+/// ClearStartMarker(). False when it cannot (no config folder, or another window took it first).
+bool MarkStart(const std::string& last) {
+  const std::string marker = StartMarkerPath();
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(marker).parent_path(), ec);
+  const int fd =
+      ::open(marker.c_str(), O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return false;
+  struct stat st {};
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_size != 0) {
+    ::close(fd);  // another window's, or not a file this start made
+    return false;
+  }
+  const std::string text = "opening " + last + " (pid " + std::to_string(::getpid()) + ")\n";
+  if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    ::unlink(marker.c_str());
+    ::close(fd);
+    return false;
+  }
+  g_marker_fd = fd;
+  return true;
+}
+
+/// Moves the last session `last` to FailedSessionPath(); returns the words for the message:
+/// "kept as <path>", or, when it cannot be moved, "left at <last> (not moved: <reason>; this
+/// window will not save over it)".
+std::string KeepAside(const std::string& last) {
+  const std::string kept = FailedSessionPath();
+  std::error_code ec;
+  std::filesystem::rename(last, kept, ec);
+  if (!ec) return "kept as " + kept;
+  if (ec == std::errc::no_such_file_or_directory)
+    return "moved aside by another window started with this one";
+  g_keep_last_session = true;
+  return "left at " + last + " (not moved: " + ec.message() +
+         "; this window will not save over it)";
+}
+
+}  // namespace
+
 StartPoint ChooseStart(const GuiOptions& options) {
   StartPoint start;
   if (!options.file.empty()) {
@@ -82,6 +170,11 @@ StartPoint ChooseStart(const GuiOptions& options) {
     // A JSON object without "format" (any JSON file the desktop offered): said so, rather than
     // its first field that a scenario does not have.
     if (!LooksLikeFigure(text)) {
+      try {
+        CheckJsonLimits(text);  // its depth and its tree's memory, before the tree is built
+      } catch (const std::exception& e) {
+        throw StartError(options.file + ": " + e.what());
+      }
       const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
       if (j.is_object() && !j.contains("format"))
         throw StartError(options.file + ": not an Attention Lab scenario (it has no " +
@@ -108,32 +201,37 @@ StartPoint ChooseStart(const GuiOptions& options) {
   }
   const std::string last = LastSessionPath();
   std::error_code ec;
-  if (!last.empty() && std::filesystem::exists(last, ec)) {
-    const std::string marker = StartMarkerPath();
-    if (std::filesystem::exists(marker, ec)) {
+  if (!last.empty() &&
+      std::filesystem::symlink_status(last, ec).type() != std::filesystem::file_type::not_found) {
+    const MarkerState marker = InspectStartMarker();
+    if (marker == MarkerState::kCrashed) {
       // The previous start noted that it was opening this session and never drew it: a crash,
       // an abort or a kill. Opening it again could stop this start too; keep it aside instead.
-      const std::string kept = FailedSessionPath();
-      std::filesystem::rename(last, kept, ec);
       // What opened comes first: the status bar shows the start of a long line.
       start.message = std::string("opened ") + kFirstPreset +
-                      ": the previous start stopped before showing the last session, now kept "
-                      "as " +
-                      (ec ? last : kept);
-      ClearStartMarker();
+                      ": the previous start stopped before showing the last session, now " +
+                      KeepAside(last);
     } else {
-      start.marked = WriteConfigFile(marker, "opening " + last + "\n", "start marker").empty();
+      // Another window opening it right now (two started together) holds its marker: this one
+      // opens the session too, unmarked (the marker is the other window's).
+      if (marker == MarkerState::kNone) start.marked = MarkStart(last);
       try {
         start.scenario = ParseScenario(ReadScenarioFile(last));
         return start;
       } catch (const std::exception& e) {
-        start.message = "last session not restored: " + last + ": " + e.what();
         ClearStartMarker();
         start.marked = false;
+        // Kept aside, never overwritten by this window's saves: the learner may want it back.
+        // A FileError names the path itself.
+        const std::string why = e.what();
+        start.message = "last session not restored: " +
+                        (why.rfind(last + ": ", 0) == 0 ? why : last + ": " + why) + "; " +
+                        KeepAside(last);
       }
     }
+  } else if (!last.empty()) {
+    InspectStartMarker();  // a crashed start's marker left without a session is dropped
   }
-  ClearStartMarker();  // none is left behind when there is no last session to open
   start.scenario = LoadPreset(kFirstPreset);
   start.preset_id = kFirstPreset;
   return start;
@@ -155,14 +253,24 @@ std::string FailedSessionPath() {
 }
 
 void ClearStartMarker() {
+  if (g_marker_fd < 0) return;
+  // Removed while still locked: a start waiting for the lock then finds no file (not a crash).
   const std::string marker = StartMarkerPath();
-  std::error_code ec;
-  if (!marker.empty()) std::filesystem::remove(marker, ec);
+  if (!marker.empty()) ::unlink(marker.c_str());
+  ::close(g_marker_fd);
+  g_marker_fd = -1;
 }
 
 std::string SaveSession(const AppState& state) {
   const std::string path = LastSessionPath();
   if (path.empty()) return "no place for the session: neither XDG_CONFIG_HOME nor HOME is set";
+  if (g_keep_last_session)
+    return "session not saved: " + path + " could not be read nor moved aside, and is kept";
+  // Only a regular file is replaced: a FIFO or a device there would be written (and a FIFO
+  // without a reader would hold the exit forever).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return "session not saved: " + path + " is not a regular file";
   const Scenario& s = state.error.empty() ? state.scenario : state.shown;
   try {
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());

@@ -41,24 +41,31 @@ struct StartError : std::runtime_error {
 };
 
 /// last-session.opening beside LastSessionPath() ("" when there is no place for it): written
-/// before the window opens the last session, removed once a frame of it is drawn. Found at the
-/// next start, it means the previous one crashed, aborted or was killed before drawing.
+/// before the window opens the last session and held with an exclusive flock until a frame of
+/// it is drawn, then removed. Found unlocked at the next start, it means the previous one
+/// crashed, aborted or was killed before drawing; found locked, another window (started at the
+/// same moment) is opening the session right now.
 std::string StartMarkerPath();
 
-/// Where a last session that stopped a start is kept (never deleted by the app):
+/// Where a last session is kept aside (never deleted by the app): one that stopped a start, or
+/// one that could not be read (broken, too large, too deep, not a regular file). It is
 /// last-session.failed.json beside it, or last-session.failed-N.json (N = 2, 3, ...) when that
 /// name is taken.
 std::string FailedSessionPath();
 
 /// FILE.json, else --preset ID, else the last session, else kFirstPreset. Errors: StartError
-/// for a FILE or ID that cannot be loaded. A last session that cannot be read falls back to
-/// kFirstPreset with the reason in `message`. Before it opens the last session it writes
-/// StartMarkerPath() (and sets `marked`); when that marker is already there (the previous start
-/// never drew its first frame), the last session is moved to FailedSessionPath() and
-/// kFirstPreset opens instead, saying so in `message`.
+/// for a FILE or ID that cannot be loaded. A last session that cannot be read is moved to
+/// FailedSessionPath() and kFirstPreset opens, with the reason and the new name in `message`
+/// ("last session not restored: <path>: <reason>; kept as <kept>"); when it cannot be moved,
+/// SaveSession refuses to replace it. Before it opens the last session it writes and locks
+/// StartMarkerPath() (and sets `marked`); when an unlocked marker is already there (the previous
+/// start never drew its first frame), the last session is moved to FailedSessionPath() and
+/// kFirstPreset opens instead, saying so in `message`. A marker another running window holds
+/// is left to it: this start opens the last session unmarked.
 StartPoint ChooseStart(const GuiOptions& options);
 
-/// Removes StartMarkerPath(): the start it marked drew a frame, or ended without crashing.
+/// Removes and unlocks the marker this window holds (StartMarkerPath()): the start it marked
+/// drew a frame, or ended without crashing. Nothing when it holds none.
 void ClearStartMarker();
 
 /// A figure's view options on screen (a figure opened as the start scenario): its head and
@@ -72,7 +79,9 @@ void ApplyFigureView(AppState& state, const FigureSource& f);
 bool ApplyFigureFileView(AppState& state, const std::string& path);
 
 /// Writes the scenario on screen (the edited one when it runs, else the last one that ran) to
-/// LastSessionPath(), and the settings (SaveSettings). Returns "" or the reason it failed.
+/// LastSessionPath(), and the settings (SaveSettings). Returns "" or the reason it failed; never
+/// writes to something there that is not a regular file (a FIFO would block the exit), nor over
+/// a last session that could not be read and could not be moved aside (ChooseStart).
 std::string SaveSession(const AppState& state);
 
 /// While the window runs: saves the session (SaveSession, atomic) when the scenario changed

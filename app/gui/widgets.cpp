@@ -11,6 +11,8 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "attnlab/base/text.h"
 
@@ -418,6 +420,46 @@ void ValuesTable(const char* id, const std::vector<std::string>& row_labels,
     if (hl) ImGui::PopStyleColor();
   }
   ImGui::EndTable();
+}
+
+void LongWrappedText(std::string_view text) {
+  ImFont* font = ImGui::GetFont();
+  const float size = ImGui::GetFontSize(), line_h = ImGui::GetTextLineHeight();
+  const float width = std::max(ImGui::GetContentRegionAvail().x, size);
+  const float scale = size / font->FontSize;
+  // Each line as [begin, end) of `text`: paragraphs at '\n', then ImGui's word wrap, which
+  // skips the blanks a wrap leaves at the start of the next line (as ImFont::RenderText does).
+  std::vector<std::pair<const char*, const char*>> lines;
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  while (true) {
+    const char* para_end = static_cast<const char*>(std::memchr(p, '\n', end - p));
+    if (!para_end) para_end = end;
+    const char* s = p;
+    do {
+      const char* eol = font->CalcWordWrapPositionA(scale, s, para_end, width);
+      if (eol <= s && s < para_end) {  // not even one letter fits: take one code point
+        unsigned int c = 0;
+        eol = s + std::max(ImTextCharFromUtf8(&c, s, para_end), 1);
+      }
+      lines.emplace_back(s, eol);
+      s = eol;
+      while (s < para_end && (*s == ' ' || *s == '\t')) ++s;
+    } while (s < para_end);
+    if (para_end == end) break;
+    p = para_end + 1;
+  }
+  const ImVec2 pos = ImGui::GetCursorScreenPos();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float clip_top = draw->GetClipRectMin().y, clip_bottom = draw->GetClipRectMax().y;
+  const ImU32 color = ImGui::GetColorU32(ImGuiCol_Text);
+  const size_t first = clip_top > pos.y ? static_cast<size_t>((clip_top - pos.y) / line_h) : 0;
+  for (size_t i = first; i < lines.size(); ++i) {
+    const float y = pos.y + line_h * static_cast<float>(i);
+    if (y > clip_bottom) break;
+    draw->AddText(font, size, ImVec2(pos.x, y), color, lines[i].first, lines[i].second);
+  }
+  ImGui::Dummy(ImVec2(width, line_h * static_cast<float>(lines.size())));
 }
 
 }  // namespace attnlab::gui

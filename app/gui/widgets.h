@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnlab/base/tensor.h"
@@ -101,5 +102,14 @@ void ValuesTable(const char* id, const std::vector<std::string>& row_labels,
 /// Text in the colour used for errors, wrapped; control characters escaped and cut
 /// (MessageText) so text quoted from a file cannot break it into lines.
 void ErrorText(const std::string& text);
+
+/// Text of any length wrapped at the right edge of the content region, as PushTextWrapPos(0)
+/// and TextUnformatted, in the current text colour, drawing only the lines inside the clip
+/// rectangle. Dear ImGui 1.86 puts every glyph of wrapped text into the window's draw list,
+/// visible or not, and aborts past 65,536 vertices (16,384 glyphs: "Too many vertices in
+/// ImDrawList using 16-bit indices"): a learner's long paragraph or title. The lines are found
+/// once a frame (ImFont::CalcWordWrapPositionA, time linear in the text); a word wider than
+/// the width is cut where it reaches the edge.
+void LongWrappedText(std::string_view text);
 
 }  // namespace attnlab::gui

@@ -180,6 +180,8 @@ std::string HeatmapLayoutJson(const AppState& state) {
   j["plots"] = RectJson(state.peaking_rect);
   j["canvas"] = RectJson(state.heatmap_canvas);
   j["row"] = {{"chosen", state.row}, {"peaking", state.peaking.row}};
+  j["style"] = StyleSizesJson(ImGui::GetStyle());
+  j["font_size"] = ImGui::GetFontSize();
   j["dialog"] = {{"open", state.dialog.kind != DialogKind::kNone},
                  {"path", state.dialog.path},
                  {"error", state.dialog.error}};
@@ -206,9 +208,9 @@ double IdleWaitSeconds(const AppState& state, int calm_frames, double now) {
   return wait;
 }
 
-void ApplyStyle() {
-  ImGui::StyleColorsDark();
-  ImGuiStyle& style = ImGui::GetStyle();
+ImGuiStyle WindowStyle(float scale) {
+  ImGuiStyle style;  // ImGui's default sizes: the one base every zoom starts from
+  ImGui::StyleColorsDark(&style);
   style.WindowRounding = 0;
   style.ChildRounding = 4;
   style.FrameRounding = 3;
@@ -219,6 +221,39 @@ void ApplyStyle() {
   style.WindowPadding = ImVec2(8, 6);
   style.Colors[ImGuiCol_WindowBg] = ImVec4(0.11f, 0.11f, 0.13f, 1.0f);
   style.Colors[ImGuiCol_ChildBg] = ImVec4(0.13f, 0.13f, 0.15f, 1.0f);
+  // ScaleAllSizes floors most sizes: at a small scale a size of a few pixels would reach 0,
+  // which ImGui asserts against (ScrollbarSize, GrabMinSize); never below a quarter.
+  style.ScaleAllSizes(std::max(scale, 0.25f));
+  return style;
+}
+
+void ApplyStyle(float scale) { ImGui::GetStyle() = WindowStyle(scale); }
+
+nlohmann::json StyleSizesJson(const ImGuiStyle& s) {
+  auto v = [](const ImVec2& p) { return nlohmann::json::array({p.x, p.y}); };
+  return {{"window_padding", v(s.WindowPadding)},
+          {"window_rounding", s.WindowRounding},
+          {"window_min_size", v(s.WindowMinSize)},
+          {"child_rounding", s.ChildRounding},
+          {"popup_rounding", s.PopupRounding},
+          {"frame_padding", v(s.FramePadding)},
+          {"frame_rounding", s.FrameRounding},
+          {"item_spacing", v(s.ItemSpacing)},
+          {"item_inner_spacing", v(s.ItemInnerSpacing)},
+          {"cell_padding", v(s.CellPadding)},
+          {"touch_extra_padding", v(s.TouchExtraPadding)},
+          {"indent_spacing", s.IndentSpacing},
+          {"columns_min_spacing", s.ColumnsMinSpacing},
+          {"scrollbar_size", s.ScrollbarSize},
+          {"scrollbar_rounding", s.ScrollbarRounding},
+          {"grab_min_size", s.GrabMinSize},
+          {"grab_rounding", s.GrabRounding},
+          {"log_slider_deadzone", s.LogSliderDeadzone},
+          {"tab_rounding", s.TabRounding},
+          {"tab_min_width_for_close_button", s.TabMinWidthForCloseButton},
+          {"display_window_padding", v(s.DisplayWindowPadding)},
+          {"display_safe_area_padding", v(s.DisplaySafeAreaPadding)},
+          {"mouse_cursor_scale", s.MouseCursorScale}};
 }
 
 namespace {

@@ -3,6 +3,9 @@
 // variance panels under them and a status line; plus the dialogs and keyboard shortcuts.
 #pragma once
 
+#include <imgui.h>
+
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace attnlab::gui {
@@ -33,7 +36,16 @@ double IdleWaitSeconds(const AppState& state, int calm_frames, double now);
 /// Frames drawn after an input before the window may wait (IdleWaitSeconds).
 inline constexpr int kSettleFrames = 20;
 
-/// The ImGui style of the app: dark, rounded, a little roomier than the default.
-void ApplyStyle();
+/// The ImGui style of the app at `scale` (the monitor's content scale times the zoom): dark,
+/// rounded, a little roomier than the default. Built from ImGui's default style every time, then
+/// ImGuiStyle::ScaleAllSizes(scale), so rebuilding it at a zoom and back is idempotent (scaling
+/// the style in place would compound). `scale` below 0.25 counts as 0.25.
+ImGuiStyle WindowStyle(float scale);
+
+/// ImGui::GetStyle() = WindowStyle(scale).
+void ApplyStyle(float scale);
+
+/// The style's sizes in pixels as JSON (for --layout: the GUI tests compare them after zooming).
+nlohmann::json StyleSizesJson(const ImGuiStyle& style);
 
 }  // namespace attnlab::gui

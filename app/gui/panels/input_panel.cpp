@@ -35,9 +35,7 @@ void DrawPresetPicker(AppState& state) {
       "step (Ctrl+Z brings your scenario back).");
   if (!state.scenario.title.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(state.scenario.title.c_str());
-    ImGui::PopTextWrapPos();
+    LongWrappedText(state.scenario.title);  // a title of any length
     ImGui::PopStyleColor();
   }
 }
@@ -133,9 +131,7 @@ void DrawTextInput(AppState& state) {
   std::string line;
   for (const std::string& t : tokens)
     line += "[" + (t == " " ? std::string("\xE2\x90\xA3") : t) + "] ";
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(line.c_str());
-  ImGui::PopTextWrapPos();
+  LongWrappedText(line);  // a learner's long paragraph or word
 
   int64_t d_in = in.d_in;
   if (IntInput("d_in", &d_in, 1, 1024,

@@ -631,11 +631,27 @@ std::string FitLabel(const std::string& label, float max_width, const MeasureTex
   if (measure(label) <= max_width) return label;
   std::vector<size_t> starts;  // where each code point begins
   for (size_t i = 0; i < label.size(); i += DecodeUtf8At(label, i).len) starts.push_back(i);
-  for (size_t n = starts.size(); n-- > 0;) {
-    std::string cut = label.substr(0, starts[n]) + "\u2026";
-    if (measure(cut) <= max_width || n == 0) return cut;
+  // The longest prefix of n < starts.size() code points that fits with its ellipsis. Widths grow
+  // with n, so: double n from 1 until it no longer fits, then halve the gap (a search that
+  // measures about 2 log2(n) prefixes no longer than twice the answer, however long the label:
+  // dropping one code point at a time measured the whole label n times).
+  if (starts.empty()) return "\u2026";
+  const size_t last = starts.size() - 1;  // at least one code point is dropped
+  auto fits = [&](size_t n) { return measure(label.substr(0, starts[n]) + "\u2026") <= max_width; };
+  size_t lo = 0, hi = 1;  // lo fits (or is 0: the bare ellipsis); hi does not, or is last + 1
+  while (hi <= last && fits(hi)) {
+    lo = hi;
+    hi *= 2;
   }
-  return "\u2026";
+  hi = std::min(hi, last + 1);
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (fits(mid))
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return label.substr(0, starts[lo]) + "\u2026";
 }
 
 int LabelStep(float label_extent, float cell_extent) {

@@ -577,4 +577,13 @@ TiledRun RunTiled(const Scenario& s, const Stages& st, int64_t block_q, int64_t 
   return run;
 }
 
+double EstimateInferenceBytes(const Shape& shape, bool decode, int64_t block_k) {
+  constexpr double kDecodeBytesPerNumber = 112.0, kTiledBytesPerNumber = 64.0;
+  const double B = static_cast<double>(shape.B * shape.H), T = static_cast<double>(shape.T);
+  const double Bc = static_cast<double>(std::max<int64_t>(block_k, 1));
+  return decode ? kDecodeBytesPerNumber * B * T * (T + 1) / 2
+                : kTiledBytesPerNumber * B * std::ceil(T / Bc) * T *
+                      static_cast<double>(shape.dh_v + 3);
+}
+
 }  // namespace attnlab

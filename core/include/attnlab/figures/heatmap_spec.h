@@ -271,6 +271,10 @@ std::vector<std::string> MapCellTexts(Stage stage, const std::vector<float>& val
 std::string ShortestCellText(Stage stage, float v, bool masked);
 
 /// A label cut to `max_width` with an ellipsis (never inside a code point); unchanged if it fits.
+/// The longest prefix (at least one code point shorter) whose width with "…" is at most
+/// `max_width`, found by doubling then halving the prefix's length (widths grow with it): the
+/// label is measured once whole, then about 2 log2(n) prefixes at most twice as long as the one
+/// kept, so a 100,000-character word costs little more than one measure of it. Errors: none.
 std::string FitLabel(const std::string& label, float max_width, const MeasureText& measure);
 
 /// Every how-many-th label to draw so labels of extent `label_extent` never overlap along cells

@@ -111,6 +111,15 @@ struct DecodeRun {
 /// full computation.
 DecodeRun RunDecode(const Scenario& s, const Stages& st, const DecodeOptions& opt);
 
+/// Bytes a decode (`decode`) or a tiled run with key tiles of `block_k` holds besides the
+/// scenario's stages, for CheckCommandMemory (the command line's decode and tiled, and the
+/// window's Decode and Tiled views): per number it keeps (the decode's B*H*T(T+1)/2 weights;
+/// the tiled run's B*H*ceil(T/Bc)*T values of O, m, l and rescale, dh_v + 3 a row) 112 bytes
+/// for a decode and 64 for a tiled run: the run's doubles, the JSON tree and its text. The
+/// decode's was measured (tests/memory_test.py): about 83 bytes per weight at T = 6688, causal;
+/// 112 leaves a margin. Errors: none (block_k < 1 counts as 1).
+double EstimateInferenceBytes(const Shape& shape, bool decode, int64_t block_k);
+
 /// The stages `full` (of the scenario `run` decoded) with every row replaced by the row the
 /// decode computed for that query, as if the steps' rows were stacked: row i of scores, logits,
 /// weights and sink (B*H of T x T, T x 1) is query i's row in the step that held it, each value
