@@ -408,9 +408,11 @@ struct AppState {
   bool pick_default_row = false;  ///< after a preset or file loads: choose a telling row
   std::optional<Stage> focus;     ///< the stage given most of the heatmaps view (SetFocus)
   bool plots_expanded = false;    ///< the two plots under the heatmaps get most of the height
-  float content_scale = 1.0f;     ///< the monitor's (GLFW content scale): HiDPI
-  float zoom = 1.0f;              ///< View > Zoom (SetZoom)
-  bool fonts_dirty = false;       ///< build the fonts again at content_scale * zoom
+  int grid_decimals = 0;  ///< the decimals the Heatmaps view's number layout sized its cells for
+  std::string grid_scroll_key;  ///< the maps and canvas the number layout last scrolled for
+  float content_scale = 1.0f;   ///< the monitor's (GLFW content scale): HiDPI
+  float zoom = 1.0f;            ///< View > Zoom (SetZoom)
+  bool fonts_dirty = false;     ///< build the fonts again at content_scale * zoom
   /// The shown tokens' code points beyond the base ranges (CodepointsBeyondBase): when they
   /// differ from fonts.codepoints the fonts are built again, between frames.
   std::vector<ImWchar> font_codepoints;
