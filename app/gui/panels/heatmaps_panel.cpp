@@ -1019,12 +1019,9 @@ void DrawNumberGrid(AppState& state, const std::vector<StageBox>& boxes, ImVec2 
       DrawReservedSlot(state, p.stage, o, ImVec2(p.w, p.h));
       continue;
     }
-    // The weights and the sink's column right of them share one colorbar.
-    const bool paired = (p.stage == Stage::kWeights && k + 1 < grid.maps.size() &&
-                         grid.maps[k + 1].stage == Stage::kSink && grid.maps[k + 1].y == p.y) ||
-                        (p.stage == Stage::kSink && k > 0 &&
-                         grid.maps[k - 1].stage == Stage::kWeights && grid.maps[k - 1].y == p.y);
-    DrawHeatmap(state, p.stage, o, ImVec2(p.w, p.h), MapMode::kCanvas, p.row_labels, paired);
+    // Each map its own colorbar (the boxes were measured so): the sink's column too, whose
+    // one cell needs the room that sharing the weights' colorbar would take from it.
+    DrawHeatmap(state, p.stage, o, ImVec2(p.w, p.h), MapMode::kCanvas, p.row_labels);
   }
   float y = top + grid.height + 6;
   y += DrawHeadGrid(state, ImVec2(origin.x, y), avail.x - scrollbar);
