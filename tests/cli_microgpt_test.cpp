@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "attnlab/base/file_io.h"
@@ -154,6 +155,27 @@ TEST_F(MicrogptCli, OneLineAndALongDocumentRunAsTheScriptRunsThem) {
             "--- inference (new, hallucinated names) ---\n");
 }
 
+// Whether process `pid` has used `seconds` of CPU time (utime + stime of /proc/PID/stat), waited
+// for at most ten minutes; false if it ended first. As cli_test.cpp's Ctrl+C test waits: a
+// signal sent after a fixed sleep could come before a loaded machine started the run.
+bool WaitForCpuSeconds(pid_t pid, double seconds) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  while (std::chrono::steady_clock::now() < give_up) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    const std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const size_t close = text.rfind(')');
+    if (close == std::string::npos) return false;
+    std::istringstream fields(text.substr(close + 2));
+    std::vector<std::string> f;
+    for (std::string field; fields >> field;) f.push_back(field);
+    if (f.size() < 13 || f[0] == "Z") return false;
+    const double ticks = std::stod(f[11]) + std::stod(f[12]);
+    if (ticks / static_cast<double>(sysconf(_SC_CLK_TCK)) >= seconds) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
 TEST_F(MicrogptCli, StopsOnCtrlCAndWritesNothing) {
   for (const int signal : {SIGINT, SIGTERM}) {
     const std::string out = Path("run.json"), err = Path("err.txt");
@@ -167,7 +189,8 @@ TEST_F(MicrogptCli, StopsOnCtrlCAndWritesNothing) {
       _exit(98);
     }
     // a million steps take half an hour; the signal comes once training has surely started
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // (reading and shuffling the names take milliseconds of CPU)
+    ASSERT_TRUE(WaitForCpuSeconds(pid, 0.4)) << "the run ended or hung before training";
     ASSERT_EQ(kill(pid, signal), 0);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
