@@ -49,7 +49,7 @@ void ParseSize(const std::string& text, int* width, int* height) {
 
 void DescribeWindowOptions(CLI::App& app, GuiOptions& o, std::string& size, bool& no_autosave) {
   app.description(
-      "Attention Lab: self-attention you can play with, PyTorch-exact.\n"
+      "Attention Lab: self-attention you can play with, to the digits PyTorch prints.\n"
       "Without a subcommand it opens the window. Subcommands: " +
       cli::SubcommandList() + " (see attention-lab --help).");
   app.add_option("scenario", o.file, "Scenario file (.json) to open");
