@@ -189,8 +189,8 @@ TEST_F(Cli, ExportFormatFollowsTheNameAndRefusesAContradiction) {
 TEST_F(Cli, HelpListsEverySubcommandAndTheWindowOptions) {
   const Result r = RunCli("--help");
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* name :
-       {"dump", "presets", "variance", "show", "code", "train", "export", "decode", "tiled"})
+  for (const char* name : {"dump", "presets", "variance", "show", "match", "code", "train",
+                           "export", "decode", "tiled"})
     EXPECT_NE(r.out.find("\n  " + std::string(name) + " "), std::string::npos) << name;
   for (const char* option : {"--size WxH", "--preset ID", "--screenshot", "--script"})
     EXPECT_NE(r.out.find(option), std::string::npos) << option << "\n" << r.out;
@@ -409,16 +409,25 @@ TEST_F(Cli, ShowPrintsEveryStageAsPyTorch) {
   EXPECT_EQ(r.out.find("weights_dropped"), std::string::npos);  // no dropout: not printed
 }
 
-TEST_F(Cli, ShowOneStage) {
-  const Result q = RunCli("show karpathy-trick --stage Q");
-  ASSERT_EQ(q.status, 0) << q.err;
-  EXPECT_NE(q.out.find("\nQ: queries, shape (4, 8, 2)\ntensor([[[ 0.1808, -0.0700],\n"),
-            std::string::npos)
-      << q.out;
-  EXPECT_EQ(q.out.find("\nK:"), std::string::npos);
+// show --stage S prints exactly what print(S) writes in PyTorch 1.13, byte for byte (the
+// goldens of tools/make_print_goldens.py), to paste beside a notebook's output; NumPy
+// scenarios print as NumPy's print(array): no "array(", no commas.
+TEST_F(Cli, ShowOneStagePrintsExactlyWhatPrintWrites) {
+  const auto golden = test::LoadGolden("print/scenarios/preset-raschka-journey.json");
+  for (const char* name : {"X", "W_query", "scores", "mask", "weights", "context"}) {
+    const Result r = RunCli("show raschka-journey --stage " + std::string(name));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, golden[name]["text"].get<std::string>() + "\n") << name;
+  }
+  const Result n = RunCli("show numpy-masked --stage mask");
+  ASSERT_EQ(n.status, 0) << n.err;
+  EXPECT_EQ(n.out.substr(0, 10), "[[  0. -in") << n.out;
+  EXPECT_EQ(n.out.find(','), std::string::npos) << n.out;
   const Result none = RunCli("show karpathy-trick --stage weights_dropped");
-  ASSERT_EQ(none.status, 0) << none.err;
-  EXPECT_NE(none.out.find("\nweights_dropped: none (dropout p is 0)\n"), std::string::npos);
+  EXPECT_EQ(none.status, 2);
+  EXPECT_EQ(none.err,
+            "attention-lab: error: --stage weights_dropped: this scenario has none (dropout p "
+            "is 0)\n");
 }
 
 // Issue 33's scenario, seeded nowhere: show names the seed the app started from and prints
@@ -518,12 +527,50 @@ TEST_F(Cli, ShowEscapesControlCharactersOfTheTitle) {
   doc["title"] =
       "evil\x1b[2J\x1b]0;pwned\x07 title\nsecond line\r\xC2\x9B"
       "31m";  // ... and U+009B, the one-byte CSI
-  const Result r = RunCli("show " + Write("evil.json", doc.dump()) + " --stage X");
+  const Result r = RunCli("show " + Write("evil.json", doc.dump()));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
             "evil\uFFFD[2J\uFFFD]0;pwned\uFFFD title\u2424second line\u240D\uFFFD31m");
   for (char c : r.out) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << int(c);
   EXPECT_EQ(r.out.find("\xC2\x9B"), std::string::npos);
+}
+
+// match: the JSON of the issue's keys, for a file and for standard input, with the book's
+// numbers printed by PyTorch 1.13 (tests/golden/match/cases.json, tools/make_match_goldens.py).
+TEST_F(Cli, MatchWritesTheVerdictAsJson) {
+  const auto cases = test::LoadGolden("match/cases.json");
+  for (const auto& c : cases) {
+    const std::string name = c["name"];
+    if (name != "causal-weights" && name != "journey-scale-off") continue;
+    const std::string file = Write(name + ".txt", c["text"].get<std::string>());
+    const Result r = RunCli("match " + c["preset"].get<std::string>() + " --tensor " + file);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : j.items()) keys.push_back(k);
+    std::sort(keys.begin(), keys.end());
+    EXPECT_EQ(keys, (std::vector<std::string>{"batch", "cause", "cause_text", "head",
+                                              "max_abs_diff", "stage", "verdict"}));
+    EXPECT_EQ(j["verdict"], c["verdict"]) << r.out;
+    EXPECT_EQ(j["stage"], c["stage"]) << r.out;
+    EXPECT_EQ(j["cause"], c["cause"]) << r.out;
+    EXPECT_TRUE(j["batch"].is_null() && j["head"].is_null()) << r.out;
+    EXPECT_TRUE(j["max_abs_diff"].is_number()) << r.out;
+    const Result in = RunCli("match " + c["preset"].get<std::string>() + " --tensor - < " + file);
+    ASSERT_EQ(in.status, 0) << in.err;
+    EXPECT_EQ(in.out, r.out);
+  }
+}
+
+TEST_F(Cli, MatchRefusesMalformedTextNamingLineAndColumn) {
+  const std::string bad = Write("bad.txt", "tensor([[0.1, 0.2],\n        [0.3, 0.4x]])");
+  const Result r = RunCli("match raschka-journey --tensor " + bad);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "attention-lab: error: --tensor " + bad +
+                       ": line 2, column 18: unexpected \"x\" in a number\n");
+  const Result missing = RunCli("match raschka-journey --tensor " + Path("nope.txt"));
+  EXPECT_EQ(missing.status, 2);
 }
 
 TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {

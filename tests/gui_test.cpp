@@ -998,6 +998,26 @@ void ExpectViewMaps(const Png& png, const std::string& layout, const std::string
   EXPECT_EQ(seen, count) << prefix;
 }
 
+// A map's "Copy as printed" is print(stage) of PyTorch 1.13 byte for byte (the goldens of
+// tools/make_print_goldens.py), as `show --stage` prints it; Edit > Check against my output
+// finds the stage of a pasted print and the mistake behind a wrong one (the status says so).
+TEST_F(Gui, CopyAsPrintedAndCheckAgainstMyOutput) {
+  const auto golden = test::LoadGolden("print/scenarios/preset-raschka-journey.json");
+  const auto cases = test::LoadGolden("match/cases.json");
+  std::string scale_off;
+  for (const auto& c : cases)
+    if (c["name"] == "journey-scale-off") scale_off = c["text"];
+  const std::string script =
+      Write("copy.script",
+            "preset raschka-journey\nwait 2\n"
+            "copy-print weights\nsave-clipboard " +
+                Path("weights.txt") + "\ncheck-output " + Write("pasted.txt", scale_off) +
+                "\nexpect-check explained scale-off\n");
+  const Result r = RunApp("--script " + script + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadFile(Path("weights.txt")), golden["weights"]["text"].get<std::string>());
+}
+
 // The code view holds `attention-lab code`'s text, copies it to the clipboard, and follows edits.
 TEST_F(Gui, CodeViewIsTheProgramOfTheCommandLine) {
   const std::string script = Write("code.script", R"(preset dog-attacks-cat

@@ -6,6 +6,7 @@
 //   attention-lab presets                                    one line per preset: id, title
 //   attention-lab variance --dims 5,100 --trials 20000 --seed 0
 //   attention-lab show SCENARIO.json|PRESET_ID [--stage S]   stages printed as PyTorch does
+//   attention-lab match SCENARIO.json|PRESET_ID --tensor FILE|-   which stage a pasted print is
 //   attention-lab code SCENARIO.json|PRESET_ID [-o OUT.py|OUT.ipynb]  the program behind it
 //   attention-lab export SCENARIO.json|PRESET_ID --stage S [--head H] [--batch B]
 //                [--colormap NAME] [--scale N] [--values auto|on|off] [--range
@@ -47,7 +48,9 @@
 #include "attnlab/model/presets.h"
 #include "attnlab/model/scenario.h"
 #include "attnlab/python/codegen.h"
+#include "attnlab/python/match.h"
 #include "attnlab/python/stages_json.h"
+#include "attnlab/python/tensor_text.h"
 #include "attnlab/python/torch_print.h"
 #include "cli/cli_circuits.h"
 #include "cli/cli_docs.h"
@@ -472,6 +475,19 @@ int Show(const std::string& input, const std::string& stage) {
     }
   }
   const Stages st = RunScenario(s);
+  if (!stage.empty() && stage != "stats") {
+    // One stage: exactly what print(stage) writes in the program, to paste beside a
+    // notebook's own output (no title, no header line).
+    const PrintedStage p = *PrintStage(st, stage);
+    if (!p.present)
+      throw UsageError("--stage " + stage + ": this scenario has none (" +
+                       (stage == "sink"                        ? "no scaling.sink"
+                        : stage == "Q_rot" || stage == "K_rot" ? "positions is not \"rope\""
+                                                               : "dropout p is 0") +
+                       ")");
+    std::cout << p.printed << "\n";
+    return 0;
+  }
   const auto& sh = st.shape;
   std::cout << TerminalText(s.title.empty() ? input : s.title) << "\n";
   std::cout << "B=" << sh.B << " T=" << sh.T;
@@ -492,18 +508,9 @@ int Show(const std::string& input, const std::string& stage) {
   for (const std::string& t : st.tokens) std::cout << " [" << VisibleToken(t) << "]";
   std::cout << "\n";
   for (const std::string& name : names) {
-    if (!stage.empty() && stage != name) continue;
+    if (!stage.empty()) continue;  // stats only
     const PrintedStage p = *PrintStage(st, name);
-    if (!p.present) {
-      if (!stage.empty())
-        std::cout << "\n"
-                  << name << ": none ("
-                  << (name == "sink"                       ? "no scaling.sink"
-                      : name == "Q_rot" || name == "K_rot" ? "positions is not \"rope\""
-                                                           : "dropout p is 0")
-                  << ")\n";
-      continue;
-    }
+    if (!p.present) continue;
     std::string shape;
     for (int64_t d : p.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
     std::cout << "\n" << name << ": " << p.what << ", shape (" << shape << ")\n" << p.text << "\n";
@@ -511,6 +518,47 @@ int Show(const std::string& input, const std::string& stage) {
   if (stage.empty() || stage == "stats")  // the notebooks' .var() prints
     std::cout << "\nstats: the variances the notebooks print, over whole tensors\n"
               << PrintStats(st, s);
+  return 0;
+}
+
+// Which stage of the scenario a learner's pasted print is, or which known mistake explains it
+// (match.h), as one JSON object on standard output.
+int Match(const std::string& input, const std::string& tensor) {
+  std::string text;
+  if (tensor == "-") {
+    text.resize(kMaxPastedBytes + 1);
+    std::cin.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(std::cin.gcount()));
+  } else {
+    text = ReadFile(tensor, kMaxPastedBytes, "--tensor");
+  }
+  const std::string from = tensor == "-" ? "standard input" : TerminalText(tensor);
+  PastedTensor pasted;
+  try {
+    pasted = ParseTensorText(text);
+  } catch (const TensorTextError& e) {
+    throw UsageError("--tensor " + from + ": " + e.what());
+  }
+  const Scenario s = LoadScenarioArg(input);
+  {
+    const Shape shape = ValidateScenario(s);
+    try {
+      CheckCommandMemory(s, shape, "match", 0.0);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
+  const MatchResult r = MatchPasted(s, pasted);
+  auto index = [](int64_t i) { return i < 0 ? nlohmann::json() : nlohmann::json(i); };
+  const nlohmann::json j = {
+      {"verdict", Name(r.verdict)},
+      {"stage", r.stage.empty() ? nlohmann::json() : nlohmann::json(r.stage)},
+      {"batch", index(r.batch)},
+      {"head", index(r.head)},
+      {"max_abs_diff", r.stage.empty() ? nlohmann::json() : nlohmann::json(r.max_abs_diff)},
+      {"cause", r.cause.empty() ? nlohmann::json() : nlohmann::json(r.cause)},
+      {"cause_text", r.cause_text}};
+  std::cout << j.dump(2) << "\n";
   return 0;
 }
 
@@ -664,8 +712,20 @@ int Run(int argc, char** argv) {
   show->add_option("scenario", input, kScenarioHelp)->required();
   show->add_option(
       "--stage", stage,
-      "Only this stage: X, W_query, W_key, W_value, Q, K, V, scores, logits, mask, "
+      "Only this stage, exactly as print(stage) writes it in the program (to paste beside a "
+      "notebook's output): X, W_query, W_key, W_value, Q, K, V, scores, logits, mask, "
       "weights, weights_dropped, sink or context; or stats, the notebooks' .var() prints");
+
+  std::string tensor;
+  CLI::App* match = app.add_subcommand(
+      "match", "Which stage of a scenario a pasted print(tensor) is, or which mistake explains it");
+  match->add_option("scenario", input, kScenarioHelp)->required();
+  match
+      ->add_option("--tensor", tensor,
+                   "The pasted text: PyTorch's tensor([...]), NumPy's array([...]) or bare "
+                   "brackets, in a file ('-' for standard input)")
+      ->required()
+      ->option_text("FILE|-");
 
   std::string code_out = "-";
   CLI::App* code = app.add_subcommand("code", "Print the PyTorch program that computes a scenario");
@@ -695,6 +755,7 @@ int Run(int argc, char** argv) {
     if (*presets) status = ListPresets(bug_fixes);
     if (*variance) status = Variance(va);
     if (*show) status = Show(input, stage);
+    if (*match) status = Match(input, tensor);
     if (*exp) status = Export(ex);
     const TrainCliIo io{LoadScenarioArg, WriteOutput};
     if (*code)

@@ -16,9 +16,9 @@ std::string VersionText();
 
 /// Every subcommand's name, in --help's order; the one list the window's usage, its "not a
 /// subcommand" message and IsSubcommand read.
-inline constexpr std::array<const char*, 10> kSubcommands = {
-    "dump",  "presets", "variance", "show",  "code",
-    "train", "export",  "decode",   "tiled", "circuits"};
+inline constexpr std::array<const char*, 12> kSubcommands = {
+    "dump",  "presets", "variance", "show",  "match",    "code",
+    "train", "export",  "decode",   "tiled", "microgpt", "circuits"};
 
 /// The build's hidden commands (cli_docs.h): the man page's generated sections, the bash
 /// completion, on standard output.

@@ -23,6 +23,7 @@
 #include "attnlab/model/bugs.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/python/codegen.h"
+#include "attnlab/python/torch_print.h"
 #include "cli/notebook.h"
 #include "gui/app_state.h"
 #include "gui/export.h"
@@ -802,6 +803,41 @@ bool Do(AppState& state, const SetView& a) {
 
 bool Do(AppState& state, const CopyCode&) {
   CopyCodeToClipboard(state);
+  return false;
+}
+
+bool Do(AppState& state, const CheckOutput& a) {
+  CheckOutputState& c = state.check_output;
+  c.open = a.kind != CheckOutput::kClose;
+  if (a.kind != CheckOutput::kCheck) return false;
+  c.read.reset();
+  c.result.reset();
+  c.error.clear();
+  try {
+    c.read = ParseTensorText(c.text);
+    c.result = MatchPasted(state.shown, *c.read);
+  } catch (const std::exception& e) {  // TensorTextError (line, column), or the scenario's
+    c.error = e.what();
+  }
+  return false;
+}
+
+bool Do(AppState& state, const CopyStagePrint& a) {
+  const Stages* st = HasShownRun(state) ? ReadableStages(state) : nullptr;
+  const std::optional<PrintedStage> p =
+      st ? PrintStage(*st, StageName(a.stage)) : std::optional<PrintedStage>();
+  if (!p || !p->present) {
+    SetStatus(state, std::string("Nothing copied: this scenario has no ") + StageName(a.stage),
+              true);
+    return false;
+  }
+  ImGui::SetClipboardText(p->printed.c_str());
+  const bool numpy = st->generator == Generator::kNumpy;
+  SetStatus(state,
+            std::string("Copied ") + StageName(a.stage) + " as " +
+                (numpy ? "NumPy's print(array)" : "PyTorch's print(tensor)") +
+                " writes it: paste it beside your notebook's output",
+            false);
   return false;
 }
 

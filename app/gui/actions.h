@@ -125,6 +125,17 @@ struct SetView {
 };
 /// The code view's program to the clipboard (ImGui::SetClipboardText).
 struct CopyCode {};
+/// A map's stage to the clipboard as print() writes it in the program (torch_print.h
+/// PrintedStage::printed): the whole stage, every batch entry and head, to paste beside a
+/// notebook's output.
+struct CopyStagePrint {
+  Stage stage = Stage::kWeights;
+};
+/// Edit > Check against my output: reads state.check_output.text (tensor_text.h) and matches
+/// it against the shown scenario (match.h); open = false closes the dialog, true opens it.
+struct CheckOutput {
+  enum Kind { kOpen, kCheck, kClose } kind = kCheck;
+};
 /// The compare view's B (multiplier_b: kTemperature; heads: kHeads, -1 keeps the current).
 struct SetCompare {
   CompareMode mode = CompareMode::kScaled;
@@ -262,16 +273,15 @@ struct SaveNotebook {
   std::string path;
 };
 
-using Action =
-    std::variant<SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization, SetDropout,
-                 LoadPresetAction, OpenScenario, LoadBugAction, EditScenario, Undo, Redo,
-                 SaveScenario, ExportStage, ExportAllStages, SelectHead, SelectBatch, SelectRow,
-                 SetColormap, SetWeightsRange, SetView, CopyCode, SetCompare, PinCompare,
-                 SetCompareStage, SetCompareDecoded, ExportCompare, TourCommand, Quit, OpenDialog,
-                 Save, SetValuesMode, SetVarianceSeed, SetVarianceTrials, SetVarianceHistogramDim,
-                 SetFocus, SetZoom, ChooseFile, ConfirmReplace, NativeDialogEnded, DropFiles,
-                 ClearRecentFiles, SetExportChoices, SetLossKey, SaveNotebook, SetInference,
-                 SetEveryHead, ExportStepFigure, SetSectionOpen>;
+using Action = std::variant<
+    SetMultiplier, SetSqrtDk, SetMaskKind, SetMaskCell, SetNormalization, SetDropout,
+    LoadPresetAction, OpenScenario, LoadBugAction, EditScenario, Undo, Redo, SaveScenario,
+    ExportStage, ExportAllStages, SelectHead, SelectBatch, SelectRow, SetColormap, SetWeightsRange,
+    SetView, CopyCode, CopyStagePrint, CheckOutput, SetCompare, PinCompare, SetCompareStage,
+    SetCompareDecoded, ExportCompare, TourCommand, Quit, OpenDialog, Save, SetValuesMode,
+    SetVarianceSeed, SetVarianceTrials, SetVarianceHistogramDim, SetFocus, SetZoom, ChooseFile,
+    ConfirmReplace, NativeDialogEnded, DropFiles, ClearRecentFiles, SetExportChoices, SetLossKey,
+    SaveNotebook, SetInference, SetEveryHead, ExportStepFigure, SetSectionOpen>;
 
 /// An action waiting for ApplyPendingActions.
 struct PendingAction {

@@ -35,6 +35,7 @@
 #include "attnlab/model/scenario.h"
 #include "attnlab/model/stats.h"
 #include "attnlab/python/codegen.h"
+#include "attnlab/python/match.h"
 #include "gui/actions.h"
 #include "gui/gfx/heatmap_gpu.h"
 #include "gui/gfx/script_fonts.h"
@@ -385,6 +386,16 @@ struct RopeShiftCheck {
   double change = 0.0;
 };
 
+/// Edit > Check against my output: the text a learner pasted and what `match` made of it
+/// (match.h), drawn by check_output_panel.cpp.
+struct CheckOutputState {
+  bool open = false;
+  std::string text;                   ///< the pasted print, as typed
+  std::optional<PastedTensor> read;   ///< the text as read (shape, values), once checked
+  std::optional<MatchResult> result;  ///< the verdict of the last check
+  std::string error;                  ///< the parser's message (line and column), or ""
+};
+
 struct AppState {
   // -- the scenario and its stages
   Scenario scenario;  ///< what the learner edits; may be invalid (see error)
@@ -493,6 +504,7 @@ struct AppState {
   bool status_is_error = false;
   std::string action_error;  ///< the last file or export action that failed (scripts stop)
   DialogState dialog;
+  CheckOutputState check_output;          ///< Edit > Check against my output
   std::vector<std::string> recent_files;  ///< File > Open Recent, newest first (recent_files.h)
   bool scripted = false;                  ///< driven by --script: no desktop dialog unless asked
   bool quit_requested = false;

@@ -759,6 +759,31 @@ const CommandSpec kCommands[] = {
      "TEXT: the status bar's message contains TEXT"},
     {"copy-code", 0, nullptr, [](Call& c) { Emit(c.state, CopyCode{}); },
      ": the code view's program to the clipboard"},
+    {"copy-print", 1, Stage1, [](Call& c) { Emit(c.state, CopyStagePrint{StageArg(c.w[1])}); },
+     "STAGE: that map's stage to the clipboard as print() writes it (its context menu's Copy "
+     "as printed)"},
+    {"check-output", 1, nullptr,
+     [](Call& c) {
+       try {
+         c.state.check_output.text = ReadFile(c.w[1]);
+       } catch (const std::exception& e) {
+         c.failure = e.what();
+         return;
+       }
+       Emit(c.state, CheckOutput{CheckOutput::kCheck});
+     },
+     "FILE: Edit > Check against my output with FILE's text pasted"},
+    {"expect-check", 2, nullptr,
+     [](Call& c) {
+       const CheckOutputState& k = c.state.check_output;
+       const std::string got = !k.result ? "no verdict (" + k.error + ")"
+                                         : std::string(Name(k.result->verdict)) + " " +
+                                               (k.result->cause.empty() ? "-" : k.result->cause);
+       if (got != c.w[1] + " " + c.w[2])
+         c.failure = "expected the check to say " + c.w[1] + " " + c.w[2] + ", got " + got;
+     },
+     "VERDICT CAUSE: the last check's verdict (match, close, explained, none) and cause (- for "
+     "none)"},
     {"save-code", 1, nullptr, SaveText, "FILE: the code view's program, as shown"},
     {"save-clipboard", 1, nullptr, SaveText, "FILE: what the clipboard holds"},
     {"save-views", 1, nullptr, SaveText, "FILE: the views' state as JSON (views.h ViewsJson)"},

@@ -37,9 +37,9 @@ namespace {
 bool Pressed(int glfw_key) { return ImGui::IsKeyPressed(glfw_key, false); }
 
 /// Ctrl+Z / Ctrl+Y / Ctrl+Shift+Z, Ctrl+O, Ctrl+S, Ctrl+E, Ctrl+Q, Ctrl+1..8 (views),
-/// Ctrl+Shift+C (copy the code), Ctrl+= / Ctrl+- / Ctrl+0 (zoom), F1 (the tour), Esc (leave a
-/// focused stage). While a text field has the keyboard, Ctrl+Z
-/// belongs to the field.
+/// Ctrl+Shift+C (copy the code), Ctrl+C (the map under the mouse as print() writes it), Ctrl+= /
+/// Ctrl+- / Ctrl+0 (zoom), F1 (the tour), Esc (leave a focused stage). While a text field has the
+/// keyboard, Ctrl+Z belongs to the field.
 void HandleShortcuts(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
   if (state.dialog.kind != DialogKind::kNone) return;
@@ -51,6 +51,9 @@ void HandleShortcuts(AppState& state) {
   for (int k = 0; k < kCentralViewCount; ++k)
     if (Pressed(GLFW_KEY_1 + k)) Emit(state, SetView{static_cast<CentralView>(k)});
   if (io.KeyShift && Pressed(GLFW_KEY_C)) Emit(state, CopyCode{});
+  // Ctrl+C on a map (the one under the mouse): its stage as print() writes it.
+  if (!io.KeyShift && !typing && state.hover.active && Pressed(GLFW_KEY_C))
+    Emit(state, CopyStagePrint{state.hover.stage});
   if (!typing && Pressed(GLFW_KEY_Z)) Emit(state, io.KeyShift ? Action{Redo{}} : Action{Undo{}});
   if (!typing && Pressed(GLFW_KEY_Y)) Emit(state, Redo{});
   if (Pressed(GLFW_KEY_O)) Emit(state, OpenDialog{DialogKind::kOpen});
@@ -397,6 +400,7 @@ void DrawMainWindow(AppState& state) {
 
   DrawStatusBar(state);
   DrawFileDialogs(state);
+  DrawCheckOutputPanel(state);
   HandleShortcuts(state);
   ImGui::End();
   DrawTourPanel(state);

@@ -368,6 +368,7 @@ void HeatmapInteraction(AppState& state, Stage stage, const Stages* readable, co
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) ImGui::OpenPopup("heatmap_menu");
   }
   if (ImGui::BeginPopup("heatmap_menu")) {
+    if (ImGui::MenuItem("Copy as printed", "Ctrl+C")) Emit(state, CopyStagePrint{stage});
     if (ImGui::MenuItem("Export this heatmap as PNG..."))
       Emit(state, OpenDialog{DialogKind::kExport, stage});
     if (ImGui::MenuItem("Export all heatmaps...")) Emit(state, OpenDialog{DialogKind::kExportAll});

@@ -169,6 +169,8 @@ void DrawMenuBar(AppState& state) {
   if (ImGui::BeginMenu("Edit")) {
     if (ImGui::MenuItem("Undo", "Ctrl+Z", false, !state.history.undo.empty())) Emit(state, Undo{});
     if (ImGui::MenuItem("Redo", "Ctrl+Y", false, !state.history.redo.empty())) Emit(state, Redo{});
+    ImGui::Separator();
+    if (ImGui::MenuItem("Check against my output...")) Emit(state, CheckOutput{CheckOutput::kOpen});
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {

@@ -68,6 +68,9 @@ void DrawCodePanel(AppState& state);
 void DrawTrickPanel(AppState& state);
 /// A against B: two heatmaps of a stage, their difference, and the row entropies.
 void DrawComparePanel(AppState& state);
+/// Edit > Check against my output: paste a notebook's print, see which stage it is (or which
+/// mistake explains it), its cells marked where they differ (match.h).
+void DrawCheckOutputPanel(AppState& state);
 /// The guided tour's card beside the heatmap it is about, and the highlight (its own window).
 void DrawTourPanel(AppState& state);
 /// The softmax Jacobian of the query row, its norm against the multiplier, and the gradients
