@@ -19,8 +19,10 @@
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/figure_meta.h"
+#include "attnlab/lessons/circuits.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
+#include "attnlab/python/codegen_circuits.h"
 #include "attnlab/random/rng.h"
 #include "test_util.h"
 
@@ -854,6 +856,69 @@ TEST_F(Cli, TrainStopsOnCtrlCAndWritesNothing) {
     fs::remove(err);
     EXPECT_TRUE(fs::is_empty(dir_)) << "left behind: " << fs::directory_iterator(dir_)->path();
   }
+}
+
+// `circuits`: a line per evaluation on stdout, -o writes the JSON with the keys (one
+// entry per printed line), and the lines are the core's (CircuitLine) for the same run.
+TEST_F(Cli, CircuitsPrintsLinesAndWritesJson) {
+  const std::string out = Path("run.json");
+  const Result r = RunCli("circuits --steps 200 --task planted --seed 3 -o " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  CircuitOptions o;
+  o.steps = 200;
+  o.task = CircuitTask::kPlanted;
+  o.seed = 3;
+  const CircuitRun run = TrainCircuits(o);
+  std::string want;
+  for (const CircuitEval& e : run.evals) want += CircuitLine(e) + "\n";
+  EXPECT_EQ(r.out, want);
+  const nlohmann::json j = nlohmann::json::parse(ReadFile(out));
+  EXPECT_EQ(j["steps"], nlohmann::json({0, 100, 200}));
+  for (const char* key : {"loss_first", "loss_second", "prev_token", "prefix_match", "copying"})
+    ASSERT_EQ(j[key].size(), 3u) << key;
+  EXPECT_EQ(j["prev_token"][2].size(), 2u);  // one per layer-0 head
+  EXPECT_DOUBLE_EQ(j["loss_second"][2].get<double>(), run.evals[2].loss_second);
+  EXPECT_GE(j["seconds"].get<double>(), 0.0);
+}
+
+TEST_F(Cli, CircuitsRejectsBadOptionsAndPrintsCode) {
+  for (const std::string bad :
+       {"--heads 3", "--task period", "--steps 0", "--d-model 2", "-o run.csv"}) {
+    const Result r = RunCli("circuits " + bad);
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find("error:"), std::string::npos) << bad << ": " << r.err;
+  }
+  const Result code = RunCli("circuits --code --seed 4 --heads 4");
+  ASSERT_EQ(code.status, 0) << code.err;
+  CircuitOptions o;
+  o.seed = 4;
+  o.heads = 4;
+  EXPECT_EQ(code.out, GenerateCircuitsCode(o));
+}
+
+// Ctrl+C during `circuits` stops it as `train` stops: 130, one line, nothing written.
+TEST_F(Cli, CircuitsStopsOnCtrlCAndWritesNothing) {
+  const std::string out = Path("run.json"), err = Path("err.txt");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (!std::freopen(err.c_str(), "w", stderr)) _exit(99);
+    if (!std::freopen("/dev/null", "w", stdout)) _exit(99);
+    execl(ATTNLAB_CLI, ATTNLAB_CLI, "circuits", "--steps", "100000", "-o", out.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(98);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // 100000 steps take minutes
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed instead of stopping: signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const std::string text = ReadFile(err);
+  EXPECT_NE(text.find("stopped by Ctrl+C after "), std::string::npos) << text;
+  EXPECT_NE(text.find("of 100000 steps; nothing written"), std::string::npos) << text;
+  fs::remove(err);
+  EXPECT_TRUE(fs::is_empty(dir_)) << "left behind: " << fs::directory_iterator(dir_)->path();
 }
 
 // karpathy-trick's X is torch.randn(4, 8, 2) after manual_seed(1337): 64 values, so the block
