@@ -44,6 +44,7 @@
 #include "attnlab/python/codegen.h"
 #include "cli/cli.h"       // kSubcommands: the command lines that open no window
 #include "cli/notebook.h"  // the notebook the window saves
+#include "test_util.h"     // LoadGolden
 
 namespace attnlab {
 namespace {
