@@ -54,6 +54,8 @@ constexpr RegistryRow kRegistry[] = {
     {"sinusoidal", G::kModern, "scores"},
     {"rope-shift", G::kModern, "scores"},
     {"alibi", G::kModern, "logits"},
+    {"alibi-heads3-paper", G::kModern, "logits"},
+    {"alibi-heads3-attention-gym", G::kModern, "logits"},
     {"sliding-window", G::kModern, "mask"},
     {"prefix-lm", G::kModern, "mask"},
     {"packed-documents", G::kModern, "mask"},
