@@ -88,8 +88,8 @@ TEST_F(Cli, PresetsListsIdThenTitle) {
         "raschka-3.4-v2", "raschka-3.5-causal", "raschka-3.5-dropout", "raschka-3.5-causal-batch",
         "raschka-3.6-mha", "raschka-3.5-masked-simple"})
     EXPECT_NE(r.out.find(std::string(id) + " "), std::string::npos) << id;
-  // The titles line up after the longest id (raschka-3.5-masked-simple) and two spaces.
-  EXPECT_NE(r.out.find("\nraschka-journey            Raschka ch. 3"), std::string::npos) << r.out;
+  // The titles line up after the longest id (alibi-heads3-attention-gym) and two spaces.
+  EXPECT_NE(r.out.find("\nraschka-journey             Raschka ch. 3"), std::string::npos) << r.out;
   // By course and chapter: the book's first section first, each group under its heading.
   EXPECT_EQ(r.out.rfind("# Raschka, chapter 3", 0), 0u) << r.out;
   EXPECT_LT(r.out.find("\nraschka-3.3-sum "), r.out.find("\nraschka-3.4-v2 ")) << r.out;
