@@ -674,7 +674,8 @@ int Run(int argc, char** argv) {
       std::fputs("attention-lab: memory checks passed (ATTNLAB_MEMORY_PROBE)\n", stderr);
       std::_Exit(0);
     });
-  CLI::App app{"Attention Lab: self-attention you can play with, to the digits PyTorch prints.", "attention-lab"};
+  CLI::App app{"Attention Lab: self-attention you can play with, to the digits PyTorch prints.",
+               "attention-lab"};
   app.require_subcommand(1);
   app.set_version_flag("--version", VersionText(),
                        "Print the version (" ATTNLAB_VERSION
