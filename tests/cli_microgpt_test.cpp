@@ -189,8 +189,8 @@ TEST_F(MicrogptCli, StopsOnCtrlCAndWritesNothing) {
       _exit(98);
     }
     // a million steps take half an hour; the signal comes once training has surely started
-    // (reading and shuffling the names take milliseconds of CPU)
-    ASSERT_TRUE(WaitForCpuSeconds(pid, 0.4)) << "the run ended or hung before training";
+    // (3 s of CPU: reading and shuffling the names take milliseconds, an ASan start more)
+    ASSERT_TRUE(WaitForCpuSeconds(pid, 3.0)) << "the run ended or hung before training";
     ASSERT_EQ(kill(pid, signal), 0);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
