@@ -92,6 +92,25 @@ Variant ExtraLinearFirst(bool same) {
   };
 }
 
+// The draw-order cause: K's projection (or K's randn) drawn before Q's; nullopt when nothing
+// is drawn.
+std::optional<Scenario> KeyDrawnFirst(const Scenario& s) {
+  Scenario v = s;
+  auto swap_qk = [](std::array<Projection, 3>& order) {
+    for (Projection& p : order)
+      p = p == Projection::kQuery ? Projection::kKey
+          : p == Projection::kKey ? Projection::kQuery
+                                  : p;
+  };
+  if (s.input.source == InputSource::kQkv && !s.input.QkvGiven())
+    swap_qk(v.input.order);
+  else if (ProjectionInitDraws(s.projections.init))
+    swap_qk(v.projections.order);
+  else
+    return std::nullopt;
+  return v;
+}
+
 std::vector<KnownCause> MakeCauses() {
   std::vector<KnownCause> c;
   c.push_back({"scale-off", "no scaling: the scores were not divided by sqrt(d_k)",
@@ -118,22 +137,7 @@ std::vector<KnownCause> MakeCauses() {
   c.push_back({"draw-order-k-first",
                "the key projection was drawn before the query's (nn.Linear for W_key created "
                "first, or torch.randn for k before q)",
-               [](const Scenario& s) -> std::optional<Scenario> {
-                 Scenario v = s;
-                 auto swap_qk = [](std::array<Projection, 3>& order) {
-                   for (Projection& p : order)
-                     p = p == Projection::kQuery ? Projection::kKey
-                         : p == Projection::kKey ? Projection::kQuery
-                                                 : p;
-                 };
-                 if (s.input.source == InputSource::kQkv && !s.input.QkvGiven())
-                   swap_qk(v.input.order);
-                 else if (ProjectionInitDraws(s.projections.init))
-                   swap_qk(v.projections.order);
-                 else
-                   return std::nullopt;
-                 return v;
-               }});
+               KeyDrawnFirst});
   c.push_back({"extra-linear-same",
                "one more nn.Linear of the same shape was created after the seed, before "
                "W_query, W_key and W_value: they take the draws after it",
