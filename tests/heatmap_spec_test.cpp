@@ -186,6 +186,11 @@ TEST(HeatmapSpec, CellTextInkFitAndThinning) {
   EXPECT_EQ(FitLabel("journey", 35, seven), "jour\u2026");
   EXPECT_EQ(LabelStep(13, 14), 1);
   EXPECT_EQ(LabelStep(13, 1), 13);
+  // "journey" is 49 px wide in seven-pixel letters: it fits a 53-pixel cell with the gap of 4,
+  // not a 52-pixel one, and a figure at scale 2 needs a gap of 8.
+  EXPECT_FALSE(RotateColumnLabels(49, 4, 53));
+  EXPECT_TRUE(RotateColumnLabels(49, 4, 52.9f));
+  EXPECT_TRUE(RotateColumnLabels(49, 8, 53));
   const Colormap& v = FindColormap("viridis");
   EXPECT_EQ(CellInk(v.lut[0]), (Rgb{255, 255, 255}));      // dark purple: white text
   EXPECT_EQ(CellInk(v.lut[255]), (Rgb{0, 0, 0}));          // yellow: black text

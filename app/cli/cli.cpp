@@ -665,15 +665,101 @@ std::optional<int> ParseArguments(CLI::App& app, int argc, char** argv) {
 
 }  // namespace
 
-int Run(int argc, char** argv) {
-  // Ctrl+C or a kill during a write removes the temporary: no file is left half-written.
-  InterruptWritesOnSignals();
-  // tests/memory_test.py: stop with status 0 once the memory checks have passed (scenario.h).
+namespace {
+
+/// tests/memory_test.py: with ATTNLAB_MEMORY_PROBE=1 the process stops with status 0 once the
+/// memory checks have passed (memory_probe.h), before any large allocation.
+void InstallMemoryProbe() {
   if (const char* probe = std::getenv("ATTNLAB_MEMORY_PROBE"); probe && std::string(probe) == "1")
     SetMemoryChecksPassedHook([] {
       std::fputs("attention-lab: memory checks passed (ATTNLAB_MEMORY_PROBE)\n", stderr);
       std::_Exit(0);
     });
+}
+
+/// The scenario subcommands (dump, presets, variance, show, match, code): their options, and
+/// running the one given.
+struct ScenarioCli {
+  std::string input, out, stage, loss_row, loss_key, tensor, code_out = "-";
+  bool bug_fixes = false;
+  VarianceArgs va;
+  CLI::App *dump = nullptr, *presets = nullptr, *variance = nullptr, *show = nullptr,
+           *match = nullptr, *code = nullptr;
+
+  void Register(CLI::App& app) {
+    dump = app.add_subcommand("dump", "Run a scenario and write every stage as JSON");
+    dump->add_option("scenario", input, kScenarioHelp)->required();
+    dump->add_option("-o,--output", out, "Output JSON file ('-' for standard output)")->required();
+    // The gradients (grad.h); parsed once T is known.
+    dump->add_option("--loss-row", loss_row,
+                     "Also write the gradients of L = -sum_{b,h} log weights[b, h, I, J] (with "
+                     "--loss-key)")
+        ->option_text("I");
+    dump->add_option("--loss-key", loss_key,
+                     "The key J that query row I should attend to (0-based, as the dump's arrays)")
+        ->option_text("J");
+
+    presets = app.add_subcommand("presets", "List the shipped presets: id, then title");
+    presets->add_flag("--bug-fixes", bug_fixes,
+                      "Instead, write a JSON object: each bug-gallery preset's id and its fix");
+
+    variance = app.add_subcommand(
+        "variance", "Variance of q.k for random q, k of dimension d, before and after 1/sqrt(d)");
+    variance->add_option("--dims", va.dims, "Dimensions d (1..65536, at most 64), comma separated")
+        ->delimiter(',');
+    variance->add_option("--trials", va.trials, "Random (q, k) pairs per dimension (2..1e7)");
+    variance->add_option("--seed", va.seed, "torch.manual_seed before each dimension (0..2^64-1)");
+    variance->add_option("-o,--output", va.out, "Output JSON file ('-' for standard output)");
+
+    show = app.add_subcommand("show", "Print the stages of a scenario as PyTorch prints them");
+    show->add_option("scenario", input, kScenarioHelp)->required();
+    show->add_option(
+        "--stage", stage,
+        "Only this stage, exactly as print(stage) writes it in the program (to paste beside a "
+        "notebook's output): X, W_query, W_key, W_value, Q, K, V, scores, logits, mask, "
+        "weights, weights_dropped, sink or context; or stats, the notebooks' .var() prints");
+
+    match = app.add_subcommand(
+        "match",
+        "Which stage of a scenario a pasted print(tensor) is, or which mistake explains it");
+    match->add_option("scenario", input, kScenarioHelp)->required();
+    match
+        ->add_option("--tensor", tensor,
+                     "The pasted text: PyTorch's tensor([...]), NumPy's array([...]) or bare "
+                     "brackets, in a file ('-' for standard input)")
+        ->required()
+        ->option_text("FILE|-");
+
+    code = app.add_subcommand("code", "Print the PyTorch program that computes a scenario");
+    code->add_option("scenario", input, kScenarioHelp)->required();
+    code->add_option("-o,--output", code_out,
+                     "Output .py file, or .ipynb for a Jupyter notebook ('-' for standard output)");
+  }
+
+  /// The exit status of the subcommand given among these (2 when none of them).
+  int Run(TrainCli& train_cli, InferenceCli& inference) const {
+    if (*dump) return Dump(input, out, loss_row, loss_key);
+    if (*presets) return ListPresets(bug_fixes);
+    if (*variance) return Variance(va);
+    if (*show) return Show(input, stage);
+    if (*match) return Match(input, tensor);
+    const TrainCliIo io{LoadScenarioArg, WriteOutput};
+    if (*code)
+      return train_cli.CodeGiven()   ? train_cli.Code(input, code_out, io)
+             : inference.CodeGiven() ? inference.Code(input, code_out, io)
+                                     : Code(input, code_out);
+    return 2;
+  }
+
+  bool Given() const { return *dump || *presets || *variance || *show || *match || *code; }
+};
+
+}  // namespace
+
+int Run(int argc, char** argv) {
+  // Ctrl+C or a kill during a write removes the temporary: no file is left half-written.
+  InterruptWritesOnSignals();
+  InstallMemoryProbe();
   CLI::App app{"Attention Lab: self-attention you can play with, to the digits PyTorch prints.",
                "attention-lab"};
   app.require_subcommand(1);
@@ -681,65 +767,14 @@ int Run(int argc, char** argv) {
                        "Print the version (" ATTNLAB_VERSION
                        ") and the kernels' instruction-set level, and exit");
 
-  std::string input, out, stage;
-  CLI::App* dump = app.add_subcommand("dump", "Run a scenario and write every stage as JSON");
-  dump->add_option("scenario", input, kScenarioHelp)->required();
-  dump->add_option("-o,--output", out, "Output JSON file ('-' for standard output)")->required();
-  std::string loss_row, loss_key;  // the gradients (grad.h); parsed once T is known
-  dump->add_option("--loss-row", loss_row,
-                   "Also write the gradients of L = -sum_{b,h} log weights[b, h, I, J] (with "
-                   "--loss-key)")
-      ->option_text("I");
-  dump->add_option("--loss-key", loss_key,
-                   "The key J that query row I should attend to (0-based, as the dump's arrays)")
-      ->option_text("J");
-
-  CLI::App* presets = app.add_subcommand("presets", "List the shipped presets: id, then title");
-  bool bug_fixes = false;
-  presets->add_flag("--bug-fixes", bug_fixes,
-                    "Instead, write a JSON object: each bug-gallery preset's id and its fix");
-
-  VarianceArgs va;
-  CLI::App* variance = app.add_subcommand(
-      "variance", "Variance of q.k for random q, k of dimension d, before and after 1/sqrt(d)");
-  variance->add_option("--dims", va.dims, "Dimensions d (1..65536, at most 64), comma separated")
-      ->delimiter(',');
-  variance->add_option("--trials", va.trials, "Random (q, k) pairs per dimension (2..1e7)");
-  variance->add_option("--seed", va.seed, "torch.manual_seed before each dimension (0..2^64-1)");
-  variance->add_option("-o,--output", va.out, "Output JSON file ('-' for standard output)");
-
-  CLI::App* show =
-      app.add_subcommand("show", "Print the stages of a scenario as PyTorch prints them");
-  show->add_option("scenario", input, kScenarioHelp)->required();
-  show->add_option(
-      "--stage", stage,
-      "Only this stage, exactly as print(stage) writes it in the program (to paste beside a "
-      "notebook's output): X, W_query, W_key, W_value, Q, K, V, scores, logits, mask, "
-      "weights, weights_dropped, sink or context; or stats, the notebooks' .var() prints");
-
-  std::string tensor;
-  CLI::App* match = app.add_subcommand(
-      "match", "Which stage of a scenario a pasted print(tensor) is, or which mistake explains it");
-  match->add_option("scenario", input, kScenarioHelp)->required();
-  match
-      ->add_option("--tensor", tensor,
-                   "The pasted text: PyTorch's tensor([...]), NumPy's array([...]) or bare "
-                   "brackets, in a file ('-' for standard input)")
-      ->required()
-      ->option_text("FILE|-");
-
-  std::string code_out = "-";
-  CLI::App* code = app.add_subcommand("code", "Print the PyTorch program that computes a scenario");
-  code->add_option("scenario", input, kScenarioHelp)->required();
-  code->add_option("-o,--output", code_out,
-                   "Output .py file, or .ipynb for a Jupyter notebook ('-' for standard output)");
+  ScenarioCli scenario;
+  scenario.Register(app);
   TrainCli train_cli;  // attention-lab train, and code --train (cli_train.cpp)
-  train_cli.Register(app, *code);
-
+  train_cli.Register(app, *scenario.code);
   ExportArgs ex;
   CLI::App* exp = AddExportCommand(app, ex);
   InferenceCli inference;  // attention-lab decode, tiled (cli_inference.cpp)
-  inference.Register(app, *code);
+  inference.Register(app, *scenario.code);
   MicrogptCli microgpt;  // attention-lab microgpt (cli_microgpt.cpp)
   microgpt.Register(app);
   CircuitsCli circuits;  // attention-lab circuits (cli_circuits.cpp)
@@ -752,17 +787,9 @@ int Run(int argc, char** argv) {
   if (const std::optional<int> status = ParseArguments(app, argc, argv)) return *status;
   try {
     int status = 2;
-    if (*dump) status = Dump(input, out, loss_row, loss_key);
-    if (*presets) status = ListPresets(bug_fixes);
-    if (*variance) status = Variance(va);
-    if (*show) status = Show(input, stage);
-    if (*match) status = Match(input, tensor);
+    if (scenario.Given()) status = scenario.Run(train_cli, inference);
     if (*exp) status = Export(ex);
     const TrainCliIo io{LoadScenarioArg, WriteOutput};
-    if (*code)
-      status = train_cli.CodeGiven()   ? train_cli.Code(input, code_out, io)
-               : inference.CodeGiven() ? inference.Code(input, code_out, io)
-                                       : Code(input, code_out);
     if (train_cli.TrainGiven()) status = train_cli.Train(io);
     if (inference.Given()) status = inference.Run(io);
     if (microgpt.Given()) status = microgpt.Run(WriteOutput);

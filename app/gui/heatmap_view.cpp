@@ -231,7 +231,7 @@ bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const Labe
   const HeatmapSpec* bar = BarSpec(slot, view);
   const float avail_w = size.x - L.row_label_w - RightWidth(bar, small);
   // Column labels: horizontal when they fit the cells, else rotated (and then taller).
-  L.rotate = slot.col_label_w + 4 > avail_w / L.win.cols;
+  L.rotate = RotateColumnLabels(slot.col_label_w, 4.0f, avail_w / L.win.cols);
   L.col_label_h = ColumnLabelHeight(slot, small, L.rotate);
   L.avail_h = size.y - (top - origin.y) - L.col_label_h - 2;
   // A one-column map (the sink's column) may be as narrow as its cells.

@@ -54,7 +54,8 @@ void LayOutLabels(const HeatmapSpec& spec, const Metrics& m, Geometry& g) {
     g.label_h = std::max(g.label_h, g.col_text.back().height());
   }
   g.row_step = LabelStep(static_cast<float>(g.label_h), static_cast<float>(g.cell));
-  g.rotate = g.col_label_w + 4 * g.s > g.cell;  // horizontal labels would overlap
+  g.rotate = RotateColumnLabels(static_cast<float>(g.col_label_w), 4.0f * static_cast<float>(g.s),
+                                static_cast<float>(g.cell));
   g.col_step = g.rotate ? LabelStep(static_cast<float>(g.label_h), static_cast<float>(g.cell)) : 1;
   g.col_band = g.rotate ? g.col_label_w : g.label_h;
 }

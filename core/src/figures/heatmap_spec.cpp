@@ -659,6 +659,10 @@ int LabelStep(float label_extent, float cell_extent) {
   return std::max(1, static_cast<int>(std::ceil(label_extent / cell_extent - 1e-4f)));
 }
 
+bool RotateColumnLabels(float widest_label, float gap, float cell_width) {
+  return widest_label + gap > cell_width;
+}
+
 nlohmann::json HeatmapSpecJson(const HeatmapSpec& s) {
   nlohmann::json ticks = nlohmann::json::array(), legends = nlohmann::json::array();
   for (const ColorbarTick& t : s.ticks) ticks.push_back(t.text);

@@ -281,6 +281,11 @@ std::string FitLabel(const std::string& label, float max_width, const MeasureTex
 /// of extent `cell_extent` (both in pixels): 1 when each fits its cell.
 int LabelStep(float label_extent, float cell_extent);
 
+/// Whether a map's column labels are drawn rotated: when the widest label, plus a gap of
+/// `gap` pixels, is wider than one cell (all in pixels), horizontal labels would overlap. The
+/// one rule for the window (gap 4) and the figures (gap 4 × the figure's scale). Errors: none.
+bool RotateColumnLabels(float widest_label, float gap, float cell_width);
+
 /// The spec as JSON (title, subtitle, labels, colormap, range, ticks, legends, values_wanted),
 /// for the window's --layout and tests that check screen and figures agree.
 nlohmann::json HeatmapSpecJson(const HeatmapSpec& spec);
