@@ -69,7 +69,7 @@ TEST(BugGallery, EveryBugIsAPresetWhoseIdStartsWithBugAndEveryBugPresetIsInTheGa
       EXPECT_NE(FindBug(p.id), nullptr) << p.id;
     }
   EXPECT_EQ(FindBug("raschka-3.5-causal"), nullptr);
-  EXPECT_EQ(Bugs().size(), 9u);
+  EXPECT_EQ(Bugs().size(), 10u);
 }
 
 TEST(BugGallery, TheFixIsTheGoldensFixedScenarioWithOneSettingPutRight) {
@@ -115,6 +115,26 @@ TEST(BugGallery, SoftmaxOverTheQueriesMakesTheColumnsSumToOneAsPyTorchComputesIt
   for (int i = 0; i < 6; ++i)
     for (int d = 0; d < 2; ++d)
       EXPECT_NEAR(bug.context[0](i, d), ctx(i, d), 1e-6f) << i << "," << d;
+}
+
+TEST(BugGallery, ADroppedCausalMaskLetsEveryWordSeeTheWordsAfterItAsPyTorchComputesIt) {
+  // PyTorch's numbers on Raschka's journey (seed 789, d_out 2): without the mask, row 0
+  // ("Your") spreads over all six words (0.19212602 on itself, 0.15095802 on "step"); the fix
+  // gives it 1 on itself, and row 1 is the book's 0.5516780, 0.4483220.
+  const BugRun r = RunBug("bug-causal-dropped");
+  ExpectWeights(r, {{0, 0, 0.19212602078914642f, 1.0f},
+                    {0, 5, 0.15095801651477814f, 0.0f},
+                    {1, 0, 0.20412546396255493f, 0.5516780018806458f},
+                    {1, 1, 0.165882870554924f, 0.44832196831703186f},
+                    {1, 2, 0.16621483862400055f, 0.0f}});
+  EXPECT_EQ(r.fix.weights[0],
+            RunScenario(BugFix("bug-softmax-dim", LoadPreset("bug-softmax-dim"))).weights[0]);
+  // As a known cause of `match`, it turns the causal journey into the unmasked one.
+  const std::optional<Scenario> bug =
+      ApplyBug("bug-causal-dropped", LoadPreset("raschka-3.5-causal"));
+  ASSERT_TRUE(bug.has_value());
+  EXPECT_EQ(bug->mask.kind, MaskKind::kNone);
+  EXPECT_FALSE(ApplyBug("bug-causal-dropped", LoadPreset("raschka-3.4-v2")).has_value());
 }
 
 TEST(BugGallery, MaskAfterSoftmaxLosesTheMaskedShareAsPyTorchComputesIt) {

@@ -129,6 +129,8 @@ def match_cases():
              "bug-softmax-dim", softmax_dim=0, **journey),
         case("causal-mask-after-softmax", "raschka-3.5-causal", "weights", "explained",
              "bug-mask-after-softmax", mask_after=True, **causal),
+        case("causal-mask-dropped", "raschka-3.5-causal", "weights", "explained",
+             "bug-causal-dropped", seed=789),
         case("mha-view-no-transpose", "raschka-3.6-mha", "context", "explained",
              "bug-view-no-transpose", view_bug=True, **mha),
         case("v2-key-first", "raschka-3.4-v2", "context", "explained", "draw-order-k-first",

@@ -72,6 +72,14 @@ const std::vector<BugInfo>& Bugs() {
        "out * sigmoid(lse - sink))",
        "the sink as one more column of each row's softmax (torch.cat([logits, sink]).softmax): "
        "a row with no key gives 0 weights and 1 to the sink"},
+      {"bug-causal-dropped", "causal mask dropped on the fast path (is_causal not passed)",
+       "every query attends to the tokens after it: the weights above the diagonal are not "
+       "zero, so each word's context mixes in the words it should predict, and a model trained "
+       "so learns to read the answer instead of predicting it",
+       "vllm-project/vllm-omni #7322 (2026: a FlashAttention path called without causal=True "
+       "ran full bidirectional attention); karpathy/nanoGPT #451 (the flash branch masks only "
+       "through is_causal=True)",
+       "the causal mask on every path: is_causal=True, or masked_fill with the tril mask"},
   };
   return bugs;
 }
@@ -131,6 +139,11 @@ Scenario BugFix(const std::string& id, const Scenario& bug) {
     if (bug.scaling.sink_form != SinkForm::kSigmoid)
       throw ScenarioError("scaling.sink_form", "the " + id + " fix needs \"sigmoid\"");
     fix.scaling.sink_form = SinkForm::kConcat;
+  } else if (id == "bug-causal-dropped") {
+    if (bug.mask.kind != MaskKind::kNone)
+      throw ScenarioError("mask.kind", "the " + id + " fix needs \"none\" (the mask dropped)");
+    fix.mask = MaskSpec{};
+    fix.mask.kind = MaskKind::kCausal;
   } else {
     throw ScenarioError("bug", "no bug \"" + id + "\" in the gallery");
   }
@@ -174,6 +187,9 @@ std::optional<Scenario> ApplyBug(const std::string& id, const Scenario& right) {
   } else if (id == "bug-sink-sigmoid" && !right.scaling.sink.empty() &&
              right.scaling.sink_form == SinkForm::kConcat) {
     bug.scaling.sink_form = SinkForm::kSigmoid;
+  } else if (id == "bug-causal-dropped" && right.mask.kind == MaskKind::kCausal &&
+             right.mask.align == MaskAlign::kBottomRight) {
+    bug.mask = MaskSpec{};  // mask none, and the causal mask's settings gone with it
   } else {
     return std::nullopt;
   }

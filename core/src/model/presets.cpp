@@ -73,6 +73,7 @@ constexpr RegistryRow kRegistry[] = {
     {"bug-fp16-mask-fill", G::kBugGallery, "weights"},
     {"bug-sink-sigmoid", G::kBugGallery, "weights"},
     {"bug-decode-top-left", G::kBugGallery, "weights"},
+    {"bug-causal-dropped", G::kBugGallery, "weights"},
 };
 
 }  // namespace
