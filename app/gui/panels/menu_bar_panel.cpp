@@ -46,6 +46,9 @@ const ViewEntry kViews[kCentralViewCount] = {
     {CentralView::kTiled, "Tiled", "FlashAttention's tiles", "Ctrl+8",
      "The online softmax tile by tile: running maximum m, sum l, the rescale exp(m_old − "
      "m_new); O / l against ordinary attention."},
+    {CentralView::kTokens, "Tokens", "Attention between tokens", "Ctrl+9",
+     "The sentence itself: a line from each query token to each key it may attend to, as "
+     "opaque as the weight; hover a token to colour the other side by its weights."},
 };
 
 /// The view switch: tabs over the central column, the current one lit.
