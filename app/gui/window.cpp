@@ -34,7 +34,7 @@ namespace {
 
 bool Pressed(int glfw_key) { return ImGui::IsKeyPressed(glfw_key, false); }
 
-/// Ctrl+Z / Ctrl+Y / Ctrl+Shift+Z, Ctrl+O, Ctrl+S, Ctrl+E, Ctrl+Q, Ctrl+1..8 (views),
+/// Ctrl+Z / Ctrl+Y / Ctrl+Shift+Z, Ctrl+O, Ctrl+S, Ctrl+E, Ctrl+Q, Ctrl+1..9 (views),
 /// Ctrl+Shift+C (copy the code), Ctrl+C (the map under the mouse as print() writes it), Ctrl+= /
 /// Ctrl+- / Ctrl+0 (zoom), F1 (the tour), Esc (leave a focused stage). While a text field has the
 /// keyboard, Ctrl+Z belongs to the field.
@@ -335,7 +335,7 @@ void DrawHeatmapsView(AppState& state, float right_w, float body_h, float bottom
   state.variance_rect = LastItemRect();
 }
 
-// The right column: the central view the learner chose (View menu, Ctrl+1..8).
+// The right column: the central view the learner chose (View menu, Ctrl+1..9).
 void DrawCentralView(AppState& state, float right_w, float body_h, float bottom_h) {
   ImGui::BeginGroup();
   if (state.central == CentralView::kHeatmaps) {

@@ -222,7 +222,7 @@ void DrawMenuBar(AppState& state) {
         "outlined in every heatmap. With a custom mask, click or drag on the heatmaps to paint "
         "it. Right-click a heatmap to export it.\n\n"
         "Keys: Ctrl+Z undo, Ctrl+Y redo, Ctrl+O open, Ctrl+S save, Ctrl+E export the heatmap "
-        "under the mouse, Ctrl+1..8 the views, Ctrl+Shift+C copy the PyTorch code, Ctrl+= / "
+        "under the mouse, Ctrl+1..9 the views, Ctrl+Shift+C copy the PyTorch code, Ctrl+= / "
         "Ctrl+- zoom, Esc leaves a focused stage, F1 the guided tour. Tab and the arrow keys "
         "move between controls, Space or Enter uses one.");
     ImGui::PopTextWrapPos();
