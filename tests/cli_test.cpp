@@ -19,6 +19,7 @@
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/figure_meta.h"
+#include "attnlab/figures/token_view.h"
 #include "attnlab/lessons/circuits.h"
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
@@ -161,6 +162,33 @@ TEST_F(Cli, ExportToStandardOutputIsTheFileItWouldWrite) {
   const Result all = RunCli("export dog-attacks-cat --all -o -");
   EXPECT_EQ(all.status, 2);
   EXPECT_EQ(all.err, "attention-lab: error: --all writes a folder: -o - is not one\n");
+}
+
+// `export --stage tokens`: the token view (token_view.h) as the library draws it, every head by
+// default; one <line> per allowed pair and head, the weight as its opacity; the scenario rides
+// along; CSV is refused (a picture), and so is a head out of range.
+TEST_F(Cli, ExportTokensWritesTheTokenView) {
+  const Result r = RunCli("export raschka-3.5-causal --stage tokens -o " + Path("t.svg"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Scenario s = LoadPreset("raschka-3.5-causal");
+  const std::string svg = ReadFile(Path("t.svg"));
+  EXPECT_TRUE(svg == TokenFigureFile(RunScenario(s), s, {}, {}, FigureFormat::kSvg,
+                                     FigureMetadata(s, {Stage::kWeights}, 0, 0, {})));
+  size_t lines = 0;
+  for (size_t at = svg.find("<line "); at != std::string::npos; at = svg.find("<line ", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 21u);  // the causal mask's 21 allowed pairs of 6 tokens
+  const Result two = RunCli("export raschka-3.6-mha --stage tokens -o -");
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_EQ(two.out.substr(1, 3), "PNG");
+  EXPECT_TRUE(ReadFigureScenario(two.out).scenario == LoadPreset("raschka-3.6-mha"));
+  const Result csv = RunCli("export raschka-journey --stage tokens -o " + Path("t.csv"));
+  EXPECT_EQ(csv.status, 2);
+  EXPECT_EQ(csv.err, "attention-lab: error: --stage tokens is a picture: use png, svg or pdf\n");
+  const Result head = RunCli("export raschka-journey --stage tokens --head 3 -o " + Path("h.png"));
+  EXPECT_EQ(head.status, 2);
+  EXPECT_NE(head.err.find("head 3 is out of range"), std::string::npos) << head.err;
+  EXPECT_FALSE(fs::exists(Path("h.png")));
 }
 
 // The format follows --format, else the file's extension (any case), else PNG; an extension
@@ -615,7 +643,7 @@ TEST_F(Cli, BadInputExits2WithOneLineAndNoOutputFile) {
       {"export raschka-journey --stage attention -o " + png,
        "--stage \"attention\" is not a stage (X, Q, K, V, Q_rot, K_rot, scores, mask, logits, "
        "weights, "
-       "sink, weights_dropped, context, or pipeline)"},
+       "sink, weights_dropped, context, pipeline or tokens)"},
       {"export raschka-journey --stage weights --head 2 -o " + png,
        "head 2 is out of range: the scenario has 1 head (0)"},
       {"export karpathy-head --stage weights --batch 4 -o " + png,

@@ -32,6 +32,7 @@
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/inference_views.h"
 #include "attnlab/figures/loss_plot.h"
+#include "attnlab/figures/token_view.h"
 #include "attnlab/lessons/experiments.h"
 #include "attnlab/lessons/grad.h"
 #include "attnlab/lessons/inference.h"
@@ -344,6 +345,46 @@ INSTANTIATE_TEST_SUITE_P(Presets, GuiPreset, ::testing::ValuesIn(PresetIds()),
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n;
                          });
+
+// The Tokens view (Ctrl+9): the journey with the causal mask draws one line per allowed pair
+// (21 of 36), none per masked pair, each as opaque as its weight, from a query token on the left
+// to a key on the right; and a line's colour is on screen at its middle.
+TEST_F(Gui, TokensViewDrawsALinePerAllowedPair) {
+  const std::string shot = Path("shot.png"), layout = Path("layout.json");
+  const std::string script =
+      Write("tokens.script", "preset raschka-journey\nmask causal\nview tokens\nwait 3\n");
+  const Result r = RunApp("--script " + script + " --screenshot " + shot + " --layout " + layout +
+                          " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json tokens = nlohmann::json::parse(ReadFile(layout))["tokens"];
+  ASSERT_TRUE(tokens.is_object()) << ReadFile(layout);
+  Scenario s = LoadPreset("raschka-journey");
+  s.mask.kind = MaskKind::kCausal;
+  const Stages st = RunScenario(s);
+  ASSERT_EQ(tokens["lines"].size(), 21u);
+  for (const nlohmann::json& l : tokens["lines"]) {
+    const int i = l["query"], j = l["key"];
+    EXPECT_LE(j, i);
+    EXPECT_EQ(l["opacity"].get<float>(), st.weights[0](i, j)) << i << "," << j;
+    EXPECT_LT(l["from"][0].get<double>(), l["to"][0].get<double>());
+  }
+  // The strongest line (query 0 to key 0, weight 1) is on screen in head 0's colour: at its
+  // middle the pixels (antialiased) are nearer that colour than the background beside it is.
+  const nlohmann::json& first = tokens["lines"][0];
+  ASSERT_EQ(first["opacity"].get<float>(), 1.0f);
+  const Png png = LoadPng(shot);
+  const int x =
+      static_cast<int>((first["from"][0].get<double>() + first["to"][0].get<double>()) / 2);
+  const int y = static_cast<int>(first["from"][1].get<double>());
+  const Rgb want = TokenHeadColor(0);
+  auto distance = [&](Rgb got) {
+    return std::abs(got.r - want.r) + std::abs(got.g - want.g) + std::abs(got.b - want.b);
+  };
+  int best = 1000;
+  for (int dy = -1; dy <= 1; ++dy) best = std::min(best, distance(png.At(x, y + dy)));
+  const int background = distance(png.At(x, y - 8));
+  EXPECT_LT(best * 2, background) << "no line of head 0's colour at " << x << "," << y;
+}
 
 // The screen colours each cell exactly as a figure does: the same lookup table, the same range
 // (FigureRange), the same hatch on masked cells.

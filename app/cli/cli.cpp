@@ -13,7 +13,7 @@
 //                auto|fixed|data|per-row|log]
 //                [--format png|svg|pdf|csv|npy] [--dpi N] [--width 8cm|80mm|3.5in]   (--stage A,B,C
 //                or pipeline: one multi-panel figure) -o OUT.png    (or --all -o DIR: every stage,
-//                head and batch)
+//                head and batch; --stage tokens: the token view, token_view.h)
 //   attention-lab decode SCENARIO --prefill P [--chunk C] -o OUT.json   a KV-cache decode
 //   attention-lab tiled SCENARIO --block-q Br --block-k Bc -o OUT.json  FlashAttention's loop
 //   attention-lab circuits [--task T] [--steps N] [-o RUN.json] [--code]  an induction head forms
@@ -40,6 +40,7 @@
 #include "attnlab/figures/export.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/figure_meta.h"
+#include "attnlab/figures/token_view.h"
 #include "attnlab/lessons/experiments.h"
 #include "attnlab/lessons/grad.h"
 #include "attnlab/model/bugs.h"
@@ -188,9 +189,10 @@ int Dump(const std::string& input, const std::string& out, const std::string& lo
 
 struct ExportArgs {
   std::string input, out, stage, colormap, values = "auto", format, range = "auto";
-  std::string head = "0", batch = "0", scale = "1";  // integers, parsed by ParseInteger
-  std::string dpi, width;                            // --dpi 300, --width 8cm
-  std::string colorbar = "auto";                     // --colorbar shared|per-panel
+  std::string head, batch = "0", scale = "1";  // integers (ParseInteger); no --head: 0, or
+                                               // all heads for --stage tokens
+  std::string dpi, width;                      // --dpi 300, --width 8cm
+  std::string colorbar = "auto";               // --colorbar shared|per-panel
   bool all = false;
 };
 
@@ -208,7 +210,8 @@ std::vector<Stage> ExportStages(const std::string& text, const Scenario& scenari
     if (!stage) {
       std::string known;
       for (Stage s : AllStages()) known += (known.empty() ? "" : ", ") + std::string(StageName(s));
-      throw UsageError("--stage \"" + name + "\" is not a stage (" + known + ", or pipeline)");
+      throw UsageError("--stage \"" + name + "\" is not a stage (" + known +
+                       ", pipeline or tokens)");
     }
     stages.push_back(*stage);
     start = comma + 1;
@@ -289,6 +292,34 @@ void ExportTo(const std::string& out, const std::function<void(const std::string
   FlushStdout();
 }
 
+/// `export --stage tokens`: the token view (token_view.h) of `scenario` as a PNG, SVG or PDF
+/// carrying the scenario; `head` -1 for every head. Errors: UsageError (CSV / NPY, a head or
+/// batch out of range), FileError.
+int ExportTokens(const ExportArgs& a, const Scenario& scenario, const FigureOptions& opt,
+                 ExportFormat format, int64_t head, int64_t batch) {
+  FigureFormat figure = FigureFormat::kPng;
+  if (format == ExportFormat::kSvg) figure = FigureFormat::kSvg;
+  if (format == ExportFormat::kPdf) figure = FigureFormat::kPdf;
+  if (format == ExportFormat::kCsv || format == ExportFormat::kNpy)
+    throw UsageError("--stage tokens is a picture: use png, svg or pdf");
+  CheckNotInput(a.out);
+  CheckExportExtension(a, format);
+  TokenViewOptions view;
+  view.head = head;
+  view.batch = batch;
+  try {
+    ValidateScenario(scenario);
+    const Stages run = RunScenario(scenario);
+    const std::string meta =
+        FigureMetadata(scenario, {Stage::kWeights}, std::max<int64_t>(head, 0), batch, opt);
+    const std::string bytes = TokenFigureFile(run, scenario, view, opt, figure, meta);
+    ExportTo(a.out, [&](const std::string& path) { WriteFileAtomic(path, bytes); });
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  return 0;
+}
+
 int Export(const ExportArgs& a) {
   FigureOptions opt;
   opt.scale = ParseInteger<int>("--scale", a.scale, 1, 8);
@@ -298,7 +329,7 @@ int Export(const ExportArgs& a) {
     opt.colorbar = *c;
   else
     throw UsageError("--colorbar \"" + a.colorbar + "\" is not one of auto, shared, per-panel");
-  const int64_t head = ParseInteger<int64_t>("--head", a.head, 0, INT64_MAX);
+  const int64_t head = ParseInteger<int64_t>("--head", a.head.empty() ? "0" : a.head, 0, INT64_MAX);
   const int64_t batch = ParseInteger<int64_t>("--batch", a.batch, 0, INT64_MAX);
   if (!a.colormap.empty()) {
     try {
@@ -320,6 +351,8 @@ int Export(const ExportArgs& a) {
   if (!a.all && a.stage.empty()) throw UsageError("--stage is required (or --all)");
   if (a.all && !a.stage.empty()) throw UsageError("--stage and --all exclude each other");
   const Scenario scenario = LoadScenarioArg(a.input);
+  if (!a.all && a.stage == "tokens")
+    return ExportTokens(a, scenario, opt, *format, a.head.empty() ? -1 : head, batch);
   const std::vector<Stage> stages = a.all ? AllStages() : ExportStages(a.stage, scenario);
   if (stages.size() > 1 && (*format == ExportFormat::kCsv || *format == ExportFormat::kNpy))
     throw UsageError("several stages make one figure: use png, svg or pdf (or one stage)");
@@ -598,8 +631,10 @@ CLI::App* AddExportCommand(CLI::App& app, ExportArgs& ex) {
       "--stage", ex.stage,
       "X, Q, K, V, Q_rot, K_rot, scores, mask, logits, weights, sink, weights_dropped or "
       "context; several "
-      "separated by commas, or pipeline, for one figure with a panel each");
-  exp->add_option("--head", ex.head, "Head (per-head stages), from 0");
+      "separated by commas, or pipeline, for one figure with a panel each; or tokens, the "
+      "sentence with a line per query-key pair whose opacity is the weight");
+  exp->add_option("--head", ex.head,
+                  "Head (per-head stages), from 0 (default 0; with --stage tokens every head)");
   exp->add_option("--batch", ex.batch, "Batch entry, from 0");
   exp->add_option("--colormap", ex.colormap, "viridis, magma, gray, coolwarm or rdbu");
   exp->add_option("--scale", ex.scale, "Size multiplier 1..8 (2 for slides)");

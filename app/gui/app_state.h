@@ -29,6 +29,7 @@
 #include "attnlab/figures/colormap.h"
 #include "attnlab/figures/figure.h"
 #include "attnlab/figures/heatmap_spec.h"
+#include "attnlab/figures/token_view.h"
 #include "attnlab/lessons/experiments.h"
 #include "attnlab/lessons/train.h"
 #include "attnlab/model/pipeline.h"
@@ -476,6 +477,16 @@ struct AppState {
   GradientState gradients;       ///< the gradients view (gradient_state.h)
   TrainState training;           ///< the Training view and its worker
   InferenceViewState inference;  ///< the Decode and Tiled views (inference_view.h)
+  /// The Tokens view (panels/tokens_panel.cpp): the head shown (-1 all), the selection a click
+  /// locked (Escape releases it), the one under the mouse, and the last geometry drawn (its
+  /// positions relative to `origin`, the canvas's top-left on screen; the layout JSON's lines).
+  struct TokensViewState {
+    int64_t head = -1;
+    TokenSelection locked, hovered;
+    TokenViewGeometry drawn;
+    ImVec2 origin{0, 0};
+    bool shown = false;  ///< drawn this frame
+  } tokens;
   std::array<ScreenRect, kStageCount> heatmap_cells;  ///< each heatmap's grid cell (labels too)
   std::vector<std::pair<std::string, ScreenRect>> toolbar_items;  ///< drawn this frame
   ScreenRect peaking_rect, variance_rect, controls_rect, views_rect;

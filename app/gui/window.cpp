@@ -34,7 +34,7 @@ namespace {
 
 bool Pressed(int glfw_key) { return ImGui::IsKeyPressed(glfw_key, false); }
 
-/// Ctrl+Z / Ctrl+Y / Ctrl+Shift+Z, Ctrl+O, Ctrl+S, Ctrl+E, Ctrl+Q, Ctrl+1..8 (views),
+/// Ctrl+Z / Ctrl+Y / Ctrl+Shift+Z, Ctrl+O, Ctrl+S, Ctrl+E, Ctrl+Q, Ctrl+1..9 (views),
 /// Ctrl+Shift+C (copy the code), Ctrl+C (the map under the mouse as print() writes it), Ctrl+= /
 /// Ctrl+- / Ctrl+0 (zoom), F1 (the tour), Esc (leave a focused stage). While a text field has the
 /// keyboard, Ctrl+Z belongs to the field.
@@ -193,6 +193,20 @@ std::string HeatmapLayoutJson(const AppState& state) {
                {"task_done", state.tour.task_done},
                {"card", RectJson(state.tour.card)},
                {"target", RectJson(state.tour.target)}};
+  if (state.central == CentralView::kTokens && state.tokens.shown) {
+    // The Tokens view's lines as drawn: screen endpoints, head, and opacity (the weight).
+    const AppState::TokensViewState& tv = state.tokens;
+    nlohmann::json lines = nlohmann::json::array();
+    for (const TokenLine& l : tv.drawn.lines)
+      lines.push_back({{"query", l.query},
+                       {"key", l.key},
+                       {"head", l.head},
+                       {"opacity", l.opacity},
+                       {"dimmed", l.dimmed},
+                       {"from", {tv.origin.x + l.x0, tv.origin.y + l.y0}},
+                       {"to", {tv.origin.x + l.x1, tv.origin.y + l.y1}}});
+    j["tokens"] = {{"head", tv.head}, {"lines", lines}, {"groups", tv.drawn.groups}};
+  }
   return j.dump(1) + "\n";
 }
 
@@ -321,7 +335,7 @@ void DrawHeatmapsView(AppState& state, float right_w, float body_h, float bottom
   state.variance_rect = LastItemRect();
 }
 
-// The right column: the central view the learner chose (View menu, Ctrl+1..8).
+// The right column: the central view the learner chose (View menu, Ctrl+1..9).
 void DrawCentralView(AppState& state, float right_w, float body_h, float bottom_h) {
   ImGui::BeginGroup();
   if (state.central == CentralView::kHeatmaps) {
@@ -346,6 +360,8 @@ void DrawCentralView(AppState& state, float right_w, float body_h, float bottom_
       DrawDecodePanel(state);
     else if (state.central == CentralView::kTiled)
       DrawTiledPanel(state);
+    else if (state.central == CentralView::kTokens)
+      DrawTokensPanel(state);
     else
       DrawCodePanel(state);
     ImGui::EndChild();

@@ -46,6 +46,9 @@ const ViewEntry kViews[kCentralViewCount] = {
     {CentralView::kTiled, "Tiled", "FlashAttention's tiles", "Ctrl+8",
      "The online softmax tile by tile: running maximum m, sum l, the rescale exp(m_old − "
      "m_new); O / l against ordinary attention."},
+    {CentralView::kTokens, "Tokens", "Attention between tokens", "Ctrl+9",
+     "The sentence itself: a line from each query token to each key it may attend to, as "
+     "opaque as the weight; hover a token to colour the other side by its weights."},
 };
 
 /// The view switch: tabs over the central column, the current one lit.
@@ -219,7 +222,7 @@ void DrawMenuBar(AppState& state) {
         "outlined in every heatmap. With a custom mask, click or drag on the heatmaps to paint "
         "it. Right-click a heatmap to export it.\n\n"
         "Keys: Ctrl+Z undo, Ctrl+Y redo, Ctrl+O open, Ctrl+S save, Ctrl+E export the heatmap "
-        "under the mouse, Ctrl+1..8 the views, Ctrl+Shift+C copy the PyTorch code, Ctrl+= / "
+        "under the mouse, Ctrl+1..9 the views, Ctrl+Shift+C copy the PyTorch code, Ctrl+= / "
         "Ctrl+- zoom, Esc leaves a focused stage, F1 the guided tour. Tab and the arrow keys "
         "move between controls, Space or Enter uses one.");
     ImGui::PopTextWrapPos();

@@ -81,4 +81,8 @@ void DrawDecodePanel(AppState& state);
 /// O / l beside ordinary attention (inference_view.h).
 void DrawTiledPanel(AppState& state);
 
+/// The Tokens view (tokens_panel.cpp): the sentence with a line per query-key pair whose
+/// opacity is the weight (core figures/token_view.h); hover or click a token.
+void DrawTokensPanel(AppState& state);
+
 }  // namespace attnlab::gui

@@ -91,6 +91,18 @@ class CairoPainter : public Painter {
     pango_cairo_show_layout(cr_, layout);
     cairo_restore(cr_);
   }
+  // Antialiased even on a raster painter (a thin slanted line on whole pixels would be stairs).
+  void Line(float x0, float y0, float x1, float y1, float width, Rgb c, float alpha) override {
+    cairo_save(cr_);
+    cairo_set_antialias(cr_, CAIRO_ANTIALIAS_DEFAULT);
+    cairo_set_source_rgba(cr_, c.r / 255.0, c.g / 255.0, c.b / 255.0, alpha);
+    cairo_set_line_width(cr_, width);
+    cairo_set_line_cap(cr_, CAIRO_LINE_CAP_BUTT);
+    cairo_move_to(cr_, x0, y0);
+    cairo_line_to(cr_, x1, y1);
+    cairo_stroke(cr_);
+    cairo_restore(cr_);
+  }
   bool Raster() const override { return raster_; }
 
  private:

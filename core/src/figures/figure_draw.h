@@ -47,6 +47,9 @@ class Painter {
   /// Text with its bitmap's top-left at (x, y); vertical: turned 90 degrees counter-clockwise,
   /// its bottom-left then at (x, y + width).
   virtual void Text(const Label& t, int x, int y, Rgb c, bool vertical = false) = 0;
+  /// A straight line from (x0, y0) to (x1, y1), `width` pixels wide, antialiased, in colour c
+  /// at opacity `alpha` (0..1) over what is below (the token view's lines).
+  virtual void Line(float x0, float y0, float x1, float y1, float width, Rgb c, float alpha) = 0;
   /// True when the backend is pixels anyway (every grid is then one picture).
   virtual bool Raster() const { return false; }
 };
@@ -101,6 +104,17 @@ void Draw(Painter& painter, const Composition& c);
 /// SVG text of `c` (tokens as <text>, grids over kMaxVectorCells cells as one PNG picture);
 /// `metadata` (may be empty) goes, XML-escaped, into <metadata>; `inches`: its printed width.
 std::string SvgFigure(const Composition& c, const std::string& metadata, double inches);
+
+/// An SVG document width x height figure pixels, printed `inches` wide, with `metadata` (may be
+/// empty) in <metadata> and `draw`'s drawing on white (SvgFigure's frame, for any picture).
+std::string SvgDocument(int width, int height, const std::string& metadata, double inches,
+                        const std::function<void(Painter&)>& draw);
+
+/// PDF bytes of a width x height picture drawn by `draw`, the page `inches` wide, titled `title`,
+/// carrying `metadata` as PdfFigure does. Errors: std::runtime_error when cairo fails.
+std::string PdfDocument(int width, int height, const std::string& title,
+                        const std::string& metadata, double inches,
+                        const std::function<void(Painter&)>& draw);
 
 /// PDF bytes of `c` drawn by cairo with pango text, the page `inches` wide;
 /// `metadata` (may be empty): kPdfMetadataPrefix then its base64, as the document's Keywords

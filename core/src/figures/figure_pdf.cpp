@@ -21,18 +21,18 @@ cairo_status_t Append(void* closure, const unsigned char* data, unsigned int len
 
 }  // namespace
 
-std::string PdfFigure(const Composition& c, const std::string& metadata, double inches) {
+std::string PdfDocument(int width, int height, const std::string& title,
+                        const std::string& metadata, double inches,
+                        const std::function<void(Painter&)>& draw) {
   std::string out;
-  const double points_per_pixel = inches * 72 / c.width;
+  const double points_per_pixel = inches * 72 / width;
   cairo_surface_t* surface = cairo_pdf_surface_create_for_stream(
-      Append, &out, c.width * points_per_pixel, c.height * points_per_pixel);
+      Append, &out, width * points_per_pixel, height * points_per_pixel);
   std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)> own(surface,
                                                                          cairo_surface_destroy);
   cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, "Attention Lab");
-  if (!c.views.empty())
-    cairo_pdf_surface_set_metadata(
-        surface, CAIRO_PDF_METADATA_TITLE,
-        c.views.size() > 1 ? c.title.text.c_str() : c.specs[0].title.c_str());
+  if (!title.empty())
+    cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_TITLE, title.c_str());
   if (!metadata.empty())
     cairo_pdf_surface_set_metadata(
         surface, CAIRO_PDF_METADATA_KEYWORDS,
@@ -41,7 +41,7 @@ std::string PdfFigure(const Composition& c, const std::string& metadata, double 
   cairo_scale(cr, points_per_pixel, points_per_pixel);
   cairo_set_source_rgb(cr, 1, 1, 1);
   cairo_paint(cr);
-  DrawWithCairo(cr, false, [&c](Painter& painter) { Draw(painter, c); });
+  DrawWithCairo(cr, false, draw);
   const cairo_status_t drawn = cairo_status(cr);
   cairo_destroy(cr);
   cairo_surface_finish(surface);
@@ -49,6 +49,14 @@ std::string PdfFigure(const Composition& c, const std::string& metadata, double 
   if (status != CAIRO_STATUS_SUCCESS)
     throw std::runtime_error(std::string("PDF: cairo failed: ") + cairo_status_to_string(status));
   return out;
+}
+
+std::string PdfFigure(const Composition& c, const std::string& metadata, double inches) {
+  const std::string title = c.views.empty()      ? ""
+                            : c.views.size() > 1 ? c.title.text
+                                                 : c.specs[0].title;
+  return PdfDocument(c.width, c.height, title, metadata, inches,
+                     [&c](Painter& painter) { Draw(painter, c); });
 }
 
 }  // namespace attnlab::figure

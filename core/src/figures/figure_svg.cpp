@@ -64,6 +64,15 @@ class SvgPainter : public Painter {
       out_ += "x=\"" + std::to_string(x + 1) + "\" y=\"" + std::to_string(y + t.baseline) + "\"";
     out_ += ">" + XmlEscape(t.text) + "</text>\n";
   }
+  void Line(float x0, float y0, float x1, float y1, float width, Rgb c, float alpha) override {
+    char buf[256];  // %.9g: the float opacity exactly (a test reads the weights back)
+    std::snprintf(buf, sizeof buf,
+                  "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+                  "stroke-width=\"%.2f\" stroke-opacity=\"%.9g\" "
+                  "shape-rendering=\"geometricPrecision\"/>\n",
+                  x0, y0, x1, y1, Hex(c).c_str(), width, static_cast<double>(alpha));
+    out_ += buf;
+  }
   const std::string& family() const { return family_; }
 
  private:
@@ -89,11 +98,12 @@ std::string MaskedPattern() {
 
 }  // namespace
 
-std::string SvgFigure(const Composition& c, const std::string& metadata, double inches) {
-  const std::string w = std::to_string(c.width), h = std::to_string(c.height);
+std::string SvgDocument(int width, int height, const std::string& metadata, double inches,
+                        const std::function<void(Painter&)>& draw) {
+  const std::string w = std::to_string(width), h = std::to_string(height);
   char size[96];  // the printed size; the drawing stays in figure pixels (viewBox)
   std::snprintf(size, sizeof size, "width=\"%.4fin\" height=\"%.4fin\"", inches,
-                inches * c.height / c.width);
+                inches * height / width);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out +=
       "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" "
@@ -107,9 +117,13 @@ std::string SvgFigure(const Composition& c, const std::string& metadata, double 
   out += "<g font-family=\"" + painter.family() +
          ", sans-serif\" shape-rendering=\"crispEdges\" xml:space=\"preserve\">\n";
   out += "<rect width=\"" + w + "\" height=\"" + h + "\" fill=\"#ffffff\"/>\n";
-  Draw(painter, c);
+  draw(painter);
   out += "</g>\n</svg>\n";
   return out;
+}
+
+std::string SvgFigure(const Composition& c, const std::string& metadata, double inches) {
+  return SvgDocument(c.width, c.height, metadata, inches, [&c](Painter& p) { Draw(p, c); });
 }
 
 }  // namespace attnlab::figure
