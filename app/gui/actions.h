@@ -31,12 +31,13 @@ enum class CentralView {
   kGradients,
   kTraining,
   kDecode,
-  kTiled
+  kTiled,
+  kMicrogpt
 };
-inline constexpr int kCentralViewCount = 8;
+inline constexpr int kCentralViewCount = 9;
 /// Each view's name in scripts (`view NAME`), save-views and the layout, in enum order.
 inline constexpr const char* kCentralViewNames[kCentralViewCount] = {
-    "heatmaps", "trick", "compare", "code", "gradients", "training", "decode", "tiled"};
+    "heatmaps", "trick", "compare", "code", "gradients", "training", "decode", "tiled", "microgpt"};
 
 /// The compare view's B: how it is made from the scenario on screen (A).
 enum class CompareMode {

@@ -476,6 +476,8 @@ struct AppState {
   GradientState gradients;       ///< the gradients view (gradient_state.h)
   TrainState training;           ///< the Training view and its worker
   InferenceViewState inference;  ///< the Decode and Tiled views (inference_view.h)
+  /// The microgpt view (microgpt_view.h), made on first use.
+  std::shared_ptr<struct MicrogptViewState> microgpt;
   std::array<ScreenRect, kStageCount> heatmap_cells;  ///< each heatmap's grid cell (labels too)
   std::vector<std::pair<std::string, ScreenRect>> toolbar_items;  ///< drawn this frame
   ScreenRect peaking_rect, variance_rect, controls_rect, views_rect;

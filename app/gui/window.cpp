@@ -346,6 +346,8 @@ void DrawCentralView(AppState& state, float right_w, float body_h, float bottom_
       DrawDecodePanel(state);
     else if (state.central == CentralView::kTiled)
       DrawTiledPanel(state);
+    else if (state.central == CentralView::kMicrogpt)
+      DrawMicrogptPanel(state);
     else
       DrawCodePanel(state);
     ImGui::EndChild();

@@ -46,6 +46,9 @@ const ViewEntry kViews[kCentralViewCount] = {
     {CentralView::kTiled, "Tiled", "FlashAttention's tiles", "Ctrl+8",
      "The online softmax tile by tile: running maximum m, sum l, the rescale exp(m_old − "
      "m_new); O / l against ordinary attention."},
+    {CentralView::kMicrogpt, "microgpt", "Karpathy's microgpt, bit for bit", "Ctrl+9",
+     "Train the tiny GPT of microgpt.py on names (or open a saved run), scrub its steps and "
+     "watch its four heads learn."},
 };
 
 /// The view switch: tabs over the central column, the current one lit.

@@ -80,5 +80,7 @@ void DrawDecodePanel(AppState& state);
 /// FlashAttention's forward loop, tile by tile: the tiles, m, l, the rescale and O per row,
 /// O / l beside ordinary attention (inference_view.h).
 void DrawTiledPanel(AppState& state);
+/// The microgpt view (microgpt_panel.cpp, microgpt_view.h).
+void DrawMicrogptPanel(AppState& state);
 
 }  // namespace attnlab::gui
