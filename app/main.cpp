@@ -28,6 +28,7 @@
 #include "gui/gfx/screenshot.h"
 #include "gui/gfx/script_fonts.h"
 #include "gui/gfx/window_icon.h"
+#include "gui/microgpt_view.h"
 #include "gui/options.h"
 #include "gui/panels/panels.h"
 #include "gui/recent_files.h"
@@ -255,6 +256,7 @@ void ReleaseTextures(attnlab::gui::AppState& state) {
   for (attnlab::gui::HeatmapSlot& slot : state.trick.result_maps) slot.gpu.Release();
   for (attnlab::gui::HeatmapSlot& slot : state.compare.maps) slot.gpu.Release();
   attnlab::gui::ReleaseTrainTextures(state);
+  attnlab::gui::ReleaseMicrogptView(state);
   attnlab::gui::ReleaseGradientTextures(state);
   if (state.dialog.preview.texture) glDeleteTextures(1, &state.dialog.preview.texture);
   state.dialog.preview.texture = 0;

@@ -36,6 +36,7 @@
 #include "attnlab/lessons/experiments.h"
 #include "attnlab/lessons/grad.h"
 #include "attnlab/lessons/inference.h"
+#include "attnlab/lessons/microgpt.h"
 #include "attnlab/lessons/train.h"
 #include "attnlab/model/bugs.h"
 #include "attnlab/model/pipeline.h"
@@ -2461,6 +2462,44 @@ TEST_F(Gui, ExportDialogWritesTheCommandLinesFigure) {
 
 namespace attnlab {
 namespace {
+
+// The microgpt view (microgpt_panel.cpp): 20 steps trained in the window, then a run saved by
+// the command line opened and scrubbed; the losses are the command line's printed lines and
+// the attention the core's (MicrogptAttentionOf) for the same step and document.
+TEST_F(Gui, MicrogptViewTrainsOpensAndScrubsWithTheCommandLinesNumbers) {
+  const Result cli =
+      RunApp("microgpt --steps 20 --samples 0 --save-every 1 -o " + Path("run.json"), false);
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  std::vector<std::string> lines;
+  std::istringstream in(cli.out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("step ", 0) == 0) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 20u);
+  const std::string script =
+      Write("mg.txt",
+            "view microgpt\nmicrogpt-train 20 42\nmicrogpt-wait\nmicrogpt-step 20\n"
+            "wait 3\nsave-views " +
+                Path("trained.json") + "\nmicrogpt-open " + Path("run.json") +
+                "\nmicrogpt-step 5\nsave-views " + Path("opened.json") + "\n");
+  const Result r =
+      RunApp("--script " + script + " --screenshot " + Path("mg.png") + " --no-autosave");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json t = nlohmann::json::parse(ReadFile(Path("trained.json")))["microgpt"];
+  EXPECT_EQ(t["steps_done"], 20);
+  EXPECT_EQ(t["step_line"], lines[19]);  // "step   20 /   20 | loss 2.xxxx", as printed
+  const nlohmann::json o = nlohmann::json::parse(ReadFile(Path("opened.json")))["microgpt"];
+  EXPECT_EQ(o["step_line"], lines[4]);
+  // Step 5's attention as the core computes it from the saved run, to the bit.
+  const MicrogptSavedRun run = ReadMicrogptRunJson(ReadFile(Path("run.json")));
+  const MicrogptAttention a =
+      MicrogptAttentionOf(run.chars, run.record.params[5].second, run.record.documents[4]);
+  EXPECT_EQ(o["document"], MicrogptUtf8(run.record.documents[4]));
+  ASSERT_EQ(o["weights"].size(), 4u);
+  for (int h = 0; h < 4; ++h)
+    for (Eigen::Index i = 0; i < a.weights[h].rows(); ++i)
+      for (Eigen::Index j = 0; j < a.weights[h].cols(); ++j)
+        EXPECT_EQ(o["weights"][h][i][j].get<double>(), a.weights[h](i, j)) << h << i << j;
+}
 
 // The Training view (train_panel.cpp): a background run scaled and unscaled, scrubbed, its
 // curves and trained head exported; the numbers are the core's (train.h) for the same scenario.

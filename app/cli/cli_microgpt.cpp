@@ -81,6 +81,7 @@ int MicrogptCli::Run(const std::function<void(const std::string&, const std::str
   const auto on_step = [&](const Microgpt& r, const MicrogptStep& step) {
     if (out_.empty()) return;
     record.losses.push_back(step.loss);
+    record.documents.push_back(r.Documents()[step.document]);
     const int64_t done = r.StepsDone();
     if (done == s.steps || (save_every > 0 && done % save_every == 0))
       record.params.emplace_back(done, r.Params());

@@ -32,12 +32,14 @@ enum class CentralView {
   kTraining,
   kDecode,
   kTiled,
-  kTokens
+  kTokens,
+  kMicrogpt
 };
-inline constexpr int kCentralViewCount = 9;
+inline constexpr int kCentralViewCount = 10;
 /// Each view's name in scripts (`view NAME`), save-views and the layout, in enum order.
 inline constexpr const char* kCentralViewNames[kCentralViewCount] = {
-    "heatmaps", "trick", "compare", "code", "gradients", "training", "decode", "tiled", "tokens"};
+    "heatmaps", "trick",  "compare", "code",   "gradients",
+    "training", "decode", "tiled",   "tokens", "microgpt"};
 
 /// The compare view's B: how it is made from the scenario on screen (A).
 enum class CompareMode {

@@ -487,6 +487,8 @@ struct AppState {
     ImVec2 origin{0, 0};
     bool shown = false;  ///< drawn this frame
   } tokens;
+  /// The microgpt view (microgpt_view.h), made on first use.
+  std::shared_ptr<struct MicrogptViewState> microgpt;
   std::array<ScreenRect, kStageCount> heatmap_cells;  ///< each heatmap's grid cell (labels too)
   std::vector<std::pair<std::string, ScreenRect>> toolbar_items;  ///< drawn this frame
   ScreenRect peaking_rect, variance_rect, controls_rect, views_rect;

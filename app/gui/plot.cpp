@@ -354,4 +354,19 @@ void PlotLegend(const PlotAxes& axes, const std::vector<std::pair<std::string, I
   }
 }
 
+void ThinCurve(const std::vector<float>& loss, int columns, std::vector<double>* x,
+               std::vector<double>* y) {
+  const size_t n = loss.size(), per = std::max<size_t>(1, n / std::max(1, columns));
+  for (size_t s = 0; s < n; s += per) {
+    const size_t end = std::min(n, s + per);
+    const auto [lo, hi] = std::minmax_element(loss.begin() + s, loss.begin() + end);
+    const auto first = std::min(lo, hi), second = std::max(lo, hi);
+    x->push_back(static_cast<double>(first - loss.begin()));
+    y->push_back(*first);
+    if (second == first) continue;
+    x->push_back(static_cast<double>(second - loss.begin()));
+    y->push_back(*second);
+  }
+}
+
 }  // namespace attnlab::gui

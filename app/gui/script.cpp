@@ -24,6 +24,7 @@
 #include "gui/app_state.h"
 #include "gui/export.h"
 #include "gui/generator_switch.h"
+#include "gui/microgpt_view.h"
 #include "gui/panels/panels.h"
 #include "gui/training.h"
 #include "gui/views.h"
@@ -877,6 +878,16 @@ const CommandSpec kCommands[] = {
      "scaled|unscaled FILE: one trained head as a scenario file"},
     {"train-code", 1, nullptr, [](Call& c) { Train(c, [&] { TrainScriptCode(c.state, c.w[1]); }); },
      "scaled|unscaled|off: the Code view: the Training view's loop, or the scenario's"},
+    {"microgpt-train", 2, [](const Words& w) { Integer(w[1]); },
+     [](Call& c) { Train(c, [&] { MicrogptScriptTrain(c.state, Integer(c.w[1]), c.w[2]); }); },
+     "STEPS SEED: the microgpt view: train microgpt.py on the names list in the background"},
+    {"microgpt-wait", 0, nullptr, [](Call& c) { Train(c, [&] { MicrogptScriptWait(c.state); }); },
+     ": wait (blocks) for the microgpt training to end"},
+    {"microgpt-step", 1, Integer1,
+     [](Call& c) { Train(c, [&] { MicrogptScriptStep(c.state, Integer(c.w[1])); }); },
+     "N: the microgpt view's step (its document's attention at that step)"},
+    {"microgpt-open", 1, nullptr, [](Call& c) { Train(c, [&] { MicrogptOpen(c.state, c.w[1]); }); },
+     "FILE: the microgpt view: open a run saved with `attention-lab microgpt -o`"},
 };
 
 const CommandSpec* FindCommand(const std::string& name) {

@@ -14,6 +14,7 @@
 #include "attnlab/lessons/train.h"
 #include "attnlab/python/codegen.h"
 #include "gui/gradient_state.h"
+#include "gui/microgpt_view.h"
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
 #include "gui/stage_info.h"
@@ -361,6 +362,7 @@ std::string ViewsJson(AppState& state) {
   j["training"] = nlohmann::json::parse(TrainViewJson(state));
   RefreshInference(state);
   j["inference"] = nlohmann::json::parse(InferenceJson(state));
+  if (state.microgpt) j["microgpt"] = nlohmann::json::parse(MicrogptViewJson(state));
   return j.dump(1) + "\n";
 }
 

@@ -46,7 +46,7 @@ void HandleShortcuts(AppState& state) {
     Emit(state, SetFocus{});
   if (!io.KeyCtrl) return;
   const bool typing = io.WantTextInput;
-  for (int k = 0; k < kCentralViewCount; ++k)
+  for (int k = 0; k < std::min(kCentralViewCount, 9); ++k)  // Ctrl+1..9; Ctrl+0 is zoom
     if (Pressed(GLFW_KEY_1 + k)) Emit(state, SetView{static_cast<CentralView>(k)});
   if (io.KeyShift && Pressed(GLFW_KEY_C)) Emit(state, CopyCode{});
   // Ctrl+C on a map (the one under the mouse): its stage as print() writes it.
@@ -362,6 +362,8 @@ void DrawCentralView(AppState& state, float right_w, float body_h, float bottom_
       DrawTiledPanel(state);
     else if (state.central == CentralView::kTokens)
       DrawTokensPanel(state);
+    else if (state.central == CentralView::kMicrogpt)
+      DrawMicrogptPanel(state);
     else
       DrawCodePanel(state);
     ImGui::EndChild();

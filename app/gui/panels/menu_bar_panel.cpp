@@ -19,7 +19,7 @@ struct ViewEntry {
   CentralView view;
   const char* tab;   ///< in the switch
   const char* menu;  ///< in the View menu
-  const char* keys;
+  const char* keys;  ///< the shortcut, "" for none (Ctrl+1..9 are taken)
   const char* tip;
 };
 
@@ -49,6 +49,9 @@ const ViewEntry kViews[kCentralViewCount] = {
     {CentralView::kTokens, "Tokens", "Attention between tokens", "Ctrl+9",
      "The sentence itself: a line from each query token to each key it may attend to, as "
      "opaque as the weight; hover a token to colour the other side by its weights."},
+    {CentralView::kMicrogpt, "microgpt", "Karpathy's microgpt, bit for bit", "",
+     "Train the tiny GPT of microgpt.py on names (or open a saved run), scrub its steps and "
+     "watch its four heads learn."},
 };
 
 /// The view switch: tabs over the central column, the current one lit.
@@ -93,7 +96,10 @@ void DrawViewSwitch(AppState& state) {
     if (hovered) {
       ImGui::BeginTooltip();
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
-      ImGui::Text("%s  (%s)", v.menu, v.keys);
+      if (*v.keys)
+        ImGui::Text("%s  (%s)", v.menu, v.keys);
+      else
+        ImGui::TextUnformatted(v.menu);
       ImGui::TextDisabled("%s", v.tip);
       ImGui::PopTextWrapPos();
       ImGui::EndTooltip();

@@ -80,6 +80,8 @@ void DrawDecodePanel(AppState& state);
 /// FlashAttention's forward loop, tile by tile: the tiles, m, l, the rescale and O per row,
 /// O / l beside ordinary attention (inference_view.h).
 void DrawTiledPanel(AppState& state);
+/// The microgpt view (microgpt_panel.cpp, microgpt_view.h).
+void DrawMicrogptPanel(AppState& state);
 
 /// The Tokens view (tokens_panel.cpp): the sentence with a line per query-key pair whose
 /// opacity is the weight (core figures/token_view.h); hover or click a token.

@@ -219,24 +219,6 @@ void DrawSettings(AppState& state, TrainState& e) {
   }
 }
 
-// A curve of many steps as at most two points per pixel column (each column's lowest and highest
-// loss, in step order): the same picture, but a 20000-step run no longer costs 40000 segments a
-// frame (measured: 5000 steps took a frame from 47 to 141 ms under llvmpipe).
-void ThinCurve(const std::vector<float>& loss, int columns, std::vector<double>* x,
-               std::vector<double>* y) {
-  const size_t n = loss.size(), per = std::max<size_t>(1, n / std::max(1, columns));
-  for (size_t s = 0; s < n; s += per) {
-    const size_t end = std::min(n, s + per);
-    const auto [lo, hi] = std::minmax_element(loss.begin() + s, loss.begin() + end);
-    const auto first = std::min(lo, hi), second = std::max(lo, hi);
-    x->push_back(static_cast<double>(first - loss.begin()));
-    y->push_back(*first);
-    if (second == first) continue;
-    x->push_back(static_cast<double>(second - loss.begin()));
-    y->push_back(*second);
-  }
-}
-
 // The loss curves of both runs so far (the x axis is the whole run, so they grow to the right),
 // the scrubbed step marked.
 void DrawCurves(const TrainState& e, ImVec2 size) {

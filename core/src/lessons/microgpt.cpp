@@ -5,6 +5,7 @@
 // [SECTION] The model: linear, softmax, rmsnorm, gpt
 // [SECTION] Reading the input
 // [SECTION] Microgpt: init, Step (forward, backward, Adam), Sample
+// [SECTION] For the window: one document's attention under one checkpoint
 // [SECTION] The printed lines
 //
 // This file must be compiled with -ffp-contract=off (core/CMakeLists.txt's engine options):
@@ -200,19 +201,17 @@ struct Weights {
   int32_t wte, wpe, lm_head, wq, wk, wv, wo, fc1, fc2;
 };
 
-// gpt(token_id, pos_id, keys, values): the logits (V nodes); k and v of this position are
-// appended to keys and values (one list per layer: kMicrogptLayers == 1 here).
-Vec Gpt(G& g, const Weights& w, int vocab, int token, int pos, std::vector<Vec>& keys,
-        std::vector<Vec>& values) {
-  Vec x(kD);
-  for (int i = 0; i < kD; ++i) x[i] = g.Add(w.wte + token * kD + i, w.wpe + pos * kD + i);
-  x = Rmsnorm(g, x);
-  // attention: one layer
-  Vec x_residual = x;
-  x = Rmsnorm(g, x);
-  const Vec q = Linear(g, x, w.wq, kD, kD);
-  keys.push_back(Linear(g, x, w.wk, kD, kD));
-  values.push_back(Linear(g, x, w.wv, kD, kD));
+// What one position's forward pass records for the window (microgpt.h MicrogptAttention):
+// q, k, v (d each) and each head's softmax row over the cached positions (H x T, row-major).
+struct Trace {
+  std::vector<double> q, k, v, logits, weights;
+};
+
+// The attention of one position: for each head h, softmax(q_h . k_h[t] / sqrt(hd) for each
+// cached t), then the weighted sum of the cached v_h; the heads' outputs side by side (d).
+// With `trace`, each head's weights are appended to trace->weights (H rows of T).
+Vec Attend(G& g, const Vec& q, const std::vector<Vec>& keys, const std::vector<Vec>& values,
+           Trace* trace) {
   // head_dim**0.5 is 4 ** 0.5 = 2.0; "/ 2.0" is "* 2.0**-1"
   const double inv_scale = PyPow(PyPow(double(kHd), 0.5), -1.0);
   Vec x_attn;
@@ -227,12 +226,39 @@ Vec Gpt(G& g, const Weights& w, int vocab, int token, int pos, std::vector<Vec>&
       attn_logits[t] = g.MulC(g.Sum(terms.data(), kHd), inv_scale);
     }
     const Vec attn_weights = Softmax(g, attn_logits);
+    if (trace)
+      for (size_t t = 0; t < T; ++t) {
+        trace->logits.push_back(g.Data(attn_logits[t]));
+        trace->weights.push_back(g.Data(attn_weights[t]));
+      }
     for (int j = 0; j < kHd; ++j) {
       for (size_t t = 0; t < T; ++t) terms[t] = g.Mul(attn_weights[t], values[t][hs + j]);
       x_attn.push_back(g.Sum(terms.data(), T));
     }
   }
-  x = Linear(g, x_attn, w.wo, kD, kD);
+  return x_attn;
+}
+
+// gpt(token_id, pos_id, keys, values): the logits (V nodes); k and v of this position are
+// appended to keys and values (one list per layer: kMicrogptLayers == 1 here). With `trace`,
+// this position's q, k, v and attention rows are recorded.
+Vec Gpt(G& g, const Weights& w, int vocab, int token, int pos, std::vector<Vec>& keys,
+        std::vector<Vec>& values, Trace* trace = nullptr) {
+  Vec x(kD);
+  for (int i = 0; i < kD; ++i) x[i] = g.Add(w.wte + token * kD + i, w.wpe + pos * kD + i);
+  x = Rmsnorm(g, x);
+  // attention: one layer
+  Vec x_residual = x;
+  x = Rmsnorm(g, x);
+  const Vec q = Linear(g, x, w.wq, kD, kD);
+  keys.push_back(Linear(g, x, w.wk, kD, kD));
+  values.push_back(Linear(g, x, w.wv, kD, kD));
+  if (trace) {
+    for (int i = 0; i < kD; ++i) trace->q.push_back(g.Data(q[i]));
+    for (int i = 0; i < kD; ++i) trace->k.push_back(g.Data(keys.back()[i]));
+    for (int i = 0; i < kD; ++i) trace->v.push_back(g.Data(values.back()[i]));
+  }
+  x = Linear(g, Attend(g, q, keys, values, trace), w.wo, kD, kD);
   for (int i = 0; i < kD; ++i) x[i] = g.Add(x[i], x_residual[i]);
   // MLP
   x_residual = x;
@@ -355,6 +381,27 @@ std::string MicrogptUtf8(const std::u32string& text) {
 // [SECTION] Microgpt: init, Step (forward, backward, Adam), Sample
 // ---------------------------------------------------------------------------------------------
 
+std::vector<Microgpt::Matrix> MicrogptMatrices(int64_t V) {
+  // state_dict's order: wte, wpe, lm_head, then the layer's matrices.
+  const std::pair<const char*, std::pair<int64_t, int64_t>> shapes[] = {
+      {"wte", {V, kD}},
+      {"wpe", {kMicrogptBlockSize, kD}},
+      {"lm_head", {V, kD}},
+      {"layer0.attn_wq", {kD, kD}},
+      {"layer0.attn_wk", {kD, kD}},
+      {"layer0.attn_wv", {kD, kD}},
+      {"layer0.attn_wo", {kD, kD}},
+      {"layer0.mlp_fc1", {kFf, kD}},
+      {"layer0.mlp_fc2", {kD, kFf}}};
+  std::vector<Microgpt::Matrix> out;
+  int64_t offset = 0;
+  for (const auto& [name, rc] : shapes) {
+    out.push_back(Microgpt::Matrix{name, rc.first, rc.second, offset});
+    offset += rc.first * rc.second;
+  }
+  return out;
+}
+
 Microgpt::Microgpt(std::vector<std::u32string> documents, const MicrogptSettings& settings)
     : settings_(settings), docs_(std::move(documents)), graph_(new Graph) {
   std::unique_ptr<Graph> guard(graph_);
@@ -372,25 +419,10 @@ Microgpt::Microgpt(std::vector<std::u32string> documents, const MicrogptSettings
                                 " distinct characters; microgpt takes at most " +
                                 std::to_string(kMicrogptMaxVocab - 1));
   chars_.assign(distinct.begin(), distinct.end());
-  const int64_t V = VocabSize();
-  // state_dict's order: wte, wpe, lm_head, then the layer's matrices.
-  const std::pair<const char*, std::pair<int64_t, int64_t>> shapes[] = {
-      {"wte", {V, kD}},
-      {"wpe", {kMicrogptBlockSize, kD}},
-      {"lm_head", {V, kD}},
-      {"layer0.attn_wq", {kD, kD}},
-      {"layer0.attn_wk", {kD, kD}},
-      {"layer0.attn_wv", {kD, kD}},
-      {"layer0.attn_wo", {kD, kD}},
-      {"layer0.mlp_fc1", {kFf, kD}},
-      {"layer0.mlp_fc2", {kD, kFf}}};
-  int64_t offset = 0;
-  for (const auto& [name, rc] : shapes) {
-    matrices_.push_back(Matrix{name, rc.first, rc.second, offset});
-    for (int64_t i = 0; i < rc.first * rc.second; ++i)
+  for (const Matrix& m : MicrogptMatrices(VocabSize()))
+    for (int64_t i = 0; i < m.rows * m.cols; ++i)
       params_.push_back(random_.Gauss(0, 0.08));  // matrix(): random.gauss(0, std) row by row
-    offset += rc.first * rc.second;
-  }
+  matrices_ = MicrogptMatrices(VocabSize());
   last_grads_.assign(params_.size(), 0.0);
   m_.assign(params_.size(), 0.0);
   v_.assign(params_.size(), 0.0);
@@ -498,6 +530,101 @@ std::u32string Microgpt::Sample() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// [SECTION] For the window: one document's attention under one checkpoint
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// The parameters as the graph's first nodes (leaves), as the Microgpt constructor puts them.
+void LoadLeaves(Microgpt::Graph& g, const double* values, size_t n) {
+  g.nodes.clear();
+  g.nodes.reserve(n + 100000);
+  for (size_t i = 0; i < n; ++i) g.New(values[i], -1, 0.0);
+  g.num_params = static_cast<int32_t>(n);
+}
+
+}  // namespace
+
+MicrogptAttention MicrogptAttentionOf(const std::u32string& chars,
+                                      const std::vector<double>& params,
+                                      const std::u32string& document) {
+  using namespace microgpt_detail;
+  const int V = static_cast<int>(chars.size()) + 1, bos = V - 1;
+  const std::vector<Microgpt::Matrix> matrices = MicrogptMatrices(V);
+  const int64_t P = matrices.back().offset + matrices.back().rows * matrices.back().cols;
+  if (static_cast<int64_t>(params.size()) != P)
+    throw std::invalid_argument("the checkpoint has " + std::to_string(params.size()) +
+                                " parameters; a vocabulary of " + std::to_string(V) + " needs " +
+                                std::to_string(P));
+  MicrogptAttention out;
+  out.tokens.push_back(bos);
+  for (char32_t c : document) {
+    const auto it = std::lower_bound(chars.begin(), chars.end(), c);
+    if (it == chars.end() || *it != c)
+      throw std::invalid_argument("the document \"" + MicrogptUtf8(document) +
+                                  "\" has a character outside the vocabulary");
+    out.tokens.push_back(static_cast<int>(it - chars.begin()));
+  }
+  out.tokens.push_back(bos);
+  const int T = std::min<int>(kMicrogptBlockSize, static_cast<int>(out.tokens.size()) - 1);
+  out.tokens.resize(T + 1);  // T inputs, then the last position's target
+
+  Microgpt::Graph g;
+  LoadLeaves(g, params.data(), params.size());
+  const Weights w = WeightsOf(matrices);
+  std::vector<Vec> keys, values;
+  out.q = out.k = out.v = MatrixD::Zero(T, kD);
+  out.weights.assign(kMicrogptHeads, MatrixD::Zero(T, T));
+  out.logits = out.weights;
+  for (int pos = 0; pos < T; ++pos) {
+    Trace trace;
+    Gpt(g, w, V, out.tokens[pos], pos, keys, values, &trace);
+    for (int i = 0; i < kD; ++i) {
+      out.q(pos, i) = trace.q[i];
+      out.k(pos, i) = trace.k[i];
+      out.v(pos, i) = trace.v[i];
+    }
+    for (int h = 0; h < kMicrogptHeads; ++h)
+      for (int t = 0; t <= pos; ++t) {
+        out.logits[h](pos, t) = trace.logits[h * (pos + 1) + t];
+        out.weights[h](pos, t) = trace.weights[h * (pos + 1) + t];
+      }
+  }
+  return out;
+}
+
+std::vector<MatrixD> MicrogptCausalAttention(const MatrixD& q, const MatrixD& k, const MatrixD& v) {
+  using namespace microgpt_detail;
+  const int64_t T = q.rows();
+  if (q.cols() != kD || k.cols() != kD || v.cols() != kD || k.rows() != T || v.rows() != T ||
+      T > kMicrogptBlockSize)
+    throw std::invalid_argument("q, k and v must be T x " + std::to_string(kD) +
+                                ", T <= " + std::to_string(kMicrogptBlockSize));
+  // q, k, v as leaves: q's T * d values, then k's, then v's (row-major).
+  std::vector<double> leaves(q.data(), q.data() + q.size());
+  leaves.insert(leaves.end(), k.data(), k.data() + k.size());
+  leaves.insert(leaves.end(), v.data(), v.data() + v.size());
+  Microgpt::Graph g;
+  LoadLeaves(g, leaves.data(), leaves.size());
+  auto row = [&](int64_t base, int64_t t) {
+    Vec r(kD);
+    for (int i = 0; i < kD; ++i) r[i] = static_cast<int32_t>(base + t * kD + i);
+    return r;
+  };
+  std::vector<MatrixD> out(kMicrogptHeads, MatrixD::Zero(T, T));
+  std::vector<Vec> keys, values;
+  for (int64_t t = 0; t < T; ++t) {  // the token loop: the cache grows by one each position
+    keys.push_back(row(T * kD, t));
+    values.push_back(row(2 * T * kD, t));
+    Trace trace;
+    Attend(g, row(0, t), keys, values, &trace);
+    for (int h = 0; h < kMicrogptHeads; ++h)
+      for (int64_t j = 0; j <= t; ++j) out[h](t, j) = trace.weights[h * (t + 1) + j];
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // [SECTION] The printed lines
 // ---------------------------------------------------------------------------------------------
 
@@ -591,7 +718,51 @@ std::string MicrogptRunJson(const Microgpt& run, const MicrogptRecord& record) {
   for (const std::u32string& x : record.samples) samples.push_back(MicrogptUtf8(x));
   j["samples"] = samples;
   j["stopped"] = record.stopped;
+  if (!record.documents.empty()) {
+    ordered_json docs = ordered_json::array();
+    for (const std::u32string& d : record.documents) docs.push_back(MicrogptUtf8(d));
+    j["step_documents"] = docs;
+  }
   return j.dump(1) + "\n";
+}
+
+MicrogptSavedRun ReadMicrogptRunJson(std::string_view text) {
+  using nlohmann::json;
+  MicrogptSavedRun out;
+  try {
+    const json j = json::parse(text);
+    if (j.value("format", "") != "attention-lab microgpt run")
+      throw std::invalid_argument(
+          "not a saved microgpt run (\"format\" is not "
+          "\"attention-lab microgpt run\")");
+    const json& s = j.at("settings");
+    out.settings.seed_text = s.at("seed").get<std::string>();
+    out.settings.seed_key = PythonSeedKey(out.settings.seed_text);
+    out.settings.steps = s.at("steps").get<int64_t>();
+    out.settings.temperature = s.at("temperature").get<double>();
+    out.settings.samples = s.at("samples").get<int64_t>();
+    out.chars = DecodeUtf8(j.at("vocab").get<std::string>());
+    out.num_docs = j.at("sizes").at("num_docs").get<int64_t>();
+    const int64_t V = static_cast<int64_t>(out.chars.size()) + 1;
+    const Microgpt::Matrix& last = MicrogptMatrices(V).back();
+    const size_t P = static_cast<size_t>(last.offset + last.rows * last.cols);
+    out.record.losses = j.at("losses").get<std::vector<double>>();
+    for (const json& c : j.at("checkpoints")) {
+      std::vector<double> params = c.at("params").get<std::vector<double>>();
+      if (params.size() != P)
+        throw std::invalid_argument("a checkpoint has " + std::to_string(params.size()) +
+                                    " parameters, the vocabulary needs " + std::to_string(P));
+      out.record.params.emplace_back(c.at("step").get<int64_t>(), std::move(params));
+    }
+    for (const json& x : j.value("samples", json::array()))
+      out.record.samples.push_back(DecodeUtf8(x.get<std::string>()));
+    for (const json& x : j.value("step_documents", json::array()))
+      out.record.documents.push_back(DecodeUtf8(x.get<std::string>()));
+    out.record.stopped = j.value("stopped", false);
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(std::string("not a readable saved microgpt run: ") + e.what());
+  }
+  return out;
 }
 
 void RunMicrogpt(Microgpt& run, bool hex, const std::function<void(const std::string&)>& print,

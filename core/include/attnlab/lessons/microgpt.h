@@ -40,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnlab/base/tensor.h"
 #include "attnlab/random/python_random.h"
 
 namespace attnlab {
@@ -139,6 +140,43 @@ class Microgpt {
   Graph* graph_;
 };
 
+/// The parameter matrices for a vocabulary of V (BOS included): name (the state_dict key), rows,
+/// columns and offset into the parameter list, in microgpt.py's order (wte V x d, wpe
+/// kBlockSize x d, lm_head V x d, attn_wq/wk/wv/wo d x d, mlp_fc1 4d x d, mlp_fc2 d x 4d).
+/// The last offset plus its size is P. Errors: none.
+std::vector<Microgpt::Matrix> MicrogptMatrices(int64_t V);
+
+/// One document's attention under one set of parameters (a checkpoint), for the window: the
+/// forward pass of a training step (gpt() position by position over the growing keys/values
+/// lists, the same graph code as Step), recording at each position its q, k, v and each head's
+/// softmax row over the positions cached so far; the rows stacked are the T x T causal matrix.
+struct MicrogptAttention {
+  /// T + 1 tokens: BOS, the document's characters (cut at the block), then the last target;
+  /// position t reads tokens[t] and predicts tokens[t + 1]. T = min(kBlockSize, len + 1).
+  std::vector<int> tokens;
+  MatrixD q, k, v;  ///< T x d each (head h is columns h*hd .. h*hd + hd - 1), after rmsnorm
+                    ///< and the attn_wq/wk/wv projections, as gpt() computes them
+  /// H matrices of T x T: row t is position t's attention logits q_h[t] . k_h[j] / sqrt(hd)
+  /// for j <= t (the dot product summed left to right, times 2.0**-1); 0 above the diagonal.
+  std::vector<MatrixD> logits;
+  /// H matrices of T x T: row t is position t's attention weights over positions 0..t
+  /// (softmax(q_h . k_h / sqrt(hd))); exactly 0 above the diagonal (never computed: causal).
+  std::vector<MatrixD> weights;
+};
+/// The attention of `document` (code points; each must be in `chars`) under `params` (P
+/// values, MicrogptMatrices(chars.size() + 1)'s layout). Cost: one forward pass (about 1 ms).
+/// Errors: std::invalid_argument when params has the wrong length or the document a character
+/// outside chars.
+MicrogptAttention MicrogptAttentionOf(const std::u32string& chars,
+                                      const std::vector<double>& params,
+                                      const std::u32string& document);
+/// The token loop's attention on given q, k, v (T x d each, T <= kBlockSize): position t's
+/// softmax over keys 0..t computed by the same code as gpt() (the script's arithmetic: the
+/// dot product summed left to right from 0, times 2.0**-1, exp(l - max), each exp times
+/// sum**-1). H matrices T x T, 0 above the diagonal. What the test compares with the engine's
+/// masked matrix attention. Errors: std::invalid_argument on other shapes.
+std::vector<MatrixD> MicrogptCausalAttention(const MatrixD& q, const MatrixD& k, const MatrixD& v);
+
 /// The lines microgpt.py prints, without their newline; one source for the command line and
 /// the tests. Header: "num docs: N", "vocab size: V", "num params: P".
 std::vector<std::string> MicrogptHeaderLines(const Microgpt& run);
@@ -161,14 +199,30 @@ struct MicrogptRecord {
   std::vector<std::pair<int64_t, std::vector<double>>> params;  ///< (step, Params() then)
   std::vector<std::u32string> samples;
   bool stopped = false;  ///< the run was stopped early (Ctrl+C)
+  /// The document each step trained on (documents[s - 1] for step s), when kept: what the
+  /// window shows the attention of. Empty: not kept (the command line keeps it with -o).
+  std::vector<std::u32string> documents;
 };
 
 /// The saved run as JSON: "format" "attention-lab microgpt run", "version" 1, "settings"
 /// (seed as text, steps, temperature, samples), "sizes" (n_embd, n_head, n_layer, block_size,
 /// vocab_size, num_params, num_docs), "vocab" (uchars as UTF-8), "matrices" (name, rows,
 /// cols, offset into a parameter list), "losses" (doubles that read back exactly, and
-/// "losses_hex" as float.hex), "checkpoints" [{"step", "params"}], "samples", "stopped".
+/// "losses_hex" as float.hex), "checkpoints" [{"step", "params"}], "samples", "stopped", and
+/// "step_documents" (each step's document as UTF-8) when the record kept them.
 std::string MicrogptRunJson(const Microgpt& run, const MicrogptRecord& record);
+
+/// A saved run read back (MicrogptRunJson's format): what the window needs to show it.
+struct MicrogptSavedRun {
+  MicrogptSettings settings;
+  std::u32string chars;  ///< uchars (the vocabulary without BOS)
+  int64_t num_docs = 0;
+  MicrogptRecord record;  ///< losses, checkpoints (each P values), samples, step documents
+};
+/// Reads MicrogptRunJson's text; the losses and parameters read back to the bit. Error:
+/// std::invalid_argument naming what is wrong (not JSON, another format, a missing field, a
+/// checkpoint whose length is not the vocabulary's parameter count).
+MicrogptSavedRun ReadMicrogptRunJson(std::string_view text);
 
 /// The whole run, as the script runs it, each printed line handed to `print` (without its
 /// newline; with hex, the step lines carry float.hex of the loss). `stop` is asked after each step
