@@ -202,10 +202,31 @@ const HeatmapSpec* BarSpec(const HeatmapSlot& slot, const HeatmapViewSpec& view)
   return view.colorbar_of ? view.colorbar_of : &slot.spec;
 }
 
+/// The "masked" legend of a map whose masked cells are hatched: its room is kept whether or not
+/// a cell is masked, so that turning the mask on moves nothing (stage_layout.h).
+constexpr const char* kMaskedLegend = "masked";
+
+/// Whether the stage's map can hatch masked cells (the logits only under some normalizations):
+/// its room for the "masked" legend is kept under every one.
+bool MayHatch(Stage stage) {
+  return stage == Stage::kLogits || stage == Stage::kWeights || stage == Stage::kWeightsDropped ||
+         stage == Stage::kMask;
+}
+
+/// Whether `spec` keeps a line for the "masked" legend it does not have now.
+bool KeepsMaskedLine(const HeatmapSpec& spec) {
+  if (!MayHatch(spec.stage) || spec.mask_legend) return false;
+  for (const LegendEntry& e : spec.legends)
+    if (e.kind == LegendKind::kMasked) return false;
+  return true;
+}
+
 /// The height of `bar`'s legends under its colorbar (0 without a colorbar).
 float LegendHeight(const HeatmapSpec* bar, const LabelFont& small) {
-  if (!bar || bar->legends.empty()) return 0;
-  return bar->legends.size() * (small.size + 2) + 4;
+  if (!bar) return 0;
+  const size_t lines = bar->legends.size() + (KeepsMaskedLine(*bar) ? 1 : 0);
+  if (lines == 0) return 0;
+  return lines * (small.size + 2) + 4;
 }
 
 /// Right of the image: the colorbar and its ticks, or the legends when they are wider; a small
@@ -215,6 +236,7 @@ float RightWidth(const HeatmapSpec* spec_or_null, const LabelFont& small) {
   const HeatmapSpec& spec = *spec_or_null;
   float side_w = small.Measure("-0.000").x + 4;
   for (const LegendEntry& e : spec.legends) side_w = std::max(side_w, small.Measure(e.text).x + 4);
+  if (MayHatch(spec.stage)) side_w = std::max(side_w, small.Measure(kMaskedLegend).x + 4);
   return BarGap(small) + BarWidth(small) + 4 + side_w;
 }
 
@@ -236,11 +258,12 @@ bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const Labe
   L.avail_h = size.y - (top - origin.y) - L.col_label_h - 2;
   // A one-column map (the sink's column) may be as narrow as its cells.
   if (avail_w < std::min(20.0f, 6.0f * L.win.cols) || L.avail_h < 20) return false;
-  // Square cells when they fit; otherwise cells up to 3:1, and a very tall or wide matrix (the
-  // context, T x d_out) still gets at least 60% of the room along its short side.
+  // Square cells when they fit; otherwise cells up to 4:1 wide (a number with 4 decimals in a
+  // line of text) or 3:1 tall, and a very tall or wide matrix (the context, T x d_out) still
+  // gets at least 60% of the room along its short side.
   float cw = avail_w / L.cols, ch = L.avail_h / L.rows;
   const float c = std::min(cw, ch);
-  cw = std::min(cw, std::max(3 * c, 0.6f * avail_w / L.cols));
+  cw = std::min(cw, std::max(4 * c, 0.6f * avail_w / L.cols));
   ch = std::min(ch, std::max(3 * c, 0.6f * L.avail_h / L.rows));
   const int img_w = std::max(1, static_cast<int>(std::floor(cw * L.cols)));
   const int img_h = std::max(1, static_cast<int>(std::floor(ch * L.rows)));
