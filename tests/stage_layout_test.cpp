@@ -175,6 +175,17 @@ TEST(StageLayout, PlotsGiveTheMapsTheirRoom) {
   EXPECT_EQ(PlotsHeight(742, 600, 1, true), std::floor(742 * 0.62f));
 }
 
+// Scrolled to the weights and the context first only in a window smaller than 1280 x 800.
+TEST(StageLayout, TheCanvasStartsAtTheResultInSmallWindowsOnly) {
+  EXPECT_TRUE(StartsAtTheResult(1024, 700, 1));
+  EXPECT_TRUE(StartsAtTheResult(1152, 720, 1));
+  EXPECT_TRUE(StartsAtTheResult(1280, 770, 1));
+  EXPECT_FALSE(StartsAtTheResult(1280, 800, 1));
+  EXPECT_FALSE(StartsAtTheResult(1920, 1080, 1));
+  EXPECT_TRUE(StartsAtTheResult(1920, 1080, 2));  // 1280 x 800 at scale 2 is 2560 x 1600
+  EXPECT_FALSE(StartsAtTheResult(1280, 800, 0));  // no scale reported: 1
+}
+
 TEST(StageLayout, FirstWindowIs1280x800WhereTheWorkAreaHasRoom) {
   auto size = [](int w, int h, float scale) {
     const WindowSize s = FirstWindowSize(w, h, scale);

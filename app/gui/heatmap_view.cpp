@@ -213,30 +213,32 @@ bool MayHatch(Stage stage) {
          stage == Stage::kMask;
 }
 
-/// Whether `spec` keeps a line for the "masked" legend it does not have now.
-bool KeepsMaskedLine(const HeatmapSpec& spec) {
-  if (!MayHatch(spec.stage) || spec.mask_legend) return false;
+/// Whether `spec` keeps a line for the "masked" legend it does not have now (only in a view
+/// that keeps that room, HeatmapViewSpec::keep_masked_room).
+bool KeepsMaskedLine(const HeatmapSpec& spec, bool keep) {
+  if (!keep || !MayHatch(spec.stage) || spec.mask_legend) return false;
   for (const LegendEntry& e : spec.legends)
     if (e.kind == LegendKind::kMasked) return false;
   return true;
 }
 
-/// The height of `bar`'s legends under its colorbar (0 without a colorbar).
-float LegendHeight(const HeatmapSpec* bar, const LabelFont& small) {
+/// The height of `bar`'s legends under its colorbar (0 without a colorbar); `keep`: with the
+/// room of a "masked" legend it does not have now.
+float LegendHeight(const HeatmapSpec* bar, const LabelFont& small, bool keep) {
   if (!bar) return 0;
-  const size_t lines = bar->legends.size() + (KeepsMaskedLine(*bar) ? 1 : 0);
+  const size_t lines = bar->legends.size() + (KeepsMaskedLine(*bar, keep) ? 1 : 0);
   if (lines == 0) return 0;
   return lines * (small.size + 2) + 4;
 }
 
 /// Right of the image: the colorbar and its ticks, or the legends when they are wider; a small
-/// gap when the map draws none (`spec` null).
-float RightWidth(const HeatmapSpec* spec_or_null, const LabelFont& small) {
+/// gap when the map draws none (`spec` null). `keep`: as wide as a "masked" legend too.
+float RightWidth(const HeatmapSpec* spec_or_null, const LabelFont& small, bool keep) {
   if (!spec_or_null) return 4;
   const HeatmapSpec& spec = *spec_or_null;
   float side_w = small.Measure("-0.000").x + 4;
   for (const LegendEntry& e : spec.legends) side_w = std::max(side_w, small.Measure(e.text).x + 4);
-  if (MayHatch(spec.stage)) side_w = std::max(side_w, small.Measure(kMaskedLegend).x + 4);
+  if (keep && MayHatch(spec.stage)) side_w = std::max(side_w, small.Measure(kMaskedLegend).x + 4);
   return BarGap(small) + BarWidth(small) + 4 + side_w;
 }
 
@@ -251,7 +253,7 @@ bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const Labe
                 ImVec2 origin, ImVec2 size, float top, ViewLayout& L) {
   L.row_label_w = RowLabelWidth(slot, view, small);
   const HeatmapSpec* bar = BarSpec(slot, view);
-  const float avail_w = size.x - L.row_label_w - RightWidth(bar, small);
+  const float avail_w = size.x - L.row_label_w - RightWidth(bar, small, view.keep_masked_room);
   // Column labels: horizontal when they fit the cells, else rotated (and then taller).
   L.rotate = slot.col_label_w + 4 > avail_w / L.win.cols;
   L.col_label_h = ColumnLabelHeight(slot, small, L.rotate);
@@ -271,7 +273,7 @@ bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const Labe
   L.ch = static_cast<float>(img_h) / L.win.rows;
   L.p0 = ImVec2(std::floor(origin.x + L.row_label_w), std::floor(top + L.col_label_h));
   L.p1 = ImVec2(L.p0.x + img_w, L.p0.y + img_h);
-  const float legend_h = LegendHeight(bar, small);
+  const float legend_h = LegendHeight(bar, small, view.keep_masked_room);
   L.bar_h =
       std::max(std::min<float>(img_h, L.avail_h - legend_h), std::min(60.0f, L.avail_h - legend_h));
   return true;
@@ -773,11 +775,11 @@ HeatmapFrame MeasureHeatmapFrame(const AppState& state, HeatmapSlot& slot,
   MeasureLabels(slot, view, small, rows, cols);
   HeatmapFrame f;
   f.left = RowLabelWidth(slot, view, small);
-  f.right = RightWidth(BarSpec(slot, view), small);
+  f.right = RightWidth(BarSpec(slot, view), small, view.keep_masked_room);
   f.top = ImGui::GetTextLineHeight() + 4 +
           ColumnLabelHeight(slot, small, slot.col_label_w + 4 > cell_w) + 2;
   f.cell_h = small.size + 4;
-  const float legend_h = LegendHeight(BarSpec(slot, view), small);
+  const float legend_h = LegendHeight(BarSpec(slot, view), small, view.keep_masked_room);
   // The legends under a colorbar at least 60 pixels tall must fit beside the image.
   const HeatmapSpec* bar = BarSpec(slot, view);
   f.min_image_h = !bar               ? 0.0f

@@ -65,6 +65,12 @@ float PlotsHeight(float body_h, float maps_need, float unit, bool expanded) {
   return std::floor(std::clamp(body_h - maps_need, least, usual));
 }
 
+bool StartsAtTheResult(float window_w, float window_h, float scale) {
+  if (!(scale > 0)) scale = 1;
+  const WindowSize design = FirstWindowSize(0, 0, 1);  // 1280 x 800
+  return window_w < design.width * scale || window_h < design.height * scale;
+}
+
 StageGrid LayOutStageGrid(const std::vector<StageBox>& boxes, const StageMetrics& m, float width,
                           float height) {
   StageGrid grid;

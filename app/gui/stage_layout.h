@@ -82,6 +82,13 @@ float StageGridNeed(const std::vector<StageBox>& boxes, const StageMetrics& metr
 /// Depends on no setting the learner toggles, so the maps do not move when the mask does.
 float PlotsHeight(float body_h, float maps_need, float unit, bool expanded);
 
+/// Whether a canvas that does not hold every map starts scrolled to the result (the weights and
+/// the context) rather than at X: in a window smaller than 1280 x 800 times `scale` (the first
+/// window's size, FirstWindowSize), where the result must be on the first screen; from that
+/// size on, the canvas starts at X and shows the computation in reading order (a preset of 10
+/// or 11 tokens: X, Q, K, V and the scores), the learner scrolls down for the rest.
+bool StartsAtTheResult(float window_w, float window_h, float scale);
+
 /// The size of the window at its first start on a monitor whose work area (the screen less the
 /// desktop's panels) is work_w x work_h and whose content scale is `scale`: 1280 x 800 (times
 /// the scale) where the work area has room, else the whole work area, so never below 1024 x 700

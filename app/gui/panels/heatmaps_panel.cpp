@@ -388,6 +388,7 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
 
   HeatmapViewSpec spec;
   spec.id = StageName(stage);
+  spec.keep_masked_room = true;  // the mask toggled moves nothing (stage_layout.h)
   spec.values = m.floats;
   spec.mask_values = m.bytes;
   spec.empty_text = stage == Stage::kWeightsDropped ? "Dropout is off. Set p > 0 in the\n"
@@ -681,6 +682,7 @@ std::vector<StageBox> GridBoxes(AppState& state, const std::vector<Stage>& stage
     HeatmapSlot& slot = state.heatmaps[StageIndex(framed)];
     HeatmapViewSpec view;
     view.id = StageName(framed);
+    view.keep_masked_room = true;  // as DrawHeatmap draws it
     view.labels_key = state.shown_counts.input;
     for (int k = 0; k < 3; ++k) {
       const HeatmapFrame f = MeasureHeatmapFrame(state, slot, view, b.rows, b.cols, b.cell_w[k]);
@@ -978,9 +980,10 @@ void ScrollToTourMap(AppState& state) {
   ImGui::SetScrollY(ImGui::GetScrollY() + r.min.y - pos.y - 4);
 }
 
-/// On a canvas too small for every map (1024 x 700), the result first: when the maps or the
-/// canvas change (not on a toggle, which keeps the boxes), scrolls so that the weights and the
-/// context are in view, if they fit together. The learner scrolls up for X, Q, K, V.
+/// On a canvas too small for every map in a window under 1280 x 800 (1024 x 700,
+/// StartsAtTheResult), the result first: when the maps or the canvas change (not on a toggle, which
+/// keeps the boxes), scrolls so that the weights and the context are in view, if they fit together.
+/// The learner scrolls up for X, Q, K, V.
 void ScrollToResult(AppState& state, const StageGrid& grid, const std::vector<StageBox>& boxes,
                     float view_h) {
   std::string key = std::to_string(view_h) + "/" + std::to_string(ImGui::GetWindowWidth());
@@ -994,7 +997,9 @@ void ScrollToResult(AppState& state, const StageGrid& grid, const std::vector<St
     if (p.stage == Stage::kWeights) y0 = p.y;
     if (p.stage == Stage::kContext) y1 = p.y + p.h;
   }
-  if (grid.fits || y0 < 0 || y1 < 0 || y1 <= view_h) {
+  const ImVec2 window = ImGui::GetIO().DisplaySize;
+  if (grid.fits || y0 < 0 || y1 < 0 || y1 <= view_h ||
+      !StartsAtTheResult(window.x, window.y, state.content_scale)) {
     ImGui::SetScrollY(0);
     return;
   }
