@@ -34,6 +34,7 @@
 #include "gui/recent_files.h"
 #include "gui/script.h"
 #include "gui/session.h"
+#include "gui/stage_layout.h"
 #include "gui/test_hooks.h"
 #include "gui/training.h"
 #include "gui/window.h"
@@ -192,17 +193,19 @@ GLFWwindow* OpenWindow(const attnlab::gui::GuiOptions& options) {
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
   attnlab::gui::HintDesktopIdentity();  // WM_CLASS attention-lab, as the desktop entry
-  // Without --size: 1280 x 800 times the monitor's content scale, at most 90% of its work area.
+  // Without --size: 1280 x 800 times the monitor's content scale where its work area has room,
+  // else the whole work area (stage_layout.h, FirstWindowSize).
   int width = options.width, height = options.height;
   if (width == 0) {
     float sx = 1, sy = 1;
-    int wx = 0, wy = 0, ww = 1280, wh = 800;
+    int wx = 0, wy = 0, ww = 0, wh = 0;
     if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
       glfwGetMonitorContentScale(monitor, &sx, &sy);
       glfwGetMonitorWorkarea(monitor, &wx, &wy, &ww, &wh);
     }
-    width = std::max(480, std::min(static_cast<int>(1280 * sx), ww * 9 / 10));
-    height = std::max(480, std::min(static_cast<int>(800 * sy), wh * 9 / 10));
+    const attnlab::gui::WindowSize size = attnlab::gui::FirstWindowSize(ww, wh, sx);
+    width = size.width;
+    height = size.height;
   }
   GLFWwindow* window = glfwCreateWindow(width, height, "Attention Lab", nullptr, nullptr);
   if (!window) {

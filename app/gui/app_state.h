@@ -438,10 +438,12 @@ struct AppState {
   /// The controls' "Modern attention" section is open; remembered in the settings. A preset
   /// that uses what it holds opens it (NeedsModernAttention).
   bool modern_open = false;
-  std::string export_folder;   ///< the folder of the last export, remembered in the settings
-  float content_scale = 1.0f;  ///< the monitor's (GLFW content scale): HiDPI
-  float zoom = 1.0f;           ///< View > Zoom (SetZoom)
-  bool fonts_dirty = false;    ///< build the fonts again at content_scale * zoom
+  std::string export_folder;  ///< the folder of the last export, remembered in the settings
+  int grid_decimals = 0;  ///< the decimals the Heatmaps view's number layout sized its cells for
+  std::string grid_scroll_key;  ///< the maps and canvas the number layout last scrolled for
+  float content_scale = 1.0f;   ///< the monitor's (GLFW content scale): HiDPI
+  float zoom = 1.0f;            ///< View > Zoom (SetZoom)
+  bool fonts_dirty = false;     ///< build the fonts again at content_scale * zoom
   /// The shown tokens' code points beyond the base ranges (CodepointsBeyondBase): when they
   /// differ from fonts.codepoints the fonts are built again, between frames.
   std::vector<ImWchar> font_codepoints;

@@ -202,19 +202,43 @@ const HeatmapSpec* BarSpec(const HeatmapSlot& slot, const HeatmapViewSpec& view)
   return view.colorbar_of ? view.colorbar_of : &slot.spec;
 }
 
-/// The height of `bar`'s legends under its colorbar (0 without a colorbar).
-float LegendHeight(const HeatmapSpec* bar, const LabelFont& small) {
-  if (!bar || bar->legends.empty()) return 0;
-  return bar->legends.size() * (small.size + 2) + 4;
+/// The "masked" legend of a map whose masked cells are hatched: its room is kept whether or not
+/// a cell is masked, so that turning the mask on moves nothing (stage_layout.h).
+constexpr const char* kMaskedLegend = "masked";
+
+/// Whether the stage's map can hatch masked cells (the logits only under some normalizations):
+/// its room for the "masked" legend is kept under every one.
+bool MayHatch(Stage stage) {
+  return stage == Stage::kLogits || stage == Stage::kWeights || stage == Stage::kWeightsDropped ||
+         stage == Stage::kMask;
+}
+
+/// Whether `spec` keeps a line for the "masked" legend it does not have now (only in a view
+/// that keeps that room, HeatmapViewSpec::keep_masked_room).
+bool KeepsMaskedLine(const HeatmapSpec& spec, bool keep) {
+  if (!keep || !MayHatch(spec.stage) || spec.mask_legend) return false;
+  for (const LegendEntry& e : spec.legends)
+    if (e.kind == LegendKind::kMasked) return false;
+  return true;
+}
+
+/// The height of `bar`'s legends under its colorbar (0 without a colorbar); `keep`: with the
+/// room of a "masked" legend it does not have now.
+float LegendHeight(const HeatmapSpec* bar, const LabelFont& small, bool keep) {
+  if (!bar) return 0;
+  const size_t lines = bar->legends.size() + (KeepsMaskedLine(*bar, keep) ? 1 : 0);
+  if (lines == 0) return 0;
+  return lines * (small.size + 2) + 4;
 }
 
 /// Right of the image: the colorbar and its ticks, or the legends when they are wider; a small
-/// gap when the map draws none (`spec` null).
-float RightWidth(const HeatmapSpec* spec_or_null, const LabelFont& small) {
+/// gap when the map draws none (`spec` null). `keep`: as wide as a "masked" legend too.
+float RightWidth(const HeatmapSpec* spec_or_null, const LabelFont& small, bool keep) {
   if (!spec_or_null) return 4;
   const HeatmapSpec& spec = *spec_or_null;
   float side_w = small.Measure("-0.000").x + 4;
   for (const LegendEntry& e : spec.legends) side_w = std::max(side_w, small.Measure(e.text).x + 4);
+  if (keep && MayHatch(spec.stage)) side_w = std::max(side_w, small.Measure(kMaskedLegend).x + 4);
   return BarGap(small) + BarWidth(small) + 4 + side_w;
 }
 
@@ -229,18 +253,19 @@ bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const Labe
                 ImVec2 origin, ImVec2 size, float top, ViewLayout& L) {
   L.row_label_w = RowLabelWidth(slot, view, small);
   const HeatmapSpec* bar = BarSpec(slot, view);
-  const float avail_w = size.x - L.row_label_w - RightWidth(bar, small);
+  const float avail_w = size.x - L.row_label_w - RightWidth(bar, small, view.keep_masked_room);
   // Column labels: horizontal when they fit the cells, else rotated (and then taller).
   L.rotate = RotateColumnLabels(slot.col_label_w, 4.0f, avail_w / L.win.cols);
   L.col_label_h = ColumnLabelHeight(slot, small, L.rotate);
   L.avail_h = size.y - (top - origin.y) - L.col_label_h - 2;
   // A one-column map (the sink's column) may be as narrow as its cells.
   if (avail_w < std::min(20.0f, 6.0f * L.win.cols) || L.avail_h < 20) return false;
-  // Square cells when they fit; otherwise cells up to 3:1, and a very tall or wide matrix (the
-  // context, T x d_out) still gets at least 60% of the room along its short side.
+  // Square cells when they fit; otherwise cells up to 4:1 wide (a number with 4 decimals in a
+  // line of text) or 3:1 tall, and a very tall or wide matrix (the context, T x d_out) still
+  // gets at least 60% of the room along its short side.
   float cw = avail_w / L.cols, ch = L.avail_h / L.rows;
   const float c = std::min(cw, ch);
-  cw = std::min(cw, std::max(3 * c, 0.6f * avail_w / L.cols));
+  cw = std::min(cw, std::max(4 * c, 0.6f * avail_w / L.cols));
   ch = std::min(ch, std::max(3 * c, 0.6f * L.avail_h / L.rows));
   const int img_w = std::max(1, static_cast<int>(std::floor(cw * L.cols)));
   const int img_h = std::max(1, static_cast<int>(std::floor(ch * L.rows)));
@@ -248,7 +273,7 @@ bool LayOutView(const HeatmapSlot& slot, const HeatmapViewSpec& view, const Labe
   L.ch = static_cast<float>(img_h) / L.win.rows;
   L.p0 = ImVec2(std::floor(origin.x + L.row_label_w), std::floor(top + L.col_label_h));
   L.p1 = ImVec2(L.p0.x + img_w, L.p0.y + img_h);
-  const float legend_h = LegendHeight(bar, small);
+  const float legend_h = LegendHeight(bar, small, view.keep_masked_room);
   L.bar_h =
       std::max(std::min<float>(img_h, L.avail_h - legend_h), std::min(60.0f, L.avail_h - legend_h));
   return true;
@@ -750,11 +775,11 @@ HeatmapFrame MeasureHeatmapFrame(const AppState& state, HeatmapSlot& slot,
   MeasureLabels(slot, view, small, rows, cols);
   HeatmapFrame f;
   f.left = RowLabelWidth(slot, view, small);
-  f.right = RightWidth(BarSpec(slot, view), small);
+  f.right = RightWidth(BarSpec(slot, view), small, view.keep_masked_room);
   f.top = ImGui::GetTextLineHeight() + 4 +
           ColumnLabelHeight(slot, small, slot.col_label_w + 4 > cell_w) + 2;
   f.cell_h = small.size + 4;
-  const float legend_h = LegendHeight(BarSpec(slot, view), small);
+  const float legend_h = LegendHeight(BarSpec(slot, view), small, view.keep_masked_room);
   // The legends under a colorbar at least 60 pixels tall must fit beside the image.
   const HeatmapSpec* bar = BarSpec(slot, view);
   f.min_image_h = !bar               ? 0.0f

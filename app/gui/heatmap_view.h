@@ -41,6 +41,10 @@ struct HeatmapViewSpec {
   bool thumbnail = false;  ///< title and image only (no labels, colorbar or values): a strip item
   bool force_values = false;  ///< print values wherever they fit (unless the learner chose off)
   bool row_labels = true;     ///< false: the map left of it in the same row shows the tokens
+  /// Keep the room of the "masked" legend on a map that may hatch (the logits, the weights, the
+  /// mask) when nothing is masked: the Heatmaps view, whose maps must not move when the mask is
+  /// toggled (stage_layout.h). Other views size their maps from what they show.
+  bool keep_masked_room = false;
   const char* title_tip = nullptr;  ///< the title is clickable, with this tooltip line
   bool pan_with_left = true;        ///< a left drag pans a zoomed map (false where it paints)
   /// > 0: a dividing line after every col_group columns (the context: which head wrote which).

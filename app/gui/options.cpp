@@ -16,7 +16,7 @@ const char* WindowUsage() {
   attention-lab FILE.json          a scenario file
   attention-lab --preset ID        a shipped preset (ids: attention-lab presets)
   --size WxH                       the window's size, or a width W with the height at 16:10
-                                   (default: up to 90% of the monitor's work area)
+                                   (default: 1280x800, or the work area when smaller)
 Testing and measuring (the run ends by itself):
   --screenshot OUT.png             write the window's pixels after the last frame
   --layout OUT.json                write where each heatmap was drawn
@@ -68,8 +68,8 @@ void DescribeWindowOptions(CLI::App& app, GuiOptions& o, std::string& size, bool
   app.add_flag("--frame-stats", o.frame_stats, "Print the median frame time as JSON at exit");
   app.add_flag("--no-autosave", no_autosave, "Do not save the session at exit");
   app.add_option("--size", size,
-                 "Window size WxH, or a width W with the height at 16:10 (default: up to 90% of "
-                 "the monitor's work area)")
+                 "Window size WxH, or a width W with the height at 16:10 (default: 1280x800, or "
+                 "the monitor's work area when smaller)")
       ->option_text("WxH");
 }
 

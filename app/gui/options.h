@@ -31,8 +31,8 @@ struct GuiOptions {
   std::string script;
   bool frame_stats = false;
   bool autosave = true;
-  /// --size WxH (or W, height at 16:10); 0: 90% of the monitor's work area at most, 1280 x 800
-  /// times its content scale at most.
+  /// --size WxH (or W, height at 16:10); 0: 1280 x 800 times the monitor's content scale, or
+  /// its work area when smaller (FirstWindowSize).
   int width = 0, height = 0;
 
   /// True when the run ends by itself (a test or a measurement), not by the learner.

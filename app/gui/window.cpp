@@ -21,11 +21,13 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/app_state.h"
+#include "gui/control_count.h"
 #include "gui/export.h"
 #include "gui/gfx/gl.h"  // GLFW key codes (ImGui 1.86 indexes keys by the backend's codes)
 #include "gui/gfx/script_fonts.h"
 #include "gui/panels/panels.h"
 #include "gui/session.h"
+#include "gui/stage_layout.h"
 #include "gui/tour.h"
 #include "gui/widgets.h"
 
@@ -175,6 +177,9 @@ std::string HeatmapLayoutJson(const AppState& state) {
   }
   j["toolbar"] = toolbar;
   j["token_labels"] = TokenLabelsJson(state);
+  j["grid_decimals"] = state.grid_decimals;
+  j["controls"] = ControlCount();
+  j["canvas"] = RectJson(state.heatmap_canvas);  // the maps' scrolling canvas, its visible part
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   j["window"] = {{"width", display.x}, {"height", display.y}};
   // The parts of the window a learner opens and closes (remembered in the settings), the
@@ -379,6 +384,7 @@ void DrawMainWindow(AppState& state) {
   if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) state.paint.active = false;
   state.hover_next = HoverCell{};
   ForgetRects(state);
+  BeginControlCount();
 
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(vp->WorkPos);
@@ -399,11 +405,12 @@ void DrawMainWindow(AppState& state) {
   const float left_w =
       std::min(std::clamp(avail.x * 0.25f, 300.0f * u, 420.0f * u), avail.x * 0.4f);
   const float right_w = avail.x - left_w - style.ItemSpacing.x;
-  // The plots get most of the height when the learner asks (the heatmaps' canvas scrolls).
-  const float bottom_h =
-      state.plots_expanded
-          ? std::floor(body_h * 0.62f)
-          : std::min(std::clamp(body_h * 0.31f * u, 240.0f * u, 340.0f * u), body_h * 0.45f);
+  // The plots get most of the height when the learner asks (the heatmaps' canvas scrolls), and
+  // give the maps the room they need for every number at 4 decimals (stage_layout.h).
+  const float maps_need = state.central == CentralView::kHeatmaps && !state.plots_expanded
+                              ? HeatmapsPanelNeed(state, right_w) + style.ItemSpacing.y
+                              : 0.0f;
+  const float bottom_h = PlotsHeight(body_h, maps_need, u, state.plots_expanded);
 
   DrawControlsColumn(state, left_w, body_h);
   ImGui::SameLine();

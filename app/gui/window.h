@@ -17,7 +17,9 @@ void DrawMainWindow(AppState& state);
 
 /// Where each heatmap image was drawn in the last frame, as JSON (for --layout and the GUI
 /// tests): {"heatmaps": [{"stage", "x0", "y0", "x1", "y1", "rows", "cols"}, ...]} in pixels of
-/// the window, top-left origin; stages without an image are left out.
+/// the window, top-left origin; stages without an image are left out. Also "canvas" (the visible
+/// part of the maps' canvas), "grid_decimals" (the decimals the number layout sized its cells
+/// for, 0 without it) and "controls" (the interactive items of the last frame, control_count.h).
 std::string HeatmapLayoutJson(const AppState& state);
 
 /// Whether the window must draw the next frame without waiting for input: a training run, a

@@ -24,6 +24,7 @@
 #include "gui/panels/panels.h"
 #include "gui/plot.h"
 #include "gui/stage_info.h"
+#include "gui/stage_layout.h"
 #include "gui/tour.h"
 #include "gui/widgets.h"
 
@@ -387,6 +388,7 @@ void DrawHeatmap(AppState& state, Stage stage, ImVec2 origin, ImVec2 size,
 
   HeatmapViewSpec spec;
   spec.id = StageName(stage);
+  spec.keep_masked_room = true;  // the mask toggled moves nothing (stage_layout.h)
   spec.values = m.floats;
   spec.mask_values = m.bytes;
   spec.empty_text = stage == Stage::kWeightsDropped ? "Dropout is off. Set p > 0 in the\n"
@@ -451,11 +453,13 @@ const char* ChipText(const AppState& state, Stage stage) {
 const char* ChipTip(Stage stage) {
   switch (stage) {
     case Stage::kMask:
-      return "With mask none the mask changes nothing, so it is not drawn. Choose causal or "
-             "custom in the attention controls to see it (and the hatched cells it forbids).";
+      return "With mask none every query sees every key: there is no mask to draw. Its place "
+             "is kept, so that nothing moves when you choose causal or custom in the attention "
+             "controls (then it shows here, and the cells it forbids are hatched).";
     case Stage::kWeightsDropped:
-      return "Dropout is off, so the weights after dropout equal the weights. Set p > 0 in the "
-             "attention controls to see nn.Dropout zero some weights and scale the rest.";
+      return "Dropout is off, so the weights after dropout equal the weights. Its place is "
+             "kept: set p > 0 in the attention controls to see nn.Dropout zero some weights "
+             "and scale the rest, here.";
     default:
       return "This scenario gives Q, K and V directly: there is no input matrix.";
   }
@@ -473,6 +477,13 @@ bool StageShown(const AppState& state, Stage stage) {
   return ChipText(state, stage) == nullptr && !StageAbsent(state, stage);
 }
 
+/// The mask's and the dropout's slots are kept when they are off (mask none, p = 0): the maps
+/// around them stay where they are when the learner turns them on.
+bool StageReserved(const AppState& state, Stage stage) {
+  return (stage == Stage::kMask || stage == Stage::kWeightsDropped) &&
+         ChipText(state, stage) != nullptr;
+}
+
 /// The chips of the identity stages, on one line; the height used.
 float DrawChips(AppState& state, ImVec2 at) {
   float x = at.x;
@@ -480,7 +491,7 @@ float DrawChips(AppState& state, ImVec2 at) {
   const float h = ImGui::GetFrameHeight();
   for (int k = 0; k < kStageCount; ++k) {
     const char* text = ChipText(state, StageAt(k));
-    if (!text) continue;
+    if (!text || StageReserved(state, StageAt(k))) continue;  // drawn in its kept slot
     any = true;
     ImGui::SetCursorScreenPos(ImVec2(x, at.y));
     ImGui::PushID(k);
@@ -507,6 +518,33 @@ std::pair<int64_t, int64_t> ShownSize(const AppState& state, Stage stage) {
   const HeatmapTexture& gpu = state.heatmaps[StageIndex(stage)].gpu;
   if (!gpu.has_values()) return {0, 0};
   return {gpu.rows(), gpu.cols()};
+}
+
+/// rows x cols of a stage's slot: a kept slot is as large as the weights.
+std::pair<int64_t, int64_t> SlotSize(const AppState& state, Stage stage) {
+  return ShownSize(state, StageReserved(state, stage) ? Stage::kWeights : stage);
+}
+
+/// A kept slot: the stage's name and why it is off, in a dim frame the size of its map.
+void DrawReservedSlot(AppState& state, Stage stage, ImVec2 o, ImVec2 size) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float line = ImGui::GetTextLineHeight();
+  const ImVec2 a(o.x + 8, o.y + line + 4), b(o.x + size.x - 4, o.y + size.y - 4);
+  ImGui::SetCursorScreenPos(o);
+  ImGui::TextDisabled("%s", stage == Stage::kMask ? "mask" : "weights after dropout");
+  if (b.x - a.x < 8 || b.y - a.y < 8) return;
+  dl->AddRect(a, b, ImGui::GetColorU32(ImGuiCol_Border), 4.0f);
+  ImGui::SetCursorScreenPos(ImVec2(a.x + 6, a.y + 6));
+  ImGui::PushTextWrapPos(b.x - 6);
+  ImGui::PushClipRect(a, b, true);
+  ImGui::TextDisabled("%s", ChipText(state, stage));
+  ImGui::PopClipRect();
+  ImGui::PopTextWrapPos();
+  ImGui::SetCursorScreenPos(a);
+  ImGui::PushID(StageIndex(stage));
+  ImGui::InvisibleButton("##kept", ImVec2(b.x - a.x, b.y - a.y));
+  ImGui::PopID();
+  Tip(ChipTip(stage));
 }
 
 /// Whether map k of a row labels its rows: the first always, the others unless the row shares
@@ -538,7 +576,7 @@ void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec
     want.clear();
     total = 0;
     for (size_t k = 0; k < stages.size(); ++k) {
-      const auto [m_rows, m_cols] = ShownSize(state, stages[k]);
+      const auto [m_rows, m_cols] = SlotSize(state, stages[k]);
       const float rows = m_rows ? static_cast<float>(m_rows) : 1.0f;
       const float cols = m_cols ? static_cast<float>(m_cols) : 1.0f;
       const float image_w = std::min(image_h * cols / rows, image_h * 1.25f);
@@ -554,27 +592,28 @@ void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec
     const float w = std::floor(want[k] * room / total);
     const ImVec2 o(x, at.y);
     state.heatmap_cells[StageIndex(stages[k])] = ScreenRect{o, ImVec2(o.x + w, o.y + size.y)};
-    DrawHeatmap(state, stages[k], o, ImVec2(w, size.y), MapMode::kOverview,
-                OwnRowLabels(stages, k, shared_labels), SinkPaired(stages, k));
+    if (StageReserved(state, stages[k]))
+      DrawReservedSlot(state, stages[k], o, ImVec2(w, size.y));
+    else
+      DrawHeatmap(state, stages[k], o, ImVec2(w, size.y), MapMode::kOverview,
+                  OwnRowLabels(stages, k, shared_labels), SinkPaired(stages, k));
     x += w + gap;
   }
 }
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] Layout with every number: rows of maps sized for their numbers, on a canvas that
-// scrolls when they need more room than the view has
+// [SECTION] Layout with every number: the maps in rows (stage_layout.h), the mask's and the
+// dropout's slots kept when they are off, on a canvas that scrolls when they need more room
 
-/// A map of the number layout: how wide its cells must be for 2 decimals (and may grow for 4),
-/// its frame, and where it goes.
-struct NumberedMap {
-  Stage stage;
-  int rows = 0, cols = 0;
-  float cell_min = 0, cell_max = 0;
-  bool compact = false;  ///< no numbers (more than 12 columns): small square cells
-  HeatmapFrame frame;
-  bool row_labels = true;
-  float x = 0, w = 0;  // in its row, from the canvas's left
-};
+/// The stages of the number layout in pipeline order: every map shown, and the kept slots.
+std::vector<Stage> GridStages(const AppState& state) {
+  std::vector<Stage> out;
+  for (Stage s : {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot,
+                  Stage::kScores, Stage::kMask, Stage::kLogits, Stage::kWeights, Stage::kSink,
+                  Stage::kWeightsDropped, Stage::kContext})
+    if (StageShown(state, s) || StageReserved(state, s)) out.push_back(s);
+  return out;
+}
 
 /// The cell widths that print every number of the stage (NumberCellWidths).
 NumberCells StageNumberCells(const AppState& state, Stage stage) {
@@ -588,110 +627,100 @@ NumberCells StageNumberCells(const AppState& state, Stage stage) {
                           [&](int64_t i, int64_t j) { return hatched && mask && !(*mask)(i, j); });
 }
 
-/// The stages in pipeline order, sized for their numbers (the values' auto rule: at most 12
-/// rows and columns). A map with more than 12 columns (X with d_in = 16, the context of 8
-/// heads) gets compact square cells instead, all such maps' columns together at most half of
-/// `width`, so that the others still print every number. Empty when the tokens are more than 12 or
-/// the learner turned the numbers off: then the maps share the view as before.
-std::vector<NumberedMap> NumberedMaps(AppState& state, const std::vector<Stage>& stages,
-                                      float width) {
-  std::vector<NumberedMap> maps;
+/// The widths of a cell that prints a number with 2, 3 and 4 decimals: the widest such number
+/// ("-0.0000"), the same for every map (one look; the token labels above a cell fit or not
+/// alike), never from the values, so that a value changing elsewhere does not change a map's
+/// decimals; wider only for the map's values past +-100 (at 2 decimals).
+void TemplateCellWidths(const AppState& state, Stage stage, bool reserved, float out[3]) {
+  const float pad = 3;  // PaintValues leaves a pixel each side, and one more between them
+  // NumberCellWidths's widths have 8 pixels of margin; these, `pad`.
+  const float values = reserved ? 0.0f : StageNumberCells(state, stage).min - 8 + pad;
+  const char* templates[3] = {"-0.00", "-0.000", "-0.0000"};
+  for (int k = 0; k < 3; ++k)
+    out[k] = std::max(std::ceil(CellTextWidth(state, templates[k]) + pad), values);
+}
+
+/// The boxes of the number layout (stage_layout.h): empty when the tokens are more than 12, a
+/// map has more than 12 rows or the learner turned the numbers off (then the maps share the view
+/// without numbers). A map with more than 12 columns (X with d_in = 16, the context of 8 heads)
+/// gets compact square cells, all such maps' columns together at most half of `width`.
+std::vector<StageBox> GridBoxes(AppState& state, const std::vector<Stage>& stages, float width) {
   if (state.view.values == ValuesMode::kOff || !ReadableStages(state)) return {};
   const int64_t T = ShownShape(state).T;
   if (!AutoPrintsValues(T, T)) return {};
-  // The compact maps' cells: small squares, their columns together at most half the width.
   float compact_cols = 0;
   for (Stage stage : stages) {
-    const auto [rows, cols] = ShownSize(state, stage);
+    const auto [rows, cols] = SlotSize(state, stage);
     if (!AutoPrintsValues(rows, cols)) compact_cols += static_cast<float>(cols);
   }
   // Cells may be narrower than a pixel (d_out = 1024: the map is its texture, downsampled), so
   // that a wide map never runs past the window.
   const float compact_cell =
       std::min(ImGui::GetFontSize() * 0.45f, width * 0.5f / std::max(compact_cols, 1.0f));
+  std::vector<StageBox> boxes;
   for (Stage stage : stages) {
-    const auto [rows, cols] = ShownSize(state, stage);
+    const auto [rows, cols] = SlotSize(state, stage);
     if (rows == 0 || cols == 0) continue;
     if (!AutoPrintsValues(rows, 1)) return {};
-    NumberedMap m{stage, static_cast<int>(rows), static_cast<int>(cols)};
-    if (AutoPrintsValues(rows, cols)) {
-      const NumberCells cells = StageNumberCells(state, stage);
-      m.cell_min = cells.min;
-      m.cell_max = cells.max;
+    const bool reserved = StageReserved(state, stage);
+    StageBox b;
+    b.stage = stage;
+    b.rows = static_cast<int>(rows);
+    b.cols = static_cast<int>(cols);
+    b.reserved = reserved;
+    b.compact = !AutoPrintsValues(rows, cols);
+    if (b.compact) {  // at least 24 pixels across, as a heatmap needs to be drawn at all
+      const float cell = std::max(compact_cell, 24.0f / static_cast<float>(cols));
+      b.cell_w[0] = b.cell_w[1] = b.cell_w[2] = cell;
     } else {
-      m.compact = true;  // at least 24 pixels across, as a heatmap needs to be drawn at all
-      m.cell_min = m.cell_max = std::max(compact_cell, 24.0f / static_cast<float>(cols));
+      TemplateCellWidths(state, stage, reserved, b.cell_w);
     }
-    maps.push_back(m);
+    // The mask's and the dropout's frames are the weights' whether they are on or off: the
+    // same box either way.
+    const Stage framed =
+        stage == Stage::kMask || stage == Stage::kWeightsDropped ? Stage::kWeights : stage;
+    HeatmapSlot& slot = state.heatmaps[StageIndex(framed)];
+    HeatmapViewSpec view;
+    view.id = StageName(framed);
+    view.keep_masked_room = true;  // as DrawHeatmap draws it
+    view.labels_key = state.shown_counts.input;
+    for (int k = 0; k < 3; ++k) {
+      const HeatmapFrame f = MeasureHeatmapFrame(state, slot, view, b.rows, b.cols, b.cell_w[k]);
+      b.top_h[k] = f.top;
+      b.label_w = f.left;
+      b.right_w = f.right;
+      b.min_image_h = f.min_image_h;
+    }
+    // The mask's legend ("1 allowed", "0 masked", heatmap_spec.cpp) is wider than the weights'
+    // "masked": the mask's slot is that much wider, on or off.
+    if (stage == Stage::kMask)
+      b.right_w += std::max(0.0f, std::max(CellTextWidth(state, "1 allowed"),
+                                           CellTextWidth(state, "0 masked")) -
+                                      CellTextWidth(state, "masked")) +
+                   1;
+    // Beside a map of the same tokens it leaves the row labels to it; a head's pieces of the
+    // tokens (projections.head_split "view_no_transpose") keep theirs.
+    if (!boxes.empty()) {
+      auto labels_of = [&](const StageBox& x) -> const std::vector<std::string>& {
+        const bool framed = x.stage == Stage::kMask || x.stage == Stage::kWeightsDropped;
+        return state.heatmaps[StageIndex(framed ? Stage::kWeights : x.stage)].content.row_labels;
+      };
+      b.same_rows_as_previous = labels_of(b) == labels_of(boxes.back());
+    }
+    boxes.push_back(b);
   }
-  return maps;
+  return boxes;
 }
 
-/// Packs the maps into rows of `width` in pipeline order (the first map of a row labels the
-/// tokens for the row) and widens each row's cells towards 4 decimals. Returns the rows.
-std::vector<std::vector<NumberedMap>> PackRows(AppState& state, std::vector<NumberedMap> maps,
-                                               float width) {
-  const float gap = ImGui::GetFontSize();
-  std::vector<std::vector<NumberedMap>> rows;
-  auto measure = [&](NumberedMap& m, bool row_labels) {
-    HeatmapViewSpec view;
-    view.id = StageName(m.stage);
-    view.labels_key = state.shown_counts.input;
-    view.row_labels = row_labels;
-    m.row_labels = row_labels;
-    m.frame = MeasureHeatmapFrame(state, state.heatmaps[StageIndex(m.stage)], view, m.rows, m.cols,
-                                  m.cell_min);
-    if (m.compact) m.frame.cell_h = m.cell_min;  // square: a row of them stays short
-    m.w = m.frame.left + m.frame.right + m.cols * m.cell_min;
-  };
-  // A map beside another drops its row labels when they are the same tokens; a head's pieces
-  // of the tokens (projections.head_split "view_no_transpose") keep theirs.
-  auto same_rows = [&](Stage a, Stage b) {
-    return state.heatmaps[StageIndex(a)].content.row_labels ==
-           state.heatmaps[StageIndex(b)].content.row_labels;
-  };
-  for (NumberedMap& m : maps) {
-    if (!rows.empty()) {  // beside the row's last map, which labels the tokens
-      measure(m, !same_rows(m.stage, rows.back().back().stage));
-      const NumberedMap& last = rows.back().back();
-      m.x = last.x + last.w + gap;
-      if (m.x + m.w <= width) {
-        rows.back().push_back(m);
-        continue;
-      }
-    }
-    measure(m, true);  // the first of a new row
-    m.x = 0;
-    rows.push_back({m});
-  }
-  // Share each row's leftover width among the cells that can grow, up to 4 decimals: what a
-  // map cannot take (it reached 4 decimals, or its cells are compact) goes to the others.
-  for (std::vector<NumberedMap>& row : rows) {
-    float left = std::max(0.0f, width - (row.back().x + row.back().w));
-    std::vector<float> cell(row.size());
-    for (size_t k = 0; k < row.size(); ++k) cell[k] = row[k].cell_min;
-    for (size_t round = 0; round < row.size() && left > 0.5f; ++round) {
-      float cells = 0;
-      for (size_t k = 0; k < row.size(); ++k)
-        if (cell[k] < row[k].cell_max) cells += row[k].cols;
-      if (cells == 0) break;
-      const float per_cell = left / cells;
-      for (size_t k = 0; k < row.size(); ++k) {
-        const float grow = std::min(per_cell, row[k].cell_max - cell[k]);
-        if (grow <= 0) continue;
-        cell[k] += grow;
-        left -= grow * row[k].cols;
-      }
-    }
-    float shift = 0;
-    for (size_t k = 0; k < row.size(); ++k) {
-      const float grow = (cell[k] - row[k].cell_min) * row[k].cols;
-      row[k].x += shift;
-      row[k].w += grow;
-      shift += grow;
-    }
-  }
-  return rows;
+/// The sizes every map of the number layout shares, from the text's size.
+StageMetrics GridMetrics(const AppState& state) {
+  StageMetrics m;
+  const float small = state.fonts.small ? state.fonts.small->FontSize : ImGui::GetFontSize();
+  m.cell_h = std::ceil(small + 3);
+  m.gap_x = ImGui::GetFontSize();
+  m.gap_y = 6;
+  m.row_label_gap = 8;
+  return m;
 }
 
 /// The first head of the head grid's page: the kHeadGridMax heads that hold the head selected.
@@ -951,72 +980,82 @@ void ScrollToTourMap(AppState& state) {
   ImGui::SetScrollY(ImGui::GetScrollY() + r.min.y - pos.y - 4);
 }
 
-/// Draws the rows of maps on a canvas that scrolls when they are taller than `avail`; each row
-/// as tall as its tallest map needs for one line of numbers per cell, more when there is room.
-void DrawNumberedRows(AppState& state, const std::vector<std::vector<NumberedMap>>& rows,
-                      ImVec2 avail) {
-  const float gap_y = 6;
-  std::vector<float> need;
-  float total = 0;
-  for (const std::vector<NumberedMap>& row : rows) {
-    float h = 0;
-    for (const NumberedMap& m : row)
-      h = std::max(h, m.frame.top + std::max(m.rows * m.frame.cell_h, m.frame.min_image_h) + 6);
-    need.push_back(h);
-    total += h + gap_y;
+/// On a canvas too small for every map in a window under 1280 x 800 (1024 x 700,
+/// StartsAtTheResult), the result first: when the maps or the canvas change (not on a toggle, which
+/// keeps the boxes), scrolls so that the weights and the context are in view, if they fit together.
+/// The learner scrolls up for X, Q, K, V.
+void ScrollToResult(AppState& state, const StageGrid& grid, const std::vector<StageBox>& boxes,
+                    float view_h) {
+  std::string key = std::to_string(view_h) + "/" + std::to_string(ImGui::GetWindowWidth());
+  for (const StageBox& b : boxes)
+    key += "/" + std::to_string(StageIndex(b.stage)) + "x" + std::to_string(b.rows) + "x" +
+           std::to_string(b.cols);
+  if (key == state.grid_scroll_key) return;
+  state.grid_scroll_key = key;
+  float y0 = -1, y1 = -1;
+  for (const PlacedStage& p : grid.maps) {
+    if (p.stage == Stage::kWeights) y0 = p.y;
+    if (p.stage == Stage::kContext) y1 = p.y + p.h;
   }
-  const float chips_h = ImGui::GetFrameHeight() + 4;
-  const float spare = std::max(0.0f, avail.y - chips_h - total) / std::max<size_t>(rows.size(), 1);
+  const ImVec2 window = ImGui::GetIO().DisplaySize;
+  if (grid.fits || y0 < 0 || y1 < 0 || y1 <= view_h ||
+      !StartsAtTheResult(window.x, window.y, state.content_scale)) {
+    ImGui::SetScrollY(0);
+    return;
+  }
+  ImGui::SetScrollY(std::max(0.0f, std::min(y0, y1 - view_h + 4)));
+}
+
+/// Draws the number layout on a canvas that scrolls when it is taller than `avail`, the head grid
+/// under it.
+void DrawNumberGrid(AppState& state, const std::vector<StageBox>& boxes, ImVec2 avail) {
+  const float scrollbar = ImGui::GetStyle().ScrollbarSize;
+  const float chips_h = ChipText(state, Stage::kX) ? ImGui::GetFrameHeight() + 4 : 0;
+  const StageGrid grid =
+      LayOutStageGrid(boxes, GridMetrics(state), avail.x - scrollbar, avail.y - chips_h);
+  state.grid_decimals = grid.decimals;
   ImGui::BeginChild("numbers_canvas", avail, false, ImGuiWindowFlags_NoBackground);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  float y = origin.y + DrawChips(state, origin);
-  for (size_t r = 0; r < rows.size(); ++r) {
-    // Room left over makes the cells taller, up to square-ish.
-    float square = need[r];
-    for (const NumberedMap& m : rows[r])
-      square = std::max(square,
-                        m.frame.top + m.rows * (m.w - m.frame.left - m.frame.right) / m.cols + 6);
-    const float h = std::min(need[r] + spare, square);
-    std::vector<Stage> row_stages;
-    for (const NumberedMap& m : rows[r]) row_stages.push_back(m.stage);
-    for (size_t k = 0; k < rows[r].size(); ++k) {
-      const NumberedMap& m = rows[r][k];
-      const ImVec2 o(origin.x + m.x, y);
-      state.heatmap_cells[StageIndex(m.stage)] = ScreenRect{o, ImVec2(o.x + m.w, o.y + h)};
-      DrawHeatmap(state, m.stage, o, ImVec2(m.w, h), MapMode::kCanvas, m.row_labels,
-                  SinkPaired(row_stages, k));
+  const float top = origin.y + DrawChips(state, origin);
+  for (size_t k = 0; k < grid.maps.size(); ++k) {
+    const PlacedStage& p = grid.maps[k];
+    const ImVec2 o(origin.x + p.x, top + p.y);
+    state.heatmap_cells[StageIndex(p.stage)] = ScreenRect{o, ImVec2(o.x + p.w, o.y + p.h)};
+    if (p.reserved) {
+      DrawReservedSlot(state, p.stage, o, ImVec2(p.w, p.h));
+      continue;
     }
-    y += h + gap_y;
+    // Each map its own colorbar (the boxes were measured so): the sink's column too, whose
+    // one cell needs the room that sharing the weights' colorbar would take from it.
+    DrawHeatmap(state, p.stage, o, ImVec2(p.w, p.h), MapMode::kCanvas, p.row_labels);
   }
-  y += DrawHeadGrid(state, ImVec2(origin.x, y), avail.x - ImGui::GetStyle().ScrollbarSize);
+  float y = top + grid.height + 6;
+  y += DrawHeadGrid(state, ImVec2(origin.x, y), avail.x - scrollbar);
   ImGui::SetCursorScreenPos(ImVec2(origin.x, y));
   ImGui::Dummy(ImVec2(1, 1));
+  ScrollToResult(state, grid, boxes, avail.y - (top - origin.y));
   ScrollToTourMap(state);
   ImGui::EndChild();
 }
 
-/// Every stage in the order of the computation: X, Q, K, V and the scores on the first row; the
-/// mask, logits, weights, dropout and context on the second; identity stages as chips between.
+/// Every stage in the order of the computation. Notebook-sized (at most 12 tokens): the number
+/// layout, every number printed. Larger: X, Q, K, V and the scores on the first row; the mask,
+/// logits, weights, dropout and context on the second, the mask's and dropout's slots kept.
 void DrawPipeline(AppState& state, ImVec2 origin, ImVec2 avail) {
-  auto shown = [&](std::initializer_list<Stage> list) {
-    std::vector<Stage> out;
-    for (Stage s : list)
-      if (StageShown(state, s)) out.push_back(s);
-    return out;
-  };
-  const std::vector<Stage> top = shown(
-      {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot, Stage::kScores});
-  const std::vector<Stage> bottom = shown({Stage::kMask, Stage::kLogits, Stage::kWeights,
-                                           Stage::kSink, Stage::kWeightsDropped, Stage::kContext});
-  // Notebook-sized: every number on screen, the maps in rows sized for them.
-  std::vector<Stage> all = top;
-  all.insert(all.end(), bottom.begin(), bottom.end());
-  const float scrollbar = ImGui::GetStyle().ScrollbarSize;
-  const std::vector<NumberedMap> numbered = NumberedMaps(state, all, avail.x - scrollbar);
-  if (!numbered.empty()) {
-    DrawNumberedRows(state, PackRows(state, numbered, avail.x - scrollbar), avail);
+  const std::vector<Stage> stages = GridStages(state);
+  const std::vector<StageBox> boxes =
+      GridBoxes(state, stages, avail.x - ImGui::GetStyle().ScrollbarSize);
+  if (!boxes.empty()) {
+    DrawNumberGrid(state, boxes, avail);
     return;
   }
+  std::vector<Stage> top, bottom;
+  for (Stage s : stages)
+    (s == Stage::kX || s == Stage::kQ || s == Stage::kK || s == Stage::kV || s == Stage::kQRot ||
+             s == Stage::kKRot || s == Stage::kScores
+         ? top
+         : bottom)
+        .push_back(s);
   const float gap_y = 4;
   const float top_h = std::floor((avail.y - gap_y) * 0.46f);
   DrawRow(state, top, origin, ImVec2(avail.x, top_h));
@@ -1055,6 +1094,7 @@ void DrawFocused(AppState& state, Stage focus, ImVec2 origin, ImVec2 avail) {
 // [SECTION] The panel
 
 void DrawHeatmapsPanel(AppState& state) {
+  state.grid_decimals = 0;  // the number layout, if drawn, says its decimals
   UploadDirty(state);
   DrawToolbar(state);
   ImGui::NewLine();
@@ -1088,6 +1128,19 @@ void DrawHeatmapsPanel(AppState& state) {
     DrawPipeline(state, origin, avail);
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + avail.y));
   ImGui::Dummy(ImVec2(0, 0));
+}
+
+float HeatmapsPanelNeed(AppState& state, float width) {
+  // The contents (their labels) first: the frames measured below are cached with them.
+  UploadDirty(state);
+  if (!HasShownRun(state) || state.focus || (state.view.every_head && ShownShape(state).H > 1))
+    return 0;
+  const float inner = width - ImGui::GetStyle().ScrollbarSize;
+  const std::vector<StageBox> boxes = GridBoxes(state, GridStages(state), inner);
+  if (boxes.empty()) return 0;
+  const float toolbar = ImGui::GetFrameHeightWithSpacing() * 2;  // the toolbar and its NewLine
+  const float chips = ChipText(state, Stage::kX) ? ImGui::GetFrameHeight() + 4 : 0;
+  return toolbar + chips + StageGridNeed(boxes, GridMetrics(state), inner, 4) + 4;
 }
 
 }  // namespace attnlab::gui

@@ -40,6 +40,10 @@ bool NeedsModernAttention(const Scenario& s);
 void DrawPositionsPanel(AppState& state);
 /// The six heatmaps with head and batch selectors, colorbars, tooltips and export.
 void DrawHeatmapsPanel(AppState& state);
+/// The height DrawHeatmapsPanel needs to show every stage map whole with 4 decimals (toolbar
+/// included) `width` pixels wide; 0 when its maps print no numbers (more than 12 tokens,
+/// numbers off) or another layout is on (a focused stage, every head).
+float HeatmapsPanelNeed(AppState& state, float width);
 /// The chosen query row's weights as bars, and its entropy against the multiplier.
 void DrawPeakingPanel(AppState& state);
 /// var(q.k) against d, unscaled and scaled, and the histogram of the dot products.
