@@ -591,6 +591,8 @@ TEST(Engine, GroupedKvHeadsEqualMultiHeadWithRepeatedKeyValueColumns) {
 }  // namespace
 }  // namespace attnlab
 
+namespace attnlab {
+
 // QK-norm (issue 61): a rotation keeps each head's row length, so nanochat's weightless norm
 // gives the same attention before or after RoPE (to float32 rounding); a weight scales some
 // dimensions more than others, so the order matters (nanochat issue 743). Both orders are
@@ -615,3 +617,5 @@ TEST(Engine, QkNormOrdersAgreeWithoutAWeightAndDifferWithOne) {
                                   weights("qk-norm-weight-after-rope-heads2"));
   EXPECT_GT(weighted, 0.01);
 }
+
+}  // namespace attnlab
