@@ -122,7 +122,7 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
        "projections.d_out: missing required field (init \"torch_rand\")"},
       {Edit("\"seed\": 123", "\"seed\": 123, \"colour\": \"red\""),
        "projections.colour: unknown field (expected one of: init, d_out, seed, order, bias, heads, "
-       "kv_heads, out_proj, per_head, head_split, W_query, W_key, W_value)"},
+       "kv_heads, out_proj, per_head, head_split, qk_norm, W_query, W_key, W_value)"},
       {Edit("\"seed\": 123", "\"seed\": 123, \"per_head\": 1"),
        "projections.per_head: must be true or false, not a number"},
       {Edit("\"input\"", "\"temperature\": 2, \"input\""),
