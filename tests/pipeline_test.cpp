@@ -590,3 +590,32 @@ TEST(Engine, GroupedKvHeadsEqualMultiHeadWithRepeatedKeyValueColumns) {
 
 }  // namespace
 }  // namespace attnlab
+
+namespace attnlab {
+
+// QK-norm (issue 61): a rotation keeps each head's row length, so nanochat's weightless norm
+// gives the same attention before or after RoPE (to float32 rounding); a weight scales some
+// dimensions more than others, so the order matters (nanochat issue 743). Both orders are
+// PyTorch goldens too (tools/make_goldens.py, qk-norm-*).
+TEST(Engine, QkNormOrdersAgreeWithoutAWeightAndDifferWithOne) {
+  const auto weights = [](const std::string& name) {
+    Engine e;
+    return e.Run(ParseScenario(test::LoadGolden("scenarios/" + name + ".json")["scenario"].dump()))
+        .weights;
+  };
+  const auto largest = [](const MatrixStack& a, const MatrixStack& b) {
+    double d = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      d = std::max(d, double((a[i] - b[i]).cwiseAbs().maxCoeff()));
+    return d;
+  };
+  const double weightless = largest(weights("qk-norm-nanochat-after-rope-gqa"),
+                                    weights("qk-norm-weightless-before-rope-gqa"));
+  EXPECT_GT(weightless, 0.0) << "the two orders round differently";
+  EXPECT_LT(weightless, 1e-5);
+  const double weighted = largest(weights("qk-norm-weight-before-rope-heads2"),
+                                  weights("qk-norm-weight-after-rope-heads2"));
+  EXPECT_GT(weighted, 0.01);
+}
+
+}  // namespace attnlab

@@ -122,7 +122,7 @@ TEST(ParseScenario, RefusesBadInputNamingTheField) {
        "projections.d_out: missing required field (init \"torch_rand\")"},
       {Edit("\"seed\": 123", "\"seed\": 123, \"colour\": \"red\""),
        "projections.colour: unknown field (expected one of: init, d_out, seed, order, bias, heads, "
-       "kv_heads, out_proj, per_head, head_split, W_query, W_key, W_value)"},
+       "kv_heads, out_proj, per_head, head_split, qk_norm, W_query, W_key, W_value)"},
       {Edit("\"seed\": 123", "\"seed\": 123, \"per_head\": 1"),
        "projections.per_head: must be true or false, not a number"},
       {Edit("\"input\"", "\"temperature\": 2, \"input\""),
@@ -397,6 +397,37 @@ TEST(ParseScenario, OutProjWithoutBias) {
             "projections.out_proj.weight: unknown field (expected one of: bias)");
   EXPECT_EQ(ErrorOf(linear + "1}}"),
             "projections.out_proj: must be true, false or {\"bias\": false}, not a number");
+}
+
+// projections.qk_norm (issue 61): read, written back, and refused naming the field.
+TEST(ParseScenario, QkNormReadsWritesAndRefuses) {
+  const std::string head = R"({"format": "attention-lab/scenario@1", "input": {"source":
+    "randn", "length": 3, "d_in": 4, "seed": 1}, "projections": {"init": "randn", "d_out": 4,
+    "heads": 2, "seed": 9, "qk_norm": )";
+  const Scenario s =
+      ParseScenario(head + R"({"eps": 1e-6, "weight": [1.5, 0.25], "order": "before_rope"}}})");
+  ASSERT_TRUE(s.projections.qk_norm.has_value());
+  EXPECT_EQ(s.projections.qk_norm->eps, 1e-6);
+  EXPECT_EQ(s.projections.qk_norm->weight, (std::vector<double>{1.5, 0.25}));
+  EXPECT_FALSE(s.projections.qk_norm->after_rope);
+  EXPECT_EQ(s.projections.qk_norm->scale, 1.0);
+  EXPECT_EQ(ParseScenario(WriteScenario(s)), s);
+  const Scenario nano = ParseScenario(head + R"({"scale": 1.2}}})");
+  EXPECT_TRUE(nano.projections.qk_norm->after_rope);
+  EXPECT_EQ(QkNormEps(*nano.projections.qk_norm, Dtype::kFloat32), 1.1920928955078125e-07);
+  EXPECT_EQ(QkNormEps(*nano.projections.qk_norm, Dtype::kBfloat16), 0.0078125);
+  EXPECT_EQ(ErrorOf(head + R"({"weight": [1, 2, 3]}}})"),
+            "projections.qk_norm.weight: 3 numbers for heads of 2 dimensions (one per dimension "
+            "of a head)");
+  EXPECT_EQ(ErrorOf(head + R"({"order": "later"}}})"),
+            "projections.qk_norm.order: must be \"after_rope\" or \"before_rope\"");
+  EXPECT_EQ(ErrorOf(head + R"({"eps": -1}}})"),
+            "projections.qk_norm.eps: must be a finite number of at least 0, got -1.0");
+  EXPECT_EQ(ErrorOf(head + R"({"gain": 1}}})"),
+            "projections.qk_norm.gain: unknown field (expected one of: eps, weight, order, scale)");
+  EXPECT_EQ(ErrorOf(head + R"({}, "head_split": "view_no_transpose"}})"),
+            "projections.qk_norm: cannot be used with head_split \"view_no_transpose\" (the "
+            "norm reads whole heads)");
 }
 
 TEST(ParseScenario, AlibiSettingsReadAndWriteBack) {
@@ -1070,6 +1101,12 @@ std::vector<Case> Cases() {
        kProjections},
       {"projections", "out_proj", Base(kRandnInput, kLinear),
        [](Scenario& s) { s.projections.out_proj = true; }, kProjections},
+      {"projections", "qk_norm", randn,
+       [](Scenario& s) {
+         s.projections.qk_norm = QkNormSpec{};
+         s.projections.qk_norm->scale = 1.2;
+       },
+       kProjections},
       {"projections", "out_proj_bias", Base(kRandnInput, kLinear),
        [](Scenario& s) {
          s.projections.out_proj = true;

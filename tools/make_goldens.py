@@ -554,6 +554,28 @@ def positions():
         "format": F, "input": {"source": "randn", "batch": 2, "length": 6, "d_in": 4, "seed": 42},
         "projections": {"init": "randn", "d_out": 8, "seed": 43, "heads": 2, "kv_heads": 1},
         "positions": {"kind": "rope", "layout": "interleaved", "theta": 100, "sign": -1}}
+    # QK-norm (issue 61): nanochat's weightless RMSNorm after the rotation (sign -1, times 1.2),
+    # the same before it (the two orders agree to rounding: a rotation keeps a row's length),
+    # and Gemma's weighted norm (eps 1e-6) before and after, which differ.
+    nano = {"init": "linear", "d_out": 16, "seed": 44, "heads": 4, "kv_heads": 2,
+            "out_proj": {"bias": False}}
+    rope_neg = {"kind": "rope", "sign": -1}
+    s["qk-norm-nanochat-after-rope-gqa"] = {
+        "format": F, "input": randn9, "mask": {"kind": "causal"}, "positions": rope_neg,
+        "projections": dict(nano, qk_norm={"order": "after_rope", "scale": 1.2})}
+    s["qk-norm-weightless-before-rope-gqa"] = {
+        "format": F, "input": randn9, "mask": {"kind": "causal"}, "positions": rope_neg,
+        "projections": dict(nano, qk_norm={"order": "before_rope", "scale": 1.2})}
+    weight = [1.5, 0.25, 1.0, 2.0]
+    heads2 = {"init": "randn", "d_out": 8, "seed": 45, "heads": 2}
+    for order in ("before_rope", "after_rope"):
+        s["qk-norm-weight-%s-heads2" % order.replace("_", "-")] = {
+            "format": F, "input": randn9, "mask": {"kind": "causal"}, "positions": {"kind": "rope"},
+            "projections": dict(heads2, qk_norm={"eps": 1e-6, "weight": weight, "order": order})}
+    s["qk-norm-no-rope-batch2"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 5, "d_in": 6, "seed": 46},
+        "projections": {"init": "torch_rand", "d_out": 6, "seed": 47, "heads": 3,
+                        "qk_norm": {"eps": 0.01, "scale": 0.5}}}
     return s
 
 
@@ -620,7 +642,8 @@ LOW_PRECISION_VARIANTS = [
     "rope-interleaved-sign-neg-dropout", "rope-split-halves-sign-neg-linear-bias",
     "alibi-heads3-none-softcap-sink", "softcap-c2-causal-heads2", "sink-per-head-empty-row",
     "sink-sigmoid-per-head-causal", "alibi-gym-heads3-symmetric-softcap",
-    "outproj-nobias-heads2-dropout",
+    "outproj-nobias-heads2-dropout", "qk-norm-nanochat-after-rope-gqa",
+    "qk-norm-weight-before-rope-heads2",
 ]
 
 
@@ -673,7 +696,7 @@ FLOAT64_VARIANTS = [
     "alibi-heads3-none-softcap-sink", "softcap-c2-causal-heads2", "sink-per-head-empty-row",
     "sink-softcap-window", "gqa-linear-h4-kv2-causal", "gqa-torch-rand-h6-kv3-window-multiplier",
     "rope-gqa-h4-kv2-causal", "mask-sliding-window-w3-heads2",
-    "alibi-gym-heads3-symmetric-softcap",
+    "alibi-gym-heads3-symmetric-softcap", "qk-norm-nanochat-after-rope-gqa",
 ]
 
 

@@ -66,11 +66,25 @@ def forward(scenario):
     # Grouped K/V heads (LLMs-from-scratch's GroupedQueryAttention): K split into kv_heads
     # heads, RoPE on those, then each repeated for its query heads (autograd sums the copies).
     kv_heads = K.shape[2] // dh
+    positions = scenario.get("positions", {})
+    # projections.qk_norm (torch_oracle.qk_norm): before the rotation (or without RoPE) the
+    # gradients of Q and K are those of the normalized stages the app shows; after it, of Q
+    # and K themselves, with the norm's backward inside.
+    norm = scenario.get("projections", {}).get("qk_norm")
+    after = norm is not None and positions.get("kind") == "rope" and \
+        norm.get("order", "after_rope") == "after_rope"
+    p32 = torch_oracle.Precision("float32")
+    if norm is not None and not after:
+        Q, K = (torch_oracle.side_by_side(torch_oracle.qk_norm(
+            torch_oracle.split_heads(M, B, T, M.shape[2] // dh, dh), norm, p32, "float32"))
+            for M in (Q, K))
     q = torch_oracle.split_heads(Q, B, T, heads, dh)
     k = torch_oracle.split_heads(K, B, T, kv_heads, dh)
-    positions = scenario.get("positions", {})
     if positions.get("kind") == "rope":  # the rotation is linear: autograd rotates back
         q, k = torch_oracle.rope(q, positions), torch_oracle.rope(k, positions)
+        if after:
+            q = torch_oracle.qk_norm(q, norm, p32, "float32")
+            k = torch_oracle.qk_norm(k, norm, p32, "float32")
     k = k.repeat_interleave(heads // kv_heads, dim=1)
     scores = q @ k.transpose(2, 3)
     scaling = scenario.get("scaling", {})
@@ -220,6 +234,18 @@ CASES = {
         {"source": "randn", "length": 6, "d_in": 4, "seed": 16},
         {"init": "randn", "d_out": 8, "seed": 17, "heads": 4, "kv_heads": 2},
         mask={"kind": "causal"}, positions={"kind": "rope"}), 4, 1),
+    "qk-norm-nanochat-gqa": (scenario(
+        "QK-norm after RoPE (nanochat: no weight, times 1.2), 4 query heads, 2 K/V heads",
+        {"source": "randn", "length": 6, "d_in": 8, "seed": 18},
+        {"init": "linear", "d_out": 8, "seed": 19, "heads": 4, "kv_heads": 2,
+         "qk_norm": {"scale": 1.2}},
+        mask={"kind": "causal"}, positions={"kind": "rope", "sign": -1}), 4, 2),
+    "qk-norm-weight-before-rope-bias": (scenario(
+        "QK-norm with a weight before RoPE (Gemma), biases, 2 heads",
+        {"source": "randn", "length": 5, "d_in": 6, "seed": 20},
+        {"init": "linear", "d_out": 8, "seed": 21, "heads": 2, "bias": True,
+         "qk_norm": {"eps": 1e-6, "weight": [1.5, 0.25, 1.0, 2.0], "order": "before_rope"}},
+        positions={"kind": "rope"}), 3, 1),
 }
 
 

@@ -368,6 +368,28 @@ class Precision:
         return self.store(a.float() @ b.float())
 
 
+QK_NORM_EPS = {"float32": torch.finfo(torch.float32).eps, "float64": torch.finfo(torch.float64).eps,
+               "bfloat16": torch.finfo(torch.bfloat16).eps, "float16": torch.finfo(torch.float16).eps}
+
+
+def qk_norm(x, spec, p, dtype):
+    """projections.qk_norm on x (..., dh): RMSNorm of each head's row, re-derived from the
+    composite F.rms_norm of PyTorch 2 (torch 1.13 has none): x * rsqrt(mean(x^2) + eps), times
+    the weight if given, eps None meaning torch.finfo(dtype).eps. nanochat's gpt.py
+    (CausalSelfAttention.forward) applies it weightless after the rotation and then multiplies
+    q and k by 1.2; gemma_pytorch's model.py (GemmaAttention.forward, RMSNorm) with a weight,
+    before the rotation. Low precision: computed in float32, stored, then the scale stored."""
+    eps = spec.get("eps", QK_NORM_EPS[dtype])
+    w = p.wide(x)
+    y = w * torch.rsqrt(w.pow(2).mean(-1, keepdim=True) + eps)
+    if "weight" in spec:
+        y = y * torch.tensor(spec["weight"], dtype=torch.float32).to(y.dtype)
+    y = p.store(y)
+    if spec.get("scale", 1.0) != 1.0:
+        y = p.store(p.wide(y) * spec["scale"])
+    return y
+
+
 def split_heads(M, B, T, heads, dh, how="transpose"):
     """M (B x T x heads*dh) as (B, heads, T, dh). projections.head_split "view_no_transpose" is
     the classic mistake (annotated-transformer #118, bentrevett #148): M.view(B, heads, T, dh),
@@ -429,8 +451,17 @@ def run_in_default_dtype(scenario):
     Q, K, V = side_by_side(q), side_by_side(k), side_by_side(v)
     stages = {}
     positions = scenario.get("positions", {})
+    norm = proj_spec.get("qk_norm")
+    dtype = scenario.get("dtype", "float32")
+    norm_after_rope = (norm is not None and positions.get("kind") == "rope" and
+                       norm.get("order", "after_rope") == "after_rope")
+    if norm is not None and not norm_after_rope:
+        q, k = qk_norm(q, norm, p, dtype), qk_norm(k, norm, p, dtype)
+        Q, K = side_by_side(q), side_by_side(k)
     if positions.get("kind") == "rope":
         q, k = p.store(rope(q, positions)), p.store(rope(k, positions))
+        if norm_after_rope:
+            q, k = qk_norm(q, norm, p, dtype), qk_norm(k, norm, p, dtype)
         stages["Q_rot"] = q.transpose(1, 2).reshape(B, T, d_out)
         stages["K_rot"] = k.transpose(1, 2).reshape(B, T, kv_heads * dh)
     k, v = (M.repeat_interleave(group_size, dim=1) for M in (k, v))

@@ -28,7 +28,7 @@ bool NeedsModernAttention(const Scenario& s) {
          s.mask.fill != MaskFill::kNegInf || s.mask.masked_rows != MaskedRows::kNan ||
          s.positions.kind != PositionKind::kNone || s.dtype != Dtype::kFloat32 ||
          s.input.generator != Generator::kTorch || p.order != plain.order || p.bias || p.out_proj ||
-         p.per_head || p.kv_heads > 0 || p.head_split != HeadSplit::kTranspose;
+         p.per_head || p.kv_heads > 0 || p.head_split != HeadSplit::kTranspose || p.qk_norm;
 }
 
 void DrawModernAttentionPanel(AppState& state) {

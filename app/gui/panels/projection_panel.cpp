@@ -2,6 +2,7 @@
 // values. Editing a value switches the init to "matrix" holding the current values, so the
 // learner can start from the notebook's torch.rand weights and nudge one number.
 #include <array>
+#include <cmath>
 
 #include "gui/app_state.h"
 #include "gui/panels/panels.h"
@@ -168,6 +169,53 @@ void DrawHeadSplit(AppState& state, const ProjectionSpec& p) {
           : "Splitting heads needs several heads drawn whole (not one module per head).");
 }
 
+/// projections.qk_norm: on / off, before or after the rotation, eps and the scale. A weight
+/// (numbers in the scenario file) is shown, not edited here. Each edit is one undo step.
+void DrawQkNorm(AppState& state, const ProjectionSpec& p) {
+  bool on = p.qk_norm.has_value();
+  ImGui::BeginDisabled(p.head_split != HeadSplit::kTranspose && !on);
+  if (ImGui::Checkbox("normalize q and k", &on))
+    Edit(state, "QK-norm", [on](Scenario& s) {
+      if (on)
+        s.projections.qk_norm = QkNormSpec{};
+      else
+        s.projections.qk_norm.reset();
+    });
+  ImGui::EndDisabled();
+  Tip("QK-norm: each head's query and key rows divided by their root mean square, "
+      "x / sqrt(mean(x^2) + eps), before the scores (nanochat, Gemma 3, OLMo 2). Every score is "
+      "then at most d_k times the scale squared in size, whatever the weights.");
+  if (!p.qk_norm) return;
+  const QkNormSpec& q = *p.qk_norm;
+  ImGui::SameLine();
+  bool before = !q.after_rope;
+  if (ImGui::Checkbox("before the rotation", &before))
+    Edit(state, "QK-norm order",
+         [before](Scenario& s) { s.projections.qk_norm->after_rope = !before; });
+  Tip("Off: the norm after RoPE's rotation, as nanochat writes it. On: before it, as Gemma's "
+      "query_norm and key_norm. Without a weight both give the same attention (a rotation "
+      "keeps a row's length); with one they differ. Without RoPE there is nothing to order.");
+  double scale = q.scale;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
+  if (ImGui::InputDouble("scale after the norm", &scale, 0.0, 0.0, "%.6g",
+                         ImGuiInputTextFlags_EnterReturnsTrue) &&
+      std::isfinite(scale))
+    Edit(state, "QK-norm scale", [scale](Scenario& s) { s.projections.qk_norm->scale = scale; });
+  Tip("q and k each times this after the norm: nanochat's 1.2 (its scores are then 1.44 times "
+      "those of unit rows). Type a number and press Enter.");
+  double eps = QkNormEps(q, state.scenario.dtype);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
+  if (ImGui::InputDouble("eps of the norm", &eps, 0.0, 0.0, "%.3g",
+                         ImGuiInputTextFlags_EnterReturnsTrue) &&
+      std::isfinite(eps) && eps >= 0)
+    Edit(state, "QK-norm eps", [eps](Scenario& s) { s.projections.qk_norm->eps = eps; });
+  Tip("Added to the mean square before the root. Unset, it is the dtype's machine epsilon, "
+      "F.rms_norm's default (nanochat); Gemma writes 1e-6.");
+  if (!q.weight.empty())
+    ImGui::TextDisabled("with a weight of %d numbers (from the scenario file)",
+                        static_cast<int>(q.weight.size()));
+}
+
 /// The d_out and heads inputs, and the d_k they give.
 void DrawSizes(AppState& state, const ProjectionSpec& p, const Shape& sh) {
   const bool identity = p.init == ProjectionInit::kIdentity;
@@ -323,6 +371,7 @@ void DrawProjectionModern(AppState& state) {
   DrawDrawOptions(state, p);
   DrawKvHeads(state, p, ShownShape(state));
   DrawHeadSplit(state, p);
+  DrawQkNorm(state, p);
 }
 
 void DrawProjectionPanel(AppState& state) {

@@ -341,6 +341,23 @@ void RopeLines(const Cell& c) {
          Int(std::min(c.j, partner)) + " with d" + Int(std::max(c.j, partner)) + ")");
 }
 
+/// Q, K (or Q_rot, K_rot after the rotation) under projections.qk_norm: the line that says the
+/// number shown is the normalized one (stage_rules.h QkNormRows is the rule).
+void QkNormLine(const Cell& c) {
+  const auto& q = c.s.projections.qk_norm;
+  const Stage stage = c.ref.stage;
+  if (!q || stage == Stage::kX || stage == Stage::kV) return;
+  const bool rotated = stage == Stage::kQRot || stage == Stage::kKRot;
+  const bool after = q->after_rope && c.s.positions.kind == PositionKind::kRope;
+  if (rotated != after) return;
+  std::string line =
+      "then QK-norm: this head's row divided by its root mean square, "
+      "sqrt(mean(x\xC2\xB2) + eps)";
+  if (!q->weight.empty()) line += ", times weight[d" + Int(c.j % c.st.shape.dh) + "]";
+  if (q->scale != 1.0) line += ", times " + Num(q->scale);
+  c.Note(line);
+}
+
 /// X, Q, K or V's cell: where the number comes from.
 void ProjectionLines(const Cell& c) {
   const Stage stage = c.ref.stage;
@@ -445,6 +462,7 @@ void StageLines(const Cell& c) {
     case Stage::kQRot:
     case Stage::kKRot:
       ProjectionLines(c);
+      QkNormLine(c);
       break;
     case Stage::kScores:
       ScoreLines(c);

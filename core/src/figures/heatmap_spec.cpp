@@ -75,8 +75,15 @@ namespace {
 
 std::string Num(double v) { return FormatNumber(v, NumberStyle::kGeneral, 6); }
 
-/// "Q = X W_query", with " + b_query" when the projections have a bias; for Q, K, V given or
-/// drawn directly, "Q (given)" or "Q = randn(B, T, d_k)".
+// Whether projections.qk_norm normalizes Q and K (rotated: Q_rot and K_rot) of `s`.
+bool QkNormOn(const Scenario& s, bool rotated) {
+  const auto& q = s.projections.qk_norm;
+  const bool after = q && q->after_rope && s.positions.kind == PositionKind::kRope;
+  return q && after == rotated;
+}
+
+/// "Q = X W_query", with " + b_query" when the projections have a bias (inside norm(...) with
+/// QK-norm); for Q, K, V given or drawn directly, "Q (given)" or "Q = randn(B, T, d_k)".
 std::string ProjectionTitle(const Scenario& s, const char* name, const char* role) {
   if (s.input.source == InputSource::kQkv) {
     if (s.input.QkvGiven()) return std::string(name) + " (given)";
@@ -84,10 +91,12 @@ std::string ProjectionTitle(const Scenario& s, const char* name, const char* rol
     return std::string(name) + (numpy ? " = np.random.randn(T, " : " = randn(B, T, ") +
            (std::string(name) == "V" ? "d_v)" : "d_k)");
   }
-  std::string t = std::string(name) + " = X W_" + role;
+  std::string t = std::string("X W_") + role;
   if (s.projections.bias && s.projections.init == ProjectionInit::kLinear)
     t += std::string(" + b_") + role;
-  return t;
+  // projections.qk_norm applied to Q and K themselves (not after RoPE's rotation).
+  const bool normed = std::string(name) != "V" && QkNormOn(s, false);
+  return std::string(name) + " = " + (normed ? "norm(" + t + ")" : t);
 }
 
 std::string StageTitle(const Scenario& s, Stage stage) {
@@ -105,9 +114,9 @@ std::string StageTitle(const Scenario& s, Stage stage) {
     case Stage::kV:
       return ProjectionTitle(s, "V", "value");
     case Stage::kQRot:
-      return "Q_rot = RoPE(Q)";
+      return QkNormOn(s, true) ? "Q_rot = norm(RoPE(Q))" : "Q_rot = RoPE(Q)";
     case Stage::kKRot:
-      return "K_rot = RoPE(K)";
+      return QkNormOn(s, true) ? "K_rot = norm(RoPE(K))" : "K_rot = RoPE(K)";
     case Stage::kScores:
       return s.positions.kind == PositionKind::kRope ? "scores = Q_rot K_rot\u1D40"
                                                      : "scores = Q K\u1D40";

@@ -33,6 +33,37 @@ std::vector<uint8_t> AllowedRow(const Stages& st, int64_t row) {
   return out;
 }
 
+/// projections.qk_norm's backward, in place: `grad` (T x n*dh) with respect to the norm's output
+/// becomes the gradient with respect to its input `pre` (same size). Per head row x with
+/// r = 1 / sqrt(mean(x^2) + eps), y = x r w s (w the weight or 1, s the scale) and g' = grad w s:
+/// dx = r (g' - x r^2 mean(g' x)), the derivative of x r (r's own derivative is -r^3 x / n).
+void QkNormBackward(const QkNormSpec& q, float eps, int64_t dh, const Matrix& pre, Matrix& grad) {
+  for (Eigen::Index i = 0; i < pre.rows(); ++i)
+    for (int64_t c0 = 0; c0 + dh <= pre.cols(); c0 += dh) {
+      double ms = 0, gx = 0;
+      std::vector<double> gp(static_cast<size_t>(dh));
+      for (int64_t k = 0; k < dh; ++k) {
+        const double x = pre(i, c0 + k);
+        const double w = q.weight.empty() ? 1.0 : q.weight[static_cast<size_t>(k)];
+        gp[static_cast<size_t>(k)] = grad(i, c0 + k) * w * q.scale;
+        ms += x * x;
+        gx += gp[static_cast<size_t>(k)] * x;
+      }
+      const double n = static_cast<double>(dh);
+      const double r = 1.0 / std::sqrt(ms / n + eps);
+      for (int64_t k = 0; k < dh; ++k)
+        grad(i, c0 + k) =
+            static_cast<float>(r * (gp[static_cast<size_t>(k)] - pre(i, c0 + k) * r * r * gx / n));
+    }
+}
+
+/// Whether projections.qk_norm comes after RoPE's rotation in `s` (it then normalizes Q_rot and
+/// K_rot); false without a norm.
+bool QkNormAfterRope(const Scenario& s) {
+  return s.projections.qk_norm && s.projections.qk_norm->after_rope &&
+         s.positions.kind == PositionKind::kRope;
+}
+
 /// grad_Q (B x T x d_out), grad_K (B x T x KV * dh) from grad_scores: per head h,
 /// scores_h = Q_h K_g^T (g = KvHead(h), h itself unless K/V heads are grouped), so
 /// grad_Q_h = grad_scores_h K_g and grad_K_g = sum over g's query heads of grad_scores_h^T Q_h
@@ -57,6 +88,17 @@ void HeadSliceGrads(const Scenario& s, const Stages& st, Gradients& g) {
       g.grad_K[b].middleCols(kv * sh.dh, sh.dh) += gs.transpose() * q_row;
     }
   if (!rope) return;
+  if (QkNormAfterRope(s)) {  // back through the norm onto the rotated, unnormalized rows
+    const float eps = static_cast<float>(QkNormEps(*s.projections.qk_norm, s.dtype));
+    const rules::RopeTable<float> fwd = rules::RopeAngles<float>(s.positions, sh.T, sh.dh);
+    for (int64_t b = 0; b < sh.B; ++b)
+      for (auto [grad, from] :
+           {std::pair{&g.grad_Q[b], &st.Q[b]}, std::pair{&g.grad_K[b], &st.K[b]}}) {
+        Matrix pre(from->rows(), from->cols());
+        rules::RopeRotate(fwd, s.positions.layout, from->cols() / sh.dh, sh.dh, *from, pre);
+        QkNormBackward(*s.projections.qk_norm, eps, sh.dh, pre, *grad);
+      }
+  }
   PositionsSpec back = s.positions;
   back.sign = -back.sign;
   const rules::RopeTable<float> table = rules::RopeAngles<float>(back, sh.T, sh.dh);
@@ -92,9 +134,21 @@ void ProjectionGrads(const Scenario& s, const Stages& st, Gradients& g) {
       }
     return;
   }
+  // projections.qk_norm on Q and K themselves: grad_Q and grad_K are with respect to the
+  // normalized Q and K the app shows; W's gradient goes back through the norm onto X W (+ b).
+  const bool norm_here = s.projections.qk_norm && !QkNormAfterRope(s);
   for (int64_t b = 0; b < sh.B; ++b) {
-    g.grad_W_query.noalias() += st.X[b].row(g.row).transpose() * g.grad_Q[b].row(g.row);
-    g.grad_W_key.noalias() += st.X[b].transpose() * g.grad_K[b];
+    Matrix gq = g.grad_Q[b], gk = g.grad_K[b];
+    if (norm_here) {
+      const float eps = static_cast<float>(QkNormEps(*s.projections.qk_norm, s.dtype));
+      for (auto [grad, w] : {std::pair{&gq, 0}, std::pair{&gk, 1}}) {
+        Matrix pre = st.X[b] * st.W[w];
+        if (st.bias[w].size() > 0) pre.rowwise() += st.bias[w];
+        QkNormBackward(*s.projections.qk_norm, eps, sh.dh, pre, *grad);
+      }
+    }
+    g.grad_W_query.noalias() += st.X[b].row(g.row).transpose() * gq.row(g.row);
+    g.grad_W_key.noalias() += st.X[b].transpose() * gk;
   }
 }
 

@@ -564,7 +564,10 @@ void Engine::ComputeProjections(const Scenario& s) {
     SplitStack(p.head_split, sh.dh, st.K, false);
     SplitStack(p.head_split, sh.dh_v, st.V, false);
   }
+  const bool rope = s.positions.kind == PositionKind::kRope;
+  if (p.qk_norm && !(rope && p.qk_norm->after_rope)) NormalizeQk<S>(s, st.Q, st.K);
   ApplyRope<S>(s);
+  if (p.qk_norm && rope && p.qk_norm->after_rope) NormalizeQk<S>(s, st.Q_rot, st.K_rot);
   var_k_pending_ = true;  // VarianceOfK, beside ComputeHeads' tasks
   FindFiniteV<S>(v_batch_finite);
   Packed<S>().v_current = false;
@@ -615,6 +618,20 @@ std::vector<uint8_t> Engine::Project(bool identity) {
   for (int64_t i = 0; i < sh.B * blocks; ++i)
     if (!v_block_finite[static_cast<size_t>(i)]) batch_finite[static_cast<size_t>(i / blocks)] = 0;
   return batch_finite;
+}
+
+template <typename S>
+void Engine::NormalizeQk(const Scenario& s, MatrixStackOf<S>& Q, MatrixStackOf<S>& K) {
+  // projections.qk_norm: the norm computed in S (float32 in low precision) and stored, then the
+  // scale as one more product, stored again (a separate q * 1.2, as nanochat writes it).
+  const QkNormSpec& q = *s.projections.qk_norm;
+  const S eps = static_cast<S>(QkNormEps(q, s.dtype));
+  for (MatrixStackOf<S>* stack : {&Q, &K})
+    for (MatrixOf<S>& m : *stack) {
+      rules::QkNormRows<S>(q, eps, stages_.shape.dh, m);
+      Store(m);
+      if (q.scale != 1.0) m *= static_cast<S>(q.scale), Store(m);
+    }
 }
 
 template <typename S>

@@ -62,6 +62,7 @@ constexpr RegistryRow kRegistry[] = {
     {"softcap", G::kModern, "logits"},
     {"gpt-oss-sink", G::kModern, "sink"},
     {"gqa-8-query-2-kv", G::kModern, ""},
+    {"nanochat-attention", G::kModern, "scores"},
     {"flash-journey", G::kInference, ""},
     {"train-scaling", G::kTraining, ""},
     {"bug-softmax-dim", G::kBugGallery, "weights"},

@@ -425,12 +425,36 @@ InputSpec ParseInput(const json& j) {
   return in;
 }
 
+// "projections.qk_norm": eps, weight, order, scale (QkNormSpec).
+QkNormSpec ParseQkNorm(const json& j) {
+  const std::string path = "projections.qk_norm";
+  Object(j, path);
+  CheckKeys(j, path, {"eps", "weight", "order", "scale"});
+  QkNormSpec q;
+  if (j.contains("eps")) q.eps = Number(j["eps"], Join(path, "eps"));
+  if (j.contains("weight")) {
+    const json& w = j["weight"];
+    if (!w.is_array() || w.empty())
+      Fail(Join(path, "weight"), "must be a list of numbers, one per dimension of a head");
+    for (size_t i = 0; i < w.size(); ++i)
+      q.weight.push_back(FiniteFloat(w[i], Index(Join(path, "weight"), i)));
+  }
+  if (j.contains("order")) {
+    const json& o = j["order"];
+    if (o != "after_rope" && o != "before_rope")
+      Fail(Join(path, "order"), "must be \"after_rope\" or \"before_rope\"");
+    q.after_rope = o == "after_rope";
+  }
+  if (j.contains("scale")) q.scale = Number(j["scale"], Join(path, "scale"));
+  return q;
+}
+
 ProjectionSpec ParseProjections(const json& j) {
   const std::string path = "projections";
   Object(j, path);
   CheckKeys(j, path,
             {"init", "d_out", "seed", "order", "bias", "heads", "kv_heads", "out_proj", "per_head",
-             "head_split", "W_query", "W_key", "W_value"});
+             "head_split", "qk_norm", "W_query", "W_key", "W_value"});
   ProjectionSpec p;
   p.init = Choice<ProjectionInit>(Require(j, path, "init"), "projections.init");
   const bool needs_d_out = ProjectionInitDraws(p.init);
@@ -462,6 +486,7 @@ ProjectionSpec ParseProjections(const json& j) {
   if (j.contains("per_head")) p.per_head = Bool(j["per_head"], "projections.per_head");
   if (j.contains("head_split"))
     p.head_split = Choice<HeadSplit>(j["head_split"], "projections.head_split");
+  if (j.contains("qk_norm")) p.qk_norm = ParseQkNorm(j["qk_norm"]);
   for (Projection w : {Projection::kQuery, Projection::kKey, Projection::kValue}) {
     const std::string key = std::string("W_") + Name(w);
     if (p.init == ProjectionInit::kMatrix) {
@@ -1104,6 +1129,21 @@ void ValidateProjections(const Scenario& s, Shape& sh) {
   sh.H = p.heads;
   sh.dh = sh.d_out / sh.H;
   sh.dh_v = sh.d_v / sh.H;
+  if (p.qk_norm) {
+    const QkNormSpec& q = *p.qk_norm;
+    if (p.head_split != HeadSplit::kTranspose)
+      Fail("projections.qk_norm",
+           "cannot be used with head_split \"view_no_transpose\" (the norm reads whole heads)");
+    if (q.eps && !(std::isfinite(*q.eps) && *q.eps >= 0))
+      Fail("projections.qk_norm.eps",
+           "must be a finite number of at least 0, got " + json(*q.eps).dump());
+    if (!std::isfinite(q.scale))
+      Fail("projections.qk_norm.scale", "must be a finite number, got " + json(q.scale).dump());
+    if (!q.weight.empty() && static_cast<int64_t>(q.weight.size()) != sh.dh)
+      Fail("projections.qk_norm.weight", std::to_string(q.weight.size()) +
+                                             " numbers for heads of " + std::to_string(sh.dh) +
+                                             " dimensions (one per dimension of a head)");
+  }
   sh.KV = ValidateKvHeads(s, sh);
   if (p.init == ProjectionInit::kMatrix && !qkv)
     for (Projection w : {Projection::kKey, Projection::kValue}) {
@@ -1467,6 +1507,14 @@ json ProjectionsJson(const ProjectionSpec& p) {
   if (p.kv_heads != 0 && p.kv_heads != p.heads) pj["kv_heads"] = p.kv_heads;
   if (p.per_head) pj["per_head"] = true;
   if (p.head_split != HeadSplit::kTranspose) pj["head_split"] = Name(p.head_split);
+  if (p.qk_norm) {
+    json q = json::object();
+    if (p.qk_norm->eps) q["eps"] = *p.qk_norm->eps;
+    if (!p.qk_norm->weight.empty()) q["weight"] = p.qk_norm->weight;
+    q["order"] = p.qk_norm->after_rope ? "after_rope" : "before_rope";
+    if (p.qk_norm->scale != 1.0) q["scale"] = p.qk_norm->scale;
+    pj["qk_norm"] = q;
+  }
   if (p.init == ProjectionInit::kMatrix) {
     pj["W_query"] = MatrixJson(p.W[0]);
     pj["W_key"] = MatrixJson(p.W[1]);
@@ -1594,10 +1642,25 @@ bool SameInput(const InputSpec& a, const InputSpec& b) {
   return false;
 }
 
+double QkNormEps(const QkNormSpec& q, Dtype d) {
+  if (q.eps) return *q.eps;
+  switch (d) {
+    case Dtype::kFloat64:
+      return std::numeric_limits<double>::epsilon();
+    case Dtype::kBfloat16:
+      return 0.0078125;  // 2^-7
+    case Dtype::kFloat16:
+      return 0.0009765625;  // 2^-10
+    default:
+      return std::numeric_limits<float>::epsilon();
+  }
+}
+
 bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
   const auto kv = [](const ProjectionSpec& p) { return p.kv_heads ? p.kv_heads : p.heads; };
   if (a.init != b.init || a.heads != b.heads || a.seed != b.seed || a.order != b.order ||
-      a.per_head != b.per_head || kv(a) != kv(b) || a.head_split != b.head_split)
+      a.per_head != b.per_head || kv(a) != kv(b) || a.head_split != b.head_split ||
+      a.qk_norm != b.qk_norm)
     return false;
   switch (a.init) {
     case ProjectionInit::kIdentity:

@@ -436,6 +436,31 @@ void RopeRotate(const RopeTable<S>& t, RopeLayout layout, int64_t H, int64_t dh,
       }
 }
 
+// QK-norm (scenario.h QkNormSpec) of `m` (T x n*dh, head h in columns h*dh .. h*dh + dh - 1),
+// in place: each head's row x becomes x * rsqrt(mean(x^2) + eps), times weight[k] when a
+// weight is given, each operation rounded in S as the composite F.rms_norm computes it (x.pow(2),
+// mean, + eps, rsqrt as 1 / sqrt, the product, the weight's product). The scale is not applied
+// here: it is a separate product after the result is stored (nanochat's q * 1.2).
+template <typename S>
+void QkNormRows(const QkNormSpec& q, S eps, int64_t dh, MatrixOf<S>& m) {
+  for (Eigen::Index i = 0; i < m.rows(); ++i)
+    for (int64_t c0 = 0; c0 + dh <= m.cols(); c0 += dh) {
+      S sum = 0;
+      for (int64_t k = 0; k < dh; ++k) {
+        const S square = m(i, c0 + k) * m(i, c0 + k);
+        sum += square;
+      }
+      const S mean = sum / static_cast<S>(dh);
+      const S root = std::sqrt(mean + eps);
+      const S inv = S(1) / root;
+      for (int64_t k = 0; k < dh; ++k) {
+        S y = m(i, c0 + k) * inv;
+        if (!q.weight.empty()) y = y * static_cast<S>(q.weight[static_cast<size_t>(k)]);
+        m(i, c0 + k) = y;
+      }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // [SECTION] The normalizations' backward, one float32 row (grad.h)
 // ---------------------------------------------------------------------------------------------

@@ -617,6 +617,47 @@ void WriteRope(const Ctx& c) {
   }
 }
 
+// projections.qk_norm: a function qk_norm(x) that normalizes each head's head_size numbers of
+// the last dimension (Q and K side by side, or q and k split), F.rms_norm written out (torch
+// 1.13 has none), then applied: to Q and K here, or after the rotation by wrapping rope(x)
+// ("after_rope" with RoPE, nanochat's order). stage_rules.h QkNormRows is the engine's rule.
+void WriteQkNorm(const Ctx& c) {
+  if (!c.s.projections.qk_norm) return;
+  const QkNormSpec& q = *c.s.projections.qk_norm;
+  const bool after = q.after_rope && Rope(c);
+  c.py << "# QK-norm: RMSNorm of each head's q and k, x * rsqrt(mean(x**2) + eps)"
+       << (q.weight.empty() ? "" : " * weight")
+       << (after ? ", after the rotation (nanochat)"
+                 : (Rope(c) ? ", before the rotation (Gemma)" : ""))
+       << "\n";
+  c.py << "qk_head_size, qk_eps = " << c.sh.dh << ", " << PyFloat(QkNormEps(q, c.s.dtype))
+       << (q.eps ? "" : "  # torch.finfo(dtype).eps, F.rms_norm's default") << "\n";
+  if (!q.weight.empty()) {
+    c.py << "qk_weight = " << (c.numpy ? "np.array([" : "torch.tensor([");
+    for (size_t i = 0; i < q.weight.size(); ++i)
+      c.py << (i ? ", " : "") << PyFloat(static_cast<float>(q.weight[i]));
+    c.py << "]" << c.dt << ")\n";
+  }
+  c.py << "\ndef qk_norm(x):\n";
+  c.py << "    h = x.reshape(*x.shape[:-1], -1, qk_head_size)  # each head's numbers on the last "
+          "axis\n";
+  if (c.numpy)
+    c.py << "    y = h * (1 / np.sqrt(np.mean(h * h, axis=-1, keepdims=True) + qk_eps))\n";
+  else
+    c.py << "    y = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + qk_eps)\n";
+  if (!q.weight.empty()) c.py << "    y = y * qk_weight\n";
+  if (c.low) c.py << "    y = stored(y)\n";
+  if (q.scale != 1.0)
+    c.py << "    y = " << (c.low ? "stored(" : "") << "y * " << PyFloat(q.scale)
+         << (c.low ? ")" : "") << "  # q and k times the scale after the norm\n";
+  c.py << "    return y.reshape(x.shape)\n\n";
+  if (after)
+    c.py << "rotate_only = rope\n\n\ndef rope(x):  # the rotation, then the norm\n"
+            "    return qk_norm(rotate_only(x))\n\n";
+  else
+    c.py << "Q, K = qk_norm(Q), qk_norm(K)\n\n";
+}
+
 // The sizes, then q, k, v split into heads (B, heads, T, head_size), for both programs. With
 // RoPE, q and k are rotated head by head (K's kv_heads heads before they are repeated for the
 // query heads that share them) and Q_rot, K_rot put the heads side by side as the app shows them.
@@ -1173,6 +1214,7 @@ std::string GeneratePyTorchCode(const Scenario& s) {
   WriteInput(c);
   WriteProjections(c);
   WriteRope(c);
+  WriteQkNorm(c);
   if (c.numpy) {
     WriteNumpyScores(c);
     WriteNumpyLogits(c);

@@ -25,6 +25,11 @@
 //                             with projections.head_split "view_no_transpose" grad_Q and grad_K
 //                             are laid out as the heads read Q and K, and each cell is taken
 //                             back to the projection's cell it came from (HeadSplitSource)
+//                             projections.qk_norm: grad_Q and grad_K are with respect to the
+//                             stages Q and K as shown (normalized when the norm comes before
+//                             RoPE or without it; with "after_rope" the norm's backward runs
+//                             before the rotation's), and W's gradient goes back through the
+//                             norm (QkNormBackward, in double from the stored rows)
 // Dropout does not enter (the loss is on the weights, before dropout), nor do V and out_proj.
 #pragma once
 

@@ -344,6 +344,9 @@ class Engine {
   // positions "rope": Q_rot and K_rot from Q and K (empty otherwise).
   template <typename S>
   void ApplyRope(const Scenario& s);
+  // projections.qk_norm: each head's rows of Q and K (or Q_rot and K_rot) normalized in place.
+  template <typename S>
+  void NormalizeQk(const Scenario& s, MatrixStackOf<S>& Q, MatrixStackOf<S>& K);
   // Scores (from <= 2), logits (from <= 3) and weights, then the context when with_context,
   // row block by row block on all threads (parallel.h).
   template <typename S>

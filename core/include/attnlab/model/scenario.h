@@ -313,6 +313,30 @@ struct InputSpec {
   bool QkvGiven() const { return source == InputSource::kQkv && !Q.empty(); }
 };
 
+/// "projections.qk_norm" (absent: off): RMSNorm of each head's q and k (dh numbers each) before
+/// the scores, as nanochat's gpt.py (CausalSelfAttention.forward: norm(q), norm(k) after
+/// apply_rotary_emb, its norm F.rms_norm without a weight, then q * 1.2 and k * 1.2) and
+/// gemma_pytorch's model.py (GemmaAttention.forward: query_norm and key_norm, RMSNorm of
+/// head_dim with a weight, before apply_rotary_emb) write it. Each head's row x becomes
+/// x * rsqrt(mean(x^2) + eps) * weight, then times `scale` (QkNormRow, one rule): the norm's
+/// three roundings as the composite F.rms_norm computes them, the scale one more (a separate
+/// q * 1.2). Q and K (or Q_rot and K_rot with "order" "after_rope") are the normalized values.
+struct QkNormSpec {
+  /// "eps" (absent: torch.finfo(dtype).eps, F.rms_norm's default when eps is None).
+  std::optional<double> eps;
+  /// "weight" (absent: none): dh numbers, every head's, as one nn.Parameter of head_dim shared
+  /// by the heads. Gemma's RMSNorm multiplies by (1 + weight): write those sums here.
+  std::vector<double> weight;
+  /// "order": "after_rope" (default, nanochat) or "before_rope" (Gemma). Without RoPE the two
+  /// are the same setting (Q and K are normalized).
+  bool after_rope = true;
+  double scale = 1.0;  ///< "scale": q and k times this after the norm (nanochat's 1.2)
+  bool operator==(const QkNormSpec&) const = default;
+};
+/// eps of `q` in a scenario of dtype `d`: q.eps, or torch.finfo(d).eps (2^-23 for float32, 2^-52
+/// for float64, 2^-7 for bfloat16, 2^-10 for float16).
+double QkNormEps(const QkNormSpec& q, Dtype d);
+
 /// "projections": how W_query, W_key, W_value (d_in x d_out, x @ W convention) are made.
 struct ProjectionSpec {
   ProjectionInit init = ProjectionInit::kIdentity;
@@ -341,6 +365,8 @@ struct ProjectionSpec {
   /// "head_split" (HeadSplit): "transpose" (default) or the bug "view_no_transpose". Not with
   /// per_head (its modules split nothing) or qkv input.
   HeadSplit head_split = HeadSplit::kTranspose;
+  /// "qk_norm" (QkNormSpec; absent: off). Not with head_split "view_no_transpose".
+  std::optional<QkNormSpec> qk_norm;
   std::array<Matrix, 3> W;  ///< matrix only, indexed by Projection (K, V: d_in x kv_heads*dh)
 };
 

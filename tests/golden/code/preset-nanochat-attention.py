@@ -1,0 +1,79 @@
+# Attention Lab
+# The PyTorch program behind what the app shows. Run it with PyTorch installed.
+import re
+import torch
+
+torch.set_grad_enabled(False)  # no training here: plain tensors
+title = "nanochat's attention: RoPE with the sign -1, QK-norm after it (no weight, times 1.2), 4 query heads sharing 2 K/V heads, c_proj without a bias"
+
+# Tokenize, build the vocabulary (sorted, then the special tokens), embed
+text = 'the cat sat on the mat because it was warm'
+tokens = [t.strip() for t in re.split(r'([,.:;?_!"()\']|--|\s)', text) if t.strip()]
+vocab = sorted(set(tokens)) + ['<|endoftext|>', '<|unk|>']
+token_ids = torch.tensor([vocab.index(t) for t in tokens])
+torch.manual_seed(7)
+embedding = torch.nn.Embedding(len(vocab), 16)
+X = embedding(token_ids).unsqueeze(0)  # (B, T, d_in)
+
+d_in, d_out = 16, 16
+d_kv = 8  # kv_heads * head_size = 2 * 4: K and V have 2 heads, Q has 4
+torch.manual_seed(7)
+query = torch.nn.Linear(d_in, d_out, bias=False)
+key = torch.nn.Linear(d_in, d_kv, bias=False)
+value = torch.nn.Linear(d_in, d_kv, bias=False)
+out_proj = torch.nn.Linear(d_out, d_out, bias=False)
+Q = query(X)
+K = key(X)
+V = value(X)
+
+# RoPE: each head's q and k turn pair by pair, pair i by the angle position * theta**(-2i/head_size)
+# split halves (Hugging Face, LLMs-from-scratch): dimensions i and i + head_size/2 pair up
+# sign -1: every angle turns the other way, as nanochat's rotation
+T, head_size, theta = 10, 4, 10000.0
+inv_freq = 1.0 / (theta ** (torch.arange(0, head_size, 2) / head_size))  # (head_size/2,)
+angles = torch.arange(T)[:, None] * inv_freq[None, :] * -1  # (T, head_size/2): position times frequency
+angles = torch.cat([angles, angles], dim=-1)  # (T, head_size)
+cos, sin = torch.cos(angles), torch.sin(angles)
+
+def rope(x):
+    x1, x2 = x[..., : head_size // 2], x[..., head_size // 2 :]
+    return x * cos + torch.cat((-x2, x1), dim=-1) * sin  # rotate_half(x) = (-x2, x1)
+
+# QK-norm: RMSNorm of each head's q and k, x * rsqrt(mean(x**2) + eps), after the rotation (nanochat)
+qk_head_size, qk_eps = 4, 1.1920928955078125e-07  # torch.finfo(dtype).eps, F.rms_norm's default
+
+def qk_norm(x):
+    h = x.reshape(*x.shape[:-1], -1, qk_head_size)  # each head's numbers on the last axis
+    y = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + qk_eps)
+    y = y * 1.2  # q and k times the scale after the norm
+    return y.reshape(x.shape)
+
+rotate_only = rope
+
+
+def rope(x):  # the rotation, then the norm
+    return qk_norm(rotate_only(x))
+
+# 4 heads: head h uses columns h*head_size .. (h+1)*head_size - 1 of Q;
+# K and V have kv_heads = 2 heads, each shared by heads // kv_heads = 2 query heads in a row
+# (repeat_interleave, as LLMs-from-scratch's GroupedQueryAttention)
+B, T, heads, head_size = 1, 10, 4, 4
+kv_heads = 2
+q = rope(Q.view(B, T, heads, head_size).transpose(1, 2))  # (B, heads, T, head_size)
+k = rope(K.view(B, T, kv_heads, head_size).transpose(1, 2))
+Q_rot = q.transpose(1, 2).reshape(B, T, 16)  # the heads side by side, as the app shows them
+K_rot = k.transpose(1, 2).reshape(B, T, 8)
+k = k.repeat_interleave(heads // kv_heads, dim=1)
+v = V.view(B, T, kv_heads, head_size).transpose(1, 2).repeat_interleave(heads // kv_heads, dim=1)
+scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)
+d_k = head_size
+logits = scores / d_k**0.5  # keeps the variance of q.k near 1
+mask = torch.tril(torch.ones(10, 10))  # causal: no peeking ahead
+logits = logits.masked_fill(mask == 0, float('-inf'))
+weights = torch.softmax(logits, dim=-1)
+context = (weights @ v).transpose(1, 2).contiguous().view(B, T, d_out)
+context = out_proj(context)
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
+
+print("weights:", weights, sep="\n")
+print("context:", context, sep="\n")
