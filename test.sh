@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds Attention Lab (installing missing Debian packages) and runs every test through ctest,
 # then the sanitizer and fuzz step (tools/sanitize.sh: the suite under ASan + UBSan, the
-# libFuzzer targets for a short time, LeakSanitizer on the window, ThreadSanitizer; about 35 minutes
-# more on 2 cores). ATTNLAB_SKIP_SANITIZERS=1
+# libFuzzer targets for a short time, LeakSanitizer on the window, ThreadSanitizer; about 33 minutes
+# more on 2 cores: docs/building.md). ATTNLAB_SKIP_SANITIZERS=1
 # skips that step for a quick local run; CI always runs it.
 set -euo pipefail
 cd "$(dirname "$0")"

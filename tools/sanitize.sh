@@ -2,7 +2,8 @@
 # Sanitizers and fuzzing (issue 11), run by ./test.sh after the normal tests:
 #  1. the libFuzzer targets of tests/fuzz, built with clang-14 (-fsanitize=fuzzer,address,
 #     undefined) into build-fuzz/ (core and fuzzers only), each run for ATTNLAB_FUZZ_SECONDS
-#     (default 30) from its committed corpus; a crash leaves its input in build-fuzz/crashes/;
+#     (default 30) from its committed corpus, two side by side (one per core); a crash leaves
+#     its input in build-fuzz/crashes/;
 #  2. the test suite built with AddressSanitizer + UndefinedBehaviorSanitizer (g++, -O1 -g1,
 #     Eigen's assertions on, LeakSanitizer on) into build-asan/ and run through ctest; the GUI
 #     tests are left out (the window under llvmpipe and ASan is too slow for CI), but one
@@ -19,9 +20,10 @@
 # or fuzzer crash makes the script fail. Needs clang-14 and libclang-rt-14-dev
 # (tools/install_deps.sh installs them); without clang the fuzzers are skipped with a message.
 # ATTNLAB_SANITIZE_STEPS=fuzz, =asan or =thread runs one step only (or a comma-separated list).
-# Measured from a clean clone on a quiet 2-core machine (047fff7): fuzz build + 3 x 45 s runs
-# 4.5 min, ASan build + suite 19 min (suite alone 5-7 min), the two window checks 1 min, TSan
-# build + core suite + window 8.5 min (core suite alone about 2 min): about 35 min in all.
+# Measured from a clean clone on a quiet 2-core machine (047fff7, eeae3d6): fuzz build + 4 x 30 s
+# runs 6 min (the runs now 2 x 30 s side by side: about 5 min), ASan build + suite 19 min (suite
+# alone 5-7 min), the two window checks 1 min, TSan build + core suite + window 8.5 min (core
+# suite alone about 2 min): about 33 min in all (docs/building.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${ATTNLAB_FUZZ_SECONDS:-30}
@@ -43,19 +45,32 @@ if [[ $steps == *fuzz* ]]; then
           -DATTNLAB_BUILD_APP=OFF -DATTNLAB_BUILD_TESTS=OFF >/dev/null
     cmake --build build-fuzz -j2 --target fuzz_scenario fuzz_tokenizer fuzz_figure fuzz_tensor_text
     mkdir -p build-fuzz/crashes
-    for target in fuzz_scenario fuzz_tokenizer fuzz_figure fuzz_tensor_text; do
-      seeds=tests/fuzz/corpus/${target#fuzz_}
+    # One fuzzer runs on one core: two at a time keep both cores busy (each still runs its
+    # full ATTNLAB_FUZZ_SECONDS; the verdict is a crash or none, never a count of inputs).
+    fuzz() {  # run in the background: exec makes $! the fuzzer itself
+      local target=$1 seeds=tests/fuzz/corpus/${1#fuzz_} dict=()
       [ "$target" = fuzz_figure ] && seeds=tests/fuzz/corpus/scenario
-      dict=()
       [ "$target" != fuzz_tokenizer ] && [ "$target" != fuzz_tensor_text ] && dict=(-dict=tests/fuzz/scenario.dict)
-      work=build-fuzz/corpus/$target  # new inputs go here, never into the committed corpus
+      local work=build-fuzz/corpus/$target  # new inputs go here, never into the committed corpus
       mkdir -p "$work"
-      echo "== $target: ${seconds} s"
-      build-fuzz/tests/fuzz/$target "$work" "$seeds" "${dict[@]}" -max_total_time="$seconds" \
+      exec build-fuzz/tests/fuzz/$target "$work" "$seeds" "${dict[@]}" -max_total_time="$seconds" \
         -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
-        -artifact_prefix="build-fuzz/crashes/$target-" 2>build-fuzz/$target.log ||
-        { tail -n 60 build-fuzz/$target.log; echo "error: $target found a crash (input in build-fuzz/crashes/)" >&2; exit 1; }
-      grep -E "^stat::(number_of_executed_units|new_units_added)" build-fuzz/$target.log || true
+        -artifact_prefix="build-fuzz/crashes/$target-" 2>build-fuzz/$target.log
+    }
+    for pair in "fuzz_scenario fuzz_tokenizer" "fuzz_figure fuzz_tensor_text"; do
+      read -r first second <<<"$pair"
+      echo "== $first, $second: ${seconds} s each, side by side"
+      fuzz "$first" & first_pid=$!
+      fuzz "$second" & second_pid=$!
+      for target in $first $second; do
+        pid=$first_pid
+        [ "$target" = "$second" ] && pid=$second_pid
+        wait "$pid" ||
+          { kill "$first_pid" "$second_pid" 2>/dev/null; tail -n 60 build-fuzz/$target.log
+            echo "error: $target found a crash (input in build-fuzz/crashes/)" >&2; exit 1; }
+        echo "$target:"
+        grep -E "^stat::(number_of_executed_units|new_units_added)" build-fuzz/$target.log || true
+      done
     done
     echo "fuzzers: $((SECONDS - start)) s"
   else
