@@ -69,11 +69,11 @@ TEST(RenderFigure, CellsUseTheSharedColormapAndTheMaskIsHatched) {
   const int x = lay.grid_x + 2 * lay.cell + 3, y = lay.grid_y + 5 * lay.cell + 3;
   EXPECT_EQ(Pixel(im, x, y), cmap.lut[LutIndex(v.values(5, 2), range)]);
   // A masked cell (row 1, column 6): the hatch, pixel by pixel, never a colormap colour (but
-  // in its middle, where it prints its weight 0 as PyTorch does).
+  // in its middle line, where it prints its weight 0.0000 as PyTorch does, across the cell).
   auto in_middle = [&](int d) { return d >= lay.cell / 4 && d < lay.cell - lay.cell / 4; };
   for (int dy = 3; dy < lay.cell - 3; ++dy)
     for (int dx = 3; dx < lay.cell - 3; ++dx) {
-      if (in_middle(dx) && in_middle(dy)) continue;
+      if (in_middle(dy)) continue;
       const int mx = lay.grid_x + 6 * lay.cell + dx, my = lay.grid_y + 1 * lay.cell + dy;
       ASSERT_EQ(Pixel(im, mx, my), MaskedColorAt(mx, my));
     }

@@ -155,8 +155,10 @@ TEST(HeatmapSpec, CellTextInkFitAndThinning) {
   EXPECT_EQ(FittedCellValue(-0.43f, 34, seven), "\u2026");  // never fewer than 2 decimals
   EXPECT_EQ(FittedCellValue(-0.43f, 6, seven), "");         // not even the ellipsis
   EXPECT_EQ(CellText(Stage::kLogits, -INFINITY, true, 28, seven), "-inf");
-  EXPECT_EQ(CellText(Stage::kWeights, 0.0f, true, 28, seven), "0");
-  EXPECT_EQ(CellText(Stage::kWeightsDropped, 0.0f, true, 28, seven), "0");
+  // A masked weight is the number 0 at the decimals that fit, as PyTorch prints 0.0000.
+  EXPECT_EQ(CellText(Stage::kWeights, 0.0f, true, 28, seven), "0.00");
+  EXPECT_EQ(CellText(Stage::kWeights, 0.0f, true, 42, seven), "0.0000");
+  EXPECT_EQ(CellText(Stage::kWeightsDropped, 0.0f, true, 28, seven), "0.00");
   EXPECT_EQ(CellText(Stage::kMask, 1.0f, false, 28, seven), "1");
   EXPECT_EQ(CellText(Stage::kMask, 0.0f, true, 28, seven), "0");
   EXPECT_EQ(CellText(Stage::kLogits, -INFINITY, true, 20, seven), "\u2026");
@@ -164,7 +166,7 @@ TEST(HeatmapSpec, CellTextInkFitAndThinning) {
   // never hatched), a finite fill its number, and that row's 1 / T.
   EXPECT_EQ(CellText(Stage::kWeights, NAN, true, 28, seven),
             CellText(Stage::kWeights, NAN, false, 28, seven));
-  EXPECT_NE(CellText(Stage::kWeights, NAN, true, 28, seven), "0");
+  EXPECT_NE(CellText(Stage::kWeights, NAN, true, 28, seven), "0.00");
   EXPECT_EQ(CellText(Stage::kLogits, -65504.0f, true, 140, seven),
             FittedCellValue(-65504.0f, 140, seven));
   EXPECT_EQ(CellText(Stage::kWeights, 0.125f, true, 42, seven), "0.1250");
@@ -182,6 +184,11 @@ TEST(HeatmapSpec, CellTextInkFitAndThinning) {
   // cells print PyTorch's -inf whatever the decimals.
   EXPECT_EQ(MapCellTexts(Stage::kLogits, {0.5f, 12345.0f, -INFINITY}, {0, 0, 1}, 42, seven),
             (std::vector<std::string>{"0.5000", "\u2026", "-inf"}));
+  // Masked weights take the map's decimals: 0.0000 beside 0.1385 (Raschka's 3.5.1 prints).
+  EXPECT_EQ(MapCellTexts(Stage::kWeights, {0.1385f, 0.0f}, {0, 1}, 42, seven),
+            (std::vector<std::string>{"0.1385", "0.0000"}));
+  EXPECT_EQ(MapCellTexts(Stage::kWeights, {0.1385f, 0.0f}, {0, 1}, 28, seven),
+            (std::vector<std::string>{"0.14", "0.00"}));
   EXPECT_EQ(FitLabel("journey", 49, seven), "journey");
   EXPECT_EQ(FitLabel("journey", 35, seven), "jour\u2026");
   EXPECT_EQ(LabelStep(13, 14), 1);

@@ -13,6 +13,11 @@
 #include "attnlab/figures/heatmap_spec.h"
 
 namespace attnlab::gui {
+
+bool RoomForPlot(float height) { return height >= ImGui::GetFontSize() * 6.5f; }
+
+void NoRoomForPlot() { ImGui::TextDisabled("No room for the plots here: \xE2\x96\xB4 larger"); }
+
 namespace {
 
 double Forward(double v, bool log) { return log ? std::log10(std::max(v, 1e-300)) : v; }

@@ -9,6 +9,14 @@
 
 namespace attnlab::gui {
 
+/// Whether a plot `height` pixels tall (labels included) can be read: at least 6.5 lines of
+/// the current font (ticks, axis labels and some data between). Below that the panels say
+/// where the plot went instead of drawing its labels over each other.
+bool RoomForPlot(float height);
+
+/// What a panel draws in place of a plot that has no room: one line that points to "▴ larger".
+void NoRoomForPlot();
+
 /// A plot area: its frame on screen and the data ranges it maps.
 struct PlotAxes {
   ImVec2 min, max;  ///< the data area on screen (inside the tick labels)

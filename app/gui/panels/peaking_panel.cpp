@@ -252,6 +252,7 @@ void DrawPeakingPanel(AppState& state) {
   DrawRowSummary(state, w, stats, n);
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (!RoomForPlot(avail.y)) return NoRoomForPlot();
   const float gap = ImGui::GetFontSize();
   const ImVec2 plot_size((avail.x - gap) * 0.5f, avail.y);
   DrawWeightBars(state, w, stats, n, plot_size);

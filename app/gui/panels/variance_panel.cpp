@@ -226,6 +226,7 @@ void DrawVariancePanel(AppState& state) {
 
   // Side by side when each plot gets 14 characters' width; else the curve alone (the lesson).
   const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (!RoomForPlot(avail.y)) return NoRoomForPlot();
   const float gap = ImGui::GetFontSize();
   const bool both = (avail.x - gap) * 0.5f >= ImGui::GetFontSize() * 14.0f;
   const ImVec2 plot_size(both ? (avail.x - gap) * 0.5f : avail.x, avail.y);

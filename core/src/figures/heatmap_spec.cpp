@@ -582,13 +582,14 @@ std::string FittedCellValue(float v, float max_width, const MeasureText& measure
 
 namespace {
 
-/// The text of a cell that does not depend on the room: the mask's 0 and 1, masked cells.
+/// The text of a cell that does not depend on the room: the mask's 0 and 1, a masked logit's
+/// -inf (as PyTorch prints it). A masked weight is a number like the others, 0 printed with the
+/// map's decimals ("0.0000" beside "0.1385", as print(attn_weights) shows it in Raschka's 3.5.1).
 std::optional<std::string> FixedCellText(Stage stage, float v, bool masked) {
   if (stage == Stage::kMask) return masked || v == 0 ? "0" : "1";
   if (!masked) return std::nullopt;
   if (stage == Stage::kLogits && v == -INFINITY) return "-inf";
-  if ((stage == Stage::kWeights || stage == Stage::kWeightsDropped) && v == 0) return "0";
-  return std::nullopt;  // nan, or what a finite fill gives: the number
+  return std::nullopt;  // a weight, nan, or what a finite fill gives: the number
 }
 
 }  // namespace
