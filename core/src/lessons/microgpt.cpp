@@ -744,7 +744,7 @@ MicrogptSavedRun ReadMicrogptRunJson(std::string_view text) {
     out.chars = DecodeUtf8(j.at("vocab").get<std::string>());
     out.num_docs = j.at("sizes").at("num_docs").get<int64_t>();
     const int64_t V = static_cast<int64_t>(out.chars.size()) + 1;
-    const Microgpt::Matrix& last = MicrogptMatrices(V).back();
+    const Microgpt::Matrix last = MicrogptMatrices(V).back();  // a copy: the vector is a temporary
     const size_t P = static_cast<size_t>(last.offset + last.rows * last.cols);
     out.record.losses = j.at("losses").get<std::vector<double>>();
     for (const json& c : j.at("checkpoints")) {
