@@ -43,10 +43,10 @@
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/model/scenario.h"
+#include "attnlab/notebook/notebook.h"  // the notebook the window saves
 #include "attnlab/python/codegen.h"
-#include "cli/cli.h"       // kSubcommands: the command lines that open no window
-#include "cli/notebook.h"  // the notebook the window saves
-#include "test_util.h"     // LoadGolden
+#include "cli/cli.h"    // kSubcommands: the command lines that open no window
+#include "test_util.h"  // LoadGolden
 
 namespace attnlab {
 namespace {
@@ -1583,7 +1583,7 @@ TEST_F(Gui, SaveAsNotebookWritesTheProgramAndAsksBeforeReplacing) {
   const Result a = RunApp("--script " + script + " --no-autosave");
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_EQ(ReadFile(old), "keep me\n");
-  const std::string expected = attnlab::cli::ScenarioNotebook(LoadPreset("numpy-masked"));
+  const std::string expected = attnlab::ScenarioNotebook(LoadPreset("numpy-masked"));
   EXPECT_EQ(ReadFile(Path("new.ipynb")), expected);
   EXPECT_EQ(nlohmann::json::parse(expected)["nbformat"], 4);
   const std::string replace =

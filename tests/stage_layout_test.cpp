@@ -1,10 +1,10 @@
 // stage_layout_test.cpp: the Heatmaps view's layout and the first window's size, without a
-// window (app/gui/stage_layout.h). The boxes are raschka-journey's maps (T = 6, d_in = 3,
+// window (app/gui/widgets/stage_layout.h). The boxes are raschka-journey's maps (T = 6, d_in = 3,
 // d_out = 2) with the widths the window measures in DejaVu Sans at 13 px (a digit 8.27 px, "-"
 // 4.69, "." 4.13: "-0.0000" is 50.2 px, its cell 56 px with the margin), and the canvases are
 // what the window leaves the maps at 1280 x 800, 1152 x 720 and 1024 x 700 (the controls
 // column, the toolbar, the menu and status bars, the plots at their least).
-#include "gui/stage_layout.h"
+#include "gui/widgets/stage_layout.h"
 
 #include <gtest/gtest.h>
 

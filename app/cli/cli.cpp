@@ -48,6 +48,7 @@
 #include "attnlab/model/pipeline.h"
 #include "attnlab/model/presets.h"
 #include "attnlab/model/scenario.h"
+#include "attnlab/notebook/notebook.h"
 #include "attnlab/python/codegen.h"
 #include "attnlab/python/match.h"
 #include "attnlab/python/stages_json.h"
@@ -58,8 +59,7 @@
 #include "cli/cli_inference.h"
 #include "cli/cli_microgpt.h"
 #include "cli/cli_train.h"
-#include "cli/notebook.h"
-#include "gui/options.h"
+#include "cli/window_options.h"
 
 namespace attnlab::cli {
 namespace {

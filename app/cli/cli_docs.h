@@ -1,5 +1,5 @@
 // cli_docs.h: the command line's documentation made from its own definitions (the CLI11 apps of
-// cli.cpp and gui/options.cpp), so that it cannot drift from what the parser accepts: the man
+// cli.cpp and window_options.cpp), so that it cannot drift from what the parser accepts: the man
 // page's generated sections and the bash completion. The build runs
 //   attention-lab --generate-man-sections      (packaging/attention-lab.1.in's @GENERATED@)
 //   attention-lab --generate-bash-completion   (share/bash-completion/completions/attention-lab)

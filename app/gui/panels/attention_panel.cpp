@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "attnlab/base/text.h"
-#include "gui/app_state.h"
+#include "gui/actions/apply.h"
 #include "gui/panels/panels.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 
@@ -77,7 +78,8 @@ void DrawSinkForm(AppState& state, const Scenario& s) {
   Tip("scaling.sink_form. \"concat + softmax\" (Hugging Face, gpt-oss): the sink is one more "
       "column of each row's softmax, dropped before weights @ V. \"sigmoid rescale\" (torchtitan "
       "with FlexAttention, PR #2211): the plain softmax times sigmoid(lse - s), lse the row's "
-      "logsumexp. That factor is exactly the keys' share of the concat softmax, so every row that "
+      "logsumexp. That factor is exactly the keys' share of the concat softmax, so every row "
+      "that "
       "sees a key is the same up to rounding; a row that sees no key is NaN (0/0 times 0) "
       "instead of going to the sink (bug-sink-sigmoid).");
 }
@@ -118,9 +120,11 @@ void DrawScoreModifiers(AppState& state, const Scenario& s, const Shape& sh) {
                              }});
   ImGui::EndDisabled();
   Tip(softmax || sink
-          ? "gpt-oss's attention sink: each row's softmax gets one more column with a fixed logit, "
+          ? "gpt-oss's attention sink: each row's softmax gets one more column with a fixed "
+            "logit, "
             "dropped before weights @ V. What the sink takes no key gets: the rows sum below 1 "
-            "(hover a weight to read the sink's share); a fully masked row gives 0, not NaN (with "
+            "(hover a weight to read the sink's share); a fully masked row gives 0, not NaN "
+            "(with "
             "the \"concat + softmax\" form below)."
           : "The sink is one more column of a softmax: choose the softmax normalization first.");
   if (sink) {
@@ -427,7 +431,8 @@ void DrawNormalization(AppState& state, const Scenario& s) {
        "z / sum(z) over the allowed keys: the notebooks' first \"normalize so they sum to 1\". "
        "Weights can be negative or blow up."},
       {Normalization::kMean, "mean (uniform)",
-       "1 / n over the allowed keys: every key weighs the same (Karpathy's averaging with tril)."},
+       "1 / n over the allowed keys: every key weighs the same (Karpathy's averaging with "
+       "tril)."},
       {Normalization::kSoftmaxThenMask, "softmax, then mask",
        "softmax over every key, then the weights times the mask and each row divided by its "
        "new sum: Raschka's section 3.5.1 first way (masked_simple_norm). The logits stay "

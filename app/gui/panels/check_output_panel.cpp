@@ -1,7 +1,7 @@
 // check_output_panel.cpp: Edit > Check against my output. A window with a text box for what a
 // learner's notebook printed, a Check button, the verdict of `match` (match.h) in words, and
 // the pasted numbers laid out as read, each cell green where it equals the stage to its printed
-// digits and red where it differs. Computes nothing: CheckOutput (actions.cpp) reads and
+// digits and red where it differs. Computes nothing: CheckOutput (actions/apply.cpp) reads and
 // matches; this panel shows state.check_output.
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <string>
 
-#include "gui/app_state.h"
 #include "gui/panels/panels.h"
+#include "gui/state/app_state.h"
 
 namespace attnlab::gui {
 namespace {

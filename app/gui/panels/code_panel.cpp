@@ -14,11 +14,11 @@
 #include <string>
 
 #include "attnlab/lessons/train.h"
-#include "gui/app_state.h"
+#include "gui/actions/training.h"
+#include "gui/actions/views.h"
 #include "gui/panels/panels.h"
-#include "gui/training.h"
-#include "gui/views.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 

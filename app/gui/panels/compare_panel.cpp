@@ -18,14 +18,14 @@
 
 #include "attnlab/base/text.h"
 #include "attnlab/model/bugs.h"
-#include "gui/app_state.h"
-#include "gui/export.h"
-#include "gui/heatmap_view.h"
+#include "gui/actions/export.h"
+#include "gui/actions/views.h"
 #include "gui/panels/panels.h"
-#include "gui/plot.h"
-#include "gui/stage_info.h"
-#include "gui/views.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/widgets/heatmap_view.h"
+#include "gui/widgets/plot.h"
+#include "gui/widgets/stage_info.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 namespace {

@@ -13,14 +13,14 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "gui/app_state.h"
-#include "gui/export.h"
+#include "gui/actions/export.h"
+#include "gui/actions/native_dialog.h"
 #include "gui/gfx/gl.h"
-#include "gui/native_dialog.h"
 #include "gui/panels/panels.h"
-#include "gui/session.h"
-#include "gui/stage_info.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/state/session.h"
+#include "gui/widgets/stage_info.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 namespace {

@@ -12,14 +12,14 @@
 #include <optional>
 
 #include "attnlab/base/text.h"
-#include "gui/app_state.h"
-#include "gui/gradient_state.h"
-#include "gui/heatmap_view.h"
+#include "gui/actions/views.h"
 #include "gui/panels/panels.h"
-#include "gui/plot.h"
-#include "gui/stage_info.h"
-#include "gui/views.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/state/gradient_state.h"
+#include "gui/widgets/heatmap_view.h"
+#include "gui/widgets/plot.h"
+#include "gui/widgets/stage_info.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 namespace {
@@ -344,11 +344,6 @@ void DrawMap(AppState& state, int k, ImVec2 origin, ImVec2 size, bool row_labels
 }
 
 }  // namespace
-
-bool Do(AppState& state, const SetLossKey& a) {
-  state.gradients.key = a.key;
-  return false;
-}
 
 void RefreshGradients(AppState& state) {
   const Stages* readable = ReadableStages(state);

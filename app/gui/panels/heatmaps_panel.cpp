@@ -18,15 +18,15 @@
 
 #include "attnlab/base/text.h"
 #include "attnlab/figures/cell_explanation.h"
-#include "gui/app_state.h"
-#include "gui/export.h"
-#include "gui/heatmap_view.h"
+#include "gui/actions/export.h"
 #include "gui/panels/panels.h"
-#include "gui/plot.h"
-#include "gui/stage_info.h"
-#include "gui/stage_layout.h"
-#include "gui/tour.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/state/tour.h"
+#include "gui/widgets/heatmap_view.h"
+#include "gui/widgets/plot.h"
+#include "gui/widgets/stage_info.h"
+#include "gui/widgets/stage_layout.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 namespace {

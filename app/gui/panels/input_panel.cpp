@@ -9,10 +9,11 @@
 #include "attnlab/model/presets.h"
 #include "attnlab/model/tokenizer.h"
 #include "attnlab/random/numpy_rng.h"
-#include "gui/app_state.h"
-#include "gui/generator_switch.h"
+#include "gui/actions/apply.h"
 #include "gui/panels/panels.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/state/generator_switch.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 namespace {

@@ -6,11 +6,11 @@
 
 #include "attnlab/base/cpu_level.h"
 #include "attnlab/model/presets.h"
-#include "gui/app_state.h"
-#include "gui/export.h"
+#include "gui/actions/export.h"
 #include "gui/panels/panels.h"
-#include "gui/stage_info.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/widgets/stage_info.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 namespace {

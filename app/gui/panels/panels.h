@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "gui/state/inference_view.h"
+
 namespace attnlab {
 struct Scenario;
 }
@@ -35,7 +37,6 @@ void DrawAttentionModern(AppState& state);
 /// DrawProjectionModern, each under a small heading.
 void DrawModernAttentionPanel(AppState& state);
 /// Whether `s` uses anything of the "Modern attention" section (then a preset opens it).
-bool NeedsModernAttention(const Scenario& s);
 /// The "positions" of the scenario (none, RoPE and its fields, sinusoidal) and RoPE's shift check.
 void DrawPositionsPanel(AppState& state);
 /// The six heatmaps with head and batch selectors, colorbars, tooltips and export.
@@ -76,6 +77,9 @@ void DrawTourPanel(AppState& state);
 /// The softmax Jacobian of the query row, its norm against the multiplier, and the gradients
 /// of "row i should attend to key j" (click a key) through scores, Q and K (grad.h).
 void DrawGradientPanel(AppState& state);
+/// One line under the compare view's maps: "gradient reaching W_query: ||dL/dW_q||" of A and B
+/// for the peaking row and the loss key (compare_panel.cpp calls it; gradient_panel.cpp).
+void DrawCompareGradientReadout(AppState& state);
 /// Training: a head trained scaled and unscaled in the background, loss curves, attention by step.
 void DrawTrainPanel(AppState& state);
 /// Decoding with a KV cache, step by step: the step's keys, cache and weights, its context row
@@ -84,6 +88,20 @@ void DrawDecodePanel(AppState& state);
 /// FlashAttention's forward loop, tile by tile: the tiles, m, l, the rescale and O per row,
 /// O / l beside ordinary attention (inference_view.h).
 void DrawTiledPanel(AppState& state);
+/// One of a view's two settings in its toolbar: an IntInput within [lo, hi].
+struct InferenceSetting {
+  const char* label;
+  SetInference::Field field;
+  int64_t value, lo, hi;
+  const char* tip;
+};
+
+/// A stepped view's toolbar: its two settings, then the step controls (widgets.h StepControls)
+/// of `count` steps with `step` shown; each change is emitted as SetInference (step_field for
+/// the step, kPlay for play / pause).
+void DrawInferenceToolbar(AppState& state, const InferenceSetting (&settings)[2],
+                          SetInference::Field step_field, int64_t step, int64_t count);
+
 /// The microgpt view (microgpt_panel.cpp, microgpt_view.h).
 void DrawMicrogptPanel(AppState& state);
 

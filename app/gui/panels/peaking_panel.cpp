@@ -7,11 +7,11 @@
 
 #include "attnlab/base/text.h"
 #include "attnlab/lessons/experiments.h"
-#include "gui/app_state.h"
 #include "gui/panels/panels.h"
-#include "gui/plot.h"
-#include "gui/stage_info.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/widgets/plot.h"
+#include "gui/widgets/stage_info.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 namespace {

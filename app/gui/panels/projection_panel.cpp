@@ -4,9 +4,9 @@
 #include <array>
 #include <cmath>
 
-#include "gui/app_state.h"
 #include "gui/panels/panels.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 namespace {

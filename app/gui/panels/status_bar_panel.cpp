@@ -3,9 +3,9 @@
 // which stages the last edit recomputed.
 #include "attnlab/base/text.h"
 #include "attnlab/figures/heatmap_spec.h"  // FitLabel
-#include "gui/app_state.h"
 #include "gui/panels/panels.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 

@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <string>
 
-#include "gui/app_state.h"
-#include "gui/inference_view.h"
 #include "gui/panels/panels.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/state/inference_view.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 namespace {

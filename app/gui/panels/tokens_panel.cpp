@@ -10,10 +10,10 @@
 #include <string>
 
 #include "attnlab/figures/token_view.h"
-#include "gui/app_state.h"
 #include "gui/gfx/script_fonts.h"
 #include "gui/panels/panels.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 namespace {

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "gui/app_state.h"
 #include "gui/panels/panels.h"
-#include "gui/tour.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/state/tour.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 namespace {

@@ -6,10 +6,10 @@
 
 #include "attnlab/base/text.h"
 #include "attnlab/lessons/experiments.h"
-#include "gui/app_state.h"
 #include "gui/panels/panels.h"
-#include "gui/plot.h"
-#include "gui/widgets.h"
+#include "gui/state/app_state.h"
+#include "gui/widgets/plot.h"
+#include "gui/widgets/widgets.h"
 
 namespace attnlab::gui {
 namespace {
