@@ -311,13 +311,12 @@ void RefreshCompare(AppState& state, bool now) {
 // [SECTION] JSON for scripts
 
 std::string ViewsJson(AppState& state) {
-  const auto& views = kCentralViewNames;
   SettleRuns(state);  // a script reads what the views show for the latest scenario
   RefreshCode(state);
   RefreshTrick(state, true);
   RefreshCompare(state, true);
   nlohmann::json j;
-  j["view"] = views[static_cast<int>(state.central)];
+  j["view"] = ViewRow(state.central).name;
   j["history"] = {{"undo", state.history.undo.size()}, {"redo", state.history.redo.size()}};
   j["preset"] = {
       {"id", state.preset_id},
@@ -379,27 +378,39 @@ void RefreshVariance(AppState& state) {
   }
 }
 
+namespace {
+
+// What each central view computes after the frame's actions, in kCentralViews' order
+// (state/central_views.h); nullptr: nothing (Heatmaps shows the engine's stages; Training and
+// microgpt take their workers' progress as they draw).
+struct ViewRefresh {
+  CentralView view;
+  void (*refresh)(AppState&);
+};
+constexpr ViewRefresh kRefreshView[] = {
+    {CentralView::kHeatmaps, nullptr},
+    {CentralView::kTrick, [](AppState& s) { RefreshTrick(s); }},
+    {CentralView::kCompare, [](AppState& s) { RefreshCompare(s); }},
+    {CentralView::kCode, RefreshCode},
+    {CentralView::kGradients, RefreshGradients},
+    {CentralView::kTraining, nullptr},
+    {CentralView::kDecode, RefreshInference},
+    {CentralView::kTiled, RefreshInference},
+    {CentralView::kTokens, nullptr},
+    {CentralView::kMicrogpt, nullptr},
+};
+constexpr bool RefreshRowsInOrder() {
+  if (std::size(kRefreshView) != static_cast<size_t>(kCentralViewCount)) return false;
+  for (int k = 0; k < kCentralViewCount; ++k)
+    if (static_cast<int>(kRefreshView[k].view) != k) return false;
+  return true;
+}
+static_assert(RefreshRowsInOrder(), "kRefreshView: one row per central view, in order");
+
+}  // namespace
+
 void RefreshVisibleViews(AppState& state) {
-  switch (state.central) {
-    case CentralView::kCode:
-      RefreshCode(state);
-      break;
-    case CentralView::kTrick:
-      RefreshTrick(state);
-      break;
-    case CentralView::kCompare:
-      RefreshCompare(state);
-      break;
-    case CentralView::kGradients:
-      RefreshGradients(state);
-      break;
-    case CentralView::kDecode:
-    case CentralView::kTiled:
-      RefreshInference(state);
-      break;
-    default:
-      break;
-  }
+  if (auto refresh = kRefreshView[static_cast<int>(state.central)].refresh) refresh(state);
   RefreshVariance(state);
   RefreshPeaking(state);
 }

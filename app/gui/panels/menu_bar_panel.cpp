@@ -15,45 +15,6 @@
 namespace attnlab::gui {
 namespace {
 
-struct ViewEntry {
-  CentralView view;
-  const char* tab;   ///< in the switch
-  const char* menu;  ///< in the View menu
-  const char* keys;  ///< the shortcut, "" for none (Ctrl+1..9 are taken)
-  const char* tip;
-};
-
-const ViewEntry kViews[kCentralViewCount] = {
-    {CentralView::kHeatmaps, "Heatmaps", "Heatmaps", "Ctrl+1",
-     "The six stages as heatmaps, softmax peaking and why 1/\u221Ad_k."},
-    {CentralView::kTrick, "Trick", "Averaging trick, step by step", "Ctrl+2",
-     "Karpathy's mathematical trick: a loop, a tril matmul and a masked softmax give the same "
-     "averages; a real head does not."},
-    {CentralView::kCompare, "Compare", "Compare A and B", "Ctrl+3",
-     "Two settings side by side: scaled vs unscaled, causal vs none, two heads, two "
-     "temperatures, or a pinned snapshot; their difference and row entropies."},
-    {CentralView::kCode, "Code", "PyTorch code", "Ctrl+4",
-     "The PyTorch program that computes what you see, ready to copy."},
-    {CentralView::kGradients, "Gradients", "Gradients", "Ctrl+5",
-     "Why 1/\u221Ad_k helps learning: the softmax's Jacobian dies as a row peaks; the gradients "
-     "of \"row i should attend to key j\" through scores, Q and K."},
-    {CentralView::kTraining, "Training", "Train a head, scaled vs unscaled", "Ctrl+6",
-     "Train this scenario's head with Adam on a small task, with and without 1/\u221Ad_k, and "
-     "watch the loss curves and the attention form."},
-    {CentralView::kDecode, "Decode", "Decode with a KV cache", "Ctrl+7",
-     "Generate token by token: a prefill, then one query per step against the cached K and V; "
-     "each row next to the full computation's."},
-    {CentralView::kTiled, "Tiled", "FlashAttention's tiles", "Ctrl+8",
-     "The online softmax tile by tile: running maximum m, sum l, the rescale exp(m_old − "
-     "m_new); O / l against ordinary attention."},
-    {CentralView::kTokens, "Tokens", "Attention between tokens", "Ctrl+9",
-     "The sentence itself: a line from each query token to each key it may attend to, as "
-     "opaque as the weight; hover a token to colour the other side by its weights."},
-    {CentralView::kMicrogpt, "microgpt", "Karpathy's microgpt, bit for bit", "",
-     "Train the tiny GPT of microgpt.py on names (or open a saved run), scrub its steps and "
-     "watch its four heads learn."},
-};
-
 /// The view switch: tabs over the central column, the current one lit.
 void DrawViewSwitch(AppState& state) {
   const ScreenRect& controls = state.controls_rect;
@@ -66,13 +27,14 @@ void DrawViewSwitch(AppState& state) {
   // The tabs' padding shrinks (to 0.3 em a side) so that all of them fit left of the undo/redo
   // counts on a narrow window or at a large zoom.
   float texts = 0;
-  for (const ViewEntry& v : kViews) texts += ImGui::CalcTextSize(v.tab).x + 2;
+  for (const CentralViewRow& v : kCentralViews) texts += ImGui::CalcTextSize(v.tab).x + 2;
   const float room = ImGui::GetWindowWidth() - ImGui::GetCursorPosX() -
                      ImGui::CalcTextSize("undo 999  redo 999").x - ImGui::GetFontSize();
   const float pad = std::clamp((room - texts) / kCentralViewCount, ImGui::GetFontSize() * 0.6f,
                                ImGui::GetFontSize() * 1.6f);
   for (int k = 0; k < kCentralViewCount; ++k) {
-    const ViewEntry& v = kViews[k];
+    const CentralViewRow& v = kCentralViews[k];
+    const std::string keys = ViewKeys(v.view);
     const bool selected = state.central == v.view;
     const ImVec2 text = ImGui::CalcTextSize(v.tab);
     const ImVec2 size(text.x + pad, ImGui::GetFrameHeight());
@@ -96,8 +58,8 @@ void DrawViewSwitch(AppState& state) {
     if (hovered) {
       ImGui::BeginTooltip();
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26.0f);
-      if (*v.keys)
-        ImGui::Text("%s  (%s)", v.menu, v.keys);
+      if (!keys.empty())
+        ImGui::Text("%s  (%s)", v.menu, keys.c_str());
       else
         ImGui::TextUnformatted(v.menu);
       ImGui::TextDisabled("%s", v.tip);
@@ -183,8 +145,9 @@ void DrawMenuBar(AppState& state) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
-    for (const ViewEntry& v : kViews) {
-      if (ImGui::MenuItem(v.menu, v.keys, state.central == v.view)) Emit(state, SetView{v.view});
+    for (const CentralViewRow& v : kCentralViews) {
+      if (ImGui::MenuItem(v.menu, ViewKeys(v.view).c_str(), state.central == v.view))
+        Emit(state, SetView{v.view});
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.tip);
     }
     ImGui::Separator();

@@ -80,11 +80,10 @@ Stage StageArg(const std::string& w) {
 }
 
 CentralView ViewArg(const std::string& w) {
+  if (const std::optional<CentralView> v = ParseCentralView(w)) return *v;
   std::string known;
-  for (int k = 0; k < kCentralViewCount; ++k) {
-    if (w == kCentralViewNames[k]) return static_cast<CentralView>(k);
-    known += (k ? ", " : "") + std::string(kCentralViewNames[k]);
-  }
+  for (const CentralViewRow& row : kCentralViews)
+    known += (known.empty() ? "" : ", ") + std::string(row.name);
   throw std::invalid_argument("unknown view: " + w + " (" + known + ")");
 }
 

@@ -145,7 +145,6 @@ ScreenRect LastItemRect() { return ScreenRect{ImGui::GetItemRectMin(), ImGui::Ge
 }  // namespace
 
 std::string HeatmapLayoutJson(const AppState& state) {
-  const auto& views = kCentralViewNames;
   nlohmann::json maps = nlohmann::json::array(), extra = nlohmann::json::array();
   for (int i = 0; i < kStageCount; ++i) {
     nlohmann::json m = SlotJson("stage", StageName(StageAt(i)), state.heatmaps[i]);
@@ -168,7 +167,7 @@ std::string HeatmapLayoutJson(const AppState& state) {
     for (int k = 0; k < GradientState::kMapCount; ++k)
       add(GradientState::kMapIds[k], state.gradients.maps[k]);
   nlohmann::json j = {{"heatmaps", maps}, {"views", extra}};
-  j["view"] = views[static_cast<int>(state.central)];
+  j["view"] = ViewRow(state.central).name;
   j["focus"] = state.focus ? nlohmann::json(StageName(*state.focus)) : nlohmann::json();
   nlohmann::json toolbar = nlohmann::json::array();
   for (const auto& [name, rect] : state.toolbar_items) {
@@ -341,6 +340,32 @@ void DrawHeatmapsView(AppState& state, float right_w, float body_h, float bottom
   state.variance_rect = LastItemRect();
 }
 
+// Each central view's panel, in kCentralViews' order (state/central_views.h). Heatmaps has
+// none: DrawHeatmapsView lays it out with the two plots under it.
+struct ViewDraw {
+  CentralView view;
+  void (*draw)(AppState&);
+};
+constexpr ViewDraw kDrawView[] = {
+    {CentralView::kHeatmaps, nullptr},
+    {CentralView::kTrick, DrawTrickPanel},
+    {CentralView::kCompare, DrawComparePanel},
+    {CentralView::kCode, DrawCodePanel},
+    {CentralView::kGradients, DrawGradientPanel},
+    {CentralView::kTraining, DrawTrainPanel},
+    {CentralView::kDecode, DrawDecodePanel},
+    {CentralView::kTiled, DrawTiledPanel},
+    {CentralView::kTokens, DrawTokensPanel},
+    {CentralView::kMicrogpt, DrawMicrogptPanel},
+};
+constexpr bool DrawsEveryViewInOrder() {
+  if (std::size(kDrawView) != static_cast<size_t>(kCentralViewCount)) return false;
+  for (int k = 0; k < kCentralViewCount; ++k)
+    if (static_cast<int>(kDrawView[k].view) != k || (k > 0 && !kDrawView[k].draw)) return false;
+  return true;
+}
+static_assert(DrawsEveryViewInOrder(), "kDrawView: one panel per central view, in order");
+
 // The right column: the central view the learner chose (View menu, Ctrl+1..9).
 void DrawCentralView(AppState& state, float right_w, float body_h, float bottom_h) {
   ImGui::BeginGroup();
@@ -354,24 +379,8 @@ void DrawCentralView(AppState& state, float right_w, float body_h, float bottom_
                 "  The view shows the last settings that ran; fix the setting or undo (Ctrl+Z).");
     if (!HasShownRun(state))
       ImGui::TextDisabled("Nothing has run yet.");
-    else if (state.central == CentralView::kTrick)
-      DrawTrickPanel(state);
-    else if (state.central == CentralView::kCompare)
-      DrawComparePanel(state);
-    else if (state.central == CentralView::kGradients)
-      DrawGradientPanel(state);
-    else if (state.central == CentralView::kTraining)
-      DrawTrainPanel(state);
-    else if (state.central == CentralView::kDecode)
-      DrawDecodePanel(state);
-    else if (state.central == CentralView::kTiled)
-      DrawTiledPanel(state);
-    else if (state.central == CentralView::kTokens)
-      DrawTokensPanel(state);
-    else if (state.central == CentralView::kMicrogpt)
-      DrawMicrogptPanel(state);
     else
-      DrawCodePanel(state);
+      kDrawView[static_cast<int>(state.central)].draw(state);
     ImGui::EndChild();
   }
   ImGui::EndGroup();

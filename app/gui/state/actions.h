@@ -15,31 +15,13 @@
 
 #include "attnlab/figures/figure.h"
 #include "attnlab/model/scenario.h"
+#include "gui/state/central_views.h"
 #include "gui/state/export_choices.h"
 #include "gui/state/inference_view.h"
 
 namespace attnlab::gui {
 
 struct AppState;
-
-/// What the central area shows (View menu, Ctrl+1..4, the switch in the menu bar).
-enum class CentralView {
-  kHeatmaps,
-  kTrick,
-  kCompare,
-  kCode,
-  kGradients,
-  kTraining,
-  kDecode,
-  kTiled,
-  kTokens,
-  kMicrogpt
-};
-inline constexpr int kCentralViewCount = 10;
-/// Each view's name in scripts (`view NAME`), save-views and the layout, in enum order.
-inline constexpr const char* kCentralViewNames[kCentralViewCount] = {
-    "heatmaps", "trick",  "compare", "code",   "gradients",
-    "training", "decode", "tiled",   "tokens", "microgpt"};
 
 /// The compare view's B: how it is made from the scenario on screen (A).
 enum class CompareMode {
