@@ -4,26 +4,31 @@
 #     undefined) into build-fuzz/ (core and fuzzers only), each run for ATTNLAB_FUZZ_SECONDS
 #     (default 30) from its committed corpus, two side by side (one per core); a crash leaves
 #     its input in build-fuzz/crashes/;
-#  2. the test suite built with AddressSanitizer + UndefinedBehaviorSanitizer (g++, -O1 -g1,
-#     Eigen's assertions on, LeakSanitizer on) into build-asan/ and run through ctest; the GUI
-#     tests are left out (the window under llvmpipe and ASan is too slow for CI), but one
+#  2. the core's and the command line's test binaries built with AddressSanitizer +
+#     UndefinedBehaviorSanitizer (g++, -O1 -g1, Eigen's assertions on, LeakSanitizer on) into
+#     build-asan/, each run as two processes (sharded: a sanitized process costs about a second to
+#     start and end, which ctest's one process per test paid 1,330 times), and the golden tests
+#     at each instruction-set level through ctest. ctest's checks that repeat the Release
+#     build's are left out (the Python programs, the objects' instructions, the sources), and
+#     the GUI tests too (the window under llvmpipe and ASan is too slow for CI), but one
 #     scripted window session (tests/lsan/gui_session.script) runs under LeakSanitizer, and the
 #     same session with a deliberate leak of ours (ATTNLAB_LEAK_ON_PURPOSE=1) must fail it: the
 #     check of the check. The window keeps the GL driver mapped until exit
 #     (app/gui/gfx/keep_loaded.h), so what Mesa keeps in its globals is not reported as a leak of
 #     an unmapped "<unknown module>" on one machine and not on another;
-#  3. ThreadSanitizer (g++, -O1 -g1) into build-tsan/: the core's tests (the thread pool, the
-#     engine on 1, 2 and 8 threads, the command line), the window's background-run drag test
-#     (Gui.LargeDragsRecomputeInTheBackground...) and a training run in the window
-#     (tests/tsan/train_session.script), all without a report.
+#  3. ThreadSanitizer (g++, -O1 -g1) into build-tsan/, of what runs threads only:
+#     attnlab_thread_tests (tests/CMakeLists.txt: the thread pool, the engine on 1, 2 and 8
+#     threads, the generator's large draws, the scans, the kernels' packing, training) as two
+#     processes, the window's background-run drag test (Gui.LargeDragsRecomputeInTheBackground...)
+#     and a training run in the window (tests/tsan/train_session.script), all without a report.
 # Any sanitizer report (but the reported, not yet fixed ones in tools/ubsan.supp), failing test
 # or fuzzer crash makes the script fail. Needs clang-14 and libclang-rt-14-dev
 # (tools/install_deps.sh installs them); without clang the fuzzers are skipped with a message.
 # ATTNLAB_SANITIZE_STEPS=fuzz, =asan or =thread runs one step only (or a comma-separated list).
-# Measured from a clean clone on a quiet 2-core machine (047fff7, eeae3d6): fuzz build + 4 x 30 s
-# runs 6 min (the runs now 2 x 30 s side by side: about 5 min), ASan build + suite 19 min (suite
-# alone 5-7 min), the two window checks 1 min, TSan build + core suite + window 8.5 min (core
-# suite alone about 2 min): about 33 min in all (docs/building.md).
+# Measured on a quiet 2-core machine (79dea6e's clean-clone run): fuzz 4 min, ASan + UBSan
+# about 32 min (of which 16 min ctest's one process per test), ThreadSanitizer 12.7 min. With
+# the binaries run as two processes and ThreadSanitizer's build of the thread tests only, about
+# 22 and 9 min are estimated from that run's logs (docs/building.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${ATTNLAB_FUZZ_SECONDS:-30}
@@ -37,6 +42,36 @@ export LSAN_OPTIONS=suppressions=$PWD/tools/lsan.supp:print_suppressions=0
 # -g1: line tables only (file:line in every report) at a fraction of -g's compile time.
 sanitized=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1"
            -DATTNLAB_SANITIZE=address,undefined -DATTNLAB_BUILD_BENCH=OFF)
+
+# Runs a GoogleTest binary as two processes side by side (GoogleTest's sharding deals its tests
+# between them), in the directory ctest runs it in, each printing its failures only; the log of a
+# failed one is shown. One process per binary rather than ctest's one per test: a sanitized
+# process costs about a second to start and end (its shadow memory, LeakSanitizer's scan at
+# exit), which was 80% of the ASan suite's time (1,390 of 1,726 s for 1,330 processes).
+# The timeout catches a hang only (a loaded machine takes a few times the quiet one's minutes).
+sharded() {  # LOG BINARY [GTEST ARGUMENTS...]
+  local log=$1 binary=$2 pids=() failed=0
+  shift 2
+  for shard in 0 1; do
+    (cd "$(dirname "$binary")" && GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard \
+       exec timeout 3600 "${prefix[@]}" "./$(basename "$binary")" --gtest_brief=1 "$@") \
+      >"$log.$shard" 2>&1 &
+    pids+=($!)
+  done
+  for shard in 0 1; do
+    if ! wait "${pids[$shard]}"; then
+      failed=1
+      tail -n 150 "$log.$shard" >&2
+    fi
+  done
+  if [ "$failed" = 1 ]; then
+    echo "error: $(basename "$binary") failed (logs: $log.0, $log.1)" >&2
+    return 1
+  fi
+  echo "$(basename "$binary"): $(grep -ho "[0-9]* tests\? from [0-9]* test suites\? ran" \
+    "$log.0" "$log.1" | awk '{n += $1} END {print n}') tests passed in two processes"
+}
+prefix=()  # a command the test binaries run under (ThreadSanitizer's setarch -R)
 
 if [[ $steps == *fuzz* ]]; then
   if command -v clang++-14 >/dev/null; then
@@ -82,11 +117,22 @@ if [[ $steps == *asan* ]]; then
   start=$SECONDS
   cmake -S . -B build-asan "${sanitized[@]}" >/dev/null
   cmake --build build-asan -j2 --target attnlab_tests attnlab_cli_tests attention-lab
-  # codegen_runs_*: Python's programs against `dump`, one ASan process per scenario (over 300 s
-  # once the low-precision programs came); the programs' text is GeneratedCode's, in-process.
-  # *DefaultRunPrints*: microgpt's whole default run (1000 steps; 2 s in Release, minutes here);
-  # its short runs stay. PhaseChange: the induction-head lesson's 3000 training steps.
-  ctest --test-dir build-asan -j2 --output-on-failure -E "Gui|NOT_BUILT|codegen_runs|DefaultRunPrints|PhaseChange"
+  # The core's tests and the command line's, each binary as two processes (sharded, above).
+  # Left out: *DefaultRunPrints*: microgpt's whole default run (1000 steps; 2 s in Release,
+  # minutes here); its short runs stay. PhaseChange: the induction-head lesson's 3000 training
+  # steps.
+  sharded build-asan/core-tests build-asan/tests/attnlab_tests \
+    --gtest_filter='-*DefaultRunPrints*:*PhaseChange*'
+  sharded build-asan/cli-tests build-asan/tests/attnlab_cli_tests \
+    --gtest_filter='-*DefaultRunPrints*:*PhaseChange*'
+  # ctest's other checks: the golden tests again at each instruction-set level (the kernels of
+  # each level under ASan). Left out, as they repeat what runs above or in Release: the `python`
+  # label (codegen_*, goldens_regenerate_identically: Python and PyTorch run programs against
+  # `dump`, `decode` and `tiled`, one ASan process per scenario, 200 s; the programs' text is
+  # GeneratedCode's, in-process, and those commands run under ASan in attnlab_cli_tests),
+  # cpu_dispatch_kept_apart (the instructions in the objects: the Release build's, which ship),
+  # sources_formatted and core_layers_point_down (the sources, the same in every build).
+  ctest --test-dir build-asan -j2 --output-on-failure -R "^goldens_at_"
   # LeakSanitizer on the window: one scripted session through every view, the focus, the
   # compare and an export (about 6 s; the whole GUI suite is too slow under ASan and llvmpipe).
   # Third-party caches are in tools/lsan.supp; Mesa, GLFW and X11 report nothing.
@@ -130,11 +176,16 @@ if [[ $steps == *thread* ]]; then
   export LP_NUM_THREADS=0
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
         -DATTNLAB_SANITIZE=thread -DATTNLAB_BUILD_BENCH=OFF >/dev/null
-  # The command line's end-to-end tests are not rebuilt here: they run the same engine in other
-  # processes, which the core's tests cover in-process (and ASan runs them all).
-  cmake --build build-tsan -j2 --target attnlab_tests attnlab_gui_tests attention-lab
-  # The core: the thread pool, the engine at 1, 2 and 8 threads.
-  "${norandom[@]}" ctest --test-dir build-tsan -j2 --output-on-failure -E "Gui|NOT_BUILT|codegen_runs|goldens_|DefaultRunPrints|PhaseChange"
+  # Only what runs threads is built: attnlab_thread_tests (tests/CMakeLists.txt: the thread pool,
+  # the engine's stages at 1, 2 and 8 threads on every golden scenario, the generator's large
+  # draws, the row-block scans, the kernels' packing, training), the window's test binary for
+  # its background runs, and the app. The rest of attnlab_tests runs the same ParallelFor tasks
+  # on other scenarios (ASan and Release run it all); the command line's end-to-end tests run
+  # the same engine in other processes.
+  cmake --build build-tsan -j2 --target attnlab_thread_tests attnlab_gui_tests attention-lab
+  prefix=("${norandom[@]}")
+  sharded build-tsan/thread-tests build-tsan/tests/attnlab_thread_tests
+  prefix=()
   if command -v xvfb-run >/dev/null; then
     # The window: large drags recomputed on the background run's worker while the panels draw.
     "${norandom[@]}" xvfb-run -a -s "-screen 0 1280x800x24" build-tsan/tests/attnlab_gui_tests \
