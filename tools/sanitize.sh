@@ -131,7 +131,7 @@ if [[ $steps == *asan* ]]; then
   # `dump`, `decode` and `tiled`, one ASan process per scenario, 200 s; the programs' text is
   # GeneratedCode's, in-process, and those commands run under ASan in attnlab_cli_tests),
   # cpu_dispatch_kept_apart (the instructions in the objects: the Release build's, which ship),
-  # sources_formatted and core_layers_point_down (the sources, the same in every build).
+  # sources_formatted and layers_point_down (the sources, the same in every build).
   ctest --test-dir build-asan -j2 --output-on-failure -R "^goldens_at_"
   # LeakSanitizer on the window: one scripted session through every view, the focus, the
   # compare and an export (about 6 s; the whole GUI suite is too slow under ASan and llvmpipe).
