@@ -1118,5 +1118,32 @@ TEST_F(Cli, ASignalBeforeAnyWriteEndsTheCommandAtOnce) {
     EXPECT_NE(e.path().filename().string().rfind(".attnlab-", 0), 0u) << e.path();
 }
 
+// scaling.scale_at (PyTorch's SDPA scaling): a bad value is refused naming the field, exit 2;
+// the loop programs and the gradients refuse "q_and_k" (they scale the scores) with exit 2.
+TEST_F(Cli, ScaleAtIsCheckedAndRefusedWhereUnsupported) {
+  const std::string base = R"({"format": "attention-lab/scenario@1",
+    "input": {"source": "randn", "length": 4, "d_in": 4, "seed": 1},
+    "projections": {"init": "randn", "d_out": 4, "seed": 2}, "mask": {"kind": "causal"},
+    "scaling": {"scale_at": )";
+  Result r = RunCli("dump " + Write("bad.json", base + R"("qk"}})") + " -o " + Path("o.json"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("scaling.scale_at: unknown value \"qk\" (expected one of: scores, "
+                       "q_and_k)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(Path("o.json")));
+  const std::string ok = Write("ok.json", base + R"("q_and_k"}})");
+  r = RunCli("dump " + ok + " -o " + Path("o.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = RunCli("code " + ok + " --loop decode --prefill 2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("scaling.scale_at: the generated loops scale the scores"), std::string::npos)
+      << r.err;
+  r = RunCli("code " + ok);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("f = math.sqrt(abs(scale))\nQ_s = Q * f\nK_s = K * f\n"), std::string::npos)
+      << r.out;
+}
+
 }  // namespace
 }  // namespace attnlab

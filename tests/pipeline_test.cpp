@@ -619,3 +619,46 @@ TEST(Engine, QkNormOrdersAgreeWithoutAWeightAndDifferWithOne) {
 }
 
 }  // namespace attnlab
+
+namespace attnlab {
+namespace {
+
+// SDPA's scaling (scaling.scale_at "q_and_k", issue 61): with one dimension per head each score
+// is one product, so the engine's scores and logits equal PyTorch's bit for bit (the golden
+// follows _scaled_dot_product_attention_math: q * sqrt(s), k * sqrt(s), then the product), and
+// a third of the logits are one rounding away from the scores form's q k s.
+TEST(Engine, SdpaScalingMatchesPyTorchBitForBitAndDiffersFromScalingTheScores) {
+  const json golden = test::LoadGolden("scenarios/sdpa-scale-q-and-k-dk1-exact.json");
+  Scenario s = ParseScenario(golden["scenario"].dump());
+  Engine e;
+  const Stages sdpa = e.Run(s);
+  const int64_t H = sdpa.shape.H;
+  ASSERT_EQ(sdpa.shape.dh, 1);
+  for (int64_t h = 0; h < H; ++h) {
+    const Matrix scores = JsonMatrix(golden["expected"]["scores"][0][h]);
+    const Matrix logits = JsonMatrix(golden["expected"]["logits"][0][h]);
+    EXPECT_TRUE(MatrixNear("scores h" + std::to_string(h), sdpa.scores[h], scores, 0, 0));
+    EXPECT_TRUE(MatrixNear("logits h" + std::to_string(h), sdpa.logits[h], logits, 0, 0));
+  }
+  s.scaling.scale_at = ScaleAt::kScores;
+  const Stages plain = e.Run(s);  // a recompute from the scores on the same engine
+  int differ = 0, finite = 0;
+  for (int64_t h = 0; h < H; ++h)
+    for (Eigen::Index i = 0; i < plain.logits[h].size(); ++i)
+      if (std::isfinite(plain.logits[h].data()[i])) {
+        ++finite;
+        differ += plain.logits[h].data()[i] != sdpa.logits[h].data()[i];
+        EXPECT_NEAR(plain.logits[h].data()[i], sdpa.logits[h].data()[i],
+                    2.5e-7 * std::fabs(plain.logits[h].data()[i]));
+      }
+  EXPECT_EQ(finite, 63);
+  EXPECT_EQ(differ, 23);  // as torch gives them (tools/torch_oracle.py, both forms)
+  // And back: the engine's partial recompute gives the first run's logits again.
+  s.scaling.scale_at = ScaleAt::kQAndK;
+  const Stages again = e.Run(s);
+  for (int64_t h = 0; h < H; ++h)
+    EXPECT_TRUE(MatrixNear("again h" + std::to_string(h), again.logits[h], sdpa.logits[h], 0, 0));
+}
+
+}  // namespace
+}  // namespace attnlab

@@ -337,6 +337,9 @@ TEST(ParseScenario, ScoreModifiersRefuseBadValuesNamingThem) {
        "scaling.sink_form: \"sigmoid\" needs an attention sink (scaling.sink)"},
       {with(R"({"sink": 0.5, "sink_form": "exp"})"),
        "scaling.sink_form: unknown value \"exp\" (expected one of: concat, sigmoid)"},
+      {with(R"({"scale_at": "qk"})"),
+       "scaling.scale_at: unknown value \"qk\" (expected one of: scores, q_and_k)"},
+      {with(R"({"scale_at": true})"), "scaling.scale_at: must be a string, not a boolean"},
       {with(R"({"sink": 0.5})", R"(, "normalization": "sum")"),
        "scaling.sink: needs normalization \"softmax\" (the sink is one more column of the "
        "softmax), not \"sum\""},
@@ -1130,6 +1133,9 @@ std::vector<Case> Cases() {
       {"scaling", "sqrt_dk", randn, [](Scenario& s) { s.scaling.sqrt_dk = false; }, kLogits},
       {"scaling", "multiplier", randn, [](Scenario& s) { s.scaling.multiplier = 2.5; }, kLogits},
       {"scaling", "softcap", randn, [](Scenario& s) { s.scaling.softcap = 30.0; }, kLogits},
+      // SDPA's scaling changes the scores' operands, hence the logits.
+      {"scaling", "scale_at", randn, [](Scenario& s) { s.scaling.scale_at = ScaleAt::kQAndK; },
+       kLogits},
       // The sink changes the weights, not the logits.
       {"scaling", "sink", randn, [](Scenario& s) { s.scaling.sink = {0.75}; }, kNone},
       // So does its form (torchtitan's sigmoid rescale).

@@ -576,6 +576,30 @@ def positions():
         "format": F, "input": {"source": "randn", "batch": 2, "length": 5, "d_in": 6, "seed": 46},
         "projections": {"init": "torch_rand", "d_out": 6, "seed": 47, "heads": 3,
                         "qk_norm": {"eps": 0.01, "scale": 0.5}}}
+    # SDPA's scaling (issue 61): q and k each times sqrt(scale) before the product, as
+    # PyTorch's math path of scaled_dot_product_attention; with RoPE and grouped heads, a
+    # negative multiplier (q takes the sign), and the multiplier alone (sqrt_dk off).
+    s["sdpa-scale-q-and-k-heads2-causal"] = {
+        "format": F, "input": randn9, "mask": {"kind": "causal"},
+        "projections": {"init": "linear", "d_out": 8, "seed": 48, "heads": 2, "bias": True},
+        "scaling": {"scale_at": "q_and_k"}}
+    s["sdpa-scale-q-and-k-rope-gqa-negative"] = {
+        "format": F, "input": randn9, "positions": {"kind": "rope"},
+        "projections": {"init": "randn", "d_out": 16, "seed": 49, "heads": 4, "kv_heads": 2},
+        "scaling": {"scale_at": "q_and_k", "multiplier": -0.7}}
+    s["sdpa-scale-q-and-k-no-sqrt-dk-batch2"] = {
+        "format": F, "input": {"source": "randn", "batch": 2, "length": 5, "d_in": 6, "seed": 50},
+        "projections": {"init": "torch_rand", "d_out": 5, "seed": 51},
+        "mask": {"kind": "causal"}, "scaling": {"scale_at": "q_and_k", "sqrt_dk": False,
+                                                 "multiplier": 0.3}}
+    # One dimension per head: each score is one product, so PyTorch's and the engine's agree bit
+    # for bit, and (q f)(k f) shows its roundings against q k s (pipeline_test).
+    s["sdpa-scale-q-and-k-dk1-exact"] = {
+        "format": F, "input": {"source": "matrix", "values": [
+            [0.43, 0.15, -0.89], [0.55, 0.87, 0.66], [-0.57, 0.85, 0.64], [0.22, -0.58, 0.33],
+            [0.77, 0.25, 0.1], [0.05, 0.8, -0.55]]},
+        "projections": {"init": "identity", "heads": 3}, "mask": {"kind": "causal"},
+        "scaling": {"scale_at": "q_and_k", "multiplier": 0.3}}
     return s
 
 
@@ -643,7 +667,7 @@ LOW_PRECISION_VARIANTS = [
     "alibi-heads3-none-softcap-sink", "softcap-c2-causal-heads2", "sink-per-head-empty-row",
     "sink-sigmoid-per-head-causal", "alibi-gym-heads3-symmetric-softcap",
     "outproj-nobias-heads2-dropout", "qk-norm-nanochat-after-rope-gqa",
-    "qk-norm-weight-before-rope-heads2",
+    "qk-norm-weight-before-rope-heads2", "sdpa-scale-q-and-k-heads2-causal",
 ]
 
 
@@ -697,6 +721,7 @@ FLOAT64_VARIANTS = [
     "sink-softcap-window", "gqa-linear-h4-kv2-causal", "gqa-torch-rand-h6-kv3-window-multiplier",
     "rope-gqa-h4-kv2-causal", "mask-sliding-window-w3-heads2",
     "alibi-gym-heads3-symmetric-softcap", "qk-norm-nanochat-after-rope-gqa",
+    "sdpa-scale-q-and-k-heads2-causal",
 ]
 
 

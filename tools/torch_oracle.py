@@ -466,14 +466,30 @@ def run_in_default_dtype(scenario):
         stages["K_rot"] = k.transpose(1, 2).reshape(B, T, kv_heads * dh)
     k, v = (M.repeat_interleave(group_size, dim=1) for M in (k, v))
 
-    scores = p.mm(q, k.transpose(2, 3))
     scaling = scenario.get("scaling", {})
-    # The logit rule (scaling, ALiBi, soft-capping, the mask) is one stage: in low precision
-    # computed in float32 from the stored scores and stored once (pipeline.h), as a fused
-    # attention kernel keeps it in float32 registers; ALiBi's slopes in float32 too.
-    logits = p.wide(scores) * scaling.get("multiplier", 1.0)
-    if scaling.get("sqrt_dk", True):
-        logits = logits / math.sqrt(dh)
+    if scaling.get("scale_at", "scores") == "q_and_k":
+        # PyTorch's scaled_dot_product_attention, its math path (aten/src/ATen/native/
+        # transformers/attention.cpp, _scaled_dot_product_attention_math; torch 1.13 has no
+        # SDPA, so re-derived here): scale = the given scale (multiplier / sqrt(dh)) in double,
+        # scaling_factor = sqrt(scale), query * scaling_factor, key^T * scaling_factor, then
+        # their product; a negative scale multiplies q by -sqrt(|scale|). Each product is one
+        # float32 rounding (opmath float in bfloat16 and float16), stored.
+        scale = scaling.get("multiplier", 1.0)
+        if scaling.get("sqrt_dk", True):
+            scale = scale / math.sqrt(dh)
+        f = math.sqrt(abs(scale))
+        q_s = p.store(p.wide(q) * (0.0 - f if scale < 0 else f))
+        k_s = p.store(p.wide(k).transpose(2, 3) * f)
+        scores = p.mm(q_s, k_s)
+        logits = p.wide(scores)  # already scaled
+    else:
+        scores = p.mm(q, k.transpose(2, 3))
+        # The logit rule (scaling, ALiBi, soft-capping, the mask) is one stage: in low
+        # precision computed in float32 from the stored scores and stored once (pipeline.h),
+        # as a fused attention kernel keeps it in float32 registers; ALiBi's slopes in float32.
+        logits = p.wide(scores) * scaling.get("multiplier", 1.0)
+        if scaling.get("sqrt_dk", True):
+            logits = logits / math.sqrt(dh)
     logits = modify_logits(scenario, logits, heads, range(T), range(T))
     allowed = allowed_cells(scenario.get("mask", {}), T)
     norm = scenario.get("normalization", "softmax")

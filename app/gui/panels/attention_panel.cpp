@@ -28,6 +28,21 @@ void DrawScaling(AppState& state, const Scenario& s, const Shape& sh) {
   if (ImGui::Checkbox(label, &sqrt_dk)) Emit(state, SetSqrtDk{sqrt_dk});
   Tip("Scaled dot-product attention divides the scores by sqrt(d_k). Without it, large d_k "
       "makes the logits large and softmax almost one-hot (see the peaking and variance panels).");
+  // -- where the scale goes (scaling.scale_at): the product, or q and k as PyTorch's SDPA
+  const char* at[] = {"scale the scores", "scale q and k (SDPA)"};
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11.0f);
+  if (ImGui::BeginCombo("##scale at", at[static_cast<int>(s.scaling.scale_at)])) {
+    for (const EnumName<ScaleAt>& e : kScaleAts) {
+      const ScaleAt where = e.value;
+      if (ImGui::Selectable(at[static_cast<int>(where)], where == s.scaling.scale_at))
+        Emit(state, EditScenario{"scale at", [where](Scenario& x) { x.scaling.scale_at = where; }});
+    }
+    ImGui::EndCombo();
+  }
+  Tip("scaling.scale_at. \"scale the scores\": logits = (q . k) x m / sqrt(d_k), as the "
+      "notebooks write it. \"scale q and k\": q and k each times sqrt(m / sqrt(d_k)) before the "
+      "product, as PyTorch's scaled_dot_product_attention computes it: the same logits up to "
+      "rounding (the last bit in float32, a step in bfloat16).");
 
   // -- multiplier on a log scale: the slider has no text of its own (its handle would cover
   // it); the value is an editable field under it, beside the reset button and the temperature

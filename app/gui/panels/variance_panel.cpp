@@ -92,7 +92,9 @@ void DrawOwnVariances(AppState& state) {
                                     "var(q\xC2\xB7k) " + num(v.own.var_scores)};
   // The scaled variance says what it was scaled by: the multiplier is in the number too.
   const ScalingSpec& sc = state.shown.scaling;
-  if (sc.sqrt_dk && sc.multiplier == 1.0)
+  if (sc.scale_at == ScaleAt::kQAndK)  // SDPA's scaling: the scores are the scaled product
+    parts.back() = "var(scores, q and k scaled) " + num(v.own.var_scores);
+  else if (sc.sqrt_dk && sc.multiplier == 1.0)
     parts.push_back(
         "scaled by 1/\xE2\x88\x9A"
         "d_k " +

@@ -47,7 +47,16 @@ struct Cell {
 void ScoreLines(const Cell& c) {
   const Shape& sh = c.st.shape;
   const int64_t h0 = c.ref.head * sh.dh, h1 = h0 + sh.dh - 1;
-  c.Text("score = q_" + Int(c.i) + " \xC2\xB7 k_" + Int(c.j) + " = " + Num(c.scores(c.i, c.j)));
+  if (c.s.scaling.scale_at == ScaleAt::kQAndK) {  // PyTorch's SDPA math path
+    const QkScale f = QkScaleOf(c.s.scaling, sh.dh);
+    c.Text("score = (q_" + Int(c.i) + " \xC3\x97 " + Num(f.q) + ") \xC2\xB7 (k_" + Int(c.j) +
+           " \xC3\x97 " + Num(f.k) + ") = " + Num(c.scores(c.i, c.j)));
+    c.Note(
+        "q and k each scaled by \u221Ascale before the product, as PyTorch's "
+        "scaled_dot_product_attention does");
+  } else {
+    c.Text("score = q_" + Int(c.i) + " \xC2\xB7 k_" + Int(c.j) + " = " + Num(c.scores(c.i, c.j)));
+  }
   const bool rope = c.s.positions.kind == PositionKind::kRope;
   const std::string q = rope ? "Q_rot" : "Q", k = rope ? "K_rot" : "K";
   if (!GroupsKv(sh)) {
@@ -71,9 +80,16 @@ void LogitLine(const Cell& c) {
     return;
   }
   std::string how = "logit = " + Num(c.scores(c.i, c.j));
-  if (c.s.scaling.multiplier != 1.0) how += " \xC3\x97 " + Num(c.s.scaling.multiplier);
-  if (c.s.scaling.sqrt_dk) how += " / \u221A" + std::to_string(c.st.shape.dh);
-  if (c.s.scaling.multiplier == 1.0 && !c.s.scaling.sqrt_dk) how += " (no scaling)";
+  // scale_at "q_and_k": the score is already scaled (ScoreLines), as the engine's rule says.
+  const bool at_scores = c.s.scaling.scale_at == ScaleAt::kScores;
+  const double mult = at_scores ? c.s.scaling.multiplier : 1.0;
+  const bool sqrt_dk = at_scores && c.s.scaling.sqrt_dk;
+  if (mult != 1.0) how += " \xC3\x97 " + Num(mult);
+  if (sqrt_dk) how += " / \u221A" + std::to_string(c.st.shape.dh);
+  if (!at_scores)
+    how += " (scaled in q and k)";
+  else if (mult == 1.0 && !sqrt_dk)
+    how += " (no scaling)";
   if (c.s.positions.kind == PositionKind::kAlibi) {
     const double slope =
         AlibiSlopesOf(c.s.positions, c.st.shape.H)[static_cast<size_t>(c.ref.head)];
@@ -84,8 +100,8 @@ void LogitLine(const Cell& c) {
   if (c.s.scaling.softcap) {
     // The scaled score before the cap, recomputed as the engine computes it (float32).
     float x = c.scores(c.i, c.j);
-    if (c.s.scaling.multiplier != 1.0) x = x * static_cast<float>(c.s.scaling.multiplier);
-    if (c.s.scaling.sqrt_dk) x = x / static_cast<float>(std::sqrt(double(c.st.shape.dh)));
+    if (mult != 1.0) x = x * static_cast<float>(mult);
+    if (sqrt_dk) x = x / static_cast<float>(std::sqrt(double(c.st.shape.dh)));
     if (c.s.positions.kind == PositionKind::kAlibi)
       x = x + -(static_cast<float>(
                     AlibiSlopesOf(c.s.positions, c.st.shape.H)[static_cast<size_t>(c.ref.head)]) *

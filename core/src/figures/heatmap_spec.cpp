@@ -118,6 +118,10 @@ std::string StageTitle(const Scenario& s, Stage stage) {
     case Stage::kKRot:
       return QkNormOn(s, true) ? "K_rot = norm(RoPE(K))" : "K_rot = RoPE(K)";
     case Stage::kScores:
+      if (s.scaling.scale_at == ScaleAt::kQAndK)  // PyTorch's SDPA math path
+        return s.positions.kind == PositionKind::kRope
+                   ? "scores = (Q_rot \u221As)(K_rot \u221As)\u1D40"
+                   : "scores = (Q \u221As)(K \u221As)\u1D40";
       return s.positions.kind == PositionKind::kRope ? "scores = Q_rot K_rot\u1D40"
                                                      : "scores = Q K\u1D40";
     case Stage::kMask:
@@ -125,8 +129,9 @@ std::string StageTitle(const Scenario& s, Stage stage) {
                                             : "mask: " + MaskName(s.mask);
     case Stage::kLogits: {
       std::string h = "scores";
-      if (s.scaling.multiplier != 1.0) h += " \u00D7 m";
-      if (s.scaling.sqrt_dk) h += " / \u221Ad_k";
+      const bool at_scores = s.scaling.scale_at == ScaleAt::kScores;  // else scaled in q and k
+      if (s.scaling.multiplier != 1.0 && at_scores) h += " \u00D7 m";
+      if (s.scaling.sqrt_dk && at_scores) h += " / \u221Ad_k";
       if (s.positions.kind == PositionKind::kAlibi)  // ALiBi
         h += s.positions.symmetric ? " \u2212 m\u2095|i \u2212 j|" : " \u2212 m\u2095(i \u2212 j)";
       if (s.scaling.softcap) return "logits = c tanh(" + h + " / c)";  // Gemma 2

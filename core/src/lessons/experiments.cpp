@@ -116,6 +116,10 @@ CurveRules CurveRulesOf(const Scenario& s, const Shape& sh, int64_t head, int64_
                                                        rules::HeadSlopes<double>(s, sh.H), head);
   CurveRules r;
   r.divisor = f.scale ? f.div : 1.0;
+  // scale_at "q_and_k": the scores already hold (q f)(k f)^T = qk * multiplier [/ sqrt(dh)], so
+  // another multiplier m' is logits = scores * m' / multiplier (to rounding; the curve is double).
+  if (s.scaling.scale_at == ScaleAt::kQAndK && s.scaling.multiplier != 0.0)
+    r.divisor = s.scaling.multiplier;
   if (f.softcap) r.softcap = f.cap;
   if (f.alibi) r.alibi_slope = f.slope;
   r.alibi_symmetric = f.symmetric;
@@ -328,8 +332,11 @@ std::vector<TrickStep> AveragingTrick(const Stages& st, const Scenario& sc, int6
             "\nwei = wei.masked_fill(tril == 0, float('-inf'))\nwei = F.softmax(wei, dim=-1)\n"
             "out = wei @ v";
   const int64_t dh = st.shape.dh;
-  Matrix logits = st.Head(st.scores, batch, 0) * static_cast<float>(sc.scaling.multiplier);
-  if (sc.scaling.sqrt_dk) logits /= static_cast<float>(std::sqrt(static_cast<double>(dh)));
+  Matrix logits = st.Head(st.scores, batch, 0);
+  if (sc.scaling.scale_at == ScaleAt::kScores) {  // "q_and_k": the scores are already scaled
+    logits *= static_cast<float>(sc.scaling.multiplier);
+    if (sc.scaling.sqrt_dk) logits /= static_cast<float>(std::sqrt(static_cast<double>(dh)));
+  }
   for (Eigen::Index i = 0; i < T; ++i) logits.row(i).tail(T - i - 1).setConstant(neg_inf);
   v4.weights = RowSoftmax(logits);
   v4.result = v4.weights * st.V[batch].leftCols(dh);

@@ -175,6 +175,10 @@ Gradients LossGradients(const Scenario& s, const Stages& st, int64_t row, int64_
     throw GradError("loss key " + std::to_string(key) + " is masked for query row " +
                     std::to_string(row) + " (mask.kind " + Name(s.mask.kind) +
                     "): its weight is 0 and -log 0 is infinite; pick a key the row may see");
+  if (s.scaling.scale_at == ScaleAt::kQAndK)
+    throw GradError(
+        "scaling.scale_at \"q_and_k\": the gradients are worked out for the scale applied to "
+        "the scores (\"scores\", the same logits up to rounding); switch it back to see them");
   Gradients g;
   g.row = row;
   g.key = key;

@@ -93,15 +93,6 @@ const StageTensors<S>& TensorsOf(const Stages& st) {
   }
 }
 
-/// The queries and keys the scores multiply in batch b: Q_rot and K_rot with RoPE (each row
-/// turned by its absolute position, as a KV cache stores its keys), else Q and K.
-template <typename S>
-std::pair<const MatrixOf<S>&, const MatrixOf<S>&> ScoredQK(const StageTensors<S>& ts, int64_t b) {
-  const size_t i = static_cast<size_t>(b);
-  if (!ts.Q_rot.empty()) return {ts.Q_rot[i], ts.K_rot[i]};
-  return {ts.Q[i], ts.K[i]};
-}
-
 /// out_proj applied to `rows` (n x d_v) when the scenario has one, as the engine applies it
 /// (low precision: the product stored, then + bias stored).
 template <typename S>
@@ -150,6 +141,9 @@ struct HeadRule {
   rules::LogitScaling<S> scaling;
   std::vector<S> slopes, sinks;  ///< per head; empty without ALiBi, without a sink
   MaskKind kind;                 ///< kCustom when the mask acts on the logits, else kNone
+  /// scaling.scale_at "q_and_k": the scores' operands (Q and K, or Q_rot and K_rot) times
+  /// their factors (QkScaleOf) and stored, B matrices each, as the engine's ScaleQk; else empty
+  MatrixStackOf<S> q_scaled, k_scaled;
   /// The logit scaling of head h for a block whose row 0 and column 0 sit at absolute
   /// positions q0 and k0 (ALiBi's i and j).
   rules::LogitScaling<S> At(int64_t h, int64_t q0, int64_t k0) const {
@@ -166,10 +160,30 @@ struct HeadRule {
 /// The HeadRule of scenario `s` with the stages' shape `sh`, built by the pipeline's own
 /// helpers (LogitScalingOf, HeadSlopes, HeadSinks: stage_rules.h).
 template <typename S>
-HeadRule<S> RuleOf(const Scenario& s, const Shape& sh) {
-  return {rules::LogitScalingOf<S>(s, sh.dh), rules::HeadSlopes<S>(s, sh.H),
-          rules::HeadSinks<S>(s, sh.H),
-          MaskAppliesToLogits(s.normalization) ? MaskKind::kCustom : MaskKind::kNone};
+HeadRule<S> RuleOf(const Scenario& s, const Shape& sh, const StageTensors<S>& ts) {
+  HeadRule<S> rule{rules::LogitScalingOf<S>(s, sh.dh), rules::HeadSlopes<S>(s, sh.H),
+                   rules::HeadSinks<S>(s, sh.H),
+                   MaskAppliesToLogits(s.normalization) ? MaskKind::kCustom : MaskKind::kNone};
+  if (s.scaling.scale_at == ScaleAt::kQAndK) {
+    const QkScale f = QkScaleOf(s.scaling, sh.dh);
+    for (const MatrixOf<S>& m : ts.Q_rot.empty() ? ts.Q : ts.Q_rot)
+      rule.q_scaled.push_back(rules::ScaledOperand(m, f.q)), StoreIn(s.dtype, rule.q_scaled.back());
+    for (const MatrixOf<S>& m : ts.K_rot.empty() ? ts.K : ts.K_rot)
+      rule.k_scaled.push_back(rules::ScaledOperand(m, f.k)), StoreIn(s.dtype, rule.k_scaled.back());
+  }
+  return rule;
+}
+
+/// The queries and keys the scores multiply in batch b: Q_rot and K_rot with RoPE (each row
+/// turned by its absolute position, as a KV cache stores its keys), else Q and K; under
+/// scale_at "q_and_k" those times their factors (the rule's q_scaled and k_scaled).
+template <typename S>
+std::pair<const MatrixOf<S>&, const MatrixOf<S>&> ScoredQK(const StageTensors<S>& ts,
+                                                           const HeadRule<S>& rule, int64_t b) {
+  const size_t i = static_cast<size_t>(b);
+  if (!rule.q_scaled.empty()) return {rule.q_scaled[i], rule.k_scaled[i]};
+  if (!ts.Q_rot.empty()) return {ts.Q_rot[i], ts.K_rot[i]};
+  return {ts.Q[i], ts.K[i]};
 }
 
 /// Head h's weights (q x keys) of decode step `step` in batch b: the new queries' scores over
@@ -185,7 +199,7 @@ template <typename S>
 MatrixOf<S> StepWeights(const Scenario& s, const StageTensors<S>& ts, const Shape& sh,
                         const Numerics& num, const HeadRule<S>& rule, int64_t b, int64_t h,
                         DecodeStep& step) {
-  const auto qk = ScoredQK(ts, b);
+  const auto qk = ScoredQK(ts, rule, b);
   const MatrixOf<S>&Q = qk.first, &K = qk.second;
   const int64_t q = step.t - step.first, kv = static_cast<int64_t>(step.keys.size());
   MatrixOf<S> sc(q, kv), lg(q, kv), w(q, kv), sink_w(q, 1);
@@ -221,7 +235,7 @@ DecodeRun Decode(const Scenario& s, const Stages& st, const DecodeOptions& opt) 
   const MaskMatrix full = AllowedCells(s.mask, T);
   const bool ring = s.mask.kind == MaskKind::kSlidingWindow;
   const int64_t W = s.mask.window;
-  const HeadRule<S> rule = RuleOf<S>(s, sh);
+  const HeadRule<S> rule = RuleOf<S>(s, sh, ts);
   const Numerics num = NumericsOf<S>(st.generator);
 
   // (first, count) of every step: the prefill's chunks, then one token each.
@@ -320,13 +334,13 @@ TiledRun Tiled(const Scenario& s, const Stages& st, int64_t Br, int64_t Bc) {
   const Shape& sh = st.shape;
   const int64_t T = sh.T;
   const MaskMatrix full = AllowedCells(s.mask, T);
-  const HeadRule<S> rule = RuleOf<S>(s, sh);
+  const HeadRule<S> rule = RuleOf<S>(s, sh, ts);
   const S neg_inf = -std::numeric_limits<S>::infinity();
   TiledRun run;
   run.block_q = Br;
   run.block_k = Bc;
   for (int64_t b = 0; b < sh.B; ++b) {
-    const auto qk = ScoredQK(ts, b);
+    const auto qk = ScoredQK(ts, rule, b);
     const MatrixOf<S>&Q = qk.first, &K = qk.second;
     const MatrixOf<S>& V = ts.V[static_cast<size_t>(b)];
     MatrixOf<S> ctx(T, sh.d_v);

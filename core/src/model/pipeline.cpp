@@ -253,6 +253,12 @@ const Stages& Engine::Run(const Scenario& s) {
         s.scaling.softmax_dtype != last_.scaling.softmax_dtype)
       from = std::min(from, 4);
     if (!SameLogitSettings(s, last_)) from = 3;
+    // scale_at "q_and_k" scales the scores' operands: the scores change with the scale.
+    if (s.scaling.scale_at != last_.scaling.scale_at ||
+        (s.scaling.scale_at == ScaleAt::kQAndK &&
+         (s.scaling.multiplier != last_.scaling.multiplier ||
+          s.scaling.sqrt_dk != last_.scaling.sqrt_dk)))
+      from = std::min(from, 2);
     if (!SameProjections(s.projections, last_.projections) ||
         !SamePositions(s.positions, last_.positions))
       from = 1;
@@ -774,10 +780,15 @@ void Engine::BuildMask(const Scenario& s) {
 
 namespace {
 
-// The K the scores multiply: the rotated K under RoPE (positions "rope"), else K.
+// The Q and K the scores multiply: `scaled` (scale_at "q_and_k": Engine::ScaleQk's copies)
+// when it is not empty, else the rotated Q and K under RoPE (positions "rope"), else Q and K.
 template <typename S>
-const MatrixStackOf<S>& ScoredKeys(const StageTensors<S>& st) {
-  return st.K_rot.empty() ? st.K : st.K_rot;
+const MatrixStackOf<S>& ScoredQueries(const StageTensors<S>& st, const MatrixStackOf<S>& scaled) {
+  return !scaled.empty() ? scaled : st.Q_rot.empty() ? st.Q : st.Q_rot;
+}
+template <typename S>
+const MatrixStackOf<S>& ScoredKeys(const StageTensors<S>& st, const MatrixStackOf<S>& scaled) {
+  return !scaled.empty() ? scaled : st.K_rot.empty() ? st.K : st.K_rot;
 }
 
 // Index of batch entry b's K/V head for query head h (GQA's grouping) among B * KV.
@@ -786,6 +797,22 @@ size_t KvIndex(const Shape& sh, int64_t b, int64_t h) {
 }
 
 }  // namespace
+
+template <typename S>
+void Engine::ScaleQk(const Scenario& s) {
+  PackedHeads<S>& packed = Packed<S>();
+  packed.q_scaled.clear(), packed.k_scaled.clear();
+  if (s.scaling.scale_at != ScaleAt::kQAndK) return;
+  // SDPA's math path: query * sqrt(scale), key^T * sqrt(scale), each product rounded and
+  // stored in the dtype, then the product of the two (ScoreRows).
+  const StageTensors<S>& st = Tensors<S>();
+  const QkScale f = QkScaleOf(s.scaling, stages_.shape.dh);
+  const MatrixStackOf<S> none;
+  for (const MatrixOf<S>& m : ScoredQueries(st, none))
+    packed.q_scaled.push_back(rules::ScaledOperand(m, f.q)), Store(packed.q_scaled.back());
+  for (const MatrixOf<S>& m : ScoredKeys(st, none))
+    packed.k_scaled.push_back(rules::ScaledOperand(m, f.k)), Store(packed.k_scaled.back());
+}
 
 template <typename S>
 void Engine::PackHeads(bool k, bool v) {
@@ -801,7 +828,7 @@ void Engine::PackHeads(bool k, bool v) {
   const size_t count = static_cast<size_t>(sh.B * sh.Kv());
   // The operand each product reads: K_h^T (d_k x T, the transpose of K's head columns; the
   // rotated K under RoPE) and V_h (T x d_v of the head).
-  const MatrixStackOf<S>& keys = ScoredKeys(st);
+  const MatrixStackOf<S>& keys = ScoredKeys(st, packed.k_scaled);
   const auto operand = [&](bool of_k, size_t i) {
     const int64_t b = static_cast<int64_t>(i) / sh.Kv(), kvh = static_cast<int64_t>(i) % sh.Kv();
     if (of_k)
@@ -875,6 +902,7 @@ void Engine::ComputeHeads(const Scenario& s, int from, bool with_context) {
   const RowBlocks blocks(T);
   const MaskMatrix& mask = stages_.mask;
   block_zero_tail_.assign(count * blocks.blocks, 0);
+  if (do_scores) ScaleQk<S>(s);
   PackHeads<S>(do_scores, with_context && !by_columns);
   const auto head_task = [&](int64_t task) {
     const size_t m = blocks.Matrix(task);
@@ -936,9 +964,9 @@ void Engine::ScoreRows(size_t m, int64_t r0, int64_t rb, S* into) {
   // scores = q @ k.transpose(-2, -1) for head h's columns; K's head is the one query head h
   // shares with its group (repeat_interleave over the K/V heads, GQA), h itself without.
   // RoPE: the rotated Q and K. Low precision: the rows stored in the dtype (Store).
-  const MatrixStackOf<S>& q = st.Q_rot.empty() ? st.Q : st.Q_rot;
-  const MatrixStackOf<S>& k = ScoredKeys(st);
   const PackedHeads<S>& packed = Packed<S>();
+  const MatrixStackOf<S>& q = ScoredQueries(st, packed.q_scaled);
+  const MatrixStackOf<S>& k = ScoredKeys(st, packed.k_scaled);
   Eigen::Map<MatrixOf<S>> out(into, rb, T);
   MultiplyInto(numerics_.product, q[b].block(r0, h * sh.dh, rb, sh.dh),
                k[b].middleCols(sh.KvHead(h) * sh.dh, sh.dh).transpose(), out,

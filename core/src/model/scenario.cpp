@@ -773,8 +773,11 @@ Scenario ParseScenario(const std::string& json_text) {
   }
   if (j.contains("scaling")) {
     const json& sc = Object(j["scaling"], "scaling");
-    CheckKeys(sc, "scaling",
-              {"sqrt_dk", "multiplier", "softcap", "sink", "sink_form", "softmax_dtype"});
+    CheckKeys(
+        sc, "scaling",
+        {"sqrt_dk", "multiplier", "softcap", "sink", "sink_form", "softmax_dtype", "scale_at"});
+    if (sc.contains("scale_at"))
+      s.scaling.scale_at = Choice<ScaleAt>(sc["scale_at"], "scaling.scale_at");
     if (sc.contains("softmax_dtype"))
       s.scaling.softmax_dtype = Choice<SoftmaxDtype>(sc["softmax_dtype"], "scaling.softmax_dtype");
     if (sc.contains("sink_form"))
@@ -1571,6 +1574,7 @@ void WriteStages(const Scenario& s, json& j) {
     j["scaling"]["sink_form"] = Name(s.scaling.sink_form);
   if (s.scaling.softmax_dtype != SoftmaxDtype::kSame)
     j["scaling"]["softmax_dtype"] = Name(s.scaling.softmax_dtype);
+  if (s.scaling.scale_at != ScaleAt::kScores) j["scaling"]["scale_at"] = Name(s.scaling.scale_at);
   j["mask"] = MaskJson(s.mask);
   j["normalization"] = Name(s.normalization);
   j["dropout"] = {{"p", s.dropout.p},
@@ -1642,6 +1646,15 @@ bool SameInput(const InputSpec& a, const InputSpec& b) {
   return false;
 }
 
+QkScale QkScaleOf(const ScalingSpec& scaling, int64_t dh) {
+  // _scaled_dot_product_attention_math: calculate_scale (the given scale, in double), then its
+  // square root; a negative scale multiplies q by -sqrt(|scale|) and k by sqrt(|scale|).
+  const double scale = scaling.sqrt_dk ? scaling.multiplier / std::sqrt(static_cast<double>(dh))
+                                       : scaling.multiplier;
+  const double f = std::sqrt(std::fabs(scale));
+  return {scale < 0 ? 0.0 - f : f, f};
+}
+
 double QkNormEps(const QkNormSpec& q, Dtype d) {
   if (q.eps) return *q.eps;
   switch (d) {
@@ -1679,7 +1692,7 @@ bool SameProjections(const ProjectionSpec& a, const ProjectionSpec& b) {
 
 bool SameLogitSettings(const Scenario& a, const Scenario& b) {
   return a.scaling.sqrt_dk == b.scaling.sqrt_dk && a.scaling.multiplier == b.scaling.multiplier &&
-         a.scaling.softcap == b.scaling.softcap &&
+         a.scaling.scale_at == b.scaling.scale_at && a.scaling.softcap == b.scaling.softcap &&
          (a.positions.kind == PositionKind::kAlibi) == (b.positions.kind == PositionKind::kAlibi) &&
          (a.positions.kind != PositionKind::kAlibi || SamePositions(a.positions, b.positions)) &&
          SameMask(a.mask, b.mask);

@@ -73,13 +73,26 @@ struct LogitScaling {
 
 // The logit scaling of scenario `s` for heads of size dh, as the pipeline applies it:
 // * multiplier, / sqrt(dh) rounded to S, scaling.softcap (ALiBi's slope is per head: HeadSlopes).
+// scaling.scale_at "q_and_k": the scores already hold the scaled product (ScaledOperand), so
+// the logits take no multiplier and no division (x * 1 is exact).
 template <typename S>
 LogitScaling<S> LogitScalingOf(const Scenario& s, int64_t dh) {
-  LogitScaling<S> f{static_cast<S>(s.scaling.multiplier),
-                    static_cast<S>(std::sqrt(static_cast<double>(dh))), s.scaling.sqrt_dk,
-                    s.scaling.softcap.has_value(), static_cast<S>(s.scaling.softcap.value_or(1.0))};
+  const bool at_scores = s.scaling.scale_at == ScaleAt::kScores;
+  LogitScaling<S> f{static_cast<S>(at_scores ? s.scaling.multiplier : 1.0),
+                    static_cast<S>(std::sqrt(static_cast<double>(dh))),
+                    at_scores && s.scaling.sqrt_dk, s.scaling.softcap.has_value(),
+                    static_cast<S>(s.scaling.softcap.value_or(1.0))};
   f.symmetric = s.positions.symmetric;
   return f;
+}
+
+// scaling.scale_at "q_and_k": an operand of the scores (T x heads * dh, Q or K as the scores
+// read them) times its factor (QkScaleOf, rounded to S), one rounding per element as
+// PyTorch's query * scaling_factor in _scaled_dot_product_attention_math; the caller stores
+// the result in low precision.
+template <typename S>
+MatrixOf<S> ScaledOperand(const MatrixOf<S>& m, double factor) {
+  return m * static_cast<S>(factor);
 }
 
 // ALiBi's slope of each of H heads rounded to S (AlibiSlopesOf, scenario.h); empty without ALiBi.

@@ -152,6 +152,9 @@ void WriteStore(const Ctx& c, const std::string& names, const char* comment = ""
   c.py << names << " = " << rhs << comment << "\n";
 }
 
+// scaling.scale_at "q_and_k": the program scales q and k before the product (WriteQkScale).
+bool QkScaled(const Ctx& c) { return c.s.scaling.scale_at == ScaleAt::kQAndK; }
+
 // Low precision and the scenario has nn.Linear layers (projections or out_proj).
 bool LowLinear(const Ctx& c) {
   return c.low && ((c.s.input.source != InputSource::kQkv &&
@@ -307,7 +310,7 @@ void WriteHeader(const Ctx& c) {
   }
   c.py << "# The PyTorch program behind what the app shows. Run it with PyTorch installed.\n";
   if (!c.dt.empty()) c.py << "# dtype float64: every tensor is made as torch.float64.\n";
-  if (c.s.positions.kind == PositionKind::kSinusoidal) c.py << "import math\n";
+  if (c.s.positions.kind == PositionKind::kSinusoidal || QkScaled(c)) c.py << "import math\n";
   if (c.s.input.source == InputSource::kText) c.py << "import re\n";
   c.py << "import torch\n\n";
   c.py << "torch.set_grad_enabled(False)  # no training here: plain tensors\n";
@@ -695,22 +698,44 @@ void WriteHeadSplits(const Ctx& c) {
   c.py << "v = " << HeadSplit(c, 'V', HeadValueWidth(c)) << "\n";
 }
 
+// scaling.scale_at "q_and_k": `d_k` (its line written here, before the product), the scale
+// and its square root, and the operands q and k times it, as PyTorch's math path of
+// scaled_dot_product_attention makes them (QkScaleOf); `q` and `k` become the scaled names.
+void WriteQkScale(const Ctx& c, const std::string& d_k, std::string& q, std::string& k) {
+  const ScalingSpec& sc = c.s.scaling;
+  c.py << "d_k = " << d_k << "\n";
+  c.py << "# PyTorch's scaled_dot_product_attention (its math path, aten's\n"
+          "# _scaled_dot_product_attention_math) scales q and k, each by sqrt(scale), before the\n"
+          "# product, where the notebooks scale the product: the same logits up to rounding\n";
+  c.py << "scale = " << (sc.multiplier == 1.0 ? "1" : PyFloat(sc.multiplier));
+  if (sc.sqrt_dk) c.py << " / math.sqrt(d_k)";
+  c.py << "\nf = math.sqrt(abs(scale))\n";
+  const QkScale f = QkScaleOf(sc, c.sh.dh);
+  c.py << q << "_s = " << q << " * " << (f.q < 0 ? "-f  # a negative scale goes to q" : "f")
+       << "\n";
+  c.py << k << "_s = " << k << " * f\n";
+  q += "_s", k += "_s";
+  WriteStore(c, q + ", " + k);
+}
+
 void WriteNumpyScores(const Ctx& c) {
+  std::string q = c.sh.H > 1 ? "q" : Rope(c) ? "Q_rot" : "Q";
+  std::string k = c.sh.H > 1 ? "k" : Rope(c) ? "K_rot" : "K";
+  const std::string d_k = c.sh.H > 1 ? "head_size" : "K.shape[-1]";
   if (c.sh.H > 1) {
     WriteHeadsComment(c);
     WriteHeadSplits(c);
-    c.py << "scores = np.matmul(q, k.transpose(0, 1, 3, 2))  # (B, heads, T, T)\n";
-    c.py << "d_k = head_size\n";
   } else if (Rope(c)) {
     c.py << "Q_rot, K_rot = rope(Q), rope(K)\n";
-    c.py << "scores = np.matmul(Q_rot, "
-         << (c.flat ? "K_rot.T)  # (T, T)" : "K_rot.transpose(0, 2, 1))  # (B, T, T)") << "\n";
-    c.py << "d_k = K.shape[-1]\n";
-  } else {
-    c.py << "scores = np.matmul(Q, "
-         << (c.flat ? "K.T)  # (T, T)" : "K.transpose(0, 2, 1))  # (B, T, T)") << "\n";
-    c.py << "d_k = K.shape[-1]\n";
   }
+  if (QkScaled(c)) WriteQkScale(c, d_k, q, k);
+  if (c.sh.H > 1)
+    c.py << "scores = np.matmul(" << q << ", " << k
+         << ".transpose(0, 1, 3, 2))  # (B, heads, T, T)\n";
+  else
+    c.py << "scores = np.matmul(" << q << ", " << k
+         << (c.flat ? ".T)  # (T, T)" : ".transpose(0, 2, 1))  # (B, T, T)") << "\n";
+  if (!QkScaled(c)) c.py << "d_k = " << d_k << "\n";
   WriteStore(c, "scores");
 }
 
@@ -921,10 +946,12 @@ void WriteSinkSoftmax(const Ctx& c) {
 void WriteNumpyLogitRule(const Ctx& c) {
   const Scenario& s = c.s;
   c.py << "logits = scores";
-  if (s.scaling.multiplier != 1.0)
+  if (QkScaled(c)) c.py << "  # already scaled: q and k were";
+  if (s.scaling.multiplier != 1.0 && !QkScaled(c))
     c.py << " * " << PyFloat(s.scaling.multiplier) << "  # the multiplier (1/temperature)\n"
          << "logits = logits";
-  if (s.scaling.sqrt_dk) c.py << " / math.sqrt(d_k)  # keeps the variance of q.k near 1";
+  if (s.scaling.sqrt_dk && !QkScaled(c))
+    c.py << " / math.sqrt(d_k)  # keeps the variance of q.k near 1";
   c.py << "\n";
   WriteAlibi(c, "logits");
   WriteSoftcap(c, "logits");
@@ -1010,21 +1037,22 @@ void WriteNumpyContext(const Ctx& c) {
 // ---------------------------------------------------------------------------------------------
 
 void WriteScores(const Ctx& c) {
+  std::string q = c.sh.H > 1 ? "q" : Rope(c) ? "Q_rot" : "Q";
+  std::string k = c.sh.H > 1 ? "k" : Rope(c) ? "K_rot" : "K";
+  const std::string d_k = c.sh.H > 1 ? "head_size" : "K.shape[-1]";
   if (c.sh.H > 1) {
     WriteHeadsComment(c);
     WriteHeadSplits(c);
-    c.py << "scores = q @ k.transpose(-2, -1)  # (B, heads, T, T)\n";
-    c.py << "d_k = head_size\n";
   } else if (Rope(c)) {
     c.py << "Q_rot, K_rot = rope(Q), rope(K)\n";
-    c.py << "scores = Q_rot @ K_rot"
-         << (c.flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)") << "\n";
-    c.py << "d_k = K.shape[-1]\n";
-  } else {
-    c.py << "scores = Q @ K" << (c.flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)")
-         << "\n";
-    c.py << "d_k = K.shape[-1]\n";
   }
+  if (QkScaled(c)) WriteQkScale(c, d_k, q, k);
+  if (c.sh.H > 1)
+    c.py << "scores = " << q << " @ " << k << ".transpose(-2, -1)  # (B, heads, T, T)\n";
+  else
+    c.py << "scores = " << q << " @ " << k
+         << (c.flat ? ".T  # (T, T)" : ".transpose(-2, -1)  # (B, T, T)") << "\n";
+  if (!QkScaled(c)) c.py << "d_k = " << d_k << "\n";
   WriteStore(c, "scores");
 }
 
@@ -1045,11 +1073,11 @@ std::string MultiplierText(const Ctx& c) {
 void WriteLogits(const Ctx& c) {
   const Scenario& s = c.s;
   std::string logits = "scores";
-  if (s.scaling.multiplier != 1.0) {
+  if (s.scaling.multiplier != 1.0 && !QkScaled(c)) {
     c.py << "logits = scores * " << MultiplierText(c) << "\n";
     logits = "logits";
   }
-  if (s.scaling.sqrt_dk) {
+  if (s.scaling.sqrt_dk && !QkScaled(c)) {
     c.py << "logits = " << logits << " / d_k**0.5  # keeps the variance of q.k near 1\n";
     logits = "logits";
   }
@@ -1077,7 +1105,8 @@ void WriteLogits(const Ctx& c) {
                  : Name(s.mask.fill))
          << ")\n";
   else if (logits != "logits")
-    c.py << "logits = scores  # no scaling, "
+    c.py << "logits = scores  # "
+         << (QkScaled(c) ? "already scaled (q and k were), " : "no scaling, ")
          << (s.mask.kind == MaskKind::kNone ? "no mask" : "the mask comes after the softmax")
          << "\n";
   WriteStore(c, "logits", "  # the whole rule (scaling, mask) in float32, stored once");

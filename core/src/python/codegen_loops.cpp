@@ -397,6 +397,10 @@ void CheckLoopNormalization(const Scenario& s) {
   if (!IsSoftmaxOverAllowedKeys(s.normalization))
     throw InferenceError(std::string("normalization: the generated loop writes softmax, not \"") +
                          Name(s.normalization) + "\" (softmax or softmax_then_mask)");
+  if (s.scaling.scale_at == ScaleAt::kQAndK)
+    throw InferenceError(
+        "scaling.scale_at: the generated loops scale the scores (\"scores\"), not q and k "
+        "(\"q_and_k\"); the full program (code without --loop) writes q and k scaled");
 }
 
 /// After a query block's last tile: what the sink took of each row (tiled_sink) and, for a

@@ -428,10 +428,13 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 
 // var(scores * multiplier / sqrt(d_k)) before the mask: the NumPy notebook's scaled.var(),
-// each product rounded as the pipeline's logits are (in the run's precision).
+// each product rounded as the pipeline's logits are (in the run's precision). scale_at
+// "q_and_k": the scores are already scaled.
 double ScaledVariance(const Stages& st, const Scenario& s, VarianceKind kind) {
-  const double mult = s.scaling.multiplier, div = std::sqrt(static_cast<double>(st.shape.dh));
-  const bool scale = s.scaling.sqrt_dk;
+  const bool at_scores = s.scaling.scale_at == ScaleAt::kScores;
+  const double mult = at_scores ? s.scaling.multiplier : 1.0;
+  const double div = std::sqrt(static_cast<double>(st.shape.dh));
+  const bool scale = at_scores && s.scaling.sqrt_dk;
   if (st.f64) {
     MatrixStackD scaled = st.f64->scores;
     for (MatrixD& m : scaled) {

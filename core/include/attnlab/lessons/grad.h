@@ -75,8 +75,9 @@ struct Gradients {
 ///     (= w - onehot(J)); a weight that underflowed to 0 at J gives nan, as in PyTorch.
 ///   sum: w = z / S over the allowed keys: grad_z = 1/S - [k = J]/z_J on allowed keys.
 ///   mean: the weights do not depend on the logits: every gradient is 0.
-/// Errors: GradError for a row or key outside 0..T-1, or a key masked for the row (the message
-/// names the mask kind). Cost: O(B H T dh + B T d_in d_out), memory two (B*H) x T x T stacks.
+/// Errors: GradError for a row or key outside 0..T-1, a key masked for the row (the message
+/// names the mask kind), or scaling.scale_at "q_and_k" (worked out for the scores form). Cost: O(B
+/// H T dh + B T d_in d_out), memory two (B*H) x T x T stacks.
 Gradients LossGradients(const Scenario& scenario, const Stages& stages, int64_t row, int64_t key);
 
 /// The Jacobian d weights[b,h,row,:] / d logits[b,h,row,:] (T x T, entry (k, m) = d w_k / d z_m)

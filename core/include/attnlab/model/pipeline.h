@@ -417,6 +417,9 @@ class Engine {
   struct PackedHeads {
     std::vector<Eigen::Matrix<S, Eigen::Dynamic, 1>> k, v;
     bool v_current = false;  // v is the packing of the current V (a temperature drag keeps it)
+    // scaling.scale_at "q_and_k": Q and K (Q_rot and K_rot under RoPE) times their factors
+    // (QkScaleOf), stored in the dtype, the scores' operands; empty otherwise (ScaleQk).
+    MatrixStackOf<S> q_scaled, k_scaled;
   };
   PackedHeads<float> packed_f_;
   PackedHeads<double> packed_d_;
@@ -426,6 +429,9 @@ class Engine {
   // not current, on all threads; nothing unless the run multiplies by Eigen's product.
   template <typename S>
   void PackHeads(bool k, bool v);
+  // Makes (scale_at "q_and_k") or clears the scaled operands of PackedHeads.
+  template <typename S>
+  void ScaleQk(const Scenario& s);
   // K.var() is still to be computed for stages_.var_K (ComputeProjections made a new K): it
   // runs as one more task beside the head tasks of ComputeHeads, which only read K.
   bool var_k_pending_ = false;

@@ -123,6 +123,12 @@ enum class SoftmaxDtype { kSame, kFloat32 };
 /// where the concat form gives 0 weights and the whole row to the sink (the bug gallery's
 /// bug-sink-sigmoid).
 enum class SinkForm { kConcat, kSigmoid };
+/// scaling.scale_at: where the scale (multiplier / sqrt(dh)) is applied. kScores: to the
+/// product, logits = (q @ k^T) * multiplier / sqrt(dh), as the notebooks write it. kQAndK: to
+/// q and k before the product, each times sqrt(scale), as PyTorch's math path of
+/// scaled_dot_product_attention computes it (aten/src/ATen/native/transformers/attention.cpp,
+/// _scaled_dot_product_attention_math): the same logits up to rounding (QkScaleOf).
+enum class ScaleAt { kScores, kQAndK };
 /// mask.align: where a step's queries sit against its keys when there are fewer queries than
 /// keys (a KV-cache decode step: q_len < kv_len; with q_len == kv_len, as in the full
 /// computation, both are the same). kBottomRight: the last query is the last key's token, what
@@ -233,6 +239,8 @@ inline constexpr EnumName<SoftmaxDtype> kSoftmaxDtypes[] = {{SoftmaxDtype::kSame
                                                             {SoftmaxDtype::kFloat32, "float32"}};
 inline constexpr EnumName<SinkForm> kSinkForms[] = {{SinkForm::kConcat, "concat"},
                                                     {SinkForm::kSigmoid, "sigmoid"}};
+inline constexpr EnumName<ScaleAt> kScaleAts[] = {{ScaleAt::kScores, "scores"},
+                                                  {ScaleAt::kQAndK, "q_and_k"}};
 inline constexpr EnumName<MaskAlign> kMaskAligns[] = {{MaskAlign::kBottomRight, "bottom_right"},
                                                       {MaskAlign::kTopLeft, "top_left"}};
 inline constexpr EnumName<Normalization> kNormalizations[] = {
@@ -272,6 +280,7 @@ constexpr const auto& AllNames(MaskAlign) { return kMaskAligns; }
 constexpr const auto& AllNames(MaskFill) { return kMaskFills; }
 constexpr const auto& AllNames(SoftmaxDtype) { return kSoftmaxDtypes; }
 constexpr const auto& AllNames(SinkForm) { return kSinkForms; }
+constexpr const auto& AllNames(ScaleAt) { return kScaleAts; }
 constexpr const auto& AllNames(Normalization) { return kNormalizations; }
 constexpr const auto& AllNames(Dtype) { return kDtypes; }
 
@@ -392,6 +401,10 @@ struct ScalingSpec {
   /// "sink_form" (SinkForm): "concat" (default, absent from files) or "sigmoid", how the sink
   /// acts on the softmax (the weights, and Stages::sink = 1 - the keys' share). Needs a sink.
   SinkForm sink_form = SinkForm::kConcat;
+  /// "scale_at" (ScaleAt): "scores" (default, absent from files) or "q_and_k", PyTorch's
+  /// scaled_dot_product_attention math path: q and k each times sqrt(scale) (QkScaleOf), the
+  /// scores stage then holds the scaled product and the logits take no further scaling.
+  ScaleAt scale_at = ScaleAt::kScores;
   /// The sink logit of head h (empty sink: none). Needs a validated scenario.
   double SinkOf(int64_t h) const {
     return sink.size() == 1 ? sink[0] : sink[static_cast<size_t>(h)];
@@ -400,6 +413,17 @@ struct ScalingSpec {
   /// torchtitan) instead of being one more softmax column.
   bool SigmoidSink() const { return !sink.empty() && sink_form == SinkForm::kSigmoid; }
 };
+
+/// The factors q and k are each multiplied by before q @ k^T under scale_at "q_and_k", as
+/// PyTorch's _scaled_dot_product_attention_math (aten/src/ATen/native/transformers/
+/// attention.cpp) makes them: scale = multiplier / sqrt(dh) (multiplier without sqrt_dk), in
+/// double as SDPA's `scale` argument; k's factor sqrt(|scale|) in double, q's the same with the
+/// scale's sign (SDPA's negative scaling). The engine rounds them to its number type (float32's
+/// opmath in float32, bfloat16 and float16); each product q * f is one rounding.
+struct QkScale {
+  double q = 1, k = 1;
+};
+QkScale QkScaleOf(const ScalingSpec& scaling, int64_t dh);
 
 /// "mask": which keys each query may attend to (AllowedCells builds the T x T matrix).
 struct MaskSpec {

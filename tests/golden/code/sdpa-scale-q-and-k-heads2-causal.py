@@ -1,0 +1,41 @@
+# Attention Lab
+# The PyTorch program behind what the app shows. Run it with PyTorch installed.
+import math
+import torch
+
+torch.set_grad_enabled(False)  # no training here: plain tensors
+
+torch.manual_seed(31)
+X = torch.randn(1, 9, 8)  # (B, T, d_in)
+
+d_in, d_out = 8, 8
+torch.manual_seed(48)
+query = torch.nn.Linear(d_in, d_out, bias=True)
+key = torch.nn.Linear(d_in, d_out, bias=True)
+value = torch.nn.Linear(d_in, d_out, bias=True)
+Q = query(X)
+K = key(X)
+V = value(X)
+
+# 2 heads: head h uses columns h*head_size .. (h+1)*head_size - 1
+B, T, heads, head_size = 1, 9, 2, 4
+q = Q.view(B, T, heads, head_size).transpose(1, 2)  # (B, heads, T, head_size)
+k = K.view(B, T, heads, head_size).transpose(1, 2)
+v = V.view(B, T, heads, head_size).transpose(1, 2)
+d_k = head_size
+# PyTorch's scaled_dot_product_attention (its math path, aten's
+# _scaled_dot_product_attention_math) scales q and k, each by sqrt(scale), before the
+# product, where the notebooks scale the product: the same logits up to rounding
+scale = 1 / math.sqrt(d_k)
+f = math.sqrt(abs(scale))
+q_s = q * f
+k_s = k * f
+scores = q_s @ k_s.transpose(-2, -1)  # (B, heads, T, T)
+mask = torch.tril(torch.ones(9, 9))  # causal: no peeking ahead
+logits = scores.masked_fill(mask == 0, float('-inf'))
+weights = torch.softmax(logits, dim=-1)
+context = (weights @ v).transpose(1, 2).contiguous().view(B, T, d_out)
+var_K = K.var()  # unbiased (divides by n - 1), as the app's var_K
+
+print("weights:", weights, sep="\n")
+print("context:", context, sep="\n")
