@@ -265,6 +265,23 @@ TEST(ExportAll, OneFilePerStageHeadAndBatch) {
   fs::remove_all(dir);
 }
 
+// A qkv scenario has no X: `export --all` writes the stages its run makes (StageInRun) and
+// skips X, where it stopped with ExtractStage's error before the stages' table.
+TEST(ExportAll, SkipsTheXOfAQkvScenario) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("attnlab_export_qkv_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const Scenario s = LoadPreset("numpy-masked");  // input.source "qkv", B = 1, H = 1
+  const std::vector<std::string> files =
+      ExportAll(RunScenario(s), s, {}, ExportFormat::kCsv, dir.string());
+  // Q, K, V, scores, mask, logits, weights, context.
+  EXPECT_EQ(files.size(), 8u);
+  EXPECT_FALSE(fs::exists(dir / "X.csv"));
+  EXPECT_TRUE(fs::exists(dir / "Q.csv"));
+  EXPECT_TRUE(fs::exists(dir / "context.csv"));
+  fs::remove_all(dir);
+}
+
 // gpt-oss's sink (scaling.sink): `export --all` writes what the sink took of each row, one
 // T x 1 file per head, with PyTorch's numbers (the preset's golden, tools/torch_oracle.py);
 // its CSV column is labelled "sink". A scenario without a sink has no such stage.

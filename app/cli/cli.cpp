@@ -197,9 +197,8 @@ struct ExportArgs {
 };
 
 /// The stages of --stage: one name, several separated by commas (one multi-panel figure), or
-/// "pipeline": X, Q, K, V, scores, mask (unless there is none), logits, weights, sink (with
-/// scaling.sink), weights_dropped (with dropout) and context. Errors: UsageError naming an unknown
-/// stage.
+/// "pipeline": PipelineStages (every stage the run makes, the mask unless there is none).
+/// Errors: UsageError naming an unknown stage.
 std::vector<Stage> ExportStages(const std::string& text, const Scenario& scenario) {
   if (text == "pipeline") return PipelineStages(scenario);
   std::vector<Stage> stages;
@@ -208,9 +207,7 @@ std::vector<Stage> ExportStages(const std::string& text, const Scenario& scenari
     const std::string name = text.substr(start, comma - start);
     const std::optional<Stage> stage = ParseStage(name);
     if (!stage) {
-      std::string known;
-      for (Stage s : AllStages()) known += (known.empty() ? "" : ", ") + std::string(StageName(s));
-      throw UsageError("--stage \"" + name + "\" is not a stage (" + known +
+      throw UsageError("--stage \"" + name + "\" is not a stage (" + StageNameList(AllStages()) +
                        ", pipeline or tokens)");
     }
     stages.push_back(*stage);
@@ -514,9 +511,8 @@ int Show(const std::string& input, const std::string& stage) {
     const PrintedStage p = *PrintStage(st, stage);
     if (!p.present)
       throw UsageError("--stage " + stage + ": this scenario has none (" +
-                       (stage == "sink"                        ? "no scaling.sink"
-                        : stage == "Q_rot" || stage == "K_rot" ? "positions is not \"rope\""
-                                                               : "dropout p is 0") +
+                       (ParseStage(stage) ? RowOf(*ParseStage(stage)).absent_note
+                                          : "Q, K and V are given") +  // the W's of qkv input
                        ")");
     std::cout << p.printed << "\n";
     return 0;
@@ -627,12 +623,11 @@ CLI::App* AddExportCommand(CLI::App& app, ExportArgs& ex) {
   CLI::App* exp =
       app.add_subcommand("export", "Render a stage's heatmap to PNG, SVG or PDF (or CSV / NPY)");
   exp->add_option("scenario", ex.input, kScenarioHelp)->required();
-  exp->add_option(
-      "--stage", ex.stage,
-      "X, Q, K, V, Q_rot, K_rot, scores, mask, logits, weights, sink, weights_dropped or "
-      "context; several "
-      "separated by commas, or pipeline, for one figure with a panel each; or tokens, the "
-      "sentence with a line per query-key pair whose opacity is the weight");
+  exp->add_option("--stage", ex.stage,
+                  StageNameList(AllStages(), " or ") +
+                      "; several separated by commas, or pipeline, for one figure with a panel "
+                      "each; or tokens, the sentence with a line per query-key pair whose "
+                      "opacity is the weight");
   exp->add_option("--head", ex.head,
                   "Head (per-head stages), from 0 (default 0; with --stage tokens every head)");
   exp->add_option("--batch", ex.batch, "Batch entry, from 0");
@@ -748,11 +743,14 @@ struct ScenarioCli {
 
     show = app.add_subcommand("show", "Print the stages of a scenario as PyTorch prints them");
     show->add_option("scenario", input, kScenarioHelp)->required();
-    show->add_option(
-        "--stage", stage,
-        "Only this stage, exactly as print(stage) writes it in the program (to paste beside a "
-        "notebook's output): X, W_query, W_key, W_value, Q, K, V, scores, logits, mask, "
-        "weights, weights_dropped, sink or context; or stats, the notebooks' .var() prints");
+    std::string printable;  // X, W_query, ..., context: the names PrintStage knows
+    const std::vector<std::string>& names = PrintableStageNames();
+    for (size_t i = 0; i < names.size(); ++i)
+      printable += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    show->add_option("--stage", stage,
+                     "Only this stage, exactly as print(stage) writes it in the program (to "
+                     "paste beside a notebook's output): " +
+                         printable + "; or stats, the notebooks' .var() prints");
 
     match = app.add_subcommand(
         "match",

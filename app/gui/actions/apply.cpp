@@ -105,9 +105,8 @@ void MarkDirty(AppState& state, Stage stage) { state.heatmaps[StageIndex(stage)]
 
 /// After a head or batch change every per-head view shows another matrix.
 void MarkSelectionDirty(AppState& state) {
-  for (Stage s :
-       {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot, Stage::kScores,
-        Stage::kLogits, Stage::kWeights, Stage::kSink, Stage::kWeightsDropped, Stage::kContext}) {
+  for (Stage s : AllStages()) {
+    if (!RowOf(s).batched) continue;  // the mask: one for every head and batch entry
     MarkDirty(state, s);
     state.heatmaps[StageIndex(s)].prescan.reset();  // a scan of the other head's matrix
   }

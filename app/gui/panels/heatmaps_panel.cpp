@@ -314,15 +314,13 @@ void PairSinkWithWeights(const AppState& state, HeatmapSlot& weights, HeatmapVie
 /// followed from X to its context vector); the hovered dimension stays marked where it was.
 void HighlightHovered(const HoverCell& hv, Stage stage, HeatmapViewSpec& spec) {
   if (!hv.active) return;
-  const bool on_keys = hv.stage == Stage::kK || hv.stage == Stage::kV || hv.stage == Stage::kKRot;
-  const bool on_square = !on_keys && hv.stage != Stage::kX && hv.stage != Stage::kQ &&
-                         hv.stage != Stage::kQRot && hv.stage != Stage::kContext &&
-                         hv.stage != Stage::kSink;
+  const bool on_keys = StageIsKeySide(hv.stage);
+  const bool on_square = RowOf(hv.stage).shape == StageShape::kQueryByKey;
   const int64_t query = on_keys ? -1 : hv.row;
   const int64_t key = on_keys ? hv.row : on_square ? hv.col : -1;
   const bool dims = stage == Stage::kX || stage == Stage::kQ || stage == Stage::kQRot ||
                     stage == Stage::kContext || stage == Stage::kSink;
-  if (stage == Stage::kK || stage == Stage::kV || stage == Stage::kKRot) {
+  if (StageIsKeySide(stage)) {
     spec.highlight_row = key;
   } else if (dims) {
     spec.highlight_row = query >= 0 ? query : (stage == Stage::kX ? key : -1);
@@ -465,12 +463,10 @@ const char* ChipTip(Stage stage) {
   }
 }
 
-/// Q_rot and K_rot exist only with RoPE, the sink's column only with scaling.sink: without
-/// them they are neither maps nor chips.
+/// A stage the run lacks (StageInRun: Q_rot and K_rot without RoPE, the sink's column without
+/// scaling.sink) and that keeps no chip (ChipText) is neither a map nor a chip.
 bool StageAbsent(const AppState& state, Stage stage) {
-  if (stage == Stage::kSink) return state.shown.scaling.sink.empty();
-  return (stage == Stage::kQRot || stage == Stage::kKRot) &&
-         state.shown.positions.kind != PositionKind::kRope;
+  return !StageInRun(stage, state.shown) && ChipText(state, stage) == nullptr;
 }
 
 bool StageShown(const AppState& state, Stage stage) {
@@ -608,9 +604,7 @@ void DrawRow(AppState& state, const std::vector<Stage>& stages, ImVec2 at, ImVec
 /// The stages of the number layout in pipeline order: every map shown, and the kept slots.
 std::vector<Stage> GridStages(const AppState& state) {
   std::vector<Stage> out;
-  for (Stage s : {Stage::kX, Stage::kQ, Stage::kK, Stage::kV, Stage::kQRot, Stage::kKRot,
-                  Stage::kScores, Stage::kMask, Stage::kLogits, Stage::kWeights, Stage::kSink,
-                  Stage::kWeightsDropped, Stage::kContext})
+  for (Stage s : AllStages())
     if (StageShown(state, s) || StageReserved(state, s)) out.push_back(s);
   return out;
 }
@@ -621,8 +615,7 @@ NumberCells StageNumberCells(const AppState& state, Stage stage) {
   const Stages* st = ReadableStages(state);
   const MaskMatrix* mask =
       st && st->mask.rows() == m.rows() && st->mask.cols() == m.cols() ? &st->mask : nullptr;
-  const bool hatched = stage == Stage::kMask || stage == Stage::kLogits ||
-                       stage == Stage::kWeights || stage == Stage::kWeightsDropped;
+  const bool hatched = RowOf(stage).hatches_masked;
   return NumberCellWidths(state, stage, m,
                           [&](int64_t i, int64_t j) { return hatched && mask && !(*mask)(i, j); });
 }
@@ -1050,12 +1043,7 @@ void DrawPipeline(AppState& state, ImVec2 origin, ImVec2 avail) {
     return;
   }
   std::vector<Stage> top, bottom;
-  for (Stage s : stages)
-    (s == Stage::kX || s == Stage::kQ || s == Stage::kK || s == Stage::kV || s == Stage::kQRot ||
-             s == Stage::kKRot || s == Stage::kScores
-         ? top
-         : bottom)
-        .push_back(s);
+  for (Stage s : stages) (RowOf(s).overview_row == 0 ? top : bottom).push_back(s);
   const float gap_y = 4;
   const float top_h = std::floor((avail.y - gap_y) * 0.46f);
   DrawRow(state, top, origin, ImVec2(avail.x, top_h));

@@ -4,8 +4,9 @@
 // One command per line; '#' starts a comment; a command's words are separated by spaces.
 // Every command, its arguments, their check and what it does is one row of the table
 // kCommands in script.cpp (its help text says what the command does); nothing else lists them.
-// STAGE is X, Q, K, V, scores, mask, logits, weights, weights_dropped or context; MAP is a STAGE
-// or a view's map as --layout names it (trick_v2_weights, compare_diff, grad_Q, train_scaled).
+// STAGE is a stage's name (model/stages.h: X, Q, K, V, Q_rot, K_rot, scores, mask, logits,
+// weights, sink, weights_dropped, context); MAP is a STAGE or a view's map as --layout names it
+// (trick_v2_weights, compare_diff, grad_Q, train_scaled).
 //
 // A file or export action that fails, or an expect that does not hold, fails the script: the
 // app prints "script FILE:LINE: reason" and exits with status 3.

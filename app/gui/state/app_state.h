@@ -46,8 +46,7 @@ namespace attnlab::gui {
 
 class NativeDialog;  // native_dialog.h
 
-/// The heatmaps, in the order of heatmap_spec.h's Stage enum (pipeline order but the sink, last).
-inline constexpr int kStageCount = 13;
+/// The heatmaps are indexed by stages.h's Stage (kStageCount of them, the rows of kStageTable).
 inline int StageIndex(Stage s) { return static_cast<int>(s); }
 inline Stage StageAt(int index) { return static_cast<Stage>(index); }
 

@@ -208,10 +208,7 @@ constexpr const char* kMaskedLegend = "masked";
 
 /// Whether the stage's map can hatch masked cells (the logits only under some normalizations):
 /// its room for the "masked" legend is kept under every one.
-bool MayHatch(Stage stage) {
-  return stage == Stage::kLogits || stage == Stage::kWeights || stage == Stage::kWeightsDropped ||
-         stage == Stage::kMask;
-}
+bool MayHatch(Stage stage) { return RowOf(stage).hatches_masked; }
 
 /// Whether `spec` keeps a line for the "masked" legend it does not have now (only in a view
 /// that keeps that room, HeatmapViewSpec::keep_masked_room).

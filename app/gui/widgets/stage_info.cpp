@@ -21,35 +21,12 @@ const Matrix* StageMatrix(const AppState& state, Stage stage) {
     if (static_cast<size_t>(b) >= stack.size()) return nullptr;
     return st.shape.H == 1 ? &stack[b] : &state.head_qkv[k];
   };
-  switch (stage) {
-    case Stage::kX:
-      return static_cast<size_t>(b) < st.X.size() ? &st.X[b] : nullptr;
-    case Stage::kQ:
-      return projected(st.Q, 0);
-    case Stage::kK:
-      return projected(st.K, 1);
-    case Stage::kV:
-      return projected(st.V, 2);
-    case Stage::kQRot:
-      return projected(st.Q_rot, 3);
-    case Stage::kKRot:
-      return projected(st.K_rot, 4);
-    case Stage::kScores:
-      return head_of(st.scores);
-    case Stage::kMask:
-      return nullptr;  // bytes, not floats: StageCells
-    case Stage::kLogits:
-      return head_of(st.logits);
-    case Stage::kWeights:
-      return head_of(st.weights);
-    case Stage::kWeightsDropped:
-      return head_of(st.weights_dropped);
-    case Stage::kContext:
-      return static_cast<size_t>(b) < st.context.size() ? &st.context[b] : nullptr;
-    case Stage::kSink:  // empty without scaling.sink
-      return head_of(st.sink);
-  }
-  return nullptr;
+  const MatrixStack* stack = StageStack(st, stage);  // the sink's is empty without scaling.sink
+  if (!stack) return nullptr;                        // the mask: bytes, not floats: StageCells
+  // Q, K, V, Q_rot, K_rot: consecutive from kQ, as head_qkv holds their head's columns.
+  if (StageIsProjected(stage)) return projected(*stack, StageIndex(stage) - StageIndex(Stage::kQ));
+  if (StageIsPerHead(stage)) return head_of(*stack);
+  return static_cast<size_t>(b) < stack->size() ? &(*stack)[b] : nullptr;
 }
 
 std::string RowLabel(const AppState& state, int64_t i) {
@@ -77,7 +54,7 @@ void RefreshHeadSlices(AppState& state) {
   if (!readable) return;
   const Stages& st = *readable;
   if (st.shape.H <= 1 || static_cast<size_t>(state.batch) >= st.Q.size()) return;
-  // Q, K, V, Q_rot, K_rot: their stages are consecutive from kQ (heatmap_spec.h).
+  // Q, K, V, Q_rot, K_rot: their stages are consecutive from kQ (stages.h).
   const MatrixStack* stacks[5] = {&st.Q, &st.K, &st.V, &st.Q_rot, &st.K_rot};
   for (int k = 0; k < 5; ++k) {
     // V's heads are dh_v wide (its own d_v for qkv input), Q's and K's dh.

@@ -521,9 +521,7 @@ void StageLines(const Cell& c) {
 
 }  // namespace
 
-bool StageIsTokenByToken(Stage s) {
-  return s != Stage::kX && !StageIsProjected(s) && s != Stage::kContext && s != Stage::kSink;
-}
+bool StageIsTokenByToken(Stage s) { return RowOf(s).shape == StageShape::kQueryByKey; }
 
 CellExplanation ExplainCell(const Stages& st, const Scenario& s, const CellRef& ref) {
   CellExplanation out;

@@ -227,11 +227,9 @@ std::vector<std::string> ExportAll(const Stages& stages, const Scenario& scenari
   AtomicFileSet files;  // all or nothing: temporaries until every file is ready
   try {
     for (Stage stage : AllStages()) {
-      if (stage == Stage::kWeightsDropped && stages.weights_dropped.empty()) continue;
-      if (stage == Stage::kSink && stages.sink.empty()) continue;
-      if ((stage == Stage::kQRot || stage == Stage::kKRot) && stages.Q_rot.empty()) continue;
+      if (!StageInRun(stage, scenario)) continue;  // e.g. no weights_dropped without dropout
       const int64_t heads = StageIsPerHead(stage) ? sh.H : 1;
-      const int64_t batches = stage == Stage::kMask ? 1 : sh.B;
+      const int64_t batches = RowOf(stage).batched ? sh.B : 1;
       for (int64_t b = 0; b < batches; ++b)
         for (int64_t h = 0; h < heads; ++h) {
           std::string name = StageName(stage);

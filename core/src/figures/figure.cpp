@@ -454,12 +454,7 @@ std::optional<ColorbarMode> ParseColorbarMode(const std::string& name) {
 std::vector<Stage> PipelineStages(const Scenario& scenario) {
   std::vector<Stage> stages;
   for (Stage s : AllStages())
-    if ((s != Stage::kMask || scenario.mask.kind != MaskKind::kNone) &&
-        (s != Stage::kWeightsDropped || scenario.dropout.p > 0) &&
-        (s != Stage::kSink || !scenario.scaling.sink.empty()) &&
-        ((s != Stage::kQRot && s != Stage::kKRot) ||
-         scenario.positions.kind == PositionKind::kRope) &&
-        (s != Stage::kX || scenario.input.source != InputSource::kQkv))  // qkv: no X
+    if (StageInRun(s, scenario) && (s != Stage::kMask || scenario.mask.kind != MaskKind::kNone))
       stages.push_back(s);
   return stages;
 }

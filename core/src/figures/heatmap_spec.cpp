@@ -1,6 +1,6 @@
 // heatmap_spec.cpp: see heatmap_spec.h.
 //
-// [SECTION] Stages: names, per-head, signed
+// [SECTION] Stages: signed or not (the rest is the row of stages.h)
 // [SECTION] Content: titles, formulas, help, labels
 // [SECTION] Colours: range, ticks, legends, the spec
 // [SECTION] Cells and labels: colour, ink, value text, fitting, thinning
@@ -17,56 +17,18 @@
 namespace attnlab {
 
 // ---------------------------------------------------------------------------------------------
-// [SECTION] Stages: names, per-head, signed
-
-const char* StageName(Stage stage) {
-  switch (stage) {
-    case Stage::kX:
-      return "X";
-    case Stage::kQ:
-      return "Q";
-    case Stage::kK:
-      return "K";
-    case Stage::kV:
-      return "V";
-    case Stage::kQRot:
-      return "Q_rot";
-    case Stage::kKRot:
-      return "K_rot";
-    case Stage::kScores:
-      return "scores";
-    case Stage::kMask:
-      return "mask";
-    case Stage::kLogits:
-      return "logits";
-    case Stage::kWeights:
-      return "weights";
-    case Stage::kWeightsDropped:
-      return "weights_dropped";
-    case Stage::kContext:
-      return "context";
-    case Stage::kSink:
-      return "sink";
-  }
-  return "";
-}
-
-bool StageIsPerHead(Stage s) {
-  return StageIsProjected(s) || s == Stage::kScores || s == Stage::kLogits ||
-         s == Stage::kWeights || s == Stage::kWeightsDropped || s == Stage::kSink;
-}
+// [SECTION] Stages: signed or not (the rest is the row of stages.h)
 
 bool StageIsDiverging(Stage stage, const ValueScan& scan) {
-  switch (stage) {
-    case Stage::kMask:
-    case Stage::kSink:  // a share of a row, in [0, 1]
+  switch (RowOf(stage).colours) {
+    case StageColours::kUnit:  // the mask's 0/1, the sink's share of a row
       return false;
-    case Stage::kWeights:
-    case Stage::kWeightsDropped:
+    case StageColours::kWeights:
       return scan.has_negative;
-    default:
+    case StageColours::kSigned:
       return true;
   }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -173,7 +135,7 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
   std::vector<std::string> parts;
   if (StageIsPerHead(stage) && sh.H > 1)
     parts.push_back("head " + std::to_string(head) + " of " + std::to_string(sh.H));
-  if (stage != Stage::kMask && sh.B > 1) parts.push_back("batch " + std::to_string(batch));
+  if (RowOf(stage).batched && sh.B > 1) parts.push_back("batch " + std::to_string(batch));
   if (stage == Stage::kX) {
     parts.push_back(std::to_string(sh.T) + " tokens \u00D7 d_in = " + std::to_string(sh.d_in));
     if (s.positions.kind == PositionKind::kSinusoidal)
@@ -243,56 +205,6 @@ std::string StageSubtitle(const Scenario& s, const Shape& sh, Stage stage, int64
   return out;
 }
 
-const char* StageHelp(Stage stage) {
-  switch (stage) {
-    case Stage::kX:
-      return "The input: one row per token (its embedding, or the given or drawn matrix). "
-             "Q, K and V are made from these rows.";
-    case Stage::kQ:
-      return "Queries: row i is what token i looks for, x_i W_query. A head uses its own d_k "
-             "columns; the score of query i with key j is the dot product q_i \u00B7 k_j.";
-    case Stage::kK:
-      return "Keys: row j is what token j offers to be found by, x_j W_key. Scores compare "
-             "every query row with every key row.";
-    case Stage::kV:
-      return "Values: row j is what token j passes on, x_j W_value. The context of query i "
-             "is the average of these rows, weighted by row i of the attention weights.";
-    case Stage::kQRot:
-      return "RoPE's queries: row i is q_i with each pair of dimensions turned by an angle "
-             "proportional to the position i (pair p faster for small p: theta^(-2p/d_k) per "
-             "position). Lengths stay; only directions turn.";
-    case Stage::kKRot:
-      return "RoPE's keys: row j is k_j turned by position j as the queries are. A rotated "
-             "query dotted with a rotated key depends on i - j only: moving every token by the "
-             "same amount changes no score.";
-    case Stage::kScores:
-      return "Attention scores: the dot product of query i with key j, before any scaling. "
-             "Rows are queries (the token that looks), columns are keys (the tokens looked at).";
-    case Stage::kMask:
-      return "Which keys each query may look at. Causal: only itself and earlier tokens. "
-             "Masked cells (hatched) get a logit of -inf, so their weight is 0.";
-    case Stage::kLogits:
-      return "The scores times the multiplier (1/temperature), divided by sqrt(d_k) when "
-             "scaling is on, with -inf where the mask forbids. Softmax sees these numbers. "
-             "Soft-capping (Gemma 2) squashes them into (-c, c) with c tanh(x / c) first.";
-    case Stage::kWeights:
-      return "Attention weights: each row is normalised (softmax by default) so it sums to 1. "
-             "A peaked row means the query attends to almost one key. With an attention sink "
-             "(gpt-oss) one more column takes a share, so rows sum below 1.";
-    case Stage::kWeightsDropped:
-      return "nn.Dropout in training mode: each weight is multiplied by 0 with probability p, "
-             "else by 1 / (1 - p) (a dropped inf or nan weight becomes nan).";
-    case Stage::kContext:
-      return "Context vectors: row i is the weighted average of the value vectors, using row i "
-             "of the weights (heads side by side, then out_proj if any).";
-    case Stage::kSink:
-      return "The attention sink (gpt-oss): one more column with a fixed logit joins each row's "
-             "softmax and is dropped before the weights meet V. Row i's number is the share it "
-             "took: the row's weights sum to 1 minus it, so a query can attend to nothing.";
-  }
-  return "";
-}
-
 /// projections.head_split "view_no_transpose" (more than one head, projected input): the label
 /// of row r of head `col_head`'s n x w view (n heads of w columns) is the token piece it reads,
 /// "journey[2:4]" (HeadSplitSource, the split's one rule); empty for any other scenario.
@@ -331,9 +243,9 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
   c.batch = batch;
   c.title = StageTitle(sc, stage);
   c.subtitle = StageSubtitle(sc, st.shape, stage, head, batch);
-  c.help = StageHelp(stage);
+  c.help = RowOf(stage).help;
   c.row_labels = token_labels;
-  if (stage == Stage::kX || StageIsProjected(stage) || stage == Stage::kContext) {
+  if (RowOf(stage).shape == StageShape::kTokenByDimension) {
     c.row_axis = stage == Stage::kX ? "token" : StageIsKeySide(stage) ? "key" : "query";
     c.col_axis = "dimension";
     const Shape& sh = st.shape;
@@ -362,7 +274,7 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
           sc, sh, StageColumnHead(stage, sh, head), key_side ? sh.Kv() : sh.H, n, token_labels);
       if (!split.empty()) c.row_labels = split;
     }
-  } else if (stage == Stage::kSink) {
+  } else if (RowOf(stage).shape == StageShape::kQueryByOne) {
     c.col_axis = "sink";
     c.col_labels = {"sink"};
     const Shape& sh = st.shape;
@@ -381,9 +293,9 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
     }
   }
   c.diverging = StageIsDiverging(stage, scan);
-  c.hatch_masked = stage == Stage::kMask || stage == Stage::kWeights ||
-                   stage == Stage::kWeightsDropped ||
-                   (stage == Stage::kLogits && MaskAppliesToLogits(sc.normalization));
+  // The logits hold the mask's -inf only where it acts on them (not softmax_then_mask).
+  c.hatch_masked = RowOf(stage).hatches_masked &&
+                   (stage != Stage::kLogits || MaskAppliesToLogits(sc.normalization));
   return c;
 }
 
@@ -391,8 +303,6 @@ HeatmapContent StageContent(const Stages& st, const Scenario& sc, Stage stage, i
 // [SECTION] Colours: range, ticks, legends, the spec
 
 namespace {
-
-bool IsWeights(Stage s) { return s == Stage::kWeights || s == Stage::kWeightsDropped; }
 
 /// The largest weight of the rows that are not one-hot (a row whose largest weight is 1: a
 /// causal row 0, or a fully peaked softmax), or the largest of all when every row is.
@@ -419,7 +329,7 @@ float MedianRowMax(const ValueScan& scan) {
 
 RangeMode ResolveRangeMode(Stage stage, bool diverging, int64_t cols, const ValueScan& scan,
                            RangeMode mode) {
-  if (!IsWeights(stage) || diverging) return RangeMode::kFixed;
+  if (!StageIsWeights(stage) || diverging) return RangeMode::kFixed;
   if (mode == RangeMode::kAuto)
     mode = cols > 32 && !scan.row_max.empty() && MedianRowMax(scan) < 0.25f ? RangeMode::kLog
                                                                             : RangeMode::kFixed;
@@ -428,8 +338,8 @@ RangeMode ResolveRangeMode(Stage stage, bool diverging, int64_t cols, const Valu
 }
 
 ValueRange StageRange(Stage stage, bool diverging, const ValueScan& scan, RangeMode mode) {
-  if (stage == Stage::kMask || stage == Stage::kSink) return {0, 1};  // the sink: a share
-  if (IsWeights(stage) && !diverging) {
+  if (RowOf(stage).colours == StageColours::kUnit) return {0, 1};  // the mask; the sink: a share
+  if (StageIsWeights(stage) && !diverging) {
     const float top = RangeFromExtremes(scan.lo, scan.hi, scan.any_finite, false).hi;
     if (mode == RangeMode::kData) {
       const float spread = scan.row_max.empty() ? top : LargestSpreadWeight(scan);

@@ -141,7 +141,7 @@ ValueScan ScanValues(const Matrix& m) { return ScanMatrix(m, false); }
 
 ValueScan ScanStage(Stage stage, const Matrix& m) {
   // The weights (the stages RangeMode applies to) also get each row's largest value.
-  return ScanMatrix(m, stage == Stage::kWeights || stage == Stage::kWeightsDropped);
+  return ScanMatrix(m, StageIsWeights(stage));
 }
 
 }  // namespace attnlab

@@ -8,21 +8,6 @@
 
 namespace attnlab {
 
-const std::vector<Stage>& AllStages() {
-  static const std::vector<Stage> all = {Stage::kX,       Stage::kQ,    Stage::kK,
-                                         Stage::kV,       Stage::kQRot, Stage::kKRot,
-                                         Stage::kScores,  Stage::kMask, Stage::kLogits,
-                                         Stage::kWeights, Stage::kSink, Stage::kWeightsDropped,
-                                         Stage::kContext};
-  return all;
-}
-
-std::optional<Stage> ParseStage(const std::string& name) {
-  for (Stage s : AllStages())
-    if (name == StageName(s)) return s;
-  return std::nullopt;
-}
-
 std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& sh) {
   switch (stage) {
     case Stage::kX:
@@ -45,42 +30,6 @@ std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& sh) {
 
 namespace {
 
-/// Q, K or V's stack, or nullptr.
-const MatrixStack* ProjectedStack(const Stages& st, Stage stage) {
-  switch (stage) {
-    case Stage::kQ:
-      return &st.Q;
-    case Stage::kK:
-      return &st.K;
-    case Stage::kV:
-      return &st.V;
-    case Stage::kQRot:
-      return &st.Q_rot;
-    case Stage::kKRot:
-      return &st.K_rot;
-    default:
-      return nullptr;
-  }
-}
-
-// The per-head T x T matrices of a stage, or nullptr for the others.
-const MatrixStack* HeadStack(const Stages& st, Stage stage) {
-  switch (stage) {
-    case Stage::kScores:
-      return &st.scores;
-    case Stage::kLogits:
-      return &st.logits;
-    case Stage::kWeights:
-      return &st.weights;
-    case Stage::kWeightsDropped:
-      return &st.weights_dropped;
-    case Stage::kSink:
-      return &st.sink;
-    default:
-      return nullptr;
-  }
-}
-
 // The cells of `stage` for (head, batch) in a float64 run (or the float32 reference of a
 // low-precision one), as ExtractStage takes them from the float32 stages; empty for the mask
 // (0/1 bytes) and for a stage the run does not have.
@@ -91,39 +40,15 @@ MatrixOf<S> CellsOf(const StageTensors<S>& f, Stage stage, const Shape& sh, int6
   using StackS = MatrixStackOf<S>;
   const size_t m = static_cast<size_t>(batch * sh.H + head), b = static_cast<size_t>(batch);
   auto at = [](const StackS& stack, size_t i) { return i < stack.size() ? stack[i] : MatrixS(); };
-  switch (stage) {
-    case Stage::kX:
-      return at(f.X, b);
-    case Stage::kQ:
-    case Stage::kK:
-    case Stage::kV:
-    case Stage::kQRot:
-    case Stage::kKRot: {  // a head's columns; the key side's K/V head (StageColumnHead)
-      const StackS& m = stage == Stage::kQ      ? f.Q
-                        : stage == Stage::kK    ? f.K
-                        : stage == Stage::kV    ? f.V
-                        : stage == Stage::kQRot ? f.Q_rot
-                                                : f.K_rot;
-      const int64_t w = StageSize(stage, sh).second;
-      return b < m.size() ? MatrixS(m[b].middleCols(StageColumnHead(stage, sh, head) * w, w))
-                          : MatrixS();
-    }
-    case Stage::kScores:
-      return at(f.scores, m);
-    case Stage::kLogits:
-      return at(f.logits, m);
-    case Stage::kWeights:
-      return at(f.weights, m);
-    case Stage::kWeightsDropped:
-      return at(f.weights_dropped, m);
-    case Stage::kSink:
-      return at(f.sink, m);
-    case Stage::kContext:
-      return at(f.context, b);
-    case Stage::kMask:
-      return MatrixS();
+  const StackS* stack = StageStack(f, stage);
+  if (!stack) return MatrixS();   // the mask: 0/1 bytes
+  if (StageIsProjected(stage)) {  // a head's columns; the key side's K/V head (StageColumnHead)
+    const int64_t w = StageSize(stage, sh).second;
+    return b < stack->size()
+               ? MatrixS((*stack)[b].middleCols(StageColumnHead(stage, sh, head) * w, w))
+               : MatrixS();
   }
-  return MatrixS();
+  return at(*stack, StageIsPerHead(stage) ? m : b);
 }
 
 }  // namespace
@@ -142,30 +67,23 @@ StageView ExtractStage(const Stages& st, const Scenario& sc, Stage stage, int64_
         (sh.H == 1 ? " head (0)" : " heads (0.." + std::to_string(sh.H - 1) + ")"));
   if (!StageIsPerHead(stage) && head != 0)
     throw std::invalid_argument(std::string(StageName(stage)) + " has no heads (use head 0)");
-  if (stage == Stage::kWeightsDropped && st.weights_dropped.empty())
-    throw std::invalid_argument("weights_dropped needs dropout p > 0 (this scenario has none)");
-  if (stage == Stage::kSink && st.sink.empty())
-    throw std::invalid_argument("sink needs scaling.sink (this scenario has no attention sink)");
-  if ((stage == Stage::kQRot || stage == Stage::kKRot) && st.Q_rot.empty())
-    throw std::invalid_argument(std::string(StageName(stage)) +
-                                " needs positions \"rope\" (this scenario rotates nothing)");
-  if (stage == Stage::kX && st.X.empty())
-    throw std::invalid_argument("X: this scenario has no input matrix (Q, K and V are given)");
+  // A stage the run did not make (X of a qkv input, Q_rot without RoPE, weights_dropped
+  // without dropout, sink without scaling.sink): the row says why.
+  if (const char* absent = RowOf(stage).absent; *absent && StageStack(st, stage)->empty())
+    throw std::invalid_argument(std::string(StageName(stage)) + absent);
 
   StageView v;
-  if (const MatrixStack* stack = HeadStack(st, stage))
-    v.values = st.Head(*stack, batch, head);
-  else if (const MatrixStack* qkv = ProjectedStack(st, stage))  // V: its own dh_v columns
-    // K and V: the K/V head query head `head` reads (itself unless kv_heads groups them).
-    v.values =
-        (*qkv)[batch].middleCols(StageColumnHead(stage, sh, head) * StageSize(stage, sh).second,
-                                 StageSize(stage, sh).second);
-  else if (stage == Stage::kX)
-    v.values = st.X[batch];
-  else if (stage == Stage::kMask)
+  if (stage == Stage::kMask)
     v.values = st.mask.cast<float>();
+  else if (StageIsProjected(stage))  // V: its own dh_v columns
+    // K and V: the K/V head query head `head` reads (itself unless kv_heads groups them).
+    v.values = (*StageStack(st, stage))[batch].middleCols(
+        StageColumnHead(stage, sh, head) * StageSize(stage, sh).second,
+        StageSize(stage, sh).second);
+  else if (StageIsPerHead(stage))
+    v.values = st.Head(*StageStack(st, stage), batch, head);
   else
-    v.values = st.context[batch];
+    v.values = (*StageStack(st, stage))[batch];
   if (st.f64) v.values64 = CellsOf(*st.f64, stage, sh, head, batch);
   const ValueScan scan = ScanStage(stage, v.values);
   static_cast<HeatmapContent&>(v) =

@@ -9,6 +9,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -181,98 +182,79 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 
 // Every key in byte order; the numbers from `src`: the Stages themselves (float32) or their
-// float64 copy (StagesF64, same field names).
+// float64 copy (StagesF64, same field names). Each stage is written under its name
+// (stages.h), unless the run lacks it (K_rot and Q_rot without RoPE, X of a qkv input, ...).
 template <typename Src>
 void WriteKeys(StreamWriter& w, const Stages& st, const Src& src,
                const std::vector<DumpExtra>& extra) {
   const int64_t B = st.shape.B, H = st.shape.H;
-  // K_rot and Q_rot (RoPE's rotated K and Q) only when the scenario rotates.
-  const std::array stacks{&src.K, &src.K_rot, &src.Q, &src.Q_rot, &src.V};
-  const char* stack_names[5] = {"K", "K_rot", "Q", "Q_rot", "V"};
-  for (int i = 0; i < 5; ++i) {
-    if (stacks[i]->empty() && (i == 1 || i == 3)) continue;
-    w.Key(stack_names[i]);
-    w.Stack(*stacks[i], B, 0);
+  std::vector<std::pair<std::string, std::function<void()>>> keys;
+  for (const StageRow& row : kStageTable) {
+    if (row.stage == Stage::kMask) {  // one T x T matrix of 0/1
+      keys.emplace_back(row.name, [&] { w.Matrix2(st.mask); });
+      continue;
+    }
+    const auto* stack = StageStack(src, row.stage);
+    if (*row.absent && stack->empty()) continue;
+    // Q, K, V and their rotations: B x T x d, the heads side by side.
+    const int64_t heads = row.per_head && !row.projected ? H : 0;
+    keys.emplace_back(row.name, [&w, stack, B, heads] { w.Stack(*stack, B, heads); });
   }
-  const char* w_names[3] = {"W_key", "W_query", "W_value"};
-  const int w_index[3] = {1, 0, 2};
   const bool has_x = !src.X.empty();  // qkv input: no X and no W
-  for (int i = 0; i < 3 && has_x; ++i) {
-    w.Key(w_names[i]);
-    w.Matrix2(src.W[w_index[i]]);
+  const char* w_names[3] = {"W_query", "W_key", "W_value"};
+  const char* bias_names[3] = {"b_query", "b_key", "b_value"};
+  for (size_t i = 0; i < 3; ++i) {
+    if (has_x) keys.emplace_back(w_names[i], [&w, &src, i] { w.Matrix2(src.W[i]); });
+    if (src.bias[i].size() > 0)
+      keys.emplace_back(bias_names[i], [&w, &src, i] { w.Vector(src.bias[i]); });
   }
-  if (has_x) {
-    w.Key("X");
-    w.Stack(src.X, B, 0);
-  }
-  const char* bias_names[3] = {"b_key", "b_query", "b_value"};
-  for (int i = 0; i < 3; ++i)
-    if (src.bias[w_index[i]].size() > 0) {
-      w.Key(bias_names[i]);
-      w.Vector(src.bias[w_index[i]]);
-    }
-  w.Key("context");
-  w.Stack(src.context, B, 0);
-  w.Key("dtype");
-  w.Raw(std::string("\"") + Name(st.dtype) + "\"");
-  for (const DumpExtra& e :
-       extra) {  // e.g. the gradients (WriteStagesJsonWithGradients), in key order
-    w.Key(e.key);
-    if (e.B > 0)
-      w.Stack(*e.stack, e.B, e.H);
-    else
-      w.Matrix2(e.stack->front());
-  }
-  w.Key("logits");
-  w.Stack(src.logits, B, H);
-  w.Key("mask");
-  w.Matrix2(st.mask);
+  keys.emplace_back("dtype", [&] { w.Raw(std::string("\"") + Name(st.dtype) + "\""); });
+  for (const DumpExtra& e : extra)  // e.g. the gradients (WriteStagesJsonWithGradients)
+    keys.emplace_back(e.key, [&w, &e] {
+      if (e.B > 0)
+        w.Stack(*e.stack, e.B, e.H);
+      else
+        w.Matrix2(e.stack->front());
+    });
   if (src.out_proj_W.size() > 0) {
-    w.Key("out_proj_W");
-    w.Matrix2(src.out_proj_W);
-    if (src.out_proj_bias.size() > 0) {  // out_proj.bias false: no bias
-      w.Key("out_proj_b");
-      w.Vector(src.out_proj_bias);
+    keys.emplace_back("out_proj_W", [&] { w.Matrix2(src.out_proj_W); });
+    if (src.out_proj_bias.size() > 0)  // out_proj.bias false: no bias
+      keys.emplace_back("out_proj_b", [&] { w.Vector(src.out_proj_bias); });
+  }
+  keys.emplace_back("shape", [&] {
+    // d_in is the width of X: qkv input has no X, so no d_in (as no X and no W's).
+    w.Raw("{\"B\":" + std::to_string(B) + ",\"H\":" + std::to_string(H) +
+          ",\"T\":" + std::to_string(st.shape.T) +
+          (has_x ? ",\"d_in\":" + std::to_string(st.shape.d_in) : std::string()) + ",\"d_k\":" +
+          std::to_string(st.shape.dh) + ",\"d_out\":" + std::to_string(st.shape.d_out) +
+          ",\"d_v\":" + std::to_string(st.shape.d_v) +
+          // grouped K/V heads only (K and V are T x KV * d_k): files without stay as they were
+          (GroupsKv(st.shape) ? ",\"kv_heads\":" + std::to_string(st.shape.Kv()) : std::string()) +
+          "}");
+  });
+  if (!st.vocab.empty()) {
+    keys.emplace_back("token_ids", [&] { w.List(st.token_ids); });
+    keys.emplace_back("vocab", [&] { w.List(st.vocab); });
+  }
+  keys.emplace_back("tokens", [&] { w.List(st.tokens); });
+  keys.emplace_back("var_K", [&] {
+    if (DoubleVariances(st))
+      w.Double(st.var_K);  // NumPy's var, or torch's of a float64 tensor
+    else
+      w.Float(static_cast<float>(st.var_K));  // a float32 value; inf when it overflows
+  });
+  std::stable_sort(keys.begin(), keys.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  bool stats = false;  // WriteStats writes its own key, "stats"
+  for (const auto& [key, write] : keys) {
+    if (!stats && key > "stats") {
+      WriteStats(w, st);
+      stats = true;
     }
+    w.Key(key.c_str());
+    write();
   }
-  w.Key("scores");
-  w.Stack(src.scores, B, H);
-  w.Key("shape");
-  // d_in is the width of X: qkv input has no X, so no d_in (as no X and no W's).
-  w.Raw("{\"B\":" + std::to_string(B) + ",\"H\":" + std::to_string(H) +
-        ",\"T\":" + std::to_string(st.shape.T) +
-        (has_x ? ",\"d_in\":" + std::to_string(st.shape.d_in) : std::string()) +
-        ",\"d_k\":" + std::to_string(st.shape.dh) + ",\"d_out\":" + std::to_string(st.shape.d_out) +
-        ",\"d_v\":" + std::to_string(st.shape.d_v) +
-        // grouped K/V heads only (K and V are T x KV * d_k): files without stay as they were
-        (GroupsKv(st.shape) ? ",\"kv_heads\":" + std::to_string(st.shape.Kv()) : std::string()) +
-        "}");
-  if (!src.sink.empty()) {  // scaling.sink: what the sink took of each row, B x H x T x 1
-    w.Key("sink");
-    w.Stack(src.sink, B, H);
-  }
-  WriteStats(w, st);
-  if (!st.vocab.empty()) {
-    w.Key("token_ids");
-    w.List(st.token_ids);
-  }
-  w.Key("tokens");
-  w.List(st.tokens);
-  w.Key("var_K");
-  if (DoubleVariances(st))
-    w.Double(st.var_K);  // NumPy's var, or torch's of a float64 tensor
-  else
-    w.Float(static_cast<float>(st.var_K));  // a float32 value; inf when it overflows
-  if (!st.vocab.empty()) {
-    w.Key("vocab");
-    w.List(st.vocab);
-  }
-  w.Key("weights");
-  w.Stack(src.weights, B, H);
-  if (!src.weights_dropped.empty()) {
-    w.Key("weights_dropped");
-    w.Stack(src.weights_dropped, B, H);
-  }
+  if (!stats) WriteStats(w, st);
 }
 
 }  // namespace

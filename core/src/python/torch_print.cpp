@@ -9,6 +9,7 @@
 #include "attnlab/python/torch_print.h"
 
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 #include "attnlab/base/text.h"
@@ -270,24 +271,24 @@ struct StageInfo {
   const char* what;
 };
 
-constexpr StageInfo kStageInfo[] = {
-    {"X", "input embeddings"},
-    {"W_query", "query projection, x @ W"},
-    {"W_key", "key projection, x @ W"},
-    {"W_value", "value projection, x @ W"},
-    {"Q", "queries"},
-    {"K", "keys"},
-    {"V", "values"},
-    {"Q_rot", "queries after RoPE's rotation"},
-    {"K_rot", "keys after RoPE's rotation"},
-    {"scores", "Q @ K^T, before scaling"},
-    {"logits", "scaled scores, -inf where masked"},
-    {"mask", "1 = may attend"},
-    {"weights", "attention weights"},
-    {"weights_dropped", "attention weights after dropout"},
-    {"sink", "what the attention sink took of each row (gpt-oss)"},
-    {"context", "context vectors"},
-};
+// The projections' weights, printed by `show` though they are no stage.
+constexpr StageInfo kProjections[] = {{"W_query", "query projection, x @ W"},
+                                      {"W_key", "key projection, x @ W"},
+                                      {"W_value", "value projection, x @ W"}};
+
+// `show`'s tensors in its order: the stages (ShowStages, each row's print_what), the
+// projections' W's right after the X they multiply.
+const std::vector<StageInfo>& Printables() {
+  static const std::vector<StageInfo> all = [] {
+    std::vector<StageInfo> v;
+    for (Stage s : ShowStages()) {
+      v.push_back({StageName(s), RowOf(s).print_what});
+      if (s == Stage::kX) v.insert(v.end(), std::begin(kProjections), std::end(kProjections));
+    }
+    return v;
+  }();
+  return all;
+}
 
 // How the program prints: torch float32, torch.float64, or a NumPy float64 array's repr.
 // kNumpyF32: NumPy's repr of a float32 ndarray ("..., dtype=float32)").
@@ -373,22 +374,17 @@ template <typename Src>
 void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_view name) {
   const Shape& sh = st.shape;
   const PrintStyle style = StyleOf(st);
-  if (name == "X") SetStack(out, src.X, sh, false, style);
   if (name == "W_query") SetMatrix(out, src.W[0], style);
   if (name == "W_key") SetMatrix(out, src.W[1], style);
   if (name == "W_value") SetMatrix(out, src.W[2], style);
-  if (name == "Q") SetStack(out, src.Q, sh, false, style);
-  if (name == "K") SetStack(out, src.K, sh, false, style);
-  if (name == "V") SetStack(out, src.V, sh, false, style);
-  if (name == "Q_rot") SetStack(out, src.Q_rot, sh, false, style);
-  if (name == "K_rot") SetStack(out, src.K_rot, sh, false, style);
-  if (name == "scores") SetStack(out, src.scores, sh, true, style);
-  if (name == "logits") SetStack(out, src.logits, sh, true, style);
-  // bfloat16 / float16: the mask is a float32 tensor, and so are the weights of the upcast
-  // softmax (scaling.softmax_dtype "float32").
+  const std::optional<Stage> stage = ParseStage(name);
+  if (!stage) return;
+  // bfloat16 / float16: the mask is a float32 tensor, and so are the softmax's outputs
+  // (weights, weights_dropped, sink) of the upcast softmax (scaling.softmax_dtype "float32").
   const bool low = style == PrintStyle::kTorchBf16 || style == PrintStyle::kTorchF16;
+  const bool softmax_out = StageIsWeights(*stage) || *stage == Stage::kSink;
   const PrintStyle weight_style = low && st.weights_f32 ? PrintStyle::kTorch : style;
-  if (name == "mask") {
+  if (*stage == Stage::kMask) {
     // torch: tril(ones) of 1. and 0.; NumPy: the notebook's mask after mask[mask == 0] = -inf
     // and mask[mask == 1] = 0, the matrix it adds to the scaled scores.
     const bool numpy = style == PrintStyle::kNumpy || style == PrintStyle::kNumpyF32;
@@ -403,11 +399,11 @@ void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_v
         return numpy ? (allowed ? 0.0 : -INFINITY) : (allowed ? 1.0 : 0.0);
       });
     }
+    return;
   }
-  if (name == "weights") SetStack(out, src.weights, sh, true, weight_style);
-  if (name == "weights_dropped") SetStack(out, src.weights_dropped, sh, true, weight_style);
-  if (name == "sink") SetStack(out, src.sink, sh, true, weight_style);
-  if (name == "context") SetStack(out, src.context, sh, false, style);
+  // Q, K, V and their rotations print whole (B x T x d), as the program holds them.
+  SetStack(out, *StageStack(src, *stage), sh, StageIsPerHead(*stage) && !StageIsProjected(*stage),
+           softmax_out ? weight_style : style);
 }
 
 }  // namespace
@@ -415,7 +411,7 @@ void SetStage(PrintedStage& out, const Stages& st, const Src& src, std::string_v
 const std::vector<std::string>& PrintableStageNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
-    for (const StageInfo& s : kStageInfo) v.push_back(s.name);
+    for (const StageInfo& s : Printables()) v.push_back(s.name);
     return v;
   }();
   return names;
@@ -498,7 +494,7 @@ std::string PrintStats(const Stages& st, const Scenario& s) {
 
 std::optional<PrintedStage> PrintStage(const Stages& st, std::string_view name) {
   PrintedStage out;
-  for (const StageInfo& s : kStageInfo)
+  for (const StageInfo& s : Printables())
     if (name == s.name) out = {s.name, s.what, {}, "", "", true, {}};
   if (out.name.empty()) return std::nullopt;
   if (st.f64)

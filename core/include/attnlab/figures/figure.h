@@ -91,9 +91,9 @@ Image RenderFigure(const StageView& view, const FigureOptions& options,
 Image RenderFigure(const std::vector<StageView>& views, const std::string& title,
                    const FigureOptions& options, std::vector<FigureLayout>* layouts = nullptr);
 
-/// The panels of a figure of the whole computation (`export --stage pipeline`): X (unless
-/// input.source is "qkv", which has none), Q, K, V, scores, mask (unless the scenario has
-/// none), logits, weights, weights_dropped (with dropout) and context.
+/// The panels of a figure of the whole computation (`export --stage pipeline`): every stage a
+/// run of `scenario` makes (StageInRun), in pipeline order (AllStages), the mask unless the
+/// scenario has none.
 std::vector<Stage> PipelineStages(const Scenario& scenario);
 
 /// The PNG keyword of the text chunk a figure's metadata travels in.

@@ -26,29 +26,9 @@
 #include "attnlab/base/enum_names.h"
 #include "attnlab/figures/colormap.h"
 #include "attnlab/model/pipeline.h"
+#include "attnlab/model/stages.h"  // Stage and its table
 
 namespace attnlab {
-
-/// The stages a heatmap can show, in pipeline order: the input X (B x T x d_in), the
-/// projections Q, K, V (one head's d_k columns each), Q and K after RoPE's rotation (positions
-/// "rope" only), then the T x T stages and the context; last (its place in pipeline order is
-/// after the weights: AllStages), what gpt-oss's attention sink took of each row (T x 1 per
-/// head, scaling.sink only).
-enum class Stage {
-  kX,
-  kQ,
-  kK,
-  kV,
-  kQRot,
-  kKRot,
-  kScores,
-  kMask,
-  kLogits,
-  kWeights,
-  kWeightsDropped,
-  kContext,
-  kSink
-};
 
 /// How the colours of the weights (the sequential map) are chosen; other stages ignore it.
 enum class RangeMode {
@@ -145,10 +125,6 @@ struct HeatmapSpec : HeatmapContent {
   int64_t rows = 0, cols = 0;
 };
 
-/// "X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "mask", "logits", "weights",
-/// "weights_dropped", "context", "sink".
-const char* StageName(Stage stage);
-
 /// Whether ValuesMode::kAuto prints the numbers of a rows x cols map (if they fit): at most 12
 /// rows and 12 columns, a size a learner reads cell by cell. Errors: none.
 inline bool AutoPrintsValues(int64_t rows, int64_t cols) { return rows <= 12 && cols <= 12; }
@@ -159,26 +135,10 @@ inline bool ValuesWanted(ValuesMode mode, int64_t rows, int64_t cols) {
   return mode == ValuesMode::kOn || (mode == ValuesMode::kAuto && AutoPrintsValues(rows, cols));
 }
 
-/// Stages with one matrix per head: Q, K, V, Q_rot, K_rot (the head's d_k columns), scores,
-/// logits, weights, weights_dropped, sink.
-bool StageIsPerHead(Stage stage);
-
-/// The one rule for signed colours: scores, logits and context always; weights only when some
-/// finite weight is negative ("sum" normalization can give them); the mask never.
+/// The one rule for signed colours (the row's StageColours): scores, logits, X, Q, K, V and the
+/// context always; weights only when some finite weight is negative ("sum" normalization can
+/// give them); the mask and the sink never.
 bool StageIsDiverging(Stage stage, const ValueScan& scan);
-
-/// Q, K, V, Q_rot or K_rot: a head's columns of a B x T x d matrix (rows are tokens, columns
-/// dimensions).
-inline bool StageIsProjected(Stage s) {
-  return s == Stage::kQ || s == Stage::kK || s == Stage::kV || s == Stage::kQRot ||
-         s == Stage::kKRot;
-}
-
-/// K, V or K_rot: a stage whose rows are keys and whose heads are the K/V heads (KV of them
-/// with projections.kv_heads; query head h shows K/V head Shape::KvHead(h)).
-inline bool StageIsKeySide(Stage s) {
-  return s == Stage::kK || s == Stage::kV || s == Stage::kKRot;
-}
 
 /// The head whose columns a projected stage shows for query head `head`: the K/V head it reads
 /// for the key side (StageIsKeySide), `head` itself for Q and Q_rot.

@@ -16,11 +16,6 @@
 
 namespace attnlab {
 
-/// The stage called `name`, or nullopt.
-std::optional<Stage> ParseStage(const std::string& name);
-/// Every stage, in pipeline order.
-const std::vector<Stage>& AllStages();
-
 /// The rows x cols of one matrix of `stage` in a run of this shape: T x d_in (X), T x d_k (Q, K,
 /// V: one head), T x d_out (context), T x 1 (sink), else T x T.
 std::pair<int64_t, int64_t> StageSize(Stage stage, const Shape& shape);

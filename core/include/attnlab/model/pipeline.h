@@ -87,6 +87,7 @@
 
 #include "attnlab/base/tensor.h"
 #include "attnlab/model/scenario.h"
+#include "attnlab/model/stages.h"
 #include "attnlab/random/numpy_rng.h"
 #include "attnlab/random/rng.h"
 
@@ -133,6 +134,41 @@ struct StageTensors {
   MatrixStackOf<S> sink;
   MatrixStackOf<S> context;  ///< B x T x d_v (after out_proj when present)
 };
+
+/// The stack that holds `stage` in `t` (a field of the same name), or nullptr for the mask (one
+/// T x T matrix of 0/1, Stages::mask). The one switch from a Stage to its tensor.
+template <typename S>
+const MatrixStackOf<S>* StageStack(const StageTensors<S>& t, Stage stage) {
+  switch (stage) {
+    case Stage::kX:
+      return &t.X;
+    case Stage::kQ:
+      return &t.Q;
+    case Stage::kK:
+      return &t.K;
+    case Stage::kV:
+      return &t.V;
+    case Stage::kQRot:
+      return &t.Q_rot;
+    case Stage::kKRot:
+      return &t.K_rot;
+    case Stage::kScores:
+      return &t.scores;
+    case Stage::kMask:
+      return nullptr;
+    case Stage::kLogits:
+      return &t.logits;
+    case Stage::kWeights:
+      return &t.weights;
+    case Stage::kWeightsDropped:
+      return &t.weights_dropped;
+    case Stage::kContext:
+      return &t.context;
+    case Stage::kSink:
+      return &t.sink;
+  }
+  return nullptr;
+}
 
 /// Every stage of a float64 run ("float64" above), shaped as the float fields of Stages.
 using StagesF64 = StageTensors<double>;

@@ -34,7 +34,7 @@ struct PresetInfo {
   std::string title;
   std::string json;
   PresetGroup group = PresetGroup::kModern;
-  /// The stage the window opens the preset on (heatmap_spec.h's StageName: "logits", "mask",
+  /// The stage the window opens the preset on (stages.h's StageName: "logits", "mask",
   /// "sink", ...), or "" when the point is the whole computation (the notebooks' presets,
   /// whose every map fits the first screen).
   std::string key_stage;
