@@ -28,8 +28,12 @@ TEST(StageTable, EveryStageHasItsRowAtItsIndex) {
     // A stage a run may lack says why, in both places.
     EXPECT_EQ(*row.absent == '\0', *row.absent_note == '\0') << row.name;
     // Projected stages have heads; key-side ones are projected.
-    if (row.projected) EXPECT_TRUE(row.per_head) << row.name;
-    if (row.key_side) EXPECT_TRUE(row.projected) << row.name;
+    if (row.projected) {
+      EXPECT_TRUE(row.per_head) << row.name;
+    }
+    if (row.key_side) {
+      EXPECT_TRUE(row.projected) << row.name;
+    }
   }
   EXPECT_FALSE(ParseStage("Weights").has_value());
   EXPECT_FALSE(ParseStage("").has_value());
