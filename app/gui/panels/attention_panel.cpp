@@ -19,16 +19,9 @@ namespace attnlab::gui {
 
 namespace {
 
-/// The divide-by-sqrt(d_k) checkbox and the multiplier's log slider with its reset button.
-void DrawScaling(AppState& state, const Scenario& s, const Shape& sh) {
-  bool sqrt_dk = s.scaling.sqrt_dk;
-  char label[64];
-  std::snprintf(label, sizeof label, "divide by \u221Ad_k  (\u221A%lld = %.3g)",
-                static_cast<long long>(sh.dh), std::sqrt(static_cast<double>(sh.dh)));
-  if (ImGui::Checkbox(label, &sqrt_dk)) Emit(state, SetSqrtDk{sqrt_dk});
-  Tip("Scaled dot-product attention divides the scores by sqrt(d_k). Without it, large d_k "
-      "makes the logits large and softmax almost one-hot (see the peaking and variance panels).");
-  // -- where the scale goes (scaling.scale_at): the product, or q and k as PyTorch's SDPA
+/// Where the scale goes (scaling.scale_at): the product, as the notebooks, or q and k, as
+/// PyTorch's scaled_dot_product_attention (the Modern attention section).
+void DrawScaleAt(AppState& state, const Scenario& s) {
   const char* at[] = {"scale the scores", "scale q and k (SDPA)"};
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 11.0f);
   if (ImGui::BeginCombo("##scale at", at[static_cast<int>(s.scaling.scale_at)])) {
@@ -43,7 +36,17 @@ void DrawScaling(AppState& state, const Scenario& s, const Shape& sh) {
       "notebooks write it. \"scale q and k\": q and k each times sqrt(m / sqrt(d_k)) before the "
       "product, as PyTorch's scaled_dot_product_attention computes it: the same logits up to "
       "rounding (the last bit in float32, a step in bfloat16).");
+}
 
+/// The divide-by-sqrt(d_k) checkbox and the multiplier's log slider with its reset button.
+void DrawScaling(AppState& state, const Scenario& s, const Shape& sh) {
+  bool sqrt_dk = s.scaling.sqrt_dk;
+  char label[64];
+  std::snprintf(label, sizeof label, "divide by \u221Ad_k  (\u221A%lld = %.3g)",
+                static_cast<long long>(sh.dh), std::sqrt(static_cast<double>(sh.dh)));
+  if (ImGui::Checkbox(label, &sqrt_dk)) Emit(state, SetSqrtDk{sqrt_dk});
+  Tip("Scaled dot-product attention divides the scores by sqrt(d_k). Without it, large d_k "
+      "makes the logits large and softmax almost one-hot (see the peaking and variance panels).");
   // -- multiplier on a log scale: the slider has no text of its own (its handle would cover
   // it); the value is an editable field under it, beside the reset button and the temperature
   float m = static_cast<float>(s.scaling.multiplier);
@@ -507,6 +510,7 @@ void DrawAttentionPanel(AppState& state) {
 void DrawAttentionModern(AppState& state) {
   const Scenario& s = state.scenario;
   const Shape& sh = ShownShape(state);
+  DrawScaleAt(state, s);
   DrawScoreModifiers(state, s, sh);
   DrawModernMask(state, s, sh);
 }
